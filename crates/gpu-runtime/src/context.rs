@@ -1,0 +1,208 @@
+//! One GPU device: how it is requested (natively or in the browser), what it reports about
+//! itself, and how a lost device is noticed.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use crate::workload::BufferLimits;
+
+/// Errors of the runtime, each meant to be shown to a user as it is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuError {
+    /// No adapter was offered (no WebGPU, blocklisted driver, no Vulkan driver natively).
+    NoAdapter,
+    /// The adapter refused to create a device.
+    RequestDevice(String),
+    /// The device was lost (driver reset, tab in background for long, GPU removed).
+    DeviceLost(String),
+    /// WGSL failed to compile or a pipeline was invalid.
+    Shader(String),
+    /// Validation or out-of-memory error while running.
+    Dispatch(String),
+    /// Reading results back failed.
+    Readback(String),
+    /// The kernel needs features this device lacks.
+    MissingFeatures(String),
+    /// The job does not match the kernel's family.
+    WrongJob,
+    /// The problem does not fit the device's limits.
+    Size(crate::workload::SizeError),
+}
+
+impl fmt::Display for GpuError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GpuError::NoAdapter => write!(f, "no GPU adapter is available"),
+            GpuError::RequestDevice(e) => write!(f, "the GPU device could not be created: {e}"),
+            GpuError::DeviceLost(e) => write!(f, "the GPU device was lost: {e}"),
+            GpuError::Shader(e) => write!(f, "shader error: {e}"),
+            GpuError::Dispatch(e) => write!(f, "GPU error while running: {e}"),
+            GpuError::Readback(e) => write!(f, "reading results back failed: {e}"),
+            GpuError::MissingFeatures(e) => write!(f, "the device lacks features: {e}"),
+            GpuError::WrongJob => write!(f, "this kernel cannot run that job"),
+            GpuError::Size(e) => write!(f, "the problem does not fit the device: {e:?}"),
+        }
+    }
+}
+
+impl std::error::Error for GpuError {}
+
+/// Whether an adapter's self-description names a software implementation (a CPU running the
+/// GPU API): Mesa's llvmpipe/lavapipe, Google's SwiftShader, Microsoft's WARP.
+pub fn looks_like_software(description: &str) -> bool {
+    let lower = description.to_lowercase();
+    [
+        "llvmpipe",
+        "lavapipe",
+        "swiftshader",
+        "warp",
+        "software",
+        "softpipe",
+    ]
+    .iter()
+    .any(|s| lower.contains(s))
+}
+
+/// What the runtime knows about the adapter behind a device.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdapterSummary {
+    pub name: String,
+    pub backend: String,
+    pub device_type: String,
+    pub driver: String,
+    /// A CPU implementing the GPU API (lavapipe/llvmpipe, SwiftShader, WARP): its speed is a
+    /// CPU's, and the app says so.
+    pub is_software: bool,
+    pub subgroup_min_size: u32,
+    pub subgroup_max_size: u32,
+}
+
+impl AdapterSummary {
+    fn from_info(info: &wgpu::AdapterInfo) -> Self {
+        let is_software = info.device_type == wgpu::DeviceType::Cpu
+            || looks_like_software(&format!("{} {}", info.name, info.driver));
+        Self {
+            name: info.name.clone(),
+            backend: format!("{:?}", info.backend),
+            device_type: format!("{:?}", info.device_type),
+            driver: format!("{} {}", info.driver, info.driver_info)
+                .trim()
+                .to_string(),
+            is_software,
+            subgroup_min_size: info.subgroup_min_size,
+            subgroup_max_size: info.subgroup_max_size,
+        }
+    }
+}
+
+/// A device with its queue, its compiled pipelines and a flag set when it is lost.
+pub struct Gpu {
+    pub(crate) device: wgpu::Device,
+    pub(crate) queue: wgpu::Queue,
+    adapter: AdapterSummary,
+    lost: Arc<AtomicBool>,
+    pub(crate) pipelines: RefCell<HashMap<&'static str, wgpu::ComputePipeline>>,
+}
+
+/// Optional features the playground uses when present; none is required.
+fn wanted_features() -> wgpu::Features {
+    wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP
+}
+
+impl Gpu {
+    /// Requests the high-performance adapter and a device with every optional feature the
+    /// adapter has and the adapter's own limits (so large problems are not capped by defaults).
+    pub async fn request() -> Result<Self, GpuError> {
+        let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+        if cfg!(not(target_arch = "wasm32")) {
+            // Honour WGPU_BACKEND / WGPU_ADAPTER_NAME natively (tests pick a software adapter).
+            desc = desc.with_env();
+        }
+        let instance = wgpu::Instance::new(desc);
+        let adapter = instance
+            .request_adapter(&wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::HighPerformance,
+                ..Default::default()
+            })
+            .await
+            .map_err(|_| GpuError::NoAdapter)?;
+        let features = adapter.features() & wanted_features();
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("gpu-playground"),
+                required_features: features,
+                required_limits: adapter.limits(),
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| GpuError::RequestDevice(e.to_string()))?;
+
+        let lost = Arc::new(AtomicBool::new(false));
+        let flag = lost.clone();
+        device.set_device_lost_callback(move |_reason, _msg| flag.store(true, Ordering::SeqCst));
+        // Errors outside an error scope must never abort the page (wgpu's default handler
+        // panics); every run uses scopes, so anything here is logged, not fatal.
+        device.on_uncaptured_error(Arc::new(|e| log_uncaptured(&e.to_string())));
+
+        Ok(Self {
+            device,
+            queue,
+            adapter: AdapterSummary::from_info(&adapter.get_info()),
+            lost,
+            pipelines: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// Native convenience for tests and benchmarks.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn request_blocking() -> Result<Self, GpuError> {
+        pollster::block_on(Self::request())
+    }
+
+    pub fn adapter(&self) -> &AdapterSummary {
+        &self.adapter
+    }
+
+    pub fn features(&self) -> wgpu::Features {
+        self.device.features()
+    }
+
+    pub fn limits(&self) -> wgpu::Limits {
+        self.device.limits()
+    }
+
+    pub fn buffer_limits(&self) -> BufferLimits {
+        BufferLimits::from(&self.device.limits())
+    }
+
+    /// Records that the adapter is a software one when the platform knows better than wgpu's
+    /// adapter info (in the browser, `GPUAdapterInfo` says so; wgpu's info is nearly empty).
+    pub fn mark_software(&mut self) {
+        self.adapter.is_software = true;
+    }
+
+    /// True once the device is lost; the app then drops this `Gpu` and requests a new one.
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(Ordering::SeqCst)
+    }
+
+    /// Destroys the device on purpose: used by tests to check that a lost device is reported
+    /// and recovered from.
+    pub fn simulate_loss(&self) {
+        self.device.destroy();
+        self.lost.store(true, Ordering::SeqCst);
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+fn log_uncaptured(msg: &str) {
+    web_sys::console::warn_1(&format!("GPU Playground: uncaptured GPU error: {msg}").into());
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn log_uncaptured(msg: &str) {
+    eprintln!("uncaptured GPU error: {msg}");
+}

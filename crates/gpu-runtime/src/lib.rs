@@ -1,0 +1,27 @@
+//! GPU runtime and kernel catalogue of GPU Playground.
+//!
+//! - [`catalogue`]: every kernel described once — WGSL source, entry point, launch geometry,
+//!   the workload family that fixes its bindings, CPU reference and verification.
+//! - [`Gpu`]: one wgpu device and the single dispatch path ([`Gpu::run`]) that every consumer
+//!   (run widget, ladder, race, tests, benchmarks) goes through.
+//! - [`workload`]: problem sizes, their validation against user input and device limits.
+//!
+//! The same code runs natively (Vulkan/Metal/DX12, used by tests and benchmarks) and in the
+//! browser (WebGPU). This crate never depends on yew, web-sys DOM types or any UI code.
+
+pub mod catalogue;
+mod clock;
+mod context;
+mod dispatch;
+mod verified;
+pub mod workload;
+
+pub use catalogue::{kernel, KernelSpec, KERNELS};
+pub use clock::now_ms;
+pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
+pub use dispatch::{RunOptions, RunOutput, Timing, TimingMethod};
+pub use verified::{run_matmul_verified, VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
+pub use workload::{parse_dim, BufferLimits, Job, SizeError, Workload};
+
+pub use cpu_kernels;
+pub use wgpu;

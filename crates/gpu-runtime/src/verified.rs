@@ -1,0 +1,71 @@
+//! A kernel run checked against the CPU reference: what the run widget, the ladder and the
+//! race all show ("verified (max rel. error …)").
+
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::verify::{self, Verdict};
+
+use crate::catalogue::KernelSpec;
+use crate::context::{Gpu, GpuError};
+use crate::dispatch::{RunOptions, Timing};
+use crate::workload::{Job, Workload};
+
+/// Above this many multiply-adds the reference is computed for a sample of elements only, so
+/// the visitor's CPU never stalls the page for long (2²⁶ f64 MACs take well under a second).
+pub const FULL_CHECK_MACS: u64 = 1 << 26;
+/// Random elements checked when sampling (edges are always checked on top).
+pub const SAMPLED_ELEMENTS: usize = 4096;
+
+/// The outcome of a verified run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VerifiedRun {
+    pub verdict: Verdict,
+    /// Output elements compared with the reference.
+    pub checked: usize,
+    /// Output elements in total.
+    pub total: usize,
+    pub timing: Timing,
+    /// Floating-point operations of one run.
+    pub flops: f64,
+}
+
+impl VerifiedRun {
+    /// GFLOP/s of one kernel execution, by [`Timing::kernel_ms`].
+    pub fn gflops(&self) -> f64 {
+        self.flops / (self.timing.kernel_ms() * 1e6)
+    }
+}
+
+/// Runs a matmul kernel on seeded data and verifies it.
+pub async fn run_matmul_verified(
+    gpu: &Gpu,
+    kernel: &'static KernelSpec,
+    size: MatmulSize,
+    seed: u64,
+    opts: &RunOptions,
+) -> Result<VerifiedRun, GpuError> {
+    Workload::Matmul(size)
+        .check_limits(&gpu.buffer_limits())
+        .map_err(GpuError::Size)?;
+    let (a, b) = size.inputs(seed);
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let out = gpu.run(kernel, &job, opts).await?;
+    let (verdict, checked) =
+        match matmul::check_indices(size, FULL_CHECK_MACS, SAMPLED_ELEMENTS, seed) {
+            None => (kernel.verify(&job, &out.output), size.c_len()),
+            Some(idx) => {
+                let reference = matmul::reference_at(size, &a, &b, &idx);
+                let got: Vec<f32> = idx.iter().map(|&i| out.output[i]).collect();
+                (
+                    verify::compare(&got, &reference, kernel.precision),
+                    idx.len(),
+                )
+            }
+        };
+    Ok(VerifiedRun {
+        verdict,
+        checked,
+        total: size.c_len(),
+        timing: out.timing,
+        flops: size.flops(),
+    })
+}
