@@ -79,7 +79,7 @@ pub struct BufferLimits {
 impl From<&wgpu::Limits> for BufferLimits {
     fn from(l: &wgpu::Limits) -> Self {
         Self {
-            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size as u64,
+            max_storage_buffer_binding_size: l.max_storage_buffer_binding_size,
             max_buffer_size: l.max_buffer_size,
         }
     }

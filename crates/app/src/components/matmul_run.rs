@@ -1,0 +1,297 @@
+//! The matrix-multiply Run widget: sizes from the URL, validated at the field; a run on the
+//! visitor's GPU verified against the CPU; the time and how it was measured.
+
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use gpu_runtime::{
+    parse_dim, run_matmul_verified, BufferLimits, GpuError, RunOptions, SizeError, TimingMethod,
+    VerifiedRun, Workload,
+};
+
+use super::{replace_query, Ctx};
+use crate::format;
+use crate::probe::WebGpuStatus;
+use crate::session;
+
+/// The kernel this widget runs (the ladder offers the others).
+const KERNEL_ID: &str = "matmul-naive";
+/// Largest accepted dimension.
+const MAX_DIM: u32 = 4096;
+const DEFAULT_DIM: &str = "256";
+/// Fixed seed: the same sizes give the same data on every machine.
+const SEED: u64 = 1;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Idle,
+    Running,
+    /// The run, its size, and whether it had to replace a lost device first.
+    Done(Box<VerifiedRun>, MatmulSize, bool),
+    Lost(String),
+    Failed(GpuError),
+}
+
+fn size_message(ctx: &Ctx, e: &SizeError) -> String {
+    match e {
+        SizeError::Empty => ctx.t("size.empty").into(),
+        SizeError::NotAnInteger => ctx.t("size.not_integer").into(),
+        SizeError::OutOfRange { min, max } => ctx.tf(
+            "size.out_of_range",
+            &[
+                ("min", &min.to_string()),
+                ("max", &format::count(*max as u64)),
+            ],
+        ),
+        SizeError::ExceedsLimit {
+            limit,
+            limit_bytes,
+            needed_bytes,
+            largest_square,
+        } => ctx.tf(
+            "run.too_large",
+            &[
+                ("needed", &format::bytes(*needed_bytes)),
+                ("limit", limit),
+                ("have", &format::bytes(*limit_bytes)),
+                ("largest", &largest_square.to_string()),
+            ],
+        ),
+    }
+}
+
+#[function_component]
+pub fn MatmulRun() -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let initial = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
+    let fields = use_state(|| {
+        ["m", "n", "k"].map(|key| initial.get(key).unwrap_or(DEFAULT_DIM).to_string())
+    });
+    let outcome = use_state(|| Outcome::Idle);
+    // Finished runs, exposed as data-runs so tests (and screen readers via aria-live) can
+    // tell a new result from the previous one.
+    let finished = use_state(|| 0u32);
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+
+    let parsed: Vec<Result<u32, SizeError>> =
+        fields.iter().map(|f| parse_dim(f, 1, MAX_DIM)).collect();
+    let size = match parsed.as_slice() {
+        [Ok(m), Ok(n), Ok(k)] => Some(MatmulSize::new(*m, *n, *k)),
+        _ => None,
+    };
+    let adapter = match &ctx.webgpu {
+        WebGpuStatus::Available(a) => Some(a.clone()),
+        _ => None,
+    };
+    // Checked against the adapter's limits before any GPU call.
+    let limit_error = match (&size, &adapter) {
+        (Some(s), Some(a)) => {
+            let limit = |name: &str| {
+                a.limits
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .and_then(|(_, v)| *v)
+                    .map(|v| v as u64)
+                    .unwrap_or(u64::MAX)
+            };
+            Workload::Matmul(*s)
+                .check_limits(&BufferLimits {
+                    max_storage_buffer_binding_size: limit("maxStorageBufferBindingSize"),
+                    max_buffer_size: limit("maxBufferSize"),
+                })
+                .err()
+        }
+        _ => None,
+    };
+    let running = *outcome == Outcome::Running;
+    let can_run = size.is_some() && adapter.is_some() && limit_error.is_none() && !running;
+
+    let run = {
+        let (outcome, adapter, finished) = (outcome.clone(), adapter.clone(), finished.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let (Some(size), true) = (size, can_run) else {
+                return;
+            };
+            let Some(kernel) = gpu_runtime::kernel(KERNEL_ID) else {
+                return;
+            };
+            let software = adapter.as_ref().is_some_and(|a| a.is_software);
+            let (outcome, finished) = (outcome.clone(), finished.clone());
+            outcome.set(Outcome::Running);
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = async {
+                    let (gpu, recovered) = session::gpu(software).await?;
+                    run_matmul_verified(&gpu, kernel, size, SEED, &RunOptions::default())
+                        .await
+                        .map(|v| (v, recovered))
+                }
+                .await;
+                outcome.set(match result {
+                    Ok((v, recovered)) => Outcome::Done(Box::new(v), size, recovered),
+                    Err(GpuError::DeviceLost(e)) => {
+                        session::forget();
+                        Outcome::Lost(e)
+                    }
+                    Err(e) => Outcome::Failed(e),
+                });
+                finished.set(*finished + 1);
+            });
+        })
+    };
+
+    let field = |index: usize, key: &'static str, label_key: &'static str| {
+        let error = parsed[index].as_ref().err().map(|e| size_message(&ctx, e));
+        let oninput = {
+            let (fields, navigator, ctx) = (fields.clone(), navigator.clone(), ctx.clone());
+            Callback::from(move |e: InputEvent| {
+                let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+                let mut next = (*fields).clone();
+                next[index] = input.value();
+                if let Some(nav) = &navigator {
+                    let mut q = ctx.query.clone();
+                    for (i, k) in ["m", "n", "k"].iter().enumerate() {
+                        q.set(k, &next[i]);
+                    }
+                    replace_query(nav, &ctx.route, &q);
+                }
+                fields.set(next);
+            })
+        };
+        let id = format!("dim-{key}");
+        let err_id = format!("dim-{key}-error");
+        html! {
+            <div class={classes!("field", error.is_some().then_some("invalid"))}>
+                <label for={id.clone()}>{ ctx.t(label_key) }</label>
+                <input id={id} name={key} type="text" inputmode="numeric" autocomplete="off"
+                    value={fields[index].clone()} {oninput}
+                    aria-invalid={error.is_some().to_string()}
+                    aria-describedby={err_id.clone()} />
+                <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>
+            </div>
+        }
+    };
+
+    let shape = size.map(|s| {
+        ctx.tf(
+            "run.shape",
+            &[
+                ("m", &s.m.to_string()),
+                ("n", &s.n.to_string()),
+                ("k", &s.k.to_string()),
+            ],
+        )
+    });
+    let kernel_title = gpu_runtime::kernel(KERNEL_ID)
+        .map(|k| (ctx.t(k.title_key), ctx.t(k.summary_key), k.source_path))
+        .unwrap_or_default();
+
+    html! {
+        <section class="panel run-widget" aria-labelledby="run-heading">
+            <h2 id="run-heading">{ ctx.t("run.heading") }</h2>
+            <h3>{ kernel_title.0 }</h3>
+            <p class="summary">{ kernel_title.1 }</p>
+            <p class="source"><code>{ kernel_title.2 }</code></p>
+            <form class="sizes" onsubmit={run} novalidate=true>
+                { field(0, "m", "run.m") }
+                { field(1, "n", "run.n") }
+                { field(2, "k", "run.k") }
+                if let Some(e) = &limit_error {
+                    <p class="message error" role="alert">{ size_message(&ctx, e) }</p>
+                }
+                if let Some(s) = shape {
+                    <p class="shape">{ s }</p>
+                }
+                <button type="submit" class="button primary" id="run-button" disabled={!can_run}>
+                    { ctx.t(if running { "run.running" } else { "run.button" }) }
+                </button>
+                if adapter.is_none() && !matches!(ctx.webgpu, WebGpuStatus::Checking) {
+                    <p class="message">{ ctx.t("run.disabled_no_gpu") }</p>
+                }
+            </form>
+            <div class="result" aria-live="polite" data-runs={finished.to_string()}>{ render_outcome(&ctx, &outcome, adapter.is_some_and(|a| a.is_software)) }</div>
+        </section>
+    }
+}
+
+fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
+    match outcome {
+        Outcome::Idle => html! {},
+        Outcome::Running => html! { <p class="status checking">{ ctx.t("run.running") }</p> },
+        Outcome::Lost(e) => html! {
+            <p class="message error" role="alert" data-lost="true">{ ctx.tf("run.lost", &[("error", e)]) }</p>
+        },
+        Outcome::Failed(GpuError::Size(e)) => html! {
+            <p class="message error" role="alert">{ size_message(ctx, e) }</p>
+        },
+        Outcome::Failed(e) => html! {
+            <p class="message error" role="alert">{ ctx.tf("run.error", &[("error", &e.to_string())]) }</p>
+        },
+        Outcome::Done(v, size, recovered) => {
+            let err = format::sci(v.verdict.max_rel_error);
+            let bound = format::sci(v.verdict.rel_bound);
+            let verdict = if v.verdict.ok {
+                html! {
+                    <p class="verdict ok" data-verified="true">
+                        { ctx.tf("run.verified", &[("err", &err), ("bound", &bound)]) }
+                    </p>
+                }
+            } else {
+                let (index, got, want) = v.verdict.first_failure.unwrap_or((0, f32::NAN, f64::NAN));
+                let n = size.n as usize;
+                html! {
+                    <p class="verdict bad" data-verified="false" role="alert">
+                        { ctx.tf("run.failed", &[
+                            ("index", &format!("({}, {})", index / n.max(1), index % n.max(1))),
+                            ("got", &got.to_string()),
+                            ("want", &format!("{want:.6}")),
+                            ("err", &err),
+                            ("bound", &bound),
+                        ]) }
+                    </p>
+                }
+            };
+            let checked = if v.checked == v.total {
+                ctx.tf(
+                    "run.checked_all",
+                    &[("count", &format::count(v.total as u64))],
+                )
+            } else {
+                ctx.tf(
+                    "run.checked_some",
+                    &[
+                        ("checked", &format::count(v.checked as u64)),
+                        ("total", &format::count(v.total as u64)),
+                    ],
+                )
+            };
+            let ms = format::ms(v.timing.kernel_ms());
+            let time = match v.timing.method {
+                TimingMethod::Timestamps => ctx.tf("run.time.timestamps", &[("ms", &ms)]),
+                TimingMethod::WallClock => ctx.tf("run.time.wall", &[("ms", &ms)]),
+            };
+            html! {
+                <>
+                    if *recovered {
+                        <p class="message" data-recovered="true">{ ctx.t("run.recovered") }</p>
+                    }
+                    { verdict }
+                    <p class="checked">{ checked }</p>
+                    <table class="facts timing">
+                        <tr><th scope="row">{ ctx.t("run.time") }</th><td class="gpu-time">{ time }</td></tr>
+                        <tr><th scope="row">{ ctx.t("run.upload") }</th><td>{ format!("{} ms", format::ms(v.timing.upload_ms)) }</td></tr>
+                        <tr><th scope="row">{ ctx.t("run.rate") }</th><td>{ ctx.tf("run.gflops", &[("value", &format::rate(v.gflops()))]) }</td></tr>
+                    </table>
+                    if software {
+                        <p class="note">{ ctx.t("run.time.software_note") }</p>
+                    }
+                    <p class="note">{ ctx.t("run.note_tolerance") }</p>
+                </>
+            }
+        }
+    }
+}

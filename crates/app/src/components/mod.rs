@@ -1,0 +1,42 @@
+//! Yew components. They read state, render translated text and dispatch work to the plain
+//! crates; they hold no user-visible strings and no kernel logic.
+
+mod gpu_panel;
+mod matmul_run;
+mod pages;
+mod shell;
+
+pub use gpu_panel::GpuPanel;
+pub use matmul_run::MatmulRun;
+pub use shell::App;
+
+use crate::i18n::Lang;
+use crate::probe::WebGpuStatus;
+use crate::query::Query;
+use crate::route::Route;
+
+/// What every component may read: the language, what the browser said about WebGPU, and the
+/// current route and query (the URL state).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ctx {
+    pub lang: Lang,
+    pub webgpu: WebGpuStatus,
+    pub route: Route,
+    pub query: Query,
+}
+
+impl Ctx {
+    pub fn t(&self, key: &str) -> &'static str {
+        crate::i18n::t(self.lang, key)
+    }
+
+    pub fn tf(&self, key: &str, args: &[(&str, &str)]) -> String {
+        crate::i18n::tf(self.lang, key, args)
+    }
+}
+
+/// Replaces the URL's query for the current route (no new history entry), so the state of a
+/// view can be linked.
+pub fn replace_query(navigator: &yew_router::prelude::Navigator, route: &Route, query: &Query) {
+    let _ = navigator.replace_with_query(route, yew_router::query::Raw(query.encode()));
+}

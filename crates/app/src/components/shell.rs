@@ -1,0 +1,170 @@
+//! The app shell: router, language, WebGPU probe, header, navigation and footer.
+
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use super::{pages, replace_query, Ctx};
+use crate::i18n::Lang;
+use crate::probe::{self, WebGpuStatus};
+use crate::query::Query;
+use crate::route::Route;
+
+const LANG_STORAGE_KEY: &str = "gpu-playground.lang";
+
+#[function_component]
+pub fn App() -> Html {
+    html! {
+        <HashRouter>
+            <Root />
+        </HashRouter>
+    }
+}
+
+fn storage() -> Option<web_sys::Storage> {
+    gloo::utils::window().local_storage().ok().flatten()
+}
+
+/// Language from, in order: the hash query (`#/…?lang=zh`), the page query (`?lang=zh#/…`,
+/// for embeds), what the visitor chose last time, the browser's language.
+fn resolve_lang(query: &Query) -> Lang {
+    let window = gloo::utils::window();
+    query
+        .get("lang")
+        .and_then(Lang::from_code)
+        .or_else(|| {
+            let search = window.location().search().ok()?;
+            Query::parse(&search).get("lang").and_then(Lang::from_code)
+        })
+        .or_else(|| {
+            storage()?
+                .get_item(LANG_STORAGE_KEY)
+                .ok()
+                .flatten()
+                .and_then(|s| Lang::from_code(&s))
+        })
+        .or_else(|| {
+            window
+                .navigator()
+                .language()
+                .and_then(|l| Lang::from_code(&l))
+        })
+        .unwrap_or(Lang::En)
+}
+
+#[function_component]
+fn Root() -> Html {
+    let location = use_location();
+    let navigator = use_navigator();
+    let route = use_route::<Route>().unwrap_or(Route::NotFound);
+    let query = Query::parse(location.as_ref().map(|l| l.query_str()).unwrap_or(""));
+    let lang = resolve_lang(&query);
+    let webgpu = use_state(|| WebGpuStatus::Checking);
+
+    {
+        let webgpu = webgpu.clone();
+        use_effect_with((), move |_| {
+            wasm_bindgen_futures::spawn_local(async move {
+                webgpu.set(probe::probe().await);
+            });
+        });
+    }
+    {
+        // Keep the language in the URL and in storage, and tell the document.
+        let (route, query, navigator) = (route.clone(), query.clone(), navigator.clone());
+        use_effect_with(
+            (lang, route.clone(), query.get("lang").map(str::to_owned)),
+            move |_| {
+                if let Some(s) = storage() {
+                    let _ = s.set_item(LANG_STORAGE_KEY, lang.code());
+                }
+                let doc = gloo::utils::document();
+                if let Some(el) = doc.document_element() {
+                    let _ = el.set_attribute("lang", if lang == Lang::Zh { "zh-CN" } else { "en" });
+                }
+                doc.set_title(crate::i18n::t(lang, "app.title"));
+                if query.get("lang") != Some(lang.code()) {
+                    if let Some(nav) = navigator {
+                        replace_query(&nav, &route, &query.clone().with("lang", lang.code()));
+                    }
+                }
+            },
+        );
+    }
+
+    let ctx = Ctx {
+        lang,
+        webgpu: (*webgpu).clone(),
+        route: route.clone(),
+        query,
+    };
+    let body = pages::page(&ctx);
+    html! {
+        <ContextProvider<Ctx> context={ctx.clone()}>
+            if route.is_embedded() {
+                <main id="main" class="embedded">{ body }</main>
+            } else {
+                <a class="skip" href="#main" onclick={skip_to_main()}>{ ctx.t("app.skip") }</a>
+                <Header />
+                <main id="main" tabindex="-1">{ body }</main>
+                <footer class="footer"><p>{ ctx.t("footer.text") }</p></footer>
+            }
+        </ContextProvider<Ctx>>
+    }
+}
+
+/// The skip link must not change the hash (that is the router's); it moves focus instead.
+fn skip_to_main() -> Callback<MouseEvent> {
+    Callback::from(|e: MouseEvent| {
+        e.prevent_default();
+        if let Some(el) = gloo::utils::document().get_element_by_id("main") {
+            if let Ok(el) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(el) {
+                let _ = el.focus();
+            }
+        }
+    })
+}
+
+#[function_component]
+fn Header() -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let navigator = use_navigator();
+    let links = Route::NAV.iter().map(|(route, key)| {
+        let href = format!("#{}?lang={}", route.to_path(), ctx.lang.code());
+        let current =
+            *route == ctx.route || (matches!(route, Route::EmbedIndex) && ctx.route.is_embedded());
+        html! {
+            <li>
+                <a href={href} aria-current={current.then_some("page")}>{ ctx.t(key) }</a>
+            </li>
+        }
+    });
+    let switches = Lang::ALL.iter().map(|&l| {
+        let (nav, route, query) = (navigator.clone(), ctx.route.clone(), ctx.query.clone());
+        let onclick = Callback::from(move |_| {
+            if let Some(nav) = &nav {
+                replace_query(nav, &route, &query.clone().with("lang", l.code()));
+            }
+        });
+        let key = if l == Lang::En { "lang.en" } else { "lang.zh" };
+        html! {
+            <button type="button" class="lang" data-lang={l.code()}
+                aria-pressed={(l == ctx.lang).to_string()} {onclick}>
+                { ctx.t(key) }
+            </button>
+        }
+    });
+    html! {
+        <header class="header">
+            <div class="brand">
+                <a class="title" href={format!("#/?lang={}", ctx.lang.code())}>{ ctx.t("app.title") }</a>
+                <span class="tagline">{ ctx.t("app.tagline") }</span>
+            </div>
+            <nav aria-label={ctx.t("nav.main")}>
+                <ul class="nav">{ for links }</ul>
+            </nav>
+            <div class="langs" role="group" aria-label={ctx.t("lang.label")}>{ for switches }</div>
+        </header>
+    }
+}

@@ -1,0 +1,64 @@
+//! Routes and the hash URL they live in (`#/kernels?lang=zh&m=256`). Hash routing keeps the
+//! site working from any sub-path of any static host, with no server rewrites.
+
+use yew_router::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, Routable)]
+pub enum Route {
+    #[at("/")]
+    Home,
+    #[at("/learn")]
+    Learn,
+    #[at("/kernels")]
+    Kernels,
+    #[at("/race")]
+    Race,
+    #[at("/train")]
+    Train,
+    #[at("/embed")]
+    EmbedIndex,
+    #[at("/embed/:widget")]
+    Embed { widget: String },
+    #[not_found]
+    #[at("/404")]
+    NotFound,
+}
+
+impl Route {
+    /// The areas in the main navigation, with their label keys.
+    pub const NAV: [(Route, &'static str); 6] = [
+        (Route::Home, "nav.home"),
+        (Route::Learn, "nav.learn"),
+        (Route::Kernels, "nav.kernels"),
+        (Route::Race, "nav.race"),
+        (Route::Train, "nav.train"),
+        (Route::EmbedIndex, "nav.embed"),
+    ];
+
+    /// Embedded widgets are shown without the header and navigation.
+    pub fn is_embedded(&self) -> bool {
+        matches!(self, Route::Embed { .. })
+    }
+}
+
+/// A hash that does not start with `#/` (typed by hand, or a stale link) would make the
+/// router's history panic; rewrite it before the router reads it, on load and on every
+/// navigation. Registered before the router exists, so this listener runs first.
+pub fn guard_hash() {
+    fn fix() {
+        let window = gloo::utils::window();
+        let Ok(hash) = window.location().hash() else {
+            return;
+        };
+        if hash.starts_with("#/") {
+            return;
+        }
+        let fixed = format!("#/{}", hash.trim_start_matches('#'));
+        if let Ok(history) = window.history() {
+            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&fixed));
+        }
+    }
+    fix();
+    let listener = gloo::events::EventListener::new(&gloo::utils::window(), "popstate", |_| fix());
+    listener.forget();
+}

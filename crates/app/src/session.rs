@@ -1,0 +1,41 @@
+//! The page's one wgpu device, created on first use and replaced when it is lost.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gpu_runtime::{Gpu, GpuError};
+
+thread_local! {
+    static GPU: RefCell<Option<Rc<Gpu>>> = const { RefCell::new(None) };
+}
+
+/// The shared device, requesting a new one if there is none or the last one was lost.
+/// Callers must have checked that WebGPU is available (see `probe`). `software` is what the
+/// browser said about the adapter (wgpu's own adapter info is nearly empty on the web).
+/// The flag is true when the previous device had been lost and this is a fresh one, so the
+/// page can say so.
+pub async fn gpu(software: bool) -> Result<(Rc<Gpu>, bool), GpuError> {
+    let previous = GPU.with(|c| c.borrow().clone());
+    let replaced_lost = match previous {
+        Some(g) if !g.is_lost() => return Ok((g, false)),
+        Some(_) => true,
+        None => false,
+    };
+    let mut g = Gpu::request().await?;
+    if software {
+        g.mark_software();
+    }
+    let g = Rc::new(g);
+    GPU.with(|c| *c.borrow_mut() = Some(g.clone()));
+    Ok((g, replaced_lost))
+}
+
+/// Drops the device (after a loss) so the next call starts a fresh one.
+pub fn forget() {
+    GPU.with(|c| *c.borrow_mut() = None);
+}
+
+/// Test hook: destroys the current device, to check that the page recovers.
+pub fn simulate_loss() -> bool {
+    GPU.with(|c| c.borrow().as_ref().map(|g| g.simulate_loss()).is_some())
+}

@@ -1,0 +1,121 @@
+//! Every user-visible string comes from the translation tables, in both languages:
+//! - every key the source names exists (the build already checks en and zh have the same keys);
+//! - keys built at run time (limits, features, kernels, embeddable widgets) exist;
+//! - components hold no literal user-facing text.
+
+use std::path::{Path, PathBuf};
+
+use gpu_playground::i18n::{has, t, Lang};
+
+fn sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("src dir").flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            out.extend(sources(&p));
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push((p.clone(), std::fs::read_to_string(&p).expect("read source")));
+        }
+    }
+    out
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// String literals of the form `a.b` / `a.b.c` whose first segment is a table prefix.
+fn key_literals(text: &str) -> Vec<String> {
+    let prefixes = [
+        "app", "nav", "lang", "home", "learn", "race", "train", "embed", "notfound", "gpu",
+        "kernels", "kernel", "run", "size", "footer",
+    ];
+    let mut keys = Vec::new();
+    for piece in text.split('"').skip(1).step_by(2) {
+        let looks_like_key = piece.contains('.')
+            && !piece.contains(' ')
+            && piece
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+            && prefixes.contains(&piece.split('.').next().unwrap_or(""))
+            && !piece.ends_with('.');
+        if looks_like_key {
+            keys.push(piece.to_string());
+        }
+    }
+    keys
+}
+
+#[test]
+fn every_key_named_in_the_source_exists() {
+    let mut missing = Vec::new();
+    for (path, text) in sources(&src_dir()) {
+        for key in key_literals(&text) {
+            if !has(&key) {
+                missing.push(format!("{}: {key}", path.display()));
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "keys missing from locales/*.txt:\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn keys_built_at_run_time_exist() {
+    use gpu_playground::probe::{SHOWN_FEATURES, SHOWN_LIMITS};
+    for l in SHOWN_LIMITS {
+        assert!(has(&format!("gpu.limit.{l}")), "gpu.limit.{l}");
+    }
+    for f in SHOWN_FEATURES {
+        assert!(has(&format!("gpu.feature.{f}")), "gpu.feature.{f}");
+    }
+    for k in gpu_runtime::KERNELS {
+        assert!(has(k.title_key), "{}", k.title_key);
+        assert!(has(k.summary_key), "{}", k.summary_key);
+    }
+}
+
+#[test]
+fn chinese_text_is_really_translated() {
+    // Keys whose text is the same in both languages by nature (names, units).
+    let same_ok = ["lang.en", "lang.zh", "run.gflops"];
+    let en = gpu_playground::i18n::keys();
+    let mut untranslated = Vec::new();
+    for key in en {
+        if !same_ok.contains(&key) && t(Lang::En, key) == t(Lang::Zh, key) {
+            untranslated.push(key);
+        }
+    }
+    assert!(
+        untranslated.is_empty(),
+        "zh text identical to en: {untranslated:?}"
+    );
+}
+
+#[test]
+fn components_hold_no_literal_user_text() {
+    let mut offenders = Vec::new();
+    for (path, text) in sources(&src_dir().join("components")) {
+        for (n, line) in text.lines().enumerate() {
+            let l = line.trim();
+            // Text nodes written as a literal: { "Some words" }.
+            let text_node = l.starts_with("{ \"") || l.contains(">{ \"");
+            // Attributes a person reads.
+            let attr = ["title=\"", "placeholder=\"", "aria-label=\"", "alt=\""]
+                .iter()
+                .any(|a| l.contains(a));
+            let has_letters = |s: &str| s.chars().any(|c| c.is_alphabetic());
+            if (text_node || attr) && has_letters(l.split('"').nth(1).unwrap_or("")) {
+                offenders.push(format!("{}:{}: {l}", path.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "literal user-facing text in components:\n{}",
+        offenders.join("\n")
+    );
+}

@@ -1,0 +1,129 @@
+//! Building the web app: cargo (wasm32) → wasm-bindgen (`--target web`) → wasm-opt → static
+//! files. All paths in the output are relative, so `dist/` works from any sub-path of any host.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::tools::{ensure_wasm_bindgen, ensure_wasm_opt, ensure_wasm_toolchain};
+use crate::util::{info, root, run, step};
+
+const APP_PACKAGE: &str = "gpu-playground";
+const APP_LIB: &str = "gpu_playground";
+
+/// Sizes of the built wasm module, for the build report.
+pub struct BuildReport {
+    pub wasm_bytes: u64,
+    pub wasm_gzip_bytes: Option<u64>,
+}
+
+/// Builds the release app into `out` (replacing what was there).
+pub fn dist(out: &Path) -> Result<BuildReport, String> {
+    let toolchain = ensure_wasm_toolchain()?;
+    let bindgen = ensure_wasm_bindgen()?;
+    // wasm-opt is an optimisation, not a requirement: without npm the build still works.
+    let wasm_opt = match ensure_wasm_opt() {
+        Ok(p) => Some(p),
+        Err(e) => {
+            info(&format!("wasm-opt unavailable, skipping it: {e}"));
+            None
+        }
+    };
+
+    step(&format!(
+        "Building {APP_PACKAGE} for wasm32 (release; a clean build takes ~4 min on 2 cores)"
+    ));
+    let mut cargo = Command::new("cargo");
+    cargo
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            APP_PACKAGE,
+        ])
+        .current_dir(root());
+    toolchain.configure(&mut cargo);
+    run(&mut cargo)?;
+    let wasm = toolchain
+        .target_dir()
+        .join("wasm32-unknown-unknown/release")
+        .join(format!("{APP_LIB}.wasm"));
+
+    step(&format!("Writing the site to {}", out.display()));
+    if out.exists() {
+        std::fs::remove_dir_all(out).map_err(|e| format!("clearing {}: {e}", out.display()))?;
+    }
+    let pkg = out.join("pkg");
+    run(Command::new(&bindgen)
+        .arg(&wasm)
+        .args(["--target", "web", "--no-typescript", "--out-dir"])
+        .arg(&pkg))?;
+    let bg = pkg.join(format!("{APP_LIB}_bg.wasm"));
+    if let Some(opt) = wasm_opt {
+        // The features rustc enables by default for wasm32; wasm-opt must accept them.
+        run(Command::new(opt)
+            .arg(&bg)
+            .args([
+                "-O3",
+                "--enable-bulk-memory",
+                "--enable-mutable-globals",
+                "--enable-nontrapping-float-to-int",
+                "--enable-sign-ext",
+                "--enable-reference-types",
+                "--enable-multivalue",
+                "--enable-simd",
+                "-o",
+            ])
+            .arg(&bg))?;
+    }
+    copy_static(&root().join("www"), out)?;
+
+    let report = BuildReport {
+        wasm_bytes: std::fs::metadata(&bg).map(|m| m.len()).unwrap_or(0),
+        wasm_gzip_bytes: gzip_size(&bg),
+    };
+    info(&format!("wasm: {}", report.describe()));
+    Ok(report)
+}
+
+impl BuildReport {
+    pub fn describe(&self) -> String {
+        let gz = self
+            .wasm_gzip_bytes
+            .map(|g| format!("{} KiB", g / 1024))
+            .unwrap_or_else(|| "? KiB".into());
+        format!("{} KiB raw, {gz} gzip", self.wasm_bytes / 1024)
+    }
+}
+
+/// Copies `www/` into the site, leaving out npm's files.
+fn copy_static(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| format!("creating {}: {e}", to.display()))?;
+    let entries =
+        std::fs::read_dir(from).map_err(|e| format!("reading {}: {e}", from.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name_str = name.to_string_lossy();
+        if name_str == "node_modules" || name_str.starts_with("package") {
+            continue;
+        }
+        let src: PathBuf = entry.path();
+        let dst = to.join(&name);
+        if src.is_dir() {
+            copy_static(&src, &dst)?;
+        } else {
+            std::fs::copy(&src, &dst).map_err(|e| format!("copying {}: {e}", src.display()))?;
+        }
+    }
+    Ok(())
+}
+
+fn gzip_size(path: &Path) -> Option<u64> {
+    let out = Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(path)
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout.len() as u64)
+}

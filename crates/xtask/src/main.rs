@@ -1,0 +1,75 @@
+//! `cargo xtask`: build, serve, test and benchmark GPU Playground with one command each.
+//!
+//! Every command installs what it needs first (see `tools.rs`) and says what it is doing.
+//! No dependencies beyond std, so `cargo xtask` itself compiles in seconds.
+
+mod build;
+mod serve;
+mod test;
+mod tools;
+mod util;
+
+use std::process::ExitCode;
+
+const HELP: &str = "\
+cargo xtask <command>
+
+  serve [--port N]   build the app (release) and serve it on http://127.0.0.1:8080 (or N)
+  dist [--out DIR]   build a static site into dist/ (works from any sub-path of any host)
+  test               run every check: fmt, clippy, unit + native GPU tests, wasm build,
+                     end-to-end tests in headless Chromium with WebGPU (installs what it needs)
+  setup              only install the tools the other commands need
+  help               this text
+
+Environment:
+  GPU_PLAYGROUND_TOOLS   where downloaded tools live (default ~/.cache/gpu-playground)
+  GPU_PLAYGROUND_WASM    force the wasm toolchain: `rustup` or `debian` (default: detect)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("serve") => parse_port(&args[1..]).and_then(serve::serve),
+        Some("dist") => parse_out(&args[1..]).and_then(|out| build::dist(&out).map(|_| ())),
+        Some("test") => test::test(),
+        Some("setup") => tools::setup_all(),
+        None | Some("help") | Some("--help") | Some("-h") => {
+            print!("{HELP}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{HELP}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn parse_port(args: &[String]) -> Result<u16, String> {
+    match args {
+        [] => Ok(8080),
+        [flag, n] if flag == "--port" => n
+            .parse::<u16>()
+            .ok()
+            .filter(|&p| p != 0)
+            .ok_or_else(|| format!("--port needs a number from 1 to 65535, not `{n}`")),
+        _ => Err(format!(
+            "usage: cargo xtask serve [--port N], not `{}`",
+            args.join(" ")
+        )),
+    }
+}
+
+fn parse_out(args: &[String]) -> Result<std::path::PathBuf, String> {
+    match args {
+        [] => Ok(util::root().join("dist")),
+        [flag, dir] if flag == "--out" => Ok(std::path::PathBuf::from(dir)),
+        _ => Err(format!(
+            "usage: cargo xtask dist [--out DIR], not `{}`",
+            args.join(" ")
+        )),
+    }
+}

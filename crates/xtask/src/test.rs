@@ -1,0 +1,253 @@
+//! `cargo xtask test`: every check the project has, in order, ending with one summary line.
+//!
+//! A step that cannot run (no browser, no GPU adapter) fails the command; nothing is skipped.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use crate::tools;
+use crate::util::{describe, info, root, step};
+
+/// Counts of one step.
+#[derive(Default)]
+struct Tally {
+    passed: u64,
+    failed: u64,
+}
+
+struct StepResult {
+    name: &'static str,
+    seconds: f64,
+    tally: Tally,
+    error: Option<String>,
+}
+
+pub fn test() -> Result<(), String> {
+    let started = Instant::now();
+    let mut results: Vec<StepResult> = Vec::new();
+    let mut record = |name: &'static str, f: &mut dyn FnMut() -> Result<Tally, String>| {
+        step(name);
+        let t = Instant::now();
+        let (tally, error) = match f() {
+            Ok(tally) => (tally, None),
+            Err(e) => {
+                eprintln!("    FAILED: {e}");
+                (
+                    Tally {
+                        passed: 0,
+                        failed: 1,
+                    },
+                    Some(e),
+                )
+            }
+        };
+        results.push(StepResult {
+            name,
+            seconds: t.elapsed().as_secs_f64(),
+            tally,
+            error,
+        });
+    };
+
+    record("Installing test tools", &mut || {
+        tools::ensure_software_vulkan()?;
+        tools::ensure_browser()?;
+        tools::ensure_wasm_toolchain()?;
+        tools::ensure_wasm_bindgen()?;
+        Ok(Tally::default())
+    });
+    record("Format check (cargo fmt --check)", &mut || {
+        check(Command::new("cargo").args(["fmt", "--all", "--check"]))
+    });
+    record("Clippy, warnings denied", &mut || {
+        check(Command::new("cargo").args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))
+    });
+    record(
+        "Unit tests and native GPU tests (software Vulkan)",
+        &mut || {
+            let xdg = std::env::temp_dir().join("gpu-playground-xdg");
+            let _ = std::fs::create_dir_all(&xdg);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700));
+            }
+            counted(
+                Command::new("cargo")
+                    .args(["test", "--workspace", "--no-fail-fast"])
+                    .env("XDG_RUNTIME_DIR", &xdg),
+            )
+        },
+    );
+    let site = root().join("target/e2e-site");
+    let mut wasm_size = String::new();
+    record("Release wasm build of the app", &mut || {
+        let report = crate::build::dist(&site)?;
+        wasm_size = report.describe();
+        Ok(Tally {
+            passed: 1,
+            failed: 0,
+        })
+    });
+    record(
+        "End-to-end tests in headless Chromium with WebGPU",
+        &mut || {
+            if !site.join("index.html").exists() {
+                return Err("the site was not built".into());
+            }
+            e2e(&site)
+        },
+    );
+
+    let total = Tally {
+        passed: results.iter().map(|r| r.tally.passed).sum(),
+        failed: results.iter().map(|r| r.tally.failed).sum(),
+    };
+    println!("\n==> Summary ({:.0} s)", started.elapsed().as_secs_f64());
+    for r in &results {
+        let state = if r.error.is_some() || r.tally.failed > 0 {
+            "FAIL"
+        } else {
+            "ok  "
+        };
+        println!(
+            "    {state} {:<55} {:>4} passed {:>3} failed  {:>6.1} s",
+            r.name, r.tally.passed, r.tally.failed, r.seconds
+        );
+    }
+    if !wasm_size.is_empty() {
+        println!("    wasm module: {wasm_size}");
+    }
+    println!("{} passed, {} failed", total.passed, total.failed);
+    if total.failed > 0 || results.iter().any(|r| r.error.is_some()) {
+        Err("some checks failed (see above)".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// A command that passes or fails as a whole (fmt, clippy): one check.
+fn check(cmd: &mut Command) -> Result<Tally, String> {
+    crate::util::run(cmd.current_dir(root())).map(|_| Tally {
+        passed: 1,
+        failed: 0,
+    })
+}
+
+/// Runs a test command, echoing its output and adding up its result lines: cargo's
+/// `test result: ok. N passed; M failed` and node's `ℹ pass N` / `ℹ fail N`.
+fn counted(cmd: &mut Command) -> Result<Tally, String> {
+    let shown = describe(cmd);
+    info(&format!("$ {shown}"));
+    let mut child = cmd
+        .current_dir(root())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("could not start `{shown}`: {e}"))?;
+    let mut tally = Tally::default();
+    if let Some(out) = child.stdout.take() {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            println!("{line}");
+            parse_counts(&line, &mut tally);
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if !status.success() {
+        tally.failed = tally.failed.max(1);
+    }
+    if tally.passed + tally.failed == 0 {
+        return Err(format!("`{shown}` ran no test"));
+    }
+    Ok(tally)
+}
+
+fn parse_counts(line: &str, tally: &mut Tally) {
+    let number_after = |s: &str, key: &str| -> Option<u64> {
+        let i = s.find(key)? + key.len();
+        s[i..]
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|t| !t.is_empty())?
+            .parse()
+            .ok()
+    };
+    let l = line.trim();
+    if l.starts_with("test result:") {
+        // "test result: ok. 4 passed; 0 failed; ..."
+        tally.passed += l
+            .split("; ")
+            .find_map(|p| {
+                p.rsplit(". ")
+                    .next()
+                    .and_then(|q| q.strip_suffix(" passed"))
+            })
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        tally.failed += number_after(l, "; ").unwrap_or(0);
+    } else if let Some(rest) = l
+        .strip_prefix("ℹ pass ")
+        .or_else(|| l.strip_prefix("# pass "))
+    {
+        tally.passed += rest.trim().parse::<u64>().unwrap_or(0);
+    } else if let Some(rest) = l
+        .strip_prefix("ℹ fail ")
+        .or_else(|| l.strip_prefix("# fail "))
+    {
+        tally.failed += rest.trim().parse::<u64>().unwrap_or(0);
+    }
+}
+
+/// Serves the built site on a free port and runs the node test files against it.
+fn e2e(site: &Path) -> Result<Tally, String> {
+    let chromium = tools::ensure_browser()?;
+    let base = crate::serve::spawn_background(site.to_path_buf(), "/course/gpu-playground/")?;
+    info(&format!("site served at {base}"));
+    let dir = root().join("tests/e2e");
+    let mut files: Vec<String> = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".test.mjs"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err("no end-to-end test files in tests/e2e".into());
+    }
+    let out = root().join("test-output");
+    std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    counted(
+        Command::new("node")
+            .args(["--test", "--test-reporter=spec", "--test-concurrency=1"])
+            .args(files.iter().map(|f| dir.join(f)))
+            .env("BASE_URL", &base)
+            .env("CHROMIUM", &chromium)
+            .env("TEST_OUTPUT", &out),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_cargo_and_node_result_lines() {
+        let mut t = Tally::default();
+        parse_counts(
+            "test result: ok. 4 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.91s",
+            &mut t,
+        );
+        parse_counts("test result: FAILED. 2 passed; 3 failed; 0 ignored", &mut t);
+        parse_counts("ℹ pass 7", &mut t);
+        parse_counts("ℹ fail 1", &mut t);
+        parse_counts("ℹ tests 8", &mut t);
+        assert_eq!((t.passed, t.failed), (13, 4));
+    }
+}

@@ -1,0 +1,66 @@
+// Shared helpers for the end-to-end tests: a headless Chromium with WebGPU (SwiftShader),
+// a page that records console errors and requests, and screenshots into TEST_OUTPUT.
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+
+export const BASE_URL = process.env.BASE_URL ?? 'http://127.0.0.1:8080/';
+const OUT = process.env.TEST_OUTPUT ?? 'test-output';
+mkdirSync(OUT, { recursive: true });
+
+const COMMON_ARGS = [
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+];
+
+/** Launches Chromium; `webgpu: false` leaves WebGPU off (no adapter is offered). */
+export async function launch({ webgpu = true } = {}) {
+  const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+  const args = webgpu ? [...COMMON_ARGS, '--enable-unsafe-webgpu'] : COMMON_ARGS;
+  return chromium.launch({ executablePath, headless: true, args });
+}
+
+/** Opens a page that records console errors, page errors and every request URL. */
+export async function openPage(browser, hashPath = '#/', { initScript, viewport } = {}) {
+  const context = await browser.newContext({ viewport: viewport ?? { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  if (initScript) await page.addInitScript(initScript);
+  const errors = [];
+  const requests = [];
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') errors.push(`console.error: ${msg.text()}`);
+  });
+  page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+  page.on('request', (req) => requests.push(req.url()));
+  await page.goto(new URL(hashPath, BASE_URL).href);
+  return { page, context, errors, requests };
+}
+
+/** Waits until the "Your GPU" panel has an answer (available or not). */
+export async function waitForProbe(page) {
+  await page.waitForSelector('[data-webgpu]', { timeout: 30_000 });
+  return page.getAttribute('[data-webgpu]', 'data-webgpu');
+}
+
+export async function screenshot(page, name) {
+  const path = join(OUT, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+export function assertNoErrors(errors) {
+  assert.deepEqual(errors, [], `the page logged errors:\n${errors.join('\n')}`);
+}
+
+/** Every request went to the page's own origin (or was inline data). */
+export function assertSameOrigin(requests) {
+  const origin = new URL(BASE_URL).origin;
+  const foreign = requests.filter((u) => !u.startsWith(origin + '/') && !u.startsWith('data:'));
+  assert.deepEqual(foreign, [], `requests to other origins: ${foreign.join(', ')}`);
+  assert.ok(requests.length > 0, 'no requests were recorded');
+}

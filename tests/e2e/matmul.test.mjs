@@ -1,0 +1,125 @@
+// The matmul Run widget: a verified run on the GPU, input validation, URL state, recovery
+// from a lost device.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function setSize(page, m, n, k) {
+  await page.fill('#dim-m', String(m));
+  await page.fill('#dim-n', String(n));
+  await page.fill('#dim-k', String(k));
+}
+
+/** Clicks Run and waits for this run's result (not the previous one's). */
+async function runAndWait(page) {
+  const before = Number(await page.getAttribute('.result', 'data-runs'));
+  await page.click('#run-button');
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 },
+  );
+}
+
+test('256×256×256 runs on the GPU and is verified against the CPU', async () => {
+  const { page, context, errors, requests } = await openPage(browser, '#/kernels?lang=en');
+  assert.equal(await waitForProbe(page), 'available');
+  await setSize(page, 256, 256, 256);
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  const result = await page.textContent('.result');
+  assert.match(result, /Verified: matches the CPU \(max rel\. error [0-9.e-]+, bound [0-9.e-]+\)/);
+  assert.match(result, /all 65,536 elements compared/);
+  assert.match(result, /GFLOP\/s/);
+  // SwiftShader: wall clock, and the page says why.
+  assert.match(result, /wall clock/);
+  assert.match(new URL(page.url()).hash, /m=256&n=256&k=256/);
+  await screenshot(page, 'kernels-run-256-en');
+  assertNoErrors(errors);
+  assertSameOrigin(requests);
+  await context.close();
+});
+
+test('odd sizes verify too (edge guards)', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=129&n=65&k=257');
+  await waitForProbe(page);
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('invalid sizes show a message at the field and never reach the GPU', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en');
+  await waitForProbe(page);
+  const cases = [
+    ['0', /from 1 to 4,096/],
+    ['99999', /from 1 to 4,096/],
+    ['-5', /from 1 to 4,096/],
+    ['abc', /whole number, like 256/],
+    ['1.5', /whole number, like 256/],
+    ['', /Enter a size/],
+  ];
+  for (const [value, message] of cases) {
+    await page.fill('#dim-k', value);
+    assert.match(await page.textContent('#dim-k-error'), message, `K = "${value}"`);
+    assert.equal(await page.getAttribute('#dim-k', 'aria-invalid'), 'true');
+    assert.ok(await page.isDisabled('#run-button'), `Run must be disabled for K = "${value}"`);
+    // Enter in the field must not run either.
+    await page.press('#dim-k', 'Enter');
+    assert.equal(await page.$('.result [data-verified]'), null);
+  }
+  await screenshot(page, 'kernels-invalid-en');
+  await page.fill('#dim-k', '8');
+  assert.equal((await page.textContent('#dim-k-error')).trim(), '');
+  assert.ok(!(await page.isDisabled('#run-button')));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('bad sizes in the URL are shown as field messages', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=zh&m=abc&n=0&k=%3Cb%3E');
+  await waitForProbe(page);
+  assert.match(await page.textContent('#dim-m-error'), /请输入整数/);
+  assert.match(await page.textContent('#dim-n-error'), /1 到 4,096/);
+  assert.equal(await page.inputValue('#dim-k'), '<b>');
+  assert.ok(await page.isDisabled('#run-button'));
+  await screenshot(page, 'kernels-invalid-url-zh');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a lost GPU device gives a message and the next run recovers', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=32&n=32&k=32');
+  await waitForProbe(page);
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  await runAndWait(page);
+  // The page says what happened, started a fresh device, and the run is verified.
+  await page.waitForSelector('.result [data-recovered="true"]');
+  assert.match(await page.textContent('.result'), /device had been lost/);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  // And the run after that uses the new device without a note.
+  await runAndWait(page);
+  assert.equal(await page.$('.result [data-recovered]'), null);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  // The browser itself may log the destroyed device; our page must not throw.
+  assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
+  await context.close();
+});
+
+test('the run widget embeds with its sizes in the URL', async () => {
+  const { page, context, errors } = await openPage(browser, '#/embed/matmul?lang=zh&m=48&n=40&k=24', {
+    viewport: { width: 640, height: 800 },
+  });
+  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 30_000 });
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assert.match(await page.textContent('.result'), /已验证/);
+  await screenshot(page, 'embed-matmul-zh');
+  assertNoErrors(errors);
+  await context.close();
+});
