@@ -66,6 +66,7 @@ pub fn reference(size: MatmulSize, a: &[f32], b: &[f32]) -> Reference {
         value,
         magnitude,
         reduction_len: size.k,
+        max_abs_input: max_abs(a, b),
     }
 }
 
@@ -92,6 +93,7 @@ pub fn reference_at(size: MatmulSize, a: &[f32], b: &[f32], indices: &[usize]) -
         value,
         magnitude,
         reduction_len: size.k,
+        max_abs_input: max_abs(a, b),
     }
 }
 
@@ -128,6 +130,12 @@ pub struct Reference {
     pub magnitude: Vec<f64>,
     /// Number of terms summed per element (K for a matmul).
     pub reduction_len: u32,
+    /// Largest |input| (over A and B): scales the absolute error floor of f16 inputs.
+    pub max_abs_input: f64,
+}
+
+fn max_abs(a: &[f32], b: &[f32]) -> f64 {
+    a.iter().chain(b).fold(0f32, |m, x| m.max(x.abs())) as f64
 }
 
 #[cfg(test)]

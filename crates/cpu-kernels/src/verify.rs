@@ -8,20 +8,35 @@
 
 use crate::matmul::Reference;
 
-/// Unit roundoff of a floating-point format.
+/// How a kernel rounds, which sets the bound it is held to.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Precision {
-    /// IEEE binary32: u = 2⁻²⁴.
+    /// f32 inputs, f32 products and sums (unit roundoff u = 2⁻²⁴).
     F32,
-    /// IEEE binary16 storage and arithmetic: u = 2⁻¹¹.
-    F16,
+    /// Inputs stored as IEEE binary16 (u₁₆ = 2⁻¹¹), products and sums in f32: mixed
+    /// precision. Rounding each input to f16 costs up to 2·u₁₆ relative per product,
+    /// whatever K is; the f32 sum adds K·2⁻²⁴ as before. Inputs that become f16 subnormals
+    /// lose up to 2⁻²⁵ absolute each, hence an absolute floor of K·2⁻²⁴·max|input|.
+    F16Inputs,
 }
 
+const U32: f64 = 1.0 / (1u64 << 24) as f64;
+const U16: f64 = 1.0 / (1u64 << 11) as f64;
+
 impl Precision {
-    pub fn unit_roundoff(self) -> f64 {
+    /// The relative bound (before the safety factor) for a reduction of length k.
+    fn relative(self, k: f64) -> f64 {
         match self {
-            Precision::F32 => 2f64.powi(-24),
-            Precision::F16 => 2f64.powi(-11),
+            Precision::F32 => k * U32,
+            Precision::F16Inputs => (2.0 * U16 + U16 * U16) * (1.0 + k * U32) + k * U32,
+        }
+    }
+
+    /// The absolute floor (before the safety factor) for a reduction of length k.
+    fn absolute(self, k: f64, max_abs_input: f64) -> f64 {
+        match self {
+            Precision::F32 => 0.0,
+            Precision::F16Inputs => k * U32 * max_abs_input,
         }
     }
 }
@@ -38,7 +53,7 @@ pub struct Verdict {
     /// Largest |gpu − ref| / Σ|terms| over all elements: the error relative to the scale of
     /// the numbers summed, which stays meaningful where the result itself is near zero.
     pub max_rel_error: f64,
-    /// The relative bound each element was held to (SAFETY·K·u).
+    /// The relative bound each element was held to (SAFETY·K·2⁻²⁴ for f32).
     pub rel_bound: f64,
     /// The first element outside its bound, if any: (index, gpu value, reference value).
     pub first_failure: Option<(usize, f32, f64)>,
@@ -47,7 +62,8 @@ pub struct Verdict {
 /// Compares `got` with `reference` element by element.
 pub fn compare(got: &[f32], reference: &Reference, precision: Precision) -> Verdict {
     let k = reference.reduction_len.max(1) as f64;
-    let rel_bound = SAFETY * k * precision.unit_roundoff();
+    let rel_bound = SAFETY * precision.relative(k);
+    let abs_floor = SAFETY * precision.absolute(k, reference.max_abs_input);
     let mut max_rel_error = 0f64;
     let mut first_failure = None;
     let len_ok = got.len() == reference.value.len();
@@ -68,8 +84,8 @@ pub fn compare(got: &[f32], reference: &Reference, precision: Precision) -> Verd
         if rel > max_rel_error {
             max_rel_error = rel;
         }
-        // Written so that NaN counts as outside the bound.
-        let inside = rel <= rel_bound;
+        // Written so that NaN and ∞ count as outside the bound.
+        let inside = g.is_finite() && err <= rel_bound * mag + abs_floor;
         if !inside && first_failure.is_none() {
             first_failure = Some((i, g, r));
         }
@@ -117,6 +133,26 @@ mod tests {
     }
 
     #[test]
+    fn f16_inputs_pass_the_f16_bound_but_not_the_f32_one() {
+        use crate::data::{f16_bits_to_f32, f32_to_f16_bits};
+        let size = MatmulSize::new(16, 16, 300);
+        let (a, b) = size.inputs(2);
+        let round = |v: &[f32]| -> Vec<f32> {
+            v.iter()
+                .map(|&x| f16_bits_to_f32(f32_to_f16_bits(x)))
+                .collect()
+        };
+        let got = naive_f32(size, &round(&a), &round(&b));
+        let r = reference(size, &a, &b);
+        let v16 = compare(&got, &r, Precision::F16Inputs);
+        assert!(v16.ok, "{v16:?}");
+        assert!(
+            !compare(&got, &r, Precision::F32).ok,
+            "f16 rounding must show at f32's bound"
+        );
+    }
+
+    #[test]
     fn one_wrong_element_fails() {
         let size = MatmulSize::new(8, 8, 8);
         let (a, b) = size.inputs(1);
@@ -145,6 +181,7 @@ mod tests {
             value: vec![0.0],
             magnitude: vec![1.0],
             reduction_len: 10,
+            max_abs_input: 1.0,
         };
         let large = Reference {
             reduction_len: 1000,

@@ -18,24 +18,40 @@ pub enum Family {
     Matmul,
 }
 
+/// How the inputs and output are laid out in GPU buffers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// f32, tightly packed, as the job holds them.
+    F32,
+    /// f32 read and written as vec4: K and N are padded with zeros up to multiples of 4 (the
+    /// uniform carries the padded sizes) and the padded columns of C are dropped on readback.
+    F32Vec4,
+    /// A and B uploaded as IEEE binary16; C is f32.
+    F16Inputs,
+}
+
 /// Everything needed to compile, launch and check one kernel.
 #[derive(Clone, Debug)]
 pub struct KernelSpec {
     /// Stable id, used in URLs and as the prefix of its text keys.
     pub id: &'static str,
-    /// Path of the WGSL file relative to the repository root, shown to learners.
+    /// Path of its WGSL file relative to the repository root, shown to learners.
     pub source_path: &'static str,
-    /// The WGSL itself, compiled into the binary from `shaders/`.
-    pub wgsl: &'static str,
+    /// The complete WGSL as compiled, built from files in `shaders/` (see [`KernelSpec::wgsl`]).
+    pub source: fn() -> String,
     pub entry_point: &'static str,
     pub family: Family,
-    /// Must equal the shader's `@workgroup_size`; a test checks that it does.
+    /// Values for the shader's `override` constants (tile sizes).
+    pub constants: &'static [(&'static str, f64)],
+    /// The workgroup size the shader ends up with after its overrides; a test checks it
+    /// against the shader.
     pub workgroup_size: [u32; 3],
     /// Workgroups to dispatch for a workload.
     pub grid: fn(&Workload) -> [u32; 3],
+    pub storage: Storage,
     /// Device features the kernel needs; without them it is shown as unavailable.
     pub required_features: wgpu::Features,
-    /// The precision it computes in, which sets its error bound.
+    /// How it rounds, which sets its error bound.
     pub precision: Precision,
     /// Translation key of its short title.
     pub title_key: &'static str,
@@ -43,31 +59,164 @@ pub struct KernelSpec {
     pub summary_key: &'static str,
 }
 
-const fn div_ceil(a: u32, b: u32) -> u32 {
-    a.div_ceil(b)
-}
+// The WGSL files, compiled into the binary: `shaders/` is the single source for the browser,
+// the native tests and the benchmarks.
+const NAIVE: &str = include_str!("../../../shaders/matmul_naive.wgsl");
+const COALESCED: &str = include_str!("../../../shaders/matmul_coalesced.wgsl");
+const TILED: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
+const BLOCKTILE_1D: &str = include_str!("../../../shaders/matmul_blocktile_1d.wgsl");
+const BLOCKTILE_2D: &str = include_str!("../../../shaders/matmul_blocktile_2d.wgsl");
+const VEC4: &str = include_str!("../../../shaders/matmul_vec4.wgsl");
+const SUBGROUP: &str = include_str!("../../../shaders/matmul_subgroup.wgsl");
+const REGTILE_COMMON: &str = include_str!("../../../shaders/matmul_regtile_common.wgsl");
 
-/// Grid for kernels that map x to rows and y to columns, one 16×16 tile of C per workgroup.
-fn grid_rows_x_16(w: &Workload) -> [u32; 3] {
+/// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
+fn grid_blocks<const BN: u32, const BM: u32>(w: &Workload) -> [u32; 3] {
     match w {
-        Workload::Matmul(s) => [div_ceil(s.m, 16), div_ceil(s.n, 16), 1],
+        Workload::Matmul(s) => [s.n.div_ceil(BN), s.m.div_ceil(BM), 1],
     }
 }
 
-/// All kernels, in the order the ladder shows them.
-pub static KERNELS: &[KernelSpec] = &[KernelSpec {
-    id: "matmul-naive",
-    source_path: "shaders/matmul_naive.wgsl",
-    wgsl: include_str!("../../../shaders/matmul_naive.wgsl"),
-    entry_point: "main",
-    family: Family::Matmul,
-    workgroup_size: [16, 16, 1],
-    grid: grid_rows_x_16,
-    required_features: wgpu::Features::empty(),
-    precision: Precision::F32,
-    title_key: "kernel.matmul-naive.title",
-    summary_key: "kernel.matmul-naive.summary",
-}];
+/// Workgroups for the naive kernel, whose x axis runs along ROWS (that is its lesson).
+fn grid_naive(w: &Workload) -> [u32; 3] {
+    match w {
+        Workload::Matmul(s) => [s.m.div_ceil(16), s.n.div_ceil(16), 1],
+    }
+}
+
+/// The half-precision stage is the 2D block-tiled file with f16 inputs (see its header).
+fn f16_source() -> String {
+    let body = BLOCKTILE_2D.replace("alias InputElem = f32;", "alias InputElem = f16;");
+    format!("enable f16;\n\n{body}\n{REGTILE_COMMON}")
+}
+
+const TILE_16: &[(&str, f64)] = &[("TILE", 16.0)];
+const BLOCK_64: &[(&str, f64)] = &[("BM", 64.0), ("BN", 64.0), ("BK", 8.0)];
+const BLOCK_128: &[(&str, f64)] = &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0)];
+
+/// All kernels. The matmul ones, in this order, are the optimisation ladder.
+pub static KERNELS: &[KernelSpec] = &[
+    KernelSpec {
+        id: "matmul-naive",
+        source_path: "shaders/matmul_naive.wgsl",
+        source: || NAIVE.to_string(),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [16, 16, 1],
+        grid: grid_naive,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-naive.title",
+        summary_key: "kernel.matmul-naive.summary",
+    },
+    KernelSpec {
+        id: "matmul-coalesced",
+        source_path: "shaders/matmul_coalesced.wgsl",
+        source: || COALESCED.to_string(),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<16, 16>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-coalesced.title",
+        summary_key: "kernel.matmul-coalesced.summary",
+    },
+    KernelSpec {
+        id: "matmul-tiled",
+        source_path: "shaders/matmul_tiled.wgsl",
+        source: || TILED.to_string(),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: TILE_16,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<16, 16>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-tiled.title",
+        summary_key: "kernel.matmul-tiled.summary",
+    },
+    KernelSpec {
+        id: "matmul-blocktile-1d",
+        source_path: "shaders/matmul_blocktile_1d.wgsl",
+        source: || BLOCKTILE_1D.to_string(),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_64,
+        workgroup_size: [64, 4, 1],
+        grid: grid_blocks::<64, 64>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-blocktile-1d.title",
+        summary_key: "kernel.matmul-blocktile-1d.summary",
+    },
+    KernelSpec {
+        id: "matmul-blocktile-2d",
+        source_path: "shaders/matmul_blocktile_2d.wgsl",
+        source: || format!("{BLOCKTILE_2D}\n{REGTILE_COMMON}"),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_128,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-blocktile-2d.title",
+        summary_key: "kernel.matmul-blocktile-2d.summary",
+    },
+    KernelSpec {
+        id: "matmul-vec4",
+        source_path: "shaders/matmul_vec4.wgsl",
+        source: || format!("{VEC4}\n{REGTILE_COMMON}"),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_128,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F32Vec4,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-vec4.title",
+        summary_key: "kernel.matmul-vec4.summary",
+    },
+    KernelSpec {
+        id: "matmul-subgroup",
+        source_path: "shaders/matmul_subgroup.wgsl",
+        source: || SUBGROUP.to_string(),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_blocks::<64, 1>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::SUBGROUP,
+        precision: Precision::F32,
+        title_key: "kernel.matmul-subgroup.title",
+        summary_key: "kernel.matmul-subgroup.summary",
+    },
+    KernelSpec {
+        id: "matmul-f16",
+        source_path: "shaders/matmul_blocktile_2d.wgsl",
+        source: f16_source,
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_128,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F16Inputs,
+        required_features: wgpu::Features::SHADER_F16,
+        precision: Precision::F16Inputs,
+        title_key: "kernel.matmul-f16.title",
+        summary_key: "kernel.matmul-f16.summary",
+    },
+];
 
 /// Looks a kernel up by id.
 pub fn kernel(id: &str) -> Option<&'static KernelSpec> {
@@ -75,6 +224,11 @@ pub fn kernel(id: &str) -> Option<&'static KernelSpec> {
 }
 
 impl KernelSpec {
+    /// The complete WGSL this kernel compiles from.
+    pub fn wgsl(&self) -> String {
+        (self.source)()
+    }
+
     /// Workgroups to dispatch for this workload.
     pub fn workgroups(&self, w: &Workload) -> [u32; 3] {
         (self.grid)(w)
@@ -83,13 +237,6 @@ impl KernelSpec {
     /// Whether a job fits this kernel's family.
     pub fn accepts(&self, job: &Job<'_>) -> bool {
         matches!((self.family, job), (Family::Matmul, Job::Matmul { .. }))
-    }
-
-    /// The uniform block of a workload, as the shader's `Dims` struct expects it.
-    pub(crate) fn uniform_words(&self, w: &Workload) -> [u32; 4] {
-        match w {
-            Workload::Matmul(s) => [s.m, s.n, s.k, 0],
-        }
     }
 
     /// Floating-point operations of one run, for GFLOP/s.
@@ -114,31 +261,75 @@ mod tests {
     use super::*;
     use cpu_kernels::matmul::MatmulSize;
 
+    /// The workgroup size a shader declares, with its override defaults substituted.
+    fn declared_workgroup_size(k: &KernelSpec) -> [u32; 3] {
+        let src = k.wgsl();
+        let start = src.find("@workgroup_size(").expect("a workgroup size") + 16;
+        let end = start + src[start..].find(')').expect("closing paren");
+        let dims: Vec<u32> = src[start..end]
+            .split(',')
+            .map(|expr| {
+                // Each dimension is a literal, an override, or override / literal.
+                let mut parts = expr.split('/').map(|p| {
+                    let p = p.trim().trim_end_matches('u');
+                    p.parse::<u32>().unwrap_or_else(|_| {
+                        k.constants
+                            .iter()
+                            .find(|(name, _)| *name == p)
+                            .map(|(_, v)| *v as u32)
+                            .unwrap_or_else(|| panic!("{}: unknown size `{p}`", k.id))
+                    })
+                });
+                let first = parts.next().unwrap_or(1);
+                parts.fold(first, |acc, d| acc / d)
+            })
+            .collect();
+        [
+            dims[0],
+            *dims.get(1).unwrap_or(&1),
+            *dims.get(2).unwrap_or(&1),
+        ]
+    }
+
     #[test]
-    fn ids_are_unique_and_sources_declare_their_workgroup_size() {
+    fn specs_agree_with_their_shaders() {
         for (i, k) in KERNELS.iter().enumerate() {
             assert!(
                 KERNELS[..i].iter().all(|o| o.id != k.id),
                 "duplicate {}",
                 k.id
             );
-            let [x, y, z] = k.workgroup_size;
-            let decl = format!("@workgroup_size({x}, {y}, {z})");
-            assert!(k.wgsl.contains(&decl), "{} must declare {decl}", k.id);
-            assert!(k.wgsl.contains(&format!("fn {}(", k.entry_point)));
+            let src = k.wgsl();
+            assert_eq!(declared_workgroup_size(k), k.workgroup_size, "{}", k.id);
+            assert!(src.contains(&format!("fn {}(", k.entry_point)));
+            let first_code = src.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             assert!(
-                k.wgsl.trim_start().starts_with("//"),
+                first_code.starts_with("//") || first_code.starts_with("enable "),
                 "{} needs a header comment",
                 k.id
             );
+            for (name, _) in k.constants {
+                assert!(
+                    src.contains(&format!("override {name}:")),
+                    "{}: {name}",
+                    k.id
+                );
+            }
             assert!(k.title_key.starts_with(&format!("kernel.{}.", k.id)));
+            assert!(
+                k.workgroup_size.iter().product::<u32>() <= 256,
+                "WebGPU's default limit"
+            );
         }
     }
 
     #[test]
-    fn grid_covers_odd_sizes() {
-        let k = kernel("matmul-naive").expect("naive kernel exists");
+    fn grids_cover_odd_sizes() {
         let w = Workload::Matmul(MatmulSize::new(129, 65, 7));
-        assert_eq!(k.workgroups(&w), [9, 5, 1]);
+        let grid = |id: &str| kernel(id).map(|k| k.workgroups(&w));
+        assert_eq!(grid("matmul-naive"), Some([9, 5, 1]));
+        assert_eq!(grid("matmul-coalesced"), Some([5, 9, 1]));
+        assert_eq!(grid("matmul-vec4"), Some([1, 2, 1]));
+        assert_eq!(grid("matmul-subgroup"), Some([2, 129, 1]));
     }
 }

@@ -102,7 +102,7 @@ impl Gpu {
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(kernel.id),
-                source: wgpu::ShaderSource::Wgsl(kernel.wgsl.into()),
+                source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
             });
         let pipeline = self
             .device
@@ -111,7 +111,10 @@ impl Gpu {
                 layout: None,
                 module: &module,
                 entry_point: Some(kernel.entry_point),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: kernel.constants,
+                    ..Default::default()
+                },
                 cache: None,
             });
         if let Some(e) = scope.pop().await {
@@ -158,20 +161,18 @@ impl Gpu {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let mut buffers = Buffers(Vec::new());
 
-        let (inputs, output_len): (Vec<&[f32]>, usize) = match *job {
-            Job::Matmul { size, a, b } => (vec![a, b], size.c_len()),
-        };
+        let layout = crate::layout::layout(kernel.storage, job);
         let mut entries_buffers = Vec::new();
-        for (i, data) in inputs.iter().enumerate() {
+        for (i, data) in layout.inputs.iter().enumerate() {
             entries_buffers.push(buffers.push(self.device.create_buffer_init(
                 &wgpu::util::BufferInitDescriptor {
                     label: Some(&format!("input {i}")),
-                    contents: bytemuck::cast_slice(data),
+                    contents: data,
                     usage: wgpu::BufferUsages::STORAGE,
                 },
             )));
         }
-        let out_bytes = (output_len * 4) as u64;
+        let out_bytes = (layout.output_len * 4) as u64;
         let output = buffers.push(self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("output"),
             size: out_bytes,
@@ -182,7 +183,7 @@ impl Gpu {
         let uniform = buffers.push(self.device.create_buffer_init(
             &wgpu::util::BufferInitDescriptor {
                 label: Some("dims"),
-                contents: bytemuck::cast_slice(&kernel.uniform_words(&workload)),
+                contents: bytemuck::cast_slice(&layout.dims),
                 usage: wgpu::BufferUsages::UNIFORM,
             },
         ));
@@ -281,7 +282,8 @@ impl Gpu {
             return Err(GpuError::DeviceLost("lost during the run".into()));
         }
 
-        let output: Vec<f32> = bytemuck::pod_collect_to_vec(&mapped[0]);
+        let output =
+            crate::layout::unpad(bytemuck::pod_collect_to_vec(&mapped[0]), layout.padded_rows);
         let pass_ms = match mapped.get(1) {
             Some(bytes) => {
                 let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);

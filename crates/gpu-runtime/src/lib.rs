@@ -13,10 +13,11 @@ pub mod catalogue;
 mod clock;
 mod context;
 mod dispatch;
+mod layout;
 mod verified;
 pub mod workload;
 
-pub use catalogue::{kernel, KernelSpec, KERNELS};
+pub use catalogue::{kernel, Family, KernelSpec, Storage, KERNELS};
 pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::{RunOptions, RunOutput, Timing, TimingMethod};

@@ -3,8 +3,8 @@
 //! `cargo xtask test` runs these on Mesa's lavapipe (a software Vulkan driver), so they need no
 //! GPU; they fail — never skip — when no adapter can be found.
 
-use gpu_runtime::catalogue::{Family, KernelSpec};
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use gpu_runtime::{Family, KernelSpec};
 use gpu_runtime::{Gpu, GpuError, Job, RunOptions, TimingMethod, KERNELS};
 
 fn gpu() -> Gpu {
@@ -23,6 +23,8 @@ const SHAPES: &[(u32, u32, u32)] = &[
     (512, 1, 512),
     (33, 17, 1),
     (128, 256, 64),
+    (130, 131, 9),
+    (1, 1024, 1),
 ];
 
 fn runnable_matmul_kernels(gpu: &Gpu) -> Vec<&'static KernelSpec> {
@@ -37,6 +39,8 @@ fn every_matmul_kernel_matches_the_cpu_reference() {
     let gpu = gpu();
     let kernels = runnable_matmul_kernels(&gpu);
     assert!(!kernels.is_empty());
+    let ids: Vec<&str> = kernels.iter().map(|k| k.id).collect();
+    eprintln!("{}: checking {ids:?}", gpu.adapter().name);
     for kernel in kernels {
         for (seed, &(m, n, k)) in SHAPES.iter().enumerate() {
             let size = MatmulSize::new(m, n, k);
@@ -87,7 +91,7 @@ fn broken_wgsl_is_an_error_not_a_crash() {
     let naive = gpu_runtime::kernel("matmul-naive").expect("naive kernel");
     let broken: &'static KernelSpec = Box::leak(Box::new(KernelSpec {
         id: "broken",
-        wgsl: "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }",
+        source: || "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }".into(),
         ..naive.clone()
     }));
     let size = MatmulSize::new(4, 4, 4);
@@ -116,4 +120,68 @@ fn a_lost_device_is_reported() {
     // A fresh device works again: what the app does on the next run.
     let gpu = self::gpu();
     assert!(pollster::block_on(gpu.run(kernel, &job, &RunOptions::default())).is_ok());
+}
+
+#[test]
+fn every_matmul_kernel_is_right_at_large_and_power_of_two_sizes() {
+    // 1000³ is a multiple of no tile; 512³ of all of them. The reference is sampled here
+    // (edges + 4096 random elements), as in the browser.
+    let gpu = gpu();
+    for kernel in runnable_matmul_kernels(&gpu) {
+        for (m, n, k) in [(1000, 1000, 1000), (512, 512, 512), (64, 1024, 32)] {
+            let size = MatmulSize::new(m, n, k);
+            let run = pollster::block_on(gpu_runtime::run_matmul_verified(
+                &gpu,
+                kernel,
+                size,
+                7,
+                &RunOptions::default(),
+            ))
+            .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", kernel.id));
+            assert!(
+                run.verdict.ok,
+                "{} {m}x{n}x{k}: {:?}",
+                kernel.id, run.verdict
+            );
+        }
+    }
+}
+
+#[test]
+fn half_precision_inputs_cost_accuracy_that_the_f16_bound_allows() {
+    let gpu = gpu();
+    let (Some(f32_k), Some(f16_k)) = (
+        gpu_runtime::kernel("matmul-blocktile-2d"),
+        gpu_runtime::kernel("matmul-f16"),
+    ) else {
+        panic!("both kernels are catalogued");
+    };
+    if !gpu.features().contains(f16_k.required_features) {
+        eprintln!(
+            "{} has no shader-f16; nothing to compare",
+            gpu.adapter().name
+        );
+        return;
+    }
+    let size = MatmulSize::new(96, 80, 256);
+    let run = |k| {
+        pollster::block_on(gpu_runtime::run_matmul_verified(
+            &gpu,
+            k,
+            size,
+            3,
+            &RunOptions::default(),
+        ))
+        .expect("run")
+    };
+    let (full, half) = (run(f32_k), run(f16_k));
+    assert!(full.verdict.ok && half.verdict.ok);
+    // Rounding the inputs to 11 significant bits dominates: the f16 error is far larger.
+    assert!(
+        half.verdict.max_rel_error > 20.0 * full.verdict.max_rel_error,
+        "f16 {:e} vs f32 {:e}",
+        half.verdict.max_rel_error,
+        full.verdict.max_rel_error
+    );
+    assert!(half.verdict.rel_bound > full.verdict.rel_bound);
 }

@@ -18,6 +18,9 @@ cargo xtask <command>
   dist [--out DIR]   build a static site into dist/ (works from any sub-path of any host)
   test               run every check: fmt, clippy, unit + native GPU tests, wasm build,
                      end-to-end tests in headless Chromium with WebGPU (installs what it needs)
+  bench matmul [--sizes 256,1024] [--reps 5] [--out FILE]
+                     native benchmark of every matmul kernel (GFLOP/s from GPU timestamps,
+                     each result verified); prints a Markdown table
   setup              only install the tools the other commands need
   help               this text
 
@@ -33,6 +36,7 @@ fn main() -> ExitCode {
         Some("dist") => parse_out(&args[1..]).and_then(|out| build::dist(&out).map(|_| ())),
         Some("test") => test::test(),
         Some("setup") => tools::setup_all(),
+        Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {
             print!("{HELP}");
             Ok(())
@@ -46,6 +50,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Runs the native benchmark binary in release mode with the given arguments.
+fn bench(args: &[String]) -> Result<(), String> {
+    util::step("Building and running the native benchmark (release)");
+    util::run(
+        std::process::Command::new("cargo")
+            .args(["run", "--release", "-p", "bench", "--"])
+            .args(args)
+            .current_dir(util::root()),
+    )
 }
 
 fn parse_port(args: &[String]) -> Result<u16, String> {
