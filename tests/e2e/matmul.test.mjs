@@ -55,9 +55,9 @@ test('invalid sizes show a message at the field and never reach the GPU', async 
   const { page, context, errors } = await openPage(browser, '#/kernels?lang=en');
   await waitForProbe(page);
   const cases = [
-    ['0', /from 1 to 4,096/],
-    ['99999', /from 1 to 4,096/],
-    ['-5', /from 1 to 4,096/],
+    ['0', /from 1 to 8,192/],
+    ['99999', /from 1 to 8,192/],
+    ['-5', /from 1 to 8,192/],
     ['abc', /whole number, like 256/],
     ['1.5', /whole number, like 256/],
     ['', /Enter a size/],
@@ -83,7 +83,7 @@ test('bad sizes in the URL are shown as field messages', async () => {
   const { page, context, errors } = await openPage(browser, '#/kernels?lang=zh&m=abc&n=0&k=%3Cb%3E');
   await waitForProbe(page);
   assert.match(await page.textContent('#dim-m-error'), /请输入整数/);
-  assert.match(await page.textContent('#dim-n-error'), /1 到 4,096/);
+  assert.match(await page.textContent('#dim-n-error'), /1 到 8,192/);
   assert.equal(await page.inputValue('#dim-k'), '<b>');
   assert.ok(await page.isDisabled('#run-button'));
   await screenshot(page, 'kernels-invalid-url-zh');

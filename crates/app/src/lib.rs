@@ -2,6 +2,7 @@
 //! lives in plain crates (`gpu-runtime`, `cpu-kernels`, `simt-model`) and in the pure modules
 //! here (`query`, `format`, `i18n`).
 
+pub mod chart;
 pub mod components;
 pub mod format;
 pub mod i18n;
@@ -9,6 +10,7 @@ pub mod probe;
 pub mod query;
 pub mod route;
 pub mod session;
+pub mod source_view;
 
 use wasm_bindgen::prelude::*;
 

@@ -223,7 +223,49 @@ pub fn kernel(id: &str) -> Option<&'static KernelSpec> {
     KERNELS.iter().find(|k| k.id == id)
 }
 
+/// WebGPU names of the optional features the catalogue's kernels may need.
+const FEATURE_NAMES: [(wgpu::Features, &str); 2] = [
+    (wgpu::Features::SHADER_F16, "shader-f16"),
+    (wgpu::Features::SUBGROUP, "subgroups"),
+];
+
 impl KernelSpec {
+    /// The WebGPU names of the features this kernel needs (`shader-f16`, `subgroups`).
+    pub fn feature_names(&self) -> Vec<&'static str> {
+        FEATURE_NAMES
+            .iter()
+            .filter(|(f, _)| self.required_features.contains(*f))
+            .map(|(_, n)| *n)
+            .collect()
+    }
+
+    /// Whether wgpu can give this kernel its features in a browser. wgpu 30 treats
+    /// `subgroups` as native-only (gfx-rs/wgpu#5555), so those kernels run natively only.
+    pub fn runs_in_browser(&self) -> bool {
+        !self.required_features.contains(wgpu::Features::SUBGROUP)
+    }
+
+    /// The kernels of a family, in ladder order, with their stage numbers (from 1).
+    pub fn ladder(family: Family) -> impl Iterator<Item = (usize, &'static KernelSpec)> {
+        KERNELS
+            .iter()
+            .filter(move |k| k.family == family)
+            .enumerate()
+            .map(|(i, k)| (i + 1, k))
+    }
+
+    /// The previous stage of this kernel's ladder, if any.
+    pub fn previous(&self) -> Option<&'static KernelSpec> {
+        let mut prev = None;
+        for (_, k) in Self::ladder(self.family) {
+            if k.id == self.id {
+                return prev;
+            }
+            prev = Some(k);
+        }
+        None
+    }
+
     /// The complete WGSL this kernel compiles from.
     pub fn wgsl(&self) -> String {
         (self.source)()
@@ -321,6 +363,34 @@ mod tests {
                 "WebGPU's default limit"
             );
         }
+    }
+
+    #[test]
+    fn ladder_order_and_features() {
+        let ids: Vec<&str> = KernelSpec::ladder(Family::Matmul)
+            .map(|(_, k)| k.id)
+            .collect();
+        assert_eq!(ids.len(), 8);
+        assert_eq!(ids[0], "matmul-naive");
+        assert!(kernel("matmul-naive").and_then(|k| k.previous()).is_none());
+        assert_eq!(
+            kernel("matmul-coalesced")
+                .and_then(|k| k.previous())
+                .map(|k| k.id),
+            Some("matmul-naive")
+        );
+        assert_eq!(
+            kernel("matmul-f16").map(|k| k.feature_names()),
+            Some(vec!["shader-f16"])
+        );
+        assert_eq!(
+            kernel("matmul-subgroup").map(|k| k.runs_in_browser()),
+            Some(false)
+        );
+        assert_eq!(
+            kernel("matmul-vec4").map(|k| k.runs_in_browser()),
+            Some(true)
+        );
     }
 
     #[test]

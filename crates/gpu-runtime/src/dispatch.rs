@@ -127,7 +127,23 @@ impl Gpu {
     }
 
     /// Runs `kernel` on `job`: the single dispatch path of the whole playground.
+    /// Any failure on a device that has meanwhile been lost is reported as
+    /// [`GpuError::DeviceLost`], whatever wgpu said first, so callers handle one case.
     pub async fn run(
+        &self,
+        kernel: &'static KernelSpec,
+        job: &Job<'_>,
+        opts: &RunOptions,
+    ) -> Result<RunOutput, GpuError> {
+        match self.run_unchecked(kernel, job, opts).await {
+            Err(e) if self.is_lost() && !matches!(e, GpuError::DeviceLost(_)) => {
+                Err(GpuError::DeviceLost(e.to_string()))
+            }
+            other => other,
+        }
+    }
+
+    async fn run_unchecked(
         &self,
         kernel: &'static KernelSpec,
         job: &Job<'_>,

@@ -15,10 +15,11 @@ use crate::format;
 use crate::probe::WebGpuStatus;
 use crate::session;
 
-/// The kernel this widget runs (the ladder offers the others).
-const KERNEL_ID: &str = "matmul-naive";
-/// Largest accepted dimension.
-const MAX_DIM: u32 = 4096;
+/// The kernel this widget runs when no stage is given.
+pub const DEFAULT_KERNEL: &str = "matmul-naive";
+/// Largest accepted dimension (the device's buffer limits may allow less; that is checked
+/// separately, with a message naming the limit).
+pub const MAX_DIM: u32 = 8192;
 const DEFAULT_DIM: &str = "256";
 /// Fixed seed: the same sizes give the same data on every machine.
 const SEED: u64 = 1;
@@ -61,8 +62,46 @@ fn size_message(ctx: &Ctx, e: &SizeError) -> String {
     }
 }
 
+#[derive(Properties, PartialEq)]
+pub struct MatmulRunProps {
+    /// Which catalogued matmul kernel to run.
+    #[prop_or(AttrValue::Static(DEFAULT_KERNEL))]
+    pub kernel_id: AttrValue,
+    /// Leave out the kernel's title and summary (the ladder shows them itself).
+    #[prop_or_default]
+    pub compact: bool,
+}
+
+/// The M, N, K sizes in the URL, parsed as the widget does (for the ladder's "Run all").
+pub fn sizes_from_query(query: &crate::query::Query) -> Option<MatmulSize> {
+    let dims: Vec<u32> = ["m", "n", "k"]
+        .iter()
+        .map(|k| parse_dim(query.get(k).unwrap_or(DEFAULT_DIM), 1, MAX_DIM).ok())
+        .collect::<Option<_>>()?;
+    Some(MatmulSize::new(dims[0], dims[1], dims[2]))
+}
+
+/// Why a kernel cannot run in this browser, as text for the visitor; None if it can.
+pub fn unavailable_reason(ctx: &Ctx, kernel: &gpu_runtime::KernelSpec) -> Option<String> {
+    let adapter = match &ctx.webgpu {
+        WebGpuStatus::Available(a) => a,
+        WebGpuStatus::Checking => return None,
+        WebGpuStatus::Unavailable(_) => return Some(ctx.t("ladder.unavailable.no_webgpu").into()),
+    };
+    let has = |name: &str| adapter.features.iter().any(|(f, yes)| *f == name && *yes);
+    for name in kernel.feature_names() {
+        if name == "subgroups" && !kernel.runs_in_browser() && has(name) {
+            return Some(ctx.t("ladder.unavailable.subgroups_wgpu").into());
+        }
+        if !has(name) || (name == "subgroups" && !kernel.runs_in_browser()) {
+            return Some(ctx.tf("ladder.unavailable.missing", &[("feature", name)]));
+        }
+    }
+    None
+}
+
 #[function_component]
-pub fn MatmulRun() -> Html {
+pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
     let initial = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
@@ -76,6 +115,10 @@ pub fn MatmulRun() -> Html {
     let Some(ctx) = ctx else {
         return html! {};
     };
+    let Some(kernel) = gpu_runtime::kernel(&props.kernel_id) else {
+        return html! {};
+    };
+    let unavailable = unavailable_reason(&ctx, kernel);
 
     let parsed: Vec<Result<u32, SizeError>> =
         fields.iter().map(|f| parse_dim(f, 1, MAX_DIM)).collect();
@@ -108,16 +151,17 @@ pub fn MatmulRun() -> Html {
         _ => None,
     };
     let running = *outcome == Outcome::Running;
-    let can_run = size.is_some() && adapter.is_some() && limit_error.is_none() && !running;
+    let can_run = size.is_some()
+        && adapter.is_some()
+        && limit_error.is_none()
+        && unavailable.is_none()
+        && !running;
 
     let run = {
         let (outcome, adapter, finished) = (outcome.clone(), adapter.clone(), finished.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(size), true) = (size, can_run) else {
-                return;
-            };
-            let Some(kernel) = gpu_runtime::kernel(KERNEL_ID) else {
                 return;
             };
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
@@ -186,16 +230,14 @@ pub fn MatmulRun() -> Html {
             ],
         )
     });
-    let kernel_title = gpu_runtime::kernel(KERNEL_ID)
-        .map(|k| (ctx.t(k.title_key), ctx.t(k.summary_key), k.source_path))
-        .unwrap_or_default();
-
     html! {
         <section class="panel run-widget" aria-labelledby="run-heading">
             <h2 id="run-heading">{ ctx.t("run.heading") }</h2>
-            <h3>{ kernel_title.0 }</h3>
-            <p class="summary">{ kernel_title.1 }</p>
-            <p class="source"><code>{ kernel_title.2 }</code></p>
+            if !props.compact {
+                <h3>{ ctx.t(kernel.title_key) }</h3>
+                <p class="summary">{ ctx.t(kernel.summary_key) }</p>
+                <p class="source"><code>{ kernel.source_path }</code></p>
+            }
             <form class="sizes" onsubmit={run} novalidate=true>
                 { field(0, "m", "run.m") }
                 { field(1, "n", "run.n") }
@@ -211,6 +253,8 @@ pub fn MatmulRun() -> Html {
                 </button>
                 if adapter.is_none() && !matches!(ctx.webgpu, WebGpuStatus::Checking) {
                     <p class="message">{ ctx.t("run.disabled_no_gpu") }</p>
+                } else if let Some(reason) = &unavailable {
+                    <p class="message unavailable" data-unavailable="true">{ reason.clone() }</p>
                 }
             </form>
             <div class="result" aria-live="polite" data-runs={finished.to_string()}>{ render_outcome(&ctx, &outcome, adapter.is_some_and(|a| a.is_software)) }</div>

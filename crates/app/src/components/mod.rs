@@ -2,11 +2,13 @@
 //! crates; they hold no user-visible strings and no kernel logic.
 
 mod gpu_panel;
+mod ladder;
 mod matmul_run;
 mod pages;
 mod shell;
 
 pub use gpu_panel::GpuPanel;
+pub use ladder::Ladder;
 pub use matmul_run::MatmulRun;
 pub use shell::App;
 

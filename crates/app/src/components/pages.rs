@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use super::{Ctx, GpuPanel, MatmulRun};
+use super::{Ctx, GpuPanel, Ladder, MatmulRun};
 use crate::route::Route;
 
 /// Widgets that can be embedded on their own, with their description keys.
@@ -73,11 +73,11 @@ fn kernels(ctx: &Ctx) -> Html {
         <section class="page">
             <h1>{ ctx.t("kernels.heading") }</h1>
             <p class="lead">{ ctx.t("kernels.intro") }</p>
-            <div class="columns">
-                <MatmulRun />
+            <Ladder />
+            <details class="gpu-details" open=true>
+                <summary>{ ctx.t("gpu.heading") }</summary>
                 <GpuPanel />
-            </div>
-            <p class="coming">{ ctx.t("kernels.ladder_soon") }</p>
+            </details>
         </section>
     }
 }
@@ -118,7 +118,15 @@ fn embed(ctx: &Ctx, widget: &str) -> Html {
         }
     };
     let body = match widget {
-        "matmul" => html! { <MatmulRun /> },
+        "matmul" => {
+            let id = ctx
+                .query
+                .get("stage")
+                .and_then(gpu_runtime::kernel)
+                .map(|k| k.id)
+                .unwrap_or(super::matmul_run::DEFAULT_KERNEL);
+            html! { <MatmulRun kernel_id={id} /> }
+        }
         "gpu" => html! { <GpuPanel /> },
         other => {
             let list = EMBEDDABLE

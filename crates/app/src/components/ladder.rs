@@ -1,0 +1,349 @@
+//! Kernels → the matmul optimisation ladder: the stages, each with its explanation, its WGSL
+//! (lines changed since the previous stage marked) and a Run widget; and "Run all" with
+//! progress, Cancel and a GFLOP/s bar chart. Stage and sizes live in the URL.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use yew::prelude::*;
+
+use gpu_runtime::{run_matmul_verified, Family, GpuError, KernelSpec, RunOptions, VerifiedRun};
+
+use super::matmul_run::{sizes_from_query, unavailable_reason, MatmulRun};
+use super::Ctx;
+use crate::probe::WebGpuStatus;
+use crate::source_view::{changed_lines, highlight_line};
+use crate::{chart, format, session};
+
+/// Ends each source line inside the <pre>, so copying the code keeps its line breaks.
+const NEWLINE: &str = "\n";
+
+fn stages() -> Vec<(usize, &'static KernelSpec)> {
+    KernelSpec::ladder(Family::Matmul).collect()
+}
+
+/// `#/kernels?…` with `stage` set, other parameters kept.
+fn stage_href(ctx: &Ctx, id: &str) -> String {
+    format!("#/kernels?{}", ctx.query.clone().with("stage", id).encode())
+}
+
+#[function_component]
+pub fn Ladder() -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let all = stages();
+    let requested = ctx.query.get("stage");
+    let found = requested.and_then(|id| all.iter().find(|(_, k)| k.id == id).copied());
+    let Some(&first) = all.first() else {
+        return html! {};
+    };
+    let (number, kernel) = found.unwrap_or(first);
+    let unknown = requested.filter(|_| found.is_none()).map(|name| {
+        let name: String = name.chars().take(40).collect();
+        html! {
+            <p class="message error" role="alert">{ ctx.tf("ladder.unknown_stage", &[("name", &name)]) }</p>
+        }
+    });
+
+    let list = all.iter().map(|(n, k)| {
+        let available = unavailable_reason(&ctx, k).is_none();
+        html! {
+            <li>
+                <a href={stage_href(&ctx, k.id)} data-stage={k.id}
+                    aria-current={(k.id == kernel.id).then_some("page")}>
+                    <span class="stage-n">{ *n }</span>
+                    <span class="stage-title">{ ctx.t(k.title_key) }</span>
+                    <span class={classes!("badge", if available { "ok" } else { "off" })}>
+                        { ctx.t(if available { "ladder.available" } else { "ladder.unavailable" }) }
+                    </span>
+                </a>
+            </li>
+        }
+    });
+
+    html! {
+        <section class="ladder" aria-labelledby="ladder-heading">
+            <h2 id="ladder-heading">{ ctx.t("ladder.heading") }</h2>
+            { for unknown }
+            <div class="ladder-layout">
+                <nav class="stage-list" aria-label={ctx.t("ladder.stages")}>
+                    <ol>{ for list }</ol>
+                </nav>
+                <div class="stage-detail" data-current-stage={kernel.id}>
+                    <h3>
+                        { ctx.tf("ladder.stage_title", &[("n", &number.to_string()), ("title", ctx.t(kernel.title_key))]) }
+                    </h3>
+                    <p class="summary">{ ctx.t(kernel.summary_key) }</p>
+                    <h4>{ ctx.t("ladder.why") }</h4>
+                    <p class="why">{ ctx.t(&format!("kernel.{}.why", kernel.id)) }</p>
+                    <MatmulRun kernel_id={kernel.id} compact=true />
+                    <SourceView kernel_id={kernel.id} />
+                </div>
+            </div>
+            <RunAll />
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct SourceProps {
+    kernel_id: AttrValue,
+}
+
+#[function_component]
+fn SourceView(props: &SourceProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    // The diff is recomputed only when the stage changes.
+    let lines = use_memo(props.kernel_id.clone(), |id| {
+        let Some(k) = gpu_runtime::kernel(id) else {
+            return (Vec::new(), false);
+        };
+        let src = k.wgsl();
+        let marks = match k.previous() {
+            Some(p) => changed_lines(&p.wgsl(), &src),
+            None => vec![false; src.lines().count()],
+        };
+        let lines: Vec<(String, bool)> = src
+            .lines()
+            .zip(marks)
+            .map(|(l, c)| (l.to_string(), c))
+            .collect();
+        (lines, k.previous().is_some())
+    });
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let (lines, has_previous) = (&lines.0, lines.1);
+    let path = gpu_runtime::kernel(&props.kernel_id)
+        .map(|k| k.source_path)
+        .unwrap_or_default();
+    html! {
+        <div class="source-view">
+            <h4>{ ctx.t("ladder.source") }{ " — " }<code>{ path }</code></h4>
+            <p class="legend">
+                { ctx.t(if has_previous { "ladder.changed_legend" } else { "ladder.first_legend" }) }
+            </p>
+            <pre class="source" tabindex="0"><code>
+                { for lines.iter().enumerate().map(|(i, (line, changed))| html! {
+                    <span class={classes!("line", changed.then_some("changed"))}>
+                        <span class="ln" aria-hidden="true">{ i + 1 }</span>
+                        { for highlight_line(line).into_iter().map(|(tok, text)| html! {
+                            <span class={tok.class()}>{ text }</span>
+                        }) }
+                        { NEWLINE }
+                    </span>
+                }) }
+            </code></pre>
+        </div>
+    }
+}
+
+/// One stage's line in "Run all".
+#[derive(Clone, Debug, PartialEq)]
+enum RowState {
+    Pending,
+    Skipped(String),
+    Done(Box<VerifiedRun>),
+    Failed(String),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Notice {
+    Cancelled,
+    Lost(String),
+}
+
+#[function_component]
+fn RunAll() -> Html {
+    let ctx = use_context::<Ctx>();
+    let rows = use_state(Vec::<(usize, &'static KernelSpec, RowState)>::new);
+    let progress = use_state(|| None::<(usize, usize)>);
+    let notice = use_state(|| None::<Notice>);
+    let cancel = use_mut_ref(|| Rc::new(Cell::new(false)));
+    let finished = use_state(|| 0u32);
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let size = sizes_from_query(&ctx.query);
+    let running = progress.is_some();
+    let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
+    let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+
+    let start = {
+        let (rows, progress, notice, cancel, finished, ctx) = (
+            rows.clone(),
+            progress.clone(),
+            notice.clone(),
+            cancel.clone(),
+            finished.clone(),
+            ctx.clone(),
+        );
+        Callback::from(move |_| {
+            let Some(size) = size else { return };
+            let flag = Rc::new(Cell::new(false));
+            *cancel.borrow_mut() = flag.clone();
+            notice.set(None);
+            let mut table: Vec<(usize, &'static KernelSpec, RowState)> = stages()
+                .into_iter()
+                .map(|(n, k)| {
+                    let state = match unavailable_reason(&ctx, k) {
+                        Some(why) => RowState::Skipped(why),
+                        None => RowState::Pending,
+                    };
+                    (n, k, state)
+                })
+                .collect();
+            let total = table.iter().filter(|r| r.2 == RowState::Pending).count();
+            rows.set(table.clone());
+            progress.set(Some((0, total)));
+            let (rows, progress, notice, finished) = (
+                rows.clone(),
+                progress.clone(),
+                notice.clone(),
+                finished.clone(),
+            );
+            wasm_bindgen_futures::spawn_local(async move {
+                let opts = RunOptions {
+                    warmup: 1,
+                    repetitions: 3,
+                };
+                let mut done = 0;
+                for i in 0..table.len() {
+                    if table[i].2 != RowState::Pending {
+                        continue;
+                    }
+                    if flag.get() {
+                        notice.set(Some(Notice::Cancelled));
+                        break;
+                    }
+                    progress.set(Some((done + 1, total)));
+                    let kernel = table[i].1;
+                    let result = async {
+                        let (gpu, replaced_lost) = session::gpu(software).await?;
+                        if replaced_lost && done > 0 {
+                            // The device went away between two stages: stop, as for a loss
+                            // during a stage, rather than mixing two devices in one chart.
+                            return Err(GpuError::DeviceLost("between stages".into()));
+                        }
+                        run_matmul_verified(&gpu, kernel, size, 1, &opts).await
+                    }
+                    .await;
+                    if flag.get() {
+                        // Cancelled while this stage ran: its result is dropped.
+                        notice.set(Some(Notice::Cancelled));
+                        break;
+                    }
+                    match result {
+                        Ok(v) => table[i].2 = RowState::Done(Box::new(v)),
+                        Err(GpuError::DeviceLost(e)) => {
+                            session::forget();
+                            notice.set(Some(Notice::Lost(e)));
+                            break;
+                        }
+                        Err(e) => table[i].2 = RowState::Failed(e.to_string()),
+                    }
+                    done += 1;
+                    rows.set(table.clone());
+                }
+                rows.set(table);
+                progress.set(None);
+                finished.set(*finished + 1);
+            });
+        })
+    };
+    let stop = {
+        let cancel = cancel.clone();
+        Callback::from(move |_| cancel.borrow().set(true))
+    };
+
+    let shape = size
+        .map(|s| format!("{}×{}×{}", s.m, s.n, s.k))
+        .unwrap_or_default();
+    let values: Vec<f64> = rows
+        .iter()
+        .map(|(_, _, st)| match st {
+            RowState::Done(v) if v.verdict.ok => v.gflops(),
+            _ => f64::NAN,
+        })
+        .collect();
+    let bars = chart::bars(&values);
+    let chart_rows = rows.iter().zip(&bars).map(|((n, k, state), bar)| {
+        let label_y = bar.y + chart::BAR_HEIGHT * 0.75;
+        let (value, class) = match state {
+            RowState::Pending => (String::new(), "pending"),
+            RowState::Skipped(_) => (ctx.t("ladder.skipped").to_string(), "skipped"),
+            RowState::Failed(_) => (ctx.t("ladder.error_badge").to_string(), "failed"),
+            RowState::Done(v) if v.verdict.ok => (
+                format!("{} · {}", format::rate(v.gflops()), ctx.t("ladder.verified_badge")),
+                "verified",
+            ),
+            RowState::Done(_) => (ctx.t("ladder.failed_badge").to_string(), "failed"),
+        };
+        html! {
+            <g class={classes!("row", class)} data-stage={k.id}>
+                <text x="0" y={label_y.to_string()} class="label">
+                    { format!("{n}. {}", ctx.t(k.title_key)) }
+                </text>
+                <rect x={chart::LABEL_WIDTH.to_string()} y={bar.y.to_string()}
+                    width={bar.width.to_string()} height={bar.height.to_string()} rx="3" />
+                <text x={(chart::WIDTH - chart::VALUE_WIDTH + 6.0).to_string()} y={label_y.to_string()} class="value">
+                    { value }
+                </text>
+            </g>
+        }
+    });
+    let failures = rows.iter().filter_map(|(n, k, st)| match st {
+        RowState::Failed(e) => Some(html! {
+            <li>{ format!("{n}. {}: ", ctx.t(k.title_key)) }{ e.clone() }</li>
+        }),
+        _ => None,
+    });
+
+    html! {
+        <section class="panel run-all" aria-labelledby="run-all-heading">
+            <h3 id="run-all-heading">{ ctx.t("ladder.run_all") }</h3>
+            <p>{ ctx.t("ladder.run_all.intro") }</p>
+            <div class="run-all-controls">
+                <button type="button" class="button primary" id="run-all-button"
+                    disabled={running || size.is_none() || !has_gpu} onclick={start}>
+                    { ctx.t("ladder.run_all") }
+                </button>
+                <button type="button" class="button" id="cancel-button" disabled={!running} onclick={stop}>
+                    { ctx.t("ladder.cancel") }
+                </button>
+                if let Some((done, total)) = *progress {
+                    <progress max={total.to_string()} value={done.to_string()}></progress>
+                    <span class="progress-text">
+                        { ctx.tf("ladder.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
+                    </span>
+                }
+            </div>
+            if size.is_none() {
+                <p class="message error">{ ctx.t("ladder.fix_sizes") }</p>
+            }
+            if let Some(n) = &*notice {
+                <p class="message" role="status" data-notice={match n { Notice::Cancelled => "cancelled", Notice::Lost(_) => "lost" }}>
+                    { match n {
+                        Notice::Cancelled => ctx.t("ladder.cancelled").to_string(),
+                        Notice::Lost(e) => ctx.tf("ladder.lost", &[("error", e)]),
+                    } }
+                </p>
+            }
+            if !rows.is_empty() {
+                <figure class="chart" data-runs={finished.to_string()}>
+                    <figcaption>{ ctx.tf("ladder.chart_title", &[("shape", &shape)]) }</figcaption>
+                    <svg viewBox={format!("0 0 {} {}", chart::WIDTH, chart::height(rows.len()))}
+                        role="img" aria-label={ctx.tf("ladder.chart_title", &[("shape", &shape)])}>
+                        { for chart_rows }
+                    </svg>
+                </figure>
+                <ul class="failures">{ for failures }</ul>
+                if software {
+                    <p class="note">{ ctx.t("ladder.software_note") }</p>
+                }
+                <p class="note">{ ctx.t("ladder.peak_unknown") }</p>
+            }
+        </section>
+    }
+}

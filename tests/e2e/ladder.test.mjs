@@ -1,0 +1,166 @@
+// Kernels → the matmul optimisation ladder: every available stage verified at an odd size,
+// unavailable stages explained, the diff of each stage, Run all with progress and a chart,
+// Cancel, URL state and device limits.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
+
+const STAGES = [
+  'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
+  'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16',
+];
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function runAndWait(page) {
+  const before = Number(await page.getAttribute('.result', 'data-runs'));
+  await page.click('#run-button');
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 },
+  );
+}
+
+test('every stage at 257×129×65: verified where it runs, explained where it cannot', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=257&n=129&k=65');
+  assert.equal(await waitForProbe(page), 'available');
+  const verified = [];
+  const unavailable = [];
+  for (const id of STAGES) {
+    await page.click(`.stage-list a[data-stage="${id}"]`);
+    await page.waitForSelector(`.stage-detail[data-current-stage="${id}"]`);
+    assert.match(new URL(page.url()).hash, new RegExp(`stage=${id}`));
+    assert.match(new URL(page.url()).hash, /m=257&n=129&k=65/, 'sizes survive stage changes');
+    if (await page.$('.run-widget [data-unavailable="true"]')) {
+      assert.ok(await page.isDisabled('#run-button'));
+      unavailable.push([id, await page.textContent('.run-widget [data-unavailable="true"]')]);
+      continue;
+    }
+    await runAndWait(page);
+    assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true', id);
+    verified.push(id);
+  }
+  // SwiftShader has no shader-f16, and wgpu cannot request subgroups in a browser: both say why.
+  assert.deepEqual(verified, STAGES.filter((s) => s !== 'matmul-subgroup' && s !== 'matmul-f16'));
+  const reasons = Object.fromEntries(unavailable);
+  assert.match(reasons['matmul-subgroup'], /subgroups/);
+  assert.match(reasons['matmul-f16'], /shader-f16/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('the source shows what changed since the previous stage', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&stage=matmul-coalesced');
+  await page.waitForSelector('.source .line');
+  const changed = await page.$$eval('.source .line.changed', (ls) => ls.map((l) => l.textContent));
+  const code = changed.filter((l) => !/^\s*\d+\s*\/\//.test(l));
+  assert.ok(code.some((l) => l.includes('let col = gid.x;')), code.join('\n'));
+  assert.ok(code.some((l) => l.includes('let row = gid.y;')));
+  assert.equal(code.length, 2, `only the mapping changes in code:\n${code.join('\n')}`);
+  // The first stage has nothing to compare with.
+  await page.click('.stage-list a[data-stage="matmul-naive"]');
+  await page.waitForSelector('.stage-detail[data-current-stage="matmul-naive"]');
+  assert.equal((await page.$$('.source .line.changed')).length, 0);
+  assert.match(await page.textContent('.legend'), /first stage/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const lang of ['en', 'zh']) {
+  test(`Run all draws a verified bar per available stage (${lang})`, async () => {
+    const { page, context, errors } = await openPage(
+      browser, `#/kernels?lang=${lang}&m=96&n=80&k=72&stage=matmul-tiled`,
+    );
+    await waitForProbe(page);
+    await page.click('#run-all-button');
+    await page.waitForSelector('.run-all progress');
+    await page.waitForFunction(() => Number(document.querySelector('.chart')?.dataset.runs) > 0,
+      null, { timeout: 180_000 });
+    const verifiedRows = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
+    const skippedRows = await page.$$eval('.chart .row.skipped', (rs) => rs.map((r) => r.dataset.stage));
+    assert.equal(verifiedRows.length, 6, verifiedRows.join());
+    assert.deepEqual(skippedRows.sort(), ['matmul-f16', 'matmul-subgroup']);
+    const widths = await page.$$eval('.chart .row.verified rect', (rs) => rs.map((r) => Number(r.getAttribute('width'))));
+    assert.ok(widths.every((w) => w > 0), `every verified stage has a bar: ${widths}`);
+    assert.match(await page.textContent('.run-all'), lang === 'en' ? /software adapter/ : /软件适配器/);
+    assert.ok(!(await page.isDisabled('#run-all-button')), 'the page is ready for another run');
+    await screenshot(page, `ladder-run-all-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
+
+test('Cancel stops Run all and leaves the page usable', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=384&n=384&k=384');
+  await waitForProbe(page);
+  await page.click('#run-all-button');
+  await page.waitForSelector('.run-all progress');
+  await page.click('#cancel-button');
+  await page.waitForSelector('[data-notice="cancelled"]', { timeout: 180_000 });
+  assert.match(await page.textContent('.run-all'), /Cancelled/);
+  const pending = await page.$$('.chart .row.pending');
+  assert.ok(pending.length > 0, 'later stages were not run');
+  // Still usable: a single stage runs and verifies.
+  await page.fill('#dim-m', '16');
+  await page.fill('#dim-n', '16');
+  await page.fill('#dim-k', '16');
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a stage name that does not exist falls back to stage 1 with a message', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&stage=warp-magic');
+  await page.waitForSelector('.stage-detail[data-current-stage="matmul-naive"]');
+  assert.match(await page.textContent('.ladder'), /There is no stage called "warp-magic"/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a size beyond the device limit names the limit and the largest size that fits', async () => {
+  // Report a 128 MiB storage-binding limit, as many real GPUs do (SwiftShader allows 1 GiB).
+  const shrinkLimit = () => {
+    const desc = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'limits');
+    Object.defineProperty(GPUAdapter.prototype, 'limits', {
+      get() {
+        const real = desc.get.call(this);
+        return new Proxy(real, {
+          get: (t, p) => (p === 'maxStorageBufferBindingSize' ? 134217728 : Reflect.get(t, p, t)),
+        });
+      },
+    });
+  };
+  const { page, context, errors } = await openPage(
+    browser, '#/kernels?lang=en&m=8192&n=8192&k=8192', { initScript: shrinkLimit },
+  );
+  await waitForProbe(page);
+  await page.waitForSelector('.run-widget .message.error');
+  const msg = await page.textContent('.run-widget .message.error');
+  assert.match(msg, /256 MiB buffer exceeds maxStorageBufferBindingSize \(128 MiB\)/);
+  assert.match(msg, /largest square size that fits is 5792/);
+  assert.ok(await page.isDisabled('#run-button'));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a device lost during Run all stops it with a message; the next run recovers', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=192&n=192&k=192');
+  await waitForProbe(page);
+  await page.click('#run-all-button');
+  await page.waitForFunction(() => /Stage [2-9] of/.test(document.querySelector('.progress-text')?.textContent ?? ''),
+    null, { timeout: 120_000 });
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  await page.waitForSelector('[data-notice="lost"]', { timeout: 120_000 });
+  assert.match(await page.textContent('.run-all'), /device was lost during the run/);
+  assert.ok(!(await page.isDisabled('#run-all-button')));
+  const runs = Number(await page.getAttribute('.chart', 'data-runs'));
+  await page.click('#run-all-button');
+  await page.waitForFunction((n) => Number(document.querySelector('.chart')?.dataset.runs) > n,
+    runs, { timeout: 180_000 });
+  assert.equal(await page.$('[data-notice]'), null);
+  assert.equal((await page.$$('.chart .row.verified')).length, 6);
+  assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
+  await context.close();
+});
