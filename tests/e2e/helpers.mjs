@@ -64,3 +64,12 @@ export function assertSameOrigin(requests) {
   assert.deepEqual(foreign, [], `requests to other origins: ${foreign.join(', ')}`);
   assert.ok(requests.length > 0, 'no requests were recorded');
 }
+
+/** Clicks the Run widget's button and waits for this run's result (not the previous one's). */
+export async function runAndWait(page) {
+  const before = Number(await page.getAttribute('.result', 'data-runs'));
+  await page.click('#run-button');
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 },
+  );
+}

@@ -3,7 +3,9 @@
 // Cancel, URL state and device limits.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
+import {
+  launch, openPage, waitForProbe, screenshot, assertNoErrors, runAndWait,
+} from './helpers.mjs';
 
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
@@ -13,14 +15,6 @@ const STAGES = [
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function runAndWait(page) {
-  const before = Number(await page.getAttribute('.result', 'data-runs'));
-  await page.click('#run-button');
-  await page.waitForFunction(
-    (n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 },
-  );
-}
 
 test('every stage at 257×129×65: verified where it runs, explained where it cannot', async () => {
   const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=257&n=129&k=65');

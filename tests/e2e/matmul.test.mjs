@@ -2,7 +2,9 @@
 // from a lost device.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin } from './helpers.mjs';
+import {
+  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, runAndWait,
+} from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -12,15 +14,6 @@ async function setSize(page, m, n, k) {
   await page.fill('#dim-m', String(m));
   await page.fill('#dim-n', String(n));
   await page.fill('#dim-k', String(k));
-}
-
-/** Clicks Run and waits for this run's result (not the previous one's). */
-async function runAndWait(page) {
-  const before = Number(await page.getAttribute('.result', 'data-runs'));
-  await page.click('#run-button');
-  await page.waitForFunction(
-    (n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 },
-  );
 }
 
 test('256×256×256 runs on the GPU and is verified against the CPU', async () => {

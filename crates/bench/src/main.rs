@@ -1,4 +1,4 @@
-//! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--out FILE]`: every matmul kernel
+//! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--kernels id,…] [--out FILE]`: every matmul kernel
 //! of the catalogue, through the same dispatch path as the app, at each size; GFLOP/s from
 //! GPU timestamps (best of the repetitions, after warm-up), each result verified against the
 //! CPU reference. Prints a Markdown table; with --out also writes it as TSV.
@@ -16,6 +16,8 @@ struct Args {
     sizes: Vec<u32>,
     reps: u32,
     out: Option<String>,
+    /// Only these kernel ids (all when empty).
+    kernels: Vec<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -32,6 +34,7 @@ fn parse_args() -> Result<Args, String> {
         sizes: DEFAULT_SIZES.to_vec(),
         reps: 5,
         out: None,
+        kernels: Vec::new(),
     };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -58,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| format!("--reps wants 1 to 100, not `{value}`"))?;
             }
             "--out" => parsed.out = Some(value),
+            "--kernels" => parsed.kernels = value.split(',').map(str::to_string).collect(),
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -111,7 +115,11 @@ fn run() -> Result<(), String> {
     let mut rows = vec!["kernel\tsize\tgflops\tms\ttiming\tverified\tmax_rel_error".to_string()];
     println!("\n| kernel | size | GFLOP/s | ms | timing | verified |");
     println!("| --- | ---: | ---: | ---: | --- | --- |");
-    for k in KERNELS.iter().filter(|k| k.family == Family::Matmul) {
+    let selected = KERNELS.iter().filter(|k| {
+        k.family == Family::Matmul
+            && (args.kernels.is_empty() || args.kernels.iter().any(|id| id == k.id))
+    });
+    for k in selected {
         if !gpu.features().contains(k.required_features) {
             println!(
                 "| {} | – | – | – | unavailable: needs {:?} | – |",
