@@ -11,6 +11,7 @@ pub mod query;
 pub mod route;
 pub mod session;
 pub mod source_view;
+pub mod vis_params;
 
 use wasm_bindgen::prelude::*;
 

@@ -11,6 +11,8 @@ pub enum Route {
     Learn,
     #[at("/kernels")]
     Kernels,
+    #[at("/visualiser")]
+    Visualiser,
     #[at("/race")]
     Race,
     #[at("/train")]
@@ -26,10 +28,11 @@ pub enum Route {
 
 impl Route {
     /// The areas in the main navigation, with their label keys.
-    pub const NAV: [(Route, &'static str); 6] = [
+    pub const NAV: [(Route, &'static str); 7] = [
         (Route::Home, "nav.home"),
         (Route::Learn, "nav.learn"),
         (Route::Kernels, "nav.kernels"),
+        (Route::Visualiser, "nav.visualiser"),
         (Route::Race, "nav.race"),
         (Route::Train, "nav.train"),
         (Route::EmbedIndex, "nav.embed"),

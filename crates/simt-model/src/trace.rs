@@ -26,7 +26,7 @@ pub enum Mapping {
 }
 
 /// The arrays a kernel touches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Array {
     A,
     B,

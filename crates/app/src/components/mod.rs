@@ -6,11 +6,13 @@ mod ladder;
 mod matmul_run;
 mod pages;
 mod shell;
+mod visualiser;
 
 pub use gpu_panel::GpuPanel;
 pub use ladder::Ladder;
 pub use matmul_run::MatmulRun;
 pub use shell::App;
+pub use visualiser::Visualiser;
 
 use crate::i18n::Lang;
 use crate::probe::WebGpuStatus;

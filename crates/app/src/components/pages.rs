@@ -3,7 +3,7 @@
 
 use yew::prelude::*;
 
-use super::{Ctx, GpuPanel, Ladder, MatmulRun};
+use super::{Ctx, GpuPanel, Ladder, MatmulRun, Visualiser};
 use crate::route::Route;
 
 /// Widgets that can be embedded on their own, with their description keys.
@@ -17,6 +17,7 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Home => home(ctx),
         Route::Learn => coming(ctx, "learn.heading", "learn.soon"),
         Route::Kernels => kernels(ctx),
+        Route::Visualiser => html! { <Visualiser /> },
         Route::Race => coming(ctx, "race.heading", "race.soon"),
         Route::Train => coming(ctx, "train.heading", "train.soon"),
         Route::EmbedIndex => embed_index(ctx),

@@ -1,0 +1,400 @@
+//! The SIMT visualiser: step through a scaled-down matmul launch and see which cells each
+//! subgroup (warp) and thread touches, what that costs in memory transactions and bank
+//! conflicts, and how the ids of a thread read in WGSL and in CUDA. The model is
+//! `simt_model::trace`; this component only draws it.
+
+use std::collections::HashMap;
+
+use gloo::timers::callback::Interval;
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use simt_model::trace::{Array, MatmulTrace, Step, StepCost};
+
+use super::{replace_query, Ctx};
+use crate::format;
+use crate::vis_params::{VisParams, STAGES, SUBGROUP_WIDTHS};
+
+/// Subgroup colours, cycled.
+const PALETTE: [&str; 8] = [
+    "#4c6ef5", "#12b886", "#f59f00", "#e64980", "#7950f2", "#15aabf", "#82c91e", "#fd7e14",
+];
+/// Play speeds: steps per second.
+const SPEEDS: [u32; 4] = [1, 2, 5, 10];
+const CELL: f64 = 8.0;
+/// Built-in ids as WGSL names them, with their CUDA counterparts (code names: not translated).
+const ID_NAMES: [(&str, &str); 3] = [
+    ("global_invocation_id", "blockIdx·blockDim + threadIdx"),
+    ("local_invocation_id", "threadIdx"),
+    ("workgroup_id", "blockIdx"),
+];
+
+fn step_label(ctx: &Ctx, step: Step, tile: u32) -> String {
+    match step {
+        Step::Multiply { p } => ctx.tf("vis.step.multiply", &[("p", &p.to_string())]),
+        Step::LoadTile { t } => ctx.tf("vis.step.load", &[("t", &t.to_string())]),
+        Step::ComputeTile { t, p } => {
+            let mut s = ctx.tf(
+                "vis.step.compute",
+                &[("t", &t.to_string()), ("p", &p.to_string())],
+            );
+            if step.ends_with_barrier(tile) {
+                s.push_str(ctx.t("vis.step.barrier"));
+            }
+            s
+        }
+        Step::Store => ctx.t("vis.step.store").to_string(),
+    }
+}
+
+/// Which cells of each array the selected subgroup touches at a step: index → (touched by the
+/// selected thread?).
+fn touched(
+    trace: &MatmulTrace,
+    step: Step,
+    wg: [u32; 3],
+    sg: u32,
+    thread_lane: Option<u32>,
+) -> HashMap<Array, HashMap<u32, bool>> {
+    let mut out: HashMap<Array, HashMap<u32, bool>> = HashMap::new();
+    for lane in trace.lanes(step, wg, sg) {
+        let mine = Some(lane.ids.lane) == thread_lane;
+        for (arr, idx) in lane
+            .global_reads
+            .iter()
+            .chain(&lane.global_writes)
+            .chain(&lane.shared_reads)
+            .chain(&lane.shared_writes)
+        {
+            let e = out.entry(*arr).or_default().entry(*idx).or_insert(false);
+            *e |= mine;
+        }
+    }
+    out
+}
+
+/// A rows×cols grid with the given cells lit.
+fn matrix(
+    title: String,
+    rows: u32,
+    cols: u32,
+    lit: Option<&HashMap<u32, bool>>,
+    color: &'static str,
+) -> Html {
+    let (w, h) = (cols as f64 * CELL, rows as f64 * CELL);
+    let cells = lit.into_iter().flatten().map(|(&i, &mine)| {
+        let (r, c) = (i / cols.max(1), i % cols.max(1));
+        html! {
+            <rect x={(c as f64 * CELL).to_string()} y={(r as f64 * CELL).to_string()}
+                width={CELL.to_string()} height={CELL.to_string()}
+                fill={if mine { "#e03131" } else { color }} class={if mine { "cell mine" } else { "cell" }} />
+        }
+    });
+    html! {
+        <figure class="vis-matrix">
+            <figcaption>{ title }</figcaption>
+            <svg viewBox={format!("-1 -1 {} {}", w + 2.0, h + 2.0)} width={(w + 2.0).to_string()} height={(h + 2.0).to_string()}>
+                <rect x="0" y="0" width={w.to_string()} height={h.to_string()} class="grid-bg" />
+                { for cells }
+            </svg>
+        </figure>
+    }
+}
+
+fn counters(ctx: &Ctx, title_key: &str, c: &StepCost) -> Html {
+    let rows = [
+        ("vis.count.global", c.global_accesses),
+        ("vis.count.sectors", c.sectors),
+        ("vis.count.lines", c.lines),
+        ("vis.count.shared", c.shared_accesses),
+        ("vis.count.conflicts", c.bank_conflicts),
+        ("vis.count.inactive", c.inactive_lanes),
+    ];
+    html! {
+        <table class="facts vis-counters" data-counters={title_key.to_string()}>
+            <caption>{ ctx.t(title_key) }</caption>
+            { for rows.iter().map(|(k, v)| html! {
+                <tr><th scope="row">{ ctx.t(k) }</th><td data-key={k.to_string()}>{ format::count(*v as u64) }</td></tr>
+            }) }
+        </table>
+    }
+}
+
+#[function_component]
+pub fn Visualiser() -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let query = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
+    let params = VisParams::from_query(&query);
+    let trace = params.trace();
+    let steps = use_memo(trace, |t| t.steps());
+    let totals = use_memo(trace, |t| t.running_totals());
+    let last = steps.len().saturating_sub(1);
+    let url_num = |k: &str| query.get(k).and_then(|v| v.parse::<u32>().ok());
+    let step = use_state(|| (url_num("step").unwrap_or(0) as usize).min(last));
+    let playing = use_state(|| false);
+    let speed = use_state(|| 2u32);
+    let launch = trace.launch();
+    let sel_wg = use_state(|| {
+        [
+            url_num("wgx").unwrap_or(0).min(launch.grid[0] - 1),
+            url_num("wgy").unwrap_or(0).min(launch.grid[1] - 1),
+        ]
+    });
+    let thread = use_state(|| {
+        url_num("t")
+            .unwrap_or(0)
+            .min(launch.invocations_per_workgroup() - 1)
+    });
+
+    // Playback: advance one step per tick; stop at the end.
+    {
+        let (step, playing) = (step.clone(), playing.clone());
+        use_effect_with((*playing, *speed, last), move |(on, speed, last)| {
+            let last = *last;
+            let interval = on.then(|| {
+                let step = step.clone();
+                let playing = playing.clone();
+                Interval::new(1000 / speed.max(&1), move || {
+                    if *step >= last {
+                        playing.set(false);
+                    } else {
+                        step.set(*step + 1);
+                    }
+                })
+            });
+            move || drop(interval)
+        });
+    }
+    // Keep step, workgroup and thread in the URL.
+    {
+        let (nav, route, q) = (
+            navigator.clone(),
+            ctx.as_ref().map(|c| c.route.clone()),
+            query.clone(),
+        );
+        use_effect_with(
+            (*step, *sel_wg, *thread, *playing),
+            move |(s, wg, t, playing)| {
+                if !*playing {
+                    if let (Some(nav), Some(route)) = (nav, route) {
+                        let q = q
+                            .with("step", &s.to_string())
+                            .with("wgx", &wg[0].to_string())
+                            .with("wgy", &wg[1].to_string())
+                            .with("t", &t.to_string());
+                        replace_query(&nav, &route, &q);
+                    }
+                }
+            },
+        );
+    }
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let current = steps.get(*step).copied().unwrap_or(Step::Store);
+    let wg3 = [sel_wg[0], sel_wg[1], 0];
+    let ids = launch.ids(wg3, *thread);
+    let sg = ids.subgroup;
+    let lit = touched(&trace, current, wg3, sg, Some(ids.lane));
+    let step_cost = trace.step_cost(current);
+    let sg_cost = trace.subgroup_cost(current, wg3, sg);
+    let running = totals.get(*step).copied().unwrap_or_default();
+    let lanes = trace.lanes(current, wg3, sg);
+    let lane_active: HashMap<u32, bool> = lanes
+        .iter()
+        .map(|l| (l.ids.local_index, l.active))
+        .collect();
+
+    let set_param = |key: &'static str| {
+        let (nav, route, q) = (navigator.clone(), ctx.route.clone(), ctx.query.clone());
+        let (step, playing) = (step.clone(), playing.clone());
+        Callback::from(move |e: Event| {
+            let v = e
+                .target_unchecked_into::<web_sys::HtmlInputElement>()
+                .value();
+            playing.set(false);
+            step.set(0);
+            if let Some(nav) = &nav {
+                replace_query(nav, &route, &q.clone().with(key, &v).with("step", "0"));
+            }
+        })
+    };
+    let go = |delta: i64| {
+        let (step, playing) = (step.clone(), playing.clone());
+        Callback::from(move |_: MouseEvent| {
+            playing.set(false);
+            step.set((*step as i64 + delta).clamp(0, last as i64) as usize);
+        })
+    };
+    let toggle = {
+        let (playing, step) = (playing.clone(), step.clone());
+        Callback::from(move |_: MouseEvent| {
+            if *step >= last {
+                step.set(0);
+            }
+            playing.set(!*playing);
+        })
+    };
+    let onkeydown = {
+        let (playing, step) = (playing.clone(), step.clone());
+        Callback::from(move |e: KeyboardEvent| match e.key().as_str() {
+            "ArrowRight" => {
+                e.prevent_default();
+                playing.set(false);
+                step.set((*step + 1).min(last));
+            }
+            "ArrowLeft" => {
+                e.prevent_default();
+                playing.set(false);
+                step.set(step.saturating_sub(1));
+            }
+            " " => {
+                e.prevent_default();
+                playing.set(!*playing);
+            }
+            _ => {}
+        })
+    };
+    let scrub = {
+        let (step, playing) = (step.clone(), playing.clone());
+        Callback::from(move |e: InputEvent| {
+            let v = e
+                .target_unchecked_into::<web_sys::HtmlInputElement>()
+                .value();
+            playing.set(false);
+            step.set(v.parse::<usize>().unwrap_or(0).min(last));
+        })
+    };
+    let on_speed = {
+        let speed = speed.clone();
+        Callback::from(move |e: Event| {
+            let v = e
+                .target_unchecked_into::<web_sys::HtmlInputElement>()
+                .value();
+            speed.set(v.parse().ok().filter(|s| SPEEDS.contains(s)).unwrap_or(2));
+        })
+    };
+
+    // Workgroup grid.
+    let wg_cells = (0..launch.grid[1]).flat_map(|y| (0..launch.grid[0]).map(move |x| (x, y))).map(|(x, y)| {
+        let selected = [x, y] == *sel_wg;
+        let onclick = {
+            let (sel_wg, thread) = (sel_wg.clone(), thread.clone());
+            Callback::from(move |_| {
+                sel_wg.set([x, y]);
+                thread.set(0);
+            })
+        };
+        html! {
+            <rect x={(x * 22).to_string()} y={(y * 22).to_string()} width="20" height="20" rx="3"
+                class={classes!("wg", selected.then_some("selected"))} data-wg={format!("{x},{y}")} {onclick}>
+                <title>{ format!("workgroup_id ({x}, {y}) · blockIdx ({x}, {y})") }</title>
+            </rect>
+        }
+    });
+    // Threads of the selected workgroup, coloured by subgroup.
+    let [wx, wy, _] = launch.workgroup;
+    let thread_cells = (0..wx * wy).map(|i| {
+        let (x, y) = (i % wx, i / wx);
+        let sgi = i / launch.subgroup_width;
+        let active = lane_active.get(&i).copied().unwrap_or(true) || sgi != sg;
+        let onclick = {
+            let thread = thread.clone();
+            Callback::from(move |_| thread.set(i))
+        };
+        html! {
+            <rect x={(x * 18).to_string()} y={(y * 18).to_string()} width="16" height="16" rx="2"
+                fill={PALETTE[sgi as usize % PALETTE.len()]}
+                class={classes!("thread", (i == *thread).then_some("selected"), (sgi == sg).then_some("in-subgroup"), (!active).then_some("inactive"))}
+                data-thread={i.to_string()} {onclick} />
+        }
+    });
+
+    let tile = params.wg;
+    let is_tiled = params.stage.starts_with("tiled");
+    let n = params.size;
+    let sg_color = PALETTE[sg as usize % PALETTE.len()];
+    let stage_options = STAGES.iter().map(|(name, key)| {
+        html! { <option value={*name} selected={*name == params.stage}>{ ctx.t(key) }</option> }
+    });
+    let sg_options = SUBGROUP_WIDTHS.iter().map(|w| {
+        html! { <option value={w.to_string()} selected={*w == params.sg}>{ w.to_string() }</option> }
+    });
+    let speed_options = SPEEDS.iter().map(|s| {
+        html! { <option value={s.to_string()} selected={*s == *speed}>{ ctx.tf("vis.speed_value", &[("n", &s.to_string())]) }</option> }
+    });
+    let rejected = params.rejected.iter().map(|(name, value)| {
+        html! { <li>{ ctx.tf("vis.bad_param", &[("name", name), ("value", value)]) }</li> }
+    });
+
+    html! {
+        <section class="page visualiser">
+            <h1>{ ctx.t("vis.heading") }</h1>
+            <p class="lead">{ ctx.t("vis.intro") }</p>
+            if !params.rejected.is_empty() {
+                <ul class="message error" role="alert">{ for rejected }</ul>
+            }
+            <div class="vis-settings">
+                <label>{ ctx.t("vis.stage") }
+                    <select id="vis-stage" onchange={set_param("stage")}>{ for stage_options }</select>
+                </label>
+                <label>{ ctx.t("vis.size") }
+                    <input id="vis-size" type="number" min="4" max="64" value={params.size.to_string()} onchange={set_param("size")} />
+                </label>
+                <label>{ ctx.t("vis.wg") }
+                    <input id="vis-wg" type="number" min="4" max="16" value={params.wg.to_string()} onchange={set_param("wg")} />
+                </label>
+                <label>{ ctx.t("vis.sg") }
+                    <select id="vis-sg" onchange={set_param("sg")}>{ for sg_options }</select>
+                </label>
+            </div>
+            <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
+            <div class="vis-controls" tabindex="0" {onkeydown} aria-label={ctx.t("vis.controls")}>
+                <button type="button" class="button" id="vis-back" onclick={go(-1)}>{ ctx.t("vis.back") }</button>
+                <button type="button" class="button primary" id="vis-play" onclick={toggle}>
+                    { ctx.t(if *playing { "vis.pause" } else { "vis.play" }) }
+                </button>
+                <button type="button" class="button" id="vis-forward" onclick={go(1)}>{ ctx.t("vis.forward") }</button>
+                <input type="range" id="vis-scrub" min="0" max={last.to_string()} value={step.to_string()} oninput={scrub}
+                    aria-label={ctx.t("vis.scrub")} />
+                <select id="vis-speed" onchange={on_speed} aria-label={ctx.t("vis.speed")}>{ for speed_options }</select>
+                <span class="vis-step" id="vis-step" data-step={step.to_string()}>
+                    { ctx.tf("vis.step_of", &[("i", &(*step + 1).to_string()), ("n", &steps.len().to_string())]) }
+                    { " · " }
+                    { step_label(&ctx, current, tile) }
+                </span>
+            </div>
+            <p class="note">{ ctx.t("vis.keys") }</p>
+            <div class="vis-layout">
+                <div class="vis-launch">
+                    <h3>{ ctx.tf("vis.grid", &[("x", &launch.grid[0].to_string()), ("y", &launch.grid[1].to_string())]) }</h3>
+                    <svg class="vis-wgs" width={(launch.grid[0] * 22).to_string()} height={(launch.grid[1] * 22).to_string()}>{ for wg_cells }</svg>
+                    <h3>{ ctx.tf("vis.threads", &[("x", &wx.to_string()), ("y", &wy.to_string()), ("sg", &launch.subgroup_width.to_string())]) }</h3>
+                    <svg class="vis-threads" width={(wx * 18).to_string()} height={(wy * 18).to_string()}>{ for thread_cells }</svg>
+                    <table class="facts vis-ids" id="vis-ids">
+                        { for ID_NAMES.iter().zip([ids.global, ids.local, ids.workgroup]).map(|((wgsl, cuda), v)| html! {
+                            <tr><th scope="row"><code>{ *wgsl }</code></th><td>{ format!("({}, {})", v[0], v[1]) }</td><td><code>{ *cuda }</code></td></tr>
+                        }) }
+                        <tr><th scope="row">{ ctx.t("vis.subgroup_lane") }</th><td>{ format!("{} / {}", ids.subgroup, ids.lane) }</td><td>{ ctx.t("vis.warp_lane") }</td></tr>
+                    </table>
+                </div>
+                <div class="vis-matrices">
+                    { matrix(ctx.tf("vis.matrix_a", &[("n", &n.to_string())]), n, n, lit.get(&Array::A), sg_color) }
+                    { matrix(ctx.tf("vis.matrix_b", &[("n", &n.to_string())]), n, n, lit.get(&Array::B), sg_color) }
+                    { matrix(ctx.tf("vis.matrix_c", &[("n", &n.to_string())]), n, n, lit.get(&Array::C), sg_color) }
+                    if is_tiled {
+                        { matrix(ctx.t("vis.tile_a").to_string(), tile, tile + params.pad, lit.get(&Array::TileA), sg_color) }
+                        { matrix(ctx.t("vis.tile_b").to_string(), tile, tile, lit.get(&Array::TileB), sg_color) }
+                    }
+                </div>
+                <div class="vis-counts">
+                    { counters(&ctx, "vis.counters.subgroup", &sg_cost) }
+                    { counters(&ctx, "vis.counters.step", &step_cost) }
+                    { counters(&ctx, "vis.counters.total", &running) }
+                    <p class="note">{ ctx.t("vis.explain") }</p>
+                </div>
+            </div>
+        </section>
+    }
+}
