@@ -89,3 +89,46 @@ test('picking a thread shows its ids under both names; bad parameters get a mess
   assertNoErrors(errors);
   await context.close();
 });
+
+test('real-GPU mode records every workgroup exactly once and replays the waves', async () => {
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en');
+  await page.waitForFunction(() => !document.querySelector('#real-record')?.disabled, null, { timeout: 30_000 });
+  await page.click('#real-record');
+  await page.waitForSelector('[data-recorded="true"]', { timeout: 120_000 });
+  const n = Number(await page.getAttribute('.real-summary', 'data-workgroups'));
+  const resident = Number(await page.getAttribute('.real-summary', 'data-max-resident'));
+  assert.equal(n, 32 * 32);
+  assert.ok(resident >= 1 && resident <= n, `resident ${resident}`);
+  assert.match(await page.textContent('.real-gpu'), /each exactly once/);
+  assert.match(await page.textContent('.real-gpu'), /CPU emulating a GPU/);
+  // The replay plays to the end by itself.
+  await page.waitForFunction(() => /1024 of 1024/.test(document.querySelector('.real-gpu .vis-step')?.textContent ?? ''),
+    null, { timeout: 60_000 });
+  console.log(`SwiftShader schedule: 1024 workgroups, at most ${resident} resident at once`);
+  await screenshot(page, 'visualiser-real-gpu-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('frame time while playing a 64×64 launch (measured, not asserted)', async () => {
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=tiled&size=64&wg=16&sg=32');
+  await page.waitForSelector('#vis-step');
+  await page.selectOption('#vis-speed', '10');
+  await page.click('#vis-play');
+  const frames = await page.evaluate(() => new Promise((resolve) => {
+    const times = [];
+    const tick = (t) => {
+      times.push(t);
+      if (times.length < 150) requestAnimationFrame(tick); else resolve(times);
+    };
+    requestAnimationFrame(tick);
+  }));
+  await page.click('#vis-play');
+  const gaps = frames.slice(1).map((t, i) => t - frames[i]).sort((a, b) => a - b);
+  const p95 = gaps[Math.floor(gaps.length * 0.95)];
+  const median = gaps[Math.floor(gaps.length / 2)];
+  assert.ok(Number.isFinite(p95) && p95 > 0);
+  console.log(`visualiser frame time while playing 64×64 (tiled, 10 steps/s): median ${median.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms over ${gaps.length} frames`);
+  assertNoErrors(errors);
+  await context.close();
+});

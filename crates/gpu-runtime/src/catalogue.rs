@@ -16,6 +16,9 @@ pub enum Family {
     /// C = A·B. Bindings: 0 = A (M×K, read), 1 = B (K×N, read), 2 = C (M×N, write),
     /// 3 = uniform dims {m, n, k, 0}.
     Matmul,
+    /// Records when workgroups start and end. Bindings: 0 = atomic counter, 1 = events
+    /// (2 u32 per workgroup, read back as raw words), 2 = uniform {gx, gy, work, 0}.
+    Schedule,
 }
 
 /// How the inputs and output are laid out in GPU buffers.
@@ -69,11 +72,14 @@ const BLOCKTILE_2D: &str = include_str!("../../../shaders/matmul_blocktile_2d.wg
 const VEC4: &str = include_str!("../../../shaders/matmul_vec4.wgsl");
 const SUBGROUP: &str = include_str!("../../../shaders/matmul_subgroup.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../shaders/matmul_regtile_common.wgsl");
+const SCHEDULE_PROBE: &str = include_str!("../../../shaders/schedule_probe.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
+/// (A kernel only ever gets workloads of its own family: see [`KernelSpec::accepts`].)
 fn grid_blocks<const BN: u32, const BM: u32>(w: &Workload) -> [u32; 3] {
     match w {
         Workload::Matmul(s) => [s.n.div_ceil(BN), s.m.div_ceil(BM), 1],
+        Workload::Schedule(_) => [0, 0, 0],
     }
 }
 
@@ -81,6 +87,15 @@ fn grid_blocks<const BN: u32, const BM: u32>(w: &Workload) -> [u32; 3] {
 fn grid_naive(w: &Workload) -> [u32; 3] {
     match w {
         Workload::Matmul(s) => [s.m.div_ceil(16), s.n.div_ceil(16), 1],
+        Workload::Schedule(_) => [0, 0, 0],
+    }
+}
+
+/// One workgroup per probe cell.
+fn grid_schedule(w: &Workload) -> [u32; 3] {
+    match w {
+        Workload::Schedule(s) => [s.gx, s.gy, 1],
+        Workload::Matmul(_) => [0, 0, 0],
     }
 }
 
@@ -216,6 +231,21 @@ pub static KERNELS: &[KernelSpec] = &[
         title_key: "kernel.matmul-f16.title",
         summary_key: "kernel.matmul-f16.summary",
     },
+    KernelSpec {
+        id: "schedule-probe",
+        source_path: "shaders/schedule_probe.wgsl",
+        source: || SCHEDULE_PROBE.to_string(),
+        entry_point: "main",
+        family: Family::Schedule,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_schedule,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.schedule-probe.title",
+        summary_key: "kernel.schedule-probe.summary",
+    },
 ];
 
 /// Looks a kernel up by id.
@@ -278,13 +308,17 @@ impl KernelSpec {
 
     /// Whether a job fits this kernel's family.
     pub fn accepts(&self, job: &Job<'_>) -> bool {
-        matches!((self.family, job), (Family::Matmul, Job::Matmul { .. }))
+        matches!(
+            (self.family, job),
+            (Family::Matmul, Job::Matmul { .. }) | (Family::Schedule, Job::Schedule(_))
+        )
     }
 
     /// Floating-point operations of one run, for GFLOP/s.
     pub fn flops(&self, w: &Workload) -> f64 {
         match w {
             Workload::Matmul(s) => s.flops(),
+            Workload::Schedule(_) => 0.0,
         }
     }
 
@@ -294,7 +328,31 @@ impl KernelSpec {
             Job::Matmul { size, a, b } => {
                 verify::compare(got, &matmul::reference(size, a, b), self.precision)
             }
+            Job::Schedule(_) => verify_tickets(got),
         }
+    }
+}
+
+/// A schedule probe is right when its tickets (raw words) are exactly 0 … 2·groups − 1, once
+/// each — every workgroup started and ended once — and each ends after it starts.
+fn verify_tickets(got: &[f32]) -> Verdict {
+    let words: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+    let mut seen = vec![false; words.len()];
+    let mut first_failure = None;
+    for (i, &w) in words.iter().enumerate() {
+        let fresh = seen.get(w as usize).is_some_and(|s| !s);
+        let ordered = i % 2 == 0 || words[i - 1] < w;
+        if fresh && ordered {
+            seen[w as usize] = true;
+        } else if first_failure.is_none() {
+            first_failure = Some((i, got[i], w as f64));
+        }
+    }
+    Verdict {
+        ok: first_failure.is_none() && seen.iter().all(|&s| s),
+        max_rel_error: 0.0,
+        rel_bound: 0.0,
+        first_failure,
     }
 }
 

@@ -40,6 +40,13 @@ fn f16_bytes(v: &[f32]) -> Vec<u8> {
 
 pub(crate) fn layout<'a>(storage: Storage, job: &Job<'a>) -> Layout<'a> {
     match *job {
+        Job::Schedule(s) => Layout {
+            // The atomic counter, starting at zero.
+            inputs: vec![Cow::Owned(vec![0u8; 4])],
+            dims: [s.gx, s.gy, s.work, 0],
+            output_len: 2 * s.gx as usize * s.gy as usize,
+            padded_rows: None,
+        },
         Job::Matmul { size, a, b } => {
             let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
             match storage {

@@ -3,10 +3,19 @@
 
 use cpu_kernels::matmul::MatmulSize;
 
+/// A schedule-probe launch: gx × gy workgroups, each busy for `work` iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScheduleSize {
+    pub gx: u32,
+    pub gy: u32,
+    pub work: u32,
+}
+
 /// A problem a kernel family solves, without its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     Matmul(MatmulSize),
+    Schedule(ScheduleSize),
 }
 
 /// A problem with its input data, ready to dispatch.
@@ -17,12 +26,15 @@ pub enum Job<'a> {
         a: &'a [f32],
         b: &'a [f32],
     },
+    /// Needs no input data: the probe only records when workgroups run.
+    Schedule(ScheduleSize),
 }
 
 impl Job<'_> {
     pub fn workload(&self) -> Workload {
         match *self {
             Job::Matmul { size, .. } => Workload::Matmul(size),
+            Job::Schedule(s) => Workload::Schedule(s),
         }
     }
 }
@@ -93,6 +105,7 @@ impl Workload {
                 let elems = s.a_len().max(s.b_len()).max(s.c_len()) as u64;
                 elems * 4
             }
+            Workload::Schedule(s) => 2 * 4 * s.gx as u64 * s.gy as u64,
         }
     }
 

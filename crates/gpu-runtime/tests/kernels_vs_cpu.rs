@@ -185,3 +185,18 @@ fn half_precision_inputs_cost_accuracy_that_the_f16_bound_allows() {
     );
     assert!(half.verdict.rel_bound > full.verdict.rel_bound);
 }
+
+#[test]
+fn the_schedule_probe_sees_every_workgroup_exactly_once() {
+    let gpu = gpu();
+    for (gx, gy) in [(1, 1), (7, 5), (32, 32)] {
+        let size = gpu_runtime::ScheduleSize { gx, gy, work: 64 };
+        let rec = pollster::block_on(gpu_runtime::record_schedule(&gpu, size))
+            .unwrap_or_else(|e| panic!("{gx}x{gy}: {e}"));
+        assert_eq!(rec.events.len(), (gx * gy) as usize);
+        let mut tickets: Vec<u32> = rec.events.iter().flat_map(|&(s, e)| [s, e]).collect();
+        tickets.sort_unstable();
+        assert!(tickets.iter().enumerate().all(|(i, &t)| t == i as u32));
+        assert!(rec.events.iter().all(|&(s, e)| s < e));
+    }
+}

@@ -9,6 +9,7 @@
 //!   global memory (coalescing), and shared-memory bank conflicts.
 
 pub mod memory;
+pub mod schedule;
 pub mod trace;
 
 /// A dispatch: how many workgroups, how big each is, and how wide a subgroup is.

@@ -11,6 +11,7 @@ use yew_router::prelude::*;
 
 use simt_model::trace::{Array, MatmulTrace, Step, StepCost};
 
+use super::schedule_replay::ScheduleReplay;
 use super::{replace_query, Ctx};
 use crate::format;
 use crate::vis_params::{VisParams, STAGES, SUBGROUP_WIDTHS};
@@ -395,6 +396,7 @@ pub fn Visualiser() -> Html {
                     <p class="note">{ ctx.t("vis.explain") }</p>
                 </div>
             </div>
+            <ScheduleReplay />
         </section>
     }
 }
