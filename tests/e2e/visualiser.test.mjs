@@ -132,3 +132,22 @@ test('frame time while playing a 64×64 launch (measured, not asserted)', async 
   assertNoErrors(errors);
   await context.close();
 });
+
+test('compare mode counts two stages on the same problem side by side', async () => {
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=naive&size=32&wg=8&sg=32');
+  await page.waitForSelector('#vis-step');
+  await page.selectOption('#vis-compare', 'coalesced');
+  await page.waitForSelector('.vis-compare');
+  assert.match(new URL(page.url()).hash, /compare=coalesced/);
+  const cell = (key, col) => page.$eval(`.compare-table tr[data-key="${key}"] td.${col}`,
+    (td) => Number(td.textContent.replace(/,/g, '')));
+  const [naive, coalesced] = [await cell('vis.count.sectors', 'a'), await cell('vis.count.sectors', 'b')];
+  // Per step per subgroup 9 vs 5 sectors (see above), for 32 steps and 32 subgroups, plus the
+  // stores (naive writes 8 rows × 4 columns: 8 sectors; coalesced 4 rows of 8: 4 sectors).
+  assert.equal(naive, 32 * 32 * 9 + 32 * 8);
+  assert.equal(coalesced, 32 * 32 * 5 + 32 * 4);
+  assert.equal(await cell('vis.count.global', 'a'), await cell('vis.count.global', 'b'), 'same work');
+  await screenshot(page, 'visualiser-compare-en');
+  assertNoErrors(errors);
+  await context.close();
+});

@@ -24,6 +24,8 @@ pub struct VisParams {
     pub wg: u32,
     pub sg: u32,
     pub pad: u32,
+    /// A second stage to compare with, if any.
+    pub compare: Option<&'static str>,
     /// Parameters that were present but invalid (name, as given): shown, then defaults used.
     pub rejected: Vec<(&'static str, String)>,
 }
@@ -47,22 +49,25 @@ impl VisParams {
         let wg = num("wg", 8, &|v| (WG_RANGE.0..=WG_RANGE.1).contains(&v));
         let sg = num("sg", 32, &|v| SUBGROUP_WIDTHS.contains(&v));
         let pad = num("pad", 0, &|v| v <= 4);
-        let stage = match q.get("stage") {
-            None => STAGES[0].0,
-            Some(s) => match STAGES.iter().find(|(name, _)| *name == s) {
-                Some((name, _)) => name,
+        let mut stage_param = |name: &'static str| -> Option<&'static str> {
+            let s = q.get(name).filter(|s| !s.is_empty())?;
+            match STAGES.iter().find(|(stage, _)| *stage == s) {
+                Some((stage, _)) => Some(stage),
                 None => {
-                    rejected.push(("stage", s.chars().take(20).collect()));
-                    STAGES[0].0
+                    rejected.push((name, s.chars().take(20).collect()));
+                    None
                 }
-            },
+            }
         };
+        let stage = stage_param("stage").unwrap_or(STAGES[0].0);
+        let compare = stage_param("compare");
         Self {
             stage,
             size,
             wg,
             sg,
             pad,
+            compare,
             rejected,
         }
     }

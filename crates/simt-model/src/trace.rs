@@ -172,6 +172,36 @@ impl MatmulTrace {
         }
     }
 
+    /// What the shared tiles of `workgroup` hold during `step`: per word of each tile, the
+    /// element of A or B (row-major index) loaded there, or None (zero padding outside the
+    /// matrix, padding words, or nothing loaded yet). Empty for stages without tiles.
+    pub fn tile_contents(&self, step: Step, workgroup: [u32; 3]) -> Vec<(Array, Vec<Option<u32>>)> {
+        let t = match step {
+            Step::LoadTile { t } | Step::ComputeTile { t, .. } => t,
+            _ => return Vec::new(),
+        };
+        let Mapping::Tiled { pad, .. } = self.mapping else {
+            return Vec::new();
+        };
+        let tile = self.tile();
+        let (row0, col0) = (workgroup[1] * tile, workgroup[0] * tile);
+        let mut a = vec![None; (tile * (tile + pad)) as usize];
+        let mut b = vec![None; (tile * tile) as usize];
+        for r in 0..tile {
+            for c in 0..tile {
+                let (ka, row) = (t * tile + c, row0 + r);
+                if row < self.m && ka < self.k {
+                    a[self.tile_a_word(r, c) as usize] = Some(row * self.k + ka);
+                }
+                let (kb, col) = (t * tile + r, col0 + c);
+                if kb < self.k && col < self.n {
+                    b[(r * tile + c) as usize] = Some(kb * self.n + col);
+                }
+            }
+        }
+        vec![(Array::TileA, a), (Array::TileB, b)]
+    }
+
     /// Every lane of subgroup `subgroup` of `workgroup` at `step`.
     pub fn lanes(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> Vec<LaneAccess> {
         let launch = self.launch();
@@ -426,6 +456,30 @@ mod tests {
         assert_eq!(with_pad(1), 1);
         // pad 2: stride 18 puts row 0 on the even banks and row 1 on the odd ones.
         assert_eq!(with_pad(2), 0);
+    }
+
+    #[test]
+    fn tiles_hold_the_right_elements() {
+        let t = trace(
+            Mapping::Tiled {
+                transpose_a: false,
+                pad: 0,
+            },
+            20,
+            20,
+            20,
+            [16, 16],
+        );
+        // Workgroup (1, 0), tile 1: A rows 0–15, k 16–31 (only 16–19 exist); B k 16–31, cols 16–31.
+        let c = t.tile_contents(Step::ComputeTile { t: 1, p: 0 }, [1, 0, 0]);
+        let (a, b) = (&c[0].1, &c[1].1);
+        assert_eq!(a[0], Some(16)); // A[0][16]
+        assert_eq!(a[3], Some(19)); // A[0][19]
+        assert_eq!(a[4], None); // k = 20 is outside A: zero padding
+        assert_eq!(b[0], Some(16 * 20 + 16)); // B[16][16]
+        assert_eq!(b[4 * 16], None); // k = 20
+        assert_eq!(b[4], None); // column 20 is outside B
+        assert!(t.tile_contents(Step::Store, [0, 0, 0]).is_empty());
     }
 
     #[test]

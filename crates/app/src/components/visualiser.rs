@@ -82,6 +82,31 @@ fn matrix(
     lit: Option<&HashMap<u32, bool>>,
     color: &'static str,
 ) -> Html {
+    matrix_with_contents(title, rows, cols, lit, color, None)
+}
+
+/// The shared tiles also shade the cells holding data and name the element each holds:
+/// `contents` = (source matrix name, its row length, element index per tile word).
+fn matrix_with_contents(
+    title: String,
+    rows: u32,
+    cols: u32,
+    lit: Option<&HashMap<u32, bool>>,
+    color: &'static str,
+    contents: Option<(&str, u32, &[Option<u32>])>,
+) -> Html {
+    let held = contents.into_iter().flat_map(|(name, src_cols, words)| {
+        words.iter().enumerate().filter_map(move |(i, e)| {
+            let e = (*e)?;
+            let (r, c) = (i as u32 / cols.max(1), i as u32 % cols.max(1));
+            Some(html! {
+                <rect x={(c as f64 * CELL).to_string()} y={(r as f64 * CELL).to_string()}
+                    width={CELL.to_string()} height={CELL.to_string()} class="held">
+                    <title>{ format!("{name}[{}][{}]", e / src_cols.max(1), e % src_cols.max(1)) }</title>
+                </rect>
+            })
+        })
+    });
     let (w, h) = (cols as f64 * CELL, rows as f64 * CELL);
     let cells = lit.into_iter().flatten().map(|(&i, &mine)| {
         let (r, c) = (i / cols.max(1), i % cols.max(1));
@@ -96,6 +121,7 @@ fn matrix(
             <figcaption>{ title }</figcaption>
             <svg viewBox={format!("-1 -1 {} {}", w + 2.0, h + 2.0)} width={(w + 2.0).to_string()} height={(h + 2.0).to_string()}>
                 <rect x="0" y="0" width={w.to_string()} height={h.to_string()} class="grid-bg" />
+                { for held }
                 { for cells }
             </svg>
         </figure>
@@ -118,6 +144,77 @@ fn counters(ctx: &Ctx, title_key: &str, c: &StepCost) -> Html {
                 <tr><th scope="row">{ ctx.t(k) }</th><td data-key={k.to_string()}>{ format::count(*v as u64) }</td></tr>
             }) }
         </table>
+    }
+}
+
+fn stage_title(ctx: &Ctx, stage: &str) -> &'static str {
+    STAGES
+        .iter()
+        .find(|(n, _)| *n == stage)
+        .map(|(_, k)| ctx.t(k))
+        .unwrap_or_default()
+}
+
+/// Two stages on the same problem: whole-run counters side by side with their ratio, and the
+/// second stage's matrices at the same step (clamped to its own length).
+fn compare_section(
+    ctx: &Ctx,
+    a: &VisParams,
+    b: &VisParams,
+    step: usize,
+    wg: [u32; 3],
+    thread: u32,
+) -> Html {
+    let (ta, tb) = (a.trace(), b.trace());
+    let whole = |t: &MatmulTrace| t.running_totals().last().copied().unwrap_or_default();
+    let (wa, wb) = (whole(&ta), whole(&tb));
+    let rows = [
+        ("vis.count.global", wa.global_accesses, wb.global_accesses),
+        ("vis.count.sectors", wa.sectors, wb.sectors),
+        ("vis.count.lines", wa.lines, wb.lines),
+        ("vis.count.shared", wa.shared_accesses, wb.shared_accesses),
+        ("vis.count.conflicts", wa.bank_conflicts, wb.bank_conflicts),
+        ("vis.count.inactive", wa.inactive_lanes, wb.inactive_lanes),
+    ];
+    let steps_b = tb.steps();
+    let sb = steps_b
+        .get(step.min(steps_b.len().saturating_sub(1)))
+        .copied()
+        .unwrap_or(Step::Store);
+    let lb = tb.launch();
+    let wg_b = [wg[0].min(lb.grid[0] - 1), wg[1].min(lb.grid[1] - 1), 0];
+    let ids_b = lb.ids(wg_b, thread.min(lb.invocations_per_workgroup() - 1));
+    let lit = touched(&tb, sb, wg_b, ids_b.subgroup, Some(ids_b.lane));
+    let color = PALETTE[ids_b.subgroup as usize % PALETTE.len()];
+    let n = b.size;
+    html! {
+        <section class="panel vis-compare" aria-labelledby="compare-heading">
+            <h2 id="compare-heading">
+                { ctx.tf("vis.compare.heading", &[("a", stage_title(ctx, a.stage)), ("b", stage_title(ctx, b.stage))]) }
+            </h2>
+            <table class="facts compare-table">
+                <tr>
+                    <th></th>
+                    <th scope="col">{ stage_title(ctx, a.stage) }</th>
+                    <th scope="col">{ stage_title(ctx, b.stage) }</th>
+                    <th scope="col">{ ctx.t("vis.compare.ratio") }</th>
+                </tr>
+                { for rows.iter().map(|(k, x, y)| html! {
+                    <tr data-key={k.to_string()}>
+                        <th scope="row">{ ctx.t(k) }</th>
+                        <td class="a">{ format::count(*x as u64) }</td>
+                        <td class="b">{ format::count(*y as u64) }</td>
+                        <td>{ if *y > 0 { format!("{:.2}×", *x as f64 / *y as f64) } else { "–".to_string() } }</td>
+                    </tr>
+                }) }
+            </table>
+            <p class="note">{ ctx.t("vis.compare.note") }</p>
+            <h3>{ ctx.tf("vis.compare.same_step", &[("stage", stage_title(ctx, b.stage))]) }</h3>
+            <div class="vis-matrices">
+                { matrix(ctx.tf("vis.matrix_a", &[("n", &n.to_string())]), n, n, lit.get(&Array::A), color) }
+                { matrix(ctx.tf("vis.matrix_b", &[("n", &n.to_string())]), n, n, lit.get(&Array::B), color) }
+            </div>
+        </section>
     }
 }
 
@@ -308,11 +405,14 @@ pub fn Visualiser() -> Html {
             <rect x={(x * 18).to_string()} y={(y * 18).to_string()} width="16" height="16" rx="2"
                 fill={PALETTE[sgi as usize % PALETTE.len()]}
                 class={classes!("thread", (i == *thread).then_some("selected"), (sgi == sg).then_some("in-subgroup"), (!active).then_some("inactive"))}
-                data-thread={i.to_string()} {onclick} />
+                data-thread={i.to_string()} {onclick}>
+                <title>{ format!("local_invocation_id ({x}, {y}) · subgroup {sgi} · lane {}", i % launch.subgroup_width) }</title>
+            </rect>
         }
     });
 
     let tile = params.wg;
+    let contents = trace.tile_contents(current, wg3);
     let is_tiled = params.stage.starts_with("tiled");
     let n = params.size;
     let sg_color = PALETTE[sg as usize % PALETTE.len()];
@@ -324,6 +424,19 @@ pub fn Visualiser() -> Html {
     });
     let speed_options = SPEEDS.iter().map(|s| {
         html! { <option value={s.to_string()} selected={*s == *speed}>{ ctx.tf("vis.speed_value", &[("n", &s.to_string())]) }</option> }
+    });
+    let compare_options = std::iter::once(("", "vis.compare.none"))
+        .chain(STAGES.iter().copied())
+        .map(|(name, key)| {
+            let selected = params.compare.unwrap_or("") == name;
+            html! { <option value={name} selected={selected}>{ ctx.t(key) }</option> }
+        });
+    let compare = params.compare.map(|other| {
+        let other_params = VisParams {
+            stage: other,
+            ..params.clone()
+        };
+        compare_section(&ctx, &params, &other_params, *step, wg3, *thread)
     });
     let rejected = params.rejected.iter().map(|(name, value)| {
         html! { <li>{ ctx.tf("vis.bad_param", &[("name", name), ("value", value)]) }</li> }
@@ -348,6 +461,9 @@ pub fn Visualiser() -> Html {
                 </label>
                 <label>{ ctx.t("vis.sg") }
                     <select id="vis-sg" onchange={set_param("sg")}>{ for sg_options }</select>
+                </label>
+                <label>{ ctx.t("vis.compare") }
+                    <select id="vis-compare" onchange={set_param("compare")}>{ for compare_options }</select>
                 </label>
             </div>
             <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
@@ -385,8 +501,10 @@ pub fn Visualiser() -> Html {
                     { matrix(ctx.tf("vis.matrix_b", &[("n", &n.to_string())]), n, n, lit.get(&Array::B), sg_color) }
                     { matrix(ctx.tf("vis.matrix_c", &[("n", &n.to_string())]), n, n, lit.get(&Array::C), sg_color) }
                     if is_tiled {
-                        { matrix(ctx.t("vis.tile_a").to_string(), tile, tile + params.pad, lit.get(&Array::TileA), sg_color) }
-                        { matrix(ctx.t("vis.tile_b").to_string(), tile, tile, lit.get(&Array::TileB), sg_color) }
+                        { matrix_with_contents(ctx.t("vis.tile_a").to_string(), tile, tile + params.pad, lit.get(&Array::TileA), sg_color,
+                            contents.first().map(|(_, w)| ("A", n, w.as_slice()))) }
+                        { matrix_with_contents(ctx.t("vis.tile_b").to_string(), tile, tile, lit.get(&Array::TileB), sg_color,
+                            contents.get(1).map(|(_, w)| ("B", n, w.as_slice()))) }
                     }
                 </div>
                 <div class="vis-counts">
@@ -396,6 +514,7 @@ pub fn Visualiser() -> Html {
                     <p class="note">{ ctx.t("vis.explain") }</p>
                 </div>
             </div>
+            { for compare }
             <ScheduleReplay />
         </section>
     }
