@@ -314,14 +314,6 @@ impl KernelSpec {
         )
     }
 
-    /// Floating-point operations of one run, for GFLOP/s.
-    pub fn flops(&self, w: &Workload) -> f64 {
-        match w {
-            Workload::Matmul(s) => s.flops(),
-            Workload::Schedule(_) => 0.0,
-        }
-    }
-
     /// Checks a GPU result against the CPU reference for this job.
     pub fn verify(&self, job: &Job<'_>, got: &[f32]) -> Verdict {
         match *job {

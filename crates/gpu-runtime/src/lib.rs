@@ -19,7 +19,6 @@ mod verified;
 pub mod workload;
 
 pub use catalogue::{kernel, Family, KernelSpec, Storage, KERNELS};
-pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::{RunOptions, RunOutput, Timing, TimingMethod};
 pub use schedule::{record_schedule, ScheduleRecord};

@@ -5,6 +5,7 @@ mod gpu_panel;
 mod ladder;
 mod matmul_run;
 mod pages;
+mod playback;
 mod schedule_replay;
 mod shell;
 mod visualiser;

@@ -1,12 +1,12 @@
 //! Real-GPU mode of the SIMT view: run the schedule probe on the visitor's GPU and replay the
 //! order in which it started the workgroups, wave by wave.
 
-use gloo::timers::callback::Interval;
 use yew::prelude::*;
 
 use gpu_runtime::{record_schedule, GpuError, ScheduleSize};
 use simt_model::schedule::{replay, Replay};
 
+use super::playback::use_autoplay;
 use super::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
@@ -39,22 +39,7 @@ pub fn ScheduleReplay() -> Html {
         Some(Ok(r)) => (r.max_resident as usize).max(total.div_ceil(40)).max(1),
         _ => 1,
     };
-    {
-        let (shown, playing) = (shown.clone(), playing.clone());
-        use_effect_with((*playing, total, step), move |(on, total, step)| {
-            let (total, step) = (*total, *step);
-            let tick = on.then(|| {
-                Interval::new(400, move || {
-                    if *shown >= total {
-                        playing.set(false);
-                    } else {
-                        shown.set((*shown + step).min(total));
-                    }
-                })
-            });
-            move || drop(tick)
-        });
-    }
+    use_autoplay(playing.clone(), shown.clone(), total, step, 400);
     let Some(ctx) = ctx else {
         return html! {};
     };

@@ -5,12 +5,12 @@
 
 use std::collections::HashMap;
 
-use gloo::timers::callback::Interval;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
 use simt_model::trace::{Array, MatmulTrace, Step, StepCost};
 
+use super::playback::use_autoplay;
 use super::schedule_replay::ScheduleReplay;
 use super::{replace_query, Ctx};
 use crate::format;
@@ -157,17 +157,20 @@ fn stage_title(ctx: &Ctx, stage: &str) -> &'static str {
 
 /// Two stages on the same problem: whole-run counters side by side with their ratio, and the
 /// second stage's matrices at the same step (clamped to its own length).
+/// `wa`/`wb` are the two stages' whole-run costs (memoised by the caller: they cover every
+/// step of the launch and must not be recomputed on each playback tick).
+#[allow(clippy::too_many_arguments)]
 fn compare_section(
     ctx: &Ctx,
     a: &VisParams,
     b: &VisParams,
+    wa: StepCost,
+    wb: StepCost,
     step: usize,
     wg: [u32; 3],
     thread: u32,
 ) -> Html {
-    let (ta, tb) = (a.trace(), b.trace());
-    let whole = |t: &MatmulTrace| t.running_totals().last().copied().unwrap_or_default();
-    let (wa, wb) = (whole(&ta), whole(&tb));
+    let tb = b.trace();
     let rows = [
         ("vis.count.global", wa.global_accesses, wb.global_accesses),
         ("vis.count.sectors", wa.sectors, wb.sectors),
@@ -227,6 +230,16 @@ pub fn Visualiser() -> Html {
     let trace = params.trace();
     let steps = use_memo(trace, |t| t.steps());
     let totals = use_memo(trace, |t| t.running_totals());
+    let compare_trace = params.compare.map(|stage| {
+        VisParams {
+            stage,
+            ..params.clone()
+        }
+        .trace()
+    });
+    let compare_totals = use_memo(compare_trace, |t| {
+        t.map(|t| t.running_totals()).unwrap_or_default()
+    });
     let last = steps.len().saturating_sub(1);
     let url_num = |k: &str| query.get(k).and_then(|v| v.parse::<u32>().ok());
     let step = use_state(|| (url_num("step").unwrap_or(0) as usize).min(last));
@@ -245,25 +258,14 @@ pub fn Visualiser() -> Html {
             .min(launch.invocations_per_workgroup() - 1)
     });
 
-    // Playback: advance one step per tick; stop at the end.
-    {
-        let (step, playing) = (step.clone(), playing.clone());
-        use_effect_with((*playing, *speed, last), move |(on, speed, last)| {
-            let last = *last;
-            let interval = on.then(|| {
-                let step = step.clone();
-                let playing = playing.clone();
-                Interval::new(1000 / speed.max(&1), move || {
-                    if *step >= last {
-                        playing.set(false);
-                    } else {
-                        step.set(*step + 1);
-                    }
-                })
-            });
-            move || drop(interval)
-        });
-    }
+    // Playback: one step per tick; stops at the end.
+    use_autoplay(
+        playing.clone(),
+        step.clone(),
+        last,
+        1,
+        1000 / (*speed).max(1),
+    );
     // Keep step, workgroup and thread in the URL.
     {
         let (nav, route, q) = (
@@ -436,7 +438,17 @@ pub fn Visualiser() -> Html {
             stage: other,
             ..params.clone()
         };
-        compare_section(&ctx, &params, &other_params, *step, wg3, *thread)
+        let whole = |t: &[StepCost]| t.last().copied().unwrap_or_default();
+        compare_section(
+            &ctx,
+            &params,
+            &other_params,
+            whole(&totals),
+            whole(&compare_totals),
+            *step,
+            wg3,
+            *thread,
+        )
     });
     let rejected = params.rejected.iter().map(|(name, value)| {
         html! { <li>{ ctx.tf("vis.bad_param", &[("name", name), ("value", value)]) }</li> }
