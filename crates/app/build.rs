@@ -1,4 +1,5 @@
-//! Turns the translation files (`locales/en.txt`, `locales/zh.txt`) into static tables.
+//! Turns the translation files (`locales/<lang>/*.txt`, one file per area of the app) into
+//! static tables.
 //!
 //! Format: one `key = value` per line; `#` starts a comment line; `\n` in a value is a line
 //! break; `{name}` is a placeholder. The build fails when the two files do not have exactly the
@@ -9,10 +10,26 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
-fn parse(path: &Path) -> BTreeMap<String, String> {
+/// All `*.txt` files of one language, merged; a key defined in two files is an error.
+fn parse_dir(dir: &Path) -> BTreeMap<String, String> {
+    println!("cargo:rerun-if-changed={}", dir.display());
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .collect();
+    files.sort();
+    let mut map = BTreeMap::new();
+    for p in files {
+        println!("cargo:rerun-if-changed={}", p.display());
+        parse(&p, &mut map);
+    }
+    map
+}
+
+fn parse(path: &Path, map: &mut BTreeMap<String, String>) {
     let text =
         std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    let mut map = BTreeMap::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -40,7 +57,6 @@ fn parse(path: &Path) -> BTreeMap<String, String> {
             panic!("{}:{}: duplicate key `{key}`", path.display(), n + 1);
         }
     }
-    map
 }
 
 fn placeholders(s: &str) -> BTreeSet<String> {
@@ -57,14 +73,7 @@ fn placeholders(s: &str) -> BTreeSet<String> {
 fn main() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("locales");
     let langs = ["en", "zh"];
-    let tables: Vec<_> = langs
-        .iter()
-        .map(|l| {
-            let p = dir.join(format!("{l}.txt"));
-            println!("cargo:rerun-if-changed={}", p.display());
-            parse(&p)
-        })
-        .collect();
+    let tables: Vec<_> = langs.iter().map(|l| parse_dir(&dir.join(l))).collect();
     let en_keys: BTreeSet<_> = tables[0].keys().collect();
     for (lang, table) in langs.iter().zip(&tables).skip(1) {
         let keys: BTreeSet<_> = table.keys().collect();
@@ -72,11 +81,11 @@ fn main() {
         let extra: Vec<_> = keys.difference(&en_keys).collect();
         assert!(
             missing.is_empty(),
-            "locales/{lang}.txt lacks keys: {missing:?}"
+            "locales/{lang}/ lacks keys: {missing:?}"
         );
         assert!(
             extra.is_empty(),
-            "locales/{lang}.txt has keys en.txt lacks: {extra:?}"
+            "locales/{lang}/ has keys locales/en/ lacks: {extra:?}"
         );
         for (k, v) in table {
             assert_eq!(

@@ -1,5 +1,5 @@
 //! Translated text. Components never hold user-visible strings: they ask for a key here.
-//! The tables are generated at build time from `locales/*.txt` (see build.rs), which also
+//! The tables are generated at build time from `locales/<lang>/*.txt` (see build.rs), which also
 //! guarantees both languages have the same keys.
 
 mod tables {

@@ -9,6 +9,8 @@ pub enum Route {
     Home,
     #[at("/learn")]
     Learn,
+    #[at("/learn/:lesson")]
+    Lesson { lesson: String },
     #[at("/kernels")]
     Kernels,
     #[at("/visualiser")]

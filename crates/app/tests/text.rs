@@ -58,7 +58,7 @@ fn every_key_named_in_the_source_exists() {
     }
     assert!(
         missing.is_empty(),
-        "keys missing from locales/*.txt:\n{}",
+        "keys missing from locales/<lang>/*.txt:\n{}",
         missing.join("\n")
     );
 }

@@ -3,17 +3,23 @@
 
 mod gpu_panel;
 mod ladder;
+mod learn;
 mod matmul_run;
 mod pages;
 mod playback;
+mod race;
 mod schedule_replay;
 mod shell;
+mod train;
 mod visualiser;
 
 pub use gpu_panel::GpuPanel;
 pub use ladder::Ladder;
+pub use learn::{Learn, Lesson};
 pub use matmul_run::MatmulRun;
+pub use race::Race;
 pub use shell::App;
+pub use train::Train;
 pub use visualiser::Visualiser;
 
 use crate::i18n::Lang;

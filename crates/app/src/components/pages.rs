@@ -1,9 +1,8 @@
-//! One function per route. Areas whose issue has not landed say, in one sentence, what will
-//! be there.
+//! One function per route; each area's page lives in its own component module.
 
 use yew::prelude::*;
 
-use super::{Ctx, GpuPanel, Ladder, MatmulRun, Visualiser};
+use super::{Ctx, GpuPanel, Ladder, Learn, Lesson, MatmulRun, Race, Train, Visualiser};
 use crate::route::Route;
 
 /// Widgets that can be embedded on their own, with their description keys.
@@ -15,11 +14,12 @@ pub const EMBEDDABLE: [(&str, &str); 2] = [
 pub fn page(ctx: &Ctx) -> Html {
     match &ctx.route {
         Route::Home => home(ctx),
-        Route::Learn => coming(ctx, "learn.heading", "learn.soon"),
+        Route::Learn => html! { <Learn /> },
+        Route::Lesson { lesson } => html! { <Lesson id={lesson.clone()} /> },
         Route::Kernels => kernels(ctx),
         Route::Visualiser => html! { <Visualiser /> },
-        Route::Race => coming(ctx, "race.heading", "race.soon"),
-        Route::Train => coming(ctx, "train.heading", "train.soon"),
+        Route::Race => html! { <Race /> },
+        Route::Train => html! { <Train /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => embed(ctx, widget),
         Route::NotFound => not_found(ctx),
@@ -57,15 +57,6 @@ fn home(ctx: &Ctx) -> Html {
                 <GpuPanel />
             </div>
         </>
-    }
-}
-
-fn coming(ctx: &Ctx, heading: &str, body: &str) -> Html {
-    html! {
-        <section class="page">
-            <h1>{ ctx.t(heading) }</h1>
-            <p class="lead coming">{ ctx.t(body) }</p>
-        </section>
     }
 }
 
