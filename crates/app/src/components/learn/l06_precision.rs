@@ -1,0 +1,13 @@
+//! Lesson 6: `precision` (placeholder body until written).
+
+use yew::prelude::*;
+
+use crate::components::Ctx;
+
+#[function_component]
+pub fn Body() -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return Html::default();
+    };
+    html! { <p class="lead">{ ctx.t("lesson.precision.summary") }</p> }
+}

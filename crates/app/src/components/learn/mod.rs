@@ -1,0 +1,105 @@
+//! The Learn area: the lesson index and one page per lesson (`#/learn/<id>`). The list of
+//! lessons lives in the `lessons` crate; each lesson's body is its own module here.
+
+mod l01_latency_throughput;
+mod l02_simt;
+mod l03_occupancy;
+mod l04_memory;
+mod l05_roofline;
+mod l06_precision;
+mod l07_vram;
+mod l08_utilisation;
+mod l09_multi_gpu;
+mod l10_stack;
+mod l11_choosing;
+mod l12_claims;
+
+use lessons::{LessonInfo, LESSONS};
+use yew::prelude::*;
+
+use super::Ctx;
+
+fn href(ctx: &Ctx, lesson: &LessonInfo) -> String {
+    format!("#/learn/{}?lang={}", lesson.id, ctx.lang.code())
+}
+
+/// The index: every lesson with its one-line summary.
+#[function_component]
+pub fn Learn() -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return Html::default();
+    };
+    html! {
+        <section class="page learn">
+            <h1>{ ctx.t("learn.heading") }</h1>
+            <p class="lead">{ ctx.t("learn.intro") }</p>
+            <ol class="lesson-list">
+                { for LESSONS.iter().map(|l| html! {
+                    <li>
+                        <a href={href(&ctx, l)}>{ ctx.t(l.title_key) }</a>
+                        <span>{ ctx.t(l.summary_key) }</span>
+                    </li>
+                }) }
+            </ol>
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct LessonProps {
+    pub id: String,
+}
+
+/// One lesson page: its title, body, and links to the lessons before and after it.
+#[function_component]
+pub fn Lesson(props: &LessonProps) -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return Html::default();
+    };
+    let Some((index, info)) = lessons::lesson(&props.id) else {
+        let name: String = props.id.chars().take(40).collect();
+        return html! {
+            <section class="page learn">
+                <h1>{ ctx.t("learn.heading") }</h1>
+                <p class="message error" role="alert">
+                    { ctx.tf("learn.unknown", &[("name", &name)]) }
+                </p>
+                <Learn />
+            </section>
+        };
+    };
+    let body = match info.id {
+        "latency-throughput" => html! { <l01_latency_throughput::Body /> },
+        "simt" => html! { <l02_simt::Body /> },
+        "occupancy" => html! { <l03_occupancy::Body /> },
+        "memory" => html! { <l04_memory::Body /> },
+        "roofline" => html! { <l05_roofline::Body /> },
+        "precision" => html! { <l06_precision::Body /> },
+        "vram" => html! { <l07_vram::Body /> },
+        "utilisation" => html! { <l08_utilisation::Body /> },
+        "multi-gpu" => html! { <l09_multi_gpu::Body /> },
+        "stack" => html! { <l10_stack::Body /> },
+        "choosing" => html! { <l11_choosing::Body /> },
+        "claims" => html! { <l12_claims::Body /> },
+        _ => Html::default(),
+    };
+    let number = (index + 1).to_string();
+    let prev = index.checked_sub(1).and_then(|i| LESSONS.get(i));
+    let next = LESSONS.get(index + 1);
+    html! {
+        <article class="page lesson" data-lesson={info.id}>
+            <p class="lesson-number">{ ctx.tf("learn.number", &[("n", &number)]) }</p>
+            <h1>{ ctx.t(info.title_key) }</h1>
+            { body }
+            <nav class="lesson-nav">
+                { for prev.map(|l| html! {
+                    <a class="prev" href={href(&ctx, l)}>{ ctx.tf("learn.prev", &[("title", ctx.t(l.title_key))]) }</a>
+                }) }
+                <a class="index" href={format!("#/learn?lang={}", ctx.lang.code())}>{ ctx.t("learn.all") }</a>
+                { for next.map(|l| html! {
+                    <a class="next" href={href(&ctx, l)}>{ ctx.tf("learn.next", &[("title", ctx.t(l.title_key))]) }</a>
+                }) }
+            </nav>
+        </article>
+    }
+}
