@@ -2,8 +2,10 @@
 //! of the catalogue, through the same dispatch path as the app, at each size; GFLOP/s from
 //! GPU timestamps (best of the repetitions, after warm-up), each result verified against the
 //! CPU reference. Prints a Markdown table; with --out also writes it as TSV.
+//! `bench mlp`: see `mlp_bench.rs`.
 
 mod ir_check;
+mod mlp_bench;
 
 use std::process::ExitCode;
 
@@ -26,7 +28,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench mlp [--steps N] [--batch B] [--sweep] (got {other:?})"
             ))
         }
     }
@@ -79,6 +81,9 @@ fn main() -> ExitCode {
 }
 
 fn run() -> Result<(), String> {
+    if std::env::args().nth(1).as_deref() == Some("mlp") {
+        return mlp_bench::run(std::env::args().skip(2));
+    }
     let args = parse_args()?;
     let gpu = Gpu::request_blocking().map_err(|e| e.to_string())?;
     let a = gpu.adapter();

@@ -19,6 +19,10 @@ pub enum Family {
     /// Records when workgroups start and end. Bindings: 0 = atomic counter, 1 = events
     /// (2 u32 per workgroup, read back as raw words), 2 = uniform {gx, gy, work, 0}.
     Schedule,
+    /// The tiny MLP's training kernels. They run no [`Job`]: a
+    /// [`crate::training::TrainingSession`] owns their buffers and bind groups (each file's
+    /// header lists its bindings) and sizes their grids with [`crate::training::step_plan`].
+    Mlp,
 }
 
 /// How the inputs and output are laid out in GPU buffers.
@@ -73,6 +77,12 @@ const VEC4: &str = include_str!("../../../shaders/matmul_vec4.wgsl");
 const SUBGROUP: &str = include_str!("../../../shaders/matmul_subgroup.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../shaders/matmul_regtile_common.wgsl");
 const SCHEDULE_PROBE: &str = include_str!("../../../shaders/schedule_probe.wgsl");
+const MLP_FORWARD: &str = include_str!("../../../shaders/mlp_forward.wgsl");
+const MLP_LOSS: &str = include_str!("../../../shaders/mlp_loss.wgsl");
+const MLP_BACKWARD_PARAMS: &str = include_str!("../../../shaders/mlp_backward_params.wgsl");
+const MLP_BACKWARD_INPUT: &str = include_str!("../../../shaders/mlp_backward_input.wgsl");
+const MLP_SGD: &str = include_str!("../../../shaders/mlp_sgd.wgsl");
+const MLP_ADAM: &str = include_str!("../../../shaders/mlp_adam.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
 /// (A kernel only ever gets workloads of its own family: see [`KernelSpec::accepts`].)
@@ -97,6 +107,13 @@ fn grid_schedule(w: &Workload) -> [u32; 3] {
         Workload::Schedule(s) => [s.gx, s.gy, 1],
         Workload::Matmul(_) => [0, 0, 0],
     }
+}
+
+/// MLP kernels take one thread per element of a layer, 64 to a workgroup; the training
+/// session computes that count per layer ([`crate::training::step_plan`]), so a workload
+/// gives them no grid.
+fn grid_mlp(_: &Workload) -> [u32; 3] {
+    [0, 0, 0]
 }
 
 /// The half-precision stage is the 2D block-tiled file with f16 inputs (see its header).
@@ -245,6 +262,96 @@ pub static KERNELS: &[KernelSpec] = &[
         precision: Precision::F32,
         title_key: "kernel.schedule-probe.title",
         summary_key: "kernel.schedule-probe.summary",
+    },
+    KernelSpec {
+        id: "mlp-forward",
+        source_path: "shaders/mlp_forward.wgsl",
+        source: || MLP_FORWARD.to_string(),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.mlp-forward.title",
+        summary_key: "kernel.mlp-forward.summary",
+    },
+    KernelSpec {
+        id: "mlp-loss",
+        source_path: "shaders/mlp_loss.wgsl",
+        source: || MLP_LOSS.to_string(),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.mlp-loss.title",
+        summary_key: "kernel.mlp-loss.summary",
+    },
+    KernelSpec {
+        id: "mlp-backward-params",
+        source_path: "shaders/mlp_backward_params.wgsl",
+        source: || MLP_BACKWARD_PARAMS.to_string(),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.mlp-backward-params.title",
+        summary_key: "kernel.mlp-backward-params.summary",
+    },
+    KernelSpec {
+        id: "mlp-backward-input",
+        source_path: "shaders/mlp_backward_input.wgsl",
+        source: || MLP_BACKWARD_INPUT.to_string(),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.mlp-backward-input.title",
+        summary_key: "kernel.mlp-backward-input.summary",
+    },
+    KernelSpec {
+        id: "mlp-sgd",
+        source_path: "shaders/mlp_sgd.wgsl",
+        source: || MLP_SGD.to_string(),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.mlp-sgd.title",
+        summary_key: "kernel.mlp-sgd.summary",
+    },
+    KernelSpec {
+        id: "mlp-adam",
+        source_path: "shaders/mlp_adam.wgsl",
+        source: || MLP_ADAM.to_string(),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.mlp-adam.title",
+        summary_key: "kernel.mlp-adam.summary",
     },
 ];
 

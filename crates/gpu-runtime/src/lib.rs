@@ -15,6 +15,7 @@ mod context;
 mod dispatch;
 mod layout;
 mod schedule;
+pub mod training;
 mod verified;
 pub mod workload;
 
@@ -26,4 +27,5 @@ pub use verified::{run_matmul_verified, VerifiedRun, FULL_CHECK_MACS, SAMPLED_EL
 pub use workload::{parse_dim, BufferLimits, Job, ScheduleSize, SizeError, Workload};
 
 pub use cpu_kernels;
+pub use mlp;
 pub use wgpu;

@@ -85,7 +85,11 @@ impl Dataset {
                     let j = (i / 2) as f32;
                     let r = j / half * R;
                     let t = 1.75 * j / half * std::f32::consts::TAU
-                        + if label == 1 { 0.0 } else { std::f32::consts::PI };
+                        + if label == 1 {
+                            0.0
+                        } else {
+                            std::f32::consts::PI
+                        };
                     let jitter = noise * R * 0.5;
                     (
                         r * t.sin() + jitter * (2.0 * unit() - 1.0),
@@ -93,10 +97,8 @@ impl Dataset {
                     )
                 }
             };
-            pts.xy.push([
-                x.clamp(-EXTENT, EXTENT),
-                y.clamp(-EXTENT, EXTENT),
-            ]);
+            pts.xy
+                .push([x.clamp(-EXTENT, EXTENT), y.clamp(-EXTENT, EXTENT)]);
             pts.label.push(label);
         }
         pts

@@ -421,7 +421,9 @@ impl CpuTrainer {
         }
     }
 
-    /// One training step: forward, loss, backward, update.
+    /// One training step: forward, loss, backward, update. Index loops on purpose: they read
+    /// like the kernels they mirror.
+    #[allow(clippy::needless_range_loop)]
     pub fn step(&mut self) {
         let net = &self.net;
         let rows = self.batch;
@@ -500,8 +502,7 @@ impl CpuTrainer {
                                 * self.params[lo.w_off + n * lo.fan_in + k];
                         }
                         let a = acts[in_off + b * lo.fan_in + k];
-                        self.deltas[in_off + b * lo.fan_in + k] =
-                            s * act.derivative_from_output(a);
+                        self.deltas[in_off + b * lo.fan_in + k] = s * act.derivative_from_output(a);
                     }
                 }
             }

@@ -68,7 +68,10 @@ pub enum SpecError {
     TooManyLayers(usize),
     LearningRate(String),
     /// Batch size that is not a whole number from 1 to the training-set size (`max`).
-    Batch { value: String, max: usize },
+    Batch {
+        value: String,
+        max: usize,
+    },
     UnknownActivation(String),
     UnknownOptimiser(String),
     UnknownLoss(String),
@@ -117,7 +120,10 @@ impl SpecError {
             | SpecError::AddedPoint(s) => vec![v(s)],
             SpecError::Neurons(s) => vec![v(s), ("max", MAX_NEURONS.to_string())],
             SpecError::TooManyLayers(n) => {
-                vec![("value", n.to_string()), ("max", MAX_HIDDEN_LAYERS.to_string())]
+                vec![
+                    ("value", n.to_string()),
+                    ("max", MAX_HIDDEN_LAYERS.to_string()),
+                ]
             }
             SpecError::LearningRate(s) => vec![v(s), ("max", MAX_LR.to_string())],
             SpecError::Batch { value, max } => vec![v(value), ("max", max.to_string())],
@@ -167,7 +173,11 @@ impl Spec {
         if let Some(v) = get("layers") {
             let layers = parse_list(
                 v,
-                |p| p.parse::<usize>().ok().filter(|n| (1..=MAX_NEURONS).contains(n)),
+                |p| {
+                    p.parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=MAX_NEURONS).contains(n))
+                },
                 SpecError::Neurons,
                 &mut errors,
             );
@@ -228,7 +238,12 @@ impl Spec {
             }
         }
         if let Some(v) = get("features") {
-            match parse_list(v, Feature::from_code, SpecError::UnknownFeature, &mut errors) {
+            match parse_list(
+                v,
+                Feature::from_code,
+                SpecError::UnknownFeature,
+                &mut errors,
+            ) {
                 Some(f) if f.is_empty() => errors.push(SpecError::NoFeatures),
                 Some(mut f) => {
                     f.dedup();
@@ -346,10 +361,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn parse(q: &str) -> (Spec, Vec<SpecError>) {
-        let map: HashMap<&str, &str> = q
-            .split('&')
-            .filter_map(|p| p.split_once('='))
-            .collect();
+        let map: HashMap<&str, &str> = q.split('&').filter_map(|p| p.split_once('=')).collect();
         Spec::from_params(|k| map.get(k).copied())
     }
 
@@ -368,7 +380,8 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let (s, _) = parse("data=xor&layers=4&features=x,xy,sinx&opt=momentum&add=1.50_-2.00_1~0.00_0.00_0");
+        let (s, _) =
+            parse("data=xor&layers=4&features=x,xy,sinx&opt=momentum&add=1.50_-2.00_1~0.00_0.00_0");
         let params = s.to_params();
         let map: HashMap<&str, &str> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (t, e) = Spec::from_params(|k| map.get(k).copied());

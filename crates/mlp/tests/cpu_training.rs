@@ -11,12 +11,8 @@ fn spec(data: &str) -> Spec {
         .filter_map(|p| p.split_once('='))
         .map(|(a, b)| (a.to_string(), b.to_string()))
         .collect();
-    let (s, errors) = Spec::from_params(|k| {
-        pairs
-            .iter()
-            .find(|(a, _)| a == k)
-            .map(|(_, b)| b.as_str())
-    });
+    let (s, errors) =
+        Spec::from_params(|k| pairs.iter().find(|(a, _)| a == k).map(|(_, b)| b.as_str()));
     assert!(errors.is_empty(), "{errors:?}");
     s
 }

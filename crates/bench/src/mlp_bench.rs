@@ -1,0 +1,174 @@
+//! `bench mlp [--steps N] [--batch B] [--sweep]`: training steps per second of the tiny MLP
+//! (2-16-16-2, ReLU, Adam, spiral data) on the GPU — through the same training session and
+//! kernels as the app — against the CPU twin on one core. Prints Markdown table rows. With
+//! `--sweep`, also samples/s for batch sizes 1 … 4096 (the train view's batch-size experiment).
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use gpu_runtime::mlp::net::batch_order;
+use gpu_runtime::mlp::{Activation, CpuTrainer, Dataset, Feature, Hyper, LossKind, Net, Optimiser};
+use gpu_runtime::training::{SessionConfig, TrainingSession};
+use gpu_runtime::Gpu;
+
+const POINTS: usize = 8192;
+
+struct Args {
+    steps: u32,
+    batch: usize,
+    sweep: bool,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        steps: 200,
+        batch: 1024,
+        sweep: false,
+    };
+    while let Some(flag) = args.next() {
+        if flag == "--sweep" {
+            a.sweep = true;
+            continue;
+        }
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--steps" => {
+                a.steps = value
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=100_000).contains(s))
+                    .ok_or_else(|| format!("--steps wants 1 to 100000, not `{value}`"))?
+            }
+            "--batch" => {
+                a.batch = value
+                    .parse()
+                    .ok()
+                    .filter(|b| (1..=POINTS).contains(b))
+                    .ok_or_else(|| format!("--batch wants 1 to {POINTS}, not `{value}`"))?
+            }
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    Ok(a)
+}
+
+fn net() -> Net {
+    Net {
+        sizes: vec![2, 16, 16, 2],
+        activation: Activation::Relu,
+        loss: LossKind::CrossEntropy,
+    }
+}
+
+struct Measured {
+    gpu_steps_s: f64,
+    cpu_steps_s: f64,
+    gpu_loss: f32,
+    cpu_loss: f32,
+}
+
+fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result<Measured, String> {
+    let net = net();
+    let hyper = Hyper {
+        lr: 0.01,
+        optimiser: Optimiser::Adam,
+    };
+    let pts = Dataset::Spiral.generate(POINTS, 0.1, 1);
+    let x = pts.features(&[Feature::X, Feature::Y]);
+    let params = net.init_params(1);
+    let order = batch_order(pts.len(), 1);
+    let eval = x[..256 * 2].to_vec();
+    let mut session = pollster::block_on(TrainingSession::new(
+        gpu.clone(),
+        SessionConfig {
+            net: net.clone(),
+            hyper,
+            batch,
+            params: &params,
+            features: x.clone(),
+            labels: pts.label.clone(),
+            order: order.clone(),
+            eval_features: &eval,
+        },
+    ))
+    .map_err(|e| e.to_string())?;
+    let mut cpu = CpuTrainer::new(net, hyper, params, batch, x, pts.label.clone(), order);
+
+    // Warm-up: pipelines, driver caches.
+    for _ in 0..3 {
+        session.step().map_err(|e| e.to_string())?;
+    }
+    session.wait().map_err(|e| e.to_string())?;
+    let t = Instant::now();
+    for _ in 0..steps {
+        session.step().map_err(|e| e.to_string())?;
+    }
+    session.wait().map_err(|e| e.to_string())?;
+    let gpu_s = t.elapsed().as_secs_f64();
+    let r = session.eval_blocking().map_err(|e| e.to_string())?;
+    let gpu_loss = r.batch_losses.iter().sum::<f32>() / r.batch_losses.len() as f32;
+
+    for _ in 0..3 {
+        cpu.step();
+    }
+    let t = Instant::now();
+    let mut cpu_steps = 0u32;
+    while cpu_steps < steps && (cpu_steps == 0 || t.elapsed().as_secs_f64() < cpu_budget_s) {
+        cpu.step();
+        cpu_steps += 1;
+    }
+    let cpu_s = t.elapsed().as_secs_f64();
+    Ok(Measured {
+        gpu_steps_s: (steps as f64) / gpu_s,
+        cpu_steps_s: cpu_steps as f64 / cpu_s,
+        gpu_loss,
+        cpu_loss: cpu.last_batch_loss,
+    })
+}
+
+pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
+    let args = parse(args)?;
+    let gpu = Rc::new(Gpu::request_blocking().map_err(|e| e.to_string())?);
+    let a = gpu.adapter().clone();
+    println!(
+        "adapter: {} ({}, {}, driver {})",
+        a.name, a.device_type, a.backend, a.driver
+    );
+    if a.is_software {
+        println!("NOTE: software adapter — these are CPU numbers, not GPU numbers.");
+    }
+    println!(
+        "\nMLP 2-16-16-2, ReLU, Adam, batch {}, {} steps (CPU twin: one core, same formulas)\n",
+        args.batch, args.steps
+    );
+    let m = measure(&gpu, args.batch, args.steps, 20.0)?;
+    println!("| adapter | batch | GPU steps/s | CPU steps/s | GPU / CPU |");
+    println!("| --- | ---: | ---: | ---: | ---: |");
+    println!(
+        "| {} | {} | {:.0} | {:.0} | {:.2}× |",
+        a.name,
+        args.batch,
+        m.gpu_steps_s,
+        m.cpu_steps_s,
+        m.gpu_steps_s / m.cpu_steps_s
+    );
+    println!(
+        "\n(last batch loss: GPU {:.4}; CPU {:.4} — the CPU may have run fewer steps)",
+        m.gpu_loss, m.cpu_loss
+    );
+    if args.sweep {
+        println!("\n| batch | GPU samples/s | CPU samples/s |");
+        println!("| ---: | ---: | ---: |");
+        for batch in [1usize, 4, 16, 64, 256, 1024, 4096] {
+            let steps =
+                (args.steps as usize * 64 / batch).clamp(20, args.steps as usize * 4) as u32;
+            let m = measure(&gpu, batch, steps, 3.0)?;
+            println!(
+                "| {batch} | {:.0} | {:.0} |",
+                m.gpu_steps_s * batch as f64,
+                m.cpu_steps_s * batch as f64
+            );
+        }
+    }
+    Ok(())
+}
