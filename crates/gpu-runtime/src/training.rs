@@ -253,6 +253,8 @@ pub struct EvalReadback {
     pub logits: Vec<f32>,
     /// Each sample's loss in the last training batch.
     pub batch_losses: Vec<f32>,
+    /// The parameters at that step (for drawing the weights).
+    pub params: Vec<f32>,
 }
 
 enum ReadState {
@@ -394,7 +396,7 @@ impl TrainingSession {
         let eval_out_bytes = (eval_rows * classes) as u64 * 4;
         let staging = make(
             "mlp readback",
-            eval_out_bytes + batch as u64 * 4,
+            eval_out_bytes + batch as u64 * 4 + n_params * 4,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         gpu.queue
@@ -589,6 +591,20 @@ impl TrainingSession {
         Ok(())
     }
 
+    /// Resolves when every step submitted so far has finished on the GPU (for timing in the
+    /// browser, where nothing may block).
+    pub fn finished(&self) -> impl std::future::Future<Output = Result<(), GpuError>> {
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.gpu.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        self.poll();
+        async move {
+            rx.await
+                .map_err(|_| GpuError::DeviceLost("the GPU stopped answering".into()))
+        }
+    }
+
     /// Natively, lets wgpu run finished callbacks without waiting; in the browser they run on
     /// their own and this does nothing.
     pub fn poll(&self) {
@@ -652,6 +668,13 @@ impl TrainingSession {
             out_bytes,
             self.batch as u64 * 4,
         );
+        encoder.copy_buffer_to_buffer(
+            &self.params,
+            0,
+            &self.staging,
+            out_bytes + self.batch as u64 * 4,
+            self.net.layout().param_count as u64 * 4,
+        );
         self.gpu.queue.submit([encoder.finish()]);
         if let Ok(mut s) = self.read.lock() {
             *s = ReadState::Pending;
@@ -704,6 +727,7 @@ impl TrainingSession {
             step: self.read_step,
             logits: floats[..n].to_vec(),
             batch_losses: floats[n..n + self.batch].to_vec(),
+            params: floats[n + self.batch..n + self.batch + self.net.layout().param_count].to_vec(),
         }))
     }
 

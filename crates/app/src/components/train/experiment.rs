@@ -1,0 +1,139 @@
+//! The batch-size experiment: samples per second against batch size on the visitor's GPU and
+//! on the CPU twin, for the network of the current settings. Small batches leave the GPU
+//! waiting on launches; large ones keep it busy; the largest batch is capped by memory.
+
+use std::rc::Rc;
+
+use gpu_runtime::mlp::net::batch_order;
+use gpu_runtime::mlp::{CpuTrainer, Dataset, Spec};
+use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
+use gpu_runtime::{Gpu, GpuError};
+
+use super::runner::now_ms;
+
+pub const BATCHES: [usize; 7] = [1, 4, 16, 64, 256, 1024, 4096];
+const POINTS: usize = 4096;
+/// Main-thread time the CPU twin gets per batch size (ms).
+const CPU_BUDGET_MS: f64 = 400.0;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuCell {
+    SamplesPerSecond(f64),
+    /// The batch's activations exceed the device's largest storage buffer.
+    TooLarge,
+    Failed(String),
+    NoGpu,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub batch: usize,
+    pub gpu: GpuCell,
+    pub cpu: f64,
+}
+
+/// Yields to the browser for `ms` milliseconds.
+pub async fn sleep(ms: i32) {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Steps timed at this batch size: enough samples to measure, few enough for a software GPU.
+fn steps_for(batch: usize) -> u32 {
+    (4096 / batch).clamp(4, 48) as u32
+}
+
+async fn gpu_rate(gpu: &Rc<Gpu>, spec: &Spec, batch: usize) -> Result<f64, GpuError> {
+    let net = spec.net();
+    let pts = Dataset::Spiral.generate(POINTS, 0.1, spec.seed);
+    let params = net.init_params(spec.seed);
+    let mut session = TrainingSession::new(
+        gpu.clone(),
+        SessionConfig {
+            net: net.clone(),
+            hyper: spec.hyper(),
+            batch,
+            params: &params,
+            features: pts.features(&spec.features),
+            labels: pts.label.clone(),
+            order: batch_order(POINTS, spec.seed),
+            eval_features: &[],
+        },
+    )
+    .await?;
+    for _ in 0..2 {
+        session.step()?;
+    }
+    session.finished().await?;
+    let steps = steps_for(batch);
+    let t0 = now_ms();
+    for _ in 0..steps {
+        session.step()?;
+    }
+    session.finished().await?;
+    let ms = (now_ms() - t0).max(1e-3);
+    Ok(steps as f64 * batch as f64 * 1000.0 / ms)
+}
+
+async fn cpu_rate(spec: &Spec, batch: usize) -> f64 {
+    let net = spec.net();
+    let pts = Dataset::Spiral.generate(POINTS, 0.1, spec.seed);
+    let mut cpu = CpuTrainer::new(
+        net.clone(),
+        spec.hyper(),
+        net.init_params(spec.seed),
+        batch,
+        pts.features(&spec.features),
+        pts.label.clone(),
+        batch_order(POINTS, spec.seed),
+    );
+    let steps = steps_for(batch);
+    let mut busy = 0.0;
+    let mut done = 0u32;
+    while done < steps && (done == 0 || busy < CPU_BUDGET_MS) {
+        let t0 = now_ms();
+        // Short slices, yielding between them, so the page keeps responding.
+        while done < steps && now_ms() - t0 < 20.0 {
+            cpu.step();
+            done += 1;
+        }
+        busy += now_ms() - t0;
+        sleep(0).await;
+    }
+    done as f64 * batch as f64 * 1000.0 / busy.max(1e-3)
+}
+
+/// Runs every batch size, reporting each row as it finishes; stops early when `cancelled`.
+pub async fn run(
+    gpu: Option<Rc<Gpu>>,
+    spec: Spec,
+    on_row: impl Fn(Row),
+    cancelled: impl Fn() -> bool,
+) {
+    for batch in BATCHES {
+        if cancelled() {
+            return;
+        }
+        let gpu_cell = match &gpu {
+            None => GpuCell::NoGpu,
+            Some(g) if max_batch(&spec.net(), &g.buffer_limits()) < batch as u64 => {
+                GpuCell::TooLarge
+            }
+            Some(g) => match gpu_rate(g, &spec, batch).await {
+                Ok(r) => GpuCell::SamplesPerSecond(r),
+                Err(e) => GpuCell::Failed(e.to_string()),
+            },
+        };
+        sleep(0).await;
+        let cpu = cpu_rate(&spec, batch).await;
+        on_row(Row {
+            batch,
+            gpu: gpu_cell,
+            cpu,
+        });
+    }
+}

@@ -1,0 +1,176 @@
+//! Pure geometry and pixels of the train view's pictures: the decision-boundary image (a tiny
+//! BMP in a data URL, so the heatmap is one SVG element however fine the grid), chart paths
+//! and colours. No DOM here, so it is unit-tested natively.
+
+/// Class colours (class 0 orange, class 1 blue), as in the points and the heatmap.
+pub const CLASS0: [u8; 3] = [0xe8, 0x7d, 0x1e];
+pub const CLASS1: [u8; 3] = [0x1f, 0x6f, 0xb5];
+
+pub fn css(c: [u8; 3]) -> String {
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+}
+
+/// Colour of probability `p` of class 1: white at ½, towards a class colour as the network
+/// becomes sure.
+pub fn heat_colour(p: f32) -> [u8; 3] {
+    let p = if p.is_finite() {
+        p.clamp(0.0, 1.0)
+    } else {
+        0.5
+    };
+    let t = (p * 2.0 - 1.0).abs() * 0.85;
+    let target = if p >= 0.5 { CLASS1 } else { CLASS0 };
+    let mix = |w: u8, c: u8| (w as f32 + (c as f32 - w as f32) * t).round() as u8;
+    [
+        mix(255, target[0]),
+        mix(255, target[1]),
+        mix(255, target[2]),
+    ]
+}
+
+/// A 24-bit BMP of a `side` × `side` picture given row by row from the top.
+pub fn bmp(side: usize, pixels: &[[u8; 3]]) -> Vec<u8> {
+    let row_bytes = (side * 3).div_ceil(4) * 4;
+    let data_len = row_bytes * side;
+    let file_len = 54 + data_len;
+    let mut out = Vec::with_capacity(file_len);
+    out.extend_from_slice(b"BM");
+    out.extend_from_slice(&(file_len as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&54u32.to_le_bytes());
+    out.extend_from_slice(&40u32.to_le_bytes());
+    out.extend_from_slice(&(side as i32).to_le_bytes());
+    // Negative height: rows stored top-down.
+    out.extend_from_slice(&(-(side as i32)).to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes());
+    out.extend_from_slice(&24u16.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&(data_len as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 16]);
+    for row in 0..side {
+        for col in 0..side {
+            let c = pixels.get(row * side + col).copied().unwrap_or([255; 3]);
+            out.extend_from_slice(&[c[2], c[1], c[0]]);
+        }
+        out.resize(out.len() + row_bytes - side * 3, 0);
+    }
+    out
+}
+
+pub fn base64(bytes: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The heatmap of class-1 probabilities (row by row from the top) as a data URL.
+pub fn heat_url(side: usize, probs: &[f32]) -> String {
+    let px: Vec<[u8; 3]> = probs.iter().map(|&p| heat_colour(p)).collect();
+    format!("data:image/bmp;base64,{}", base64(&bmp(side, &px)))
+}
+
+/// An SVG polyline through (x, y) points mapped into a box.
+pub struct Frame {
+    pub x0: f64,
+    pub y0: f64,
+    pub w: f64,
+    pub h: f64,
+    pub x_min: f64,
+    pub x_max: f64,
+    pub y_min: f64,
+    pub y_max: f64,
+}
+
+impl Frame {
+    pub fn x(&self, v: f64) -> f64 {
+        let span = (self.x_max - self.x_min).max(1e-12);
+        self.x0 + (v - self.x_min) / span * self.w
+    }
+
+    pub fn y(&self, v: f64) -> f64 {
+        let span = (self.y_max - self.y_min).max(1e-12);
+        self.y0 + self.h - (v - self.y_min) / span * self.h
+    }
+
+    /// `points` for an SVG polyline; non-finite values are skipped.
+    pub fn path(&self, pts: impl Iterator<Item = (f64, f64)>) -> String {
+        pts.filter(|(x, y)| x.is_finite() && y.is_finite())
+            .map(|(x, y)| format!("{:.1},{:.1}", self.x(x), self.y(y)))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A "nice" upper bound for an axis: 1, 2 or 5 × 10ⁿ at or above `v`.
+pub fn nice_ceiling(v: f64) -> f64 {
+    if !(v.is_finite() && v > 0.0) {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|c| *c >= v * (1.0 - 1e-9))
+        .unwrap_or(10.0 * p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_the_standard() {
+        assert_eq!(base64(b""), "");
+        assert_eq!(base64(b"f"), "Zg==");
+        assert_eq!(base64(b"fo"), "Zm8=");
+        assert_eq!(base64(b"foo"), "Zm9v");
+        assert_eq!(base64(b"foobar"), "Zm9vYmFy");
+    }
+
+    #[test]
+    fn bmp_has_header_and_padded_rows() {
+        let b = bmp(3, &[[1, 2, 3]; 9]);
+        assert_eq!(&b[..2], b"BM");
+        assert_eq!(b.len(), 54 + 12 * 3);
+        assert_eq!(&b[54..57], &[3, 2, 1]);
+    }
+
+    #[test]
+    fn colours_and_axes() {
+        assert_eq!(heat_colour(0.5), [255, 255, 255]);
+        assert_eq!(heat_colour(f32::NAN), [255, 255, 255]);
+        assert_ne!(heat_colour(1.0), heat_colour(0.0));
+        assert_eq!(nice_ceiling(0.69), 1.0);
+        assert_eq!(nice_ceiling(1.3), 2.0);
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        let f = Frame {
+            x0: 0.0,
+            y0: 0.0,
+            w: 100.0,
+            h: 50.0,
+            x_min: 0.0,
+            x_max: 10.0,
+            y_min: 0.0,
+            y_max: 1.0,
+        };
+        assert_eq!(
+            f.path([(0.0, 0.0), (10.0, 1.0), (5.0, f64::NAN)].into_iter()),
+            "0.0,50.0 100.0,0.0"
+        );
+    }
+}

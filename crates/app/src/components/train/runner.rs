@@ -1,0 +1,374 @@
+//! The train view's engine: the GPU training session and the CPU twin, driven from one timer
+//! on the main thread. Each tick gives the GPU side up to [`SLICE_MS`] of main-thread time to
+//! submit steps (each one command buffer; the GPU works on them asynchronously, at most
+//! [`MAX_IN_FLIGHT`] ahead) and the CPU twin the same slice to compute steps; the page stays
+//! responsive because neither ever blocks. Metrics come back from the GPU asynchronously (see
+//! `gpu_runtime::training`).
+
+use std::collections::VecDeque;
+
+use gpu_runtime::mlp::data::grid_points;
+use gpu_runtime::mlp::net::{batch_order, metrics, prob_class1};
+use gpu_runtime::mlp::{CpuTrainer, Net, Points, Spec};
+use gpu_runtime::training::{step_plan, PlannedDispatch, SessionConfig, TrainingSession};
+use gpu_runtime::{Gpu, GpuError};
+
+/// Side of the decision-boundary grid (GRID² points evaluated on the GPU).
+pub const GRID: usize = 40;
+/// Main-thread milliseconds per tick for each side.
+pub const SLICE_MS: f64 = 5.0;
+/// Steps the GPU may have queued but not finished.
+pub const MAX_IN_FLIGHT: u64 = 24;
+/// How often the CPU twin evaluates itself (ms).
+const CPU_EVAL_MS: f64 = 250.0;
+/// Most points kept per loss curve (older ones are thinned).
+const MAX_HISTORY: usize = 300;
+
+pub fn now_ms() -> f64 {
+    web_sys::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// One point of a loss curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sample {
+    pub step: u64,
+    pub train: f32,
+    pub test: f32,
+    pub test_acc: f32,
+}
+
+/// Steps per second over the last couple of seconds.
+#[derive(Default)]
+pub struct Rate(VecDeque<(f64, u64)>);
+
+impl Rate {
+    pub fn record(&mut self, t: f64, count: u64) {
+        self.0.push_back((t, count));
+        while self.0.len() > 2 && self.0.front().is_some_and(|&(t0, _)| t - t0 > 2000.0) {
+            self.0.pop_front();
+        }
+    }
+
+    pub fn per_second(&self) -> Option<f64> {
+        let (&(t0, c0), &(t1, c1)) = (self.0.front()?, self.0.back()?);
+        (t1 - t0 > 300.0).then(|| (c1.saturating_sub(c0)) as f64 * 1000.0 / (t1 - t0))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum GpuState {
+    /// No WebGPU: the CPU twin trains alone.
+    Unavailable,
+    Starting,
+    Ready,
+    Lost(String),
+    Failed(GpuError),
+}
+
+pub struct Runner {
+    pub spec: Spec,
+    pub net: Net,
+    pub train: Points,
+    pub test: Points,
+    train_x: Vec<f32>,
+    test_x: Vec<f32>,
+    grid_x: Vec<f32>,
+    order: Vec<u32>,
+    init: Vec<f32>,
+    pub gpu: Option<TrainingSession>,
+    pub gpu_state: GpuState,
+    pub cpu: CpuTrainer,
+    pub playing: bool,
+    pub gpu_hist: Vec<Sample>,
+    pub cpu_hist: Vec<Sample>,
+    /// Class-1 probability on the grid, row by row from the top.
+    pub heat: Vec<f32>,
+    /// Whether `heat` came from the GPU (else from the CPU twin).
+    pub heat_from_gpu: bool,
+    /// Heatmaps drawn so far (tests wait for a new one).
+    pub heat_version: u64,
+    /// Parameters to draw the weights with.
+    pub weights: Vec<f32>,
+    pub gpu_rate: Rate,
+    pub cpu_rate: Rate,
+    pub plan: Vec<PlannedDispatch>,
+    last_requested: u64,
+    last_cpu_eval: f64,
+    last_cpu_step_evaluated: u64,
+    /// Something changed since the last render.
+    pub dirty: bool,
+}
+
+impl Runner {
+    pub fn new(spec: Spec, gpu_available: bool) -> Self {
+        let net = spec.net();
+        let (train, test) = spec.data();
+        let train_x = train.features(&spec.features);
+        let test_x = test.features(&spec.features);
+        let grid_x = grid_points(GRID).features(&spec.features);
+        let order = batch_order(train.len(), spec.seed);
+        let init = net.init_params(spec.seed);
+        let cpu = CpuTrainer::new(
+            net.clone(),
+            spec.hyper(),
+            init.clone(),
+            spec.batch,
+            train_x.clone(),
+            train.label.clone(),
+            order.clone(),
+        );
+        let plan = step_plan(&net, &spec.hyper(), spec.batch);
+        let mut r = Self {
+            net,
+            train,
+            test,
+            train_x,
+            test_x,
+            grid_x,
+            order,
+            weights: init.clone(),
+            init,
+            gpu: None,
+            gpu_state: if gpu_available {
+                GpuState::Starting
+            } else {
+                GpuState::Unavailable
+            },
+            cpu,
+            playing: false,
+            gpu_hist: Vec::new(),
+            cpu_hist: Vec::new(),
+            heat: Vec::new(),
+            heat_from_gpu: false,
+            heat_version: 0,
+            gpu_rate: Rate::default(),
+            cpu_rate: Rate::default(),
+            plan,
+            last_requested: 0,
+            last_cpu_eval: f64::NEG_INFINITY,
+            last_cpu_step_evaluated: u64::MAX,
+            dirty: true,
+            spec,
+        };
+        r.cpu_eval(0.0, true);
+        r
+    }
+
+    /// What the GPU session is built from (owned, so it can cross an await).
+    pub fn session_parts(&self) -> (Net, Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>, Vec<f32>) {
+        let eval: Vec<f32> = self
+            .grid_x
+            .iter()
+            .chain(&self.train_x)
+            .chain(&self.test_x)
+            .copied()
+            .collect();
+        (
+            self.net.clone(),
+            self.init.clone(),
+            self.train_x.clone(),
+            self.train.label.clone(),
+            self.order.clone(),
+            eval,
+        )
+    }
+
+    pub async fn start_gpu(
+        gpu: std::rc::Rc<Gpu>,
+        spec: &Spec,
+        parts: (Net, Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>, Vec<f32>),
+    ) -> Result<TrainingSession, GpuError> {
+        let (net, params, features, labels, order, eval) = parts;
+        TrainingSession::new(
+            gpu,
+            SessionConfig {
+                net,
+                hyper: spec.hyper(),
+                batch: spec.batch,
+                params: &params,
+                features,
+                labels,
+                order,
+                eval_features: &eval,
+            },
+        )
+        .await
+    }
+
+    pub fn attach(&mut self, result: Result<TrainingSession, GpuError>) {
+        match result {
+            Ok(s) => {
+                self.gpu = Some(s);
+                self.gpu_state = GpuState::Ready;
+                // Evaluate once so the picture shows the GPU's untrained network.
+                self.request_gpu_eval();
+            }
+            Err(GpuError::DeviceLost(e)) => self.gpu_state = GpuState::Lost(e),
+            Err(e) => self.gpu_state = GpuState::Failed(e),
+        }
+        self.dirty = true;
+    }
+
+    fn fail(&mut self, e: GpuError) {
+        self.gpu = None;
+        self.gpu_state = match e {
+            GpuError::DeviceLost(m) => {
+                crate::session::forget();
+                GpuState::Lost(m)
+            }
+            e => GpuState::Failed(e),
+        };
+        self.dirty = true;
+    }
+
+    fn request_gpu_eval(&mut self) {
+        let Some(s) = self.gpu.as_mut() else { return };
+        match s.request_eval() {
+            Ok(true) => self.last_requested = s.steps_submitted(),
+            Ok(false) => {}
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// One step of each side (the Step button).
+    pub fn step_once(&mut self, now: f64) {
+        if let Some(s) = self.gpu.as_mut() {
+            if let Err(e) = s.step() {
+                self.fail(e);
+            }
+        }
+        self.cpu.step();
+        self.request_gpu_eval();
+        self.cpu_eval(now, true);
+        self.dirty = true;
+    }
+
+    /// Called by the page's timer.
+    pub fn tick(&mut self, now: f64) {
+        if self.playing {
+            let start = now_ms();
+            let mut failed = None;
+            if let Some(s) = self.gpu.as_mut() {
+                while s.steps_submitted() - s.steps_completed() < MAX_IN_FLIGHT
+                    && now_ms() - start < SLICE_MS
+                {
+                    if let Err(e) = s.step() {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            if let Some(e) = failed {
+                self.fail(e);
+            }
+            let start = now_ms();
+            let mut n = 0;
+            while now_ms() - start < SLICE_MS && n < 2000 {
+                self.cpu.step();
+                n += 1;
+            }
+        }
+        if let Some(s) = self.gpu.as_ref() {
+            self.gpu_rate.record(now, s.steps_completed());
+            if s.steps_submitted() > self.last_requested {
+                self.request_gpu_eval();
+            }
+        }
+        self.cpu_rate.record(now, self.cpu.step);
+        self.collect_gpu_eval();
+        self.cpu_eval(now, false);
+        if self.playing {
+            self.dirty = true;
+        }
+    }
+
+    fn collect_gpu_eval(&mut self) {
+        let Some(s) = self.gpu.as_mut() else { return };
+        let r = match s.poll_eval() {
+            Ok(Some(r)) => r,
+            Ok(None) => return,
+            Err(e) => return self.fail(e),
+        };
+        let c = self.net.classes();
+        let g = GRID * GRID;
+        let n_train = self.train.len();
+        if r.logits.len() < (g + n_train + self.test.len()) * c {
+            return;
+        }
+        self.heat = r.logits[..g * c]
+            .chunks_exact(c)
+            .map(|z| prob_class1(z[0], z[1]))
+            .collect();
+        self.heat_from_gpu = true;
+        self.heat_version += 1;
+        let loss = self.spec.loss;
+        let (train, _) = metrics(
+            loss,
+            &r.logits[g * c..(g + n_train) * c],
+            &self.train.label,
+            c,
+        );
+        let (test, acc) = metrics(loss, &r.logits[(g + n_train) * c..], &self.test.label, c);
+        push(
+            &mut self.gpu_hist,
+            Sample {
+                step: r.step,
+                train,
+                test,
+                test_acc: acc,
+            },
+        );
+        self.weights = r.params;
+        self.dirty = true;
+    }
+
+    fn cpu_eval(&mut self, now: f64, force: bool) {
+        if !force && now - self.last_cpu_eval < CPU_EVAL_MS {
+            return;
+        }
+        if self.cpu.step == self.last_cpu_step_evaluated {
+            return;
+        }
+        self.last_cpu_eval = now;
+        self.last_cpu_step_evaluated = self.cpu.step;
+        let (train, _) = self.cpu.evaluate(&self.train_x, &self.train.label);
+        let (test, acc) = self.cpu.evaluate(&self.test_x, &self.test.label);
+        push(
+            &mut self.cpu_hist,
+            Sample {
+                step: self.cpu.step,
+                train,
+                test,
+                test_acc: acc,
+            },
+        );
+        if self.gpu.is_none() {
+            let z = self.net.logits(&self.cpu.params, &self.grid_x, GRID * GRID);
+            self.heat = z.chunks_exact(2).map(|z| prob_class1(z[0], z[1])).collect();
+            self.heat_from_gpu = false;
+            self.heat_version += 1;
+            self.weights = self.cpu.params.clone();
+        }
+        self.dirty = true;
+    }
+}
+
+fn push(hist: &mut Vec<Sample>, s: Sample) {
+    if hist.last().is_some_and(|l| l.step == s.step) {
+        return;
+    }
+    hist.push(s);
+    if hist.len() > MAX_HISTORY {
+        // Keep the first point and every other one after it.
+        let kept: Vec<Sample> = hist
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 0 || *i == hist.len() - 1)
+            .map(|(_, s)| *s)
+            .collect();
+        *hist = kept;
+    }
+}
