@@ -601,6 +601,13 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
     let first_gpu = r.gpu_hist.first();
     html! {
         <div id="train-status" class="train-rates"
+            data-gpu={match r.gpu_state {
+                GpuState::Ready => "ready",
+                GpuState::Starting => "starting",
+                GpuState::Unavailable => "unavailable",
+                GpuState::Lost(_) => "lost",
+                GpuState::Failed(_) => "failed",
+            }}
             data-gpu-steps={gpu_steps.unwrap_or(0).to_string()}
             data-cpu-steps={r.cpu.step.to_string()}
             data-gpu-loss={last_gpu.map(|s| s.train.to_string()).unwrap_or_default()}
