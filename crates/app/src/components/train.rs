@@ -503,7 +503,6 @@ pub fn Train() -> Html {
                 runner.clone(),
                 spec.clone(),
             );
-            let gpu_software = gpu_software;
             Callback::from(move |_: MouseEvent| {
                 let gen = {
                     let mut g = experiment_gen.borrow_mut();
@@ -709,18 +708,19 @@ fn output_panel(
 }
 
 fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
-    let max_step = r
-        .gpu_hist
-        .iter()
-        .chain(&r.cpu_hist)
-        .map(|s| s.step)
-        .max()
-        .unwrap_or(1)
-        .max(1);
+    // Both curves over the steps both sides have reached, so they can be compared; the faster
+    // side's later steps are left out.
+    let reached = |h: &[runner::Sample]| h.last().map(|s| s.step);
+    let max_step = match (reached(&r.gpu_hist), reached(&r.cpu_hist)) {
+        (Some(g), Some(c)) if r.gpu_hist.len() > 1 => g.min(c),
+        (g, c) => g.or(c).unwrap_or(1),
+    }
+    .max(1);
     let max_loss = r
         .gpu_hist
         .iter()
         .chain(&r.cpu_hist)
+        .filter(|s| s.step <= max_step)
         .flat_map(|s| [s.train, s.test])
         .filter(|v| v.is_finite())
         .fold(0.0f32, f32::max);
@@ -738,6 +738,7 @@ fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
     let line = |h: &[runner::Sample], test: bool| {
         f.path(
             h.iter()
+                .filter(|s| s.step <= max_step)
                 .map(|s| (s.step as f64, if test { s.test } else { s.train } as f64)),
         )
     };
@@ -914,12 +915,12 @@ fn experiment_view(ctx: &Ctx, rows: &[Row]) -> Html {
                         <tr>
                             <td>{ format::count(r.batch as u64) }</td>
                             <td>{ match &r.gpu {
-                                GpuCell::SamplesPerSecond(v) => format::rate(*v),
+                                GpuCell::SamplesPerSecond(v) => format::count(v.round() as u64),
                                 GpuCell::TooLarge => ctx.t("train.exp.too_large").to_string(),
                                 GpuCell::NoGpu => ctx.t("train.exp.no_gpu").to_string(),
                                 GpuCell::Failed(e) => ctx.tf("train.exp.failed", &[("detail", e)]),
                             } }</td>
-                            <td>{ format::rate(r.cpu) }</td>
+                            <td>{ format::count(r.cpu.round() as u64) }</td>
                         </tr>
                     }) }
                 </tbody>

@@ -15,6 +15,10 @@ pub const BATCHES: [usize; 7] = [1, 4, 16, 64, 256, 1024, 4096];
 const POINTS: usize = 4096;
 /// Main-thread time the CPU twin gets per batch size (ms).
 const CPU_BUDGET_MS: f64 = 400.0;
+/// Least time measured per side and batch size (ms).
+const MIN_MS: f64 = 150.0;
+/// Most rounds of `steps_for` GPU steps per batch size.
+const MAX_ROUNDS: u32 = 50;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum GpuCell {
@@ -69,14 +73,22 @@ async fn gpu_rate(gpu: &Rc<Gpu>, spec: &Spec, batch: usize) -> Result<f64, GpuEr
         session.step()?;
     }
     session.finished().await?;
+    // At least MIN_MS of work, so coarse browser clocks do not dominate.
     let steps = steps_for(batch);
     let t0 = now_ms();
-    for _ in 0..steps {
-        session.step()?;
+    let mut done = 0u32;
+    for _ in 0..MAX_ROUNDS {
+        for _ in 0..steps {
+            session.step()?;
+        }
+        session.finished().await?;
+        done += steps;
+        if now_ms() - t0 >= MIN_MS {
+            break;
+        }
     }
-    session.finished().await?;
     let ms = (now_ms() - t0).max(1e-3);
-    Ok(steps as f64 * batch as f64 * 1000.0 / ms)
+    Ok(done as f64 * batch as f64 * 1000.0 / ms)
 }
 
 async fn cpu_rate(spec: &Spec, batch: usize) -> f64 {
@@ -94,10 +106,11 @@ async fn cpu_rate(spec: &Spec, batch: usize) -> f64 {
     let steps = steps_for(batch);
     let mut busy = 0.0;
     let mut done = 0u32;
-    while done < steps && (done == 0 || busy < CPU_BUDGET_MS) {
+    // At least `steps` steps and MIN_MS of work, at most CPU_BUDGET_MS.
+    while (done < steps || busy < MIN_MS) && (done == 0 || busy < CPU_BUDGET_MS) {
         let t0 = now_ms();
         // Short slices, yielding between them, so the page keeps responding.
-        while done < steps && now_ms() - t0 < 20.0 {
+        while now_ms() - t0 < 20.0 {
             cpu.step();
             done += 1;
         }

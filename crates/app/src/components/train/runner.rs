@@ -68,6 +68,10 @@ pub enum GpuState {
     Failed(GpuError),
 }
 
+/// Owned copies of what a GPU session is built from: network, initial parameters, training
+/// features, labels, batch order, evaluation rows.
+pub type SessionParts = (Net, Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>, Vec<f32>);
+
 pub struct Runner {
     pub spec: Spec,
     pub net: Net,
@@ -158,7 +162,7 @@ impl Runner {
     }
 
     /// What the GPU session is built from (owned, so it can cross an await).
-    pub fn session_parts(&self) -> (Net, Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>, Vec<f32>) {
+    pub fn session_parts(&self) -> SessionParts {
         let eval: Vec<f32> = self
             .grid_x
             .iter()
@@ -179,7 +183,7 @@ impl Runner {
     pub async fn start_gpu(
         gpu: std::rc::Rc<Gpu>,
         spec: &Spec,
-        parts: (Net, Vec<f32>, Vec<f32>, Vec<u32>, Vec<u32>, Vec<f32>),
+        parts: SessionParts,
     ) -> Result<TrainingSession, GpuError> {
         let (net, params, features, labels, order, eval) = parts;
         TrainingSession::new(
