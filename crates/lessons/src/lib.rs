@@ -8,6 +8,7 @@ pub mod allreduce;
 pub mod claims;
 pub mod gpus;
 pub mod launch;
+pub mod units;
 pub mod vram;
 
 /// One lesson: its URL id and the translation keys of its title and one-line summary.
