@@ -35,14 +35,16 @@ pub fn parse_count(s: &str) -> Option<u64> {
     (v >= 0.0 && v.fract() == 0.0 && v <= 9.0e15).then_some(v as u64)
 }
 
+/// Three significant digits for 0 ≤ v < 1000, rounding first so that 99.97 reads "100",
+/// not "100.0".
 fn three_digits(v: f64) -> String {
-    if v >= 100.0 {
-        format!("{v:.0}")
-    } else if v >= 10.0 {
-        format!("{v:.1}")
-    } else {
-        format!("{v:.2}")
+    if v == 0.0 {
+        return "0".into();
     }
+    let decimals = |x: f64| (2 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let scale = 10f64.powi(decimals(v) as i32);
+    let r = (v * scale).round() / scale;
+    format!("{r:.prec$}", prec = decimals(r))
 }
 
 /// Bytes in decimal units (what GPU vendors print): "112 GB", "54.0 MB", "1.50 TB".
@@ -170,5 +172,9 @@ mod tests {
         assert_eq!(number(137_438_953_472.0), "137,438,953,472");
         assert_eq!(number(72.0), "72.0");
         assert_eq!(number(f64::INFINITY), "–");
+        assert_eq!(number(99.99999), "100");
+        assert_eq!(number(9.999), "10.0");
+        assert_eq!(number(0.0123), "0.0123");
+        assert_eq!(number(0.0), "0");
     }
 }

@@ -215,6 +215,16 @@ fn params_text(p: f64) -> String {
     }
 }
 
+/// "10 %", and "<1 %" for a part too small to round to one.
+fn share_text(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct > 0.0 && pct < 0.5 {
+        "<1 %".into()
+    } else {
+        format!("{pct:.0} %")
+    }
+}
+
 /// What the form says, parsed: the budget, or the errors per field.
 struct Parsed {
     budget: Option<Budget>,
@@ -434,7 +444,10 @@ pub fn Body() -> Html {
     ];
     let act_options = vec![
         ("tf".to_string(), ctx.t("lb.vram.act.tf").to_string()),
-        ("sample".to_string(), ctx.t("lb.vram.act.sample").to_string()),
+        (
+            "sample".to_string(),
+            ctx.t("lb.vram.act.sample").to_string(),
+        ),
     ];
 
     let output = match &result {
@@ -456,7 +469,7 @@ pub fn Body() -> Html {
                             <th scope="row"><span class={classes!("swatch", class)}></span>{ ctx.t(&format!("lb.vram.part.{name}")) }</th>
                             <td>{ decimal_bytes(*b) }</td>
                             <td>{ binary_bytes(*b) }</td>
-                            <td>{ format!("{:.0} %", b / total * 100.0) }</td>
+                            <td>{ share_text(b / total) }</td>
                         </tr>
                     }
                 });

@@ -2,23 +2,56 @@
 //! (`lessons::launch`) and what frameworks do for you.
 
 use lessons::launch::{self, Issue, LaunchError, LaunchInput};
-use lessons::units::{number, parse_count};
+use lessons::units::parse_count;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::l07_vram::form::{self, q, text_field, FieldError};
 use crate::components::Ctx;
+use crate::format::count;
 
 /// (concept key, CUDA, WebGPU/WGSL). The code columns are code, shown as is.
 const ROWS: [(&str, &str, &str); 9] = [
-    ("lb.stack.row.block", "dim3 block(16, 16);", "@workgroup_size(16, 16)"),
-    ("lb.stack.row.warp", "warpSize  // 32", "@builtin(subgroup_size)"),
-    ("lb.stack.row.shared", "__shared__ float tile[256];", "var<workgroup> tile: array<f32, 256>;"),
-    ("lb.stack.row.barrier", "__syncthreads();", "workgroupBarrier();"),
-    ("lb.stack.row.ids", "threadIdx / blockIdx / blockDim", "local_invocation_id / workgroup_id / @workgroup_size"),
-    ("lb.stack.row.global", "blockIdx.x * blockDim.x + threadIdx.x", "global_invocation_id.x"),
-    ("lb.stack.row.alloc", "cudaMalloc / cudaMemcpy", "device.createBuffer / queue.writeBuffer"),
-    ("lb.stack.row.launch", "kernel<<<grid, block>>>(…)", "pass.dispatchWorkgroups(x, y, z) + @workgroup_size"),
+    (
+        "lb.stack.row.block",
+        "dim3 block(16, 16);",
+        "@workgroup_size(16, 16)",
+    ),
+    (
+        "lb.stack.row.warp",
+        "warpSize  // 32",
+        "@builtin(subgroup_size)",
+    ),
+    (
+        "lb.stack.row.shared",
+        "__shared__ float tile[256];",
+        "var<workgroup> tile: array<f32, 256>;",
+    ),
+    (
+        "lb.stack.row.barrier",
+        "__syncthreads();",
+        "workgroupBarrier();",
+    ),
+    (
+        "lb.stack.row.ids",
+        "threadIdx / blockIdx / blockDim",
+        "local_invocation_id / workgroup_id / @workgroup_size",
+    ),
+    (
+        "lb.stack.row.global",
+        "blockIdx.x * blockDim.x + threadIdx.x",
+        "global_invocation_id.x",
+    ),
+    (
+        "lb.stack.row.alloc",
+        "cudaMalloc / cudaMemcpy",
+        "device.createBuffer / queue.writeBuffer",
+    ),
+    (
+        "lb.stack.row.launch",
+        "kernel<<<grid, block>>>(…)",
+        "pass.dispatchWorkgroups(x, y, z) + @workgroup_size",
+    ),
     ("lb.stack.row.libs", "cuBLAS / cuDNN", "#/kernels"),
 ];
 
@@ -107,12 +140,12 @@ pub fn Body() -> Html {
                 <>
                     <p class="total" data-launch={format!("{}x{}", l.grid_x, l.grid_y)}>
                         { ctx.tf("lb.stack.result", &[
-                            ("gx", &number(l.grid_x as f64)),
-                            ("gy", &number(l.grid_y as f64)),
-                            ("tpb", &number(l.threads_per_block as f64)),
+                            ("gx", &count(l.grid_x)),
+                            ("gy", &count(l.grid_y)),
+                            ("tpb", &count(l.threads_per_block)),
                             ("warps", &l.warps_per_block.to_string()),
-                            ("launched", &number(l.launched as f64)),
-                            ("idle", &number(l.idle as f64)),
+                            ("launched", &count(l.launched)),
+                            ("idle", &count(l.idle)),
                         ]) }
                     </p>
                     if issues.is_empty() {

@@ -72,8 +72,14 @@ pub fn Body() -> Html {
         })
         .collect();
     let mode_options = vec![
-        ("infer".to_string(), ctx.t("lb.choose.mode.infer").to_string()),
-        ("train".to_string(), ctx.t("lb.choose.mode.train").to_string()),
+        (
+            "infer".to_string(),
+            ctx.t("lb.choose.mode.infer").to_string(),
+        ),
+        (
+            "train".to_string(),
+            ctx.t("lb.choose.mode.train").to_string(),
+        ),
     ];
 
     let need_line = match (states, &general) {
@@ -83,8 +89,12 @@ pub fn Body() -> Html {
                     &[("gb", &decimal_bytes(bytes)), ("gib", &binary_bytes(bytes))]) }
             </p>
         },
-        (None, Some(msg)) => html! { <p class="message error" role="alert" data-need="invalid">{ msg.clone() }</p> },
-        (None, None) => html! { <p class="message error" role="alert" data-need="invalid">{ ctx.t("lb.err.fix_fields") }</p> },
+        (None, Some(msg)) => {
+            html! { <p class="message error" role="alert" data-need="invalid">{ msg.clone() }</p> }
+        }
+        (None, None) => {
+            html! { <p class="message error" role="alert" data-need="invalid">{ ctx.t("lb.err.fix_fields") }</p> }
+        }
     };
 
     let ranked = rank_by_bandwidth(states.map(|s| s.0).unwrap_or(f64::NAN));
