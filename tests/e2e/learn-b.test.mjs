@@ -152,6 +152,15 @@ test('Choosing a GPU: fits first, ranked by bandwidth', async () => {
   await context.close();
 });
 
+test('Choosing a GPU: a format that does not exist, from the URL', async () => {
+  const { page, context, errors } = await open('#/learn/choosing?lang=zh&w=fp7&p=7B');
+  await page.waitForSelector('[data-need="invalid"]');
+  assert.equal(await page.$$eval('tr.gpu-row[data-fit="fits"]', (rs) => rs.length), 0);
+  assertClean(await bodyText(page), 'choosing url');
+  assertNoErrors(errors);
+  await context.close();
+});
+
 test('Headline claims: matmul time calculator and the race link', async () => {
   const { page, context, errors } = await open('#/learn/claims?lang=en');
   assert.equal(await page.getAttribute('[data-ratio]', 'data-ratio'), '100.000000');
@@ -159,6 +168,10 @@ test('Headline claims: matmul time calculator and the race link', async () => {
   await page.fill('#f-gpu', '1000');
   await page.waitForSelector('[data-ratio="10.000000"]');
   assert.equal(await page.getAttribute('a[href*="view=claim"]', 'href'), '#/race?view=claim&lang=en');
+  // A GPU rate below the CPU's is said plainly, not as "1/0.5".
+  await page.fill('#f-gpu', '50');
+  await page.waitForSelector('[data-ratio="0.500000"]');
+  assert.match(await page.textContent('.calc-output'), /slower one and takes 2\.00× the CPU's time/);
   for (const [field, bad] of [['#f-n', '0'], ['#f-cpu', '-1'], ['#f-gpu', 'fast']]) {
     await page.fill(field, bad);
     await page.waitForSelector('[data-ratio="invalid"]');

@@ -34,9 +34,12 @@ pub fn Body() -> Html {
             None
         }
     };
-    let dtype = Dtype::from_code(&w).unwrap_or(Dtype::Bf16);
+    let dtype = Dtype::from_code(&w);
+    if dtype.is_none() {
+        general = Some(ctx.t("lb.err.choice").to_string());
+    }
     // Weights, gradients and optimiser states only; activations come on top (lesson 7).
-    let states = params.and_then(|p| {
+    let states = params.zip(dtype).and_then(|(p, dtype)| {
         let b = Budget {
             params: p,
             dtype,

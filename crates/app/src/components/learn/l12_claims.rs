@@ -100,12 +100,12 @@ pub fn Body() -> Html {
             html! {
                 <>
                     <p class="total" data-ratio={format!("{ratio:.6}")}>
-                        { ctx.tf("lb.claims.result", &[
+                        { ctx.tf(if ratio >= 1.0 { "lb.claims.result" } else { "lb.claims.result_slower" }, &[
                             ("n", &n.to_string()),
                             ("flops", &number(flops)),
                             ("cpu", &duration(cpu_s)),
                             ("gpu", &duration(gpu_s)),
-                            ("ratio", &number(ratio)),
+                            ("ratio", &number(if ratio >= 1.0 { ratio } else { 1.0 / ratio })),
                         ]) }
                     </p>
                     <p>{ ctx.tf("lb.claims.bytes", &[("bytes", &binary_bytes(claims::matmul_min_bytes(n, 4.0)))]) }</p>
