@@ -585,7 +585,7 @@ pub fn Body() -> Html {
 
             <h2>{ ctx.t("lb.vram.tricks_heading") }</h2>
             <p>{ ctx.t("lb.vram.tricks") }</p>
-            { form::corrections(&ctx, &["lb.vram.fc54", "lb.vram.fc56", "lb.vram.fc58", "lb.vram.fc59", "lb.vram.fc29"]) }
+            { form::corrections(&ctx, &["lb.vram.fc54", "lb.vram.fc56", "lb.vram.fc58", "lb.vram.fc59", "lb.vram.fc29", "lb.vram.fc65"]) }
             { form::try_it(&ctx, "lb.vram.try") }
         </div>
     }
