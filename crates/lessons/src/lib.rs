@@ -4,6 +4,13 @@
 //! this list. Calculators live in their own modules, with hand-computed tests, so the
 //! components only render what these functions return.
 
+pub mod allreduce;
+pub mod claims;
+pub mod gpus;
+pub mod launch;
+pub mod units;
+pub mod vram;
+
 /// One lesson: its URL id and the translation keys of its title and one-line summary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LessonInfo {

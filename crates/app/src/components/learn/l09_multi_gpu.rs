@@ -1,13 +1,295 @@
-//! Lesson 9: `multi-gpu` (placeholder body until written).
+//! Lesson 9: many GPUs. A diagram of data, tensor and pipeline parallelism, and a ring
+//! all-reduce calculator (`lessons::allreduce`) over NVLink and PCIe presets.
 
+use lessons::allreduce::{self, RingError, LINKS};
+use lessons::units::{decimal_bytes, duration, parse_count, parse_number};
 use yew::prelude::*;
+use yew_router::prelude::*;
 
+use super::l07_vram::form::{self, q, select, text_field, FieldError};
 use crate::components::Ctx;
+
+/// The ring all-reduce formula (maths, not prose).
+const FORMULA: &str = "t = 2·(p−1)/p · S / B + 2·(p−1) · α";
+
+/// One GPU box of the diagram.
+fn gpu_box(x: f64, y: f64, label: &str) -> Html {
+    html! {
+        <g>
+            <rect class="gpu" x={x.to_string()} y={y.to_string()} width="70" height="28" rx="4" />
+            <text x={(x + 35.0).to_string()} y={(y + 18.0).to_string()} text-anchor="middle">{ label.to_string() }</text>
+        </g>
+    }
+}
+
+/// Three panels: the same four GPUs holding a model in three ways.
+fn diagram(ctx: &Ctx) -> Html {
+    let gpu = |i: u32| format!("GPU {i}");
+    // Data parallel: every GPU has the whole model (4 layer stripes), a different batch shard.
+    let data = (0..4).map(|i| {
+        let y = 40.0 + i as f64 * 44.0;
+        html! {
+            <g>
+                { gpu_box(10.0, y, &gpu(i)) }
+                { for (0..4).map(|l| html! {
+                    <rect class="layer whole" x={(90 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
+                }) }
+                <text class="small" x="168" y={(y + 18.0).to_string()}>{ ctx.tf("lb.mgpu.svg.shard", &[("n", &(i + 1).to_string())]) }</text>
+            </g>
+        }
+    });
+    // Tensor parallel: each layer's matrix is cut in four; GPU i holds column block i of all.
+    let tensor = (0..4).map(|i| {
+        let y = 40.0 + i as f64 * 44.0;
+        html! {
+            <g>
+                { gpu_box(250.0, y, &gpu(i)) }
+                { for (0..4).map(|l| html! {
+                    <g>
+                        <rect class="layer ghost" x={(330 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
+                        <rect class="layer part" x={(330 + l * 18).to_string()} y={(y + i as f64 * 7.0).to_string()} width="14" height="7" />
+                    </g>
+                }) }
+            </g>
+        }
+    });
+    // Pipeline: GPU i holds layer i; micro-batches flow down.
+    let pipe = (0..4).map(|i| {
+        let y = 40.0 + i as f64 * 44.0;
+        html! {
+            <g>
+                { gpu_box(490.0, y, &gpu(i)) }
+                { for (0..4).map(|l| html! {
+                    <rect class={classes!("layer", if l == i { "whole" } else { "ghost" })}
+                        x={(570 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
+                }) }
+                if i < 3 {
+                    <line class="arrow" x1="606" y1={(y + 30.0).to_string()} x2="606" y2={(y + 42.0).to_string()} />
+                }
+            </g>
+        }
+    });
+    html! {
+        <svg class="diagram mgpu" viewBox="0 0 730 250" role="img" aria-labelledby="mgpu-svg-title">
+            <title id="mgpu-svg-title">{ ctx.t("lb.mgpu.svg.title") }</title>
+            <text class="heading" x="10" y="22">{ ctx.t("lb.mgpu.data") }</text>
+            <text class="heading" x="250" y="22">{ ctx.t("lb.mgpu.tensor") }</text>
+            <text class="heading" x="490" y="22">{ ctx.t("lb.mgpu.pipeline") }</text>
+            { for data }
+            { for tensor }
+            { for pipe }
+            <text class="small" x="10" y="238">{ ctx.t("lb.mgpu.svg.data_note") }</text>
+            <text class="small" x="250" y="238">{ ctx.t("lb.mgpu.svg.tensor_note") }</text>
+            <text class="small" x="490" y="238">{ ctx.t("lb.mgpu.svg.pipe_note") }</text>
+        </svg>
+    }
+}
+
+fn ring_error(ctx: &Ctx, e: RingError) -> (&'static str, String) {
+    match e {
+        RingError::Bytes => ("p", ctx.t("lb.err.too_large").to_string()),
+        RingError::Gpus => ("n", ctx.t("lb.mgpu.err.gpus").to_string()),
+        RingError::Bandwidth => ("bw", ctx.t("lb.err.too_large").to_string()),
+        RingError::Latency => ("lat", ctx.t("lb.mgpu.err.latency").to_string()),
+    }
+}
 
 #[function_component]
 pub fn Body() -> Html {
+    let nav = use_navigator();
     let Some(ctx) = use_context::<Ctx>() else {
         return Html::default();
     };
-    html! { <p class="lead">{ ctx.t("lesson.multi-gpu.summary") }</p> }
+    let link_id = q(&ctx, "link", "nvlink3");
+    let preset = allreduce::link(&link_id);
+    let bw_default = preset
+        .map(|l| l.per_direction_gbs.to_string())
+        .unwrap_or_else(|| "300".into());
+    let val = |key: &str, d: &str| q(&ctx, key, d);
+
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
+    let params = match parse_number(&val("p", "7B")) {
+        Some(v) if v > 0.0 => Some(v),
+        Some(_) => {
+            errors.push(("p", ctx.t("lb.err.positive").into()));
+            None
+        }
+        None => {
+            errors.push(("p", ctx.t("lb.err.number").into()));
+            None
+        }
+    };
+    let grad_bytes = if val("g", "bf16") == "fp32" { 4.0 } else { 2.0 };
+    let gpus = match parse_count(&val("n", "8")) {
+        Some(n) => Some(n),
+        None => {
+            errors.push(("n", ctx.t("lb.mgpu.err.gpus").into()));
+            None
+        }
+    };
+    // With a preset chosen the bandwidth field follows it; typing a number makes it custom.
+    let bw_text = if preset.is_some() {
+        bw_default.clone()
+    } else {
+        val("bw", &bw_default)
+    };
+    let bw = parse_number(&bw_text);
+    if bw.is_none() {
+        errors.push(("bw", ctx.t("lb.err.number").into()));
+    }
+    let lat_text = val("lat", "0");
+    let lat = parse_number(&lat_text);
+    if lat.is_none() {
+        errors.push(("lat", ctx.t("lb.err.number").into()));
+    }
+    let result = match (params, gpus, bw, lat) {
+        (Some(p), Some(n), Some(bw), Some(lat)) => {
+            match allreduce::ring_allreduce(p * grad_bytes, n, bw, lat) {
+                Ok(t) => Some((p * grad_bytes, n, t)),
+                Err(e) => {
+                    errors.push(ring_error(&ctx, e));
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let err = |key: &str| -> FieldError {
+        errors
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, m)| m.clone())
+    };
+
+    let link_options = LINKS
+        .iter()
+        .map(|l| {
+            (
+                l.id.to_string(),
+                ctx.tf(
+                    "lb.mgpu.link_option",
+                    &[
+                        ("name", l.name),
+                        ("each", &l.per_direction_gbs.to_string()),
+                        ("both", &l.bidirectional_gbs.to_string()),
+                    ],
+                ),
+            )
+        })
+        .chain(std::iter::once((
+            "custom".to_string(),
+            ctx.t("lb.mgpu.custom").to_string(),
+        )))
+        .collect();
+    let grad_options = vec![
+        ("bf16".to_string(), ctx.t("lb.mgpu.grad.bf16").to_string()),
+        ("fp32".to_string(), ctx.t("lb.mgpu.grad.fp32").to_string()),
+    ];
+
+    let output = match &result {
+        None => html! {
+            <p class="message error" role="alert" data-ring-time="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+        },
+        Some((bytes, n, t)) => {
+            // The same all-reduce over every preset link, as bars.
+            let times: Vec<(String, f64)> = LINKS
+                .iter()
+                .filter_map(|l| {
+                    let lat = lat.unwrap_or(0.0);
+                    allreduce::ring_allreduce(*bytes, *n, l.per_direction_gbs, lat)
+                        .ok()
+                        .map(|r| (l.name.to_string(), r.total_s()))
+                })
+                .collect();
+            let max = times.iter().map(|(_, s)| *s).fold(0.0, f64::max);
+            let bars = times.iter().enumerate().map(|(i, (name, s))| {
+                let y = i as f64 * 30.0;
+                let w = if max > 0.0 { s / max * 380.0 } else { 0.0 };
+                html! {
+                    <g>
+                        <text x="0" y={(y + 19.0).to_string()}>{ name.clone() }</text>
+                        <rect class="bar" x="150" y={(y + 5.0).to_string()} width={format!("{w:.1}")} height="20" />
+                        <text x={format!("{:.1}", 156.0 + w)} y={(y + 19.0).to_string()}>{ duration(*s) }</text>
+                    </g>
+                }
+            });
+            html! {
+                <>
+                    <p class="total" data-ring-time={format!("{:.9}", t.total_s())}>
+                        { ctx.tf("lb.mgpu.result", &[
+                            ("time", &duration(t.total_s())),
+                            ("bytes", &decimal_bytes(*bytes)),
+                            ("n", &n.to_string()),
+                        ]) }
+                    </p>
+                    <ul class="result-parts">
+                        <li>{ ctx.tf("lb.mgpu.sent", &[("bytes", &decimal_bytes(t.bytes_per_gpu))]) }</li>
+                        <li>{ ctx.tf("lb.mgpu.parts", &[
+                            ("transfer", &duration(t.transfer_s)),
+                            ("steps", &t.steps.to_string()),
+                            ("latency", &duration(t.latency_s)),
+                        ]) }</li>
+                    </ul>
+                    <svg class="bars" viewBox={format!("0 0 640 {}", times.len() * 30)} role="img"
+                        aria-label={ctx.t("lb.mgpu.bars_label")}>
+                        { for bars }
+                    </svg>
+                </>
+            }
+        }
+    };
+
+    html! {
+        <div class="lesson-body lb">
+            <p class="lead">{ ctx.t("lb.mgpu.lead") }</p>
+            { diagram(&ctx) }
+            <dl class="terms">
+                <dt>{ ctx.t("lb.mgpu.data") }</dt><dd>{ ctx.t("lb.mgpu.data_text") }</dd>
+                <dt>{ ctx.t("lb.mgpu.tensor") }</dt><dd>{ ctx.t("lb.mgpu.tensor_text") }</dd>
+                <dt>{ ctx.t("lb.mgpu.pipeline") }</dt><dd>{ ctx.t("lb.mgpu.pipeline_text") }</dd>
+            </dl>
+            <h2>{ ctx.t("lb.mgpu.ring_heading") }</h2>
+            <p>{ ctx.t("lb.mgpu.ring_p1") }</p>
+            <p class="formula"><code>{ FORMULA }</code></p>
+            <p>{ ctx.t("lb.mgpu.ring_p2") }</p>
+            <p>{ ctx.t("lb.mgpu.conventions") }</p>
+
+            <section class="panel calc" id="ring-calc" aria-labelledby="ring-calc-h">
+                <h2 id="ring-calc-h">{ ctx.t("lb.mgpu.calc") }</h2>
+                <div class="fields">
+                    { text_field(&ctx, &nav, "p", ctx.t("lb.mgpu.f.params"), val("p", "7B"), err("p")) }
+                    { select(&ctx, &nav, "g", ctx.t("lb.mgpu.f.grad"), grad_options, &val("g", "bf16")) }
+                    { text_field(&ctx, &nav, "n", ctx.t("lb.mgpu.f.gpus"), val("n", "8"), err("n")) }
+                </div>
+                <div class="fields">
+                    { select(&ctx, &nav, "link", ctx.t("lb.mgpu.f.link"), link_options, if preset.is_some() { &link_id } else { "custom" }) }
+                    { bw_field(&ctx, &nav, bw_text, err("bw")) }
+                    { text_field(&ctx, &nav, "lat", ctx.t("lb.mgpu.f.latency"), lat_text, err("lat")) }
+                </div>
+                <div class="calc-output" aria-live="polite">{ output }</div>
+                <p class="note">{ ctx.t("lb.mgpu.note") }</p>
+            </section>
+            { form::corrections(&ctx, &["lb.mgpu.fc37", "lb.mgpu.fc38", "lb.mgpu.fc62", "lb.mgpu.fc30", "lb.mgpu.fc86"]) }
+            { form::try_it(&ctx, "lb.mgpu.try") }
+        </div>
+    }
+}
+
+/// The bandwidth field: typing a value switches the link to "custom".
+fn bw_field(ctx: &Ctx, nav: &Option<Navigator>, value: String, error: FieldError) -> Html {
+    let oninput = {
+        let (ctx, nav) = (ctx.clone(), nav.clone());
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            form::set(&ctx, &nav, &[("bw", &input.value()), ("link", "custom")]);
+        })
+    };
+    html! {
+        <div class={classes!("field", error.is_some().then_some("invalid"))}>
+            <label for="f-bw">{ ctx.t("lb.mgpu.f.bw") }</label>
+            <input id="f-bw" name="bw" type="text" autocomplete="off" {value} {oninput}
+                aria-invalid={error.is_some().to_string()} aria-describedby="f-bw-error" />
+            <p id="f-bw-error" class="field-error" role="alert">{ error.unwrap_or_default() }</p>
+        </div>
+    }
 }

@@ -1,13 +1,155 @@
-//! Lesson 12: `claims` (placeholder body until written).
+//! Lesson 12: the headline claims. What each of the articles' big ratios measures and leaves
+//! out, a matmul-time calculator (`lessons::claims`), and a link to the race that measures the
+//! last claim on the visitor's machine.
 
+use lessons::claims::{self, ClaimError};
+use lessons::units::{binary_bytes, duration, number, parse_count, parse_number};
 use yew::prelude::*;
+use yew_router::prelude::*;
 
+use super::l07_vram::form::{self, q, text_field, FieldError};
 use crate::components::Ctx;
+
+/// The four claims: (id for tests, heading key, measures key, leaves-out key, verdict key).
+const CLAIMS: [(&str, &str, &str, &str, &str); 4] = [
+    (
+        "alexnet",
+        "lb.claims.alexnet.h",
+        "lb.claims.alexnet.measures",
+        "lb.claims.alexnet.omits",
+        "lb.claims.alexnet.verdict",
+    ),
+    (
+        "resnet",
+        "lb.claims.resnet.h",
+        "lb.claims.resnet.measures",
+        "lb.claims.resnet.omits",
+        "lb.claims.resnet.verdict",
+    ),
+    (
+        "openmm",
+        "lb.claims.openmm.h",
+        "lb.claims.openmm.measures",
+        "lb.claims.openmm.omits",
+        "lb.claims.openmm.verdict",
+    ),
+    (
+        "matmul",
+        "lb.claims.matmul.h",
+        "lb.claims.matmul.measures",
+        "lb.claims.matmul.omits",
+        "lb.claims.matmul.verdict",
+    ),
+];
 
 #[function_component]
 pub fn Body() -> Html {
+    let nav = use_navigator();
     let Some(ctx) = use_context::<Ctx>() else {
         return Html::default();
     };
-    html! { <p class="lead">{ ctx.t("lesson.claims.summary") }</p> }
+    let n_text = q(&ctx, "n", "4096");
+    let cpu_text = q(&ctx, "cpu", "100");
+    let gpu_text = q(&ctx, "gpu", "10000");
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
+    let n = parse_count(&n_text).filter(|n| *n > 0);
+    if n.is_none() {
+        errors.push(("n", ctx.t("lb.err.whole").into()));
+    }
+    let rate = |key: &'static str, text: &str, errors: &mut Vec<(&'static str, String)>| {
+        match parse_number(text) {
+            Some(v) if v > 0.0 => Some(v),
+            Some(_) => {
+                errors.push((key, ctx.t("lb.err.positive").into()));
+                None
+            }
+            None => {
+                errors.push((key, ctx.t("lb.err.number").into()));
+                None
+            }
+        }
+    };
+    let cpu = rate("cpu", &cpu_text, &mut errors);
+    let gpu = rate("gpu", &gpu_text, &mut errors);
+    let result = match (n, cpu, gpu) {
+        (Some(n), Some(c), Some(g)) => match claims::speedup(n, c, g) {
+            Ok(r) => Some((n, r)),
+            Err(ClaimError::Size) => {
+                errors.push(("n", ctx.t("lb.err.too_large").into()));
+                None
+            }
+            Err(ClaimError::Rate) => {
+                errors.push(("gpu", ctx.t("lb.err.too_large").into()));
+                None
+            }
+        },
+        _ => None,
+    };
+    let err = |key: &str| -> FieldError {
+        errors
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, m)| m.clone())
+    };
+    let output = match result {
+        None => html! {
+            <p class="message error" role="alert" data-ratio="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+        },
+        Some((n, (cpu_s, gpu_s, ratio))) => {
+            let flops = claims::matmul_flops(n).unwrap_or(0.0);
+            html! {
+                <>
+                    <p class="total" data-ratio={format!("{ratio:.6}")}>
+                        { ctx.tf(if ratio >= 1.0 { "lb.claims.result" } else { "lb.claims.result_slower" }, &[
+                            ("n", &n.to_string()),
+                            ("flops", &number(flops)),
+                            ("cpu", &duration(cpu_s)),
+                            ("gpu", &duration(gpu_s)),
+                            ("ratio", &number(if ratio >= 1.0 { ratio } else { 1.0 / ratio })),
+                        ]) }
+                    </p>
+                    <p>{ ctx.tf("lb.claims.bytes", &[("bytes", &binary_bytes(claims::matmul_min_bytes(n, 4.0)))]) }</p>
+                </>
+            }
+        }
+    };
+    let lang = ctx.lang.code();
+    html! {
+        <div class="lesson-body lb">
+            <p class="lead">{ ctx.t("lb.claims.lead") }</p>
+            <div class="claim-cards">
+                { for CLAIMS.iter().map(|(id, h, measures, omits, verdict)| html! {
+                    <section class="claim-card" data-claim={*id}>
+                        <h2>{ ctx.t(h) }</h2>
+                        <p><strong>{ ctx.t("lb.claims.measures") }</strong>{ ctx.t(measures) }</p>
+                        <p><strong>{ ctx.t("lb.claims.omits") }</strong>{ ctx.t(omits) }</p>
+                        <p class="verdict">{ ctx.t(verdict) }</p>
+                    </section>
+                }) }
+            </div>
+
+            <section class="panel calc" id="claim-calc" aria-labelledby="claim-calc-h">
+                <h2 id="claim-calc-h">{ ctx.t("lb.claims.calc") }</h2>
+                <p>{ ctx.t("lb.claims.calc_intro") }</p>
+                <div class="fields">
+                    { text_field(&ctx, &nav, "n", ctx.t("lb.claims.f.n"), n_text.clone(), err("n")) }
+                    { text_field(&ctx, &nav, "cpu", ctx.t("lb.claims.f.cpu"), cpu_text.clone(), err("cpu")) }
+                    { text_field(&ctx, &nav, "gpu", ctx.t("lb.claims.f.gpu"), gpu_text.clone(), err("gpu")) }
+                </div>
+                <div class="calc-output" aria-live="polite">{ output }</div>
+                <p class="note">{ ctx.t("lb.claims.rates_note") }</p>
+                <p><a class="button primary" href={format!("#/race?view=claim&lang={lang}")}>{ ctx.t("lb.claims.race_link") }</a></p>
+            </section>
+
+            <h2>{ ctx.t("lb.claims.checklist_heading") }</h2>
+            <ul>
+                <li>{ ctx.t("lb.claims.check.precision") }</li>
+                <li>{ ctx.t("lb.claims.check.baseline") }</li>
+                <li>{ ctx.t("lb.claims.check.timed") }</li>
+                <li>{ ctx.t("lb.claims.check.size") }</li>
+                <li>{ ctx.t("lb.claims.check.verified") }</li>
+            </ul>
+            { form::try_it(&ctx, "lb.claims.try") }
+        </div>
+    }
 }
