@@ -28,7 +28,7 @@ test('the spiral trains on the GPU: loss falls, the boundary changes', async () 
   const t0 = Date.now();
   await page.click('#train-play');
   await page.waitForFunction(
-    () => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= 400,
+    () => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= 800,
     null, { timeout: 180_000, polling: 250 },
   );
   const seconds = (Date.now() - t0) / 1000;
@@ -126,6 +126,22 @@ test('batch-size experiment: samples/s for every batch size on GPU and CPU', asy
   assert.equal(rows[0][0], '1');
   assert.equal(rows[6][0], '4,096');
   await screenshot(page, 'train-experiment-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a lost GPU device is reported, the CPU twin goes on, Reset starts on a new device', async () => {
+  const { page, context, errors } = await openPage(browser, '#/train?lang=en&data=gauss');
+  await waitForGpu(page);
+  await page.click('#train-play');
+  await page.waitForFunction(() => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= 5, null, { timeout: 60_000 });
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  await page.waitForSelector('#train-status[data-gpu="lost"]', { timeout: 30_000 });
+  assert.match(await page.textContent('.train-note.error'), /GPU device was lost/);
+  const cpu = Number(await status(page, 'cpu-steps'));
+  await page.waitForFunction((n) => Number(document.querySelector('#train-status').dataset.cpuSteps) > n, cpu);
+  await page.click('#train-reset');
+  await page.waitForSelector('#train-status[data-gpu="ready"]', { timeout: 60_000 });
   assertNoErrors(errors);
   await context.close();
 });

@@ -4,7 +4,7 @@
 //!
 //! Data flow of a step: the batch's features and labels are written into the activation and
 //! label buffers (`queue.write_buffer`), then one compute pass runs, in order: `mlp-forward`
-//! per layer, `mlp-loss`, `mlp-backward-params` per layer (last first) with
+//! per layer, `mlp-loss`, `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
 //! `mlp-backward-input` between layers, and one optimiser dispatch (`mlp-sgd` or `mlp-adam`)
 //! over all parameters. Nothing is read back per step. [`TrainingSession::request_eval`]
 //! (every k steps, the caller's choice) runs the forward pass over an evaluation set (the
@@ -136,10 +136,11 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
     ));
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
+        // One workgroup of 64 threads per weight or bias (a reduction over the batch).
         plan.push(planned(
             "mlp-backward-params",
             l,
-            lo.fan_out * (lo.fan_in + 1),
+            lo.fan_out * (lo.fan_in + 1) * WORKGROUP as usize,
             [
                 batch as u32,
                 lo.fan_in as u32,
@@ -795,7 +796,8 @@ mod tests {
         );
         assert_eq!(plan[0].workgroups, [256, 1, 1]); // 1024 × 16 / 64
         assert_eq!(plan[3].workgroups, [16, 1, 1]);
-        assert_eq!(plan[4].threads, 2 * 17);
+        assert_eq!(plan[4].threads, 2 * 17 * 64);
+        assert_eq!(plan[4].workgroups, [34, 1, 1]);
         assert_eq!(plan[9].threads, 48 + 272 + 34);
         // The output layer is linear, hidden layers use the chosen activation.
         assert_eq!(plan[2].uniform[3], 0);

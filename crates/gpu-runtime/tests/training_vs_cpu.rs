@@ -100,6 +100,8 @@ fn gpu_and_cpu_loss_trajectories_agree_for_100_steps() {
         "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&noise=0.1&seed=1",
         "data=circle&layers=6&act=relu&lr=0.1&batch=17&opt=momentum&features=x,y,x2,y2&seed=2",
         "data=xor&layers=5,3&act=sigmoid&lr=0.5&batch=8&opt=sgd&loss=mse&features=x,y,xy,sinx,siny&seed=3",
+        // A batch above the 64-thread reduction width, not a multiple of it.
+        "data=gauss&layers=16,16&act=relu&lr=0.01&batch=150&opt=adam&noise=0.3&seed=4",
     ] {
         let mut p = pair(&g, spec(q));
         let mut worst = 0.0f32;

@@ -125,6 +125,10 @@ impl Optimiser {
     }
 }
 
+/// Threads that share one parameter's sum over the batch in `mlp_backward_params.wgsl` (its
+/// workgroup size); the CPU twin sums in the same order.
+pub const REDUCE: usize = 64;
+
 pub const BETA1: f32 = 0.9;
 pub const BETA2: f32 = 0.999;
 pub const EPSILON: f32 = 1e-7;
@@ -476,15 +480,28 @@ impl CpuTrainer {
             let (in_off, out_off) = (offs[l - 1], offs[l]);
             for n in 0..lo.fan_out {
                 for k in 0..=lo.fan_in {
-                    let mut acc = 0.0f32;
-                    for b in 0..rows {
-                        let a = if k < lo.fan_in {
-                            acts[in_off + b * lo.fan_in + k]
-                        } else {
-                            1.0
-                        };
-                        acc += self.deltas[out_off + b * lo.fan_out + n] * a;
+                    // The kernel's order: REDUCE strided partial sums, then halving.
+                    let mut part = [0.0f32; REDUCE];
+                    for (t, p) in part.iter_mut().enumerate() {
+                        let mut acc = 0.0f32;
+                        for b in (t..rows).step_by(REDUCE) {
+                            let a = if k < lo.fan_in {
+                                acts[in_off + b * lo.fan_in + k]
+                            } else {
+                                1.0
+                            };
+                            acc += self.deltas[out_off + b * lo.fan_out + n] * a;
+                        }
+                        *p = acc;
                     }
+                    let mut s = REDUCE / 2;
+                    while s > 0 {
+                        for t in 0..s {
+                            part[t] += part[t + s];
+                        }
+                        s /= 2;
+                    }
+                    let acc = part[0];
                     if k < lo.fan_in {
                         self.grads[lo.w_off + n * lo.fan_in + k] = acc;
                     } else {
