@@ -255,7 +255,7 @@ pub async fn strided_read(
     opts: &RunOptions,
 ) -> Result<f64, GpuError> {
     let n = data.len() as u32;
-    if stride == 0 || stride > MAX_STRIDE || n % MAX_STRIDE != 0 {
+    if stride == 0 || stride > MAX_STRIDE || !n.is_multiple_of(MAX_STRIDE) {
         return Err(GpuError::Dispatch(format!("bad stride {stride} for {n}")));
     }
     let size = MeasureSize {

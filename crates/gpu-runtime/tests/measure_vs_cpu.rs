@@ -2,7 +2,7 @@
 //! (lavapipe under `cargo xtask test`): exact copies, strided sums, FMA chains, both
 //! divergence variants, and the launch-overhead measurement producing finite numbers.
 
-use gpu_runtime::measure::{self, run_checked};
+use gpu_runtime::measure;
 use gpu_runtime::{kernel, Gpu, Job, MeasureSize, RunOptions};
 
 fn gpu() -> Gpu {
