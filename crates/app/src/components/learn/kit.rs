@@ -94,6 +94,15 @@ pub fn gpu_gate(ctx: &Ctx) -> Result<bool, Html> {
     }
 }
 
+/// What the page knows about WebGPU, for tests and styling: checking, available, unavailable.
+pub fn probe_state(ctx: &Ctx) -> &'static str {
+    match &ctx.webgpu {
+        WebGpuStatus::Checking => "checking",
+        WebGpuStatus::Available(_) => "available",
+        WebGpuStatus::Unavailable(_) => "unavailable",
+    }
+}
+
 /// One of the adapter's limits as the browser reported it.
 pub fn adapter_limit(ctx: &Ctx, name: &str) -> Option<f64> {
     match &ctx.webgpu {
@@ -134,7 +143,7 @@ pub fn measure_controls<T>(
         <>
             <button type="button" class="button primary measure" {disabled} {onclick}>{ ctx.t(label) }</button>
             { gate.err().unwrap_or_default() }
-            <div class="widget-result" aria-live="polite" data-state={phase.name()}>
+            <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={probe_state(ctx)}>
                 { match phase {
                     Phase::Idle => html! {},
                     Phase::Running { done, total } => html! {

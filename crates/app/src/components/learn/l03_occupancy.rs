@@ -146,7 +146,7 @@ pub fn Body() -> Html {
                         <h3>{ ctx.tf("lesson.occupancy.spec_heading", &[("gpu", gpu.gpu), ("cc", gpu.cc)]) }</h3>
                         { specs }
                         <h3>{ ctx.t("lesson.occupancy.webgpu_heading") }</h3>
-                        { webgpu }
+                        <div data-probe={common::probe_state(&ctx)}>{ webgpu }</div>
                     </div>
                 </div>
                 <p class="note">{ ctx.t("lesson.occupancy.source") }</p>

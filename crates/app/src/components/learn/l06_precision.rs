@@ -70,12 +70,24 @@ fn cpu_error(n: u32) -> (f64, f64) {
     (max, sum / exact.value.len().max(1) as f64)
 }
 
+/// A stored value with enough digits to show how it differs from what was typed.
+fn stored(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        sig(x)
+    } else if (1e-4..1e7).contains(&x.abs()) {
+        let s = format!("{x:.10}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        format!("{x:.9e}")
+    }
+}
+
 fn sig(x: f64) -> String {
     if x == 0.0 {
         "0".into()
     } else if !x.is_finite() {
         "∞".into()
-    } else if (1e-3..1e5).contains(&x.abs()) {
+    } else if (1e-4..1e5).contains(&x.abs()) {
         let s = format!("{x:.6}");
         s.trim_end_matches('0').trim_end_matches('.').to_string()
     } else {
@@ -153,7 +165,7 @@ pub fn Body() -> Html {
                     } else {
                         format!("{} %", sig(((r - x) / x).abs() * 100.0))
                     };
-                    html! { <tr data-format={f.name}><th scope="row">{ f.name }</th><td class="stored">{ sig(r) }</td><td>{ err }</td></tr> }
+                    html! { <tr data-format={f.name}><th scope="row">{ f.name }</th><td class="stored">{ stored(r) }</td><td>{ err }</td></tr> }
                 }) }
                 </tbody>
             </table>
@@ -289,7 +301,7 @@ pub fn Body() -> Html {
                 if !f16_reason.is_empty() {
                     <p class="note">{ f16_reason }</p>
                 }
-                <div class="widget-result" aria-live="polite" data-state={phase.name()}>{ result }</div>
+                <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={common::probe_state(&ctx)}>{ result }</div>
             </section>
             { common::h2(&ctx, "lesson.precision.h_amp") }
             { common::paras(&ctx, &["lesson.precision.p3"]) }
