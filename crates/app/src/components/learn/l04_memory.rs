@@ -44,6 +44,9 @@ pub fn Body() -> Html {
                 let result = async {
                     let (gpu, _) = session::gpu(software).await?;
                     let data = measure::input(elements(software) as usize);
+                    // One untimed pass first: allocation and first-touch costs would otherwise
+                    // land on stride 1.
+                    measure::strided_read(&gpu, &data, 1, &RunOptions::default()).await?;
                     let mut points = Vec::new();
                     for (i, &s) in STRIDES.iter().enumerate() {
                         points.push((s, measure::strided_read(&gpu, &data, s, &opts).await?));
@@ -64,17 +67,22 @@ pub fn Body() -> Html {
     };
     let done = |points: &Vec<(u32, f64)>| {
         let first = points.first().map(|p| p.1).unwrap_or(0.0);
-        let worst = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let (worst_stride, worst) =
+            points
+                .iter()
+                .copied()
+                .fold((1, f64::INFINITY), |w, p| if p.1 < w.1 { p } else { w });
         html! {
             <>
                 { stride_chart(&ctx, points) }
                 <p>{ ctx.tf("lesson.memory.result", &[
                     ("best", &format::rate(first)),
                     ("worst", &format::rate(worst)),
-                    ("x", &format::rate(if worst > 0.0 { first / worst } else { 0.0 })),
+                    ("stride", &worst_stride.to_string()),
                 ]) }</p>
                 if software {
                     <p class="note">{ ctx.t("lesson.common.software_note") }</p>
+                    <p class="note">{ ctx.t("lesson.memory.software_note") }</p>
                 }
             </>
         }

@@ -268,11 +268,19 @@ fn roofline_chart(ctx: &Ctx, m: &Measured) -> Html {
                     </>
                 }) }
                 <path d={path} class="roof" />
-                { for m.points.iter().map(|p| html! {
-                    <g class="point" data-stage={p.id} data-ai={p.ai.to_string()} data-gflops={p.gflops.to_string()}>
-                        <circle cx={px(p.ai).to_string()} cy={py(p.gflops).to_string()} r="5" />
-                        <text x={(px(p.ai) + 7.0).to_string()} y={(py(p.gflops) - 6.0).to_string()} class="svg-small">{ p.stage.to_string() }</text>
-                    </g>
+                { for m.points.iter().enumerate().map(|(i, p)| {
+                    let (x, y) = (px(p.ai), py(p.gflops));
+                    // Shift the label right past earlier dots at (nearly) the same place.
+                    let crowd = m.points[..i]
+                        .iter()
+                        .filter(|q| (px(q.ai) - x).abs() < 12.0 && (py(q.gflops) - y).abs() < 12.0)
+                        .count() as f64;
+                    html! {
+                        <g class="point" data-stage={p.id} data-ai={p.ai.to_string()} data-gflops={p.gflops.to_string()}>
+                            <circle cx={x.to_string()} cy={y.to_string()} r="5" />
+                            <text x={(x + 7.0 + crowd * 10.0).to_string()} y={(y - 6.0).to_string()} class="svg-small">{ p.stage.to_string() }</text>
+                        </g>
+                    }
                 }) }
                 <text x={(left + pw / 2.0).to_string()} y={(h - 6.0).to_string()} class="svg-small" text-anchor="middle">{ ctx.t("lesson.roofline.axis_x") }</text>
                 <text x="12" y={(top + ph / 2.0).to_string()} class="svg-small" transform={format!("rotate(-90 12 {})", top + ph / 2.0)} text-anchor="middle">{ ctx.t("lesson.roofline.axis_y") }</text>

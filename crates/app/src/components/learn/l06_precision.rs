@@ -298,7 +298,7 @@ pub fn Body() -> Html {
                 <button type="button" class="button primary measure" disabled={running || n.is_err()} {onclick}>
                     { ctx.t(if running { "lesson.common.measuring" } else { "lesson.common.measure" }) }
                 </button>
-                if !f16_reason.is_empty() {
+                if !f16_reason.is_empty() && !matches!(*phase, Phase::Done(_)) {
                     <p class="note">{ f16_reason }</p>
                 }
                 <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={common::probe_state(&ctx)}>{ result }</div>
