@@ -156,19 +156,27 @@ fn access_diagram(ctx: &Ctx) -> Html {
                     cell(20.0 + i as f64 * 18.0, y, class)
                 }) }
                 { for touched.iter().enumerate().map(|(t, &i)| html! {
-                    <line x1={(28.0 + t as f64 * 18.0).to_string()} y1={(y - 22.0).to_string()}
-                        x2={(28.0 + i as f64 * 18.0).to_string()} y2={(y - 2.0).to_string()} class="arrow" />
+                    <>
+                        <circle cx={(28.0 + t as f64 * 18.0).to_string()} cy={(y - 24.0).to_string()} r="4" class="thread" />
+                        <line x1={(28.0 + t as f64 * 18.0).to_string()} y1={(y - 20.0).to_string()}
+                            x2={(28.0 + i as f64 * 18.0).to_string()} y2={(y - 2.0).to_string()} class="arrow" />
+                    </>
+                }) }
+                // Cache-line boundaries: every 8 cells.
+                { for (0..=cells / 8).map(|l| html! {
+                    <line x1={(19.0 + l as f64 * 144.0).to_string()} y1={(y - 3.0).to_string()}
+                        x2={(19.0 + l as f64 * 144.0).to_string()} y2={(y + 19.0).to_string()} class="line-edge" />
                 }) }
             </>
         }
     };
     html! {
         <figure class="diagram">
-            <svg viewBox="0 0 620 150" role="img" aria-label={ctx.t("lesson.memory.diagram_alt")}>
-                <text x="20" y="16" class="svg-label">{ ctx.t("lesson.memory.diagram_coalesced") }</text>
-                { row(48.0, 1) }
-                <text x="20" y="90" class="svg-label">{ ctx.t("lesson.memory.diagram_strided") }</text>
-                { row(122.0, 4) }
+            <svg viewBox="0 0 620 160" role="img" aria-label={ctx.t("lesson.memory.diagram_alt")}>
+                <text x="20" y="14" class="svg-label">{ ctx.t("lesson.memory.diagram_coalesced") }</text>
+                { row(52.0, 1) }
+                <text x="20" y="94" class="svg-label">{ ctx.t("lesson.memory.diagram_strided") }</text>
+                { row(132.0, 4) }
             </svg>
             <figcaption>{ ctx.t("lesson.memory.diagram_caption") }</figcaption>
         </figure>
