@@ -23,6 +23,10 @@ pub enum Family {
     /// [`crate::training::TrainingSession`] owns their buffers and bind groups (each file's
     /// header lists its bindings) and sizes their grids with [`crate::training::step_plan`].
     Mlp,
+    /// Measuring kernels of the lessons (bandwidth, FMA peak, coalescing, divergence).
+    /// Bindings: 0 = input f32 (read), 1 = output f32 (write), 2 = uniform
+    /// {elements, threads, param, 0}. References and checks: [`crate::measure`].
+    Measure,
 }
 
 /// How the inputs and output are laid out in GPU buffers.
@@ -83,13 +87,17 @@ const MLP_BACKWARD_PARAMS: &str = include_str!("../../../shaders/mlp_backward_pa
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../shaders/mlp_backward_input.wgsl");
 const MLP_SGD: &str = include_str!("../../../shaders/mlp_sgd.wgsl");
 const MLP_ADAM: &str = include_str!("../../../shaders/mlp_adam.wgsl");
+const MEASURE_COPY: &str = include_str!("../../../shaders/measure_copy.wgsl");
+const MEASURE_STRIDED: &str = include_str!("../../../shaders/measure_strided.wgsl");
+const MEASURE_FMA: &str = include_str!("../../../shaders/measure_fma.wgsl");
+const MEASURE_DIVERGENCE: &str = include_str!("../../../shaders/measure_divergence.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
 /// (A kernel only ever gets workloads of its own family: see [`KernelSpec::accepts`].)
 fn grid_blocks<const BN: u32, const BM: u32>(w: &Workload) -> [u32; 3] {
     match w {
         Workload::Matmul(s) => [s.n.div_ceil(BN), s.m.div_ceil(BM), 1],
-        Workload::Schedule(_) => [0, 0, 0],
+        Workload::Schedule(_) | Workload::Measure(_) => [0, 0, 0],
     }
 }
 
@@ -97,7 +105,7 @@ fn grid_blocks<const BN: u32, const BM: u32>(w: &Workload) -> [u32; 3] {
 fn grid_naive(w: &Workload) -> [u32; 3] {
     match w {
         Workload::Matmul(s) => [s.m.div_ceil(16), s.n.div_ceil(16), 1],
-        Workload::Schedule(_) => [0, 0, 0],
+        Workload::Schedule(_) | Workload::Measure(_) => [0, 0, 0],
     }
 }
 
@@ -105,7 +113,7 @@ fn grid_naive(w: &Workload) -> [u32; 3] {
 fn grid_schedule(w: &Workload) -> [u32; 3] {
     match w {
         Workload::Schedule(s) => [s.gx, s.gy, 1],
-        Workload::Matmul(_) => [0, 0, 0],
+        Workload::Matmul(_) | Workload::Measure(_) => [0, 0, 0],
     }
 }
 
@@ -353,6 +361,81 @@ pub static KERNELS: &[KernelSpec] = &[
         title_key: "kernel.mlp-adam.title",
         summary_key: "kernel.mlp-adam.summary",
     },
+    KernelSpec {
+        id: "measure-copy",
+        source_path: "shaders/measure_copy.wgsl",
+        source: || MEASURE_COPY.to_string(),
+        entry_point: "main",
+        family: Family::Measure,
+        constants: &[],
+        workgroup_size: [256, 1, 1],
+        grid: crate::measure::grid_copy,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.measure-copy.title",
+        summary_key: "kernel.measure-copy.summary",
+    },
+    KernelSpec {
+        id: "measure-strided",
+        source_path: "shaders/measure_strided.wgsl",
+        source: || MEASURE_STRIDED.to_string(),
+        entry_point: "main",
+        family: Family::Measure,
+        constants: &[],
+        workgroup_size: [256, 1, 1],
+        grid: crate::measure::grid_threads::<256>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.measure-strided.title",
+        summary_key: "kernel.measure-strided.summary",
+    },
+    KernelSpec {
+        id: "measure-fma",
+        source_path: "shaders/measure_fma.wgsl",
+        source: || MEASURE_FMA.to_string(),
+        entry_point: "main",
+        family: Family::Measure,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: crate::measure::grid_threads::<64>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.measure-fma.title",
+        summary_key: "kernel.measure-fma.summary",
+    },
+    KernelSpec {
+        id: "measure-divergent",
+        source_path: "shaders/measure_divergence.wgsl",
+        source: || MEASURE_DIVERGENCE.to_string(),
+        entry_point: "main",
+        family: Family::Measure,
+        constants: &[("DIVERGENT", 1.0)],
+        workgroup_size: [64, 1, 1],
+        grid: crate::measure::grid_threads::<64>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.measure-divergent.title",
+        summary_key: "kernel.measure-divergent.summary",
+    },
+    KernelSpec {
+        id: "measure-uniform",
+        source_path: "shaders/measure_divergence.wgsl",
+        source: || MEASURE_DIVERGENCE.to_string(),
+        entry_point: "main",
+        family: Family::Measure,
+        constants: &[("DIVERGENT", 0.0)],
+        workgroup_size: [64, 1, 1],
+        grid: crate::measure::grid_threads::<64>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.measure-uniform.title",
+        summary_key: "kernel.measure-uniform.summary",
+    },
 ];
 
 /// Looks a kernel up by id.
@@ -417,7 +500,9 @@ impl KernelSpec {
     pub fn accepts(&self, job: &Job<'_>) -> bool {
         matches!(
             (self.family, job),
-            (Family::Matmul, Job::Matmul { .. }) | (Family::Schedule, Job::Schedule(_))
+            (Family::Matmul, Job::Matmul { .. })
+                | (Family::Schedule, Job::Schedule(_))
+                | (Family::Measure, Job::Measure { .. })
         )
     }
 
@@ -428,6 +513,7 @@ impl KernelSpec {
                 verify::compare(got, &matmul::reference(size, a, b), self.precision)
             }
             Job::Schedule(_) => verify_tickets(got),
+            Job::Measure { size, input } => crate::measure::verify(self.id, size, input, got),
         }
     }
 }

@@ -47,6 +47,7 @@ pub(crate) fn layout<'a>(storage: Storage, job: &Job<'a>) -> Layout<'a> {
             output_len: 2 * s.gx as usize * s.gy as usize,
             padded_rows: None,
         },
+        Job::Measure { size, input } => crate::measure::layout(size, input),
         Job::Matmul { size, a, b } => {
             let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
             match storage {

@@ -14,6 +14,7 @@ mod clock;
 mod context;
 mod dispatch;
 mod layout;
+pub mod measure;
 mod schedule;
 pub mod training;
 mod verified;
@@ -24,7 +25,7 @@ pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::{RunOptions, RunOutput, Timing, TimingMethod};
 pub use schedule::{record_schedule, ScheduleRecord};
 pub use verified::{run_matmul_verified, VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
-pub use workload::{parse_dim, BufferLimits, Job, ScheduleSize, SizeError, Workload};
+pub use workload::{parse_dim, BufferLimits, Job, MeasureSize, ScheduleSize, SizeError, Workload};
 
 pub use cpu_kernels;
 pub use mlp;

@@ -11,11 +11,22 @@ pub struct ScheduleSize {
     pub work: u32,
 }
 
+/// A measuring-kernel launch (lessons): `elements` input floats, `threads` logical threads
+/// (one output float each, except the copy kernel whose output has `elements` floats), and
+/// one kernel-specific parameter (stride, iterations). See `shaders/measure_*.wgsl`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MeasureSize {
+    pub elements: u32,
+    pub threads: u32,
+    pub param: u32,
+}
+
 /// A problem a kernel family solves, without its data.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     Matmul(MatmulSize),
     Schedule(ScheduleSize),
+    Measure(MeasureSize),
 }
 
 /// A problem with its input data, ready to dispatch.
@@ -28,6 +39,8 @@ pub enum Job<'a> {
     },
     /// Needs no input data: the probe only records when workgroups run.
     Schedule(ScheduleSize),
+    /// A measuring kernel with its input floats (`input.len()` = `size.elements`).
+    Measure { size: MeasureSize, input: &'a [f32] },
 }
 
 impl Job<'_> {
@@ -35,6 +48,7 @@ impl Job<'_> {
         match *self {
             Job::Matmul { size, .. } => Workload::Matmul(size),
             Job::Schedule(s) => Workload::Schedule(s),
+            Job::Measure { size, .. } => Workload::Measure(size),
         }
     }
 }
@@ -106,6 +120,7 @@ impl Workload {
                 elems * 4
             }
             Workload::Schedule(s) => 2 * 4 * s.gx as u64 * s.gy as u64,
+            Workload::Measure(s) => 4 * (s.elements.max(s.threads) as u64).max(4),
         }
     }
 

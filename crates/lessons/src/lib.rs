@@ -64,3 +64,7 @@ mod tests {
         assert!(lesson("nope").is_none());
     }
 }
+
+pub mod occupancy;
+pub mod precision;
+pub mod roofline;

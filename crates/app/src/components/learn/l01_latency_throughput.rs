@@ -1,13 +1,178 @@
-//! Lesson 1: `latency-throughput` (placeholder body until written).
+//! Lesson 1: `latency-throughput` — few fast cores against many slow ones, and a small live
+//! race: the same matmul on the CPU (main thread) and on the GPU, from tiny to medium sizes.
 
+use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
+use gpu_runtime::{run_matmul_verified, RunOptions};
 use yew::prelude::*;
 
+use super::kit::{self as common, Phase};
 use crate::components::Ctx;
+use crate::format;
+use crate::session;
+
+/// Square sizes raced, smallest first. 256³ is about 34 MFLOP: a few tens of ms on the CPU.
+const SIZES: [u32; 4] = [16, 64, 128, 256];
+/// The GPU stage raced: shared-memory tiles (ladder stage 3).
+const GPU_KERNEL: &str = "matmul-tiled";
+/// GPU runs per size; the fastest counts.
+const GPU_TRIES: u32 = 3;
+
+#[derive(Clone, Debug, PartialEq)]
+struct Row {
+    n: u32,
+    cpu_ms: f64,
+    gpu_ms: f64,
+}
+
+/// Times the CPU reference at size n, repeating small sizes so the clock can resolve them.
+fn time_cpu(n: u32) -> f64 {
+    let size = MatmulSize::new(n, n, n);
+    let (a, b) = size.inputs(1);
+    let start = common::now_ms();
+    let mut reps = 0u32;
+    loop {
+        let r = matmul::reference(size, &a, &b);
+        std::hint::black_box(&r);
+        reps += 1;
+        let elapsed = common::now_ms() - start;
+        if elapsed >= 20.0 || reps >= 1000 {
+            return elapsed / reps as f64;
+        }
+    }
+}
 
 #[function_component]
 pub fn Body() -> Html {
-    let Some(ctx) = use_context::<Ctx>() else {
+    let ctx = use_context::<Ctx>();
+    let phase = use_state(|| Phase::<Vec<Row>>::Idle);
+    let Some(ctx) = ctx else {
         return Html::default();
     };
-    html! { <p class="lead">{ ctx.t("lesson.latency-throughput.summary") }</p> }
+    let software = matches!(common::gpu_gate(&ctx), Ok(true));
+    let onclick = {
+        let phase = phase.clone();
+        Callback::from(move |_| {
+            let phase = phase.clone();
+            let total = SIZES.len() as u32;
+            phase.set(Phase::Running { done: 0, total });
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = async {
+                    let kernel = gpu_runtime::kernel(GPU_KERNEL)
+                        .ok_or_else(|| gpu_runtime::GpuError::Shader(GPU_KERNEL.into()))?;
+                    let (gpu, _) = session::gpu(software).await?;
+                    // Compile before timing: a race should not charge the GPU for that.
+                    gpu.pipeline(kernel).await?;
+                    let mut rows = Vec::new();
+                    for (i, &n) in SIZES.iter().enumerate() {
+                        common::yield_to_browser().await;
+                        let cpu_ms = time_cpu(n);
+                        let mut gpu_ms = f64::INFINITY;
+                        for _ in 0..GPU_TRIES {
+                            let size = MatmulSize::new(n, n, n);
+                            let v =
+                                run_matmul_verified(&gpu, kernel, size, 1, &RunOptions::default())
+                                    .await?;
+                            if !v.verdict.ok {
+                                return Err(gpu_runtime::GpuError::Dispatch(format!(
+                                    "{GPU_KERNEL} {n}: {:?}",
+                                    v.verdict.first_failure
+                                )));
+                            }
+                            gpu_ms = gpu_ms.min(v.timing.upload_ms + v.timing.submit_to_result_ms);
+                        }
+                        rows.push(Row { n, cpu_ms, gpu_ms });
+                        phase.set(Phase::Running {
+                            done: i as u32 + 1,
+                            total,
+                        });
+                    }
+                    Ok(rows)
+                }
+                .await;
+                phase.set(match result {
+                    Ok(rows) => Phase::Done(rows),
+                    Err(e) => Phase::from_error(e),
+                });
+            });
+        })
+    };
+    let done = |rows: &Vec<Row>| {
+        html! {
+            <>
+                <table class="facts race-table">
+                    <thead><tr>
+                        <th scope="col">{ ctx.t("lesson.latency-throughput.col.size") }</th>
+                        <th scope="col">{ ctx.t("lesson.latency-throughput.col.cpu") }</th>
+                        <th scope="col">{ ctx.t("lesson.latency-throughput.col.gpu") }</th>
+                        <th scope="col">{ ctx.t("lesson.latency-throughput.col.winner") }</th>
+                    </tr></thead>
+                    <tbody>
+                    { for rows.iter().map(|r| {
+                        let gpu_wins = r.gpu_ms < r.cpu_ms;
+                        let ratio = if gpu_wins { r.cpu_ms / r.gpu_ms } else { r.gpu_ms / r.cpu_ms };
+                        let winner = ctx.tf(
+                            if gpu_wins { "lesson.latency-throughput.gpu_wins" } else { "lesson.latency-throughput.cpu_wins" },
+                            &[("x", &format::rate(ratio))],
+                        );
+                        html! {
+                            <tr class="race-row" data-n={r.n.to_string()}
+                                data-cpu-ms={r.cpu_ms.to_string()} data-gpu-ms={r.gpu_ms.to_string()}>
+                                <td>{ format!("{0}×{0}×{0}", r.n) }</td>
+                                <td>{ format!("{} ms", format::ms(r.cpu_ms)) }</td>
+                                <td>{ format!("{} ms", format::ms(r.gpu_ms)) }</td>
+                                <td class={if gpu_wins { "gpu" } else { "cpu" }}>{ winner }</td>
+                            </tr>
+                        }
+                    }) }
+                    </tbody>
+                </table>
+                <p class="note">{ ctx.t("lesson.latency-throughput.result_note") }</p>
+                if software {
+                    <p class="note">{ ctx.t("lesson.common.software_note") }</p>
+                }
+            </>
+        }
+    };
+    html! {
+        <>
+            { common::paras(&ctx, &["lesson.latency-throughput.p1", "lesson.latency-throughput.p2"]) }
+            { cores_diagram(&ctx) }
+            { common::paras(&ctx, &["lesson.latency-throughput.p3"]) }
+            { common::h2(&ctx, "lesson.latency-throughput.h_analogies") }
+            { common::paras(&ctx, &["lesson.latency-throughput.p4", "lesson.latency-throughput.p5"]) }
+            { common::correction(&ctx, "lesson.latency-throughput.fc") }
+            <section class="panel widget" data-widget="race">
+                <h2>{ ctx.t("lesson.latency-throughput.widget") }</h2>
+                <p>{ ctx.t("lesson.latency-throughput.widget_intro") }</p>
+                { common::measure_controls(&ctx, &phase, onclick, true, done) }
+            </section>
+            { common::try_it(&ctx, "lesson.latency-throughput.try", Some(("race", "lesson.latency-throughput.try_link"))) }
+        </>
+    }
+}
+
+/// A few large cores against a grid of small ones.
+fn cores_diagram(ctx: &Ctx) -> Html {
+    let big: Vec<(f64, f64)> = (0..4)
+        .map(|i| (20.0 + (i % 2) as f64 * 70.0, 40.0 + (i / 2) as f64 * 60.0))
+        .collect();
+    let small: Vec<(f64, f64)> = (0..16 * 12)
+        .map(|i| {
+            (
+                270.0 + (i % 16) as f64 * 20.0,
+                40.0 + (i / 16) as f64 * 10.0,
+            )
+        })
+        .collect();
+    html! {
+        <figure class="diagram">
+            <svg viewBox="0 0 620 170" role="img" aria-label={ctx.t("lesson.latency-throughput.diagram_alt")}>
+                <text x="20" y="24" class="svg-label">{ ctx.t("lesson.latency-throughput.diagram_cpu") }</text>
+                { for big.iter().map(|(x, y)| html! { <rect x={x.to_string()} y={y.to_string()} width="60" height="50" rx="4" class="core big" /> }) }
+                <text x="270" y="24" class="svg-label">{ ctx.t("lesson.latency-throughput.diagram_gpu") }</text>
+                { for small.iter().map(|(x, y)| html! { <rect x={x.to_string()} y={y.to_string()} width="16" height="7" rx="1" class="core small" /> }) }
+            </svg>
+            <figcaption>{ ctx.t("lesson.latency-throughput.diagram_caption") }</figcaption>
+        </figure>
+    }
 }

@@ -1,13 +1,299 @@
-//! Lesson 5: `roofline` (placeholder body until written).
+//! Lesson 5: `roofline` — the visitor's own roofline: memory bandwidth from the copy probe,
+//! arithmetic peak from the FMA probe, and each matmul ladder stage that runs in this browser
+//! placed on it by its modelled arithmetic intensity (`lessons::roofline`) and measured rate.
 
+use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use gpu_runtime::{measure, run_matmul_verified, Family, KernelSpec, RunOptions, Storage};
+use lessons::roofline::{self, Roof, Tiling};
 use yew::prelude::*;
 
+use super::kit::{self as common, Phase};
 use crate::components::Ctx;
+use crate::format;
+use crate::session;
+
+#[derive(Clone, Debug, PartialEq)]
+struct Point {
+    id: &'static str,
+    stage: usize,
+    ai: f64,
+    gflops: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Measured {
+    roof: Roof,
+    n: u32,
+    points: Vec<Point>,
+}
+
+/// The tiling a stage's catalogue entry describes: BM×BN blocks, TILE×TILE tiles, or none.
+fn tiling(k: &KernelSpec) -> Tiling {
+    let c = |name: &str| {
+        k.constants
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v as u32)
+    };
+    match (c("BM"), c("BN"), c("TILE")) {
+        (Some(bm), Some(bn), _) => Tiling::Block { bm, bn },
+        (_, _, Some(t)) => Tiling::Block { bm: t, bn: t },
+        _ => Tiling::PerElement,
+    }
+}
+
+fn input_bytes(k: &KernelSpec) -> u32 {
+    if k.storage == Storage::F16Inputs {
+        2
+    } else {
+        4
+    }
+}
+
+/// Problem sizes and probe sizes: small on software adapters.
+struct Plan {
+    n: u32,
+    copy_elements: u32,
+    fma_threads: u32,
+    fma_iters: u32,
+    opts: RunOptions,
+}
+
+fn plan(software: bool) -> Plan {
+    if software {
+        Plan {
+            n: 128,
+            copy_elements: 1 << 20,
+            fma_threads: 4096,
+            fma_iters: 256,
+            opts: RunOptions {
+                warmup: 1,
+                repetitions: 2,
+            },
+        }
+    } else {
+        Plan {
+            n: 1024,
+            copy_elements: 1 << 24,
+            fma_threads: 1 << 20,
+            fma_iters: 1024,
+            opts: RunOptions {
+                warmup: 2,
+                repetitions: 5,
+            },
+        }
+    }
+}
 
 #[function_component]
 pub fn Body() -> Html {
-    let Some(ctx) = use_context::<Ctx>() else {
+    let ctx = use_context::<Ctx>();
+    let phase = use_state(|| Phase::<Measured>::Idle);
+    let Some(ctx) = ctx else {
         return Html::default();
     };
-    html! { <p class="lead">{ ctx.t("lesson.roofline.summary") }</p> }
+    let software = matches!(common::gpu_gate(&ctx), Ok(true));
+    let has_f16 = common::adapter_has(&ctx, "shader-f16");
+    let stages: Vec<(usize, &'static KernelSpec)> = KernelSpec::ladder(Family::Matmul)
+        .filter(|(_, k)| {
+            k.runs_in_browser()
+                && (!k
+                    .required_features
+                    .contains(gpu_runtime::wgpu::Features::SHADER_F16)
+                    || has_f16)
+        })
+        .collect();
+    let onclick = {
+        let (phase, stages) = (phase.clone(), stages.clone());
+        Callback::from(move |_| {
+            let (phase, stages) = (phase.clone(), stages.clone());
+            let total = 2 + stages.len() as u32;
+            phase.set(Phase::Running { done: 0, total });
+            wasm_bindgen_futures::spawn_local(async move {
+                let p = plan(software);
+                let result = async {
+                    let (gpu, _) = session::gpu(software).await?;
+                    let bw = measure::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
+                    phase.set(Phase::Running { done: 1, total });
+                    let peak = measure::fma_rate(&gpu, p.fma_threads, p.fma_iters, &p.opts).await?;
+                    phase.set(Phase::Running { done: 2, total });
+                    let mut points = Vec::new();
+                    for (i, (stage, k)) in stages.iter().enumerate() {
+                        let size = MatmulSize::new(p.n, p.n, p.n);
+                        let v = run_matmul_verified(&gpu, k, size, 1, &p.opts).await?;
+                        if v.verdict.ok {
+                            let bytes =
+                                roofline::matmul_bytes(tiling(k), p.n, p.n, p.n, input_bytes(k));
+                            points.push(Point {
+                                id: k.id,
+                                stage: *stage,
+                                ai: roofline::intensity(size.flops(), bytes),
+                                gflops: v.gflops(),
+                            });
+                        }
+                        phase.set(Phase::Running {
+                            done: 3 + i as u32,
+                            total,
+                        });
+                    }
+                    Ok(Measured {
+                        roof: Roof {
+                            gb_per_s: bw,
+                            gflop_per_s: peak,
+                        },
+                        n: p.n,
+                        points,
+                    })
+                }
+                .await;
+                phase.set(match result {
+                    Ok(m) => Phase::Done(m),
+                    Err(e) => Phase::from_error(e),
+                });
+            });
+        })
+    };
+    let done = |m: &Measured| {
+        html! {
+            <>
+                <table class="facts">
+                    <tr><th scope="row">{ ctx.t("lesson.roofline.bandwidth") }</th>
+                        <td class="bandwidth" data-value={m.roof.gb_per_s.to_string()}>{ format!("{} GB/s", format::rate(m.roof.gb_per_s)) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.roofline.peak") }</th>
+                        <td class="peak" data-value={m.roof.gflop_per_s.to_string()}>{ format!("{} GFLOP/s", format::rate(m.roof.gflop_per_s)) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.roofline.ridge") }</th>
+                        <td>{ format!("{} FLOP/B", format::rate(m.roof.ridge())) }</td></tr>
+                </table>
+                { roofline_chart(&ctx, m) }
+                <table class="facts stage-table">
+                    <thead><tr>
+                        <th scope="col">{ ctx.t("lesson.roofline.col.stage") }</th>
+                        <th scope="col">{ ctx.t("lesson.roofline.col.ai") }</th>
+                        <th scope="col">{ ctx.t("lesson.roofline.col.measured") }</th>
+                        <th scope="col">{ ctx.t("lesson.roofline.col.roof") }</th>
+                    </tr></thead>
+                    <tbody>
+                    { for m.points.iter().map(|p| html! {
+                        <tr data-stage={p.id}>
+                            <td>{ format!("{}. ", p.stage) }{ gpu_runtime::kernel(p.id).map(|k| ctx.t(k.title_key)).unwrap_or_default() }</td>
+                            <td>{ format::rate(p.ai) }</td>
+                            <td>{ format::rate(p.gflops) }</td>
+                            <td>{ format::rate(m.roof.attainable(p.ai)) }</td>
+                        </tr>
+                    }) }
+                    </tbody>
+                </table>
+                <p class="note">{ ctx.tf("lesson.roofline.result_note", &[("n", &m.n.to_string())]) }</p>
+                if software {
+                    <p class="note">{ ctx.t("lesson.common.software_note") }</p>
+                }
+            </>
+        }
+    };
+    html! {
+        <>
+            { common::paras(&ctx, &["lesson.roofline.p1", "lesson.roofline.p2"]) }
+            { common::correction(&ctx, "lesson.roofline.fc_hbm") }
+            { common::correction(&ctx, "lesson.roofline.fc_ddr") }
+            { common::correction(&ctx, "lesson.roofline.fc_formula") }
+            { common::h2(&ctx, "lesson.roofline.h_model") }
+            { common::paras(&ctx, &["lesson.roofline.p3", "lesson.roofline.p4"]) }
+            <section class="panel widget" data-widget="roofline">
+                <h2>{ ctx.t("lesson.roofline.widget") }</h2>
+                <p>{ ctx.t("lesson.roofline.widget_intro") }</p>
+                { common::measure_controls(&ctx, &phase, onclick, true, done) }
+            </section>
+            { common::paras(&ctx, &["lesson.roofline.p5"]) }
+            { common::try_it(&ctx, "lesson.roofline.try", Some(("kernels", "lesson.roofline.try_link"))) }
+        </>
+    }
+}
+
+/// Log-log roofline: GFLOP/s against FLOP/byte, with the stages as labelled dots.
+fn roofline_chart(ctx: &Ctx, m: &Measured) -> Html {
+    let (w, h, left, bottom, top, right) = (620.0, 320.0, 70.0, 44.0, 16.0, 16.0);
+    let (pw, ph) = (w - left - right, h - top - bottom);
+    let roof = m.roof;
+    let ais = m.points.iter().map(|p| p.ai).chain([roof.ridge()]);
+    let ai_lo = ais.clone().fold(f64::INFINITY, f64::min) / 2.0;
+    let ai_hi = ais.fold(0.0, f64::max) * 2.0;
+    let (x0, x1) = roofline::decades(ai_lo, ai_hi);
+    let rates = m
+        .points
+        .iter()
+        .map(|p| p.gflops)
+        .chain([roof.gflop_per_s, roof.attainable(x0)]);
+    let y_lo = rates
+        .clone()
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min)
+        / 2.0;
+    let y_hi = rates.fold(0.0, f64::max) * 2.0;
+    let (y0, y1) = roofline::decades(y_lo, y_hi);
+    let px = |ai: f64| left + roofline::log_pos(ai, x0, x1, pw);
+    let py = |r: f64| top + ph - roofline::log_pos(r, y0, y1, ph);
+    // The roof: slanted from the left edge to the ridge, flat after it.
+    let ridge = roof.ridge().clamp(x0, x1);
+    let path = format!(
+        "M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1}",
+        px(x0),
+        py(roof.attainable(x0)),
+        px(ridge),
+        py(roof.attainable(ridge)),
+        px(x1),
+        py(roof.attainable(x1))
+    );
+    let ticks = |lo: f64, hi: f64| {
+        let mut v = lo;
+        let mut out = Vec::new();
+        while v <= hi * 1.0001 {
+            out.push(v);
+            v *= 10.0;
+        }
+        out
+    };
+    html! {
+        <figure class="chart-figure">
+            <svg class="roofline-chart" viewBox={format!("0 0 {w} {h}")} role="img" aria-label={ctx.t("lesson.roofline.chart_alt")}>
+                { for ticks(x0, x1).into_iter().map(|t| html! {
+                    <>
+                        <line x1={px(t).to_string()} y1={top.to_string()} x2={px(t).to_string()} y2={(top + ph).to_string()} class="grid" />
+                        <text x={px(t).to_string()} y={(top + ph + 16.0).to_string()} class="svg-small" text-anchor="middle">{ format_tick(t) }</text>
+                    </>
+                }) }
+                { for ticks(y0, y1).into_iter().map(|t| html! {
+                    <>
+                        <line x1={left.to_string()} y1={py(t).to_string()} x2={(left + pw).to_string()} y2={py(t).to_string()} class="grid" />
+                        <text x={(left - 6.0).to_string()} y={(py(t) + 4.0).to_string()} class="svg-small" text-anchor="end">{ format_tick(t) }</text>
+                    </>
+                }) }
+                <path d={path} class="roof" />
+                { for m.points.iter().enumerate().map(|(i, p)| {
+                    let (x, y) = (px(p.ai), py(p.gflops));
+                    // Shift the label right past earlier dots at (nearly) the same place.
+                    let crowd = m.points[..i]
+                        .iter()
+                        .filter(|q| (px(q.ai) - x).abs() < 12.0 && (py(q.gflops) - y).abs() < 12.0)
+                        .count() as f64;
+                    html! {
+                        <g class="point" data-stage={p.id} data-ai={p.ai.to_string()} data-gflops={p.gflops.to_string()}>
+                            <circle cx={x.to_string()} cy={y.to_string()} r="5" />
+                            <text x={(x + 7.0 + crowd * 10.0).to_string()} y={(y - 6.0).to_string()} class="svg-small">{ p.stage.to_string() }</text>
+                        </g>
+                    }
+                }) }
+                <text x={(left + pw / 2.0).to_string()} y={(h - 6.0).to_string()} class="svg-small" text-anchor="middle">{ ctx.t("lesson.roofline.axis_x") }</text>
+                <text x="12" y={(top + ph / 2.0).to_string()} class="svg-small" transform={format!("rotate(-90 12 {})", top + ph / 2.0)} text-anchor="middle">{ ctx.t("lesson.roofline.axis_y") }</text>
+            </svg>
+            <figcaption>{ ctx.t("lesson.roofline.chart_caption") }</figcaption>
+        </figure>
+    }
+}
+
+fn format_tick(v: f64) -> String {
+    if v >= 1.0 {
+        format::count(v.round() as u64)
+    } else {
+        format!("{v}")
+    }
 }

@@ -1,13 +1,122 @@
-//! Lesson 8: `utilisation` (placeholder body until written).
+//! Lesson 8: `utilisation` — batch size, launch overhead and what GPU-Util means: the same tiny
+//! work done as one fused dispatch, as many dispatches in one submission, and as many separate
+//! round trips (`gpu_runtime::measure::launch_costs`).
 
+use gpu_runtime::measure::{self, LaunchCosts};
 use yew::prelude::*;
 
+use super::kit::{self as common, Phase};
 use crate::components::Ctx;
+use crate::format;
+use crate::session;
+
+const MAX_DISPATCHES: u32 = 1024;
 
 #[function_component]
 pub fn Body() -> Html {
-    let Some(ctx) = use_context::<Ctx>() else {
+    let ctx = use_context::<Ctx>();
+    let phase = use_state(|| Phase::<LaunchCosts>::Idle);
+    let count = use_state(|| "256".to_string());
+    let Some(ctx) = ctx else {
         return Html::default();
     };
-    html! { <p class="lead">{ ctx.t("lesson.utilisation.summary") }</p> }
+    let software = matches!(common::gpu_gate(&ctx), Ok(true));
+    let parsed = common::parse_in(&count, 1, MAX_DISPATCHES);
+    let error = parsed
+        .as_ref()
+        .err()
+        .map(|k| common::parse_message(&ctx, k, 1, MAX_DISPATCHES));
+    let onclick = {
+        let phase = phase.clone();
+        let parsed = parsed.clone().ok();
+        Callback::from(move |_| {
+            let Some(dispatches) = parsed else {
+                return;
+            };
+            let phase = phase.clone();
+            phase.set(Phase::Running {
+                done: 0,
+                total: dispatches,
+            });
+            wasm_bindgen_futures::spawn_local(async move {
+                let result = async {
+                    let (gpu, _) = session::gpu(software).await?;
+                    let p = phase.clone();
+                    measure::launch_costs(&gpu, dispatches, move |done| {
+                        if done % 16 == 0 || done == dispatches {
+                            p.set(Phase::Running {
+                                done,
+                                total: dispatches,
+                            });
+                        }
+                    })
+                    .await
+                }
+                .await;
+                phase.set(match result {
+                    Ok(c) => Phase::Done(c),
+                    Err(e) => Phase::from_error(e),
+                });
+            });
+        })
+    };
+    let done = |c: &LaunchCosts| {
+        let n = c.dispatches.to_string();
+        html! {
+            <>
+                <table class="facts launch-table">
+                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.fused", &[("n", &n)]) }</th><td>{ format!("{} ms", format::ms(c.fused_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.one_submit", &[("n", &n)]) }</th><td>{ format!("{} ms", format::ms(c.one_submit_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.separate", &[("n", &n)]) }</th><td>{ format!("{} ms", format::ms(c.separate_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.utilisation.per_dispatch") }</th>
+                        <td class="per-dispatch" data-value={c.per_dispatch_us().to_string()}>{ format!("{} µs", format::rate(c.per_dispatch_us())) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.utilisation.per_trip") }</th>
+                        <td class="per-trip" data-value={c.per_round_trip_us().to_string()}>{ format!("{} µs", format::rate(c.per_round_trip_us())) }</td></tr>
+                </table>
+                <p class="note">{ ctx.t("lesson.utilisation.result_note") }</p>
+                if software {
+                    <p class="note">{ ctx.t("lesson.common.software_note") }</p>
+                }
+            </>
+        }
+    };
+    html! {
+        <>
+            { common::paras(&ctx, &["lesson.utilisation.p1", "lesson.utilisation.p2"]) }
+            { timeline_diagram(&ctx) }
+            <section class="panel widget" data-widget="launch">
+                <h2>{ ctx.t("lesson.utilisation.widget") }</h2>
+                <p>{ ctx.tf("lesson.utilisation.widget_intro", &[
+                    ("threads", &measure::TINY_THREADS.to_string()),
+                    ("iters", &measure::TINY_ITERS.to_string()),
+                ]) }</p>
+                { common::number_field(&ctx, "launch-count", "lesson.utilisation.count", &count, error, common::text_setter(&count)) }
+                { common::measure_controls(&ctx, &phase, onclick, parsed.is_ok(), done) }
+            </section>
+            { common::paras(&ctx, &["lesson.utilisation.p3"]) }
+            { common::h2(&ctx, "lesson.utilisation.h_smi") }
+            { common::paras(&ctx, &["lesson.utilisation.p4"]) }
+            { common::list(&ctx, &["lesson.utilisation.smi_util", "lesson.utilisation.smi_mem", "lesson.utilisation.smi_temp", "lesson.utilisation.smi_cmds"]) }
+            { common::paras(&ctx, &["lesson.utilisation.p5"]) }
+            { common::try_it(&ctx, "lesson.utilisation.try", Some(("visualiser", "lesson.utilisation.try_link"))) }
+        </>
+    }
+}
+
+/// GPU timeline: many small kernels with gaps vs one long kernel.
+fn timeline_diagram(ctx: &Ctx) -> Html {
+    html! {
+        <figure class="diagram">
+            <svg viewBox="0 0 620 120" role="img" aria-label={ctx.t("lesson.utilisation.diagram_alt")}>
+                <text x="4" y="30" class="svg-label">{ ctx.t("lesson.utilisation.diagram_many") }</text>
+                { for (0..10).map(|i| html! {
+                    <rect x={(180.0 + i as f64 * 42.0).to_string()} y="16" width="14" height="20" class="kernel" />
+                }) }
+                <text x="4" y="80" class="svg-label">{ ctx.t("lesson.utilisation.diagram_one") }</text>
+                <rect x="180" y="66" width="140" height="20" class="kernel" />
+                <text x="180" y="112" class="svg-small">{ ctx.t("lesson.utilisation.diagram_time") }</text>
+            </svg>
+            <figcaption>{ ctx.t("lesson.utilisation.diagram_caption") }</figcaption>
+        </figure>
+    }
 }

@@ -1,6 +1,7 @@
 //! The Learn area: the lesson index and one page per lesson (`#/learn/<id>`). The list of
 //! lessons lives in the `lessons` crate; each lesson's body is its own module here.
 
+mod kit;
 mod l01_latency_throughput;
 mod l02_simt;
 mod l03_occupancy;

@@ -1,0 +1,245 @@
+//! Pieces shared by the lessons' widgets: paragraphs from keys, the "try it" line, the state
+//! of a measurement (idle, running with progress, done, failed, device lost), the GPU gate
+//! that explains a missing WebGPU, and a wall clock.
+
+use gpu_runtime::GpuError;
+use yew::prelude::*;
+
+use crate::components::Ctx;
+use crate::probe::WebGpuStatus;
+use crate::session;
+
+/// Paragraphs, one per key.
+pub fn paras(ctx: &Ctx, keys: &[&str]) -> Html {
+    html! { <>{ for keys.iter().map(|k| html! { <p>{ ctx.t(k) }</p> }) }</> }
+}
+
+/// A short list, one item per key.
+pub fn list(ctx: &Ctx, keys: &[&str]) -> Html {
+    html! { <ul class="lesson-points">{ for keys.iter().map(|k| html! { <li>{ ctx.t(k) }</li> }) }</ul> }
+}
+
+/// A sub-heading.
+pub fn h2(ctx: &Ctx, key: &str) -> Html {
+    html! { <h2>{ ctx.t(key) }</h2> }
+}
+
+/// The closing "Try it" line: text, and a link to a view of the app (a hash route).
+pub fn try_it(ctx: &Ctx, text_key: &str, link: Option<(&str, &str)>) -> Html {
+    html! {
+        <p class="try-it">
+            <strong>{ ctx.t("lesson.common.try_it") }</strong>{ ctx.t(text_key) }
+            { for link.map(|(route, label)| html! {
+                <>{ " " }<a href={format!("#/{route}{}lang={}", if route.contains('?') { '&' } else { '?' }, ctx.lang.code())}>{ ctx.t(label) }</a></>
+            }) }
+        </p>
+    }
+}
+
+/// A fact-check note: "Correction: …" with the FC ids it rests on.
+pub fn correction(ctx: &Ctx, key: &str) -> Html {
+    html! {
+        <aside class="correction">
+            <strong>{ ctx.t("lesson.common.correction") }</strong>{ ctx.t(key) }
+        </aside>
+    }
+}
+
+/// Where a measurement is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Phase<T> {
+    Idle,
+    Running { done: u32, total: u32 },
+    Done(T),
+    Failed(String),
+    Lost(String),
+}
+
+impl<T> Phase<T> {
+    pub fn running(&self) -> bool {
+        matches!(self, Phase::Running { .. })
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            Phase::Idle => "idle",
+            Phase::Running { .. } => "running",
+            Phase::Done(_) => "done",
+            Phase::Failed(_) => "error",
+            Phase::Lost(_) => "lost",
+        }
+    }
+    /// A failed run as a phase: a lost device also drops the page's device so the next
+    /// Measure starts a fresh one.
+    pub fn from_error(e: GpuError) -> Self {
+        match e {
+            GpuError::DeviceLost(m) => {
+                session::forget();
+                Phase::Lost(m)
+            }
+            other => Phase::Failed(other.to_string()),
+        }
+    }
+}
+
+/// Whether a measuring widget may start: Ok(software adapter?) or the reason, rendered.
+pub fn gpu_gate(ctx: &Ctx) -> Result<bool, Html> {
+    match &ctx.webgpu {
+        WebGpuStatus::Available(a) => Ok(a.is_software),
+        WebGpuStatus::Checking => Err(html! {
+            <p class="status checking">{ ctx.t("lesson.common.checking") }</p>
+        }),
+        WebGpuStatus::Unavailable(_) => Err(html! {
+            <p class="message unavailable" data-no-webgpu="true">{ ctx.t("lesson.common.no_webgpu") }</p>
+        }),
+    }
+}
+
+/// What the page knows about WebGPU, for tests and styling: checking, available, unavailable.
+pub fn probe_state(ctx: &Ctx) -> &'static str {
+    match &ctx.webgpu {
+        WebGpuStatus::Checking => "checking",
+        WebGpuStatus::Available(_) => "available",
+        WebGpuStatus::Unavailable(_) => "unavailable",
+    }
+}
+
+/// One of the adapter's limits as the browser reported it.
+pub fn adapter_limit(ctx: &Ctx, name: &str) -> Option<f64> {
+    match &ctx.webgpu {
+        WebGpuStatus::Available(a) => a
+            .limits
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| *v),
+        _ => None,
+    }
+}
+
+/// Whether the adapter offers a WebGPU feature.
+pub fn adapter_has(ctx: &Ctx, feature: &str) -> bool {
+    match &ctx.webgpu {
+        WebGpuStatus::Available(a) => a.features.iter().any(|(f, yes)| *f == feature && *yes),
+        _ => false,
+    }
+}
+
+/// The Measure button, the gate's message, progress and errors of one widget. `done` renders
+/// a finished result.
+pub fn measure_controls<T>(
+    ctx: &Ctx,
+    phase: &Phase<T>,
+    onclick: Callback<MouseEvent>,
+    can_start: bool,
+    done: impl FnOnce(&T) -> Html,
+) -> Html {
+    let gate = gpu_gate(ctx);
+    let disabled = gate.is_err() || phase.running() || !can_start;
+    let label = if phase.running() {
+        "lesson.common.measuring"
+    } else {
+        "lesson.common.measure"
+    };
+    html! {
+        <>
+            <button type="button" class="button primary measure" {disabled} {onclick}>{ ctx.t(label) }</button>
+            { gate.err().unwrap_or_default() }
+            <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={probe_state(ctx)}>
+                { match phase {
+                    Phase::Idle => html! {},
+                    Phase::Running { done, total } => html! {
+                        <p class="status checking">
+                            <progress max={total.to_string()} value={done.to_string()}></progress>
+                            { " " }{ ctx.tf("lesson.common.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
+                        </p>
+                    },
+                    Phase::Done(v) => done(v),
+                    Phase::Failed(e) => html! {
+                        <p class="message error" role="alert">{ ctx.tf("lesson.common.failed", &[("error", e)]) }</p>
+                    },
+                    Phase::Lost(e) => html! {
+                        <p class="message error" role="alert" data-lost="true">{ ctx.tf("lesson.common.lost", &[("error", e)]) }</p>
+                    },
+                } }
+            </div>
+        </>
+    }
+}
+
+/// Milliseconds from the page's high-resolution clock.
+pub fn now_ms() -> f64 {
+    use wasm_bindgen::JsCast;
+    let global = js_sys::global();
+    let perf = js_sys::Reflect::get(&global, &"performance".into()).unwrap_or_default();
+    js_sys::Reflect::get(&perf, &"now".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .and_then(|f| f.call0(&perf).ok())
+        .and_then(|v| v.as_f64())
+        .unwrap_or_else(js_sys::Date::now)
+}
+
+/// Lets the browser paint (progress) before more main-thread work.
+pub async fn yield_to_browser() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        if let Some(w) = web_sys::window() {
+            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+        }
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+}
+
+/// Parses a whole number a visitor typed, in `min..=max`; the error is the message key and
+/// its arguments.
+pub fn parse_in(text: &str, min: u32, max: u32) -> Result<u32, String> {
+    gpu_runtime::parse_dim(text, min, max).map_err(|e| match e {
+        gpu_runtime::SizeError::Empty => "empty".into(),
+        gpu_runtime::SizeError::NotAnInteger => "not_integer".into(),
+        _ => "range".into(),
+    })
+}
+
+/// The message for a [`parse_in`] error.
+pub fn parse_message(ctx: &Ctx, kind: &str, min: u32, max: u32) -> String {
+    match kind {
+        "empty" => ctx.t("size.empty").into(),
+        "not_integer" => ctx.t("size.not_integer").into(),
+        _ => ctx.tf(
+            "size.out_of_range",
+            &[
+                ("min", &min.to_string()),
+                ("max", &crate::format::count(max as u64)),
+            ],
+        ),
+    }
+}
+
+/// A labelled text field for a whole number, with its validation message.
+pub fn number_field(
+    ctx: &Ctx,
+    id: &str,
+    label_key: &str,
+    value: &str,
+    error: Option<String>,
+    oninput: Callback<InputEvent>,
+) -> Html {
+    let err_id = format!("{id}-error");
+    html! {
+        <div class={classes!("field", error.is_some().then_some("invalid"))}>
+            <label for={id.to_string()}>{ ctx.t(label_key) }</label>
+            <input id={id.to_string()} type="text" inputmode="numeric" autocomplete="off"
+                value={value.to_string()} {oninput}
+                aria-invalid={error.is_some().to_string()}
+                aria-describedby={err_id.clone()} />
+            <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>
+        </div>
+    }
+}
+
+/// An input callback that stores the field's text.
+pub fn text_setter(state: &UseStateHandle<String>) -> Callback<InputEvent> {
+    let state = state.clone();
+    Callback::from(move |e: InputEvent| {
+        let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+        state.set(input.value());
+    })
+}

@@ -1,0 +1,463 @@
+//! The lessons' measuring kernels (`shaders/measure_*.wgsl`): their buffer layout, launch
+//! grids, CPU references, and the measurements built on [`Gpu::run`] — memory bandwidth,
+//! arithmetic peak, bandwidth against stride, divergence, and launch overhead.
+//!
+//! Every measurement checks the GPU's output against a CPU reference before it reports a
+//! number, so a wrong kernel can never produce a plausible-looking speed.
+
+use std::borrow::Cow;
+
+use cpu_kernels::verify::Verdict;
+
+use crate::catalogue::KernelSpec;
+use crate::context::{Gpu, GpuError};
+use crate::dispatch::{RunOptions, Timing, TimingMethod};
+use crate::layout::Layout;
+use crate::workload::{Job, MeasureSize, Workload};
+
+/// WebGPU's guaranteed maximum of workgroups per dimension.
+const MAX_GROUPS: u32 = 65_535;
+
+/// Largest stride the coalescing probe accepts; buffers are multiples of it.
+pub const MAX_STRIDE: u32 = 64;
+
+pub(crate) fn layout<'a>(size: MeasureSize, input: &'a [f32]) -> Layout<'a> {
+    Layout {
+        inputs: vec![Cow::Borrowed(bytemuck::cast_slice(input))],
+        dims: [size.elements, size.threads, size.param, 0],
+        output_len: size.threads as usize,
+        padded_rows: None,
+    }
+}
+
+/// The copy kernel: one invocation per vec4, grid-stride beyond 65,535 workgroups.
+pub(crate) fn grid_copy(w: &Workload) -> [u32; 3] {
+    match w {
+        Workload::Measure(s) => [(s.elements / 4).div_ceil(256).clamp(1, MAX_GROUPS), 1, 1],
+        _ => [0, 0, 0],
+    }
+}
+
+/// One invocation per logical thread (WG per workgroup), grid-stride beyond 65,535 groups.
+pub(crate) fn grid_threads<const WG: u32>(w: &Workload) -> [u32; 3] {
+    match w {
+        Workload::Measure(s) => [s.threads.div_ceil(WG).clamp(1, MAX_GROUPS), 1, 1],
+        _ => [0, 0, 0],
+    }
+}
+
+/// What the probe's kernel computes, on the CPU, in the same f32 operations.
+pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> {
+    let threads = size.threads as usize;
+    let iters = size.param;
+    match kernel_id {
+        "measure-copy" => input.to_vec(),
+        "measure-strided" => {
+            let n = size.elements as usize;
+            let stride = size.param.max(1) as usize;
+            let rows = n / stride;
+            (0..threads)
+                .map(|t| {
+                    let mut acc = 0f32;
+                    let mut v = t;
+                    while v < n {
+                        acc += input[(v % rows) * stride + v / rows];
+                        v += threads;
+                    }
+                    acc
+                })
+                .collect()
+        }
+        "measure-fma" => input[..threads]
+            .iter()
+            .map(|&s| {
+                let starts = [s, s + 1.0, s - 1.0, -s];
+                let consts = [
+                    [1.0, 2.0, 3.0, 4.0],
+                    [5.0, 6.0, 7.0, 8.0],
+                    [-1.0, -2.0, -3.0, -4.0],
+                    [0.25, 0.5, 0.75, 1.0f32],
+                ];
+                let mut lanes = [0f32; 4];
+                for (x0, c) in starts.iter().zip(consts) {
+                    for (lane, ci) in c.iter().enumerate() {
+                        let mut x = *x0;
+                        for _ in 0..iters {
+                            x = x.mul_add(0.5, *ci);
+                        }
+                        lanes[lane] += x;
+                    }
+                }
+                lanes[0] + lanes[1] + lanes[2] + lanes[3]
+            })
+            .collect(),
+        "measure-divergent" | "measure-uniform" => input[..threads]
+            .iter()
+            .enumerate()
+            .map(|(t, &s)| {
+                let path_a = if kernel_id == "measure-divergent" {
+                    t % 2 == 0
+                } else {
+                    (t / 64) % 2 == 0
+                };
+                let mut x = s;
+                for _ in 0..iters {
+                    x = if path_a {
+                        x.mul_add(0.5, 1.0)
+                    } else {
+                        (x + 2.0).sqrt()
+                    };
+                }
+                x
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Checks a probe's output. The copy must be exact. Sums (strided) may only differ by f32
+/// rounding of the terms' magnitudes; the chains (fma, divergence) converge, so their error
+/// stays at a few units in the last place whatever the iteration count.
+pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) -> Verdict {
+    let want = reference(kernel_id, size, input);
+    let rel_bound = match kernel_id {
+        "measure-copy" => 0.0,
+        "measure-strided" => {
+            let reads = size.elements.div_ceil(size.threads.max(1)) as f64;
+            2.0 * reads / (1u64 << 24) as f64
+        }
+        _ => 1e-5,
+    };
+    let mut max_rel_error = 0f64;
+    let mut first_failure = None;
+    if want.len() != got.len() || want.is_empty() {
+        first_failure = Some((0, got.first().copied().unwrap_or(f32::NAN), f64::NAN));
+    }
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        let scale = (w.abs() as f64).max(1.0);
+        let err = (g as f64 - w as f64).abs() / scale;
+        let bad =
+            !g.is_finite() || err > rel_bound || (rel_bound == 0.0 && g.to_bits() != w.to_bits());
+        if err.is_finite() {
+            max_rel_error = max_rel_error.max(err);
+        }
+        if bad && first_failure.is_none() {
+            first_failure = Some((i, g, w as f64));
+        }
+    }
+    Verdict {
+        ok: first_failure.is_none(),
+        max_rel_error,
+        rel_bound,
+        first_failure,
+    }
+}
+
+/// Inputs for the probes: small whole numbers 0…7 (exact in f32, so sums of up to 2²¹ of
+/// them are exact too, whatever their order).
+pub fn input(len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|i| ((i * 2_654_435_761) >> 7 & 7) as f32)
+        .collect()
+}
+
+/// One measured run: its timing and the amount of work it did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    pub timing: Timing,
+    /// Milliseconds of one execution: the fastest timestamped pass, or the wall clock divided
+    /// by every pass of the submission (warm-up included).
+    pub ms: f64,
+}
+
+fn spec(id: &str) -> Result<&'static KernelSpec, GpuError> {
+    crate::kernel(id).ok_or_else(|| GpuError::Shader(format!("{id} is not catalogued")))
+}
+
+/// Runs a probe, checks its output against the CPU reference, and returns its timing.
+pub async fn run_checked(
+    gpu: &Gpu,
+    kernel_id: &str,
+    size: MeasureSize,
+    input: &[f32],
+    opts: &RunOptions,
+) -> Result<Measured, GpuError> {
+    let kernel = spec(kernel_id)?;
+    if size.elements < 4 || size.threads == 0 || input.len() != size.elements as usize {
+        return Err(GpuError::Dispatch(format!("bad probe size {size:?}")));
+    }
+    let job = Job::Measure { size, input };
+    let out = gpu.run(kernel, &job, opts).await?;
+    let verdict = kernel.verify(&job, &out.output);
+    if !verdict.ok {
+        return Err(GpuError::Dispatch(format!(
+            "{kernel_id} gave a wrong result: {:?}",
+            verdict.first_failure
+        )));
+    }
+    // The wall clock covers the warm-up passes too (they share the submission), so divide by
+    // every pass; timestamps time the timed passes alone.
+    let ms = match out.timing.method {
+        TimingMethod::Timestamps => out.timing.kernel_ms(),
+        TimingMethod::WallClock => {
+            out.timing.submit_to_result_ms / (opts.warmup + opts.repetitions.max(1)) as f64
+        }
+    };
+    Ok(Measured {
+        timing: out.timing,
+        ms,
+    })
+}
+
+/// Bytes per second as GB/s (10⁹), or 0 for a non-positive time.
+pub fn gb_per_s(bytes: f64, ms: f64) -> f64 {
+    if ms > 0.0 && ms.is_finite() {
+        bytes / ms / 1e6
+    } else {
+        0.0
+    }
+}
+
+/// Memory bandwidth from copying `elements` floats (rounded down to a multiple of 64):
+/// GB/s counting 8 bytes per element (read + write).
+pub async fn bandwidth(gpu: &Gpu, elements: u32, opts: &RunOptions) -> Result<f64, GpuError> {
+    let n = (elements / MAX_STRIDE).max(1) * MAX_STRIDE;
+    let data = input(n as usize);
+    let size = MeasureSize {
+        elements: n,
+        threads: n,
+        param: 0,
+    };
+    let m = run_checked(gpu, "measure-copy", size, &data, opts).await?;
+    Ok(gb_per_s(8.0 * n as f64, m.ms))
+}
+
+/// Arithmetic rate of the FMA probe in GFLOP/s: `threads` chains of `iters` steps.
+pub async fn fma_rate(
+    gpu: &Gpu,
+    threads: u32,
+    iters: u32,
+    opts: &RunOptions,
+) -> Result<f64, GpuError> {
+    let data = input(threads.max(4) as usize);
+    let size = MeasureSize {
+        elements: threads.max(4),
+        threads,
+        param: iters,
+    };
+    let m = run_checked(gpu, "measure-fma", size, &data, opts).await?;
+    Ok(gb_per_s(fma_flops(threads, iters), m.ms))
+}
+
+/// FLOPs of one FMA-probe launch: 16 FMAs (32 FLOPs) per thread per iteration.
+pub fn fma_flops(threads: u32, iters: u32) -> f64 {
+    32.0 * threads as f64 * iters as f64
+}
+
+/// Useful GB/s of reading `elements` floats (a multiple of 64) with neighbouring threads
+/// `stride` apart; each logical thread reads 16 of them.
+pub async fn strided_read(
+    gpu: &Gpu,
+    data: &[f32],
+    stride: u32,
+    opts: &RunOptions,
+) -> Result<f64, GpuError> {
+    let n = data.len() as u32;
+    if stride == 0 || stride > MAX_STRIDE || !n.is_multiple_of(MAX_STRIDE) {
+        return Err(GpuError::Dispatch(format!("bad stride {stride} for {n}")));
+    }
+    let size = MeasureSize {
+        elements: n,
+        threads: (n / 16).max(1),
+        param: stride,
+    };
+    let m = run_checked(gpu, "measure-strided", size, data, opts).await?;
+    Ok(gb_per_s(4.0 * n as f64, m.ms))
+}
+
+/// Milliseconds of the divergent and the uniform variant of the same work.
+pub async fn divergence(
+    gpu: &Gpu,
+    threads: u32,
+    iters: u32,
+    opts: &RunOptions,
+) -> Result<(f64, f64), GpuError> {
+    let threads = (threads / 64).max(1) * 64;
+    let data = input(threads as usize);
+    let size = MeasureSize {
+        elements: threads,
+        threads,
+        param: iters,
+    };
+    // Alternate the order so warm-up effects do not favour one variant.
+    let d1 = run_checked(gpu, "measure-divergent", size, &data, opts).await?;
+    let u1 = run_checked(gpu, "measure-uniform", size, &data, opts).await?;
+    let u2 = run_checked(gpu, "measure-uniform", size, &data, opts).await?;
+    let d2 = run_checked(gpu, "measure-divergent", size, &data, opts).await?;
+    Ok((d1.ms.min(d2.ms), u1.ms.min(u2.ms)))
+}
+
+/// The three ways of doing the same amount of tiny work, in milliseconds (wall clock from
+/// submit to result).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LaunchCosts {
+    pub dispatches: u32,
+    /// One dispatch with `dispatches` times the threads.
+    pub fused_ms: f64,
+    /// `dispatches` dispatches of the tiny kernel in one submission.
+    pub one_submit_ms: f64,
+    /// `dispatches` separate runs, each waiting for its result before the next.
+    pub separate_ms: f64,
+}
+
+impl LaunchCosts {
+    /// Extra cost of each dispatch inside one submission, in µs.
+    pub fn per_dispatch_us(&self) -> f64 {
+        ((self.one_submit_ms - self.fused_ms) / self.dispatches.max(1) as f64 * 1e3).max(0.0)
+    }
+    /// Cost of each separate round trip, in µs.
+    pub fn per_round_trip_us(&self) -> f64 {
+        self.separate_ms / self.dispatches.max(1) as f64 * 1e3
+    }
+}
+
+/// Threads and iterations of the tiny kernel in [`launch_costs`].
+pub const TINY_THREADS: u32 = 64;
+pub const TINY_ITERS: u32 = 8;
+
+/// Times `dispatches` tiny FMA launches three ways (see [`LaunchCosts`]); `progress` is told
+/// how many separate runs are done.
+pub async fn launch_costs(
+    gpu: &Gpu,
+    dispatches: u32,
+    mut progress: impl FnMut(u32),
+) -> Result<LaunchCosts, GpuError> {
+    let dispatches = dispatches.clamp(1, 1024);
+    let tiny = MeasureSize {
+        elements: TINY_THREADS,
+        threads: TINY_THREADS,
+        param: TINY_ITERS,
+    };
+    let tiny_data = input(TINY_THREADS as usize);
+    let fused = MeasureSize {
+        elements: TINY_THREADS * dispatches,
+        threads: TINY_THREADS * dispatches,
+        param: TINY_ITERS,
+    };
+    let fused_data = input(fused.elements as usize);
+    // Warm the pipeline and the driver once.
+    run_checked(gpu, "measure-fma", tiny, &tiny_data, &RunOptions::default()).await?;
+    let many = RunOptions {
+        warmup: 0,
+        repetitions: dispatches,
+    };
+    // Best of three for the two single submissions, alternating, so noise and warm-up do not
+    // decide which looks cheaper.
+    let (mut fused_ms, mut one_submit_ms) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        let f = run_checked(
+            gpu,
+            "measure-fma",
+            fused,
+            &fused_data,
+            &RunOptions::default(),
+        )
+        .await?;
+        fused_ms = fused_ms.min(f.timing.submit_to_result_ms);
+        let one = run_checked(gpu, "measure-fma", tiny, &tiny_data, &many).await?;
+        one_submit_ms = one_submit_ms.min(one.timing.submit_to_result_ms);
+    }
+    let mut separate_ms = 0.0;
+    for i in 0..dispatches {
+        let r = run_checked(gpu, "measure-fma", tiny, &tiny_data, &RunOptions::default()).await?;
+        separate_ms += r.timing.submit_to_result_ms;
+        progress(i + 1);
+    }
+    Ok(LaunchCosts {
+        dispatches,
+        fused_ms,
+        one_submit_ms,
+        separate_ms,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strided_reads_are_a_permutation() {
+        let n = 256usize;
+        for stride in [1u32, 2, 4, 8, 16, 32, 64] {
+            let size = MeasureSize {
+                elements: n as u32,
+                threads: n as u32,
+                param: stride,
+            };
+            // With one read per thread, the "sums" are the elements in read order.
+            let data: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let mut order = reference("measure-strided", size, &data);
+            assert_eq!(
+                order[1] - order[0],
+                if stride == 1 { 1.0 } else { stride as f32 }
+            );
+            order.sort_by(f32::total_cmp);
+            assert_eq!(order, data, "stride {stride}");
+        }
+    }
+
+    #[test]
+    fn chains_converge_to_hand_computed_limits() {
+        // x ← x/2 + c converges to 2c; four chains of four lanes sum to 2·Σc = 2·(10+26−10+2.5).
+        let size = MeasureSize {
+            elements: 4,
+            threads: 1,
+            param: 200,
+        };
+        let got = reference("measure-fma", size, &[3.0, 0.0, 0.0, 0.0]);
+        assert!((got[0] - 57.0).abs() < 1e-4, "{got:?}");
+        // Both divergence paths converge to 2.
+        let size = MeasureSize {
+            elements: 128,
+            threads: 128,
+            param: 100,
+        };
+        let data = input(128);
+        for id in ["measure-divergent", "measure-uniform"] {
+            assert!(reference(id, size, &data)
+                .iter()
+                .all(|x| (x - 2.0).abs() < 1e-5));
+        }
+    }
+
+    #[test]
+    fn verify_catches_a_wrong_copy() {
+        let data = input(64);
+        let size = MeasureSize {
+            elements: 64,
+            threads: 64,
+            param: 0,
+        };
+        assert!(verify("measure-copy", size, &data, &data).ok);
+        let mut bad = data.clone();
+        bad[63] += 1.0;
+        let v = verify("measure-copy", size, &data, &bad);
+        assert!(!v.ok);
+        assert_eq!(v.first_failure.map(|f| f.0), Some(63));
+        assert!(!verify("measure-copy", size, &data, &data[..10]).ok);
+    }
+
+    #[test]
+    fn launch_costs_arithmetic() {
+        let c = LaunchCosts {
+            dispatches: 100,
+            fused_ms: 1.0,
+            one_submit_ms: 3.0,
+            separate_ms: 50.0,
+        };
+        assert!((c.per_dispatch_us() - 20.0).abs() < 1e-9);
+        assert!((c.per_round_trip_us() - 500.0).abs() < 1e-9);
+        assert_eq!(gb_per_s(1e9, 1000.0), 1.0);
+        assert_eq!(gb_per_s(1e9, 0.0), 0.0);
+    }
+}

@@ -1,0 +1,128 @@
+//! The lessons' measuring kernels against their CPU references on a real wgpu device
+//! (lavapipe under `cargo xtask test`): exact copies, strided sums, FMA chains, both
+//! divergence variants, and the launch-overhead measurement producing finite numbers.
+
+use gpu_runtime::measure;
+use gpu_runtime::{kernel, Gpu, Job, MeasureSize, RunOptions};
+
+fn gpu() -> Gpu {
+    Gpu::request_blocking().expect(
+        "no GPU adapter: install a Vulkan driver (`cargo xtask test` installs Mesa's lavapipe)",
+    )
+}
+
+fn check(gpu: &Gpu, id: &str, size: MeasureSize, data: &[f32]) {
+    let k = kernel(id).expect("catalogued");
+    let job = Job::Measure { size, input: data };
+    let out = pollster::block_on(gpu.run(k, &job, &RunOptions::default()))
+        .unwrap_or_else(|e| panic!("{id} {size:?}: {e}"));
+    let v = k.verify(&job, &out.output);
+    assert!(v.ok, "{id} {size:?}: {v:?}");
+}
+
+#[test]
+fn copy_is_exact() {
+    let gpu = gpu();
+    for n in [4u32, 68, 1028, 262_148] {
+        // Non-trivial bit patterns, including negative zero and a NaN-free spread.
+        let mut data: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 1e3).collect();
+        data[0] = -0.0;
+        let size = MeasureSize {
+            elements: n,
+            threads: n,
+            param: 0,
+        };
+        check(&gpu, "measure-copy", size, &data);
+    }
+}
+
+#[test]
+fn strided_sums_match_for_every_stride() {
+    let gpu = gpu();
+    let n = 64 * 129;
+    let data = measure::input(n as usize);
+    for stride in [1u32, 2, 4, 8, 16, 32, 64] {
+        for threads in [n / 16, 1, 37, n] {
+            let size = MeasureSize {
+                elements: n,
+                threads,
+                param: stride,
+            };
+            check(&gpu, "measure-strided", size, &data);
+        }
+    }
+    // The total is the same whatever the stride: every element is read once.
+    let size = MeasureSize {
+        elements: n,
+        threads: n / 16,
+        param: 32,
+    };
+    let sums = measure::reference("measure-strided", size, &data);
+    assert_eq!(sums.iter().sum::<f32>(), data.iter().sum::<f32>());
+}
+
+#[test]
+fn fma_chains_match() {
+    let gpu = gpu();
+    for (threads, iters) in [(1u32, 0u32), (63, 1), (65, 17), (1000, 300)] {
+        let data: Vec<f32> = (0..threads.max(4)).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let size = MeasureSize {
+            elements: threads.max(4),
+            threads,
+            param: iters,
+        };
+        check(&gpu, "measure-fma", size, &data);
+    }
+}
+
+#[test]
+fn both_divergence_variants_match() {
+    let gpu = gpu();
+    for (threads, iters) in [(64u32, 1u32), (640, 50), (200, 7)] {
+        let data: Vec<f32> = (0..threads).map(|i| (i % 11) as f32).collect();
+        let size = MeasureSize {
+            elements: threads,
+            threads,
+            param: iters,
+        };
+        check(&gpu, "measure-divergent", size, &data);
+        check(&gpu, "measure-uniform", size, &data);
+    }
+}
+
+#[test]
+fn measurements_give_finite_positive_numbers() {
+    let gpu = gpu();
+    let opts = RunOptions {
+        warmup: 1,
+        repetitions: 2,
+    };
+    let bw = pollster::block_on(measure::bandwidth(&gpu, 1 << 16, &opts)).expect("bandwidth");
+    assert!(bw.is_finite() && bw > 0.0, "{bw}");
+    let flops = pollster::block_on(measure::fma_rate(&gpu, 4096, 64, &opts)).expect("fma");
+    assert!(flops.is_finite() && flops > 0.0, "{flops}");
+    let data = measure::input(64 * 256);
+    let s = pollster::block_on(measure::strided_read(&gpu, &data, 8, &opts)).expect("strided");
+    assert!(s.is_finite() && s > 0.0);
+    assert!(pollster::block_on(measure::strided_read(&gpu, &data, 0, &opts)).is_err());
+    let (d, u) = pollster::block_on(measure::divergence(&gpu, 1024, 32, &opts)).expect("div");
+    assert!(d > 0.0 && u > 0.0);
+    let mut seen = 0;
+    let c = pollster::block_on(measure::launch_costs(&gpu, 8, |i| seen = i)).expect("launch");
+    assert_eq!(seen, 8);
+    assert!(c.per_round_trip_us().is_finite() && c.per_dispatch_us() >= 0.0);
+}
+
+#[test]
+fn a_matmul_job_is_refused_by_a_probe() {
+    let gpu = gpu();
+    let size = gpu_runtime::cpu_kernels::matmul::MatmulSize::new(2, 2, 2);
+    let (a, b) = size.inputs(1);
+    let k = kernel("measure-copy").expect("catalogued");
+    let r = pollster::block_on(gpu.run(
+        k,
+        &Job::Matmul { size, a: &a, b: &b },
+        &RunOptions::default(),
+    ));
+    assert!(r.is_err());
+}

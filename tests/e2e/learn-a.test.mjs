@@ -1,0 +1,205 @@
+// Learn → lessons 1–6 and 8: each renders in both languages without console errors or missing
+// keys; every measuring widget produces finite numbers on SwiftShader; the occupancy
+// calculator validates its inputs; a lost device and a browser without WebGPU get messages.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+
+/** Lesson pages have no GPU panel: wait until a widget knows whether WebGPU is there. */
+async function waitForProbe(page) {
+  await page.waitForSelector('[data-probe="available"], [data-probe="unavailable"]', { timeout: 30_000, state: 'attached' });
+  return page.getAttribute('[data-probe]', 'data-probe');
+}
+
+const LESSONS = ['latency-throughput', 'simt', 'occupancy', 'memory', 'roofline', 'precision', 'utilisation'];
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function noMissingKeys(page) {
+  const text = await page.textContent('article.lesson');
+  assert.doesNotMatch(text, /\[(lesson|kernel|size)\.[^\]]+\]/, 'a translation key is missing');
+  assert.doesNotMatch(text, /undefined/);
+  for (const t of await page.$$eval('.widget, .facts, svg', (els) => els.map((e) => e.textContent))) {
+    assert.doesNotMatch(t, /NaN|Infinity/);
+  }
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`lessons 1–6 and 8 render in ${lang}`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/learn/latency-throughput?lang=${lang}`);
+    for (const id of LESSONS) {
+      await page.goto(new URL(`#/learn/${id}?lang=${lang}`, page.url()).href);
+      await page.waitForSelector(`article.lesson[data-lesson="${id}"]`);
+      await waitForProbe(page);
+      await page.waitForSelector('.try-it');
+      assert.ok(await page.$('.widget'), `${id} has a widget`);
+      await noMissingKeys(page);
+      await screenshot(page, `learn-a-${id}-${lang}`);
+    }
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
+
+async function measure(page, widget, timeout = 120_000) {
+  const sel = `.widget[data-widget="${widget}"]`;
+  await page.click(`${sel} button.measure`);
+  await page.waitForFunction((s) => {
+    const st = document.querySelector(`${s} .widget-result`)?.dataset.state;
+    return st === 'done' || st === 'error' || st === 'lost';
+  }, sel, { timeout });
+  const state = await page.getAttribute(`${sel} .widget-result`, 'data-state');
+  assert.equal(state, 'done', await page.textContent(`${sel} .widget-result`));
+  return sel;
+}
+
+const finite = (v) => Number.isFinite(Number(v)) && Number(v) >= 0;
+
+test('the race times CPU and GPU at every size', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/latency-throughput?lang=en');
+  await waitForProbe(page);
+  const sel = await measure(page, 'race');
+  const rows = await page.$$eval(`${sel} .race-row`, (rs) => rs.map((r) => [r.dataset.n, r.dataset.cpuMs, r.dataset.gpuMs]));
+  assert.deepEqual(rows.map((r) => r[0]), ['16', '64', '128', '256']);
+  for (const [, cpu, gpu] of rows) assert.ok(finite(cpu) && Number(cpu) > 0 && finite(gpu) && Number(gpu) > 0, `${cpu} ${gpu}`);
+  assert.match(await page.textContent(sel), /software adapter/);
+  await screenshot(page, 'learn-a-race-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('divergence, stride, roofline and launch widgets give finite numbers (zh)', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/simt?lang=zh');
+  await waitForProbe(page);
+  let sel = await measure(page, 'divergence');
+  assert.ok(finite(await page.getAttribute(`${sel} .ratio`, 'data-value')));
+  await screenshot(page, 'learn-a-simt-measured-zh');
+
+  await page.goto(new URL('#/learn/memory?lang=zh', page.url()).href);
+  sel = await measure(page, 'strided');
+  const bars = await page.$$eval(`${sel} .bar`, (bs) => bs.map((b) => [b.dataset.stride, b.dataset.gbps]));
+  assert.deepEqual(bars.map((b) => b[0]), ['1', '2', '4', '8', '16', '32', '64']);
+  assert.ok(bars.every((b) => finite(b[1]) && Number(b[1]) > 0), JSON.stringify(bars));
+  await screenshot(page, 'learn-a-memory-measured-zh');
+
+  await page.goto(new URL('#/learn/roofline?lang=zh', page.url()).href);
+  sel = await measure(page, 'roofline', 240_000);
+  assert.ok(Number(await page.getAttribute(`${sel} .bandwidth`, 'data-value')) > 0);
+  assert.ok(Number(await page.getAttribute(`${sel} .peak`, 'data-value')) > 0);
+  const points = await page.$$eval(`${sel} .point`, (ps) => ps.map((p) => [p.dataset.stage, p.dataset.ai, p.dataset.gflops]));
+  // Six f32 stages run in this browser (no subgroups, no shader-f16 on SwiftShader).
+  assert.equal(points.length, 6, JSON.stringify(points));
+  assert.ok(points.every((p) => finite(p[1]) && finite(p[2]) && Number(p[2]) > 0));
+  const ai = Object.fromEntries(points.map((p) => [p[0], Number(p[1])]));
+  assert.ok(ai['matmul-naive'] < 0.25 && ai['matmul-tiled'] > 3 && ai['matmul-blocktile-2d'] > ai['matmul-tiled']);
+  await screenshot(page, 'learn-a-roofline-measured-zh');
+
+  await page.goto(new URL('#/learn/utilisation?lang=zh', page.url()).href);
+  await page.fill('#launch-count', '64');
+  sel = await measure(page, 'launch');
+  assert.ok(finite(await page.getAttribute(`${sel} .per-dispatch`, 'data-value')));
+  assert.ok(Number(await page.getAttribute(`${sel} .per-trip`, 'data-value')) > 0);
+  await screenshot(page, 'learn-a-utilisation-measured-zh');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('precision: formats computed, rounding validated, f16 error on the CPU without shader-f16', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/precision?lang=en');
+  await waitForProbe(page);
+  assert.equal(await page.textContent('.formats tr[data-format="FP16"] td.eps'), '0.000977');
+  await page.fill('#round-input', '70000');
+  assert.match(await page.textContent('.rounding tr[data-format="FP16"]'), /overflow/);
+  assert.equal(await page.textContent('.rounding tr[data-format="BF16"] .stored'), '70144');
+  await page.fill('#round-input', 'abc');
+  assert.match(await page.textContent('#round-input-error'), /decimal number/);
+  assert.equal(await page.$('.rounding'), null);
+  await page.fill('#f16-n', '0');
+  assert.ok(await page.isDisabled('.widget[data-widget="f16-error"] button.measure'));
+  await page.fill('#f16-n', '64');
+  const sel = await measure(page, 'f16-error');
+  const err = Number(await page.getAttribute(`${sel} .cpu-error`, 'data-value'));
+  assert.ok(err > 0 && err < 1e-3, `${err}`);
+  assert.match(await page.textContent(`${sel} [data-f16-unavailable]`), /shader-f16/);
+  await screenshot(page, 'learn-a-precision-measured-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('occupancy calculator: hand-checked cases and bad input', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/occupancy?lang=en');
+  await waitForProbe(page);
+  const occ = () => page.getAttribute('.occ-result', 'data-occupancy');
+  assert.equal(await occ(), '100.0');
+  await page.fill('#occ-regs', '64');
+  assert.equal(await occ(), '50.0');
+  assert.equal(await page.getAttribute('.limiter', 'data-limiter'), 'Registers');
+  await page.fill('#occ-regs', '32');
+  await page.fill('#occ-threads', '128');
+  await page.fill('#occ-shared', '49152');
+  assert.equal(await occ(), '18.8');
+  assert.equal(await page.getAttribute('.limiter', 'data-limiter'), 'SharedMemory');
+  await page.selectOption('#occ-gpu', '2');
+  assert.match(await page.textContent('.widget[data-widget="occupancy"]'), /H100/);
+  for (const [field, value, re] of [
+    ['#occ-threads', 'abc', /whole number/i], ['#occ-threads', '2000', /1.*1,024/],
+    ['#occ-regs', '', /.+/], ['#occ-shared', '-5', /.+/],
+  ]) {
+    await page.fill(field, value);
+    assert.match(await page.textContent(`${field}-error`), re, `${field}=${value}`);
+    assert.equal(await page.$('.occ-result'), null);
+    const text = await page.textContent('.widget[data-widget="occupancy"]');
+    assert.doesNotMatch(text, /NaN|Infinity/);
+    await page.fill(field, field === '#occ-shared' ? '0' : '64');
+  }
+  assert.match(await page.textContent('[data-webgpu-limits]'), /fits/);
+  await screenshot(page, 'learn-a-occupancy-h100-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a lost device gives a message and the next Measure recovers', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/simt?lang=en');
+  await waitForProbe(page);
+  await measure(page, 'divergence');
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  const sel = '.widget[data-widget="divergence"]';
+  await page.click(`${sel} button.measure`);
+  await page.waitForFunction((s) => ['done', 'lost', 'error'].includes(
+    document.querySelector(`${s} .widget-result`)?.dataset.state), sel, { timeout: 120_000 });
+  const state = await page.getAttribute(`${sel} .widget-result`, 'data-state');
+  if (state === 'lost') {
+    assert.match(await page.textContent(sel), /device was lost/);
+    await measure(page, 'divergence');
+  } else {
+    // The page noticed the loss first and measured on a fresh device.
+    assert.equal(state, 'done');
+  }
+  assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
+  await context.close();
+});
+
+test('without WebGPU the measuring widgets explain and the calculators still work', async () => {
+  const b = await launch();
+  try {
+    const { page, errors } = await openPage(b, '#/learn/roofline?lang=en', {
+      initScript: () => { delete Navigator.prototype.gpu; },
+    });
+    assert.equal(await waitForProbe(page), 'unavailable');
+    assert.match(await page.textContent('[data-no-webgpu]'), /does not offer/);
+    assert.ok(await page.isDisabled('.widget button.measure'));
+    await page.goto(new URL('#/learn/occupancy?lang=en', page.url()).href);
+    assert.equal(await page.getAttribute('.occ-result', 'data-occupancy'), '100.0');
+    assert.match(await page.textContent('.widget'), /not known/);
+    await page.goto(new URL('#/learn/precision?lang=en', page.url()).href);
+    await page.fill('#f16-n', '32');
+    const sel = await measure(page, 'f16-error');
+    assert.ok(Number(await page.getAttribute(`${sel} .cpu-error`, 'data-value')) > 0);
+    await screenshot(page, 'learn-a-precision-no-webgpu-en');
+    assertNoErrors(errors);
+  } finally {
+    await b.close();
+  }
+});
