@@ -1,8 +1,11 @@
+//! `cargo xtask bench cpu …`: see `cpu.rs`.
+//!
 //! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--kernels id,…] [--out FILE]`: every matmul kernel
 //! of the catalogue, through the same dispatch path as the app, at each size; GFLOP/s from
 //! GPU timestamps (best of the repetitions, after warm-up), each result verified against the
 //! CPU reference. Prints a Markdown table; with --out also writes it as TSV.
 
+mod cpu;
 mod ir_check;
 
 use std::process::ExitCode;
@@ -26,7 +29,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] (got {other:?})"
             ))
         }
     }
@@ -69,7 +72,12 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("cpu") => cpu::run(&args[1..]),
+        _ => run(),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench: {e}");

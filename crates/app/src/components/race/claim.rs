@@ -285,10 +285,24 @@ fn table(ctx: &Ctx, m: &Model) -> Html {
         if speedups.is_empty() {
             return html! { <p class="message">{ ctx.t("race.claim.no_gpu") }</p> };
         }
+        let claim = format!("{CLAIMED_SPEEDUP:.0}");
         let items = speedups.iter().map(|(who, x)| {
-            html! {
-                <li>{ ctx.tf("race.claim.here", &[("who", who), ("x", &format!("{x:.1}")), ("claim", &format!("{CLAIMED_SPEEDUP:.0}"))]) }</li>
-            }
+            let text = if *x >= 1.0 {
+                ctx.tf(
+                    "race.claim.here",
+                    &[("who", who), ("x", &format!("{x:.1}")), ("claim", &claim)],
+                )
+            } else {
+                ctx.tf(
+                    "race.claim.here_slower",
+                    &[
+                        ("who", who),
+                        ("x", &format!("{:.1}", 1.0 / x)),
+                        ("claim", &claim),
+                    ],
+                )
+            };
+            html! { <li>{ text }</li> }
         });
         html! { <ul class="claim-verdict" data-claim-done="true">{ for items }</ul> }
     });

@@ -63,6 +63,8 @@ struct Model {
     cpu_setup_ms: f64,
     gpu_setup_ms: Option<f64>,
     gpu_lost: bool,
+    /// The device had been lost before this race and was replaced during set-up.
+    gpu_recovered: bool,
     checks: Option<Checks>,
     /// Races finished (for tests and screen readers).
     finished: u32,
@@ -332,13 +334,18 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
         let gpu = match kernel {
             Some(k) => {
                 let r = async {
-                    let (gpu, _) = session::gpu(software).await?;
+                    let (gpu, recovered) = session::gpu(software).await?;
                     let ms = measure::prepare(&gpu, k).await?;
-                    Ok::<_, gpu_runtime::GpuError>((gpu, ms))
+                    Ok::<_, gpu_runtime::GpuError>((gpu, ms, recovered))
                 }
                 .await;
                 match r {
-                    Ok(g) => Some((g.0, k, g.1)),
+                    Ok((g, ms, recovered)) => {
+                        if current() {
+                            model.borrow_mut().gpu_recovered = recovered;
+                        }
+                        Some((g, k, ms))
+                    }
                     Err(e) => {
                         if current() {
                             let lost = matches!(e, gpu_runtime::GpuError::DeviceLost(_));
@@ -615,6 +622,9 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             <p class="lesson">{ lesson }</p>
             if s.software && m.gpu_run.is_some() {
                 <p class="note">{ ctx.t("race.b.software_timestamps") }</p>
+            }
+            if m.gpu_recovered {
+                <p class="message" data-recovered="true">{ ctx.t("run.recovered") }</p>
             }
             if m.gpu_lost {
                 <p class="message" data-lost="true">{ ctx.t("race.gpu.lost") }</p>
