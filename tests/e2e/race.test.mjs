@@ -100,6 +100,10 @@ test('the claim view measures the ratio and labels the extrapolation', async () 
     assert.deepEqual(rows, ['cpu-simd-1', 'cpu-simd-2', 'gpu']);
     assert.equal(await page.$$eval('.claim-table td.estimate', (t) => t.filter((x) => x.textContent).length), 3);
     assert.equal(await page.$$eval('.claim-verdict li', (l) => l.length), 2);
+    // Ratios are stated as "N× faster" or "N× slower", never as a fraction "0.1× faster".
+    const ratios = await page.$$eval('.claim-table td.ratio', (t) => t.map((x) => x.textContent).filter(Boolean));
+    assert.equal(ratios.length, 2);
+    for (const r of ratios) assert.ok(Number(r.match(/(\d+(\.\d+)?)/)[1]) >= 1, r);
     if (lang === 'en') assert.match(await page.textContent('.claim-verdict'), /the article says (the GPU is )?100× faster/);
     await screenshot(page, `race-claim-${lang}`);
     assertNoErrors(errors);

@@ -47,7 +47,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     for &n in &sizes {
         let size = MatmulSize::new(n, n, n);
         let (a, b) = size.inputs(SEED);
-        let mut report = |name: &str, ms: f64| {
+        let report = |name: &str, ms: f64| {
             let gflops = size.flops() / (ms * 1e6);
             if tsv {
                 println!("{name}\t{n}\t{ms:.4}\t{gflops:.3}");

@@ -15,8 +15,9 @@
 
 use crate::matmul::MatmulSize;
 
-/// Rows of C per micro-kernel tile.
-pub const MR: usize = 4;
+/// Rows of C per micro-kernel tile: 6×2 accumulators + 2 B vectors + 1 broadcast fill 15 of
+/// the 16 SIMD registers of x86-64 (the wasm engine keeps one as scratch).
+pub const MR: usize = 6;
 /// Columns of C per micro-kernel tile (two 4-lane vectors).
 pub const NR: usize = 8;
 /// Depth of a K block: an MR×KC panel of A plus a KC×NR strip of B stay in L1.
@@ -278,9 +279,11 @@ fn simd(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
             for i in (0..rows).step_by(MR) {
                 let mr = MR.min(rows - i);
                 // Rows past the end repeat the last valid row (read only, never written).
-                let row =
-                    |r: usize| &a[(i + r.min(mr - 1)) * k + pc..(i + r.min(mr - 1)) * k + pc + kc];
-                let a_rows = [row(0), row(1), row(2), row(3)];
+                let row = |r: usize| {
+                    let r = i + r.min(mr - 1);
+                    &a[r * k + pc..r * k + pc + kc]
+                };
+                let a_rows: [&[f32]; MR] = std::array::from_fn(row);
                 for s in s0..s1 {
                     let strip = &block[s * kc * NR..(s + 1) * kc * NR];
                     let tile = micro_kernel(&a_rows, strip, kc);
@@ -298,28 +301,21 @@ fn simd(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
     }
 }
 
-/// An MR×NR tile of A-panel × B-strip over `kc` steps, kept in eight 4-lane accumulators.
+/// An MR×NR tile of A-panel × B-strip over `kc` steps, kept in 2·MR 4-lane accumulators.
 #[inline(always)]
 fn micro_kernel(a: &[&[f32]; MR], strip: &[f32], kc: usize) -> [[f32; NR]; MR] {
     use lanes::F4;
     let mut acc = [[F4::zero(); 2]; MR];
     let strip = &strip[..kc * NR];
-    let (a0, a1, a2, a3) = (&a[0][..kc], &a[1][..kc], &a[2][..kc], &a[3][..kc]);
+    let a: [&[f32]; MR] = std::array::from_fn(|r| &a[r][..kc]);
     for p in 0..kc {
         let b0 = F4::load(&strip[p * NR..p * NR + 4]);
         let b1 = F4::load(&strip[p * NR + 4..p * NR + 8]);
-        let x0 = F4::splat(a0[p]);
-        acc[0][0] = acc[0][0].mul_add(x0, b0);
-        acc[0][1] = acc[0][1].mul_add(x0, b1);
-        let x1 = F4::splat(a1[p]);
-        acc[1][0] = acc[1][0].mul_add(x1, b0);
-        acc[1][1] = acc[1][1].mul_add(x1, b1);
-        let x2 = F4::splat(a2[p]);
-        acc[2][0] = acc[2][0].mul_add(x2, b0);
-        acc[2][1] = acc[2][1].mul_add(x2, b1);
-        let x3 = F4::splat(a3[p]);
-        acc[3][0] = acc[3][0].mul_add(x3, b0);
-        acc[3][1] = acc[3][1].mul_add(x3, b1);
+        for (acc, a) in acc.iter_mut().zip(&a) {
+            let x = F4::splat(a[p]);
+            acc[0] = acc[0].mul_add(x, b0);
+            acc[1] = acc[1].mul_add(x, b1);
+        }
     }
     let mut out = [[0f32; NR]; MR];
     for (o, v) in out.iter_mut().zip(acc) {

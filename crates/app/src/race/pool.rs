@@ -41,8 +41,11 @@ pub struct CpuRun {
     pub copy_in_ms: f64,
     /// The multiply itself (slowest worker).
     pub compute_ms: f64,
-    /// Results copied out, posted back and put in place (slowest worker).
+    /// Results copied out of the worker and put in place in the page (slowest worker).
     pub copy_out_ms: f64,
+    /// From a worker posting its result to the page handling the message: the message's
+    /// transit plus any time the page's main thread was busy (longest).
+    pub wait_ms: f64,
 }
 
 #[derive(Default)]
@@ -268,7 +271,7 @@ pub async fn run_matmul(
     posted.map_err(CpuError::Worker)?;
 
     let mut c = vec![0f32; size.c_len()];
-    let (mut copy_in, mut compute, mut copy_out) = (0f64, 0f64, 0f64);
+    let (mut copy_in, mut compute, mut copy_out, mut wait) = (0f64, 0f64, 0f64, 0f64);
     for (rx, &(r0, r1)) in receivers.into_iter().zip(&ranges) {
         let data = match rx.await {
             Ok(Ok(d)) => d,
@@ -286,7 +289,8 @@ pub async fn run_matmul(
         let t = |key: &str| get(&data, key).as_f64().unwrap_or(f64::NAN);
         copy_in = copy_in.max(t("tLoaded") - t_start);
         compute = compute.max(t("tComputed") - t("tLoaded"));
-        copy_out = copy_out.max(now_abs() - t("tComputed"));
+        copy_out = copy_out.max((t("tSent") - t("tComputed")) + (now_abs() - t("tArrived")));
+        wait = wait.max(t("tArrived") - t("tSent"));
     }
     Ok(CpuRun {
         c,
@@ -295,5 +299,6 @@ pub async fn run_matmul(
         copy_in_ms: copy_in,
         compute_ms: compute,
         copy_out_ms: copy_out,
+        wait_ms: wait,
     })
 }

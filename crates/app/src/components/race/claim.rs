@@ -246,9 +246,13 @@ fn table(ctx: &Ctx, m: &Model) -> Html {
                     duration(*ms)
                 };
                 let ratio = match (c.is_gpu(), gpu_ms) {
-                    (false, Some(g)) => {
+                    (false, Some(g)) if *ms >= g => {
                         ctx.tf("race.claim.ratio", &[("x", &format!("{:.1}", ms / g))])
                     }
+                    (false, Some(g)) => ctx.tf(
+                        "race.claim.ratio_slower",
+                        &[("x", &format!("{:.1}", g / ms))],
+                    ),
                     _ => String::new(),
                 };
                 let measured = if *verified {

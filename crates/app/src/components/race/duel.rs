@@ -575,6 +575,7 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
                 { row(ctx.t("race.b.copy_in"), duration(c.copy_in_ms)) }
                 { row(ctx.t("race.b.compute"), duration(c.compute_ms)) }
                 { row(ctx.t("race.b.copy_out"), duration(c.copy_out_ms)) }
+                { row(ctx.t("race.b.wait"), duration(c.wait_ms)) }
                 { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &format::rate(gflops(flops, c.total_ms)))])) }
                 { row(ctx.t("race.b.workers"), c.workers.to_string()) }
                 { row(ctx.t("race.b.setup"), duration(m.cpu_setup_ms)) }
