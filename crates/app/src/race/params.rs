@@ -225,17 +225,20 @@ pub fn sweep_sizes(from: u32, to: u32) -> Vec<u32> {
     sizes
 }
 
-/// Splits `rows` rows between up to `workers` workers as evenly as possible, in blocks of 4
-/// rows (the SIMD kernel's tile height) where there are enough; no worker gets an empty range.
+/// Rows per tile of the SIMD micro-kernel: splits and chunks are whole tiles where possible.
+const TILE: u32 = cpu_kernels::cpu_matmul::MR as u32;
+
+/// Splits `rows` rows between up to `workers` workers as evenly as possible, in whole tiles of
+/// the SIMD kernel where there are enough; no worker gets an empty range.
 pub fn split_rows(rows: u32, workers: u32) -> Vec<(u32, u32)> {
     let workers = workers.clamp(1, rows.max(1));
-    let tiles = rows.div_ceil(4);
+    let tiles = rows.div_ceil(TILE);
     let used = workers.min(tiles.max(1));
     let mut out = Vec::new();
     let mut r = 0;
     for w in 0..used {
         let tiles_here = tiles / used + u32::from(w < tiles % used);
-        let end = (r + tiles_here * 4).min(rows);
+        let end = (r + tiles_here * TILE).min(rows);
         if end > r {
             out.push((r, end));
         }
@@ -244,9 +247,9 @@ pub fn split_rows(rows: u32, workers: u32) -> Vec<(u32, u32)> {
     out
 }
 
-/// Rows per progress message: about 20 messages per worker, whole tiles of 4 rows.
+/// Rows per progress message: about 20 messages per worker, whole tiles.
 pub fn chunk_rows(rows: u32) -> u32 {
-    (rows.div_ceil(20)).div_ceil(4).max(1) * 4
+    (rows.div_ceil(20)).div_ceil(TILE).max(1) * TILE
 }
 
 /// Where the GPU starts winning in a sweep.
@@ -346,11 +349,12 @@ mod tests {
 
     #[test]
     fn rows_split_evenly_in_tiles() {
+        assert_eq!(TILE, 6);
         assert_eq!(
             split_rows(256, 4),
-            [(0, 64), (64, 128), (128, 192), (192, 256)]
+            [(0, 66), (66, 132), (132, 198), (198, 256)]
         );
-        assert_eq!(split_rows(10, 4), [(0, 4), (4, 8), (8, 10)]);
+        assert_eq!(split_rows(10, 4), [(0, 6), (6, 10)]);
         assert_eq!(split_rows(1, 8), [(0, 1)]);
         assert_eq!(split_rows(7, 1), [(0, 7)]);
         for (rows, w) in [(1000, 3), (17, 16), (4096, 8), (5, 2)] {
@@ -360,8 +364,8 @@ mod tests {
             assert!(s.windows(2).all(|p| p[0].1 == p[1].0 && p[0].0 < p[0].1));
             assert!(s.len() as u32 <= w);
         }
-        assert_eq!(chunk_rows(256), 16);
-        assert_eq!(chunk_rows(1), 4);
+        assert_eq!(chunk_rows(256), 18);
+        assert_eq!(chunk_rows(1), 6);
     }
 
     #[test]
