@@ -15,9 +15,9 @@
 
 use crate::matmul::MatmulSize;
 
-/// Rows of C per micro-kernel tile: 6×2 accumulators + 2 B vectors + 1 broadcast fill 15 of
-/// the 16 SIMD registers of x86-64 (the wasm engine keeps one as scratch).
-pub const MR: usize = 6;
+/// Rows of C per micro-kernel tile: 4×2 accumulators + 2 B vectors + 1 broadcast. A 6×8 tile
+/// (15 registers, the x86-64 limit) was tried and was not faster in Chromium.
+pub const MR: usize = 4;
 /// Columns of C per micro-kernel tile (two 4-lane vectors).
 pub const NR: usize = 8;
 /// Depth of a K block: an MR×KC panel of A plus a KC×NR strip of B stay in L1.

@@ -349,12 +349,12 @@ mod tests {
 
     #[test]
     fn rows_split_evenly_in_tiles() {
-        assert_eq!(TILE, 6);
+        assert_eq!(TILE, 4);
         assert_eq!(
             split_rows(256, 4),
-            [(0, 66), (66, 132), (132, 198), (198, 256)]
+            [(0, 64), (64, 128), (128, 192), (192, 256)]
         );
-        assert_eq!(split_rows(10, 4), [(0, 6), (6, 10)]);
+        assert_eq!(split_rows(10, 4), [(0, 4), (4, 8), (8, 10)]);
         assert_eq!(split_rows(1, 8), [(0, 1)]);
         assert_eq!(split_rows(7, 1), [(0, 7)]);
         for (rows, w) in [(1000, 3), (17, 16), (4096, 8), (5, 2)] {
@@ -364,8 +364,8 @@ mod tests {
             assert!(s.windows(2).all(|p| p[0].1 == p[1].0 && p[0].0 < p[0].1));
             assert!(s.len() as u32 <= w);
         }
-        assert_eq!(chunk_rows(256), 18);
-        assert_eq!(chunk_rows(1), 6);
+        assert_eq!(chunk_rows(256), 16);
+        assert_eq!(chunk_rows(1), 4);
     }
 
     #[test]
