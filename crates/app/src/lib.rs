@@ -8,16 +8,22 @@ pub mod format;
 pub mod i18n;
 pub mod probe;
 pub mod query;
+pub mod race;
 pub mod route;
 pub mod session;
 pub mod source_view;
 pub mod vis_params;
 
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
-/// Entry point, called by the module's `init()` in index.html.
+/// Entry point, called by the module's `init()` in index.html. In a Web Worker (the race's
+/// CPU workers load this same module) there is no window and nothing to render.
 #[wasm_bindgen(start)]
 pub fn start() {
+    if js_sys::global().dyn_into::<web_sys::Window>().is_err() {
+        return;
+    }
     route::guard_hash();
     let root = gloo::utils::document()
         .get_element_by_id("app")
@@ -31,4 +37,10 @@ pub fn start() {
 #[wasm_bindgen]
 pub fn debug_lose_device() -> bool {
     session::simulate_loss()
+}
+
+/// Test hook: GPU buffers created by the runtime and not yet destroyed (0 when idle).
+#[wasm_bindgen]
+pub fn debug_live_buffers() -> u32 {
+    gpu_runtime::live_buffers()
 }

@@ -1,9 +1,12 @@
+//! `cargo xtask bench cpu …`: see `cpu.rs`.
+//!
 //! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--kernels id,…] [--out FILE]`: every matmul kernel
 //! of the catalogue, through the same dispatch path as the app, at each size; GFLOP/s from
 //! GPU timestamps (best of the repetitions, after warm-up), each result verified against the
 //! CPU reference. Prints a Markdown table; with --out also writes it as TSV.
 //! `bench mlp`: see `mlp_bench.rs`.
 
+mod cpu;
 mod ir_check;
 mod mlp_bench;
 
@@ -28,7 +31,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench mlp [--steps N] [--batch B] [--sweep] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench mlp [--steps N] [--batch B] [--sweep] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] (got {other:?})"
             ))
         }
     }
@@ -71,7 +74,12 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
-    match run() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("cpu") => cpu::run(&args[1..]),
+        _ => run(),
+    };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench: {e}");

@@ -1,6 +1,8 @@
 //! The one dispatch path: upload inputs, run a catalogued kernel, read the result back, time it,
 //! and release every buffer — whatever the kernel and whoever asked.
 
+use std::sync::atomic::{AtomicU32, Ordering};
+
 use wgpu::util::DeviceExt;
 
 use crate::catalogue::KernelSpec;
@@ -49,6 +51,9 @@ pub struct Timing {
     pub pass_ms: Vec<f64>,
     /// Timed repetitions in this run.
     pub repetitions: u32,
+    /// Part of `submit_to_result_ms`: from the result buffer being mapped (the GPU is done) to
+    /// its bytes copied out (wall clock).
+    pub readback_ms: f64,
 }
 
 impl Timing {
@@ -74,6 +79,7 @@ struct Buffers(Vec<wgpu::Buffer>);
 
 impl Buffers {
     fn push(&mut self, b: wgpu::Buffer) -> wgpu::Buffer {
+        LIVE_BUFFERS.fetch_add(1, Ordering::SeqCst);
         self.0.push(b.clone());
         b
     }
@@ -84,7 +90,17 @@ impl Drop for Buffers {
         for b in &self.0 {
             b.destroy();
         }
+        LIVE_BUFFERS.fetch_sub(self.0.len() as u32, Ordering::SeqCst);
     }
+}
+
+/// GPU buffers created by [`Gpu::run`] and not yet destroyed (all devices together).
+static LIVE_BUFFERS: AtomicU32 = AtomicU32::new(0);
+
+/// Buffers created minus buffers destroyed: zero whenever no run is in flight. Tests use it to
+/// check that repeated runs leak nothing.
+pub fn live_buffers() -> u32 {
+    LIVE_BUFFERS.load(Ordering::SeqCst)
 }
 
 impl Gpu {
@@ -290,8 +306,11 @@ impl Gpu {
             return Err(GpuError::Dispatch(e.to_string()));
         }
         let mut mapped = Vec::new();
+        let mut readback_ms = 0.0;
         for r in reads {
-            mapped.push(r.await?);
+            let (bytes, ms) = r.await?;
+            readback_ms += ms;
+            mapped.push(bytes);
         }
         let t_done = now_ms();
         if self.is_lost() {
@@ -323,6 +342,7 @@ impl Gpu {
                 submit_to_result_ms: t_done - t_submit,
                 pass_ms,
                 repetitions: reps,
+                readback_ms,
             },
         })
     }
@@ -338,8 +358,11 @@ impl Gpu {
     }
 }
 
-/// Starts mapping a whole buffer for reading; the future yields its bytes.
-fn map_read(buffer: &wgpu::Buffer) -> impl std::future::Future<Output = Result<Vec<u8>, GpuError>> {
+/// Starts mapping a whole buffer for reading; the future yields its bytes and the time from
+/// the buffer being mapped to the bytes being copied out.
+fn map_read(
+    buffer: &wgpu::Buffer,
+) -> impl std::future::Future<Output = Result<(Vec<u8>, f64), GpuError>> {
     let (tx, rx) = futures_channel::oneshot::channel();
     let slice = buffer.slice(..);
     slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -350,12 +373,13 @@ fn map_read(buffer: &wgpu::Buffer) -> impl std::future::Future<Output = Result<V
         rx.await
             .map_err(|_| GpuError::Readback("the map request was dropped".into()))?
             .map_err(|e| GpuError::Readback(e.to_string()))?;
+        let t_mapped = now_ms();
         let bytes = buffer
             .slice(..)
             .get_mapped_range()
             .map_err(|e| GpuError::Readback(e.to_string()))?
             .to_vec();
         buffer.unmap();
-        Ok(bytes)
+        Ok((bytes, now_ms() - t_mapped))
     }
 }

@@ -22,7 +22,7 @@ pub mod workload;
 
 pub use catalogue::{kernel, Family, KernelSpec, Storage, KERNELS};
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
-pub use dispatch::{RunOptions, RunOutput, Timing, TimingMethod};
+pub use dispatch::{live_buffers, RunOptions, RunOutput, Timing, TimingMethod};
 pub use schedule::{record_schedule, ScheduleRecord};
 pub use verified::{run_matmul_verified, VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
 pub use workload::{parse_dim, BufferLimits, Job, MeasureSize, ScheduleSize, SizeError, Workload};

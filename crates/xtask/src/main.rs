@@ -21,6 +21,9 @@ cargo xtask <command>
   bench matmul [--sizes 256,1024] [--reps 5] [--out FILE]
                      native benchmark of every matmul kernel (GFLOP/s from GPU timestamps,
                      each result verified); prints a Markdown table
+  bench cpu [--sizes 512,1024] [--reps 5]
+                     the race's CPU matmul kernels natively vs matrixmultiply sgemm
+                     (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)
   setup              only install the tools the other commands need
   help               this text
 

@@ -1,18 +1,293 @@
-//! The race area (placeholder until its issue lands).
+//! Race → CPU vs GPU on the same work: the live race (`duel`), the scaling sweep (`sweep`) and
+//! the check of an article's claim (`claim`). Settings live in the URL (`race::params`); the
+//! workers, the GPU runs and the checks live in `crate::race`.
+
+mod claim;
+mod duel;
+mod sweep;
+
+use std::rc::Rc;
 
 use yew::prelude::*;
+use yew_router::prelude::*;
 
-use super::Ctx;
+use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
+use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use gpu_runtime::cpu_kernels::verify::Precision;
+use gpu_runtime::{Family, GpuError, KernelSpec};
+
+use super::matmul_run::unavailable_reason;
+use super::{replace_query, Ctx};
+use crate::format;
+use crate::probe::WebGpuStatus;
+use crate::race::measure;
+use crate::race::params::{default_workers, ParamIssue, RaceParams, View};
+use crate::race::pool::{self, CpuError};
+use crate::session;
+
+/// Logical cores the browser reports (1 when it does not say).
+pub(crate) fn hardware_concurrency() -> u32 {
+    web_sys::window()
+        .map(|w| w.navigator().hardware_concurrency() as u32)
+        .unwrap_or(1)
+        .max(1)
+}
+
+/// What the page settled on: the settings, the GPU stage that will really run (if any) and
+/// what to tell the visitor about that choice.
+#[derive(Clone, Debug)]
+pub(crate) struct Setup {
+    pub params: RaceParams,
+    pub issues: Vec<ParamIssue>,
+    pub kernel: Option<&'static KernelSpec>,
+    /// Why the requested stage is not the one raced (or why there is no GPU side).
+    pub gpu_note: Option<String>,
+    pub software: bool,
+    pub cores: u32,
+}
+
+impl PartialEq for Setup {
+    fn eq(&self, o: &Self) -> bool {
+        self.params == o.params
+            && self.issues == o.issues
+            && self.kernel.map(|k| k.id) == o.kernel.map(|k| k.id)
+            && self.gpu_note == o.gpu_note
+            && self.software == o.software
+            && self.cores == o.cores
+    }
+}
+
+/// Ladder stages this browser can run, in ladder order.
+pub(crate) fn browser_stages(ctx: &Ctx) -> Vec<&'static KernelSpec> {
+    KernelSpec::ladder(Family::Matmul)
+        .map(|(_, k)| k)
+        .filter(|k| k.runs_in_browser() && unavailable_reason(ctx, k).is_none())
+        .collect()
+}
+
+fn setup(ctx: &Ctx) -> Setup {
+    let cores = hardware_concurrency();
+    let (params, issues) = RaceParams::parse(&ctx.query, default_workers(cores));
+    let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+    let (kernel, gpu_note) = match &ctx.webgpu {
+        WebGpuStatus::Available(_) => {
+            let wanted = gpu_runtime::kernel(&params.gpu);
+            match wanted.map(|k| (k, unavailable_reason(ctx, k))) {
+                Some((k, None)) if k.runs_in_browser() => (Some(k), None),
+                other => {
+                    // The fastest f32 stage that runs here instead.
+                    let fallback = browser_stages(ctx)
+                        .into_iter()
+                        .rev()
+                        .find(|k| k.precision == Precision::F32);
+                    let why = other
+                        .and_then(|(_, why)| why)
+                        .unwrap_or_else(|| ctx.t("race.gpu.native_only").to_string());
+                    let note = fallback.map(|f| {
+                        ctx.tf(
+                            "race.gpu.fallback",
+                            &[("wanted", &params.gpu), ("why", &why), ("used", f.id)],
+                        )
+                    });
+                    (fallback, note)
+                }
+            }
+        }
+        WebGpuStatus::Checking => (None, None),
+        WebGpuStatus::Unavailable(_) => (None, Some(ctx.t("race.gpu.none").to_string())),
+    };
+    Setup {
+        params,
+        issues,
+        kernel,
+        gpu_note,
+        software,
+        cores,
+    }
+}
+
+/// Writes new settings into the URL.
+pub(crate) fn write_params(ctx: &Ctx, navigator: &Option<Navigator>, params: &RaceParams) {
+    if let Some(nav) = navigator {
+        replace_query(nav, &ctx.route, &params.write(ctx.query.clone()));
+    }
+}
 
 #[function_component]
 pub fn Race() -> Html {
     let Some(ctx) = use_context::<Ctx>() else {
         return Html::default();
     };
+    let s = setup(&ctx);
+    let tabs = View::ALL.iter().map(|&v| {
+        let mut p = s.params.clone();
+        p.view = v;
+        let href = format!("#/race?{}", p.write(ctx.query.clone()).encode());
+        let label = ctx.t(&format!("race.view.{}", v.id()));
+        html! {
+            <li>
+                <a href={href} data-view={v.id()}
+                    aria-current={(v == s.params.view).then_some("page")}>{ label }</a>
+            </li>
+        }
+    });
+    let issues = s.issues.iter().map(|i| {
+        html! {
+            <li>{ ctx.tf("race.bad_param", &[("name", i.name), ("value", &i.value), ("used", &i.used)]) }</li>
+        }
+    });
+    let probed = match &ctx.webgpu {
+        WebGpuStatus::Checking => None,
+        WebGpuStatus::Available(_) => Some("available"),
+        WebGpuStatus::Unavailable(_) => Some("unavailable"),
+    };
     html! {
-        <section class="page">
+        <section class="page race-page" data-webgpu={probed}>
             <h1>{ ctx.t("race.heading") }</h1>
-            <p class="lead coming">{ ctx.t("race.soon") }</p>
+            <p class="lead">{ ctx.t("race.intro") }</p>
+            if !s.issues.is_empty() {
+                <ul class="message error race-issues" role="alert" data-param-issues={s.issues.len().to_string()}>
+                    { for issues }
+                </ul>
+            }
+            <nav class="race-tabs" aria-label={ctx.t("race.views")}>
+                <ul>{ for tabs }</ul>
+            </nav>
+            if let Some(note) = &s.gpu_note {
+                <p class="message race-gpu-note" data-gpu-note="true">{ note.clone() }</p>
+            }
+            if s.software {
+                <p class="note race-software">{ ctx.t("race.software_note") }</p>
+            }
+            { match s.params.view {
+                View::Race => html! { <duel::Duel setup={Rc::new(s.clone())} /> },
+                View::Sweep => html! { <sweep::Sweep setup={Rc::new(s.clone())} /> },
+                View::Claim => html! { <claim::Claim setup={Rc::new(s.clone())} /> },
+            } }
         </section>
     }
+}
+
+/// One contender of a sweep or claim measurement.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Contender {
+    Cpu { variant: CpuVariant, workers: u32 },
+    Gpu(&'static KernelSpec),
+}
+
+impl PartialEq for Contender {
+    fn eq(&self, o: &Self) -> bool {
+        match (self, o) {
+            (Contender::Gpu(a), Contender::Gpu(b)) => a.id == b.id,
+            _ => self.key() == o.key(),
+        }
+    }
+}
+
+impl Contender {
+    pub fn label(&self, ctx: &Ctx) -> String {
+        match self {
+            Contender::Cpu { variant, workers } => ctx.tf(
+                "race.contender.cpu",
+                &[
+                    ("variant", ctx.t(&format!("race.cpu.{}", variant.id()))),
+                    ("workers", &workers.to_string()),
+                ],
+            ),
+            Contender::Gpu(k) => ctx.tf("race.contender.gpu", &[("stage", ctx.t(k.title_key))]),
+        }
+    }
+
+    /// A stable id for data attributes and CSS: `cpu-simd-4`, `gpu`.
+    pub fn key(&self) -> String {
+        match self {
+            Contender::Cpu { variant, workers } => format!("cpu-{}-{workers}", variant.id()),
+            Contender::Gpu(_) => "gpu".into(),
+        }
+    }
+
+    pub fn is_gpu(&self) -> bool {
+        matches!(self, Contender::Gpu(_))
+    }
+}
+
+/// How a measurement went wrong, for the visitor.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum MeasureError {
+    Cancelled,
+    Lost(String),
+    Failed(String),
+}
+
+/// Runs one contender once on the given inputs (end-to-end time, as the visitor waits for it)
+/// and verifies its result. Returns the time in ms and whether it verified.
+pub(crate) async fn measure_one(
+    contender: Contender,
+    size: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+    software: bool,
+) -> Result<(f64, bool), MeasureError> {
+    match contender {
+        Contender::Cpu { variant, workers } => {
+            let run = pool::run_matmul(variant, workers, size, a, b, Rc::new(|_| {}))
+                .await
+                .map_err(cpu_error)?;
+            let verdict = measure::verify_one(size, a, b, &run.c, Precision::F32);
+            Ok((run.total_ms, verdict.ok))
+        }
+        Contender::Gpu(kernel) => {
+            let result = async {
+                let (gpu, _) = session::gpu(software).await?;
+                measure::prepare(&gpu, kernel).await?;
+                measure::run_gpu(&gpu, kernel, size, a, b).await
+            }
+            .await;
+            let run = result.map_err(gpu_error)?;
+            let verdict = measure::verify_one(size, a, b, &run.c, kernel.precision);
+            Ok((run.total_ms, verdict.ok))
+        }
+    }
+}
+
+pub(crate) fn cpu_error(e: CpuError) -> MeasureError {
+    match e {
+        CpuError::Cancelled => MeasureError::Cancelled,
+        CpuError::Worker(m) => MeasureError::Failed(m),
+    }
+}
+
+pub(crate) fn gpu_error(e: GpuError) -> MeasureError {
+    match e {
+        GpuError::DeviceLost(m) => {
+            session::forget();
+            MeasureError::Lost(m)
+        }
+        other => MeasureError::Failed(other.to_string()),
+    }
+}
+
+/// "1.23 ms" / "4.5 s".
+pub(crate) fn duration(ms: f64) -> String {
+    if ms.is_finite() && ms >= 10_000.0 {
+        format!("{:.1} s", ms / 1000.0)
+    } else {
+        format!("{} ms", format::ms(ms))
+    }
+}
+
+/// GFLOP/s of `flops` done in `ms`.
+pub(crate) fn gflops(flops: f64, ms: f64) -> f64 {
+    flops / (ms * 1e6)
+}
+
+/// The select options of a small integer setting.
+pub(crate) fn worker_choices(cores: u32) -> Vec<u32> {
+    let mut v: Vec<u32> = [1, 2, 4, 8, 16]
+        .into_iter()
+        .chain([cores.min(crate::race::params::MAX_WORKERS)])
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
 }

@@ -1,0 +1,338 @@
+//! "Check the article's claim" (fact-check FC-45): a 4096×4096 matmul supposedly takes a GPU
+//! 1/100 of a CPU's time. Measured here on the visitor's machine (or estimated from a smaller
+//! N, clearly labelled), shown next to the claim, with why the two differ.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
+use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+
+use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
+use crate::components::Ctx;
+use crate::race::params::{extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, SEED};
+use crate::race::pool;
+
+#[derive(Properties, PartialEq)]
+pub struct ClaimProps {
+    pub setup: Rc<Setup>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Row {
+    Pending,
+    Running,
+    Done { ms: f64, verified: bool },
+    Failed(String),
+}
+
+#[derive(Default)]
+struct Model {
+    run: u32,
+    running: bool,
+    cancelled: bool,
+    at: u32,
+    contenders: Vec<Contender>,
+    rows: Vec<Row>,
+    finished: u32,
+}
+
+fn contenders(s: &Setup) -> Vec<Contender> {
+    let mut v = vec![Contender::Cpu {
+        variant: CpuVariant::Simd,
+        workers: 1,
+    }];
+    if s.params.workers > 1 {
+        v.push(Contender::Cpu {
+            variant: CpuVariant::Simd,
+            workers: s.params.workers,
+        });
+    }
+    if let Some(k) = s.kernel {
+        v.push(Contender::Gpu(k));
+    }
+    v
+}
+
+#[function_component]
+pub fn Claim(props: &ClaimProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let model = use_mut_ref(Model::default);
+    let redraw = use_force_update();
+    {
+        let model = model.clone();
+        use_effect_with((), move |_| {
+            move || {
+                let mut m = model.borrow_mut();
+                if m.running {
+                    m.run += 1;
+                    pool::terminate();
+                }
+            }
+        });
+    }
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let s = props.setup.clone();
+    let at = s.params.at;
+    let running = model.borrow().running;
+    let on_at = {
+        let (ctx, navigator, p) = (ctx.clone(), navigator.clone(), s.params.clone());
+        Callback::from(move |e: Event| {
+            let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            if let Ok(a) = sel.value().parse::<u32>() {
+                let mut p = p.clone();
+                p.at = a;
+                write_params(&ctx, &navigator, &p);
+            }
+        })
+    };
+    let start = {
+        let (model, redraw, s) = (model.clone(), redraw.clone(), s.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            start_claim(model.clone(), redraw.clone(), s.clone());
+        })
+    };
+    let cancel = {
+        let (model, redraw) = (model.clone(), redraw.clone());
+        Callback::from(move |_| {
+            {
+                let mut m = model.borrow_mut();
+                m.run += 1;
+                m.running = false;
+                m.cancelled = true;
+            }
+            pool::terminate();
+            redraw.force_update();
+        })
+    };
+    let options = CLAIM_SIZES.iter().map(|&n| {
+        let label = if n == CLAIM_N {
+            ctx.tf("race.claim.at_full", &[("n", &n.to_string())])
+        } else {
+            ctx.tf("race.claim.at_estimate", &[("n", &n.to_string())])
+        };
+        html! { <option value={n.to_string()} selected={n == at}>{ label }</option> }
+    });
+
+    let m = model.borrow();
+    html! {
+        <section class="panel claim" aria-labelledby="claim-heading">
+            <h2 id="claim-heading">{ ctx.t("race.claim.heading") }</h2>
+            <blockquote class="claim-quote">
+                <p>{ ctx.t("race.claim.quote") }</p>
+                <footer>{ ctx.t("race.claim.source") }</footer>
+            </blockquote>
+            <p>{ ctx.t("race.claim.intro") }</p>
+            <form class="race-controls" onsubmit={start} novalidate=true>
+                <div class="field">
+                    <label for="claim-at">{ ctx.t("race.claim.at") }</label>
+                    <select id="claim-at" onchange={on_at} disabled={running}>{ for options }</select>
+                </div>
+                <div class="buttons">
+                    <button type="submit" class="button primary" id="claim-start" disabled={running}>
+                        { ctx.t("race.claim.start") }
+                    </button>
+                    <button type="button" class="button" id="claim-cancel" disabled={!running} onclick={cancel}>
+                        { ctx.t("race.cancel") }
+                    </button>
+                </div>
+            </form>
+            if at < CLAIM_N {
+                <p class="note extrapolation-note">
+                    { ctx.tf("race.claim.extrapolation_note", &[("n", &at.to_string()), ("factor", &format!("{:.0}", extrapolate_cubic(1.0, at, CLAIM_N)))]) }
+                </p>
+            } else {
+                <p class="note">{ ctx.t("race.claim.full_note") }</p>
+            }
+            if m.cancelled {
+                <p class="message" role="status" data-notice="cancelled">{ ctx.t("race.claim.cancelled") }</p>
+            }
+            if !m.rows.is_empty() {
+                { table(&ctx, &m) }
+            }
+        </section>
+    }
+}
+
+fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Setup>) {
+    let who = contenders(&s);
+    let at = s.params.at;
+    let run = {
+        let mut m = model.borrow_mut();
+        let run = m.run + 1;
+        let finished = m.finished;
+        *m = Model {
+            run,
+            running: true,
+            at,
+            rows: vec![Row::Pending; who.len()],
+            contenders: who.clone(),
+            finished,
+            ..Model::default()
+        };
+        run
+    };
+    redraw.force_update();
+    let current = {
+        let model = model.clone();
+        move || model.borrow().run == run
+    };
+    let software = s.software;
+    wasm_bindgen_futures::spawn_local(async move {
+        let size = MatmulSize::new(at, at, at);
+        let (a, b) = size.inputs(SEED);
+        for (i, &c) in who.iter().enumerate() {
+            if !current() {
+                return;
+            }
+            model.borrow_mut().rows[i] = Row::Running;
+            redraw.force_update();
+            gloo::timers::future::TimeoutFuture::new(0).await;
+            let r = measure_one(c, size, &a, &b, software).await;
+            if !current() {
+                return;
+            }
+            model.borrow_mut().rows[i] = match r {
+                Ok((ms, verified)) => Row::Done { ms, verified },
+                Err(MeasureError::Cancelled) => return,
+                Err(MeasureError::Lost(e)) | Err(MeasureError::Failed(e)) => Row::Failed(e),
+            };
+            redraw.force_update();
+        }
+        let mut m = model.borrow_mut();
+        m.running = false;
+        m.finished += 1;
+        drop(m);
+        redraw.force_update();
+    });
+}
+
+fn table(ctx: &Ctx, m: &Model) -> Html {
+    let estimate = m.at < CLAIM_N;
+    let at_4096 = |ms: f64| extrapolate_cubic(ms, m.at, CLAIM_N);
+    let gpu_ms = m
+        .contenders
+        .iter()
+        .zip(&m.rows)
+        .find(|(c, _)| c.is_gpu())
+        .and_then(|(_, r)| match r {
+            Row::Done { ms, verified: true } => Some(*ms),
+            _ => None,
+        });
+    let rows = m.contenders.iter().zip(&m.rows).map(|(c, r)| {
+        let (measured, scaled, ratio) = match r {
+            Row::Pending => (String::new(), String::new(), String::new()),
+            Row::Running => (
+                ctx.t("race.claim.running").to_string(),
+                String::new(),
+                String::new(),
+            ),
+            Row::Failed(e) => (
+                ctx.tf("race.claim.failed", &[("error", e)]),
+                String::new(),
+                String::new(),
+            ),
+            Row::Done { ms, verified } => {
+                let scaled = if estimate {
+                    ctx.tf("race.claim.estimated", &[("time", &duration(at_4096(*ms)))])
+                } else {
+                    duration(*ms)
+                };
+                let ratio = match (c.is_gpu(), gpu_ms) {
+                    (false, Some(g)) if *ms >= g => {
+                        ctx.tf("race.claim.ratio", &[("x", &format!("{:.1}", ms / g))])
+                    }
+                    (false, Some(g)) => ctx.tf(
+                        "race.claim.ratio_slower",
+                        &[("x", &format!("{:.1}", g / ms))],
+                    ),
+                    _ => String::new(),
+                };
+                let measured = if *verified {
+                    duration(*ms)
+                } else {
+                    ctx.tf("race.sweep.wrong", &[("ms", &duration(*ms))])
+                };
+                (measured, scaled, ratio)
+            }
+        };
+        html! {
+            <tr data-contender={c.key()}>
+                <th scope="row">{ c.label(ctx) }</th>
+                <td>{ measured }</td>
+                <td class={classes!(estimate.then_some("estimate"))}>{ scaled }</td>
+                <td class="ratio">{ ratio }</td>
+            </tr>
+        }
+    });
+    let done = !m.running && m.finished > 0 && !m.cancelled;
+    // GPU speed-ups over each CPU contender, measured at the same N (the ratio does not
+    // change when both times are scaled by the same factor).
+    let speedups: Vec<(String, f64)> = m
+        .contenders
+        .iter()
+        .zip(&m.rows)
+        .filter(|(c, _)| !c.is_gpu())
+        .filter_map(|(c, r)| match (r, gpu_ms) {
+            (Row::Done { ms, verified: true }, Some(g)) => Some((c.label(ctx), ms / g)),
+            _ => None,
+        })
+        .collect();
+    let verdict = done.then(|| {
+        if speedups.is_empty() {
+            return html! { <p class="message">{ ctx.t("race.claim.no_gpu") }</p> };
+        }
+        let claim = format!("{CLAIMED_SPEEDUP:.0}");
+        let items = speedups.iter().map(|(who, x)| {
+            let text = if *x >= 1.0 {
+                ctx.tf(
+                    "race.claim.here",
+                    &[("who", who), ("x", &format!("{x:.1}")), ("claim", &claim)],
+                )
+            } else {
+                ctx.tf(
+                    "race.claim.here_slower",
+                    &[
+                        ("who", who),
+                        ("x", &format!("{:.1}", 1.0 / x)),
+                        ("claim", &claim),
+                    ],
+                )
+            };
+            html! { <li>{ text }</li> }
+        });
+        html! { <ul class="claim-verdict" data-claim-done="true">{ for items }</ul> }
+    });
+    html! {
+        <>
+            <table class="claim-table" data-runs={m.finished.to_string()}>
+                <thead>
+                    <tr>
+                        <th scope="col">{ ctx.t("race.claim.col.who") }</th>
+                        <th scope="col">{ ctx.tf("race.claim.col.measured", &[("n", &m.at.to_string())]) }</th>
+                        <th scope="col">{ ctx.tf("race.claim.col.at", &[("n", &CLAIM_N.to_string())]) }</th>
+                        <th scope="col">{ ctx.t("race.claim.col.ratio") }</th>
+                    </tr>
+                </thead>
+                <tbody>{ for rows }</tbody>
+            </table>
+            { for verdict }
+            if done {
+                <h3>{ ctx.t("race.claim.why_heading") }</h3>
+                <ul class="claim-why">
+                    <li>{ ctx.t("race.claim.why.hardware") }</li>
+                    <li>{ ctx.t("race.claim.why.precision") }</li>
+                    <li>{ ctx.t("race.claim.why.counted") }</li>
+                    <li>{ ctx.t("race.claim.why.cpu") }</li>
+                </ul>
+            }
+        </>
+    }
+}

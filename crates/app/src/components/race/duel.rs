@@ -1,0 +1,636 @@
+//! The live race: both sides start on identical inputs at the same moment; progress bars,
+//! timers, a finish line, then the breakdown that explains the result.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gloo::timers::callback::Interval;
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
+use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use gpu_runtime::cpu_kernels::verify::Precision;
+use gpu_runtime::parse_dim;
+
+use super::{
+    browser_stages, duration, gflops, gpu_error, worker_choices, write_params, MeasureError, Setup,
+};
+use crate::components::Ctx;
+use crate::format;
+use crate::race::measure::{self, Checks, GpuRun};
+use crate::race::params::{MAX_RACE_N, SEED};
+use crate::race::pool::{self, CpuError, CpuRun};
+use crate::race::worker_api::now_ms;
+use crate::session;
+
+#[derive(Properties, PartialEq)]
+pub struct DuelProps {
+    pub setup: Rc<Setup>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum Phase {
+    #[default]
+    Idle,
+    Preparing,
+    Running,
+    Checking,
+    Done,
+    Cancelled,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Lane {
+    progress: f64,
+    finished_at: Option<f64>,
+    error: Option<String>,
+}
+
+/// Everything the race view shows; mutated by the race task and the workers' messages.
+#[derive(Default)]
+struct Model {
+    /// Bumped by every Start and Cancel: results of an older race are ignored.
+    run: u32,
+    phase: Phase,
+    size: Option<MatmulSize>,
+    started_at: f64,
+    cpu: Lane,
+    gpu: Lane,
+    cpu_run: Option<CpuRun>,
+    gpu_run: Option<GpuRun>,
+    /// Worker start-up and pipeline compilation before the start (not part of the race).
+    cpu_setup_ms: f64,
+    gpu_setup_ms: Option<f64>,
+    gpu_lost: bool,
+    /// The device had been lost before this race and was replaced during set-up.
+    gpu_recovered: bool,
+    checks: Option<Checks>,
+    /// Races finished (for tests and screen readers).
+    finished: u32,
+    ticker: Option<Interval>,
+}
+
+#[function_component]
+pub fn Duel(props: &DuelProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let model = use_mut_ref(Model::default);
+    let redraw = use_force_update();
+    let n_text = use_state(|| props.setup.params.n.to_string());
+    {
+        // Leaving the page cancels a race in progress.
+        let model = model.clone();
+        use_effect_with((), move |_| {
+            move || {
+                let mut m = model.borrow_mut();
+                if matches!(m.phase, Phase::Preparing | Phase::Running) {
+                    m.run += 1;
+                    m.ticker = None;
+                    pool::terminate();
+                }
+            }
+        });
+    }
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let s = props.setup.clone();
+    let p = &s.params;
+    let parsed_n = parse_dim(&n_text, 1, MAX_RACE_N);
+    let busy = matches!(
+        model.borrow().phase,
+        Phase::Preparing | Phase::Running | Phase::Checking
+    );
+
+    let start = {
+        let (model, redraw, s) = (model.clone(), redraw.clone(), s.clone());
+        let n = parsed_n.clone().ok();
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            let Some(n) = n else { return };
+            start_race(model.clone(), redraw.clone(), s.clone(), n);
+        })
+    };
+    let cancel = {
+        let (model, redraw) = (model.clone(), redraw.clone());
+        Callback::from(move |_| {
+            {
+                let mut m = model.borrow_mut();
+                m.run += 1;
+                m.phase = Phase::Cancelled;
+                m.ticker = None;
+            }
+            // Stops the CPU side at once; the GPU's result, if it still comes, is ignored.
+            pool::terminate();
+            redraw.force_update();
+        })
+    };
+
+    let on_n = {
+        let (n_text, ctx, navigator, p) =
+            (n_text.clone(), ctx.clone(), navigator.clone(), p.clone());
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let v = input.value();
+            if let Ok(n) = parse_dim(&v, 1, MAX_RACE_N) {
+                let mut p = p.clone();
+                p.n = n;
+                write_params(&ctx, &navigator, &p);
+            }
+            n_text.set(v);
+        })
+    };
+    let on_select = |key: &'static str| {
+        let (ctx, navigator, p) = (ctx.clone(), navigator.clone(), p.clone());
+        Callback::from(move |e: Event| {
+            let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let v = sel.value();
+            let mut p = p.clone();
+            match key {
+                "cpu" => {
+                    if let Some(c) = CpuVariant::from_id(&v) {
+                        p.cpu = c;
+                    }
+                }
+                "workers" => {
+                    if let Ok(w) = v.parse() {
+                        p.workers = w;
+                    }
+                }
+                _ => p.gpu = v,
+            }
+            write_params(&ctx, &navigator, &p);
+        })
+    };
+
+    let n_error = parsed_n
+        .as_ref()
+        .err()
+        .map(|_| ctx.tf("race.n_error", &[("max", &MAX_RACE_N.to_string())]));
+    let cpu_options = CpuVariant::ALL.iter().map(|v| {
+        html! {
+            <option value={v.id()} selected={*v == p.cpu}>{ ctx.t(&format!("race.cpu.{}", v.id())) }</option>
+        }
+    });
+    let worker_options = worker_choices(s.cores).into_iter().map(|w| {
+        let label = if w == s.cores {
+            ctx.tf("race.workers.cores", &[("n", &w.to_string())])
+        } else {
+            w.to_string()
+        };
+        html! { <option value={w.to_string()} selected={w == p.workers}>{ label }</option> }
+    });
+    let stages = browser_stages(&ctx);
+    let gpu_select = s.kernel.map(|k| {
+        let options = stages.iter().map(|st| {
+            html! { <option value={st.id} selected={st.id == k.id}>{ ctx.t(st.title_key) }</option> }
+        });
+        html! {
+            <div class="field">
+                <label for="race-gpu">{ ctx.t("race.gpu_stage") }</label>
+                <select id="race-gpu" onchange={on_select("gpu")} disabled={busy}>{ for options }</select>
+            </div>
+        }
+    });
+
+    let m = model.borrow();
+    let now = now_ms();
+    let lane = |key: &str, title: String, lane: &Lane, present: bool, indeterminate: bool| {
+        let elapsed = match (m.phase, lane.finished_at) {
+            (Phase::Idle, _) => None,
+            (_, Some(t)) => Some(t - m.started_at),
+            (Phase::Running, None) => Some(now - m.started_at),
+            _ => None,
+        };
+        let pct = (lane.progress.clamp(0.0, 1.0) * 100.0).round();
+        let state = if lane.error.is_some() {
+            "error"
+        } else if lane.finished_at.is_some() {
+            "finished"
+        } else if m.phase == Phase::Running {
+            "running"
+        } else {
+            "waiting"
+        };
+        html! {
+            <div class={classes!("lane", key.to_string(), state)} data-lane={key.to_string()} data-state={state}>
+                <div class="lane-head">
+                    <span class="lane-title">{ title }</span>
+                    <span class="lane-time" aria-live="off">
+                        { elapsed.map(duration).unwrap_or_default() }
+                    </span>
+                </div>
+                <div class="track" role="progressbar" aria-valuemin="0" aria-valuemax="100"
+                    aria-valuenow={pct.to_string()} aria-label={ctx.t("race.progress")}>
+                    if present {
+                        <div class={classes!("runner", (indeterminate && state == "running").then_some("indeterminate"))}
+                            style={format!("width: {pct}%")}></div>
+                    }
+                    <div class="finish-line" aria-hidden="true"></div>
+                </div>
+                if let Some(e) = &lane.error {
+                    <p class="lane-error" role="alert">{ e.clone() }</p>
+                }
+            </div>
+        }
+    };
+    let cpu_title = ctx.tf(
+        "race.contender.cpu",
+        &[
+            ("variant", ctx.t(&format!("race.cpu.{}", p.cpu.id()))),
+            ("workers", &p.workers.to_string()),
+        ],
+    );
+    let gpu_title = match s.kernel {
+        Some(k) => ctx.tf("race.contender.gpu", &[("stage", ctx.t(k.title_key))]),
+        None => ctx.t("race.gpu.absent").to_string(),
+    };
+    let status = match m.phase {
+        Phase::Idle => String::new(),
+        Phase::Preparing => ctx.t("race.status.preparing").into(),
+        Phase::Running => ctx.t("race.status.running").into(),
+        Phase::Checking => ctx.t("race.status.checking").into(),
+        Phase::Done => ctx.t("race.status.done").into(),
+        Phase::Cancelled => ctx.t("race.status.cancelled").into(),
+    };
+
+    html! {
+        <section class="panel race" aria-labelledby="race-run-heading">
+            <h2 id="race-run-heading">{ ctx.t("race.run.heading") }</h2>
+            <p>{ ctx.t("race.run.intro") }</p>
+            <form class="race-controls" onsubmit={start} novalidate=true>
+                <div class={classes!("field", n_error.is_some().then_some("invalid"))}>
+                    <label for="race-n">{ ctx.t("race.n") }</label>
+                    <input id="race-n" type="text" inputmode="numeric" autocomplete="off"
+                        value={(*n_text).clone()} oninput={on_n} disabled={busy}
+                        aria-invalid={n_error.is_some().to_string()} aria-describedby="race-n-error" />
+                    <p id="race-n-error" class="field-error" role="alert">{ n_error.clone().unwrap_or_default() }</p>
+                </div>
+                <div class="field">
+                    <label for="race-cpu">{ ctx.t("race.cpu_variant") }</label>
+                    <select id="race-cpu" onchange={on_select("cpu")} disabled={busy}>{ for cpu_options }</select>
+                </div>
+                <div class="field">
+                    <label for="race-workers">{ ctx.t("race.workers") }</label>
+                    <select id="race-workers" onchange={on_select("workers")} disabled={busy}>{ for worker_options }</select>
+                </div>
+                { for gpu_select }
+                <div class="buttons">
+                    <button type="submit" class="button primary" id="race-start"
+                        disabled={busy || n_error.is_some()}>{ ctx.t("race.start") }</button>
+                    <button type="button" class="button" id="race-cancel" disabled={!busy}
+                        onclick={cancel}>{ ctx.t("race.cancel") }</button>
+                </div>
+            </form>
+            <div class="lanes" data-phase={format!("{:?}", m.phase).to_lowercase()}
+                data-races={m.finished.to_string()}>
+                { lane("cpu", cpu_title, &m.cpu, true, false) }
+                { lane("gpu", gpu_title, &m.gpu, s.kernel.is_some(), true) }
+            </div>
+            <p class="race-status" role="status">{ status }</p>
+            if m.phase == Phase::Done {
+                { results(&ctx, &m, &s) }
+            }
+        </section>
+    }
+}
+
+/// Starts a race: setup (workers, GPU pipeline) first, then both sides at the same moment.
+fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Setup>, n: u32) {
+    let size = MatmulSize::new(n, n, n);
+    let run = {
+        let mut m = model.borrow_mut();
+        let run = m.run + 1;
+        let finished = m.finished;
+        *m = Model {
+            run,
+            phase: Phase::Preparing,
+            size: Some(size),
+            finished,
+            ..Model::default()
+        };
+        run
+    };
+    redraw.force_update();
+    let current = {
+        let model = model.clone();
+        move || model.borrow().run == run
+    };
+    let kernel = s.kernel;
+    let (variant, workers, software) = (s.params.cpu, s.params.workers, s.software);
+    wasm_bindgen_futures::spawn_local(async move {
+        // Set-up, not timed as part of the race.
+        let setup = pool::ensure(crate::race::params::split_rows(n, workers).len()).await;
+        let cpu_setup_ms = match setup {
+            Ok(ms) => ms,
+            Err(e) => {
+                if current() {
+                    model.borrow_mut().cpu.error = Some(cpu_message(e));
+                }
+                0.0
+            }
+        };
+        let gpu = match kernel {
+            Some(k) => {
+                let r = async {
+                    let (gpu, recovered) = session::gpu(software).await?;
+                    let ms = measure::prepare(&gpu, k).await?;
+                    Ok::<_, gpu_runtime::GpuError>((gpu, ms, recovered))
+                }
+                .await;
+                match r {
+                    Ok((g, ms, recovered)) => {
+                        if current() {
+                            model.borrow_mut().gpu_recovered = recovered;
+                        }
+                        Some((g, k, ms))
+                    }
+                    Err(e) => {
+                        if current() {
+                            let lost = matches!(e, gpu_runtime::GpuError::DeviceLost(_));
+                            let mut m = model.borrow_mut();
+                            m.gpu_lost = lost;
+                            m.gpu.error = Some(gpu_message(gpu_error(e)));
+                        }
+                        None
+                    }
+                }
+            }
+            None => None,
+        };
+        if !current() {
+            return;
+        }
+        let (a, b) = size.inputs(SEED);
+        let (a, b) = (Rc::new(a), Rc::new(b));
+        let t0 = now_ms();
+        {
+            let mut m = model.borrow_mut();
+            m.phase = Phase::Running;
+            m.started_at = t0;
+            m.cpu_setup_ms = cpu_setup_ms;
+            m.gpu_setup_ms = gpu.as_ref().map(|g| g.2);
+            let (model2, redraw2) = (model.clone(), redraw.clone());
+            m.ticker = Some(Interval::new(100, move || {
+                let _ = &model2;
+                redraw2.force_update();
+            }));
+        }
+        redraw.force_update();
+
+        // GPU side: its own task, so both sides run at once.
+        let (gtx, grx) = futures_channel::oneshot::channel::<()>();
+        if let Some((gpu, kernel, _)) = gpu {
+            let (model, redraw, a, b, current) = (
+                model.clone(),
+                redraw.clone(),
+                a.clone(),
+                b.clone(),
+                current.clone(),
+            );
+            wasm_bindgen_futures::spawn_local(async move {
+                let r = measure::run_gpu(&gpu, kernel, size, &a, &b).await;
+                if current() {
+                    let mut m = model.borrow_mut();
+                    m.gpu.finished_at =
+                        Some(t0 + r.as_ref().map(|g| g.total_ms).unwrap_or(now_ms() - t0));
+                    match r {
+                        Ok(g) => {
+                            m.gpu.progress = 1.0;
+                            m.gpu_run = Some(g);
+                        }
+                        Err(e) => {
+                            m.gpu_lost = matches!(e, gpu_runtime::GpuError::DeviceLost(_));
+                            m.gpu.finished_at = None;
+                            m.gpu.error = Some(gpu_message(gpu_error(e)));
+                        }
+                    }
+                    drop(m);
+                    redraw.force_update();
+                }
+                let _ = gtx.send(());
+            });
+        } else {
+            let _ = gtx.send(());
+        }
+
+        // CPU side, in the workers.
+        let cpu_error_already = model.borrow().cpu.error.is_some();
+        if !cpu_error_already {
+            let progress: Rc<dyn Fn(f64)> = {
+                let (model, redraw, current) = (model.clone(), redraw.clone(), current.clone());
+                Rc::new(move |f| {
+                    if current() {
+                        model.borrow_mut().cpu.progress = f;
+                        redraw.force_update();
+                    }
+                })
+            };
+            let r = pool::run_matmul(variant, workers, size, &a, &b, progress).await;
+            if !current() {
+                return;
+            }
+            let mut m = model.borrow_mut();
+            match r {
+                Ok(c) => {
+                    m.cpu.progress = 1.0;
+                    m.cpu.finished_at = Some(t0 + c.total_ms);
+                    m.cpu_run = Some(c);
+                }
+                Err(CpuError::Cancelled) => return,
+                Err(e) => m.cpu.error = Some(cpu_message(e)),
+            }
+        }
+        redraw.force_update();
+        let _ = grx.await;
+        if !current() {
+            return;
+        }
+        {
+            let mut m = model.borrow_mut();
+            m.phase = Phase::Checking;
+            m.ticker = None;
+        }
+        redraw.force_update();
+        // Let the page paint "checking" before the reference is computed.
+        gloo::timers::future::TimeoutFuture::new(0).await;
+        if !current() {
+            return;
+        }
+        {
+            let mut m = model.borrow_mut();
+            let precision = kernel.map(|k| k.precision).unwrap_or(Precision::F32);
+            m.checks = m.cpu_run.as_ref().map(|c| {
+                measure::check(
+                    size,
+                    &a,
+                    &b,
+                    &c.c,
+                    m.gpu_run.as_ref().map(|g| (g.c.as_slice(), precision)),
+                    Precision::F32,
+                )
+            });
+            // The results are checked; the big vectors are not needed any more.
+            if let Some(c) = m.cpu_run.as_mut() {
+                c.c = Vec::new();
+            }
+            if let Some(g) = m.gpu_run.as_mut() {
+                g.c = Vec::new();
+            }
+            m.phase = Phase::Done;
+            m.finished += 1;
+        }
+        redraw.force_update();
+    });
+}
+
+fn cpu_message(e: CpuError) -> String {
+    match e {
+        CpuError::Cancelled => String::new(),
+        CpuError::Worker(m) => m,
+    }
+}
+
+fn gpu_message(e: MeasureError) -> String {
+    match e {
+        MeasureError::Cancelled => String::new(),
+        MeasureError::Lost(m) | MeasureError::Failed(m) => m,
+    }
+}
+
+fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
+    let Some(size) = m.size else {
+        return html! {};
+    };
+    let flops = size.flops();
+    let cpu_ms = m.cpu_run.as_ref().map(|c| c.total_ms);
+    let gpu_ms = m.gpu_run.as_ref().map(|g| g.total_ms);
+    let verdict = match (&m.checks, cpu_ms, gpu_ms) {
+        (Some(ch), Some(c), Some(g)) => {
+            let (winner, ratio) = if g < c {
+                ("gpu", c / g)
+            } else {
+                ("cpu", g / c)
+            };
+            let text = ctx.tf(
+                &format!("race.winner.{winner}"),
+                &[("x", &format!("{ratio:.1}"))],
+            );
+            let agree = match (ch.all_ok(), ch.max_rel_diff) {
+                (true, Some(d)) => html! {
+                    <p class="verdict ok" data-agree="true">
+                        { ctx.tf("race.agree", &[("diff", &format::sci(d)), ("cpu_err", &format::sci(ch.cpu.max_rel_error)),
+                            ("gpu_err", &format::sci(ch.gpu.as_ref().map(|g| g.max_rel_error).unwrap_or(0.0)))]) }
+                    </p>
+                },
+                _ => html! {
+                    <p class="verdict bad" data-agree="false" role="alert">
+                        { ctx.tf("race.disagree", &[
+                            ("cpu", ctx.t(if ch.cpu.ok { "race.ok" } else { "race.wrong" })),
+                            ("gpu", ctx.t(if ch.gpu.as_ref().is_some_and(|g| g.ok) { "race.ok" } else { "race.wrong" })),
+                        ]) }
+                    </p>
+                },
+            };
+            html! {
+                <>
+                    <p class={classes!("winner", winner)} data-winner={winner}>{ text }</p>
+                    { agree }
+                </>
+            }
+        }
+        (Some(ch), Some(_), None) => html! {
+            <p class={classes!("verdict", if ch.cpu.ok { "ok" } else { "bad" })} data-agree="cpu-only">
+                { ctx.tf("race.cpu_only", &[("err", &format::sci(ch.cpu.max_rel_error)),
+                    ("state", ctx.t(if ch.cpu.ok { "race.ok" } else { "race.wrong" }))]) }
+            </p>
+        },
+        _ => html! {},
+    };
+    let checked = m.checks.as_ref().map(|ch| {
+        if ch.checked == ch.total {
+            ctx.tf(
+                "run.checked_all",
+                &[("count", &format::count(ch.total as u64))],
+            )
+        } else {
+            ctx.tf(
+                "run.checked_some",
+                &[
+                    ("checked", &format::count(ch.checked as u64)),
+                    ("total", &format::count(ch.total as u64)),
+                ],
+            )
+        }
+    });
+    let row = |label: &str, value: String| {
+        html! { <tr><th scope="row">{ label.to_string() }</th><td>{ value }</td></tr> }
+    };
+    let cpu_table = m.cpu_run.as_ref().map(|c| {
+        html! {
+            <table class="facts breakdown cpu-breakdown">
+                <caption>{ ctx.t("race.breakdown.cpu") }</caption>
+                { row(ctx.t("race.b.total"), duration(c.total_ms)) }
+                { row(ctx.t("race.b.copy_in"), duration(c.copy_in_ms)) }
+                { row(ctx.t("race.b.compute"), duration(c.compute_ms)) }
+                { row(ctx.t("race.b.copy_out"), duration(c.copy_out_ms)) }
+                { row(ctx.t("race.b.wait"), duration(c.wait_ms)) }
+                { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &format::rate(gflops(flops, c.total_ms)))])) }
+                { row(ctx.t("race.b.workers"), c.workers.to_string()) }
+                { row(ctx.t("race.b.setup"), duration(m.cpu_setup_ms)) }
+            </table>
+        }
+    });
+    let gpu_table = m.gpu_run.as_ref().map(|g| {
+        let t = &g.timing;
+        let kernel = match g.kernel_ms() {
+            Some(k) => duration(k),
+            None => ctx.t("race.b.not_separable").to_string(),
+        };
+        let launch = match g.launch_ms() {
+            Some(l) => duration(l),
+            None => ctx.tf("race.b.wall", &[("ms", &duration(t.submit_to_result_ms - t.readback_ms))]),
+        };
+        html! {
+            <table class="facts breakdown gpu-breakdown">
+                <caption>{ ctx.t("race.breakdown.gpu") }</caption>
+                { row(ctx.t("race.b.total"), duration(g.total_ms)) }
+                { row(ctx.t("race.b.upload"), duration(t.upload_ms)) }
+                { row(ctx.t("race.b.launch"), launch) }
+                { row(ctx.t("race.b.kernel"), kernel) }
+                { row(ctx.t("race.b.readback"), duration(t.readback_ms)) }
+                { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &format::rate(gflops(flops, g.total_ms)))])) }
+                { row(ctx.t("race.b.setup"), m.gpu_setup_ms.map(duration).unwrap_or_default()) }
+            </table>
+        }
+    });
+    let lesson = match (cpu_ms, gpu_ms) {
+        (Some(c), Some(g)) if g >= c => ctx.t("race.lesson.cpu_won"),
+        (Some(_), Some(_)) => ctx.t("race.lesson.gpu_won"),
+        _ => ctx.t("race.lesson.no_gpu"),
+    };
+    html! {
+        <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}>
+            { verdict }
+            if let Some(c) = checked {
+                <p class="checked">{ c }</p>
+            }
+            <div class="breakdowns">
+                { for cpu_table }
+                { for gpu_table }
+            </div>
+            <p class="lesson">{ lesson }</p>
+            if s.software && m.gpu_run.is_some() {
+                <p class="note">{ ctx.t("race.b.software_timestamps") }</p>
+            }
+            if m.gpu_recovered {
+                <p class="message" data-recovered="true">{ ctx.t("run.recovered") }</p>
+            }
+            if m.gpu_lost {
+                <p class="message" data-lost="true">{ ctx.t("race.gpu.lost") }</p>
+            }
+            <p class="note">{ ctx.t("race.b.note") }</p>
+        </div>
+    }
+}

@@ -1,0 +1,478 @@
+//! The scaling sweep: every contender alone at each N, end-to-end times on a log-log chart, and
+//! where the GPU starts winning.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
+use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+
+use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
+use crate::components::Ctx;
+use crate::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
+use crate::race::plot::{self, LogLog};
+use crate::race::pool;
+
+/// A contender whose next size would take longer than this (estimated from its last time,
+/// scaled by N³) is skipped for the rest of the sweep.
+const SKIP_MS: f64 = 15_000.0;
+
+/// Runs per point at most, and the time after which a point stops repeating.
+const REPEATS: u32 = 3;
+const REPEAT_BUDGET_MS: f64 = 300.0;
+
+#[derive(Properties, PartialEq)]
+pub struct SweepProps {
+    pub setup: Rc<Setup>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Cell {
+    Pending,
+    Time(f64),
+    /// Measured but the result did not verify: not plotted.
+    Wrong(f64),
+    Skipped,
+    Failed(String),
+}
+
+#[derive(Default)]
+struct Model {
+    run: u32,
+    running: bool,
+    cancelled: bool,
+    sizes: Vec<u32>,
+    contenders: Vec<Contender>,
+    /// cells[size][contender]
+    cells: Vec<Vec<Cell>>,
+    current: Option<(usize, usize)>,
+    notice: Option<String>,
+    finished: u32,
+}
+
+fn contenders(s: &Setup) -> Vec<Contender> {
+    let mut v: Vec<Contender> = CpuVariant::ALL
+        .iter()
+        .map(|&variant| Contender::Cpu {
+            variant,
+            workers: 1,
+        })
+        .collect();
+    if s.params.workers > 1 {
+        v.push(Contender::Cpu {
+            variant: CpuVariant::Simd,
+            workers: s.params.workers,
+        });
+    }
+    if let Some(k) = s.kernel {
+        v.push(Contender::Gpu(k));
+    }
+    v
+}
+
+#[function_component]
+pub fn Sweep(props: &SweepProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let model = use_mut_ref(Model::default);
+    let redraw = use_force_update();
+    let texts = use_state(|| {
+        (
+            props.setup.params.from.to_string(),
+            props.setup.params.to.to_string(),
+        )
+    });
+    {
+        let model = model.clone();
+        use_effect_with((), move |_| {
+            move || {
+                let mut m = model.borrow_mut();
+                if m.running {
+                    m.run += 1;
+                    pool::terminate();
+                }
+            }
+        });
+    }
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let s = props.setup.clone();
+    let parse = |v: &str| gpu_runtime::parse_dim(v, SWEEP_MIN, SWEEP_MAX).ok();
+    let from = parse(&texts.0);
+    let to = parse(&texts.1);
+    let range_error = match (from, to) {
+        (Some(f), Some(t)) if f <= t => None,
+        _ => Some(ctx.tf(
+            "race.sweep.range_error",
+            &[
+                ("min", &SWEEP_MIN.to_string()),
+                ("max", &SWEEP_MAX.to_string()),
+            ],
+        )),
+    };
+    let running = model.borrow().running;
+
+    let on_range = |which: usize| {
+        let (texts, ctx, navigator, p) = (
+            texts.clone(),
+            ctx.clone(),
+            navigator.clone(),
+            s.params.clone(),
+        );
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let mut t = (*texts).clone();
+            if which == 0 {
+                t.0 = input.value();
+            } else {
+                t.1 = input.value();
+            }
+            let f = gpu_runtime::parse_dim(&t.0, SWEEP_MIN, SWEEP_MAX).ok();
+            let to = gpu_runtime::parse_dim(&t.1, SWEEP_MIN, SWEEP_MAX).ok();
+            if let (Some(f), Some(to)) = (f, to) {
+                if f <= to {
+                    let mut p = p.clone();
+                    p.from = f;
+                    p.to = to;
+                    write_params(&ctx, &navigator, &p);
+                }
+            }
+            texts.set(t);
+        })
+    };
+
+    let start = {
+        let (model, redraw, s) = (model.clone(), redraw.clone(), s.clone());
+        Callback::from(move |e: SubmitEvent| {
+            e.prevent_default();
+            if let (Some(f), Some(t)) = (from, to) {
+                if f <= t {
+                    start_sweep(model.clone(), redraw.clone(), s.clone(), f, t);
+                }
+            }
+        })
+    };
+    let cancel = {
+        let (model, redraw) = (model.clone(), redraw.clone());
+        Callback::from(move |_| {
+            {
+                let mut m = model.borrow_mut();
+                m.run += 1;
+                m.running = false;
+                m.cancelled = true;
+                m.current = None;
+            }
+            pool::terminate();
+            redraw.force_update();
+        })
+    };
+
+    let m = model.borrow();
+    let progress = m.current.map(|(si, ci)| {
+        let done = si * m.contenders.len() + ci;
+        let total = m.sizes.len() * m.contenders.len();
+        let label = m
+            .contenders
+            .get(ci)
+            .map(|c| c.label(&ctx))
+            .unwrap_or_default();
+        html! {
+            <>
+                <progress max={total.to_string()} value={done.to_string()}></progress>
+                <span class="progress-text">
+                    { ctx.tf("race.sweep.progress", &[("n", &m.sizes.get(si).copied().unwrap_or(0).to_string()), ("who", &label)]) }
+                </span>
+            </>
+        }
+    });
+
+    html! {
+        <section class="panel sweep" aria-labelledby="sweep-heading">
+            <h2 id="sweep-heading">{ ctx.t("race.sweep.heading") }</h2>
+            <p>{ ctx.t("race.sweep.intro") }</p>
+            <form class="race-controls" onsubmit={start} novalidate=true>
+                <div class={classes!("field", range_error.is_some().then_some("invalid"))}>
+                    <label for="sweep-from">{ ctx.t("race.sweep.from") }</label>
+                    <input id="sweep-from" type="text" inputmode="numeric" value={texts.0.clone()}
+                        oninput={on_range(0)} disabled={running} aria-describedby="sweep-error" />
+                </div>
+                <div class={classes!("field", range_error.is_some().then_some("invalid"))}>
+                    <label for="sweep-to">{ ctx.t("race.sweep.to") }</label>
+                    <input id="sweep-to" type="text" inputmode="numeric" value={texts.1.clone()}
+                        oninput={on_range(1)} disabled={running} aria-describedby="sweep-error" />
+                </div>
+                <div class="buttons">
+                    <button type="submit" class="button primary" id="sweep-start"
+                        disabled={running || range_error.is_some()}>{ ctx.t("race.sweep.start") }</button>
+                    <button type="button" class="button" id="sweep-cancel" disabled={!running}
+                        onclick={cancel}>{ ctx.t("race.cancel") }</button>
+                    { for progress }
+                </div>
+                <p id="sweep-error" class="field-error" role="alert">{ range_error.unwrap_or_default() }</p>
+            </form>
+            <p class="note">{ ctx.t("race.sweep.slow_note") }</p>
+            if m.cancelled {
+                <p class="message" role="status" data-notice="cancelled">{ ctx.t("race.sweep.cancelled") }</p>
+            }
+            if let Some(n) = &m.notice {
+                <p class="message error" role="alert">{ n.clone() }</p>
+            }
+            if !m.sizes.is_empty() {
+                { chart(&ctx, &m) }
+            }
+        </section>
+    }
+}
+
+fn start_sweep(
+    model: Rc<RefCell<Model>>,
+    redraw: UseForceUpdateHandle,
+    s: Rc<Setup>,
+    from: u32,
+    to: u32,
+) {
+    let sizes = sweep_sizes(from, to);
+    let who = contenders(&s);
+    let run = {
+        let mut m = model.borrow_mut();
+        let run = m.run + 1;
+        let finished = m.finished;
+        *m = Model {
+            run,
+            running: true,
+            cells: vec![vec![Cell::Pending; who.len()]; sizes.len()],
+            sizes: sizes.clone(),
+            contenders: who.clone(),
+            current: Some((0, 0)),
+            finished,
+            ..Model::default()
+        };
+        run
+    };
+    redraw.force_update();
+    let current = {
+        let model = model.clone();
+        move || model.borrow().run == run
+    };
+    let software = s.software;
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut last: Vec<Option<(u32, f64)>> = vec![None; who.len()];
+        let mut gpu_gone = false;
+        'sizes: for (si, &n) in sizes.iter().enumerate() {
+            let size = MatmulSize::new(n, n, n);
+            let (a, b) = size.inputs(SEED);
+            for (ci, &c) in who.iter().enumerate() {
+                if !current() {
+                    return;
+                }
+                let too_slow = last[ci].is_some_and(|(n0, ms)| {
+                    crate::race::params::extrapolate_cubic(ms, n0, n) > SKIP_MS
+                });
+                if too_slow || (c.is_gpu() && gpu_gone) {
+                    model.borrow_mut().cells[si][ci] = Cell::Skipped;
+                    continue;
+                }
+                model.borrow_mut().current = Some((si, ci));
+                redraw.force_update();
+                // Let the progress text paint before a long measurement.
+                gloo::timers::future::TimeoutFuture::new(0).await;
+                let r = best_of(c, size, &a, &b, software).await;
+                if !current() {
+                    return;
+                }
+                let cell = match r {
+                    Ok((ms, true)) => {
+                        last[ci] = Some((n, ms));
+                        Cell::Time(ms)
+                    }
+                    Ok((ms, false)) => Cell::Wrong(ms),
+                    Err(MeasureError::Cancelled) => return,
+                    Err(MeasureError::Lost(e)) => {
+                        gpu_gone = true;
+                        Cell::Failed(e)
+                    }
+                    Err(MeasureError::Failed(e)) => {
+                        if !c.is_gpu() {
+                            model.borrow_mut().cells[si][ci] = Cell::Failed(e.clone());
+                            model.borrow_mut().notice = Some(e);
+                            break 'sizes;
+                        }
+                        gpu_gone = true;
+                        Cell::Failed(e)
+                    }
+                };
+                model.borrow_mut().cells[si][ci] = cell;
+                redraw.force_update();
+            }
+        }
+        if current() {
+            let mut m = model.borrow_mut();
+            m.running = false;
+            m.current = None;
+            m.finished += 1;
+            drop(m);
+            redraw.force_update();
+        }
+    });
+}
+
+/// Small sizes are noisy (timer and message latency): measure up to [`REPEATS`] times while
+/// the total stays under [`REPEAT_BUDGET_MS`] and keep the fastest verified run.
+async fn best_of(
+    c: Contender,
+    size: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+    software: bool,
+) -> Result<(f64, bool), MeasureError> {
+    let (mut best, mut spent) = (f64::INFINITY, 0.0);
+    for _ in 0..REPEATS {
+        let (ms, ok) = measure_one(c, size, a, b, software).await?;
+        if !ok {
+            return Ok((ms, false));
+        }
+        best = best.min(ms);
+        spent += ms;
+        if spent > REPEAT_BUDGET_MS {
+            break;
+        }
+    }
+    Ok((best, true))
+}
+
+fn time_of(c: &Cell) -> Option<f64> {
+    match c {
+        Cell::Time(ms) => Some(*ms),
+        _ => None,
+    }
+}
+
+fn chart(ctx: &Ctx, m: &Model) -> Html {
+    let xs: Vec<f64> = m.sizes.iter().map(|&n| n as f64).collect();
+    let ys: Vec<f64> = m.cells.iter().flatten().filter_map(time_of).collect();
+    let p = LogLog::new(&xs, &ys);
+    let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
+    let points: Vec<(u32, Option<f64>, Option<f64>)> = m
+        .sizes
+        .iter()
+        .zip(&m.cells)
+        .map(|(&n, row)| {
+            let best_cpu = row
+                .iter()
+                .zip(&m.contenders)
+                .filter(|(_, c)| !c.is_gpu())
+                .filter_map(|(cell, _)| time_of(cell))
+                .fold(None, |acc: Option<f64>, t| {
+                    Some(acc.map_or(t, |a| a.min(t)))
+                });
+            let gpu = gpu_col.and_then(|g| time_of(&row[g]));
+            (n, best_cpu, gpu)
+        })
+        .collect();
+    let done = !m.running && m.finished > 0 && !m.cancelled;
+    let cross = crossover(&points);
+    let lines = m.contenders.iter().enumerate().map(|(ci, c)| {
+        let pts: Vec<(f64, Option<f64>)> = m
+            .sizes
+            .iter()
+            .zip(&m.cells)
+            .map(|(&n, row)| (n as f64, time_of(&row[ci])))
+            .collect();
+        let dots = pts.iter().filter_map(|&(n, t)| t.map(|t| (p.x(n), p.y(t))));
+        html! {
+            <g class={classes!("series", c.key(), format!("s{ci}"))} data-series={c.key()}>
+                <path d={p.path(&pts)} />
+                { for dots.map(|(x, y)| html! { <circle cx={format!("{x:.1}")} cy={format!("{y:.1}")} r="3.5" /> }) }
+            </g>
+        }
+    });
+    let y_grid = p.y_ticks().into_iter().map(|t| {
+        let y = p.y(t);
+        html! {
+            <g class="grid">
+                <line x1={plot::LEFT.to_string()} x2={(plot::WIDTH - plot::RIGHT).to_string()}
+                    y1={format!("{y:.1}")} y2={format!("{y:.1}")} />
+                <text x={(plot::LEFT - 6.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ duration(t) }</text>
+            </g>
+        }
+    });
+    let x_ticks = m.sizes.iter().map(|&n| {
+        let x = p.x(n as f64);
+        html! {
+            <text x={format!("{x:.1}")} y={(plot::HEIGHT - plot::BOTTOM + 16.0).to_string()} class="tick x">{ n.to_string() }</text>
+        }
+    });
+    let marker = match (done, cross) {
+        (true, Crossover::At(n)) => {
+            let x = p.x(n as f64);
+            Some(html! {
+                <g class="crossover" data-crossover={n.to_string()}>
+                    <line x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={plot::TOP.to_string()}
+                        y2={(plot::HEIGHT - plot::BOTTOM).to_string()} />
+                    <text x={format!("{:.1}", x + 4.0)} y={(plot::TOP + 12.0).to_string()}>
+                        { ctx.tf("race.sweep.crossover_label", &[("n", &n.to_string())]) }
+                    </text>
+                </g>
+            })
+        }
+        _ => None,
+    };
+    let summary = done.then(|| match cross {
+        Crossover::At(n) => ctx.tf("race.sweep.crossover", &[("n", &n.to_string())]),
+        Crossover::GpuEverywhere => ctx.t("race.sweep.gpu_everywhere").to_string(),
+        Crossover::None if gpu_col.is_some() => ctx.t("race.sweep.no_crossover").to_string(),
+        Crossover::None => ctx.t("race.sweep.no_gpu").to_string(),
+    });
+    let legend = m.contenders.iter().enumerate().map(|(ci, c)| {
+        html! { <li class={classes!(c.key(), format!("s{ci}"))}><span class="swatch"></span>{ c.label(ctx) }</li> }
+    });
+    let header = m
+        .contenders
+        .iter()
+        .map(|c| html! { <th scope="col">{ c.label(ctx) }</th> });
+    let rows = m.sizes.iter().zip(&m.cells).map(|(&n, row)| {
+        html! {
+            <tr>
+                <th scope="row">{ n.to_string() }</th>
+                { for row.iter().map(|cell| match cell {
+                    Cell::Pending => html! { <td></td> },
+                    Cell::Time(ms) => html! { <td>{ duration(*ms) }</td> },
+                    Cell::Wrong(ms) => html! { <td class="bad">{ ctx.tf("race.sweep.wrong", &[("ms", &duration(*ms))]) }</td> },
+                    Cell::Skipped => html! { <td class="skipped">{ ctx.t("race.sweep.skipped") }</td> },
+                    Cell::Failed(e) => html! { <td class="bad" title={e.clone()}>{ ctx.t("race.sweep.failed") }</td> },
+                }) }
+            </tr>
+        }
+    });
+    html! {
+        <>
+            <figure class="chart sweep-chart" data-runs={m.finished.to_string()}
+                data-done={done.to_string()}>
+                <figcaption>{ ctx.t("race.sweep.chart_title") }</figcaption>
+                <svg viewBox={format!("0 0 {} {}", plot::WIDTH, plot::HEIGHT)} role="img"
+                    aria-label={ctx.t("race.sweep.chart_title")}>
+                    { for y_grid }
+                    { for x_ticks }
+                    <text x={((plot::LEFT + plot::WIDTH - plot::RIGHT) / 2.0).to_string()} y={(plot::HEIGHT - 6.0).to_string()}
+                        class="axis-label">{ ctx.t("race.sweep.x_axis") }</text>
+                    { for marker }
+                    { for lines }
+                </svg>
+                <ul class="legend">{ for legend }</ul>
+            </figure>
+            if let Some(text) = summary {
+                <p class="crossover-summary" data-crossover-summary={format!("{cross:?}")}>{ text }</p>
+                <p class="lesson">{ ctx.t("race.sweep.lesson") }</p>
+            }
+            <table class="sweep-table">
+                <thead><tr><th scope="col">{ ctx.t("race.sweep.n_col") }</th>{ for header }</tr></thead>
+                <tbody>{ for rows }</tbody>
+            </table>
+            <p class="note">{ ctx.tf("race.sweep.skip_note", &[("s", &format!("{:.0}", SKIP_MS / 1000.0))]) }</p>
+        </>
+    }
+}

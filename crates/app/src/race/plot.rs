@@ -1,0 +1,117 @@
+//! Geometry of the sweep's log-log chart of time against N (pure; the component draws SVG).
+
+/// Chart size in viewBox units and its margins (room for the axis labels).
+pub const WIDTH: f64 = 640.0;
+pub const HEIGHT: f64 = 360.0;
+pub const LEFT: f64 = 64.0;
+pub const RIGHT: f64 = 16.0;
+pub const TOP: f64 = 16.0;
+pub const BOTTOM: f64 = 44.0;
+
+/// Maps N (x) and milliseconds (y) to chart coordinates, both on log scales.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogLog {
+    x_min: f64,
+    x_max: f64,
+    /// Whole decades around the data.
+    y_min: f64,
+    y_max: f64,
+}
+
+impl LogLog {
+    /// A plot spanning `xs` (sizes) and the finite positive values of `ys` (times).
+    pub fn new(xs: &[f64], ys: &[f64]) -> Self {
+        let pos = |v: &&f64| v.is_finite() && **v > 0.0;
+        let x_min = xs.iter().filter(pos).copied().fold(f64::INFINITY, f64::min);
+        let x_max = xs.iter().filter(pos).copied().fold(0.0, f64::max);
+        let y_lo = ys.iter().filter(pos).copied().fold(f64::INFINITY, f64::min);
+        let y_hi = ys.iter().filter(pos).copied().fold(0.0, f64::max);
+        let (x_min, x_max) = if x_min.is_finite() && x_max > x_min {
+            (x_min, x_max)
+        } else if x_min.is_finite() {
+            (x_min / 2.0, x_min * 2.0)
+        } else {
+            (1.0, 10.0)
+        };
+        let (y_min, y_max) = if y_lo.is_finite() && y_hi > 0.0 {
+            let lo = 10f64.powf(y_lo.log10().floor());
+            let hi = 10f64.powf(y_hi.log10().ceil());
+            (lo, if hi > lo { hi } else { lo * 10.0 })
+        } else {
+            (0.01, 1000.0)
+        };
+        Self {
+            x_min,
+            x_max,
+            y_min,
+            y_max,
+        }
+    }
+
+    pub fn x(&self, n: f64) -> f64 {
+        let t = (n.ln() - self.x_min.ln()) / (self.x_max.ln() - self.x_min.ln());
+        LEFT + t * (WIDTH - LEFT - RIGHT)
+    }
+
+    pub fn y(&self, ms: f64) -> f64 {
+        let t = (ms.ln() - self.y_min.ln()) / (self.y_max.ln() - self.y_min.ln());
+        HEIGHT - BOTTOM - t * (HEIGHT - TOP - BOTTOM)
+    }
+
+    /// Gridlines: every decade of the y range (0.01, 0.1, 1, … ms).
+    pub fn y_ticks(&self) -> Vec<f64> {
+        let (a, b) = (
+            self.y_min.log10().round() as i32,
+            self.y_max.log10().round() as i32,
+        );
+        (a..=b).map(|e| 10f64.powi(e)).collect()
+    }
+
+    /// The SVG path through the points, skipping gaps (missing or non-positive values).
+    pub fn path(&self, points: &[(f64, Option<f64>)]) -> String {
+        let mut d = String::new();
+        let mut pen_down = false;
+        for &(n, ms) in points {
+            match ms.filter(|v| v.is_finite() && *v > 0.0) {
+                Some(v) => {
+                    let cmd = if pen_down { 'L' } else { 'M' };
+                    d.push_str(&format!("{cmd}{:.1},{:.1} ", self.x(n), self.y(v)));
+                    pen_down = true;
+                }
+                None => pen_down = false,
+            }
+        }
+        d.trim_end().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ends_of_the_ranges_hit_the_plot_edges() {
+        let p = LogLog::new(&[16.0, 2048.0], &[0.05, 3000.0]);
+        assert!((p.x(16.0) - LEFT).abs() < 1e-9);
+        assert!((p.x(2048.0) - (WIDTH - RIGHT)).abs() < 1e-9);
+        assert_eq!(p.y_ticks(), [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]);
+        assert!((p.y(0.01) - (HEIGHT - BOTTOM)).abs() < 1e-9);
+        assert!((p.y(10000.0) - TOP).abs() < 1e-9);
+        // Log scale: each doubling of N is the same distance.
+        let d1 = p.x(32.0) - p.x(16.0);
+        let d2 = p.x(1024.0) - p.x(512.0);
+        assert!((d1 - d2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn paths_break_at_gaps_and_degenerate_input_is_safe() {
+        let p = LogLog::new(&[16.0, 32.0, 64.0], &[1.0, 2.0]);
+        let d = p.path(&[(16.0, Some(1.0)), (32.0, None), (64.0, Some(2.0))]);
+        assert_eq!(d.matches('M').count(), 2);
+        assert_eq!(d.matches('L').count(), 0);
+        let empty = LogLog::new(&[], &[]);
+        assert!(empty.x(5.0).is_finite() && empty.y(1.0).is_finite());
+        let one = LogLog::new(&[64.0], &[f64::NAN, 0.0, 3.0]);
+        assert!(one.x(64.0).is_finite() && one.y(3.0).is_finite());
+    }
+}

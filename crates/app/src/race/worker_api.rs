@@ -1,0 +1,100 @@
+//! What `www/cpu-worker.js` calls in its copy of this wasm module: one share of rows of a
+//! multiply, computed a chunk at a time. Also the entry point of the CPU benchmark
+//! (`crates/bench/cpu_vs_wasm.mjs`).
+
+use cpu_kernels::cpu_matmul::{self, CpuVariant, RowJob};
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::verify::{self, Precision};
+use wasm_bindgen::prelude::*;
+
+/// One worker's rows of C = A·B.
+#[wasm_bindgen]
+pub struct CpuRowJob(RowJob);
+
+#[wasm_bindgen]
+impl CpuRowJob {
+    /// `a_rows`: rows r0..r1 of A (K values each); `b`: all of B (K×N).
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        variant: &str,
+        m: u32,
+        n: u32,
+        k: u32,
+        r0: u32,
+        r1: u32,
+        a_rows: Vec<f32>,
+        b: Vec<f32>,
+    ) -> Result<CpuRowJob, JsError> {
+        let variant = CpuVariant::from_id(variant)
+            .ok_or_else(|| JsError::new(&format!("unknown CPU variant {variant}")))?;
+        RowJob::new(
+            variant,
+            MatmulSize::new(m, n, k),
+            r0 as usize,
+            r1 as usize,
+            a_rows,
+            b,
+        )
+        .map(CpuRowJob)
+        .map_err(|e| JsError::new(&format!("{e:?}")))
+    }
+
+    /// Computes up to `rows` more rows; returns the rows done so far.
+    pub fn step(&mut self, rows: u32) -> u32 {
+        self.0.step(rows as usize) as u32
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.0.is_done()
+    }
+
+    /// The rows of C (copied out into a new Float32Array).
+    pub fn result(&self) -> Vec<f32> {
+        self.0.result().to_vec()
+    }
+}
+
+/// Benchmark hook: the best of `reps` single-thread runs of `variant` on an N×N×N multiply in
+/// milliseconds, after one warm-up run. The result is verified (sampled reference); a wrong
+/// result is an error, not a time.
+#[wasm_bindgen]
+pub fn cpu_bench(variant: &str, n: u32, reps: u32) -> Result<f64, JsError> {
+    let v = CpuVariant::from_id(variant)
+        .ok_or_else(|| JsError::new(&format!("unknown CPU variant {variant}")))?;
+    if !(1..=4096).contains(&n) {
+        return Err(JsError::new("n must be 1 to 4096"));
+    }
+    let size = MatmulSize::new(n, n, n);
+    let (a, b) = size.inputs(super::params::SEED);
+    let run = || cpu_matmul::matmul(v, size, &a, &b).map_err(|e| JsError::new(&format!("{e:?}")));
+    let c = run()?;
+    let idx = matmul::check_indices(size, 0, 2048, 7).unwrap_or_default();
+    let reference = matmul::reference_at(size, &a, &b, &idx);
+    let got: Vec<f32> = idx.iter().map(|&i| c[i]).collect();
+    let verdict = verify::compare(&got, &reference, Precision::F32);
+    if !verdict.ok {
+        return Err(JsError::new(&format!("wrong result: {verdict:?}")));
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..reps.clamp(1, 20) {
+        let t0 = now_ms();
+        let c = run()?;
+        best = best.min(now_ms() - t0);
+        std::hint::black_box(c);
+    }
+    Ok(best)
+}
+
+/// `performance.now()` in a window or a worker.
+pub fn now_ms() -> f64 {
+    let global = js_sys::global();
+    js_sys::Reflect::get(&global, &"performance".into())
+        .ok()
+        .and_then(|p| {
+            let now = js_sys::Reflect::get(&p, &"now".into()).ok()?;
+            let now: js_sys::Function = wasm_bindgen::JsCast::dyn_into(now).ok()?;
+            now.call0(&p).ok()?.as_f64()
+        })
+        .unwrap_or_else(js_sys::Date::now)
+}

@@ -1,0 +1,121 @@
+//! `bench cpu [--sizes 512,1024] [--reps 5] [--tsv]`: the race's CPU kernels natively (single
+//! thread; the SIMD variant runs its portable 4-lane fallback here) against the
+//! `matrixmultiply` crate's sgemm (single thread, its own runtime-detected AVX2/FMA kernels).
+//! Best of the repetitions after one warm-up, every result verified against the sampled
+//! reference. `crates/bench/cpu_vs_wasm.mjs` runs this beside the wasm build in Chromium.
+
+use std::time::Instant;
+
+use gpu_runtime::cpu_kernels::cpu_matmul::{self, CpuVariant};
+use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
+use gpu_runtime::cpu_kernels::verify::{self, Precision};
+
+/// Same seed as the app's race.
+const SEED: u64 = 1;
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut sizes = vec![512u32, 1024];
+    let mut reps = 5u32;
+    let mut tsv = false;
+    let mut it = args.iter();
+    while let Some(flag) = it.next() {
+        match flag.as_str() {
+            "--tsv" => tsv = true,
+            "--sizes" => {
+                let v = it.next().ok_or("--sizes needs a value")?;
+                sizes = v
+                    .split(',')
+                    .map(|s| s.trim().parse().ok().filter(|n| (1..=4096).contains(n)))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| format!("--sizes wants numbers from 1 to 4096, not `{v}`"))?;
+            }
+            "--reps" => {
+                let v = it.next().ok_or("--reps needs a value")?;
+                reps = v
+                    .parse()
+                    .ok()
+                    .filter(|r| (1..=50).contains(r))
+                    .ok_or_else(|| format!("--reps wants 1 to 50, not `{v}`"))?;
+            }
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    if !tsv {
+        println!("| implementation | N | ms (best of {reps}) | GFLOP/s |");
+        println!("| --- | ---: | ---: | ---: |");
+    }
+    for &n in &sizes {
+        let size = MatmulSize::new(n, n, n);
+        let (a, b) = size.inputs(SEED);
+        let report = |name: &str, ms: f64| {
+            let gflops = size.flops() / (ms * 1e6);
+            if tsv {
+                println!("{name}\t{n}\t{ms:.4}\t{gflops:.3}");
+            } else {
+                println!("| {name} | {n} | {ms:.2} | {gflops:.2} |");
+            }
+        };
+        for v in [CpuVariant::Blocked, CpuVariant::Simd] {
+            let ms = best(reps, size, &a, &b, |a, b| {
+                cpu_matmul::matmul(v, size, a, b).map_err(|e| format!("{e:?}"))
+            })?;
+            report(&format!("native-{}", v.id()), ms);
+        }
+        let ms = best(reps, size, &a, &b, |a, b| Ok(sgemm(size, a, b)))?;
+        report("matrixmultiply-sgemm", ms);
+    }
+    Ok(())
+}
+
+/// Single-thread sgemm from the `matrixmultiply` crate, row-major.
+fn sgemm(size: MatmulSize, a: &[f32], b: &[f32]) -> Vec<f32> {
+    let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
+    let mut c = vec![0f32; m * n];
+    // SAFETY: the pointers cover m×k, k×n and m×n row-major f32 matrices (lengths checked by
+    // `MatmulSize::inputs` and the allocation above); strides are in elements.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            1.0,
+            a.as_ptr(),
+            k as isize,
+            1,
+            b.as_ptr(),
+            n as isize,
+            1,
+            0.0,
+            c.as_mut_ptr(),
+            n as isize,
+            1,
+        );
+    }
+    c
+}
+
+/// Best time of `reps` runs after a warm-up run whose result is verified.
+fn best(
+    reps: u32,
+    size: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+    f: impl Fn(&[f32], &[f32]) -> Result<Vec<f32>, String>,
+) -> Result<f64, String> {
+    let c = f(a, b)?;
+    let idx = matmul::check_indices(size, 0, 2048, 7).unwrap_or_default();
+    let reference = matmul::reference_at(size, a, b, &idx);
+    let got: Vec<f32> = idx.iter().map(|&i| c[i]).collect();
+    let verdict = verify::compare(&got, &reference, Precision::F32);
+    if !verdict.ok {
+        return Err(format!("wrong result at {size:?}: {verdict:?}"));
+    }
+    let mut best = f64::INFINITY;
+    for _ in 0..reps {
+        let t0 = Instant::now();
+        let c = f(a, b)?;
+        best = best.min(t0.elapsed().as_secs_f64() * 1e3);
+        std::hint::black_box(c);
+    }
+    Ok(best)
+}

@@ -1,0 +1,501 @@
+//! The CPU side of the race: f32 matrix multiply in three variants, each over a range of rows of
+//! C so the work can be split between workers and reported chunk by chunk.
+//!
+//! - [`CpuVariant::Naive`]: the textbook triple loop (i, j, p); reads B down a column, one cache
+//!   line per multiply-add once B is larger than the cache.
+//! - [`CpuVariant::Blocked`]: loop order i-p-j over blocks of K and N, so a block of B stays in
+//!   cache and the inner loop runs along rows (contiguous, which compilers may vectorise).
+//! - [`CpuVariant::Simd`]: B packed once into strips of [`NR`] columns; a micro-kernel keeps a
+//!   [`MR`]×[`NR`] tile of C in registers as 4-lane vectors across a block of K. In wasm it is
+//!   written with `core::arch::wasm32` f32x4 intrinsics (SIMD128); elsewhere the same code runs
+//!   on a portable 4-lane type, so native tests check the same blocking logic.
+//!
+//! All variants write `C[r0..r1, ..]` into a slice of `(r1 − r0)·N` elements and read the
+//! matching rows of A only, so a worker needs just its slice of A (and all of B).
+
+use crate::matmul::MatmulSize;
+
+/// Rows of C per micro-kernel tile: 4×2 accumulators + 2 B vectors + 1 broadcast. A 6×8 tile
+/// (15 registers, the x86-64 limit) was tried and was not faster in Chromium.
+pub const MR: usize = 4;
+/// Columns of C per micro-kernel tile (two 4-lane vectors).
+pub const NR: usize = 8;
+/// Depth of a K block: an MR×KC panel of A plus a KC×NR strip of B stay in L1.
+const KC: usize = 256;
+/// Columns per N block: a KC×NC block of packed B (256 KiB) stays in L2.
+const NC: usize = 256;
+
+/// Which CPU implementation to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CpuVariant {
+    Naive,
+    Blocked,
+    Simd,
+}
+
+impl CpuVariant {
+    pub const ALL: [CpuVariant; 3] = [CpuVariant::Naive, CpuVariant::Blocked, CpuVariant::Simd];
+
+    /// Stable id, used in URLs and messages to workers.
+    pub fn id(self) -> &'static str {
+        match self {
+            CpuVariant::Naive => "naive",
+            CpuVariant::Blocked => "blocked",
+            CpuVariant::Simd => "simd",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|v| v.id() == id)
+    }
+
+    /// Whether this build runs real SIMD instructions for [`CpuVariant::Simd`] (wasm with
+    /// simd128); otherwise the portable 4-lane fallback runs the same code.
+    pub fn simd_is_native() -> bool {
+        cfg!(all(target_arch = "wasm32", target_feature = "simd128"))
+    }
+}
+
+/// Why a row range cannot be computed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RowsError {
+    /// `r0 > r1` or `r1 > M`.
+    BadRange,
+    /// A slice has the wrong length for the size and range.
+    BadLength(&'static str),
+}
+
+/// One worker's share of a multiply: its rows of A, all of B (packed once when the variant
+/// wants it) and its rows of C, computed a chunk at a time.
+pub struct RowJob {
+    variant: CpuVariant,
+    size: MatmulSize,
+    r0: usize,
+    r1: usize,
+    /// Rows r0..r1 of A (row-major, K per row).
+    a: Vec<f32>,
+    b: Vec<f32>,
+    /// B packed for the SIMD micro-kernel (made on the first step).
+    packed: Option<PackedB>,
+    /// Rows r0..r1 of C.
+    c: Vec<f32>,
+    /// Rows done so far, counted from r0.
+    done: usize,
+}
+
+impl RowJob {
+    /// `a_rows` holds rows r0..r1 of A; `b` all of B.
+    pub fn new(
+        variant: CpuVariant,
+        size: MatmulSize,
+        r0: usize,
+        r1: usize,
+        a_rows: Vec<f32>,
+        b: Vec<f32>,
+    ) -> Result<Self, RowsError> {
+        let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
+        if r0 > r1 || r1 > m {
+            return Err(RowsError::BadRange);
+        }
+        if a_rows.len() != (r1 - r0) * k {
+            return Err(RowsError::BadLength("A rows"));
+        }
+        if b.len() != k * n {
+            return Err(RowsError::BadLength("B"));
+        }
+        Ok(Self {
+            variant,
+            size,
+            r0,
+            r1,
+            a: a_rows,
+            b,
+            packed: None,
+            c: vec![0.0; (r1 - r0) * n],
+            done: 0,
+        })
+    }
+
+    /// Computes up to `rows` more rows; returns the rows done so far. The SIMD variant packs
+    /// B on its first step (counted as compute, not as data transfer).
+    pub fn step(&mut self, rows: usize) -> usize {
+        if self.variant == CpuVariant::Simd && self.packed.is_none() {
+            let (n, k) = (self.size.n as usize, self.size.k as usize);
+            self.packed = Some(PackedB::new(&self.b, k, n));
+        }
+        let total = self.r1 - self.r0;
+        let end = (self.done + rows.max(1)).min(total);
+        if end > self.done {
+            let (n, k) = (self.size.n as usize, self.size.k as usize);
+            let a = &self.a[self.done * k..end * k];
+            let c = &mut self.c[self.done * n..end * n];
+            let rows = end - self.done;
+            match (self.variant, &self.packed) {
+                (CpuVariant::Naive, _) => naive(a, &self.b, c, rows, n, k),
+                (CpuVariant::Blocked, _) => blocked(a, &self.b, c, rows, n, k),
+                (CpuVariant::Simd, Some(p)) => simd(a, p, c, rows),
+                (CpuVariant::Simd, None) => blocked(a, &self.b, c, rows, n, k),
+            }
+            self.done = end;
+        }
+        self.done
+    }
+
+    pub fn rows_done(&self) -> usize {
+        self.done
+    }
+
+    pub fn rows_total(&self) -> usize {
+        self.r1 - self.r0
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.done == self.r1 - self.r0
+    }
+
+    /// The computed rows of C (zeros where not yet computed).
+    pub fn result(&self) -> &[f32] {
+        &self.c
+    }
+
+    pub fn into_result(self) -> Vec<f32> {
+        self.c
+    }
+}
+
+/// Rows r0..r1 of C = A·B in one call (A and B whole), for tests and benchmarks.
+pub fn matmul_rows(
+    variant: CpuVariant,
+    size: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+    r0: usize,
+    r1: usize,
+) -> Result<Vec<f32>, RowsError> {
+    let k = size.k as usize;
+    if r0 > r1 || r1 > size.m as usize {
+        return Err(RowsError::BadRange);
+    }
+    if a.len() != size.a_len() {
+        return Err(RowsError::BadLength("A"));
+    }
+    let mut job = RowJob::new(
+        variant,
+        size,
+        r0,
+        r1,
+        a[r0 * k..r1 * k].to_vec(),
+        b.to_vec(),
+    )?;
+    job.step(r1 - r0);
+    Ok(job.into_result())
+}
+
+/// The whole product C = A·B.
+pub fn matmul(
+    variant: CpuVariant,
+    size: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+) -> Result<Vec<f32>, RowsError> {
+    matmul_rows(variant, size, a, b, 0, size.m as usize)
+}
+
+/// Textbook i-j-p loop over `rows` rows of A.
+fn naive(a: &[f32], b: &[f32], c: &mut [f32], rows: usize, n: usize, k: usize) {
+    for i in 0..rows {
+        for j in 0..n {
+            let mut acc = 0f32;
+            for p in 0..k {
+                acc += a[i * k + p] * b[p * n + j];
+            }
+            c[i * n + j] = acc;
+        }
+    }
+}
+
+/// Cache-blocked i-p-j loop: for each block of columns and of K, every row of C accumulates
+/// a[i][p] · (row p of B) along contiguous memory.
+fn blocked(a: &[f32], b: &[f32], c: &mut [f32], rows: usize, n: usize, k: usize) {
+    const KB: usize = 128;
+    const NB: usize = 512;
+    for jj in (0..n).step_by(NB) {
+        let je = (jj + NB).min(n);
+        for pp in (0..k).step_by(KB) {
+            let pe = (pp + KB).min(k);
+            for i in 0..rows {
+                let c_row = &mut c[i * n + jj..i * n + je];
+                for p in pp..pe {
+                    let aip = a[i * k + p];
+                    let b_row = &b[p * n + jj..p * n + je];
+                    for (cv, &bv) in c_row.iter_mut().zip(b_row) {
+                        *cv += aip * bv;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// B rearranged for the micro-kernel: for each K block, for each strip of NR columns, KC rows
+/// of NR consecutive values (zero-padded past N), so the kernel reads it strictly in order.
+pub struct PackedB {
+    n: usize,
+    k: usize,
+    strips: usize,
+    data: Vec<f32>,
+}
+
+impl PackedB {
+    pub fn new(b: &[f32], k: usize, n: usize) -> Self {
+        let strips = n.div_ceil(NR);
+        let mut data = vec![0f32; strips * NR * k];
+        // Block pc starts at pc·strips·NR; within it, strip s at s·kc·NR.
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            let base = pc * strips * NR;
+            for s in 0..strips {
+                let cols = NR.min(n - s * NR);
+                for p in 0..kc {
+                    let src = &b[(pc + p) * n + s * NR..(pc + p) * n + s * NR + cols];
+                    let dst = base + s * kc * NR + p * NR;
+                    data[dst..dst + cols].copy_from_slice(src);
+                }
+            }
+        }
+        Self { n, k, strips, data }
+    }
+}
+
+/// Register-tiled multiply of `rows` rows of A by packed B into C.
+fn simd(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
+    let (n, k, strips) = (packed.n, packed.k, packed.strips);
+    let strips_per_block = NC / NR;
+    for pc in (0..k).step_by(KC) {
+        let kc = KC.min(k - pc);
+        let block = &packed.data[pc * strips * NR..pc * strips * NR + strips * kc * NR];
+        for s0 in (0..strips).step_by(strips_per_block) {
+            let s1 = (s0 + strips_per_block).min(strips);
+            for i in (0..rows).step_by(MR) {
+                let mr = MR.min(rows - i);
+                // Rows past the end repeat the last valid row (read only, never written).
+                let row = |r: usize| {
+                    let r = i + r.min(mr - 1);
+                    &a[r * k + pc..r * k + pc + kc]
+                };
+                let a_rows: [&[f32]; MR] = std::array::from_fn(row);
+                for s in s0..s1 {
+                    let strip = &block[s * kc * NR..(s + 1) * kc * NR];
+                    let tile = micro_kernel(&a_rows, strip, kc);
+                    let col0 = s * NR;
+                    let cols = NR.min(n - col0);
+                    for (r, tile_row) in tile.iter().enumerate().take(mr) {
+                        let c_row = &mut c[(i + r) * n + col0..(i + r) * n + col0 + cols];
+                        for (cv, &t) in c_row.iter_mut().zip(tile_row) {
+                            *cv += t;
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// An MR×NR tile of A-panel × B-strip over `kc` steps, kept in 2·MR 4-lane accumulators.
+#[inline(always)]
+fn micro_kernel(a: &[&[f32]; MR], strip: &[f32], kc: usize) -> [[f32; NR]; MR] {
+    use lanes::F4;
+    let mut acc = [[F4::zero(); 2]; MR];
+    let strip = &strip[..kc * NR];
+    let a: [&[f32]; MR] = std::array::from_fn(|r| &a[r][..kc]);
+    for p in 0..kc {
+        let b0 = F4::load(&strip[p * NR..p * NR + 4]);
+        let b1 = F4::load(&strip[p * NR + 4..p * NR + 8]);
+        for (acc, a) in acc.iter_mut().zip(&a) {
+            let x = F4::splat(a[p]);
+            acc[0] = acc[0].mul_add(x, b0);
+            acc[1] = acc[1].mul_add(x, b1);
+        }
+    }
+    let mut out = [[0f32; NR]; MR];
+    for (o, v) in out.iter_mut().zip(acc) {
+        v[0].store(&mut o[..4]);
+        v[1].store(&mut o[4..]);
+    }
+    out
+}
+
+/// A 4-lane f32 vector: wasm SIMD128 where available, plain arrays otherwise (same results:
+/// both multiply, round, then add, lane by lane).
+mod lanes {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    mod imp {
+        use core::arch::wasm32::*;
+
+        #[derive(Clone, Copy)]
+        pub struct F4(v128);
+
+        impl F4 {
+            #[inline(always)]
+            pub fn zero() -> Self {
+                F4(f32x4_splat(0.0))
+            }
+            #[inline(always)]
+            pub fn splat(x: f32) -> Self {
+                F4(f32x4_splat(x))
+            }
+            /// Loads the first four values of `s` (which must hold at least four).
+            #[inline(always)]
+            pub fn load(s: &[f32]) -> Self {
+                assert!(s.len() >= 4);
+                // SAFETY: the assert above guarantees 16 readable bytes; v128_load accepts
+                // unaligned addresses.
+                F4(unsafe { v128_load(s.as_ptr() as *const v128) })
+            }
+            #[inline(always)]
+            pub fn store(self, s: &mut [f32]) {
+                assert!(s.len() >= 4);
+                // SAFETY: 16 writable bytes, checked above; unaligned stores are allowed.
+                unsafe { v128_store(s.as_mut_ptr() as *mut v128, self.0) }
+            }
+            /// self + x·y (a multiply, then an add: wasm SIMD128 has no fused multiply-add).
+            #[inline(always)]
+            pub fn mul_add(self, x: Self, y: Self) -> Self {
+                F4(f32x4_add(self.0, f32x4_mul(x.0, y.0)))
+            }
+        }
+    }
+
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    mod imp {
+        #[derive(Clone, Copy)]
+        pub struct F4([f32; 4]);
+
+        impl F4 {
+            #[inline(always)]
+            pub fn zero() -> Self {
+                F4([0.0; 4])
+            }
+            #[inline(always)]
+            pub fn splat(x: f32) -> Self {
+                F4([x; 4])
+            }
+            #[inline(always)]
+            pub fn load(s: &[f32]) -> Self {
+                F4([s[0], s[1], s[2], s[3]])
+            }
+            #[inline(always)]
+            pub fn store(self, s: &mut [f32]) {
+                s[..4].copy_from_slice(&self.0);
+            }
+            #[inline(always)]
+            pub fn mul_add(self, x: Self, y: Self) -> Self {
+                let mut r = self.0;
+                for ((r, x), y) in r.iter_mut().zip(x.0).zip(y.0) {
+                    *r += x * y;
+                }
+                F4(r)
+            }
+        }
+    }
+
+    pub use imp::F4;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matmul::reference;
+    use crate::verify::{compare, Precision};
+
+    fn check(size: MatmulSize, seed: u64) {
+        let (a, b) = size.inputs(seed);
+        let r = reference(size, &a, &b);
+        for v in CpuVariant::ALL {
+            let c = matmul(v, size, &a, &b).expect("valid shapes");
+            let verdict = compare(&c, &r, Precision::F32);
+            assert!(verdict.ok, "{v:?} at {size:?}: {verdict:?}");
+        }
+    }
+
+    #[test]
+    fn all_variants_match_the_reference_on_odd_and_degenerate_shapes() {
+        for (m, n, k) in [
+            (1, 1, 1),
+            (1, 1, 7),
+            (7, 5, 1),    // K = 1
+            (13, 17, 19), // odd everything
+            (33, 9, 300), // K over one K block
+            (300, 3, 5),  // tall and skinny
+            (2, 531, 4),  // wide, several N blocks and a partial strip
+            (5, 8, 257),  // exactly one strip, K one past a block
+            (64, 64, 64),
+        ] {
+            check(MatmulSize::new(m, n, k), (m * 31 + n * 7 + k) as u64);
+        }
+    }
+
+    #[test]
+    fn row_ranges_put_together_give_the_whole_product() {
+        let size = MatmulSize::new(37, 29, 41);
+        let (a, b) = size.inputs(9);
+        for v in CpuVariant::ALL {
+            let whole = matmul(v, size, &a, &b).expect("valid");
+            let n = size.n as usize;
+            // Uneven splits, including an empty range and single rows.
+            let cuts = [0, 0, 1, 6, 7, 20, 36, 37];
+            let mut joined = Vec::new();
+            for w in cuts.windows(2) {
+                let part = matmul_rows(v, size, &a, &b, w[0], w[1]).expect("valid range");
+                assert_eq!(part.len(), (w[1] - w[0]) * n);
+                joined.extend(part);
+            }
+            assert_eq!(joined, whole, "{v:?}: split result differs from the whole");
+        }
+    }
+
+    #[test]
+    fn stepping_in_chunks_equals_one_call() {
+        let size = MatmulSize::new(23, 19, 300);
+        let (a, b) = size.inputs(4);
+        let k = size.k as usize;
+        for v in CpuVariant::ALL {
+            let once = matmul_rows(v, size, &a, &b, 3, 22).expect("valid");
+            let mut job =
+                RowJob::new(v, size, 3, 22, a[3 * k..22 * k].to_vec(), b.clone()).expect("ok");
+            let mut last = 0;
+            while !job.is_done() {
+                let done = job.step(5);
+                assert!(done > last && done <= job.rows_total());
+                last = done;
+            }
+            assert_eq!(job.result(), &once[..], "{v:?}");
+        }
+    }
+
+    #[test]
+    fn bad_ranges_and_lengths_are_errors_not_panics() {
+        let size = MatmulSize::new(4, 4, 4);
+        let (a, b) = size.inputs(1);
+        assert_eq!(
+            matmul_rows(CpuVariant::Simd, size, &a, &b, 3, 2).err(),
+            Some(RowsError::BadRange)
+        );
+        assert_eq!(
+            matmul_rows(CpuVariant::Naive, size, &a, &b, 0, 5).err(),
+            Some(RowsError::BadRange)
+        );
+        assert!(RowJob::new(CpuVariant::Blocked, size, 0, 2, a[..7].to_vec(), b.clone()).is_err());
+        assert!(RowJob::new(
+            CpuVariant::Blocked,
+            size,
+            0,
+            2,
+            a[..8].to_vec(),
+            b[..3].to_vec()
+        )
+        .is_err());
+        assert_eq!(CpuVariant::from_id("simd"), Some(CpuVariant::Simd));
+        assert_eq!(CpuVariant::from_id("fast"), None);
+    }
+}

@@ -1,0 +1,187 @@
+// Race → CPU (wasm workers) vs GPU (WebGPU) on the same matmul: a verified race, Cancel, the
+// scaling sweep with its chart, the claim check, bad URL settings, no WebGPU, and no growth of
+// the JS heap or of live GPU buffers over many races.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** Clicks Start and waits until this race (not an earlier one) has finished. */
+async function race(page, timeout = 120_000) {
+  const before = Number(await page.getAttribute('.lanes', 'data-races'));
+  await page.click('#race-start');
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('.lanes')?.dataset.races) > n, before, { timeout },
+  );
+}
+
+test('a race at N = 256 finishes with both sides verified and agreeing', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&n=256&workers=2`);
+    assert.equal(await waitForProbe(page), 'available');
+    await page.waitForSelector('#race-start:not([disabled])');
+    await race(page);
+    assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+    assert.equal(await page.getAttribute('[data-agree]', 'data-agree'), 'true');
+    assert.match(await page.getAttribute('[data-winner]', 'data-winner'), /^(cpu|gpu)$/);
+    assert.equal(await page.getAttribute('.lane.cpu', 'data-state'), 'finished');
+    assert.equal(await page.getAttribute('.lane.gpu', 'data-state'), 'finished');
+    // Breakdown: both tables, with the copies and the software-timestamp caveat.
+    assert.ok(await page.$('.cpu-breakdown'));
+    assert.ok(await page.$('.gpu-breakdown'));
+    if (lang === 'en') {
+      assert.match(await page.textContent('[data-agree]'), /Results agree: max rel\. difference/);
+      assert.match(await page.textContent('.cpu-breakdown'), /Copying inputs to the workers/);
+      assert.match(await page.textContent('.race-results'), /timestamps are not trusted/);
+    }
+    await screenshot(page, `race-finished-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
+test('cancel mid-race leaves the page usable, and the next race works', async () => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=1024&cpu=naive&workers=1');
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  await page.click('#race-start');
+  await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
+  await page.click('#race-cancel');
+  await page.waitForSelector('.lanes[data-phase="cancelled"]');
+  assert.match(await page.textContent('.race-status'), /Cancelled/);
+  assert.ok(await page.isEnabled('#race-start'));
+  // Start again, smaller: it finishes and verifies.
+  await page.fill('#race-n', '64');
+  await page.selectOption('#race-cpu', 'simd');
+  await race(page);
+  assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+  assert.match(new URL(page.url()).hash, /n=64/);
+  assert.match(new URL(page.url()).hash, /cpu=simd/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('the sweep draws a log-log chart and marks the crossover (or says there is none)', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&view=sweep&from=16&to=128&workers=2`);
+    await waitForProbe(page);
+    await page.waitForSelector('#sweep-start:not([disabled])');
+    await page.click('#sweep-start');
+    await page.waitForSelector('.sweep-chart[data-done="true"]', { timeout: 180_000 });
+    const series = await page.$$eval('.sweep-chart .series', (s) => s.map((g) => g.dataset.series));
+    assert.deepEqual(series, ['cpu-naive-1', 'cpu-blocked-1', 'cpu-simd-1', 'cpu-simd-2', 'gpu']);
+    const dots = await page.$$eval('.sweep-chart .series circle', (c) => c.length);
+    assert.equal(dots, 5 * 4, 'every contender at every size');
+    const summary = await page.getAttribute('[data-crossover-summary]', 'data-crossover-summary');
+    if (summary.startsWith('At')) {
+      assert.ok(await page.$('.sweep-chart .crossover line'), 'a crossover marker is drawn');
+    } else {
+      assert.equal(await page.$('.sweep-chart .crossover'), null);
+      assert.ok(['None', 'GpuEverywhere'].includes(summary), summary);
+    }
+    await screenshot(page, `race-sweep-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
+test('the claim view measures the ratio and labels the extrapolation', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&view=claim&at=512&workers=2`);
+    await waitForProbe(page);
+    await page.waitForSelector('#claim-start:not([disabled])');
+    assert.ok(await page.$('.extrapolation-note'));
+    await page.click('#claim-start');
+    await page.waitForSelector('[data-claim-done="true"]', { timeout: 180_000 });
+    const rows = await page.$$eval('.claim-table tbody tr', (r) => r.map((x) => x.dataset.contender));
+    assert.deepEqual(rows, ['cpu-simd-1', 'cpu-simd-2', 'gpu']);
+    assert.equal(await page.$$eval('.claim-table td.estimate', (t) => t.filter((x) => x.textContent).length), 3);
+    assert.equal(await page.$$eval('.claim-verdict li', (l) => l.length), 2);
+    // Ratios are stated as "N× faster" or "N× slower", never as a fraction "0.1× faster".
+    const ratios = await page.$$eval('.claim-table td.ratio', (t) => t.map((x) => x.textContent).filter(Boolean));
+    assert.equal(ratios.length, 2);
+    for (const r of ratios) assert.ok(Number(r.match(/(\d+(\.\d+)?)/)[1]) >= 1, r);
+    if (lang === 'en') assert.match(await page.textContent('.claim-verdict'), /the article says (the GPU is )?100× faster/);
+    await screenshot(page, `race-claim-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
+test('bad URL settings are named and replaced by defaults', async () => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=abc&cpu=turbo&workers=0&gpu=matmul-nope&view=race');
+  await waitForProbe(page);
+  const text = await page.textContent('.race-issues');
+  for (const name of ['n', 'cpu', 'workers', 'gpu']) assert.match(text, new RegExp(`setting ${name} =`));
+  assert.equal(await page.inputValue('#race-n'), '256');
+  assert.equal(await page.inputValue('#race-cpu'), 'simd');
+  // A stage that cannot run in a browser falls back to one that can, and says so.
+  await page.goto(new URL('#/race?lang=en&gpu=matmul-subgroup', page.url()).href);
+  await page.waitForSelector('[data-gpu-note]');
+  assert.match(await page.textContent('[data-gpu-note]'), /racing matmul-/);
+  // A sweep range the wrong way round.
+  await page.goto(new URL('#/race?lang=en&view=sweep&from=1024&to=64', page.url()).href);
+  await page.waitForSelector('.race-issues');
+  assert.equal(await page.inputValue('#sweep-from'), '16');
+  await page.fill('#sweep-to', '9999');
+  assert.ok(await page.isDisabled('#sweep-start'));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('without WebGPU the CPU side still races', async () => {
+  const noGpu = await launch({ webgpu: false });
+  try {
+    const { page, context, errors } = await openPage(noGpu, '#/race?lang=en&n=96');
+    assert.notEqual(await waitForProbe(page), 'available');
+    assert.match(await page.textContent('[data-gpu-note]'), /no WebGPU/);
+    await race(page);
+    assert.equal(await page.getAttribute('[data-agree]', 'data-agree'), 'cpu-only');
+    assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+    assertNoErrors(errors);
+    await context.close();
+  } finally {
+    await noGpu.close();
+  }
+});
+
+test('a lost GPU device is replaced and said so; the CPU side is unaffected', async () => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=48&workers=2');
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  await race(page);
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  await race(page);
+  assert.ok(await page.$('.race-results [data-recovered="true"]'));
+  assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+  assert.equal(await page.getAttribute('[data-agree]', 'data-agree'), 'true');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('50 races in a row grow neither the JS heap nor the live GPU buffers', async (t) => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=32&workers=2');
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  const cdp = await page.context().newCDPSession(page);
+  const heap = async () => {
+    await cdp.send('HeapProfiler.collectGarbage');
+    return (await cdp.send('Runtime.getHeapUsage')).usedSize;
+  };
+  // Warm up: workers started, pipeline compiled, first allocations made.
+  for (let i = 0; i < 5; i++) await race(page);
+  const heap0 = await heap();
+  for (let i = 0; i < 50; i++) await race(page);
+  const heap1 = await heap();
+  t.diagnostic(`JS heap after GC: ${heap0} → ${heap1} bytes over 50 races`);
+  const live = await page.evaluate(() => window.gpuPlayground.debug_live_buffers());
+  assert.equal(live, 0, 'every GPU buffer was destroyed');
+  assert.equal(await page.getAttribute('.lanes', 'data-races'), '55');
+  // Allow noise, not growth proportional to the races (each race moves ~16 KiB of inputs).
+  assert.ok(heap1 - heap0 < 512 * 1024, `JS heap grew by ${heap1 - heap0} bytes over 50 races`);
+  assertNoErrors(errors);
+  await context.close();
+});
