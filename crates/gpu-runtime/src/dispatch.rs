@@ -51,6 +51,8 @@ pub struct Timing {
     pub pass_ms: Vec<f64>,
     /// Timed repetitions in this run.
     pub repetitions: u32,
+    /// Untimed warm-up passes before them, in the same submission (so inside the wall clock).
+    pub warmup: u32,
     /// Part of `submit_to_result_ms`: from the result buffer being mapped (the GPU is done) to
     /// its bytes copied out (wall clock).
     pub readback_ms: f64,
@@ -58,11 +60,13 @@ pub struct Timing {
 
 impl Timing {
     /// The best estimate of one kernel execution: the fastest timestamped pass, or the wall
-    /// clock divided by the repetitions.
+    /// clock divided by every pass it covered (warm-up passes share the submission).
     pub fn kernel_ms(&self) -> f64 {
         match self.method {
             TimingMethod::Timestamps => self.pass_ms.iter().copied().fold(f64::INFINITY, f64::min),
-            TimingMethod::WallClock => self.submit_to_result_ms / self.repetitions.max(1) as f64,
+            TimingMethod::WallClock => {
+                self.submit_to_result_ms / (self.warmup + self.repetitions.max(1)) as f64
+            }
         }
     }
 }
@@ -342,6 +346,7 @@ impl Gpu {
                 submit_to_result_ms: t_done - t_submit,
                 pass_ms,
                 repetitions: reps,
+                warmup: opts.warmup,
                 readback_ms,
             },
         })

@@ -11,7 +11,7 @@ use cpu_kernels::verify::Verdict;
 
 use crate::catalogue::KernelSpec;
 use crate::context::{Gpu, GpuError};
-use crate::dispatch::{RunOptions, Timing, TimingMethod};
+use crate::dispatch::{RunOptions, Timing};
 use crate::layout::Layout;
 use crate::workload::{Job, MeasureSize, Workload};
 
@@ -195,14 +195,7 @@ pub async fn run_checked(
             verdict.first_failure
         )));
     }
-    // The wall clock covers the warm-up passes too (they share the submission), so divide by
-    // every pass; timestamps time the timed passes alone.
-    let ms = match out.timing.method {
-        TimingMethod::Timestamps => out.timing.kernel_ms(),
-        TimingMethod::WallClock => {
-            out.timing.submit_to_result_ms / (opts.warmup + opts.repetitions.max(1)) as f64
-        }
-    };
+    let ms = out.timing.kernel_ms();
     Ok(Measured {
         timing: out.timing,
         ms,

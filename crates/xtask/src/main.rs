@@ -21,6 +21,8 @@ cargo xtask <command>
   bench matmul [--sizes 256,1024] [--reps 5] [--out FILE]
                      native benchmark of every matmul kernel (GFLOP/s from GPU timestamps,
                      each result verified); prints a Markdown table
+  bench mlp [--steps N] [--batch B] [--sweep]
+                     tiny-MLP training steps/s: GPU training session vs the CPU twin
   bench cpu [--sizes 512,1024] [--reps 5]
                      the race's CPU matmul kernels natively vs matrixmultiply sgemm
                      (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)
