@@ -86,15 +86,5 @@ pub fn cpu_bench(variant: &str, n: u32, reps: u32) -> Result<f64, JsError> {
     Ok(best)
 }
 
-/// `performance.now()` in a window or a worker.
-pub fn now_ms() -> f64 {
-    let global = js_sys::global();
-    js_sys::Reflect::get(&global, &"performance".into())
-        .ok()
-        .and_then(|p| {
-            let now = js_sys::Reflect::get(&p, &"now".into()).ok()?;
-            let now: js_sys::Function = wasm_bindgen::JsCast::dyn_into(now).ok()?;
-            now.call0(&p).ok()?.as_f64()
-        })
-        .unwrap_or_else(js_sys::Date::now)
-}
+/// `performance.now()` in a window or a worker (the runtime's clock).
+pub use gpu_runtime::now_ms;

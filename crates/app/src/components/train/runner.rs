@@ -24,12 +24,7 @@ const CPU_EVAL_MS: f64 = 250.0;
 /// Most points kept per loss curve (older ones are thinned).
 const MAX_HISTORY: usize = 300;
 
-pub fn now_ms() -> f64 {
-    web_sys::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.now())
-        .unwrap_or(0.0)
-}
+pub use gpu_runtime::now_ms;
 
 /// One point of a loss curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
