@@ -26,10 +26,10 @@ fn src_dir() -> PathBuf {
 
 /// String literals of the form `a.b` / `a.b.c` whose first segment is a table prefix.
 fn key_literals(text: &str) -> Vec<String> {
-    let prefixes = [
-        "app", "nav", "lang", "home", "learn", "race", "train", "embed", "notfound", "gpu",
-        "kernels", "kernel", "run", "size", "footer",
-    ];
+    // Every first segment the tables use, so a new area's keys are checked without listing it.
+    let prefixes: std::collections::BTreeSet<&str> = gpu_playground::i18n::keys()
+        .map(|k| k.split('.').next().unwrap_or(""))
+        .collect();
     let mut keys = Vec::new();
     for piece in text.split('"').skip(1).step_by(2) {
         let looks_like_key = piece.contains('.')
