@@ -384,6 +384,8 @@ pub struct CpuTrainer {
     order: Vec<u32>,
     x: Vec<f32>,
     y: Vec<u32>,
+    /// Scratch for the per-lane partial sums of the weight gradients (REDUCE × parameters).
+    partials: Vec<f32>,
     /// Steps taken so far.
     pub step: u64,
     /// Mean loss of the last batch.
@@ -420,6 +422,7 @@ impl CpuTrainer {
             order,
             x: Vec::new(),
             y: Vec::new(),
+            partials: Vec::new(),
             step: 0,
             last_batch_loss: 0.0,
         }
@@ -478,36 +481,40 @@ impl CpuTrainer {
         for l in (1..=depth).rev() {
             let lo = self.layout.layers[l - 1];
             let (in_off, out_off) = (offs[l - 1], offs[l]);
-            for n in 0..lo.fan_out {
-                for k in 0..=lo.fan_in {
-                    // The kernel's order: REDUCE strided partial sums, then halving.
-                    let mut part = [0.0f32; REDUCE];
-                    for (t, p) in part.iter_mut().enumerate() {
-                        let mut acc = 0.0f32;
-                        for b in (t..rows).step_by(REDUCE) {
-                            let a = if k < lo.fan_in {
-                                acts[in_off + b * lo.fan_in + k]
-                            } else {
-                                1.0
-                            };
-                            acc += self.deltas[out_off + b * lo.fan_out + n] * a;
-                        }
-                        *p = acc;
+            // The kernel's order: lane t sums samples t, t + REDUCE, t + 2·REDUCE, … in turn,
+            // then the lanes are halved. Walking the batch once and adding sample b into lane
+            // b mod REDUCE gives every lane exactly that sum, with contiguous inner loops (so the
+            // twin is as fast as a plain serial loop, and the same to the last bit).
+            let cols = lo.fan_in + 1;
+            let per_lane = lo.fan_out * cols;
+            let part = &mut self.partials;
+            part.clear();
+            part.resize(REDUCE * per_lane, 0.0);
+            for b in 0..rows {
+                let lane = &mut part[(b % REDUCE) * per_lane..][..per_lane];
+                let a = &acts[in_off + b * lo.fan_in..][..lo.fan_in];
+                let d = &self.deltas[out_off + b * lo.fan_out..][..lo.fan_out];
+                for (row, &dn) in lane.chunks_exact_mut(cols).zip(d) {
+                    for (g, &ak) in row.iter_mut().zip(a) {
+                        *g += dn * ak;
                     }
-                    let mut s = REDUCE / 2;
-                    while s > 0 {
-                        for t in 0..s {
-                            part[t] += part[t + s];
-                        }
-                        s /= 2;
-                    }
-                    let acc = part[0];
-                    if k < lo.fan_in {
-                        self.grads[lo.w_off + n * lo.fan_in + k] = acc;
-                    } else {
-                        self.grads[lo.b_off + n] = acc;
-                    }
+                    // The bias column's input is 1.
+                    row[lo.fan_in] += dn * 1.0;
                 }
+            }
+            let mut s = REDUCE / 2;
+            while s > 0 {
+                let (low, high) = part.split_at_mut(s * per_lane);
+                for (x, y) in low.iter_mut().zip(&high[..s * per_lane]) {
+                    *x += *y;
+                }
+                s /= 2;
+            }
+            for n in 0..lo.fan_out {
+                let row = &part[n * cols..(n + 1) * cols];
+                self.grads[lo.w_off + n * lo.fan_in..][..lo.fan_in]
+                    .copy_from_slice(&row[..lo.fan_in]);
+                self.grads[lo.b_off + n] = row[lo.fan_in];
             }
             if l > 1 {
                 let act = net.activation_of(l - 1);
