@@ -57,6 +57,28 @@ impl PartialEq for Setup {
     }
 }
 
+impl Setup {
+    /// Who a sweep or claim measurement runs: each of `single` on one worker, the SIMD kernel
+    /// on every worker when there are several, and the GPU stage when there is one.
+    pub(crate) fn contenders(&self, single: &[CpuVariant]) -> Vec<Contender> {
+        let mut v: Vec<Contender> = single
+            .iter()
+            .map(|&variant| Contender::Cpu {
+                variant,
+                workers: 1,
+            })
+            .collect();
+        if self.params.workers > 1 {
+            v.push(Contender::Cpu {
+                variant: CpuVariant::Simd,
+                workers: self.params.workers,
+            });
+        }
+        v.extend(self.kernel.map(Contender::Gpu));
+        v
+    }
+}
+
 /// Ladder stages this browser can run, in ladder order.
 pub(crate) fn browser_stages(ctx: &Ctx) -> Vec<&'static KernelSpec> {
     KernelSpec::ladder(Family::Matmul)

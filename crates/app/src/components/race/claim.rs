@@ -40,23 +40,6 @@ struct Model {
     finished: u32,
 }
 
-fn contenders(s: &Setup) -> Vec<Contender> {
-    let mut v = vec![Contender::Cpu {
-        variant: CpuVariant::Simd,
-        workers: 1,
-    }];
-    if s.params.workers > 1 {
-        v.push(Contender::Cpu {
-            variant: CpuVariant::Simd,
-            workers: s.params.workers,
-        });
-    }
-    if let Some(k) = s.kernel {
-        v.push(Contender::Gpu(k));
-    }
-    v
-}
-
 #[function_component]
 pub fn Claim(props: &ClaimProps) -> Html {
     let ctx = use_context::<Ctx>();
@@ -162,7 +145,7 @@ pub fn Claim(props: &ClaimProps) -> Html {
 }
 
 fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Setup>) {
-    let who = contenders(&s);
+    let who = s.contenders(&[CpuVariant::Simd]);
     let at = s.params.at;
     let run = {
         let mut m = model.borrow_mut();

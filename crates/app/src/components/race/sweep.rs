@@ -53,26 +53,6 @@ struct Model {
     finished: u32,
 }
 
-fn contenders(s: &Setup) -> Vec<Contender> {
-    let mut v: Vec<Contender> = CpuVariant::ALL
-        .iter()
-        .map(|&variant| Contender::Cpu {
-            variant,
-            workers: 1,
-        })
-        .collect();
-    if s.params.workers > 1 {
-        v.push(Contender::Cpu {
-            variant: CpuVariant::Simd,
-            workers: s.params.workers,
-        });
-    }
-    if let Some(k) = s.kernel {
-        v.push(Contender::Gpu(k));
-    }
-    v
-}
-
 #[function_component]
 pub fn Sweep(props: &SweepProps) -> Html {
     let ctx = use_context::<Ctx>();
@@ -236,7 +216,7 @@ fn start_sweep(
     to: u32,
 ) {
     let sizes = sweep_sizes(from, to);
-    let who = contenders(&s);
+    let who = s.contenders(&CpuVariant::ALL);
     let run = {
         let mut m = model.borrow_mut();
         let run = m.run + 1;
