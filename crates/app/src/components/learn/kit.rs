@@ -165,27 +165,12 @@ pub fn measure_controls<T>(
     }
 }
 
-/// Milliseconds from the page's high-resolution clock.
-pub fn now_ms() -> f64 {
-    use wasm_bindgen::JsCast;
-    let global = js_sys::global();
-    let perf = js_sys::Reflect::get(&global, &"performance".into()).unwrap_or_default();
-    js_sys::Reflect::get(&perf, &"now".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-        .and_then(|f| f.call0(&perf).ok())
-        .and_then(|v| v.as_f64())
-        .unwrap_or_else(js_sys::Date::now)
-}
+/// Milliseconds from the page's high-resolution clock (the runtime's clock).
+pub use gpu_runtime::now_ms;
 
 /// Lets the browser paint (progress) before more main-thread work.
 pub async fn yield_to_browser() {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
+    gloo::timers::future::TimeoutFuture::new(0).await;
 }
 
 /// Parses a whole number a visitor typed, in `min..=max`; the error is the message key and

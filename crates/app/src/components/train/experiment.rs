@@ -36,15 +36,6 @@ pub struct Row {
     pub cpu: f64,
 }
 
-/// Yields to the browser for `ms` milliseconds.
-pub async fn sleep(ms: i32) {
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        if let Some(w) = web_sys::window() {
-            let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
-        }
-    });
-    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
 
 /// Steps timed at this batch size: enough samples to measure, few enough for a software GPU.
 fn steps_for(batch: usize) -> u32 {
@@ -115,7 +106,7 @@ async fn cpu_rate(spec: &Spec, batch: usize) -> f64 {
             done += 1;
         }
         busy += now_ms() - t0;
-        sleep(0).await;
+        gloo::timers::future::TimeoutFuture::new(0).await;
     }
     done as f64 * batch as f64 * 1000.0 / busy.max(1e-3)
 }
@@ -141,7 +132,7 @@ pub async fn run(
                 Err(e) => GpuCell::Failed(e.to_string()),
             },
         };
-        sleep(0).await;
+        gloo::timers::future::TimeoutFuture::new(0).await;
         let cpu = cpu_rate(&spec, batch).await;
         on_row(Row {
             batch,
