@@ -10,7 +10,7 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use crate::components::Ctx;
-use form::{checkbox, q, select, text_field, FieldError};
+use form::{checkbox, q, select, text_field};
 
 /// Field helpers: every widget keeps its inputs in the URL query, so a teacher can link any
 /// state; the field shows the raw text and its own error message.
@@ -143,11 +143,28 @@ pub(super) mod form {
         }
     }
 
-    /// The closing "try it" paragraph.
+    /// The closing "try it" paragraph (the lessons' shared one, without a link).
     pub fn try_it(ctx: &Ctx, key: &str) -> Html {
-        html! {
-            <p class="try-it"><strong>{ ctx.t("lb.try_it") }</strong>{ ctx.t(key) }</p>
-        }
+        super::super::kit::try_it(ctx, key, None)
+    }
+
+    /// The weight formats as (URL code, translated name), for a `select`.
+    pub fn dtype_options(ctx: &Ctx) -> Vec<(String, String)> {
+        lessons::vram::Dtype::ALL
+            .iter()
+            .map(|d| {
+                let name = ctx.t(&format!("lb.vram.dtype.{}", d.code()));
+                (d.code().to_string(), name.to_string())
+            })
+            .collect()
+    }
+
+    /// The message for one field from a list of (field, message) pairs.
+    pub fn field_error(errors: &[(&str, String)], key: &str) -> FieldError {
+        errors
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, m)| m.clone())
     }
 
     /// A list of corrections to the source articles, each citing its fact-check id.
@@ -373,12 +390,7 @@ pub fn Body() -> Html {
             None
         }
     });
-    let err = |key: &str| -> FieldError {
-        errors
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, m)| m.clone())
-    };
+    let err = |key: &str| form::field_error(&errors, key);
     let val = |key: &str| q(&ctx, key, default(key));
     let training = val("mode") != "infer";
     let lora_on = val("lora") == "1";
@@ -420,15 +432,7 @@ pub fn Body() -> Html {
         })
         .collect();
 
-    let dtype_options = Dtype::ALL
-        .iter()
-        .map(|d| {
-            (
-                d.code().to_string(),
-                ctx.t(&format!("lb.vram.dtype.{}", d.code())).to_string(),
-            )
-        })
-        .collect();
+    let dtype_options = form::dtype_options(&ctx);
     let opt_options = Optimiser::ALL
         .iter()
         .map(|o| {

@@ -154,12 +154,7 @@ pub fn Body() -> Html {
         }
         _ => None,
     };
-    let err = |key: &str| -> FieldError {
-        errors
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, m)| m.clone())
-    };
+    let err = |key: &str| form::field_error(&errors, key);
 
     let link_options = LINKS
         .iter()

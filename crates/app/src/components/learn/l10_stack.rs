@@ -6,7 +6,7 @@ use lessons::units::parse_count;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, text_field, FieldError};
+use super::l07_vram::form::{self, q, text_field};
 use crate::components::Ctx;
 use crate::format::count;
 
@@ -110,12 +110,7 @@ pub fn Body() -> Html {
         }
         _ => None,
     };
-    let err = |key: &str| -> FieldError {
-        errors
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, m)| m.clone())
-    };
+    let err = |key: &str| form::field_error(&errors, key);
 
     let output = match result {
         None => html! {

@@ -65,15 +65,7 @@ pub fn Body() -> Html {
         }
     });
 
-    let dtype_options = Dtype::ALL
-        .iter()
-        .map(|d| {
-            (
-                d.code().to_string(),
-                ctx.t(&format!("lb.vram.dtype.{}", d.code())).to_string(),
-            )
-        })
-        .collect();
+    let dtype_options = form::dtype_options(&ctx);
     let mode_options = vec![
         (
             "infer".to_string(),

@@ -7,7 +7,7 @@ use lessons::units::{binary_bytes, duration, number, parse_count, parse_number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, text_field, FieldError};
+use super::l07_vram::form::{self, q, text_field};
 use crate::components::Ctx;
 
 /// The four claims: (id for tests, heading key, measures key, leaves-out key, verdict key).
@@ -85,12 +85,7 @@ pub fn Body() -> Html {
         },
         _ => None,
     };
-    let err = |key: &str| -> FieldError {
-        errors
-            .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, m)| m.clone())
-    };
+    let err = |key: &str| form::field_error(&errors, key);
     let output = match result {
         None => html! {
             <p class="message error" role="alert" data-ratio="invalid">{ ctx.t("lb.err.fix_fields") }</p>

@@ -36,7 +36,6 @@ pub struct Row {
     pub cpu: f64,
 }
 
-
 /// Steps timed at this batch size: enough samples to measure, few enough for a software GPU.
 fn steps_for(batch: usize) -> u32 {
     (4096 / batch).clamp(4, 48) as u32
