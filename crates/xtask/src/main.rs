@@ -18,6 +18,9 @@ cargo xtask <command>
   dist [--out DIR]   build a static site into dist/ (works from any sub-path of any host)
   test               run every check: fmt, clippy, unit + native GPU tests, wasm build,
                      end-to-end tests in headless Chromium with WebGPU (installs what it needs)
+  e2e [--no-build] [FILE.test.mjs …]
+                     build the site and run only the named browser test files
+                     (all when none is named); --no-build reuses target/e2e-site
   bench matmul [--sizes 256,1024] [--reps 5] [--out FILE]
                      native benchmark of every matmul kernel (GFLOP/s from GPU timestamps,
                      each result verified); prints a Markdown table
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
         Some("serve") => parse_port(&args[1..]).and_then(serve::serve),
         Some("dist") => parse_out(&args[1..]).and_then(|out| build::dist(&out).map(|_| ())),
         Some("test") => test::test(),
+        Some("e2e") => test::e2e_only(&args[1..]),
         Some("setup") => tools::setup_all(),
         Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {

@@ -205,8 +205,36 @@ fn parse_counts(line: &str, tally: &mut Tally) {
     }
 }
 
+/// `cargo xtask e2e [--no-build] [FILE…]`: builds the site (unless `--no-build`) and runs the
+/// named browser test files (all when none is named), for quick iteration on one page.
+pub fn e2e_only(args: &[String]) -> Result<(), String> {
+    let site = root().join("target/e2e-site");
+    let build = !args.iter().any(|a| a == "--no-build");
+    let only: Vec<String> = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+        .collect();
+    tools::ensure_browser()?;
+    if build || !site.join("index.html").exists() {
+        crate::build::dist(&site)?;
+    }
+    let tally = e2e_files(&site, &only)?;
+    println!("{} passed, {} failed", tally.passed, tally.failed);
+    if tally.failed > 0 {
+        Err("some browser tests failed".into())
+    } else {
+        Ok(())
+    }
+}
+
 /// Serves the built site on a free port and runs the node test files against it.
 fn e2e(site: &Path) -> Result<Tally, String> {
+    e2e_files(site, &[])
+}
+
+/// Like [`e2e`], limited to the files named in `only` (all when empty).
+fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
     let chromium = tools::ensure_browser()?;
     let base = crate::serve::spawn_background(site.to_path_buf(), "/course/gpu-playground/")?;
     info(&format!("site served at {base}"));
@@ -216,10 +244,13 @@ fn e2e(site: &Path) -> Result<Tally, String> {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".test.mjs"))
+        .filter(|n| only.is_empty() || only.iter().any(|o| o == n))
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err("no end-to-end test files in tests/e2e".into());
+        return Err(format!(
+            "no end-to-end test files in tests/e2e match {only:?}"
+        ));
     }
     let out = root().join("test-output");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
