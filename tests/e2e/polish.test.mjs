@@ -245,7 +245,7 @@ test('item 11: the sweep chart\'s y-axis labels are readable and formatted one w
     await page.waitForSelector('.sweep-chart[data-done="true"]', { timeout: 180_000 });
     const ticks = await page.$$eval('.sweep-chart text.tick.y', (ts) => ts.map((t) => {
       const s = getComputedStyle(t);
-      return { text: t.textContent, size: t.getBoundingClientRect().height, fill: s.fill, opacity: s.opacity };
+      return { text: t.textContent, size: t.getBoundingClientRect().height, fill: s.fill, opacity: s.opacity, stroke: s.stroke };
     }));
     assert.ok(ticks.length >= 2, JSON.stringify(ticks));
     for (const t of ticks) {
@@ -255,6 +255,8 @@ test('item 11: the sweep chart\'s y-axis labels are readable and formatted one w
       const rgb = t.fill.match(/\d+/g).map(Number);
       const lum = (0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]) / 255;
       assert.ok(lum <= 0.45 && Number(t.opacity) === 1, `tick "${t.text}" is faint: ${t.fill} × ${t.opacity}`);
+      // A light outline (the gridlines' stroke, inherited) blurs the glyphs into the background.
+      assert.equal(t.stroke, 'none', `tick "${t.text}" is outlined in ${t.stroke}`);
     }
     await screenshot(page, `polish-sweep-${lang}`);
     assertNoErrors(errors);
