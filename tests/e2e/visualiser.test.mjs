@@ -30,15 +30,15 @@ test('stepping moves the lit cells and the counters follow the model', async () 
   assert.equal(total1, 2 * 32 * 9);
   const shot2 = await screenshot(page, 'visualiser-step2-en');
   assert.notDeepEqual(readFileSync(shot1), readFileSync(shot2), 'screenshots differ between steps');
-  // Keyboard: focus the controls, → and ←.
-  await page.focus('.vis-controls');
+  // Keyboard: focus the view, → and ←.
+  await page.focus('.vis-view');
   await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => document.querySelector('#vis-step').dataset.step === '2');
   await page.keyboard.press('ArrowLeft');
   await page.waitForFunction(() => document.querySelector('#vis-step').dataset.step === '1');
   // Space plays; it reaches further steps by itself, then space pauses.
   await page.selectOption('#vis-speed', '10');
-  await page.focus('.vis-controls');
+  await page.focus('.vis-view');
   await page.keyboard.press(' ');
   await page.waitForFunction(() => Number(document.querySelector('#vis-step').dataset.step) >= 4);
   await page.keyboard.press(' ');
@@ -75,7 +75,9 @@ test('picking a thread shows its ids under both names; bad parameters get a mess
   const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&size=9999&sg=33&stage=warp');
   await page.waitForSelector('#vis-step');
   const msg = await page.textContent('.visualiser .message.error');
-  assert.match(msg, /size = "9999"/);
+  // Out of range is clamped and said; not allowed at all is replaced by the default.
+  assert.match(msg, /size = 9999 is outside 4–64; using 64/);
+  assert.equal(await page.inputValue('#vis-size'), '64');
   assert.match(msg, /sg = "33"/);
   assert.match(msg, /stage = "warp"/);
   await page.click('.vis-wgs rect[data-wg="1,2"]');

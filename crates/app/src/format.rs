@@ -37,6 +37,28 @@ pub fn ms(x: f64) -> String {
     }
 }
 
+/// A chart tick on a log time axis (decades in ms): as few digits as the value needs and one
+/// unit per range, so "10 ms" sits beside "100 ms" and "1 s", never "10.00 ms".
+pub fn tick_ms(ms: f64) -> String {
+    if !ms.is_finite() || ms <= 0.0 {
+        return "–".into();
+    }
+    let (v, unit) = if ms >= 1000.0 {
+        (ms / 1000.0, "s")
+    } else {
+        (ms, "ms")
+    };
+    // Round to 3 significant digits, then drop trailing zeros.
+    let decimals = (2 - v.log10().floor() as i32).clamp(0, 6) as usize;
+    let text = format!("{v:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text} {unit}")
+}
+
 /// Throughputs: three significant digits.
 pub fn rate(x: f64) -> String {
     if !x.is_finite() {
@@ -86,5 +108,20 @@ mod tests {
         assert_eq!(bytes(134217728), "128 MiB");
         assert_eq!(bytes(2147483644), "2.0 GiB");
         assert_eq!(bytes(100), "100 B");
+    }
+
+    #[test]
+    fn ticks_are_formatted_one_way() {
+        let ticks: Vec<String> = [0.01, 0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0]
+            .iter()
+            .map(|&t| tick_ms(t))
+            .collect();
+        assert_eq!(
+            ticks,
+            ["0.01 ms", "0.1 ms", "1 ms", "10 ms", "100 ms", "1 s", "10 s"]
+        );
+        assert_eq!(tick_ms(2.5), "2.5 ms");
+        assert_eq!(tick_ms(f64::NAN), "–");
+        assert_eq!(tick_ms(0.0), "–");
     }
 }

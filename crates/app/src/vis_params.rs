@@ -26,13 +26,63 @@ pub struct VisParams {
     pub pad: u32,
     /// A second stage to compare with, if any.
     pub compare: Option<&'static str>,
+    /// Where the view starts: step, selected workgroup (x, y) and thread, as the URL gives them
+    /// (the view keeps them inside the launch it draws).
+    pub position: Position,
     /// Parameters that were present but invalid (name, as given): shown, then defaults used.
     pub rejected: Vec<(&'static str, String)>,
+    /// Numbers outside their range, clamped to it: shown with the value used.
+    pub clamped: Vec<Clamped>,
+}
+
+/// The view's position in the URL (`step`, `wgx`, `wgy`, `t`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Position {
+    pub step: u32,
+    pub wg: [u32; 2],
+    pub thread: u32,
+}
+
+/// A number the URL (or a field) gave outside its range, and the value used instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Clamped {
+    pub name: &'static str,
+    pub given: String,
+    pub used: u32,
+    pub range: (u32, u32),
 }
 
 impl VisParams {
     pub fn from_query(q: &Query) -> Self {
         let mut rejected = Vec::new();
+        let mut clamped = Vec::new();
+        // A size outside its range is clamped (the nearest launch that can be drawn); text
+        // that is not a number is refused.
+        let mut ranged = |name: &'static str, default: u32, (lo, hi): (u32, u32)| -> u32 {
+            let Some(text) = q.get(name) else {
+                return default;
+            };
+            let given: String = text.chars().take(20).collect();
+            match text.trim().parse::<i64>() {
+                Ok(v) if (lo as i64..=hi as i64).contains(&v) => v as u32,
+                Ok(v) => {
+                    let used = v.clamp(lo as i64, hi as i64) as u32;
+                    clamped.push(Clamped {
+                        name,
+                        given,
+                        used,
+                        range: (lo, hi),
+                    });
+                    used
+                }
+                Err(_) => {
+                    rejected.push((name, given));
+                    default
+                }
+            }
+        };
+        let size = ranged("size", 32, SIZE_RANGE);
+        let wg = ranged("wg", 8, WG_RANGE);
         let mut num = |name: &'static str, default: u32, ok: &dyn Fn(u32) -> bool| -> u32 {
             match q.get(name) {
                 None => default,
@@ -45,10 +95,14 @@ impl VisParams {
                 },
             }
         };
-        let size = num("size", 32, &|v| (SIZE_RANGE.0..=SIZE_RANGE.1).contains(&v));
-        let wg = num("wg", 8, &|v| (WG_RANGE.0..=WG_RANGE.1).contains(&v));
         let sg = num("sg", 32, &|v| SUBGROUP_WIDTHS.contains(&v));
         let pad = num("pad", 0, &|v| v <= 4);
+        let any = |_: u32| true;
+        let position = Position {
+            step: num("step", 0, &any),
+            wg: [num("wgx", 0, &any), num("wgy", 0, &any)],
+            thread: num("t", 0, &any),
+        };
         let mut stage_param = |name: &'static str| -> Option<&'static str> {
             let s = q.get(name).filter(|s| !s.is_empty())?;
             match STAGES.iter().find(|(stage, _)| *stage == s) {
@@ -68,7 +122,18 @@ impl VisParams {
             sg,
             pad,
             compare,
+            position,
             rejected,
+            clamped,
+        }
+    }
+
+    /// The text a numeric settings field should show: the value in use.
+    pub fn field_value(&self, name: &str) -> Option<String> {
+        match name {
+            "size" => Some(self.size.to_string()),
+            "wg" => Some(self.wg.to_string()),
+            _ => None,
         }
     }
 
@@ -117,12 +182,51 @@ mod tests {
 
     #[test]
     fn bad_values_are_reported_and_replaced() {
-        let p = VisParams::from_query(&Query::parse("stage=warp&size=9999&wg=abc&sg=33&pad=-1"));
+        let p = VisParams::from_query(&Query::parse(
+            "stage=warp&size=x9&wg=abc&sg=33&pad=-1&step=two&wgx=1",
+        ));
         assert_eq!(
             (p.stage, p.size, p.wg, p.sg, p.pad),
             ("naive", 32, 8, 32, 0)
         );
         let names: Vec<&str> = p.rejected.iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, vec!["size", "wg", "sg", "pad", "stage"]);
+        assert_eq!(names, vec!["size", "wg", "sg", "pad", "step", "stage"]);
+        assert_eq!(p.position.wg, [1, 0]);
+        assert!(p.clamped.is_empty());
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_clamped_and_reported() {
+        let p = VisParams::from_query(&Query::parse("size=1000&wg=3"));
+        assert_eq!((p.size, p.wg), (64, 4));
+        assert_eq!(
+            p.clamped,
+            vec![
+                Clamped {
+                    name: "size",
+                    given: "1000".into(),
+                    used: 64,
+                    range: SIZE_RANGE
+                },
+                Clamped {
+                    name: "wg",
+                    given: "3".into(),
+                    used: 4,
+                    range: WG_RANGE
+                },
+            ]
+        );
+        let p = VisParams::from_query(&Query::parse("size=-5&wg=7"));
+        assert_eq!((p.size, p.wg), (4, 7));
+        assert!(p.rejected.is_empty());
+    }
+
+    /// The value a field shows after a change is the one used.
+    #[test]
+    fn field_value_is_the_value_used() {
+        let p = VisParams::from_query(&Query::parse("size=1000"));
+        assert_eq!(p.field_value("size").as_deref(), Some("64"));
+        assert_eq!(p.field_value("wg").as_deref(), Some("8"));
+        assert_eq!(p.field_value("stage"), None);
     }
 }

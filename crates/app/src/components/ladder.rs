@@ -162,6 +162,8 @@ fn RunAll() -> Html {
     let notice = use_state(|| None::<Notice>);
     let cancel = use_mut_ref(|| Rc::new(Cell::new(false)));
     let finished = use_state(|| 0u32);
+    // The sizes the chart was measured at (the fields may have changed since).
+    let ran_at = use_state(|| None::<gpu_runtime::cpu_kernels::matmul::MatmulSize>);
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -171,6 +173,7 @@ fn RunAll() -> Html {
     let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
 
     let start = {
+        let ran_at = ran_at.clone();
         let (rows, progress, notice, cancel, finished, ctx) = (
             rows.clone(),
             progress.clone(),
@@ -181,6 +184,7 @@ fn RunAll() -> Html {
         );
         Callback::from(move |_| {
             let Some(size) = size else { return };
+            ran_at.set(Some(size));
             let flag = Rc::new(Cell::new(false));
             *cancel.borrow_mut() = flag.clone();
             notice.set(None);
@@ -257,7 +261,7 @@ fn RunAll() -> Html {
         Callback::from(move |_| cancel.borrow().set(true))
     };
 
-    let shape = size
+    let shape = ran_at
         .map(|s| format!("{}×{}×{}", s.m, s.n, s.k))
         .unwrap_or_default();
     let values: Vec<f64> = rows

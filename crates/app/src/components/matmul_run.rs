@@ -104,11 +104,22 @@ pub fn unavailable_reason(ctx: &Ctx, kernel: &gpu_runtime::KernelSpec) -> Option
 pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
-    let initial = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
-    let fields = use_state(|| {
-        ["m", "n", "k"].map(|key| initial.get(key).unwrap_or(DEFAULT_DIM).to_string())
-    });
+    let url = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
+    let fields =
+        use_state(|| ["m", "n", "k"].map(|key| url.get(key).unwrap_or(DEFAULT_DIM).to_string()));
     let outcome = use_state(|| Outcome::Idle);
+    // The stage and sizes the outcome belongs to: it is shown only while they are on screen.
+    let outcome_for = use_state(|| None::<(AttrValue, MatmulSize)>);
+    // A link followed in the same tab changes the query, not this component: take its sizes.
+    {
+        let fields = fields.clone();
+        let dims = ["m", "n", "k"].map(|key| url.get(key).unwrap_or(DEFAULT_DIM).to_string());
+        use_effect_with(dims, move |dims| {
+            if *fields != *dims {
+                fields.set(dims.clone());
+            }
+        });
+    }
     // Finished runs, exposed as data-runs so tests (and screen readers via aria-live) can
     // tell a new result from the previous one.
     let finished = use_state(|| 0u32);
@@ -159,6 +170,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
 
     let run = {
         let (outcome, adapter, finished) = (outcome.clone(), adapter.clone(), finished.clone());
+        let (outcome_for, kernel_id) = (outcome_for.clone(), props.kernel_id.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(size), true) = (size, can_run) else {
@@ -167,6 +179,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
             let (outcome, finished) = (outcome.clone(), finished.clone());
             outcome.set(Outcome::Running);
+            outcome_for.set(Some((kernel_id.clone(), size)));
             wasm_bindgen_futures::spawn_local(async move {
                 let result = async {
                     let (gpu, recovered) = session::gpu(software).await?;
@@ -220,6 +233,13 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
         }
     };
 
+    // An outcome for another stage or other sizes is not shown (it stays, should they return).
+    let current = size.map(|s| (props.kernel_id.clone(), s));
+    let shown = if running || *outcome_for == current {
+        &*outcome
+    } else {
+        &Outcome::Idle
+    };
     let shape = size.map(|s| {
         ctx.tf(
             "run.shape",
@@ -257,7 +277,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
                     <p class="message unavailable" data-unavailable="true">{ reason.clone() }</p>
                 }
             </form>
-            <div class="result" aria-live="polite" data-runs={finished.to_string()}>{ render_outcome(&ctx, &outcome, adapter.is_some_and(|a| a.is_software)) }</div>
+            <div class="result" aria-live="polite" data-runs={finished.to_string()}>{ render_outcome(&ctx, shown, adapter.is_some_and(|a| a.is_software)) }</div>
         </section>
     }
 }

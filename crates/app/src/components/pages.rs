@@ -35,6 +35,7 @@ fn home(ctx: &Ctx) -> Html {
     let cards = [
         (Route::Learn, "nav.learn", "home.card.learn"),
         (Route::Kernels, "nav.kernels", "home.card.kernels"),
+        (Route::Visualiser, "nav.visualiser", "home.card.visualiser"),
         (Route::Race, "nav.race", "home.card.race"),
         (Route::Train, "nav.train", "home.card.train"),
     ];

@@ -119,13 +119,20 @@ fn matrix_with_contents(
     html! {
         <figure class="vis-matrix">
             <figcaption>{ title }</figcaption>
-            <svg viewBox={format!("-1 -1 {} {}", w + 2.0, h + 2.0)} width={(w + 2.0).to_string()} height={(h + 2.0).to_string()}>
+            <svg viewBox={format!("-1 -1 {} {}", w + 2.0, h + 2.0)} width={(w + 2.0).to_string()} height={(h + 2.0).to_string()}
+                style={scaled_width(w + 2.0)}>
                 <rect x="0" y="0" width={w.to_string()} height={h.to_string()} class="grid-bg" />
                 { for held }
                 { for cells }
             </svg>
         </figure>
     }
+}
+
+/// The drawing's natural width, for the stylesheet to scale (larger on wide screens, never
+/// wider than its column on a phone).
+fn scaled_width(px: f64) -> String {
+    format!("--w: {px}")
 }
 
 fn counters(ctx: &Ctx, title_key: &str, c: &StepCost) -> Html {
@@ -195,7 +202,7 @@ fn compare_section(
             <h2 id="compare-heading">
                 { ctx.tf("vis.compare.heading", &[("a", stage_title(ctx, a.stage)), ("b", stage_title(ctx, b.stage))]) }
             </h2>
-            <table class="facts compare-table">
+            <div class="table-scroll"><table class="facts compare-table">
                 <tr>
                     <th></th>
                     <th scope="col">{ stage_title(ctx, a.stage) }</th>
@@ -210,7 +217,7 @@ fn compare_section(
                         <td>{ if *y > 0 { format!("{:.2}×", *x as f64 / *y as f64) } else { "–".to_string() } }</td>
                     </tr>
                 }) }
-            </table>
+            </table></div>
             <p class="note">{ ctx.t("vis.compare.note") }</p>
             <h3>{ ctx.tf("vis.compare.same_step", &[("stage", stage_title(ctx, b.stage))]) }</h3>
             <div class="vis-matrices">
@@ -241,22 +248,36 @@ pub fn Visualiser() -> Html {
         t.map(|t| t.running_totals()).unwrap_or_default()
     });
     let last = steps.len().saturating_sub(1);
-    let url_num = |k: &str| query.get(k).and_then(|v| v.parse::<u32>().ok());
-    let step = use_state(|| (url_num("step").unwrap_or(0) as usize).min(last));
+    let pos = params.position;
+    let step = use_state(|| pos.step as usize);
     let playing = use_state(|| false);
     let speed = use_state(|| 2u32);
     let launch = trace.launch();
-    let sel_wg = use_state(|| {
-        [
-            url_num("wgx").unwrap_or(0).min(launch.grid[0] - 1),
-            url_num("wgy").unwrap_or(0).min(launch.grid[1] - 1),
-        ]
-    });
-    let thread = use_state(|| {
-        url_num("t")
-            .unwrap_or(0)
-            .min(launch.invocations_per_workgroup() - 1)
-    });
+    let sel_wg = use_state(|| pos.wg);
+    let thread = use_state(|| pos.thread);
+    // A link followed in the same tab changes the URL, not this component's state: take it.
+    {
+        let (step, sel_wg, thread) = (step.clone(), sel_wg.clone(), thread.clone());
+        use_effect_with(pos, move |pos| {
+            if *step != pos.step as usize {
+                step.set(pos.step as usize);
+            }
+            if *sel_wg != pos.wg {
+                sel_wg.set(pos.wg);
+            }
+            if *thread != pos.thread {
+                thread.set(pos.thread);
+            }
+        });
+    }
+    // The selection is kept inside the launch drawn now (the grid shrinks when the workgroup
+    // side grows or the size falls), so the ids, lit cells and counters always agree.
+    let cur_step = (*step).min(last);
+    let cur_wg = [
+        sel_wg[0].min(launch.grid[0].saturating_sub(1)),
+        sel_wg[1].min(launch.grid[1].saturating_sub(1)),
+    ];
+    let cur_thread = (*thread).min(launch.invocations_per_workgroup().saturating_sub(1));
 
     // Playback: one step per tick; stops at the end.
     use_autoplay(
@@ -274,7 +295,7 @@ pub fn Visualiser() -> Html {
             query.clone(),
         );
         use_effect_with(
-            (*step, *sel_wg, *thread, *playing),
+            (cur_step, cur_wg, cur_thread, *playing),
             move |(s, wg, t, playing)| {
                 if !*playing {
                     if let (Some(nav), Some(route)) = (nav, route) {
@@ -292,14 +313,14 @@ pub fn Visualiser() -> Html {
     let Some(ctx) = ctx else {
         return html! {};
     };
-    let current = steps.get(*step).copied().unwrap_or(Step::Store);
-    let wg3 = [sel_wg[0], sel_wg[1], 0];
-    let ids = launch.ids(wg3, *thread);
+    let current = steps.get(cur_step).copied().unwrap_or(Step::Store);
+    let wg3 = [cur_wg[0], cur_wg[1], 0];
+    let ids = launch.ids(wg3, cur_thread);
     let sg = ids.subgroup;
     let lit = touched(&trace, current, wg3, sg, Some(ids.lane));
     let step_cost = trace.step_cost(current);
     let sg_cost = trace.subgroup_cost(current, wg3, sg);
-    let running = totals.get(*step).copied().unwrap_or_default();
+    let running = totals.get(cur_step).copied().unwrap_or_default();
     let lanes = trace.lanes(current, wg3, sg);
     let lane_active: HashMap<u32, bool> = lanes
         .iter()
@@ -310,13 +331,17 @@ pub fn Visualiser() -> Html {
         let (nav, route, q) = (navigator.clone(), ctx.route.clone(), ctx.query.clone());
         let (step, playing) = (step.clone(), playing.clone());
         Callback::from(move |e: Event| {
-            let v = e
-                .target_unchecked_into::<web_sys::HtmlInputElement>()
-                .value();
+            let input = e.target_unchecked_into::<web_sys::HtmlInputElement>();
+            let next = q.clone().with(key, &input.value()).with("step", "0");
+            // The field shows the value in use even when the page's value did not change
+            // (64 stays 64 after typing 1000), which a re-render alone would not write.
+            if let Some(used) = VisParams::from_query(&next).field_value(key) {
+                input.set_value(&used);
+            }
             playing.set(false);
             step.set(0);
             if let Some(nav) = &nav {
-                replace_query(nav, &route, &q.clone().with(key, &v).with("step", "0"));
+                replace_query(nav, &route, &next);
             }
         })
     };
@@ -324,7 +349,7 @@ pub fn Visualiser() -> Html {
         let (step, playing) = (step.clone(), playing.clone());
         Callback::from(move |_: MouseEvent| {
             playing.set(false);
-            step.set((*step as i64 + delta).clamp(0, last as i64) as usize);
+            step.set(((*step).min(last) as i64 + delta).clamp(0, last as i64) as usize);
         })
     };
     let toggle = {
@@ -338,22 +363,38 @@ pub fn Visualiser() -> Html {
     };
     let onkeydown = {
         let (playing, step) = (playing.clone(), step.clone());
-        Callback::from(move |e: KeyboardEvent| match e.key().as_str() {
-            "ArrowRight" => {
-                e.prevent_default();
-                playing.set(false);
-                step.set((*step + 1).min(last));
+        Callback::from(move |e: KeyboardEvent| {
+            // Fields, the slider and drop-downs keep their own keys; a button keeps space
+            // (it clicks itself).
+            let tag = e
+                .target_dyn_into::<web_sys::Element>()
+                .map(|el| el.tag_name().to_ascii_lowercase())
+                .unwrap_or_default();
+            if matches!(tag.as_str(), "input" | "select" | "textarea")
+                || (tag == "button" && e.key() == " ")
+            {
+                return;
             }
-            "ArrowLeft" => {
-                e.prevent_default();
-                playing.set(false);
-                step.set(step.saturating_sub(1));
+            match e.key().as_str() {
+                "ArrowRight" => {
+                    e.prevent_default();
+                    playing.set(false);
+                    step.set(((*step).min(last) + 1).min(last));
+                }
+                "ArrowLeft" => {
+                    e.prevent_default();
+                    playing.set(false);
+                    step.set((*step).min(last).saturating_sub(1));
+                }
+                " " => {
+                    e.prevent_default();
+                    if *step >= last {
+                        step.set(0);
+                    }
+                    playing.set(!*playing);
+                }
+                _ => {}
             }
-            " " => {
-                e.prevent_default();
-                playing.set(!*playing);
-            }
-            _ => {}
         })
     };
     let scrub = {
@@ -378,7 +419,7 @@ pub fn Visualiser() -> Html {
 
     // Workgroup grid.
     let wg_cells = (0..launch.grid[1]).flat_map(|y| (0..launch.grid[0]).map(move |x| (x, y))).map(|(x, y)| {
-        let selected = [x, y] == *sel_wg;
+        let selected = [x, y] == cur_wg;
         let onclick = {
             let (sel_wg, thread) = (sel_wg.clone(), thread.clone());
             Callback::from(move |_| {
@@ -406,7 +447,7 @@ pub fn Visualiser() -> Html {
         html! {
             <rect x={(x * 18).to_string()} y={(y * 18).to_string()} width="16" height="16" rx="2"
                 fill={PALETTE[sgi as usize % PALETTE.len()]}
-                class={classes!("thread", (i == *thread).then_some("selected"), (sgi == sg).then_some("in-subgroup"), (!active).then_some("inactive"))}
+                class={classes!("thread", (i == cur_thread).then_some("selected"), (sgi == sg).then_some("in-subgroup"), (!active).then_some("inactive"))}
                 data-thread={i.to_string()} {onclick}>
                 <title>{ format!("local_invocation_id ({x}, {y}) · subgroup {sgi} · lane {}", i % launch.subgroup_width) }</title>
             </rect>
@@ -445,21 +486,30 @@ pub fn Visualiser() -> Html {
             &other_params,
             whole(&totals),
             whole(&compare_totals),
-            *step,
+            cur_step,
             wg3,
-            *thread,
+            cur_thread,
         )
     });
     let rejected = params.rejected.iter().map(|(name, value)| {
         html! { <li>{ ctx.tf("vis.bad_param", &[("name", name), ("value", value)]) }</li> }
+    });
+    let clamped = params.clamped.iter().map(|c| {
+        html! { <li>{ ctx.tf("vis.clamped", &[
+            ("name", c.name),
+            ("value", &c.given),
+            ("min", &c.range.0.to_string()),
+            ("max", &c.range.1.to_string()),
+            ("used", &c.used.to_string()),
+        ]) }</li> }
     });
 
     html! {
         <section class="page visualiser">
             <h1>{ ctx.t("vis.heading") }</h1>
             <p class="lead">{ ctx.t("vis.intro") }</p>
-            if !params.rejected.is_empty() {
-                <ul class="message error" role="alert">{ for rejected }</ul>
+            if !params.rejected.is_empty() || !params.clamped.is_empty() {
+                <ul class="message error vis-adjusted" role="alert">{ for rejected }{ for clamped }</ul>
             }
             <div class="vis-settings">
                 <label>{ ctx.t("vis.stage") }
@@ -479,28 +529,32 @@ pub fn Visualiser() -> Html {
                 </label>
             </div>
             <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
-            <div class="vis-controls" tabindex="0" {onkeydown} aria-label={ctx.t("vis.controls")}>
+            <div class="vis-view" tabindex="0" {onkeydown} aria-label={ctx.t("vis.view")}
+                aria-describedby="vis-keys">
+            <div class="vis-controls" role="group" aria-label={ctx.t("vis.controls")}>
                 <button type="button" class="button" id="vis-back" onclick={go(-1)}>{ ctx.t("vis.back") }</button>
                 <button type="button" class="button primary" id="vis-play" onclick={toggle}>
                     { ctx.t(if *playing { "vis.pause" } else { "vis.play" }) }
                 </button>
                 <button type="button" class="button" id="vis-forward" onclick={go(1)}>{ ctx.t("vis.forward") }</button>
-                <input type="range" id="vis-scrub" min="0" max={last.to_string()} value={step.to_string()} oninput={scrub}
+                <input type="range" id="vis-scrub" min="0" max={last.to_string()} value={cur_step.to_string()} oninput={scrub}
                     aria-label={ctx.t("vis.scrub")} />
                 <select id="vis-speed" onchange={on_speed} aria-label={ctx.t("vis.speed")}>{ for speed_options }</select>
-                <span class="vis-step" id="vis-step" data-step={step.to_string()}>
-                    { ctx.tf("vis.step_of", &[("i", &(*step + 1).to_string()), ("n", &steps.len().to_string())]) }
+                <span class="vis-step" id="vis-step" data-step={cur_step.to_string()}>
+                    { ctx.tf("vis.step_of", &[("i", &(cur_step + 1).to_string()), ("n", &steps.len().to_string())]) }
                     { " · " }
                     { step_label(&ctx, current, tile) }
                 </span>
             </div>
-            <p class="note">{ ctx.t("vis.keys") }</p>
+            <p class="note vis-keys" id="vis-keys">{ ctx.t("vis.keys") }</p>
             <div class="vis-layout">
                 <div class="vis-launch">
                     <h3>{ ctx.tf("vis.grid", &[("x", &launch.grid[0].to_string()), ("y", &launch.grid[1].to_string())]) }</h3>
-                    <svg class="vis-wgs" width={(launch.grid[0] * 22).to_string()} height={(launch.grid[1] * 22).to_string()}>{ for wg_cells }</svg>
+                    <svg class="vis-wgs" width={(launch.grid[0] * 22).to_string()} height={(launch.grid[1] * 22).to_string()}
+                        viewBox={format!("0 0 {} {}", launch.grid[0] * 22, launch.grid[1] * 22)} style={scaled_width(f64::from(launch.grid[0] * 22))}>{ for wg_cells }</svg>
                     <h3>{ ctx.tf("vis.threads", &[("x", &wx.to_string()), ("y", &wy.to_string()), ("sg", &launch.subgroup_width.to_string())]) }</h3>
-                    <svg class="vis-threads" width={(wx * 18).to_string()} height={(wy * 18).to_string()}>{ for thread_cells }</svg>
+                    <svg class="vis-threads" width={(wx * 18).to_string()} height={(wy * 18).to_string()}
+                        viewBox={format!("0 0 {} {}", wx * 18, wy * 18)} style={scaled_width(f64::from(wx * 18))}>{ for thread_cells }</svg>
                     <table class="facts vis-ids" id="vis-ids">
                         { for ID_NAMES.iter().zip([ids.global, ids.local, ids.workgroup]).map(|((wgsl, cuda), v)| html! {
                             <tr><th scope="row"><code>{ *wgsl }</code></th><td>{ format!("({}, {})", v[0], v[1]) }</td><td><code>{ *cuda }</code></td></tr>
@@ -525,6 +579,7 @@ pub fn Visualiser() -> Html {
                     { counters(&ctx, "vis.counters.total", &running) }
                     <p class="note">{ ctx.t("vis.explain") }</p>
                 </div>
+            </div>
             </div>
             { for compare }
             <ScheduleReplay />

@@ -110,7 +110,7 @@ pub fn Body() -> Html {
 
     // The formats table, computed.
     let table = html! {
-        <table class="facts formats">
+        <div class="table-scroll"><table class="facts formats">
             <thead><tr>
                 <th scope="col">{ ctx.t("lesson.precision.col.format") }</th>
                 <th scope="col">{ ctx.t("lesson.precision.col.bits") }</th>
@@ -131,7 +131,7 @@ pub fn Body() -> Html {
                 </tr>
             }) }
             </tbody>
-        </table>
+        </table></div>
     };
 
     // Round a number to each format.

@@ -399,7 +399,11 @@ pub fn Body() -> Html {
     let preset_items = vram::PRESETS
         .iter()
         .map(|p| {
-            let mut pairs = vec![("p", params_text(p.params))];
+            // Every field starts from the lesson's default (FP16, training, Adam, no LoRA, no
+            // checkpointing), so nothing ticked earlier survives into the preset's total.
+            let mut pairs: Vec<(&'static str, String)> =
+                DEFAULTS.iter().map(|(k, v)| (*k, v.to_string())).collect();
+            pairs.push(("p", params_text(p.params)));
             match p.activations {
                 Activations::Transformer {
                     batch,

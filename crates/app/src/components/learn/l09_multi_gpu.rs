@@ -163,11 +163,7 @@ pub fn Body() -> Html {
                 l.id.to_string(),
                 ctx.tf(
                     "lb.mgpu.link_option",
-                    &[
-                        ("name", l.name),
-                        ("each", &l.per_direction_gbs.to_string()),
-                        ("both", &l.bidirectional_gbs.to_string()),
-                    ],
+                    &[("name", l.name), ("each", &l.per_direction_gbs.to_string())],
                 ),
             )
         })
