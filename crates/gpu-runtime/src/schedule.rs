@@ -1,7 +1,7 @@
 //! Recording how the GPU scheduled a launch (the visualiser's real-GPU mode).
 
 use crate::context::{Gpu, GpuError};
-use crate::dispatch::RunOptions;
+use crate::plan::RunOptions;
 use crate::workload::{Job, ScheduleSize};
 
 /// Start and end tickets of each workgroup, indexed by linear workgroup id (y·gx + x).
@@ -16,8 +16,14 @@ pub async fn record_schedule(gpu: &Gpu, size: ScheduleSize) -> Result<ScheduleRe
     let kernel = crate::kernel("schedule-probe")
         .ok_or_else(|| GpuError::Shader("schedule-probe is not catalogued".into()))?;
     let job = Job::Schedule(size);
-    let out = gpu.run(kernel, &job, &RunOptions::default()).await?;
-    let verdict = kernel.verify(&job, &out.output);
+    let (out, verdict) = crate::run_verified(
+        gpu,
+        kernel,
+        &job,
+        &RunOptions::default(),
+        &Default::default(),
+    )
+    .await?;
     if !verdict.ok {
         return Err(GpuError::Dispatch(format!(
             "the schedule probe's tickets are inconsistent: {:?}",

@@ -1,0 +1,91 @@
+//! The tiny MLP's training kernels. They run no [`crate::Job`]: a
+//! [`crate::training::TrainingSession`] owns their buffers and bind groups (each file's header
+//! lists its bindings) and sizes their grids with [`crate::training::step_plan`].
+
+use cpu_kernels::verify::Precision;
+
+use crate::spec::{Family, KernelSource, KernelSpec, Storage};
+use crate::workload::Workload;
+
+const MLP_FORWARD: &str = include_str!("../../../../shaders/mlp_forward.wgsl");
+const MLP_LOSS: &str = include_str!("../../../../shaders/mlp_loss.wgsl");
+const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward_params.wgsl");
+const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
+const MLP_SGD: &str = include_str!("../../../../shaders/mlp_sgd.wgsl");
+const MLP_ADAM: &str = include_str!("../../../../shaders/mlp_adam.wgsl");
+
+/// MLP kernels take one thread per element of a layer, 64 to a workgroup; the training
+/// session computes that count per layer, so a workload gives them no grid.
+fn grid_mlp(_: &Workload) -> [u32; 3] {
+    [0, 0, 0]
+}
+
+/// An MLP kernel: one file, entry point `main`, 64 threads per workgroup, f32.
+const fn mlp_kernel(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
+    title_key: &'static str,
+    summary_key: &'static str,
+) -> KernelSpec {
+    KernelSpec {
+        id,
+        source_path,
+        source: KernelSource::Built(source),
+        entry_point: "main",
+        family: Family::Mlp,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_mlp,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key,
+        summary_key,
+    }
+}
+
+pub static KERNELS: &[KernelSpec] = &[
+    mlp_kernel(
+        "mlp-forward",
+        "shaders/mlp_forward.wgsl",
+        || MLP_FORWARD.to_string(),
+        "kernel.mlp-forward.title",
+        "kernel.mlp-forward.summary",
+    ),
+    mlp_kernel(
+        "mlp-loss",
+        "shaders/mlp_loss.wgsl",
+        || MLP_LOSS.to_string(),
+        "kernel.mlp-loss.title",
+        "kernel.mlp-loss.summary",
+    ),
+    mlp_kernel(
+        "mlp-backward-params",
+        "shaders/mlp_backward_params.wgsl",
+        || MLP_BACKWARD_PARAMS.to_string(),
+        "kernel.mlp-backward-params.title",
+        "kernel.mlp-backward-params.summary",
+    ),
+    mlp_kernel(
+        "mlp-backward-input",
+        "shaders/mlp_backward_input.wgsl",
+        || MLP_BACKWARD_INPUT.to_string(),
+        "kernel.mlp-backward-input.title",
+        "kernel.mlp-backward-input.summary",
+    ),
+    mlp_kernel(
+        "mlp-sgd",
+        "shaders/mlp_sgd.wgsl",
+        || MLP_SGD.to_string(),
+        "kernel.mlp-sgd.title",
+        "kernel.mlp-sgd.summary",
+    ),
+    mlp_kernel(
+        "mlp-adam",
+        "shaders/mlp_adam.wgsl",
+        || MLP_ADAM.to_string(),
+        "kernel.mlp-adam.title",
+        "kernel.mlp-adam.summary",
+    ),
+];
