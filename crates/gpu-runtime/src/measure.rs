@@ -24,7 +24,8 @@ pub const MAX_STRIDE: u32 = 64;
 pub(crate) fn layout<'a>(size: MeasureSize, input: &'a [f32]) -> Layout<'a> {
     Layout {
         inputs: vec![Cow::Borrowed(bytemuck::cast_slice(input))],
-        dims: [size.elements, size.threads, size.param, 0],
+        // The chains' multiplier 1.0, as bits: a uniform the shader compiler cannot fold.
+        dims: [size.elements, size.threads, size.param, 1f32.to_bits()],
         output_len: size.threads as usize,
         padded_rows: None,
     }
@@ -45,6 +46,15 @@ pub(crate) fn grid_threads<const WG: u32>(w: &Workload) -> [u32; 3] {
         _ => [0, 0, 0],
     }
 }
+
+/// The FMA probe's per-lane addends, chain by chain (as in `measure_fma.wgsl`). None is zero
+/// and their total (41) is not, so one skipped step of any chain changes the result.
+const FMA_CONSTS: [[f32; 4]; 4] = [
+    [1.0, 2.0, 3.0, 4.0],
+    [5.0, 6.0, 7.0, 8.0],
+    [-1.0, -2.0, -3.0, -5.0],
+    [1.0, 3.0, 5.0, 7.0],
+];
 
 /// What the probe's kernel computes, on the CPU, in the same f32 operations.
 pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> {
@@ -72,18 +82,12 @@ pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> 
             .iter()
             .map(|&s| {
                 let starts = [s, s + 1.0, s - 1.0, -s];
-                let consts = [
-                    [1.0, 2.0, 3.0, 4.0],
-                    [5.0, 6.0, 7.0, 8.0],
-                    [-1.0, -2.0, -3.0, -4.0],
-                    [0.25, 0.5, 0.75, 1.0f32],
-                ];
                 let mut lanes = [0f32; 4];
-                for (x0, c) in starts.iter().zip(consts) {
+                for (x0, c) in starts.iter().zip(FMA_CONSTS) {
                     for (lane, ci) in c.iter().enumerate() {
                         let mut x = *x0;
                         for _ in 0..iters {
-                            x = x.mul_add(0.5, *ci);
+                            x = x.mul_add(1.0, *ci);
                         }
                         lanes[lane] += x;
                     }
@@ -103,9 +107,9 @@ pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> 
                 let mut x = s;
                 for _ in 0..iters {
                     x = if path_a {
-                        x.mul_add(0.5, 1.0)
+                        x.mul_add(1.0, 1.0)
                     } else {
-                        (x + 2.0).sqrt()
+                        x.mul_add(x + 2.0, 1.0).sqrt().round_ties_even() % 2048.0
                     };
                 }
                 x
@@ -116,8 +120,9 @@ pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> 
 }
 
 /// Checks a probe's output. The copy must be exact. Sums (strided) may only differ by f32
-/// rounding of the terms' magnitudes; the chains (fma, divergence) converge, so their error
-/// stays at a few units in the last place whatever the iteration count.
+/// rounding of the terms' magnitudes. The chains (fma, divergence) add whole numbers (or
+/// round to them), every operation exact, so they must match bit for bit: a chain that
+/// skipped a single step is off by at least 1.
 pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) -> Verdict {
     let want = reference(kernel_id, size, input);
     let rel_bound = match kernel_id {
@@ -126,7 +131,7 @@ pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) ->
             let reads = size.elements.div_ceil(size.threads.max(1)) as f64;
             2.0 * reads / (1u64 << 24) as f64
         }
-        _ => 1e-5,
+        _ => 0.0,
     };
     let mut max_rel_error = 0f64;
     let mut first_failure = None;
@@ -400,26 +405,57 @@ mod tests {
     }
 
     #[test]
-    fn chains_converge_to_hand_computed_limits() {
-        // x ← x/2 + c converges to 2c; four chains of four lanes sum to 2·Σc = 2·(10+26−10+2.5).
+    fn chains_count_every_step() {
+        // Start s = 3: the chains start at 3, 4, 2, −3 and add their constants (total 41)
+        // each step: 4·(3 + 4 + 2 − 3) + 200·41.
         let size = MeasureSize {
             elements: 4,
             threads: 1,
             param: 200,
         };
         let got = reference("measure-fma", size, &[3.0, 0.0, 0.0, 0.0]);
-        assert!((got[0] - 57.0).abs() < 1e-4, "{got:?}");
-        // Both divergence paths converge to 2.
-        let size = MeasureSize {
-            elements: 128,
-            threads: 128,
-            param: 100,
-        };
-        let data = input(128);
+        assert_eq!(got[0], 24.0 + 200.0 * 41.0);
+        // Both divergence paths count up by one; path B wraps at 2048.
+        let data = [5.0f32, 2000.0, 0.0, 7.0];
         for id in ["measure-divergent", "measure-uniform"] {
-            assert!(reference(id, size, &data)
-                .iter()
-                .all(|x| (x - 2.0).abs() < 1e-5));
+            let size = MeasureSize {
+                elements: 4,
+                threads: 4,
+                param: 100,
+            };
+            let got = reference(id, size, &data);
+            let path_a = |t: usize| {
+                if id == "measure-divergent" {
+                    t % 2 == 0
+                } else {
+                    t < 64
+                }
+            };
+            for (t, (&g, &s)) in got.iter().zip(&data).enumerate() {
+                let want = if path_a(t) {
+                    s + 100.0
+                } else {
+                    (s + 100.0) % 2048.0
+                };
+                assert_eq!(g, want, "{id} thread {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_missing_step_fails_the_check() {
+        let data = input(256);
+        for id in ["measure-fma", "measure-divergent", "measure-uniform"] {
+            for iters in [1u32, 25, 256, 2048, 4097] {
+                let size = |param| MeasureSize {
+                    elements: 256,
+                    threads: 256,
+                    param,
+                };
+                let ran = reference(id, size(iters - 1), &data);
+                assert!(verify(id, size(iters - 1), &data, &ran).ok);
+                assert!(!verify(id, size(iters), &data, &ran).ok, "{id} {iters}");
+            }
         }
     }
 
