@@ -426,7 +426,7 @@ mod tests {
             let got = reference(id, size, &data);
             let path_a = |t: usize| {
                 if id == "measure-divergent" {
-                    t % 2 == 0
+                    t.is_multiple_of(2)
                 } else {
                     t < 64
                 }
