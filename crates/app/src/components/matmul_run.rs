@@ -112,6 +112,9 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     // Finished runs, exposed as data-runs so tests (and screen readers via aria-live) can
     // tell a new result from the previous one.
     let finished = use_state(|| 0u32);
+    // Set synchronously when a run starts: a second submit in the same task (a double click,
+    // Enter pressed twice) comes before the re-render that disables the button.
+    let busy = use_mut_ref(|| false);
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -159,11 +162,16 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
 
     let run = {
         let (outcome, adapter, finished) = (outcome.clone(), adapter.clone(), finished.clone());
+        let busy = busy.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(size), true) = (size, can_run) else {
                 return;
             };
+            if busy.replace(true) {
+                return;
+            }
+            let busy = busy.clone();
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
             let (outcome, finished) = (outcome.clone(), finished.clone());
             outcome.set(Outcome::Running);
@@ -184,6 +192,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
                     Err(e) => Outcome::Failed(e),
                 });
                 finished.set(*finished + 1);
+                *busy.borrow_mut() = false;
             });
         })
     };
