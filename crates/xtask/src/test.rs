@@ -267,6 +267,22 @@ pub fn e2e_only(args: &[String]) -> Result<(), String> {
     }
 }
 
+/// `cargo xtask soak [--no-build]`: the long runs of `tests/soak/` against the release site.
+pub fn soak(args: &[String]) -> Result<(), String> {
+    let site = root().join("target/e2e-site");
+    tools::ensure_browser()?;
+    if !args.iter().any(|a| a == "--no-build") || !site.join("index.html").exists() {
+        crate::build::dist(&site)?;
+    }
+    let tally = node_tests(&site, "tests/soak", &[])?;
+    println!("{}", tally.line());
+    if tally.failed > 0 {
+        Err("the soak failed".into())
+    } else {
+        Ok(())
+    }
+}
+
 /// Serves the built site on a free port and runs the node test files against it.
 fn e2e(site: &Path) -> Result<Tally, String> {
     e2e_files(site, &[])
@@ -274,10 +290,15 @@ fn e2e(site: &Path) -> Result<Tally, String> {
 
 /// Like [`e2e`], limited to the files named in `only` (all when empty).
 fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
+    node_tests(site, "tests/e2e", only)
+}
+
+/// Serves the site and runs the `*.test.mjs` files of `dir` named in `only` (all when empty).
+fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> {
     let chromium = tools::ensure_browser()?;
     let base = crate::serve::spawn_background(site.to_path_buf(), "/course/gpu-playground/")?;
     info(&format!("site served at {base}"));
-    let dir = root().join("tests/e2e");
+    let dir = root().join(dir);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .map_err(|e| e.to_string())?
         .flatten()
@@ -287,9 +308,7 @@ fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
-            "no end-to-end test files in tests/e2e match {only:?}"
-        ));
+        return Err(format!("no test files in {} match {only:?}", dir.display()));
     }
     let out = root().join("test-output");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
