@@ -3,7 +3,7 @@
 // local storage that throws. Each test would fail if the page's handling were removed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, runAndWait, screenshot, assertNoErrors, BASE_URL } from './helpers.mjs';
+import { launch, openPage, waitForProbe, runAndWait, runVerified, screenshot, assertNoErrors, BASE_URL } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -181,11 +181,7 @@ for (const [what, script] of [
     await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('内核'));
     assert.match(new URL(page.url()).hash, /lang=zh/);
     // A run still works without saved preferences.
-    await page.fill('#dim-m', '16');
-    await page.fill('#dim-n', '16');
-    await page.fill('#dim-k', '16');
-    await runAndWait(page);
-    assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+    await runVerified(page, [16, 16, 16]);
     assertNoErrors(errors);
     await context.close();
   });
@@ -217,12 +213,8 @@ test('row 4: a size past the device limits is refused before submission, naming 
   const n = Number(m[1].replace(/,/g, ''));
   assert.ok(n * n * 4 <= MIB128 && n >= 5000, `largest fit ${n}`);
   assert.equal(await page.evaluate(() => window.gpuPlayground.debug_live_buffers()), 0);
-  // The named size runs.
-  await page.fill('#dim-m', String(Math.min(n, 64)));
-  await page.fill('#dim-n', '64');
-  await page.fill('#dim-k', '64');
-  await runAndWait(page);
-  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  // A size that fits runs.
+  await runVerified(page, [64, 64, 64]);
   assertNoErrors(errors);
   await context.close();
 });
