@@ -71,7 +71,10 @@ fn placeholders(s: &str) -> BTreeSet<String> {
 }
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("locales");
+    // Read at run time, not with env!(): a build script compiled in another checkout (a
+    // copied target/ directory) would otherwise keep reading that checkout's locales.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest).join("locales");
     let langs = ["en", "zh"];
     let tables: Vec<_> = langs.iter().map(|l| parse_dir(&dir.join(l))).collect();
     let en_keys: BTreeSet<_> = tables[0].keys().collect();

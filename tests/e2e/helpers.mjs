@@ -73,3 +73,12 @@ export async function runAndWait(page) {
     (n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 },
   );
 }
+
+/** Types an M×N×K size into the Run widget, runs it, and checks the result is verified. */
+export async function runVerified(page, [m, n, k]) {
+  await page.fill('#dim-m', String(m));
+  await page.fill('#dim-n', String(n));
+  await page.fill('#dim-k', String(k));
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+}

@@ -36,6 +36,11 @@ for (const lang of ['en', 'zh']) {
       await page.waitForSelector('.try-it');
       assert.ok(await page.$('.widget'), `${id} has a widget`);
       await noMissingKeys(page);
+      if (id === 'latency-throughput') {
+        // The diagram's counts are the ones its caption states: 4 CPU cores, 192 GPU lanes.
+        assert.equal((await page.$$('.diagram .core.big')).length, 4);
+        assert.equal((await page.$$('.diagram .core.small')).length, 192);
+      }
       await screenshot(page, `learn-a-${id}-${lang}`);
     }
     assertNoErrors(errors);
@@ -61,9 +66,17 @@ test('the race times CPU and GPU at every size', async () => {
   const { page, context, errors } = await openPage(browser, '#/learn/latency-throughput?lang=en');
   await waitForProbe(page);
   const sel = await measure(page, 'race');
-  const rows = await page.$$eval(`${sel} .race-row`, (rs) => rs.map((r) => [r.dataset.n, r.dataset.cpuMs, r.dataset.gpuMs]));
+  const rows = await page.$$eval(`${sel} .race-row`, (rs) => rs.map((r) => [r.dataset.n, r.dataset.cpuMs, r.dataset.gpuMs, r.dataset.cpuKernel]));
   assert.deepEqual(rows.map((r) => r[0]), ['16', '64', '128', '256']);
+  // The CPU contender is the race's SIMD kernel, not the f64 verification reference.
+  assert.deepEqual(rows.map((r) => r[3]), ['simd', 'simd', 'simd', 'simd']);
+  // Short CPU tries are repeated until the browser's clock resolves them: never 0 ms.
   for (const [, cpu, gpu] of rows) assert.ok(finite(cpu) && Number(cpu) > 0 && finite(gpu) && Number(gpu) > 0, `${cpu} ${gpu}`);
+  // 256³ is 4,096 times the work of 16³: it must take measurably longer, and 33.5 MFLOP on
+  // one core lies between 1 ms (33 GFLOP/s) and 10 s (3 MFLOP/s) on any machine.
+  const cpu = rows.map((r) => Number(r[1]));
+  assert.ok(cpu[3] > cpu[0], `CPU ms ${cpu}`);
+  assert.ok(cpu[3] >= 1 && cpu[3] <= 10_000, `CPU 256³ took ${cpu[3]} ms`);
   assert.match(await page.textContent(sel), /software adapter/);
   await screenshot(page, 'learn-a-race-en');
   assertNoErrors(errors);

@@ -41,6 +41,15 @@ test('every area renders its heading, never TODO', async () => {
     assert.match(text, pattern, `${path}`);
     assert.doesNotMatch(text, /TODO/i);
     assert.equal(await page.getAttribute(`nav a[href^="${path}?"]`, 'aria-current'), 'page');
+    // Each area's content, not just its heading: counts fixed by the catalogue.
+    const counts = {
+      '#/learn': ['.lesson-list > li', 12],
+      '#/kernels': ['.stage-list a[data-stage]', 8],
+    }[path];
+    if (counts) {
+      await page.waitForSelector(counts[0]);
+      assert.equal((await page.$$(counts[0])).length, counts[1], `${path}: ${counts[0]}`);
+    }
   }
   assertNoErrors(errors);
   await context.close();

@@ -125,6 +125,19 @@ test('batch-size experiment: samples/s for every batch size on GPU and CPU', asy
   for (const r of rows) console.log(r.join(' | '));
   assert.equal(rows[0][0], '1');
   assert.equal(rows[6][0], '4,096');
+  // Every cell a number in a plausible range: a step moves at least one sample per 100 ms,
+  // and no machine trains this network on 10⁹ samples per second.
+  const num = (t) => Number(t.replace(/,/g, ''));
+  for (const r of rows) {
+    for (const v of [num(r[1]), num(r[2])]) assert.ok(v >= 10 && v <= 1e9, `batch ${r[0]}: ${r.join(' | ')}`);
+  }
+  // Larger batches amortise per-step costs: the CPU's rate at 4,096 beats its rate at 1.
+  assert.ok(num(rows[6][2]) > num(rows[0][2]), `CPU ${rows[0][2]} → ${rows[6][2]}`);
+  // The chart draws one point per batch size on each line.
+  for (const line of ['gpu-train', 'cpu-train']) {
+    const points = await page.getAttribute(`.train-exp-chart polyline.${line}`, 'points');
+    assert.equal(points.trim().split(/\s+/).length, 7, `${line}: ${points}`);
+  }
   await screenshot(page, 'train-experiment-en');
   assertNoErrors(errors);
   await context.close();

@@ -36,7 +36,7 @@ pub fn start() {
 /// Returns whether there was a device to lose.
 #[wasm_bindgen]
 pub fn debug_lose_device() -> bool {
-    session::simulate_loss()
+    session::destroy_device()
 }
 
 /// Test hook: GPU buffers created by the runtime and not yet destroyed (0 when idle).

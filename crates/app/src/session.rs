@@ -35,7 +35,8 @@ pub fn forget() {
     GPU.with(|c| *c.borrow_mut() = None);
 }
 
-/// Test hook: destroys the current device, to check that the page recovers.
-pub fn simulate_loss() -> bool {
-    GPU.with(|c| c.borrow().as_ref().map(|g| g.simulate_loss()).is_some())
+/// Test hook: destroys the current device for real, to check that the page notices the loss
+/// (through wgpu's lost callback) and recovers.
+pub fn destroy_device() -> bool {
+    GPU.with(|c| c.borrow().as_ref().map(|g| g.destroy()).is_some())
 }

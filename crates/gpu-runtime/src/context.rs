@@ -193,11 +193,16 @@ impl Gpu {
         self.lost.load(Ordering::SeqCst)
     }
 
-    /// Destroys the device on purpose: used by tests to check that a lost device is reported
-    /// and recovered from.
-    pub fn simulate_loss(&self) {
+    /// Destroys the device for real (`GPUDevice.destroy()` in the browser): tests use it to
+    /// check that the loss is noticed the way a driver reset would be — through wgpu's
+    /// device-lost callback, never by setting the flag here — reported and recovered from.
+    pub fn destroy(&self) {
         self.device.destroy();
-        self.lost.store(true, Ordering::SeqCst);
+        // Natively the callback fires once the device is maintained with its queue drained;
+        // wait for that, so the flag is up before the next call, as it is in the browser
+        // once the `lost` promise settles.
+        #[cfg(not(target_arch = "wasm32"))]
+        let _ = self.device.poll(wgpu::PollType::wait_indefinitely());
     }
 }
 

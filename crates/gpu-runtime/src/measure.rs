@@ -258,26 +258,57 @@ mod tests {
     }
 
     #[test]
-    fn chains_converge_to_hand_computed_limits() {
-        // x ← x/2 + c converges to 2c; four chains of four lanes sum to 2·Σc = 2·(10+26−10+2.5).
+    fn chains_count_every_step() {
+        // Start s = 3: the chains start at 3, 4, 2, −3 and add their constants (total 41)
+        // each step: 4·(3 + 4 + 2 − 3) + 200·41.
         let size = MeasureSize {
             elements: 4,
             threads: 1,
             param: 200,
         };
         let got = reference("measure-fma", size, &[3.0, 0.0, 0.0, 0.0]);
-        assert!((got[0] - 57.0).abs() < 1e-4, "{got:?}");
-        // Both divergence paths converge to 2.
-        let size = MeasureSize {
-            elements: 128,
-            threads: 128,
-            param: 100,
-        };
-        let data = input(128);
+        assert_eq!(got[0], 24.0 + 200.0 * 41.0);
+        // Both divergence paths count up by one; path B wraps at 2048.
+        let data = [5.0f32, 2000.0, 0.0, 7.0];
         for id in ["measure-divergent", "measure-uniform"] {
-            assert!(reference(id, size, &data)
-                .iter()
-                .all(|x| (x - 2.0).abs() < 1e-5));
+            let size = MeasureSize {
+                elements: 4,
+                threads: 4,
+                param: 100,
+            };
+            let got = reference(id, size, &data);
+            let path_a = |t: usize| {
+                if id == "measure-divergent" {
+                    t.is_multiple_of(2)
+                } else {
+                    t < 64
+                }
+            };
+            for (t, (&g, &s)) in got.iter().zip(&data).enumerate() {
+                let want = if path_a(t) {
+                    s + 100.0
+                } else {
+                    (s + 100.0) % 2048.0
+                };
+                assert_eq!(g, want, "{id} thread {t}");
+            }
+        }
+    }
+
+    #[test]
+    fn one_missing_step_fails_the_check() {
+        let data = input(256);
+        for id in ["measure-fma", "measure-divergent", "measure-uniform"] {
+            for iters in [1u32, 25, 256, 2048, 4097] {
+                let size = |param| MeasureSize {
+                    elements: 256,
+                    threads: 256,
+                    param,
+                };
+                let ran = reference(id, size(iters - 1), &data);
+                assert!(verify(id, size(iters - 1), &data, &ran).ok);
+                assert!(!verify(id, size(iters), &data, &ran).ok, "{id} {iters}");
+            }
         }
     }
 

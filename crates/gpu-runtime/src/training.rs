@@ -613,6 +613,13 @@ impl TrainingSession {
             .map_err(|e| GpuError::Readback(e.to_string()))
     }
 
+    /// Whether the session's device has been lost (wgpu's lost callback fired). A destroyed
+    /// device may never report submitted work as done, so a caller waiting for completions
+    /// must ask this too.
+    pub fn device_lost(&self) -> bool {
+        self.gpu.is_lost()
+    }
+
     /// Whether an evaluation readback is on its way.
     pub fn eval_pending(&self) -> bool {
         self.read

@@ -30,9 +30,16 @@ fn every_run_destroys_what_it_created() {
         assert_eq!(live_buffers(), 0);
     }
     // A run that fails on a lost device leaves nothing behind either.
-    gpu.simulate_loss();
+    gpu.destroy();
+    assert!(gpu.is_lost(), "wgpu's lost callback did not fire");
     let job = Job::Matmul { size, a: &a, b: &b };
     assert!(pollster::block_on(gpu.run(k, &job, &RunOptions::default())).is_err());
+    assert_eq!(live_buffers(), 0);
+    // The next device works and leaks nothing either.
+    let gpu = Gpu::request_blocking().expect("a fresh device");
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let out = pollster::block_on(gpu.run(k, &job, &RunOptions::default())).expect("runs");
+    assert!(k.verify(&job, &out.output).ok);
     assert_eq!(live_buffers(), 0);
 }
 

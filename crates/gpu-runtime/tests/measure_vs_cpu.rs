@@ -126,3 +126,41 @@ fn a_matmul_job_is_refused_by_a_probe() {
     ));
     assert!(r.is_err());
 }
+
+/// A kernel (or driver) that runs fewer iterations than asked must fail verification, or
+/// the roofline's "peak" would count work that was never done. Runs the real probe with a
+/// shortened loop and checks its output as if the full count had been asked for.
+#[test]
+fn a_shortened_loop_fails_verification() {
+    let gpu = gpu();
+    for id in ["measure-fma", "measure-divergent", "measure-uniform"] {
+        for (asked, ran) in [(256u32, 255u32), (1024, 102), (2048, 2047), (64, 63)] {
+            let threads = 128u32;
+            let data = measure::input(threads as usize);
+            let size = |iters| MeasureSize {
+                elements: threads,
+                threads,
+                param: iters,
+            };
+            let k = kernel(id).expect("catalogued");
+            let job = Job::Measure {
+                size: size(ran),
+                input: &data,
+            };
+            let out = pollster::block_on(gpu.run(k, &job, &RunOptions::default()))
+                .unwrap_or_else(|e| panic!("{id}: {e}"));
+            // What it ran is right for what it ran…
+            assert!(k.verify(&job, &out.output).ok, "{id} {ran}");
+            // …and wrong for what was asked.
+            let asked_job = Job::Measure {
+                size: size(asked),
+                input: &data,
+            };
+            let v = k.verify(&asked_job, &out.output);
+            assert!(
+                !v.ok,
+                "{id}: {ran} of {asked} iterations passed as {asked}: {v:?}"
+            );
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! The MLP training session on a real wgpu device (lavapipe under `cargo xtask test`) against
 //! its CPU twin: same seeded initialisation, batch order and formulas, so the loss
-//! trajectories must agree step by step; and the GPU alone must learn circle and XOR.
+//! trajectories must agree step by step, every parameter must agree after 50 steps (and a
+//! twin with a planted mistake must not); and the GPU alone must learn circle and XOR.
 
 use std::rc::Rc;
 
@@ -164,9 +165,82 @@ fn readback_is_skipped_while_pending() {
 fn lost_device_is_reported() {
     let g = gpu();
     let mut p = pair(&g, spec("data=circle"));
-    g.simulate_loss();
+    p.gpu.step().expect("a step before the loss");
+    g.destroy();
+    assert!(g.is_lost(), "wgpu's lost callback did not fire");
     assert!(matches!(
         p.gpu.step(),
         Err(gpu_runtime::GpuError::DeviceLost(_))
     ));
+}
+
+const PARAM_CASES: &[&str] = &[
+    "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&noise=0.1&seed=1",
+    "data=circle&layers=6&act=relu&lr=0.1&batch=17&opt=momentum&features=x,y,x2,y2&seed=2",
+    "data=xor&layers=5,3&act=sigmoid&lr=0.5&batch=8&opt=sgd&loss=mse&features=x,y,xy,sinx,siny&seed=3",
+    "data=gauss&layers=16,16&act=relu&lr=0.01&batch=150&opt=adam&noise=0.3&seed=4",
+];
+const PARAM_STEPS: u32 = 50;
+
+/// How far the GPU's parameters may be from the twin's after `PARAM_STEPS` steps, in units of
+/// f32's machine epsilon times max(|p|, 1). Both sides run the same formulas in f32 on the
+/// same data; per step each parameter is rounded once when updated (½ ulp) and its update
+/// comes from gradients that differ only by rounding (fused multiply-adds, exp/tanh a few
+/// ulps apart), which Adam's and SGD's updates pass on without amplifying over so few steps.
+/// Four ulps per step covers that with room; the observed gap is about two ulps in total.
+const ULPS_PER_STEP: f32 = 4.0;
+
+/// The largest gap, over all parameters, as a multiple of its bound (≤ 1 passes).
+fn worst_ratio(gpu: &[f32], cpu: &[f32]) -> f32 {
+    assert_eq!(gpu.len(), cpu.len());
+    gpu.iter()
+        .zip(cpu)
+        .map(|(&a, &b)| {
+            assert!(a.is_finite() && b.is_finite(), "{a} vs {b}");
+            let bound = ULPS_PER_STEP * PARAM_STEPS as f32 * f32::EPSILON * b.abs().max(1.0);
+            (a - b).abs() / bound
+        })
+        .fold(0.0, f32::max)
+}
+
+/// Trains GPU and twin `PARAM_STEPS` steps, the twin first changed by `twin` (nothing, or a
+/// planted mistake), and returns [`worst_ratio`] of their parameters.
+fn param_gap(g: &Rc<Gpu>, q: &str, twin: impl FnOnce(&mut CpuTrainer)) -> f32 {
+    let mut p = pair(g, spec(q));
+    twin(&mut p.cpu);
+    for _ in 0..PARAM_STEPS {
+        p.gpu.step().expect("step");
+        p.cpu.step();
+    }
+    let gpu_params = p.gpu.eval_blocking().expect("eval").params;
+    worst_ratio(&gpu_params, &p.cpu.params)
+}
+
+/// Every weight and bias after 50 steps, GPU against CPU, within [`ULPS_PER_STEP`].
+#[test]
+fn every_parameter_agrees_after_50_steps() {
+    let g = gpu();
+    for q in PARAM_CASES {
+        let r = param_gap(&g, q, |_| {});
+        eprintln!("{q}: worst parameter gap {r:.4} of its bound");
+        assert!(
+            r <= 1.0,
+            "{q}: a parameter is {r}× its bound away from the CPU twin"
+        );
+    }
+}
+
+/// The comparison above can fail: a twin with Adam's ε at PyTorch's 1e-8 instead of 1e-7, or
+/// one that never learns its biases, is caught on every case it applies to.
+#[test]
+fn a_wrong_epsilon_or_bias_rule_breaks_the_comparison() {
+    let g = gpu();
+    for q in PARAM_CASES {
+        if spec(q).hyper().optimiser == gpu_runtime::mlp::Optimiser::Adam {
+            let r = param_gap(&g, q, |t| t.epsilon = 1e-8);
+            assert!(r > 1.0, "{q}: ε = 1e-8 went unnoticed ({r})");
+        }
+        let r = param_gap(&g, q, |t| t.bias_input = 0.0);
+        assert!(r > 1.0, "{q}: frozen biases went unnoticed ({r})");
+    }
 }

@@ -390,6 +390,12 @@ pub struct CpuTrainer {
     pub step: u64,
     /// Mean loss of the last batch.
     pub last_batch_loss: f32,
+    /// Adam's ε ([`EPSILON`]). A field so a test can give the twin a wrong one and show
+    /// that the GPU comparison notices.
+    pub epsilon: f32,
+    /// The bias column's input (1). A field for the same reason: a twin with a wrong bias
+    /// rule must fail the comparison.
+    pub bias_input: f32,
 }
 
 impl CpuTrainer {
@@ -425,6 +431,8 @@ impl CpuTrainer {
             partials: Vec::new(),
             step: 0,
             last_batch_loss: 0.0,
+            epsilon: EPSILON,
+            bias_input: 1.0,
         }
     }
 
@@ -499,7 +507,7 @@ impl CpuTrainer {
                         *g += dn * ak;
                     }
                     // The bias column's input is 1.
-                    row[lo.fan_in] += dn * 1.0;
+                    row[lo.fan_in] += dn * self.bias_input;
                 }
             }
             let mut s = REDUCE / 2;
@@ -551,7 +559,7 @@ impl CpuTrainer {
                     self.v[i] = BETA2 * self.v[i] + (1.0 - BETA2) * g * g;
                     let mh = self.m[i] / c1;
                     let vh = self.v[i] / c2;
-                    self.params[i] -= lr * mh / (vh.sqrt() + EPSILON);
+                    self.params[i] -= lr * mh / (vh.sqrt() + self.epsilon);
                 }
             }
         }

@@ -21,6 +21,9 @@ cargo xtask <command>
   e2e [--no-build] [FILE.test.mjs …]
                      build the site and run only the named browser test files
                      (all when none is named); --no-build reuses target/e2e-site
+  soak [--no-build]  long runs in one page each (1,000 verified runs, 1,000 races, 10 minutes
+                     of training): JS heap, live GPU buffers and frame time at start and end;
+                     not part of `test` (SOAK_RUNS, SOAK_RACES, SOAK_TRAIN_S lower the counts)
   bench matmul [--sizes 256,1024] [--reps 5] [--out FILE]
                      native benchmark of every matmul kernel (GFLOP/s from GPU timestamps,
                      each result verified); prints a Markdown table
@@ -44,6 +47,7 @@ fn main() -> ExitCode {
         Some("dist") => parse_out(&args[1..]).and_then(|out| build::dist(&out).map(|_| ())),
         Some("test") => test::test(),
         Some("e2e") => test::e2e_only(&args[1..]),
+        Some("soak") => test::soak(&args[1..]),
         Some("setup") => tools::setup_all(),
         Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {

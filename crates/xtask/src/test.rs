@@ -1,6 +1,9 @@
 //! `cargo xtask test`: every check the project has, in order, ending with one summary line.
 //!
-//! A step that cannot run (no browser, no GPU adapter) fails the command; nothing is skipped.
+//! A step that cannot run (no browser, no GPU adapter) fails the command. Checks that did not
+//! run — cargo's ignored tests, node's skipped and todo tests, and native GPU checks that
+//! report `SKIPPED: …` because the adapter lacks a feature — are counted and printed next to
+//! the passes and failures, so a missing check is never silent.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -15,6 +18,10 @@ use crate::util::{describe, info, root, step};
 struct Tally {
     passed: u64,
     failed: u64,
+    /// Checks that reported themselves skipped (node's skip/todo, `SKIPPED:` lines).
+    skipped: u64,
+    /// Tests marked `#[ignore]` (cargo's "N ignored").
+    ignored: u64,
 }
 
 struct StepResult {
@@ -36,8 +43,8 @@ pub fn test() -> Result<(), String> {
                 eprintln!("    FAILED: {e}");
                 (
                     Tally {
-                        passed: 0,
                         failed: 1,
+                        ..Tally::default()
                     },
                     Some(e),
                 )
@@ -95,7 +102,7 @@ pub fn test() -> Result<(), String> {
         wasm_size = report.describe();
         Ok(Tally {
             passed: 1,
-            failed: 0,
+            ..Tally::default()
         })
     });
     record(
@@ -111,6 +118,8 @@ pub fn test() -> Result<(), String> {
     let total = Tally {
         passed: results.iter().map(|r| r.tally.passed).sum(),
         failed: results.iter().map(|r| r.tally.failed).sum(),
+        skipped: results.iter().map(|r| r.tally.skipped).sum(),
+        ignored: results.iter().map(|r| r.tally.ignored).sum(),
     };
     println!("\n==> Summary ({:.0} s)", started.elapsed().as_secs_f64());
     for r in &results {
@@ -120,14 +129,14 @@ pub fn test() -> Result<(), String> {
             "ok  "
         };
         println!(
-            "    {state} {:<55} {:>4} passed {:>3} failed  {:>6.1} s",
-            r.name, r.tally.passed, r.tally.failed, r.seconds
+            "    {state} {:<55} {:>4} passed {:>3} failed {:>3} skipped {:>3} ignored  {:>6.1} s",
+            r.name, r.tally.passed, r.tally.failed, r.tally.skipped, r.tally.ignored, r.seconds
         );
     }
     if !wasm_size.is_empty() {
         println!("    wasm module: {wasm_size}");
     }
-    println!("{} passed, {} failed", total.passed, total.failed);
+    println!("{}", total.line());
     if total.failed > 0 || results.iter().any(|r| r.error.is_some()) {
         Err("some checks failed (see above)".into())
     } else {
@@ -135,16 +144,34 @@ pub fn test() -> Result<(), String> {
     }
 }
 
+impl Tally {
+    /// The closing line: `N passed, N failed, N skipped`, skipped counting ignored tests too
+    /// (they are named separately when there are any).
+    fn line(&self) -> String {
+        let mut s = format!(
+            "{} passed, {} failed, {} skipped",
+            self.passed,
+            self.failed,
+            self.skipped + self.ignored
+        );
+        if self.ignored > 0 {
+            s.push_str(&format!(" ({} of them ignored)", self.ignored));
+        }
+        s
+    }
+}
+
 /// A command that passes or fails as a whole (fmt, clippy): one check.
 fn check(cmd: &mut Command) -> Result<Tally, String> {
     crate::util::run(cmd.current_dir(root())).map(|_| Tally {
         passed: 1,
-        failed: 0,
+        ..Tally::default()
     })
 }
 
 /// Runs a test command, echoing its output and adding up its result lines: cargo's
-/// `test result: ok. N passed; M failed` and node's `ℹ pass N` / `ℹ fail N`.
+/// `test result: ok. N passed; M failed; K ignored`, node's `ℹ pass N` / `ℹ fail N` /
+/// `ℹ skipped N` / `ℹ todo N`, and native checks' `SKIPPED: …` lines.
 fn counted(cmd: &mut Command) -> Result<Tally, String> {
     let shown = describe(cmd);
     info(&format!("$ {shown}"));
@@ -192,6 +219,18 @@ fn parse_counts(line: &str, tally: &mut Tally) {
             .and_then(|n| n.trim().parse::<u64>().ok())
             .unwrap_or(0);
         tally.failed += number_after(l, "; ").unwrap_or(0);
+        tally.ignored += l
+            .split("; ")
+            .find_map(|p| p.trim().strip_suffix(" ignored"))
+            .and_then(|n| n.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    } else if l.contains("SKIPPED: ") {
+        tally.skipped += 1;
+    } else if let Some(rest) = ["ℹ skipped ", "# skip ", "ℹ todo ", "# todo "]
+        .iter()
+        .find_map(|p| l.strip_prefix(p))
+    {
+        tally.skipped += rest.trim().parse::<u64>().unwrap_or(0);
     } else if let Some(rest) = l
         .strip_prefix("ℹ pass ")
         .or_else(|| l.strip_prefix("# pass "))
@@ -220,9 +259,25 @@ pub fn e2e_only(args: &[String]) -> Result<(), String> {
         crate::build::dist(&site)?;
     }
     let tally = e2e_files(&site, &only)?;
-    println!("{} passed, {} failed", tally.passed, tally.failed);
+    println!("{}", tally.line());
     if tally.failed > 0 {
         Err("some browser tests failed".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// `cargo xtask soak [--no-build]`: the long runs of `tests/soak/` against the release site.
+pub fn soak(args: &[String]) -> Result<(), String> {
+    let site = root().join("target/e2e-site");
+    tools::ensure_browser()?;
+    if !args.iter().any(|a| a == "--no-build") || !site.join("index.html").exists() {
+        crate::build::dist(&site)?;
+    }
+    let tally = node_tests(&site, "tests/soak", &[])?;
+    println!("{}", tally.line());
+    if tally.failed > 0 {
+        Err("the soak failed".into())
     } else {
         Ok(())
     }
@@ -235,10 +290,15 @@ fn e2e(site: &Path) -> Result<Tally, String> {
 
 /// Like [`e2e`], limited to the files named in `only` (all when empty).
 fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
+    node_tests(site, "tests/e2e", only)
+}
+
+/// Serves the site and runs the `*.test.mjs` files of `dir` named in `only` (all when empty).
+fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> {
     let chromium = tools::ensure_browser()?;
     let base = crate::serve::spawn_background(site.to_path_buf(), "/course/gpu-playground/")?;
     info(&format!("site served at {base}"));
-    let dir = root().join("tests/e2e");
+    let dir = root().join(dir);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .map_err(|e| e.to_string())?
         .flatten()
@@ -248,9 +308,7 @@ fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
         .collect();
     files.sort();
     if files.is_empty() {
-        return Err(format!(
-            "no end-to-end test files in tests/e2e match {only:?}"
-        ));
+        return Err(format!("no test files in {} match {only:?}", dir.display()));
     }
     let out = root().join("test-output");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
@@ -279,6 +337,25 @@ mod tests {
         parse_counts("ℹ pass 7", &mut t);
         parse_counts("ℹ fail 1", &mut t);
         parse_counts("ℹ tests 8", &mut t);
-        assert_eq!((t.passed, t.failed), (13, 4));
+        assert_eq!((t.passed, t.failed, t.skipped, t.ignored), (13, 4, 0, 0));
+        parse_counts(
+            "test result: ok. 5 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out",
+            &mut t,
+        );
+        parse_counts("ℹ skipped 3", &mut t);
+        parse_counts("ℹ todo 1", &mut t);
+        parse_counts(
+            "SKIPPED: every_matmul_kernel…: matmul-f16 on llvmpipe",
+            &mut t,
+        );
+        parse_counts(
+            "test foo ... SKIPPED: half_precision…: no shader-f16",
+            &mut t,
+        );
+        assert_eq!((t.passed, t.failed, t.skipped, t.ignored), (18, 4, 6, 2));
+        assert_eq!(
+            t.line(),
+            "18 passed, 4 failed, 8 skipped (2 of them ignored)"
+        );
     }
 }

@@ -4,9 +4,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-/// The repository root (the workspace holding this crate).
+/// The repository root (the workspace holding this crate). `cargo xtask` (cargo run) sets
+/// CARGO_MANIFEST_DIR when it starts the binary; that wins over the compile-time value, which
+/// names the checkout the binary was built in (wrong for a copied target/ directory).
 pub fn root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let at_run = std::env::var_os("CARGO_MANIFEST_DIR").map(PathBuf::from);
+    let manifest = at_run.unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
+    let manifest = manifest.as_path();
     manifest
         .ancestors()
         .nth(2)

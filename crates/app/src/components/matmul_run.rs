@@ -159,6 +159,9 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     let finished = use_state(|| 0u32);
     let progress = use_state(|| None::<Progress>);
     let cancel = use_cancel_on_unmount();
+    // Set synchronously when a run starts: a second submit in the same task (a double click,
+    // Enter pressed twice) comes before the re-render that disables the button.
+    let busy = use_mut_ref(|| false);
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -213,11 +216,16 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
             cancel.clone(),
         );
         let (outcome_for, kernel_id) = (outcome_for.clone(), props.kernel_id.clone());
+        let busy = busy.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(size), true) = (size, can_run) else {
                 return;
             };
+            if busy.replace(true) {
+                return;
+            }
+            let busy = busy.clone();
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
             let (outcome, finished) = (outcome.clone(), finished.clone());
             outcome.set(Outcome::Running);
@@ -251,6 +259,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
                     Err(e) => Outcome::Failed(e),
                 });
                 finished.set(*finished + 1);
+                *busy.borrow_mut() = false;
             });
         })
     };

@@ -3,7 +3,7 @@
 //! [`crate::measure`].
 //!
 //! Bindings: 0 = input f32 (read), 1 = output f32 (write), 2 = uniform
-//! {elements, threads, param, 0}.
+//! {elements, threads, param, multiplier} (the multiplier is 1.0 as f32 bits).
 
 use std::borrow::Cow;
 
@@ -106,7 +106,8 @@ pub const MAX_STRIDE: u32 = 64;
 pub(crate) fn layout(size: MeasureSize, input: &[f32]) -> Layout<'_> {
     Layout {
         inputs: vec![Cow::Borrowed(bytemuck::cast_slice(input))],
-        uniform: vec![size.elements, size.threads, size.param, 0],
+        // The chains' multiplier 1.0, as bits: a uniform the shader compiler cannot fold.
+        uniform: vec![size.elements, size.threads, size.param, 1f32.to_bits()],
         output_len: size.threads as usize,
         padded_rows: None,
     }
@@ -127,6 +128,15 @@ pub(crate) fn grid_threads<const WG: u32>(w: &Workload) -> [u32; 3] {
         _ => [0, 0, 0],
     }
 }
+
+/// The FMA probe's per-lane addends, chain by chain (as in `measure_fma.wgsl`). None is zero
+/// and their total (41) is not, so one skipped step of any chain changes the result.
+const FMA_CONSTS: [[f32; 4]; 4] = [
+    [1.0, 2.0, 3.0, 4.0],
+    [5.0, 6.0, 7.0, 8.0],
+    [-1.0, -2.0, -3.0, -5.0],
+    [1.0, 3.0, 5.0, 7.0],
+];
 
 /// What the probe's kernel computes, on the CPU, in the same f32 operations.
 pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> {
@@ -154,18 +164,12 @@ pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> 
             .iter()
             .map(|&s| {
                 let starts = [s, s + 1.0, s - 1.0, -s];
-                let consts = [
-                    [1.0, 2.0, 3.0, 4.0],
-                    [5.0, 6.0, 7.0, 8.0],
-                    [-1.0, -2.0, -3.0, -4.0],
-                    [0.25, 0.5, 0.75, 1.0f32],
-                ];
                 let mut lanes = [0f32; 4];
-                for (x0, c) in starts.iter().zip(consts) {
+                for (x0, c) in starts.iter().zip(FMA_CONSTS) {
                     for (lane, ci) in c.iter().enumerate() {
                         let mut x = *x0;
                         for _ in 0..iters {
-                            x = x.mul_add(0.5, *ci);
+                            x = x.mul_add(1.0, *ci);
                         }
                         lanes[lane] += x;
                     }
@@ -185,9 +189,9 @@ pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> 
                 let mut x = s;
                 for _ in 0..iters {
                     x = if path_a {
-                        x.mul_add(0.5, 1.0)
+                        x.mul_add(1.0, 1.0)
                     } else {
-                        (x + 2.0).sqrt()
+                        x.mul_add(x + 2.0, 1.0).sqrt().round_ties_even() % 2048.0
                     };
                 }
                 x
@@ -198,8 +202,9 @@ pub fn reference(kernel_id: &str, size: MeasureSize, input: &[f32]) -> Vec<f32> 
 }
 
 /// Checks a probe's output. The copy must be exact. Sums (strided) may only differ by f32
-/// rounding of the terms' magnitudes; the chains (fma, divergence) converge, so their error
-/// stays at a few units in the last place whatever the iteration count.
+/// rounding of the terms' magnitudes. The chains (fma, divergence) add whole numbers (or
+/// round to them), every operation exact, so they must match bit for bit: a chain that
+/// skipped a single step is off by at least 1.
 pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) -> Verdict {
     let want = reference(kernel_id, size, input);
     let rel_bound = match kernel_id {
@@ -208,7 +213,7 @@ pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) ->
             let reads = size.elements.div_ceil(size.threads.max(1)) as f64;
             2.0 * reads / (1u64 << 24) as f64
         }
-        _ => 1e-5,
+        _ => 0.0,
     };
     let mut max_rel_error = 0f64;
     let mut first_failure = None;

@@ -1,8 +1,10 @@
 //! Lesson 1: `latency-throughput` — few fast cores against many slow ones, and a small live
 //! race: the same matmul on the CPU (main thread) and on the GPU, from tiny to medium sizes.
 
+use gpu_runtime::cpu_kernels::cpu_matmul::{self, CpuVariant};
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
-use gpu_runtime::{run_matmul_verified, RunOptions};
+use gpu_runtime::cpu_kernels::verify::{self, Precision};
+use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
@@ -14,8 +16,12 @@ use crate::session;
 const SIZES: [u32; 4] = [16, 64, 128, 256];
 /// The GPU stage raced: shared-memory tiles (ladder stage 3).
 const GPU_KERNEL: &str = "matmul-tiled";
-/// GPU runs per size; the fastest counts.
-const GPU_TRIES: u32 = 3;
+/// The CPU contender: the race page's SIMD kernel (not the f64 verification reference).
+const CPU_KERNEL: CpuVariant = CpuVariant::Simd;
+/// Runs per size on each side; the fastest counts.
+const TRIES: u32 = 3;
+/// Shortest CPU try, in ms: far above the browser clock's step, far below a GPU round trip.
+const MIN_TRY_MS: f64 = 2.0;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Row {
@@ -24,21 +30,38 @@ struct Row {
     gpu_ms: f64,
 }
 
-/// Times the CPU reference at size n, repeating small sizes so the clock can resolve them.
-fn time_cpu(n: u32) -> f64 {
+/// Times the race's SIMD kernel at size n the way the GPU side is timed: each try whole
+/// multiplies from a clock read before to one after (B's packing included, as the GPU's upload
+/// is), the fastest try counting; its result is checked against the reference like the GPU's.
+/// A try repeats the multiply until at least `MIN_TRY_MS` have passed, so that the browser's
+/// coarse clock (0.1 ms steps without cross-origin isolation) can resolve the small sizes.
+fn time_cpu(n: u32) -> Result<f64, GpuError> {
     let size = MatmulSize::new(n, n, n);
     let (a, b) = size.inputs(1);
-    let start = common::now_ms();
-    let mut reps = 0u32;
-    loop {
-        let r = matmul::reference(size, &a, &b);
-        std::hint::black_box(&r);
-        reps += 1;
-        let elapsed = common::now_ms() - start;
-        if elapsed >= 20.0 || reps >= 1000 {
-            return elapsed / reps as f64;
-        }
+    let mut best = f64::INFINITY;
+    let mut last = Vec::new();
+    for _ in 0..TRIES {
+        let start = common::now_ms();
+        let mut reps = 0u32;
+        let elapsed = loop {
+            last = cpu_matmul::matmul(CPU_KERNEL, size, &a, &b)
+                .map_err(|e| GpuError::Dispatch(format!("CPU {n}: {e:?}")))?;
+            reps += 1;
+            let elapsed = common::now_ms() - start;
+            if elapsed >= MIN_TRY_MS || reps >= 1000 {
+                break elapsed;
+            }
+        };
+        best = best.min(elapsed / reps as f64);
     }
+    let verdict = verify::compare(&last, &matmul::reference(size, &a, &b), Precision::F32);
+    if !verdict.ok {
+        return Err(GpuError::Dispatch(format!(
+            "CPU {n}: {:?}",
+            verdict.first_failure
+        )));
+    }
+    Ok(best)
 }
 
 #[function_component]
@@ -58,22 +81,22 @@ pub fn Body() -> Html {
             wasm_bindgen_futures::spawn_local(async move {
                 let result = async {
                     let kernel = gpu_runtime::kernel(GPU_KERNEL)
-                        .ok_or_else(|| gpu_runtime::GpuError::Shader(GPU_KERNEL.into()))?;
+                        .ok_or_else(|| GpuError::Shader(GPU_KERNEL.into()))?;
                     let (gpu, _) = session::gpu(software).await?;
                     // Compile before timing: a race should not charge the GPU for that.
                     gpu.pipeline(kernel).await?;
                     let mut rows = Vec::new();
                     for (i, &n) in SIZES.iter().enumerate() {
                         common::yield_to_browser().await;
-                        let cpu_ms = time_cpu(n);
+                        let cpu_ms = time_cpu(n)?;
                         let mut gpu_ms = f64::INFINITY;
-                        for _ in 0..GPU_TRIES {
+                        for _ in 0..TRIES {
                             let size = MatmulSize::new(n, n, n);
                             let v =
                                 run_matmul_verified(&gpu, kernel, size, 1, &RunOptions::default())
                                     .await?;
                             if !v.verdict.ok {
-                                return Err(gpu_runtime::GpuError::Dispatch(format!(
+                                return Err(GpuError::Dispatch(format!(
                                     "{GPU_KERNEL} {n}: {:?}",
                                     v.verdict.first_failure
                                 )));
@@ -115,7 +138,7 @@ pub fn Body() -> Html {
                             &[("x", &format::rate(ratio))],
                         );
                         html! {
-                            <tr class="race-row" data-n={r.n.to_string()}
+                            <tr class="race-row" data-n={r.n.to_string()} data-cpu-kernel={CPU_KERNEL.id()}
                                 data-cpu-ms={r.cpu_ms.to_string()} data-gpu-ms={r.gpu_ms.to_string()}>
                                 <td>{ format!("{0}×{0}×{0}", r.n) }</td>
                                 <td>{ format!("{} ms", format::ms(r.cpu_ms)) }</td>

@@ -247,6 +247,11 @@ impl Runner {
 
     /// Called by the page's timer.
     pub fn tick(&mut self, now: f64) {
+        // A lost device may never finish the steps in flight, so no step or readback would
+        // ever report it: look at the flag wgpu's lost callback sets.
+        if self.gpu.as_ref().is_some_and(|s| s.device_lost()) {
+            self.fail(GpuError::DeviceLost("lost while training".into()));
+        }
         if self.playing {
             let start = now_ms();
             let mut failed = None;

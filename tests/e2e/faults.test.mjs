@@ -1,0 +1,265 @@
+// The fault matrix (docs/reliability.md), caused for real in headless Chromium: a device the
+// adapter refuses, a device destroyed mid-use, hostile URLs, the wasm failing to load, and
+// local storage that throws. Each test would fail if the page's handling were removed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, waitForProbe, runAndWait, runVerified, screenshot, assertNoErrors, BASE_URL } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** The adapters' optional features, printed so the log shows what SwiftShader offers. */
+test('row 1a: what the browser adapter offers is printed', async () => {
+  const { page, context } = await openPage(browser, '#/?lang=en');
+  await waitForProbe(page);
+  const offered = await page.evaluate(async () => {
+    const a = await navigator.gpu.requestAdapter();
+    return { info: `${a.info.vendor} ${a.info.architecture}`, features: [...a.features].sort() };
+  });
+  console.log(`browser adapter ${offered.info}: ${offered.features.join(', ')}`);
+  assert.ok(offered.features.length > 0);
+  await context.close();
+});
+
+test('row 1b: an adapter that refuses the device gives a message; the page still works', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=16&n=16&k=16', {
+    initScript: () => {
+      GPUAdapter.prototype.requestDevice = () =>
+        Promise.reject(new DOMException('refused by the test', 'OperationError'));
+    },
+  });
+  assert.equal(await waitForProbe(page), 'available');
+  await page.click('#run-button');
+  await page.waitForFunction(() => /could not be created/.test(document.querySelector('.result')?.textContent ?? ''),
+    null, { timeout: 60_000 });
+  assert.match(await page.textContent('.result'), /refused by the test/);
+  // Nothing is stuck: the button is usable again and other pages open.
+  assert.ok(!(await page.isDisabled('#run-button')));
+  await page.click('nav a[href^="#/learn?"]');
+  await page.waitForSelector('main h1');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('row 1c: requestAdapter resolving to null: the panel says no adapter, nothing throws', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en', {
+    initScript: () => { GPU.prototype.requestAdapter = () => Promise.resolve(null); },
+  });
+  assert.equal(await waitForProbe(page), 'unavailable');
+  assert.match(await page.textContent('.gpu-panel'), /offered no GPU adapter/);
+  assert.ok(await page.isDisabled('#run-button'));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('row 2: a device destroyed for real is noticed through wgpu, reported, and leaks no buffer', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=40&n=24&k=8');
+  await waitForProbe(page);
+  await runAndWait(page);
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_live_buffers()), 0);
+  // GPUDevice.destroy() through wgpu: only the device's `lost` promise can tell the page.
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  await runAndWait(page);
+  await page.waitForSelector('.result [data-recovered="true"]');
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_live_buffers()), 0);
+  assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
+  await context.close();
+});
+
+// Values a visitor (or a broken link) can put in any parameter.
+const HOSTILE = [
+  '<img src=x onerror="window.__pwned=1">',
+  '"><svg onload=window.__pwned=1>',
+  '<script>window.__pwned=1</script>',
+  'A'.repeat(5000),
+  '9'.repeat(400),
+  '𝟙𝟚𝟛 中文 \u202e ｍ',
+  '-1', 'NaN', '1e309', '0x10', ' 12 ', '%zz', '',
+];
+
+const ROUTES = [
+  ['#/kernels', ['m', 'n', 'k', 'stage']],
+  ['#/visualiser', ['stage', 'size', 'wg', 'sg', 'pad']],
+  ['#/race', ['view', 'n', 'cpu', 'workers', 'gpu', 'from', 'to', 'at']],
+  ['#/train', ['data', 'layers', 'act', 'opt', 'loss', 'lr', 'noise', 'seed', 'split', 'n', 'features', 'batch']],
+  ['#/learn/vram', ['params', 'bytes', 'opt', 'batch']],
+  ['#/learn', []],
+  ['#/embed/matmul', ['m', 'n', 'k']],
+];
+
+test('row 6: hostile URL parameters on every route: no crash, no injected markup', async () => {
+  const { page, context, errors } = await openPage(browser, '#/?lang=en');
+  await waitForProbe(page);
+  let cases = 0;
+  for (const [route, keys] of ROUTES) {
+    for (const value of HOSTILE) {
+      const enc = encodeURIComponent(value);
+      // Every parameter bad at once, each key repeated, plus a bad language.
+      const params = [...keys, 'lang'].map((k) => `${k}=${enc}&${k}=${enc}`).join('&');
+      for (const hash of [`${route}?${params}`, `${route}/${enc}?lang=${enc}`]) {
+        await page.goto(new URL(hash, BASE_URL).href);
+        await page.waitForSelector('main', { timeout: 30_000 });
+        // A route may re-render once it has read its parameters; give it a moment.
+        await page.waitForTimeout(50);
+        const state = await page.evaluate(() => ({
+          pwned: window.__pwned,
+          injected: document.querySelectorAll('img[src="x"], svg[onload], main script').length,
+          text: document.querySelector('main')?.textContent ?? '',
+        }));
+        assert.equal(state.pwned, undefined, `${hash}: script ran`);
+        assert.equal(state.injected, 0, `${hash}: markup was injected`);
+        assert.ok(state.text.trim().length > 0, `${hash}: empty page`);
+        cases += 1;
+      }
+    }
+  }
+  console.log(`${cases} hostile URLs opened`);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('row 6: on the Kernels page each bad size is named and the run refused', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=%3Cb%3E&n=99999999&k=-1');
+  await waitForProbe(page);
+  const shown = await page.$$eval('.field-error', (es) => es.map((e) => e.textContent).filter((t) => t.trim()));
+  assert.equal(shown.length, 3, shown.join(' | '));
+  assert.ok(await page.isDisabled('#run-button'));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const [what, route] of [
+  ['network error on the wasm', (r) => r.abort('failed')],
+  ['truncated wasm', async (r) => {
+    const resp = await r.fetch();
+    const body = await resp.body();
+    await r.fulfill({ response: resp, body: body.subarray(0, Math.floor(body.length / 3)) });
+  }],
+]) {
+  test(`row 12: ${what}: a message in both languages, not a blank page`, async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.route(/\.wasm$/, route);
+    await page.goto(new URL('#/?lang=en', BASE_URL).href);
+    await page.waitForSelector('#boot.error', { timeout: 30_000 });
+    const text = await page.textContent('#boot');
+    assert.match(text, /could not start/);
+    assert.match(text, /无法/);
+    await context.close();
+  });
+}
+
+test('row 12: the JS glue failing to load: a message, not "Loading…" forever', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.route(/gpu_playground\.js$/, (r) => r.abort('failed'));
+  await page.goto(new URL('#/?lang=en', BASE_URL).href);
+  await page.waitForSelector('#boot.error', { timeout: 30_000 });
+  assert.match(await page.textContent('#boot'), /could not start/);
+  await screenshot(page, 'fault-glue-missing');
+  await context.close();
+});
+
+for (const [what, script] of [
+  ['disabled (access throws)', () => {
+    Object.defineProperty(window, 'localStorage', {
+      get() { throw new DOMException('disabled by the test', 'SecurityError'); },
+    });
+  }],
+  ['full (every write throws)', () => {
+    Storage.prototype.setItem = () => { throw new DOMException('full', 'QuotaExceededError'); };
+  }],
+]) {
+  test(`row 13: local storage ${what}: the page works, the language switch too`, async () => {
+    const { page, context, errors } = await openPage(browser, '#/?lang=en', { initScript: script });
+    assert.equal(await waitForProbe(page), 'available');
+    await page.click('nav a[href^="#/kernels?"]');
+    await page.waitForSelector('#run-button');
+    await page.click('button[data-lang="zh"]');
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('内核'));
+    assert.match(new URL(page.url()).hash, /lang=zh/);
+    // A run still works without saved preferences.
+    await runVerified(page, [16, 16, 16]);
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
+
+test('row 4: a size past the device limits is refused before submission, naming the largest that fits', async () => {
+  const MIB128 = 128 * 1024 * 1024;
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=8192&n=8192&k=8192', {
+    // An adapter with WebGPU's default binding limit (128 MiB), as many laptops report.
+    initScript: () => {
+      const limit = 128 * 1024 * 1024;
+      const real = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'limits').get;
+      Object.defineProperty(GPUAdapter.prototype, 'limits', {
+        get() {
+          const l = real.call(this);
+          return new Proxy(l, {
+            get: (t, k) => (k === 'maxStorageBufferBindingSize' ? limit : t[k]),
+          });
+        },
+      });
+    },
+  });
+  await waitForProbe(page);
+  // 8192² floats are 256 MiB per matrix.
+  assert.ok(await page.isDisabled('#run-button'));
+  const text = await page.textContent('.run-widget');
+  const m = text.match(/largest square size that fits is ([\d,]+)/);
+  assert.ok(m, text);
+  const n = Number(m[1].replace(/,/g, ''));
+  assert.ok(n * n * 4 <= MIB128 && n >= 5000, `largest fit ${n}`);
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_live_buffers()), 0);
+  // A size that fits runs.
+  await runVerified(page, [64, 64, 64]);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('row 9: a double submit starts one run, not two', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=48&n=48&k=48', {
+    initScript: () => {
+      window.__submits = 0;
+      const submit = GPUQueue.prototype.submit;
+      GPUQueue.prototype.submit = function (...args) { window.__submits += 1; return submit.apply(this, args); };
+    },
+  });
+  await waitForProbe(page);
+  await runAndWait(page);
+  const one = await page.evaluate(() => window.__submits);
+  assert.ok(one > 0);
+  // Two submits in the same task, before the page can re-render and disable the button.
+  const before = Number(await page.getAttribute('.result', 'data-runs'));
+  await page.evaluate(() => {
+    const form = document.querySelector('#run-button').form;
+    form.requestSubmit();
+    form.requestSubmit();
+  });
+  await page.waitForFunction((n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 });
+  // Let a second run, if one started, reach the GPU too.
+  await page.waitForTimeout(3000);
+  assert.equal(await page.evaluate(() => window.__submits), 2 * one, 'submissions of exactly one more run');
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_live_buffers()), 0);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('screenshots: lesson 1 race widget at 390, 1280 and 1920 px in both languages, no sideways scroll', async () => {
+  for (const lang of ['en', 'zh']) {
+    for (const width of [390, 1280, 1920]) {
+      const { page, context, errors } = await openPage(browser, `#/learn/latency-throughput?lang=${lang}`, {
+        viewport: { width, height: 900 },
+      });
+      await page.waitForSelector('.widget[data-widget="race"] button.measure');
+      const sideways = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(sideways <= 0, `${lang} at ${width}px scrolls sideways by ${sideways}px`);
+      await page.locator('.widget[data-widget="race"]').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/lesson1-widget-${lang}-${width}.png` });
+      assertNoErrors(errors);
+      await context.close();
+    }
+  }
+});

@@ -1,0 +1,100 @@
+// The soak (`cargo xtask soak`, not part of `cargo xtask test`): one page each for 1,000
+// verified runs on the Kernels page, 1,000 races, and a long training run. Prints the JS heap
+// (after a forced GC), live GPU buffers and frame time at start and end, and fails on growth
+// or on a result that differs from the first one. Counts can be lowered with SOAK_RUNS,
+// SOAK_RACES and SOAK_TRAIN_S (seconds of training) for a quick try.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, waitForProbe, runAndWait, assertNoErrors } from '../e2e/helpers.mjs';
+
+const RUNS = Number(process.env.SOAK_RUNS ?? 1000);
+const RACES = Number(process.env.SOAK_RACES ?? 1000);
+const TRAIN_S = Number(process.env.SOAK_TRAIN_S ?? 600);
+// Noise allowed in the heap after GC; growth per run would exceed it many times over.
+const HEAP_SLACK = 1024 * 1024;
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** Heap after GC, live GPU buffers, and the mean frame time over 60 frames. */
+async function sample(page, cdp) {
+  await cdp.send('HeapProfiler.collectGarbage');
+  const heap = (await cdp.send('Runtime.getHeapUsage')).usedSize;
+  const buffers = await page.evaluate(() => window.gpuPlayground.debug_live_buffers());
+  const frameMs = await page.evaluate(() => new Promise((done) => {
+    const times = [];
+    const tick = (t) => { times.push(t); if (times.length > 60) done((times[60] - times[0]) / 60); else requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  }));
+  return { heap, buffers, frameMs };
+}
+
+function report(t, what, start, end) {
+  const line = `${what}: JS heap ${start.heap} → ${end.heap} bytes, live GPU buffers ${start.buffers} → ${end.buffers}, ` +
+    `frame ${start.frameMs.toFixed(1)} → ${end.frameMs.toFixed(1)} ms`;
+  console.log(line);
+  t.diagnostic(line);
+  assert.equal(end.buffers, 0, `${what}: GPU buffers left alive`);
+  assert.ok(end.heap - start.heap < HEAP_SLACK, `${what}: JS heap grew by ${end.heap - start.heap} bytes`);
+}
+
+test(`${RUNS} verified runs on the Kernels page, identical results`, async (t) => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=33&n=31&k=17&stage=matmul-tiled');
+  await waitForProbe(page);
+  const cdp = await context.newCDPSession(page);
+  await runAndWait(page);
+  const first = await page.textContent('.result .verdict');
+  const start = await sample(page, cdp);
+  for (let i = 0; i < RUNS; i++) {
+    await runAndWait(page);
+    assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true', `run ${i}`);
+    assert.equal(await page.textContent('.result .verdict'), first, `run ${i} differs from the first`);
+  }
+  report(t, `${RUNS} runs`, start, await sample(page, cdp));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test(`${RACES} races in one page, each verified and agreeing`, async (t) => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=32&workers=2');
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  const cdp = await context.newCDPSession(page);
+  const race = async () => {
+    const n = Number(await page.getAttribute('.lanes', 'data-races'));
+    await page.click('#race-start');
+    await page.waitForFunction((k) => Number(document.querySelector('.lanes')?.dataset.races) > k, n, { timeout: 120_000 });
+  };
+  await race();
+  const agree = await page.textContent('[data-agree]');
+  const start = await sample(page, cdp);
+  for (let i = 0; i < RACES; i++) {
+    await race();
+    assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true', `race ${i}`);
+    assert.equal(await page.textContent('[data-agree]'), agree, `race ${i}: a different CPU–GPU difference`);
+  }
+  report(t, `${RACES} races`, start, await sample(page, cdp));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test(`training for ${TRAIN_S} s in one page`, async (t) => {
+  const { page, context, errors } = await openPage(browser, '#/train?lang=en&data=spiral&layers=8,8');
+  await page.waitForSelector('#train-status[data-gpu="ready"]', { timeout: 60_000 });
+  const cdp = await context.newCDPSession(page);
+  const start = await sample(page, cdp);
+  await page.click('#train-play');
+  const t0 = Date.now();
+  while (Date.now() - t0 < TRAIN_S * 1000) {
+    await page.waitForTimeout(10_000);
+    assert.notEqual(await page.getAttribute('#train-status', 'data-gpu'), 'lost');
+  }
+  await page.click('#train-play'); // pause
+  const steps = Number(await page.getAttribute('#train-status', 'data-gpu-steps'));
+  console.log(`training: ${steps} GPU steps in ${TRAIN_S} s`);
+  assert.ok(steps > 0);
+  report(t, `training (${steps} steps)`, start, await sample(page, cdp));
+  assertNoErrors(errors);
+  await context.close();
+});
