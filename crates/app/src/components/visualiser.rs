@@ -458,6 +458,7 @@ pub fn Visualiser() -> Html {
         <section class="page visualiser">
             <h1>{ ctx.t("vis.heading") }</h1>
             <p class="lead">{ ctx.t("vis.intro") }</p>
+            <super::EmbedButton widget="simt" />
             if !params.rejected.is_empty() {
                 <ul class="message error" role="alert">{ for rejected }</ul>
             }
