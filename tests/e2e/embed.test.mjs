@@ -59,8 +59,8 @@ after(async () => {
 });
 
 /** Opens the host page embedding `widgetPath` (e.g. `matmul?m=64`) with the given parent origin. */
-async function openHost(widgetPath, { parentOrigin = hostOrigin, width = 360, viewport } = {}) {
-  const context = await browser.newContext({ viewport: viewport ?? { width: 800, height: 900 } });
+async function openHost(widgetPath, { parentOrigin = hostOrigin, width = 360, viewport, colorScheme = 'light' } = {}) {
+  const context = await browser.newContext({ viewport: viewport ?? { width: 800, height: 900 }, colorScheme });
   await context.addInitScript(RECORD_VIOLATIONS);
   const page = await context.newPage();
   const errors = [];
@@ -244,12 +244,15 @@ test('a race started by the host reports the winner and verified results, under 
   await context.close();
 });
 
-for (const lang of ['en', 'zh']) {
-  test(`the SIMT view fits a 390 px embed with no horizontal scroll (${lang})`, async () => {
-    const { page, context, errors, frame } = await openHost(`simt-compare?lang=${lang}&hide=heading,replay`, {
-      width: 390, viewport: { width: 420, height: 900 },
+// zh: theme=dark asked for; en: theme=auto (the default) on a system that prefers dark.
+for (const [lang, theme, colorScheme] of [['en', '', 'dark'], ['zh', '&theme=dark', 'light']]) {
+  test(`the SIMT view fits a 390 px embed with no horizontal scroll, dark theme (${lang})`, async () => {
+    const { page, context, errors, frame } = await openHost(`simt-compare?lang=${lang}&hide=heading,replay${theme}`, {
+      width: 390, viewport: { width: 420, height: 900 }, colorScheme,
     });
     await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+    // The dark palette of www/css/embed.css (--bg: #14171f) is in force.
+    assert.equal(await frame.evaluate(() => getComputedStyle(document.documentElement).backgroundColor), 'rgb(20, 23, 31)');
     await frame.waitForSelector('.vis-compare');
     const overflow = await frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at 390`);
@@ -316,7 +319,10 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     assert.ok(code.includes(`src="${src.replaceAll('&', '&amp;')}"`), code);
     assert.match(code, /width="\d+" height="\d+"/);
     assert.equal(await page.getAttribute('.embed-preview', 'src'), src);
-    const preview = page.frames().find((f) => f.url() === src);
+    let preview;
+    for (const end = Date.now() + 30_000; !preview && Date.now() < end; await page.waitForTimeout(100)) {
+      preview = page.frames().find((f) => f.url() === src);
+    }
     assert.ok(preview, 'the live preview loaded');
     await preview.waitForSelector('#sweep-start', { timeout: 60_000 });
     await page.click('.embed-copy');
