@@ -315,7 +315,7 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     await page.goto(new URL(`#/race?lang=${lang}&view=sweep&from=32&to=128`, BASE_URL).href);
     await page.click('.embed-toggle');
     const code = await page.inputValue('.embed-snippet');
-    const src = new URL(`#/embed/sweep?from=32&to=128&lang=${lang}`, BASE_URL).href;
+    const src = new URL(`#/embed/sweep?from=32&to=128&lang=${lang}&hide=heading%2Ctabs`, BASE_URL).href;
     assert.ok(code.includes(`src="${src.replaceAll('&', '&amp;')}"`), code);
     assert.match(code, /width="\d+" height="\d+"/);
     assert.equal(await page.getAttribute('.embed-preview', 'src'), src);
@@ -325,6 +325,7 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     }
     assert.ok(preview, 'the live preview loaded');
     await preview.waitForSelector('#sweep-start', { timeout: 60_000 });
+    assert.equal(await preview.isVisible('.race-tabs'), false, 'the preview hides the page tabs');
     await page.click('.embed-copy');
     await page.waitForSelector('.embed-panel [role="status"]');
     assert.equal(await page.evaluate(() => navigator.clipboard.readText()), code);

@@ -562,6 +562,7 @@ pub fn snippet(
     lang: &str,
     query: &[(String, String)],
     params: &[&str],
+    hide: &[&str],
     (width, height): (u32, u32),
     title: &str,
 ) -> Snippet {
@@ -572,6 +573,9 @@ pub fn snippet(
         }
     }
     q.set("lang", lang);
+    if !hide.is_empty() {
+        q.set("hide", &hide.join(","));
+    }
     let src = format!("{base}#/embed/{widget}?{}", q.encode());
     let attr = |s: &str| {
         s.replace('&', "&amp;")
@@ -858,13 +862,17 @@ mod tests {
             "zh",
             &q,
             &["m", "n", "k"],
+            &["title"],
             (640, 520),
             "A \"run\" <widget>",
         );
-        assert_eq!(s.src, "https://a.edu/gp/#/embed/matmul?m=64&k=32&lang=zh");
+        assert_eq!(
+            s.src,
+            "https://a.edu/gp/#/embed/matmul?m=64&k=32&lang=zh&hide=title"
+        );
         assert_eq!(
             s.html,
-            r#"<iframe src="https://a.edu/gp/#/embed/matmul?m=64&amp;k=32&amp;lang=zh" width="640" height="520" title="A &quot;run&quot; &lt;widget&gt;" loading="lazy"></iframe>"#
+            r#"<iframe src="https://a.edu/gp/#/embed/matmul?m=64&amp;k=32&amp;lang=zh&amp;hide=title" width="640" height="520" title="A &quot;run&quot; &lt;widget&gt;" loading="lazy"></iframe>"#
         );
     }
 

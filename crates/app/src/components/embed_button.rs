@@ -42,6 +42,12 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         ctx.lang.code(),
         ctx.query.pairs(),
         w.params,
+        // The page's own heading and view tabs would only lead away from the widget.
+        &w.hideable
+            .iter()
+            .copied()
+            .filter(|h| ["heading", "tabs"].contains(h))
+            .collect::<Vec<_>>(),
         w.size,
         ctx.t(w.title_key),
     );
