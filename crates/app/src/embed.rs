@@ -554,18 +554,21 @@ pub struct Snippet {
     pub height: u32,
 }
 
-/// Builds the snippet: the widget's settable parameters from `query` (in the registry's
-/// order), the language, the widget's usual size. `base` is the site's address (no hash).
-pub fn snippet(
-    base: &str,
-    widget: &str,
-    lang: &str,
-    query: &[(String, String)],
-    params: &[&str],
-    hide: &[&str],
-    (width, height): (u32, u32),
-    title: &str,
-) -> Snippet {
+/// What the snippet needs to know about a widget (from the embed registry).
+pub struct SnippetWidget<'a> {
+    pub id: &'a str,
+    /// Its settable parameters, in the registry's order.
+    pub params: &'a [&'a str],
+    /// `hide=` names the snippet sets.
+    pub hide: &'a [&'a str],
+    pub size: (u32, u32),
+    pub title: &'a str,
+}
+
+/// Builds the snippet: the widget's settable parameters from `query`, the language, the
+/// widget's usual size. `base` is the site's address (no hash).
+pub fn snippet(base: &str, w: &SnippetWidget, lang: &str, query: &[(String, String)]) -> Snippet {
+    let (widget, params, hide, (width, height), title) = (w.id, w.params, w.hide, w.size, w.title);
     let mut q = crate::query::Query::default();
     for p in params {
         if let Some((_, v)) = query.iter().find(|(k, _)| k == p) {
@@ -856,16 +859,14 @@ mod tests {
             ("lang".to_string(), "en".to_string()),
             ("other".to_string(), "x".to_string()),
         ];
-        let s = snippet(
-            "https://a.edu/gp/",
-            "matmul",
-            "zh",
-            &q,
-            &["m", "n", "k"],
-            &["title"],
-            (640, 520),
-            "A \"run\" <widget>",
-        );
+        let w = SnippetWidget {
+            id: "matmul",
+            params: &["m", "n", "k"],
+            hide: &["title"],
+            size: (640, 520),
+            title: "A \"run\" <widget>",
+        };
+        let s = snippet("https://a.edu/gp/", &w, "zh", &q);
         assert_eq!(
             s.src,
             "https://a.edu/gp/#/embed/matmul?m=64&k=32&lang=zh&hide=title"

@@ -6,7 +6,7 @@ use yew::prelude::*;
 
 use super::embed::widget;
 use super::Ctx;
-use crate::embed::{snippet, Snippet};
+use crate::embed::{snippet, Snippet, SnippetWidget};
 
 #[derive(Properties, PartialEq)]
 pub struct EmbedButtonProps {
@@ -36,21 +36,21 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
     if ctx.route.is_embedded() {
         return html! {};
     }
-    let s: Snippet = snippet(
-        &site_base(),
-        w.id,
-        ctx.lang.code(),
-        ctx.query.pairs(),
-        w.params,
-        // The page's own heading and view tabs would only lead away from the widget.
-        &w.hideable
-            .iter()
-            .copied()
-            .filter(|h| ["heading", "tabs"].contains(h))
-            .collect::<Vec<_>>(),
-        w.size,
-        ctx.t(w.title_key),
-    );
+    // The page's own heading and view tabs would only lead away from the widget.
+    let hide: Vec<&str> = w
+        .hideable
+        .iter()
+        .copied()
+        .filter(|h| ["heading", "tabs"].contains(h))
+        .collect();
+    let info = SnippetWidget {
+        id: w.id,
+        params: w.params,
+        hide: &hide,
+        size: w.size,
+        title: ctx.t(w.title_key),
+    };
+    let s: Snippet = snippet(&site_base(), &info, ctx.lang.code(), ctx.query.pairs());
     let toggle = {
         let open = open.clone();
         Callback::from(move |_| open.set(!*open))
