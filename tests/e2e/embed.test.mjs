@@ -338,3 +338,38 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     await context.close();
   });
 }
+
+test('every widget in the embed index loads on its own under the CSP, with no console error', async () => {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  await context.addInitScript(RECORD_VIOLATIONS);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await page.goto(new URL('#/embed?lang=en', BASE_URL).href);
+  const links = await page.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href')));
+  const ids = links.map((h) => h.match(/^#\/embed\/([a-z-]+)\?/)?.[1]);
+  for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
+    'train', 'batch', 'lesson', 'gpu']) {
+    assert.ok(ids.includes(id), `${id} is listed`);
+  }
+  for (const id of ids) {
+    const extra = id === 'lesson' ? '&lesson=occupancy&hide=prose' : '';
+    await page.goto(new URL(`#/embed/${id}?lang=zh${extra}`, BASE_URL).href);
+    await page.waitForSelector(`.embed-root[data-widget="${id}"] .embed-body > *`, { timeout: 30_000 });
+    assert.equal(await page.$('header'), null, `${id}: no page header`);
+    assert.equal(await page.$('.embed-note'), null, `${id}: no complaint about its parameters`);
+    assert.deepEqual(await page.evaluate(() => window.__csp), [], `${id}: CSP violations`);
+    if (id === 'lesson') await checkLessonProseHidden(page);
+  }
+  assertNoErrors(errors);
+  await context.close();
+});
+
+/** hide=prose hides a lesson's paragraphs and leaves its widget. */
+async function checkLessonProseHidden(page) {
+  const prose = await page.$$eval('.lesson > p:not(.lesson-number)', (ps) => ps.map((p) => p.offsetParent === null));
+  assert.ok(prose.length > 0 && prose.every(Boolean), `lesson paragraphs hidden: ${prose}`);
+  const controls = await page.$$eval('.lesson :is(input, select, button)', (cs) => cs.filter((c) => c.offsetParent !== null).length);
+  assert.ok(controls > 0, 'the lesson widget stays visible');
+}
