@@ -36,6 +36,16 @@ impl Query {
         }
     }
 
+    /// Removes a parameter (if present).
+    pub fn remove(&mut self, key: &str) {
+        self.0.retain(|(k, _)| k != key);
+    }
+
+    /// The parameters in order.
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
+
     pub fn with(mut self, key: &str, value: &str) -> Self {
         self.set(key, value);
         self

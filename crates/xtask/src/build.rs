@@ -84,6 +84,17 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
         wasm_gzip_bytes: gzip_size(&bg),
     };
     info(&format!("wasm: {}", report.describe()));
+    crate::hosting::write_icons(out)?;
+    let site_url = std::env::var("SITE_URL").unwrap_or_default();
+    std::fs::write(
+        out.join("oembed.json"),
+        crate::hosting::oembed_json(&site_url),
+    )
+    .map_err(|e| format!("writing oembed.json: {e}"))?;
+    let version = crate::hosting::finish_site(out)?;
+    info(&format!(
+        "site version {version} (hashed file names, service worker)"
+    ));
     Ok(report)
 }
 

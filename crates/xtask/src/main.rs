@@ -4,6 +4,7 @@
 //! No dependencies beyond std, so `cargo xtask` itself compiles in seconds.
 
 mod build;
+mod hosting;
 mod serve;
 mod test;
 mod tools;

@@ -115,10 +115,19 @@ fn mime(path: &Path) -> &'static str {
         "svg" => "image/svg+xml",
         "png" => "image/png",
         "json" => "application/json",
+        "webmanifest" => "application/manifest+json",
         "wgsl" | "txt" | "md" => "text/plain; charset=utf-8",
         _ => "application/octet-stream",
     }
 }
+
+/// The Content Security Policy, also in `www/index.html` as a meta tag (a test keeps the two
+/// equal). `frame-ancestors *`: embedding in any course page is the point of the embeds, and
+/// the postMessage API only talks to origins the embedder names.
+pub const CSP: &str =
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+                       img-src 'self' data: blob:; worker-src 'self'; connect-src 'self'; \
+                       manifest-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'";
 
 fn respond(
     stream: &mut TcpStream,
@@ -129,7 +138,8 @@ fn respond(
 ) -> std::io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
-         Cache-Control: no-cache\r\nConnection: close\r\n\r\n",
+         Cache-Control: no-cache\r\nContent-Security-Policy: {CSP}; frame-ancestors *\r\n\
+         Connection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes())?;
@@ -150,6 +160,13 @@ mod tests {
         assert_eq!(resolve(&dir, "/../Cargo.toml"), None);
         assert_eq!(resolve(&dir, "/%2e%2e/Cargo.toml"), None);
         assert_eq!(resolve(&dir, "/no-such-file"), None);
+    }
+
+    #[test]
+    fn meta_tag_policy_is_the_header_policy() {
+        let html = std::fs::read_to_string(root().join("www/index.html")).unwrap_or_default();
+        let meta = format!(r#"http-equiv="Content-Security-Policy" content="{CSP}""#);
+        assert!(html.contains(&meta), "www/index.html lacks {meta}");
     }
 
     #[test]

@@ -249,6 +249,10 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
                         .map(|v| (v, recovered))
                 }
                 .await;
+                super::embed::report(match &result {
+                    Ok((v, _)) => Ok(super::embed::matmul_report(kernel.id, v, size)),
+                    Err(e) => Err(e.to_string()),
+                });
                 outcome.set(match result {
                     Ok((v, recovered)) => Outcome::Done(Box::new(v), size, recovered),
                     Err(GpuError::Cancelled) => Outcome::Cancelled,

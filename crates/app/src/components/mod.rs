@@ -1,6 +1,9 @@
 //! Yew components. They read state, render translated text and dispatch work to the plain
 //! crates; they hold no user-visible strings and no kernel logic.
 
+mod cssom;
+pub mod embed;
+mod embed_button;
 mod gpu_panel;
 mod ladder;
 mod learn;
@@ -11,8 +14,10 @@ mod race;
 mod schedule_replay;
 mod shell;
 mod train;
+mod update_notice;
 mod visualiser;
 
+pub use embed_button::EmbedButton;
 pub use gpu_panel::GpuPanel;
 pub use ladder::Ladder;
 pub use learn::{Learn, Lesson};

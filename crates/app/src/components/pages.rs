@@ -2,14 +2,9 @@
 
 use yew::prelude::*;
 
-use super::{Ctx, GpuPanel, Ladder, Learn, Lesson, MatmulRun, Race, Train, Visualiser};
+use super::embed::{EmbedHost, WIDGETS};
+use super::{Ctx, EmbedButton, GpuPanel, Ladder, Learn, Lesson, Race, Train, Visualiser};
 use crate::route::Route;
-
-/// Widgets that can be embedded on their own, with their description keys.
-pub const EMBEDDABLE: [(&str, &str); 2] = [
-    ("matmul", "embed.widget.matmul"),
-    ("gpu", "embed.widget.gpu"),
-];
 
 pub fn page(ctx: &Ctx) -> Html {
     match &ctx.route {
@@ -21,7 +16,7 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Race => html! { <Race /> },
         Route::Train => html! { <Train /> },
         Route::EmbedIndex => embed_index(ctx),
-        Route::Embed { widget } => embed(ctx, widget),
+        Route::Embed { widget } => html! { <EmbedHost widget={widget.clone()} /> },
         Route::NotFound => not_found(ctx),
     }
 }
@@ -67,6 +62,7 @@ fn kernels(ctx: &Ctx) -> Html {
             <h1>{ ctx.t("kernels.heading") }</h1>
             <p class="lead">{ ctx.t("kernels.intro") }</p>
             <Ladder />
+            <EmbedButton widget="ladder" />
             <details class="gpu-details" open=true>
                 <summary>{ ctx.t("gpu.heading") }</summary>
                 <GpuPanel />
@@ -87,7 +83,8 @@ fn embed_index(ctx: &Ctx) -> Html {
             <h1>{ ctx.t("embed.heading") }</h1>
             <p class="lead">{ ctx.t("embed.intro") }</p>
             <ul class="embeds">
-                { for EMBEDDABLE.iter().map(|(name, key)| {
+                { for WIDGETS.iter().map(|w| {
+                    let (name, key) = (w.id, w.title_key);
                     let href = format!("#/embed/{name}?lang={}", ctx.lang.code());
                     html! {
                         <li>
@@ -98,48 +95,6 @@ fn embed_index(ctx: &Ctx) -> Html {
                 }) }
             </ul>
         </section>
-    }
-}
-
-fn embed(ctx: &Ctx, widget: &str) -> Html {
-    let full = {
-        let mut q = ctx.query.clone();
-        q.set("lang", ctx.lang.code());
-        match widget {
-            "matmul" => format!("#/kernels?{}", q.encode()),
-            _ => link(ctx, Route::Home),
-        }
-    };
-    let body = match widget {
-        "matmul" => {
-            let id = ctx
-                .query
-                .get("stage")
-                .and_then(gpu_runtime::kernel)
-                .map(|k| k.id)
-                .unwrap_or(super::matmul_run::DEFAULT_KERNEL);
-            html! { <MatmulRun kernel_id={id} /> }
-        }
-        "gpu" => html! { <GpuPanel /> },
-        other => {
-            let list = EMBEDDABLE
-                .iter()
-                .map(|(n, _)| *n)
-                .collect::<Vec<_>>()
-                .join(", ");
-            let name: String = other.chars().take(40).collect();
-            html! {
-                <p class="message error" role="alert">
-                    { ctx.tf("embed.unknown", &[("name", &name), ("list", &list)]) }
-                </p>
-            }
-        }
-    };
-    html! {
-        <>
-            { body }
-            <p class="embed-open"><a href={full} target="_top">{ ctx.t("embed.open") }</a></p>
-        </>
     }
 }
 

@@ -175,6 +175,7 @@ pub fn Race() -> Html {
             <nav class="race-tabs" aria-label={ctx.t("race.views")}>
                 <ul>{ for tabs }</ul>
             </nav>
+            <super::EmbedButton widget={s.params.view.id()} />
             if let Some(note) = &s.gpu_note {
                 <p class="message race-gpu-note" data-gpu-note="true">{ note.clone() }</p>
             }

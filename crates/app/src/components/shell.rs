@@ -105,6 +105,7 @@ fn Root() -> Html {
             } else {
                 <a class="skip" href="#main" onclick={skip_to_main()}>{ ctx.t("app.skip") }</a>
                 <Header />
+                <super::update_notice::UpdateNotice />
                 <main id="main" tabindex="-1">{ body }</main>
                 <footer class="footer"><p>{ ctx.t("footer.text") }</p></footer>
             }

@@ -570,6 +570,7 @@ pub fn Train() -> Html {
         <section class="page train">
             <h1>{ ctx.t("train.heading") }</h1>
             <p class="lead">{ ctx.t("train.lead") }</p>
+            <super::EmbedButton widget="train" />
             { error_box }
             { gpu_note }
             <div class="train-toolbar">

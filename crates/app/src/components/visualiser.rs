@@ -508,6 +508,7 @@ pub fn Visualiser() -> Html {
         <section class="page visualiser">
             <h1>{ ctx.t("vis.heading") }</h1>
             <p class="lead">{ ctx.t("vis.intro") }</p>
+            <super::EmbedButton widget="simt" />
             if !params.rejected.is_empty() || !params.clamped.is_empty() {
                 <ul class="message error vis-adjusted" role="alert">{ for rejected }{ for clamped }</ul>
             }

@@ -84,6 +84,7 @@ pub fn Duel(props: &DuelProps) -> Html {
     let model = use_mut_ref(Model::default);
     let redraw = use_force_update();
     let n_text = use_state(|| props.setup.params.n.to_string());
+    crate::components::cssom::use_widths();
     {
         // Leaving the page cancels a race in progress.
         let model = model.clone();
@@ -237,7 +238,7 @@ pub fn Duel(props: &DuelProps) -> Html {
                     aria-valuenow={pct.to_string()} aria-label={ctx.t("race.progress")}>
                     if present {
                         <div class={classes!("runner", (indeterminate && state == "running").then_some("indeterminate"))}
-                            style={format!("width: {pct}%")}></div>
+                            data-width-pct={pct.to_string()}></div>
                     }
                     <div class="finish-line" aria-hidden="true"></div>
                 </div>
@@ -520,6 +521,12 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
             }
             m.phase = Phase::Done;
             m.finished += 1;
+            crate::components::embed::report(Ok(crate::components::embed::race_report(
+                size,
+                m.cpu_run.as_ref().map(|c| c.total_ms),
+                m.gpu_run.as_ref().map(|g| g.total_ms),
+                m.checks.as_ref().map(|c| c.all_ok()),
+            )));
         }
         redraw.force_update();
     });

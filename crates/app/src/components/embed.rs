@@ -1,0 +1,768 @@
+//! Embedded widgets (`#/embed/<widget>?…`): the one registry of what can be embedded, and the
+//! host that wraps any of them for an iframe — theme, `hide=`, and the postMessage API
+//! (`crate::embed` parses and checks; this only wires it to `window`). Widgets stay unaware
+//! of embedding except for one call that reports a finished run (`report`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use super::{replace_query, Ctx, GpuPanel, Ladder, Lesson, MatmulRun, Race, Train, Visualiser};
+use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
+use crate::probe::WebGpuStatus;
+use crate::query::Query;
+
+/// One embeddable widget. Adding a widget (a conv view, the editor, a puzzle) is one entry.
+pub struct Widget {
+    pub id: &'static str,
+    /// What it is, for the embed index (locale key).
+    pub title_key: &'static str,
+    pub render: fn(&Ctx) -> Html,
+    /// URL parameters the host may change with `setParams` (read by the widget as if typed
+    /// into the address, so its own validation applies).
+    pub params: &'static [&'static str],
+    /// Parameters this widget always has (which view of a page it is).
+    pub forced: &'static [(&'static str, &'static str)],
+    /// Parameters it starts with unless the address says otherwise.
+    pub defaults: &'static [(&'static str, &'static str)],
+    /// Controls `hide=` can hide; each has a rule in `www/css/embed.css`.
+    pub hideable: &'static [&'static str],
+    /// The button a `run` request presses, if the widget runs anything.
+    pub run_button: Option<&'static str>,
+    /// The iframe size the "Embed" button suggests (CSS px; `resize` adjusts the height).
+    pub size: (u32, u32),
+}
+
+const MATMUL: &[&str] = &["stage", "m", "n", "k"];
+const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
+const SIMT: &[&str] = &[
+    "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
+];
+const TRAIN: &[&str] = &[
+    "data", "layers", "act", "opt", "loss", "lr", "noise", "seed", "split", "n", "features", "add",
+    "batch",
+];
+
+pub const WIDGETS: &[Widget] = &[
+    Widget {
+        id: "matmul",
+        title_key: "embed.widget.matmul",
+        render: |ctx| {
+            let id = ctx
+                .query
+                .get("stage")
+                .and_then(gpu_runtime::kernel)
+                .map(|k| k.id)
+                .unwrap_or(super::matmul_run::DEFAULT_KERNEL);
+            html! { <MatmulRun kernel_id={id} /> }
+        },
+        params: MATMUL,
+        forced: &[],
+        defaults: &[],
+        hideable: &["title", "notes"],
+        size: (640, 560),
+        run_button: Some("run-button"),
+    },
+    Widget {
+        id: "ladder",
+        title_key: "embed.widget.ladder",
+        render: |_| html! { <Ladder /> },
+        params: MATMUL,
+        forced: &[],
+        defaults: &[],
+        hideable: &["stages", "source", "run-all"],
+        size: (960, 900),
+        run_button: Some("run-all-button"),
+    },
+    Widget {
+        id: "race",
+        title_key: "embed.widget.race",
+        render: |_| html! { <Race /> },
+        params: RACE,
+        forced: &[("view", "race")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 700),
+        run_button: Some("race-start"),
+    },
+    Widget {
+        id: "sweep",
+        title_key: "embed.widget.sweep",
+        render: |_| html! { <Race /> },
+        params: RACE,
+        forced: &[("view", "sweep")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 820),
+        run_button: Some("sweep-start"),
+    },
+    Widget {
+        id: "claim",
+        title_key: "embed.widget.claim",
+        render: |_| html! { <Race /> },
+        params: RACE,
+        forced: &[("view", "claim")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 760),
+        run_button: Some("claim-start"),
+    },
+    Widget {
+        id: "simt",
+        title_key: "embed.widget.simt",
+        render: |_| html! { <Visualiser /> },
+        params: SIMT,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "replay"],
+        size: (960, 900),
+        run_button: Some("vis-play"),
+    },
+    Widget {
+        id: "simt-compare",
+        title_key: "embed.widget.simt_compare",
+        render: |_| html! { <Visualiser /> },
+        params: SIMT,
+        forced: &[],
+        defaults: &[("stage", "naive"), ("compare", "tiled")],
+        hideable: &["heading", "replay"],
+        size: (960, 1000),
+        run_button: Some("vis-play"),
+    },
+    Widget {
+        id: "schedule",
+        title_key: "embed.widget.schedule",
+        render: |_| html! { <super::schedule_replay::ScheduleReplay /> },
+        params: &[],
+        forced: &[],
+        defaults: &[],
+        hideable: &[],
+        size: (760, 600),
+        run_button: Some("real-record"),
+    },
+    Widget {
+        id: "train",
+        title_key: "embed.widget.train",
+        render: |_| html! { <Train /> },
+        params: TRAIN,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "kernels", "experiment"],
+        size: (1000, 1000),
+        run_button: Some("train-play"),
+    },
+    Widget {
+        id: "batch",
+        title_key: "embed.widget.batch",
+        render: |_| html! { <Train /> },
+        params: TRAIN,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "playground"],
+        size: (800, 600),
+        run_button: Some("train-exp-run"),
+    },
+    Widget {
+        id: "lesson",
+        title_key: "embed.widget.lesson",
+        render: |ctx| {
+            let id = ctx.query.get("lesson").unwrap_or("latency-throughput");
+            html! { <Lesson id={id.to_string()} /> }
+        },
+        params: &[],
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "prose"],
+        size: (800, 900),
+        run_button: None,
+    },
+    Widget {
+        id: "gpu",
+        title_key: "embed.widget.gpu",
+        render: |_| html! { <GpuPanel /> },
+        params: &[],
+        forced: &[],
+        defaults: &[],
+        hideable: &[],
+        size: (560, 640),
+        run_button: None,
+    },
+];
+
+pub fn widget(id: &str) -> Option<&'static Widget> {
+    WIDGETS.iter().find(|w| w.id == id)
+}
+
+// ---------------------------------------------------------------- run reports
+
+type Reporter = Box<dyn Fn(Result<Report, String>)>;
+
+thread_local! {
+    /// Set while an embed host is mounted; widgets report finished runs through it.
+    static REPORTER: RefCell<Option<Reporter>> = const { RefCell::new(None) };
+}
+
+/// Called by a widget when a run has finished (or failed); does nothing outside an embed.
+pub fn report(result: Result<Report, String>) {
+    REPORTER.with(|r| {
+        if let Some(f) = r.borrow().as_ref() {
+            f(result);
+        }
+    });
+}
+
+/// The results of a verified matmul run, as `run-finished` carries them.
+pub fn matmul_report(
+    kernel: &str,
+    v: &gpu_runtime::VerifiedRun,
+    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+) -> Report {
+    vec![
+        ("kernel", Field::Str(kernel.into())),
+        ("m", Field::Num(size.m as f64)),
+        ("n", Field::Num(size.n as f64)),
+        ("k", Field::Num(size.k as f64)),
+        ("kernelMs", Field::Num(v.timing.kernel_ms())),
+        ("uploadMs", Field::Num(v.timing.upload_ms)),
+        ("gflops", Field::Num(v.gflops())),
+        (
+            "timing",
+            Field::Str(
+                match v.timing.method {
+                    gpu_runtime::TimingMethod::Timestamps => "gpu-timestamps",
+                    gpu_runtime::TimingMethod::WallClock => "wall-clock",
+                }
+                .into(),
+            ),
+        ),
+        ("verified", Field::Bool(v.verdict.ok)),
+        ("maxRelError", Field::Num(v.verdict.max_rel_error)),
+        ("checked", Field::Num(v.checked as f64)),
+    ]
+}
+
+/// The results of a race: both end-to-end times, the winner (the duel's own rule: the
+/// shorter time), and whether both results were verified.
+pub fn race_report(
+    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+    cpu_ms: Option<f64>,
+    gpu_ms: Option<f64>,
+    verified: Option<bool>,
+) -> Report {
+    let mut r = vec![("n", Field::Num(size.n as f64))];
+    let rate = |ms: f64| size.flops() / (ms * 1e6);
+    if let Some(c) = cpu_ms {
+        r.push(("cpuMs", Field::Num(c)));
+        r.push(("cpuGflops", Field::Num(rate(c))));
+    }
+    if let Some(g) = gpu_ms {
+        r.push(("gpuMs", Field::Num(g)));
+        r.push(("gpuGflops", Field::Num(rate(g))));
+    }
+    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
+        r.push((
+            "winner",
+            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
+        ));
+    }
+    r.push(("verified", Field::Bool(verified == Some(true))));
+    r
+}
+
+// ---------------------------------------------------------------- the host
+
+#[derive(Properties, PartialEq)]
+pub struct EmbedHostProps {
+    pub widget: AttrValue,
+}
+
+/// What the message listener needs, shared with the render (refreshed on every render).
+struct Shared {
+    widget: &'static Widget,
+    lang: &'static str,
+    query: Query,
+    allowed: Vec<String>,
+    /// Some while a run the host asked for is going (with the request's id).
+    pending: Option<Option<Id>>,
+    navigator: Option<Navigator>,
+    route: crate::route::Route,
+    remount: Option<Callback<()>>,
+}
+
+fn post(allowed: &[String], json: &str) {
+    let window = gloo::utils::window();
+    let Ok(Some(parent)) = window.parent() else {
+        return;
+    };
+    if js_sys::Object::is(&parent, &window) {
+        return;
+    }
+    let Ok(msg) = js_sys::JSON::parse(json) else {
+        return;
+    };
+    for origin in allowed {
+        let _ = parent.post_message(&msg, origin);
+    }
+}
+
+fn post_lti(allowed: &[String], height: u32) {
+    let window = gloo::utils::window();
+    if let Ok(Some(parent)) = window.parent() {
+        if !js_sys::Object::is(&parent, &window) {
+            let msg = JsValue::from_str(&api::lti_frame_resize(height));
+            for origin in allowed {
+                let _ = parent.post_message(&msg, origin);
+            }
+        }
+    }
+}
+
+/// A message's data as the protocol's value type: plain data only, two levels deep.
+fn to_value(v: &JsValue, depth: u8) -> Value {
+    if v.is_null() || v.is_undefined() {
+        Value::Null
+    } else if let Some(b) = v.as_bool() {
+        Value::Bool(b)
+    } else if let Some(n) = v.as_f64() {
+        Value::Num(n)
+    } else if let Some(s) = v.as_string() {
+        Value::Str(s)
+    } else if v.is_object() && !v.is_function() && !js_sys::Array::is_array(v) && depth < 2 {
+        let obj: &js_sys::Object = v.unchecked_ref();
+        let keys = js_sys::Object::keys(obj);
+        if keys.length() > 64 {
+            return Value::Other;
+        }
+        let fields = keys
+            .iter()
+            .filter_map(|k| {
+                let name = k.as_string()?;
+                let val = js_sys::Reflect::get(obj, &k).ok()?;
+                Some((name, to_value(&val, depth + 1)))
+            })
+            .collect();
+        Value::Object(fields)
+    } else {
+        Value::Other
+    }
+}
+
+fn state_json(s: &Shared, id: Option<&Id>) -> String {
+    let params = api::widget_params(s.query.pairs(), s.widget.params);
+    Out::State {
+        id,
+        widget: s.widget.id,
+        params: &params,
+    }
+    .to_json()
+}
+
+fn error_json(id: Option<&Id>, e: &RequestError) -> String {
+    Out::Error {
+        id,
+        code: e.code(),
+        message: &e.message(),
+    }
+    .to_json()
+}
+
+fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
+    let window = gloo::utils::window();
+    let allowed = shared.borrow().allowed.clone();
+    // Only the named origins, and only our own parent window: everything else is ignored
+    // without a word, so a foreign page learns nothing from us.
+    if !api::origin_allowed(&allowed, &event.origin()) {
+        return;
+    }
+    let from_parent = match (event.source(), window.parent()) {
+        (Some(src), Ok(Some(parent))) => js_sys::Object::is(&src, &parent),
+        _ => false,
+    };
+    if !from_parent {
+        return;
+    }
+    let widget = shared.borrow().widget;
+    let request = match api::parse_request(&to_value(&event.data(), 0), widget.params) {
+        Parsed::NotOurs => return,
+        Parsed::Invalid(id, e) => return post(&allowed, &error_json(id.as_ref(), &e)),
+        Parsed::Request(r) => r,
+    };
+    let id = request.id.as_ref();
+    match request.command {
+        Command::GetState => post(&allowed, &state_json(&shared.borrow(), id)),
+        Command::Run => {
+            if shared.borrow().pending.is_some() {
+                return post(&allowed, &error_json(id, &RequestError::Busy));
+            }
+            let button = widget
+                .run_button
+                .and_then(|b| gloo::utils::document().get_element_by_id(b))
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                .filter(|e| !e.has_attribute("disabled"));
+            let Some(button) = button else {
+                return post(&allowed, &error_json(id, &RequestError::NotRunnable));
+            };
+            shared.borrow_mut().pending = Some(request.id.clone());
+            post(
+                &allowed,
+                &Out::RunStarted {
+                    id,
+                    widget: widget.id,
+                }
+                .to_json(),
+            );
+            button.click();
+        }
+        Command::SetParams(params) => {
+            let mut q = shared.borrow().query.clone();
+            for (k, v) in &params {
+                q.set(k, v);
+            }
+            apply_query(shared, q, id);
+        }
+        Command::Reset => {
+            let old = shared.borrow().query.clone();
+            let mut q = Query::default();
+            for k in api::OWN_PARAMS {
+                if let Some(v) = old.get(k) {
+                    q.set(k, v);
+                }
+            }
+            apply_query(shared, q, id);
+        }
+    }
+}
+
+/// Puts new settings into the address and mounts the widget afresh, so it reads them the way
+/// it reads a link; replies with the state.
+fn apply_query(shared: &Rc<RefCell<Shared>>, q: Query, id: Option<&Id>) {
+    let (nav, route, remount, allowed) = {
+        let mut s = shared.borrow_mut();
+        s.query = q.clone();
+        s.pending = None;
+        (
+            s.navigator.clone(),
+            s.route.clone(),
+            s.remount.clone(),
+            s.allowed.clone(),
+        )
+    };
+    if let Some(nav) = nav {
+        replace_query(&nav, &route, &q);
+    }
+    if let Some(r) = remount {
+        r.emit(());
+    }
+    post(&allowed, &state_json(&shared.borrow(), id));
+}
+
+/// The content's height in CSS pixels (what the iframe should be).
+fn content_height() -> u32 {
+    let doc = gloo::utils::document();
+    let Some(main) = doc.get_element_by_id("main") else {
+        return 0;
+    };
+    let scroll = gloo::utils::window().scroll_y().unwrap_or(0.0);
+    (main.get_bounding_client_rect().bottom() + scroll)
+        .ceil()
+        .max(0.0) as u32
+}
+
+#[function_component]
+pub fn EmbedHost(props: &EmbedHostProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let generation = use_state(|| 0u32);
+    let shared = use_mut_ref(|| None::<Rc<RefCell<Shared>>>);
+    let ready_sent = use_mut_ref(|| false);
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let Some(widget) = widget(&props.widget) else {
+        return unknown(&ctx, &props.widget);
+    };
+
+    // The widget sees its forced and default parameters as if they were in the address.
+    let mut query = ctx.query.clone();
+    for (k, v) in widget.defaults {
+        if query.get(k).is_none() {
+            query.set(k, v);
+        }
+    }
+    for (k, v) in widget.forced {
+        query.set(k, v);
+    }
+    let origins = api::parse_origins(ctx.query.get("parentOrigin"));
+    let allowed = origins.clone().unwrap_or_default();
+    let theme = api::Theme::parse(ctx.query.get("theme"));
+    let (hidden, unknown_hide) = api::parse_hide(ctx.query.get("hide"), widget.hideable);
+
+    {
+        let remount = {
+            let generation = generation.clone();
+            Callback::from(move |()| generation.set(*generation + 1))
+        };
+        let fresh = Shared {
+            widget,
+            lang: ctx.lang.code(),
+            query: query.clone(),
+            allowed: allowed.clone(),
+            pending: None,
+            navigator: navigator.clone(),
+            route: ctx.route.clone(),
+            remount: Some(remount),
+        };
+        let mut slot = shared.borrow_mut();
+        match slot.as_ref() {
+            Some(s) => {
+                let mut s = s.borrow_mut();
+                let pending = s.pending.take();
+                *s = Shared { pending, ..fresh };
+            }
+            None => *slot = Some(Rc::new(RefCell::new(fresh))),
+        }
+    }
+    let Some(shared_now) = shared.borrow().clone() else {
+        return html! {};
+    };
+
+    {
+        // Listener, reporter and size observer live as long as the embed.
+        let shared = shared_now.clone();
+        use_effect_with((), move |_| {
+            let listener = {
+                let shared = shared.clone();
+                gloo::events::EventListener::new(&gloo::utils::window(), "message", move |e| {
+                    if let Some(e) = e.dyn_ref::<web_sys::MessageEvent>() {
+                        handle(&shared, e);
+                    }
+                })
+            };
+            {
+                let shared = shared.clone();
+                REPORTER.with(|r| {
+                    *r.borrow_mut() = Some(Box::new(move |result| {
+                        let (allowed, widget, pending) = {
+                            let mut s = shared.borrow_mut();
+                            (s.allowed.clone(), s.widget.id, s.pending.take())
+                        };
+                        let id = pending.flatten();
+                        let json = match result {
+                            Ok(results) => Out::RunFinished {
+                                id: id.as_ref(),
+                                widget,
+                                results: &results,
+                            }
+                            .to_json(),
+                            Err(message) => Out::Error {
+                                id: id.as_ref(),
+                                code: "run-failed",
+                                message: &message,
+                            }
+                            .to_json(),
+                        };
+                        post(&allowed, &json);
+                    }));
+                });
+            }
+            let last = Rc::new(RefCell::new(0u32));
+            let on_resize = {
+                let shared = shared.clone();
+                Closure::<dyn FnMut()>::new(move || {
+                    let h = content_height();
+                    if h != *last.borrow() {
+                        *last.borrow_mut() = h;
+                        let allowed = shared.borrow().allowed.clone();
+                        post(&allowed, &Out::Resize { height: h }.to_json());
+                        post_lti(&allowed, h);
+                    }
+                })
+            };
+            let observer = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()).ok();
+            if let (Some(o), Some(main)) =
+                (&observer, gloo::utils::document().get_element_by_id("main"))
+            {
+                o.observe(&main);
+            }
+            move || {
+                drop(listener);
+                REPORTER.with(|r| *r.borrow_mut() = None);
+                if let Some(o) = observer {
+                    o.disconnect();
+                }
+                drop(on_resize);
+            }
+        });
+    }
+    {
+        // `ready` once the widget can act on requests (the WebGPU probe has answered).
+        let probed = !matches!(ctx.webgpu, WebGpuStatus::Checking);
+        let shared = shared_now.clone();
+        let ready_sent = ready_sent.clone();
+        use_effect_with(probed, move |probed| {
+            if *probed && !*ready_sent.borrow() {
+                *ready_sent.borrow_mut() = true;
+                let s = shared.borrow();
+                let params = api::widget_params(s.query.pairs(), s.widget.params);
+                post(
+                    &s.allowed,
+                    &Out::Ready {
+                        widget: s.widget.id,
+                        lang: s.lang,
+                        params: &params,
+                    }
+                    .to_json(),
+                );
+            }
+        });
+    }
+    {
+        let theme = theme.unwrap_or(api::Theme::Auto);
+        use_effect_with(theme, move |theme| {
+            if let Some(el) = gloo::utils::document().document_element() {
+                let _ = el.set_attribute("data-theme", theme.code());
+            }
+        });
+    }
+
+    let inner = Ctx {
+        query: query.clone(),
+        ..ctx.clone()
+    };
+    let full = format!("#/{}?{}", full_page(widget), {
+        let mut q = query.clone();
+        for k in ["parentOrigin", "hide", "theme"] {
+            q.remove(k);
+        }
+        q.set("lang", ctx.lang.code());
+        q.encode()
+    });
+    let mut notes = Vec::new();
+    match &origins {
+        Err(api::OriginError::Wildcard) => notes.push(ctx.t("embed.origin.wildcard").to_string()),
+        Err(api::OriginError::NotAnOrigin(o)) => {
+            notes.push(ctx.tf("embed.origin.bad", &[("value", o)]))
+        }
+        Ok(_) => {}
+    }
+    if theme.is_none() {
+        let v: String = ctx
+            .query
+            .get("theme")
+            .unwrap_or("")
+            .chars()
+            .take(20)
+            .collect();
+        notes.push(ctx.tf("embed.theme.bad", &[("value", &v)]));
+    }
+    if !unknown_hide.is_empty() {
+        notes.push(ctx.tf(
+            "embed.hide.bad",
+            &[
+                ("names", &unknown_hide.join(", ")),
+                ("list", &widget.hideable.join(", ")),
+            ],
+        ));
+    }
+    html! {
+        <ContextProvider<Ctx> context={inner.clone()}>
+            <div class="embed-root" data-widget={widget.id} data-hide={hidden.join(" ")}>
+                { for notes.iter().map(|n| html! { <p class="message error embed-note" role="alert">{ n.clone() }</p> }) }
+                <div key={*generation} class="embed-body">{ (widget.render)(&inner) }</div>
+                <p class="embed-open"><a href={full} target="_blank" rel="noopener">{ ctx.t("embed.open") }</a></p>
+            </div>
+        </ContextProvider<Ctx>>
+    }
+}
+
+/// The full page a widget belongs to (for "Open in GPU Playground").
+fn full_page(w: &Widget) -> &'static str {
+    match w.id {
+        "matmul" | "ladder" => "kernels",
+        "race" | "sweep" | "claim" => "race",
+        "simt" | "simt-compare" | "schedule" => "visualiser",
+        "train" | "batch" => "train",
+        "lesson" => "learn",
+        _ => "",
+    }
+}
+
+fn unknown(ctx: &Ctx, name: &str) -> Html {
+    let list = WIDGETS.iter().map(|w| w.id).collect::<Vec<_>>().join(", ");
+    let name: String = name.chars().take(40).collect();
+    html! {
+        <p class="message error" role="alert">
+            { ctx.tf("embed.unknown", &[("name", &name), ("list", &list)]) }
+        </p>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_url_safe() {
+        for (i, w) in WIDGETS.iter().enumerate() {
+            assert!(
+                w.id.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                "{}",
+                w.id
+            );
+            assert!(
+                WIDGETS[i + 1..].iter().all(|o| o.id != w.id),
+                "{} twice",
+                w.id
+            );
+            for p in w.params {
+                assert!(!api::OWN_PARAMS.contains(p), "{} may not set {p}", w.id);
+            }
+        }
+    }
+
+    /// `hide=` works through CSS; a name without a rule would silently hide nothing.
+    #[test]
+    fn every_hideable_control_has_a_css_rule() {
+        let css = include_str!("../../../../www/css/embed.css");
+        for w in WIDGETS {
+            for h in w.hideable {
+                let rule = format!(r#"[data-widget="{}"][data-hide~="{h}"]"#, w.id);
+                let any = format!(r#".embed-root[data-hide~="{h}"]"#);
+                assert!(
+                    css.contains(&rule) || css.contains(&any),
+                    "no rule in www/css/embed.css hides {h} of {}",
+                    w.id
+                );
+            }
+        }
+    }
+
+    /// `run` presses a button by id; the id must exist in the widget's source.
+    #[test]
+    fn run_buttons_exist() {
+        let sources = [
+            include_str!("./matmul_run.rs"),
+            include_str!("./ladder.rs"),
+            include_str!("race/duel.rs"),
+            include_str!("race/sweep.rs"),
+            include_str!("race/claim.rs"),
+            include_str!("./visualiser.rs"),
+            include_str!("./schedule_replay.rs"),
+            include_str!("./train.rs"),
+        ];
+        for w in WIDGETS {
+            if let Some(b) = w.run_button {
+                let attr = format!(r#"id="{b}""#);
+                assert!(
+                    sources.iter().any(|s| s.contains(&attr)),
+                    "{}: no element with {attr}",
+                    w.id
+                );
+            }
+        }
+    }
+}

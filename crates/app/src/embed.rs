@@ -1,0 +1,893 @@
+//! Embedding, the pure part: the embed URL's own parameters (`parentOrigin=`, `hide=`,
+//! `theme=`), the origin check, and the postMessage API v1 (requests parsed and validated,
+//! replies written as JSON). No DOM here: `components/embed.rs` only wires it to `window`.
+//! The protocol is documented in `docs/embedding.md`; keep the two in step.
+
+use std::fmt::Write as _;
+
+/// The `api` field every message of ours carries, in both directions.
+pub const API: &str = "gpu-playground";
+/// The protocol version; a request naming another version is answered with an error.
+pub const VERSION: u32 = 1;
+/// Parameters of the embed itself, never a widget's setting (kept by `reset`).
+pub const OWN_PARAMS: [&str; 4] = ["lang", "theme", "hide", "parentOrigin"];
+
+/// Longest request id we echo (longer ones are refused, not cut).
+const MAX_ID_LEN: usize = 64;
+/// Most parameters one `setParams` may carry, and the longest value.
+const MAX_PARAMS: usize = 32;
+const MAX_VALUE_LEN: usize = 256;
+
+// ---------------------------------------------------------------- origins
+
+/// Why a `parentOrigin=` entry is not an origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OriginError {
+    /// `*`: we never talk to whoever happens to embed us.
+    Wildcard,
+    /// Not `http(s)://host[:port]` (a path, a query, user info, another scheme…).
+    NotAnOrigin(String),
+}
+
+/// Normalises `scheme://host[:port]` the way browsers write `MessageEvent.origin`: lower case,
+/// default port dropped, no trailing slash. Anything else is refused.
+pub fn normalize_origin(s: &str) -> Result<String, OriginError> {
+    let s = s.trim();
+    if s == "*" {
+        return Err(OriginError::Wildcard);
+    }
+    let bad = || OriginError::NotAnOrigin(s.chars().take(80).collect());
+    let lower = s.to_ascii_lowercase();
+    let (scheme, rest) = lower.split_once("://").ok_or_else(bad)?;
+    let default_port = match scheme {
+        "http" => "80",
+        "https" => "443",
+        _ => return Err(bad()),
+    };
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let (host, port) = if let Some(v6) = rest.strip_prefix('[') {
+        let (inside, after) = v6.split_once(']').ok_or_else(bad)?;
+        if inside.is_empty() || !inside.chars().all(|c| c.is_ascii_hexdigit() || c == ':') {
+            return Err(bad());
+        }
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':').ok_or_else(bad)?),
+        };
+        (format!("[{inside}]"), port)
+    } else {
+        let (host, port) = match rest.split_once(':') {
+            Some((h, p)) => (h, Some(p)),
+            None => (rest, None),
+        };
+        let host_ok = !host.is_empty()
+            && host
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            && !host.starts_with('.')
+            && !host.ends_with('.');
+        if !host_ok {
+            return Err(bad());
+        }
+        (host.to_string(), port)
+    };
+    let port = match port {
+        None => None,
+        Some(p) if !p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit()) => {
+            match p.parse::<u32>() {
+                Ok(n) if n <= 65_535 => Some(n.to_string()),
+                _ => return Err(bad()),
+            }
+        }
+        Some(_) => return Err(bad()),
+    };
+    Ok(match port {
+        Some(p) if p != default_port => format!("{scheme}://{host}:{p}"),
+        _ => format!("{scheme}://{host}"),
+    })
+}
+
+/// `parentOrigin=a,b`: the origins messages are accepted from and sent to. Empty when the
+/// parameter is absent (then the embed neither sends nor accepts anything).
+pub fn parse_origins(param: Option<&str>) -> Result<Vec<String>, OriginError> {
+    let Some(p) = param else {
+        return Ok(Vec::new());
+    };
+    let mut out: Vec<String> = Vec::new();
+    for part in p.split(',').filter(|s| !s.trim().is_empty()) {
+        let o = normalize_origin(part)?;
+        if !out.contains(&o) {
+            out.push(o);
+        }
+    }
+    Ok(out)
+}
+
+/// Exact match against the named origins; `MessageEvent.origin` is already normalised.
+pub fn origin_allowed(allowed: &[String], origin: &str) -> bool {
+    allowed.iter().any(|a| a == origin)
+}
+
+// ---------------------------------------------------------------- hide= and theme=
+
+/// `theme=`: `auto` follows the host's `prefers-color-scheme`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Theme {
+    Light,
+    Dark,
+    Auto,
+}
+
+impl Theme {
+    /// None for an unknown value (the caller says so in the page and uses `auto`).
+    pub fn parse(s: Option<&str>) -> Option<Theme> {
+        match s.map(str::trim) {
+            None | Some("") | Some("auto") => Some(Theme::Auto),
+            Some("light") => Some(Theme::Light),
+            Some("dark") => Some(Theme::Dark),
+            Some(_) => None,
+        }
+    }
+
+    pub fn code(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+            Theme::Auto => "auto",
+        }
+    }
+}
+
+/// `hide=a,b`: the names a widget knows, in its order, and the names it does not.
+pub fn parse_hide(param: Option<&str>, known: &[&'static str]) -> (Vec<&'static str>, Vec<String>) {
+    let asked: Vec<&str> = param
+        .unwrap_or("")
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let hidden = known
+        .iter()
+        .copied()
+        .filter(|k| asked.contains(k))
+        .collect();
+    let unknown = asked
+        .iter()
+        .filter(|a| !known.contains(a))
+        .map(|a| a.chars().take(40).collect())
+        .collect();
+    (hidden, unknown)
+}
+
+// ---------------------------------------------------------------- requests
+
+/// A request id, echoed in the reply: a short string or an integer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Id {
+    Str(String),
+    Num(i64),
+}
+
+/// A JSON-like value as read from a message (only what the protocol uses).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Num(f64),
+    Str(String),
+    /// An object's own fields (strings only; anything else is refused where it matters).
+    Object(Vec<(String, Value)>),
+    /// An array, a function or anything else we never accept.
+    Other,
+}
+
+impl Value {
+    fn field(&self, name: &str) -> Option<&Value> {
+        match self {
+            Value::Object(fields) => fields.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Run,
+    SetParams(Vec<(String, String)>),
+    GetState,
+    Reset,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub id: Option<Id>,
+    pub command: Command,
+}
+
+/// Why a request of ours is refused; the reply is an `error` with this code.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    Version,
+    UnknownType(String),
+    BadId,
+    BadParams,
+    UnknownParam(String),
+    NotRunnable,
+    Busy,
+}
+
+impl RequestError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            RequestError::Version => "unsupported-version",
+            RequestError::UnknownType(_) => "unknown-type",
+            RequestError::BadId => "bad-id",
+            RequestError::BadParams => "bad-params",
+            RequestError::UnknownParam(_) => "unknown-param",
+            RequestError::NotRunnable => "not-runnable",
+            RequestError::Busy => "busy",
+        }
+    }
+
+    /// An English sentence for the host's developer (the page itself shows translated text).
+    pub fn message(&self) -> String {
+        match self {
+            RequestError::Version => format!("this embed speaks version {VERSION} of the API"),
+            RequestError::UnknownType(t) => {
+                format!("unknown request type {t:?}; expected run, setParams, getState or reset")
+            }
+            RequestError::BadId => {
+                format!("id must be a string of at most {MAX_ID_LEN} characters or an integer")
+            }
+            RequestError::BadParams => format!(
+                "params must be an object of at most {MAX_PARAMS} string or number values \
+                 (each at most {MAX_VALUE_LEN} characters)"
+            ),
+            RequestError::UnknownParam(p) => {
+                format!("this widget has no parameter {p:?}")
+            }
+            RequestError::NotRunnable => {
+                "the widget cannot run now (invalid settings, no WebGPU, or nothing to run)".into()
+            }
+            RequestError::Busy => "a run requested by the host is still going".into(),
+        }
+    }
+}
+
+/// What to do with a message that arrived from an allowed origin.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Parsed {
+    /// Not addressed to us (no `api: "gpu-playground"`): ignored silently.
+    NotOurs,
+    Request(Request),
+    /// Ours but invalid: answered with an `error` echoing the id, when it had a usable one.
+    Invalid(Option<Id>, RequestError),
+}
+
+fn parse_id(v: Option<&Value>) -> Result<Option<Id>, RequestError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Str(s)) if s.chars().count() <= MAX_ID_LEN => Ok(Some(Id::Str(s.clone()))),
+        Some(Value::Num(n)) if n.is_finite() && n.fract() == 0.0 && n.abs() < 9.0e15 => {
+            Ok(Some(Id::Num(*n as i64)))
+        }
+        _ => Err(RequestError::BadId),
+    }
+}
+
+/// Parses a message's data. `params` is the widget's list of settable URL parameters.
+pub fn parse_request(data: &Value, params: &[&str]) -> Parsed {
+    if data.field("api") != Some(&Value::Str(API.into())) {
+        return Parsed::NotOurs;
+    }
+    let id = match parse_id(data.field("id")) {
+        Ok(id) => id,
+        Err(e) => return Parsed::Invalid(None, e),
+    };
+    match data.field("version") {
+        None => {}
+        Some(Value::Num(v)) if *v == VERSION as f64 => {}
+        Some(_) => return Parsed::Invalid(id, RequestError::Version),
+    }
+    let kind = match data.field("type") {
+        Some(Value::Str(s)) => s.as_str(),
+        _ => return Parsed::Invalid(id, RequestError::UnknownType(String::new())),
+    };
+    let command = match kind {
+        "run" => Command::Run,
+        "getState" => Command::GetState,
+        "reset" => Command::Reset,
+        "setParams" => match parse_params(data.field("params"), params) {
+            Ok(p) => Command::SetParams(p),
+            Err(e) => return Parsed::Invalid(id, e),
+        },
+        other => {
+            return Parsed::Invalid(
+                id,
+                RequestError::UnknownType(other.chars().take(40).collect()),
+            )
+        }
+    };
+    Parsed::Request(Request { id, command })
+}
+
+fn parse_params(v: Option<&Value>, known: &[&str]) -> Result<Vec<(String, String)>, RequestError> {
+    let Some(Value::Object(fields)) = v else {
+        return Err(RequestError::BadParams);
+    };
+    if fields.len() > MAX_PARAMS {
+        return Err(RequestError::BadParams);
+    }
+    let mut out = Vec::with_capacity(fields.len());
+    for (k, v) in fields {
+        if !known.contains(&k.as_str()) {
+            return Err(RequestError::UnknownParam(k.chars().take(40).collect()));
+        }
+        let text = match v {
+            Value::Str(s) if s.chars().count() <= MAX_VALUE_LEN => s.clone(),
+            Value::Num(n) if n.is_finite() => format_num(*n),
+            Value::Bool(b) => b.to_string(),
+            _ => return Err(RequestError::BadParams),
+        };
+        out.push((k.clone(), text));
+    }
+    Ok(out)
+}
+
+fn format_num(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 9.0e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+// ---------------------------------------------------------------- replies and events
+
+/// One measured result field of `run-finished` (`results` object).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Field {
+    Num(f64),
+    Str(String),
+    Bool(bool),
+}
+
+/// What a widget reports when a run has finished (in the order given).
+pub type Report = Vec<(&'static str, Field)>;
+
+/// A message the embed sends to its host.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Out<'a> {
+    Ready {
+        widget: &'a str,
+        lang: &'a str,
+        params: &'a [(String, String)],
+    },
+    Resize {
+        height: u32,
+    },
+    State {
+        id: Option<&'a Id>,
+        widget: &'a str,
+        params: &'a [(String, String)],
+    },
+    RunStarted {
+        id: Option<&'a Id>,
+        widget: &'a str,
+    },
+    RunFinished {
+        id: Option<&'a Id>,
+        widget: &'a str,
+        results: &'a [(&'static str, Field)],
+    },
+    Error {
+        id: Option<&'a Id>,
+        code: &'a str,
+        message: &'a str,
+    },
+}
+
+impl Out<'_> {
+    /// The message as JSON (the wiring turns it into an object with `JSON.parse`).
+    pub fn to_json(&self) -> String {
+        let mut j = Json::new(match self {
+            Out::Ready { .. } => "ready",
+            Out::Resize { .. } => "resize",
+            Out::State { .. } => "state",
+            Out::RunStarted { .. } => "run-started",
+            Out::RunFinished { .. } => "run-finished",
+            Out::Error { .. } => "error",
+        });
+        match self {
+            Out::Ready {
+                widget,
+                lang,
+                params,
+            } => {
+                j.str("widget", widget);
+                j.str("lang", lang);
+                j.params("params", params);
+            }
+            Out::Resize { height } => j.num("height", *height as f64),
+            Out::State { id, widget, params } => {
+                j.id(*id);
+                j.str("widget", widget);
+                j.params("params", params);
+            }
+            Out::RunStarted { id, widget } => {
+                j.id(*id);
+                j.str("widget", widget);
+            }
+            Out::RunFinished {
+                id,
+                widget,
+                results,
+            } => {
+                j.id(*id);
+                j.str("widget", widget);
+                j.key("results");
+                j.0.push('{');
+                for (i, (k, v)) in results.iter().enumerate() {
+                    if i > 0 {
+                        j.0.push(',');
+                    }
+                    quote(&mut j.0, k);
+                    j.0.push(':');
+                    match v {
+                        Field::Num(n) => push_num(&mut j.0, *n),
+                        Field::Str(s) => quote(&mut j.0, s),
+                        Field::Bool(b) => j.0.push_str(if *b { "true" } else { "false" }),
+                    }
+                }
+                j.0.push('}');
+            }
+            Out::Error { id, code, message } => {
+                j.id(*id);
+                j.str("code", code);
+                j.str("message", message);
+            }
+        }
+        j.0.push('}');
+        j.0
+    }
+}
+
+/// Canvas LMS resizes an LTI iframe on this message (a JSON string, as Canvas expects).
+pub fn lti_frame_resize(height: u32) -> String {
+    format!(r#"{{"subject":"lti.frameResize","height":{height}}}"#)
+}
+
+struct Json(String);
+
+impl Json {
+    fn new(kind: &str) -> Self {
+        let mut s = String::from("{");
+        quote(&mut s, "api");
+        s.push(':');
+        quote(&mut s, API);
+        let _ = write!(s, r#","version":{VERSION},"type":"#);
+        quote(&mut s, kind);
+        Json(s)
+    }
+    fn key(&mut self, k: &str) {
+        self.0.push(',');
+        quote(&mut self.0, k);
+        self.0.push(':');
+    }
+    fn str(&mut self, k: &str, v: &str) {
+        self.key(k);
+        quote(&mut self.0, v);
+    }
+    fn num(&mut self, k: &str, v: f64) {
+        self.key(k);
+        push_num(&mut self.0, v);
+    }
+    fn id(&mut self, id: Option<&Id>) {
+        match id {
+            None => {}
+            Some(Id::Str(s)) => self.str("id", s),
+            Some(Id::Num(n)) => {
+                self.key("id");
+                let _ = write!(self.0, "{n}");
+            }
+        }
+    }
+    fn params(&mut self, k: &str, params: &[(String, String)]) {
+        self.key(k);
+        self.0.push('{');
+        for (i, (k, v)) in params.iter().enumerate() {
+            if i > 0 {
+                self.0.push(',');
+            }
+            quote(&mut self.0, k);
+            self.0.push(':');
+            quote(&mut self.0, v);
+        }
+        self.0.push('}');
+    }
+}
+
+fn push_num(s: &mut String, n: f64) {
+    if n.is_finite() {
+        let _ = write!(s, "{n}");
+    } else {
+        s.push_str("null");
+    }
+}
+
+fn quote(s: &mut String, v: &str) {
+    s.push('"');
+    for c in v.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            '\t' => s.push_str("\\t"),
+            // U+2028/9 and other controls: escaped so the JSON is also valid JavaScript.
+            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
+                let _ = write!(s, "\\u{:04x}", c as u32);
+            }
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+}
+
+/// The widget's settings as the host sees them: the query without the embed's own parameters.
+pub fn widget_params(query: &[(String, String)], known: &[&str]) -> Vec<(String, String)> {
+    query
+        .iter()
+        .filter(|(k, _)| known.contains(&k.as_str()) && !OWN_PARAMS.contains(&k.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// The iframe snippet for a widget in its current state (the "Embed" button's panel).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Snippet {
+    /// The embed's address (for the live preview).
+    pub src: String,
+    /// The HTML to paste into a course page.
+    pub html: String,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// What the snippet needs to know about a widget (from the embed registry).
+pub struct SnippetWidget<'a> {
+    pub id: &'a str,
+    /// Its settable parameters, in the registry's order.
+    pub params: &'a [&'a str],
+    /// `hide=` names the snippet sets.
+    pub hide: &'a [&'a str],
+    pub size: (u32, u32),
+    pub title: &'a str,
+}
+
+/// Builds the snippet: the widget's settable parameters from `query`, the language, the
+/// widget's usual size. `base` is the site's address (no hash).
+pub fn snippet(base: &str, w: &SnippetWidget, lang: &str, query: &[(String, String)]) -> Snippet {
+    let (widget, params, hide, (width, height), title) = (w.id, w.params, w.hide, w.size, w.title);
+    let mut q = crate::query::Query::default();
+    for p in params {
+        if let Some((_, v)) = query.iter().find(|(k, _)| k == p) {
+            q.set(p, v);
+        }
+    }
+    q.set("lang", lang);
+    if !hide.is_empty() {
+        q.set("hide", &hide.join(","));
+    }
+    let src = format!("{base}#/embed/{widget}?{}", q.encode());
+    let attr = |s: &str| {
+        s.replace('&', "&amp;")
+            .replace('"', "&quot;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+    };
+    let html = format!(
+        r#"<iframe src="{}" width="{width}" height="{height}" title="{}" loading="lazy"></iframe>"#,
+        attr(&src),
+        attr(title)
+    );
+    Snippet {
+        src,
+        html,
+        width,
+        height,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(fields: &[(&str, Value)]) -> Value {
+        Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        )
+    }
+    fn s(v: &str) -> Value {
+        Value::Str(v.into())
+    }
+
+    #[test]
+    fn origins_are_normalised_like_the_browser_writes_them() {
+        assert_eq!(
+            normalize_origin("HTTPS://Course.Example.edu/").as_deref(),
+            Ok("https://course.example.edu")
+        );
+        assert_eq!(
+            normalize_origin("https://a.b:443").as_deref(),
+            Ok("https://a.b")
+        );
+        assert_eq!(
+            normalize_origin("http://127.0.0.1:8080").as_deref(),
+            Ok("http://127.0.0.1:8080")
+        );
+        assert_eq!(
+            normalize_origin("http://[::1]:3000").as_deref(),
+            Ok("http://[::1]:3000")
+        );
+        assert_eq!(normalize_origin("*"), Err(OriginError::Wildcard));
+        for bad in [
+            "",
+            "null",
+            "example.edu",
+            "ftp://example.edu",
+            "javascript://x",
+            "https://example.edu/course",
+            "https://user@example.edu",
+            "https://example.edu:99999",
+            "https://example.edu:",
+            "https://exa mple.edu",
+            "https://.edu",
+            "http://[zz]",
+        ] {
+            assert!(
+                matches!(normalize_origin(bad), Err(OriginError::NotAnOrigin(_))),
+                "{bad:?} was accepted"
+            );
+        }
+    }
+
+    #[test]
+    fn origin_check_is_exact() {
+        let allowed = parse_origins(Some("https://a.edu, http://127.0.0.1:9000")).unwrap();
+        assert_eq!(allowed, ["https://a.edu", "http://127.0.0.1:9000"]);
+        assert!(origin_allowed(&allowed, "https://a.edu"));
+        assert!(origin_allowed(&allowed, "http://127.0.0.1:9000"));
+        for other in [
+            "http://a.edu",
+            "https://a.edu.evil.com",
+            "https://sub.a.edu",
+            "http://127.0.0.1:9001",
+            "null",
+            "*",
+            "",
+        ] {
+            assert!(!origin_allowed(&allowed, other), "{other} was let in");
+        }
+        assert_eq!(parse_origins(None), Ok(vec![]));
+        assert!(!origin_allowed(&[], "https://a.edu"));
+        assert_eq!(
+            parse_origins(Some("https://a.edu,*")),
+            Err(OriginError::Wildcard)
+        );
+    }
+
+    #[test]
+    fn hide_keeps_known_names_and_reports_the_rest() {
+        let (hidden, unknown) = parse_hide(Some("source, sizes,,bogus"), &["sizes", "source"]);
+        assert_eq!(hidden, ["sizes", "source"]);
+        assert_eq!(unknown, ["bogus"]);
+        assert_eq!(parse_hide(None, &["sizes"]), (vec![], vec![]));
+    }
+
+    #[test]
+    fn theme_values() {
+        assert_eq!(Theme::parse(None), Some(Theme::Auto));
+        assert_eq!(Theme::parse(Some("dark")), Some(Theme::Dark));
+        assert_eq!(Theme::parse(Some("light")), Some(Theme::Light));
+        assert_eq!(Theme::parse(Some("neon")), None);
+    }
+
+    #[test]
+    fn requests_parse_and_echo_ids() {
+        let params = ["m", "n", "k"];
+        let run = obj(&[("api", s(API)), ("type", s("run")), ("id", s("r1"))]);
+        assert_eq!(
+            parse_request(&run, &params),
+            Parsed::Request(Request {
+                id: Some(Id::Str("r1".into())),
+                command: Command::Run
+            })
+        );
+        let set = obj(&[
+            ("api", s(API)),
+            ("version", Value::Num(1.0)),
+            ("type", s("setParams")),
+            ("id", Value::Num(7.0)),
+            ("params", obj(&[("m", Value::Num(128.0)), ("k", s("64"))])),
+        ]);
+        assert_eq!(
+            parse_request(&set, &params),
+            Parsed::Request(Request {
+                id: Some(Id::Num(7)),
+                command: Command::SetParams(vec![
+                    ("m".into(), "128".into()),
+                    ("k".into(), "64".into())
+                ])
+            })
+        );
+        for (t, c) in [("getState", Command::GetState), ("reset", Command::Reset)] {
+            let r = obj(&[("api", s(API)), ("type", s(t))]);
+            assert_eq!(
+                parse_request(&r, &params),
+                Parsed::Request(Request {
+                    id: None,
+                    command: c
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn foreign_and_bad_requests() {
+        let params = ["m"];
+        // Other libraries' messages (and strings, arrays…) are none of our business.
+        for v in [
+            s("run"),
+            Value::Other,
+            obj(&[("type", s("run"))]),
+            obj(&[("api", s("other")), ("type", s("run"))]),
+        ] {
+            assert_eq!(parse_request(&v, &params), Parsed::NotOurs);
+        }
+        let with = |extra: &[(&str, Value)]| {
+            let mut f = vec![("api", s(API)), ("id", s("x"))];
+            f.extend(extra.iter().cloned());
+            parse_request(&obj(&f), &params)
+        };
+        let id = Some(Id::Str("x".into()));
+        assert_eq!(
+            with(&[("type", s("eval"))]),
+            Parsed::Invalid(id.clone(), RequestError::UnknownType("eval".into()))
+        );
+        assert_eq!(
+            with(&[("type", s("run")), ("version", Value::Num(2.0))]),
+            Parsed::Invalid(id.clone(), RequestError::Version)
+        );
+        assert_eq!(
+            with(&[
+                ("type", s("setParams")),
+                ("params", obj(&[("evil", s("1"))]))
+            ]),
+            Parsed::Invalid(id.clone(), RequestError::UnknownParam("evil".into()))
+        );
+        assert_eq!(
+            with(&[
+                ("type", s("setParams")),
+                ("params", obj(&[("m", Value::Other)]))
+            ]),
+            Parsed::Invalid(id.clone(), RequestError::BadParams)
+        );
+        assert_eq!(
+            with(&[
+                ("type", s("setParams")),
+                ("params", obj(&[("m", s(&"9".repeat(300)))]))
+            ]),
+            Parsed::Invalid(id.clone(), RequestError::BadParams)
+        );
+        assert_eq!(
+            with(&[("type", s("setParams"))]),
+            Parsed::Invalid(id, RequestError::BadParams)
+        );
+        let long_id = obj(&[
+            ("api", s(API)),
+            ("type", s("run")),
+            ("id", s(&"i".repeat(65))),
+        ]);
+        assert_eq!(
+            parse_request(&long_id, &params),
+            Parsed::Invalid(None, RequestError::BadId)
+        );
+        let frac_id = obj(&[("api", s(API)), ("type", s("run")), ("id", Value::Num(1.5))]);
+        assert_eq!(
+            parse_request(&frac_id, &params),
+            Parsed::Invalid(None, RequestError::BadId)
+        );
+    }
+
+    #[test]
+    fn replies_are_json_with_the_id() {
+        let id = Id::Str("a\"b".into());
+        let results = vec![
+            ("gflops", Field::Num(1.5)),
+            ("verified", Field::Bool(true)),
+            ("kernel", Field::Str("matmul-naive".into())),
+            ("bad", Field::Num(f64::NAN)),
+        ];
+        let out = Out::RunFinished {
+            id: Some(&id),
+            widget: "matmul",
+            results: &results,
+        }
+        .to_json();
+        assert_eq!(
+            out,
+            r#"{"api":"gpu-playground","version":1,"type":"run-finished","id":"a\"b","widget":"matmul","results":{"gflops":1.5,"verified":true,"kernel":"matmul-naive","bad":null}}"#
+        );
+        let p = vec![("m".to_string(), "1\n2".to_string())];
+        assert_eq!(
+            Out::State {
+                id: Some(&Id::Num(3)),
+                widget: "w",
+                params: &p
+            }
+            .to_json(),
+            r#"{"api":"gpu-playground","version":1,"type":"state","id":3,"widget":"w","params":{"m":"1\n2"}}"#
+        );
+        assert_eq!(
+            Out::Resize { height: 412 }.to_json(),
+            r#"{"api":"gpu-playground","version":1,"type":"resize","height":412}"#
+        );
+        assert_eq!(
+            Out::Error {
+                id: None,
+                code: "busy",
+                message: "\u{2028}"
+            }
+            .to_json(),
+            r#"{"api":"gpu-playground","version":1,"type":"error","code":"busy","message":"\u2028"}"#
+        );
+        assert_eq!(
+            lti_frame_resize(300),
+            r#"{"subject":"lti.frameResize","height":300}"#
+        );
+    }
+
+    #[test]
+    fn snippet_carries_the_state_and_escapes_it() {
+        let q = vec![
+            ("k".to_string(), "32".to_string()),
+            ("m".to_string(), "64".to_string()),
+            ("lang".to_string(), "en".to_string()),
+            ("other".to_string(), "x".to_string()),
+        ];
+        let w = SnippetWidget {
+            id: "matmul",
+            params: &["m", "n", "k"],
+            hide: &["title"],
+            size: (640, 520),
+            title: "A \"run\" <widget>",
+        };
+        let s = snippet("https://a.edu/gp/", &w, "zh", &q);
+        assert_eq!(
+            s.src,
+            "https://a.edu/gp/#/embed/matmul?m=64&k=32&lang=zh&hide=title"
+        );
+        assert_eq!(
+            s.html,
+            r#"<iframe src="https://a.edu/gp/#/embed/matmul?m=64&amp;k=32&amp;lang=zh&amp;hide=title" width="640" height="520" title="A &quot;run&quot; &lt;widget&gt;" loading="lazy"></iframe>"#
+        );
+    }
+
+    #[test]
+    fn widget_params_leave_out_the_embeds_own() {
+        let q = vec![
+            ("lang".to_string(), "zh".to_string()),
+            ("m".to_string(), "64".to_string()),
+            ("parentOrigin".to_string(), "https://a.edu".to_string()),
+            ("x".to_string(), "1".to_string()),
+        ];
+        assert_eq!(
+            widget_params(&q, &["m", "n"]),
+            [("m".to_string(), "64".to_string())]
+        );
+    }
+}

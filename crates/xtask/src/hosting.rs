@@ -1,0 +1,363 @@
+//! What makes the built site safe to host and to use offline: content hashes in the names of
+//! the wasm module and the JS that loads it (so no cache ever pairs a new JS file with an old
+//! wasm), the service worker's versioned precache list, and the app icons (PNG, drawn here).
+//! std only, like the rest of xtask.
+
+use std::path::Path;
+
+const APP_LIB: &str = "gpu_playground";
+
+/// FNV-1a, 64 bits: a cache-busting fingerprint (not a security hash).
+pub fn fingerprint(bytes: &[u8]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn read(p: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()))
+}
+
+fn write(p: &Path, bytes: &[u8]) -> Result<(), String> {
+    std::fs::write(p, bytes).map_err(|e| format!("writing {}: {e}", p.display()))
+}
+
+/// Replaces `from` by `to` in a text file, failing when `from` is absent (a build whose
+/// references no longer match must not ship half-renamed).
+fn rewrite(p: &Path, from: &str, to: &str) -> Result<String, String> {
+    let text = String::from_utf8(read(p)?).map_err(|e| format!("{}: {e}", p.display()))?;
+    if !text.contains(from) {
+        return Err(format!("{} does not mention {from}", p.display()));
+    }
+    Ok(text.replace(from, to))
+}
+
+/// Gives the wasm module, its JS glue and `boot.js` content-hashed names and rewrites every
+/// reference to them (glue → wasm, boot.js and cpu-worker.js → glue, index.html → boot.js).
+/// Then writes the service worker with the site's version and precache list, and the
+/// version into boot.js. Returns the version.
+pub fn finish_site(out: &Path) -> Result<String, String> {
+    let pkg = out.join("pkg");
+    let wasm = pkg.join(format!("{APP_LIB}_bg.wasm"));
+    let wasm_name = format!("{APP_LIB}_bg.{}.wasm", fingerprint(&read(&wasm)?));
+    std::fs::rename(&wasm, pkg.join(&wasm_name)).map_err(|e| format!("renaming wasm: {e}"))?;
+
+    let glue = pkg.join(format!("{APP_LIB}.js"));
+    let glue_text = rewrite(
+        &glue,
+        &format!("'{APP_LIB}_bg.wasm'"),
+        &format!("'{wasm_name}'"),
+    )?;
+    let glue_name = format!("{APP_LIB}.{}.js", fingerprint(glue_text.as_bytes()));
+    write(&pkg.join(&glue_name), glue_text.as_bytes())?;
+    std::fs::remove_file(&glue).map_err(|e| format!("removing {}: {e}", glue.display()))?;
+
+    let old_ref = format!("./pkg/{APP_LIB}.js");
+    let new_ref = format!("./pkg/{glue_name}");
+    let worker = out.join("cpu-worker.js");
+    write(&worker, rewrite(&worker, &old_ref, &new_ref)?.as_bytes())?;
+
+    // The site's version: every file that will be precached (boot.js gets it written in,
+    // so it is computed over the rest plus boot.js before that).
+    let boot = out.join("boot.js");
+    let boot_text = rewrite(&boot, &old_ref, &new_ref)?;
+    let mut files = list_files(out)?;
+    files.retain(|f| f != "boot.js" && f != "sw.js");
+    let mut all = boot_text.clone().into_bytes();
+    for f in &files {
+        all.extend_from_slice(f.as_bytes());
+        all.extend_from_slice(&read(&out.join(f))?);
+    }
+    let version = fingerprint(&all);
+    let boot_text = boot_text.replace("__BUILD_VERSION__", &version);
+    let boot_name = format!("boot.{}.js", fingerprint(boot_text.as_bytes()));
+    write(&out.join(&boot_name), boot_text.as_bytes())?;
+    std::fs::remove_file(&boot).map_err(|e| format!("removing boot.js: {e}"))?;
+    let index = out.join("index.html");
+    write(
+        &index,
+        rewrite(&index, "./boot.js", &format!("./{boot_name}"))?.as_bytes(),
+    )?;
+
+    // index.html changed after the file list was taken: list again for the precache.
+    let mut precache = list_files(out)?;
+    precache.retain(|f| f != "sw.js");
+    precache.insert(0, "./".into());
+    let list = precache
+        .iter()
+        .map(|f| format!("  '{}',", f.replace('\'', "\\'")))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let sw = out.join("sw.js");
+    let sw_text = rewrite(&sw, "'__BUILD_VERSION__'", &format!("'{version}'"))?;
+    let sw_text = sw_text.replace("  // __PRECACHE__", &list);
+    if !sw_text.contains(&wasm_name) {
+        return Err("sw.js: the precache list was not written (marker missing)".into());
+    }
+    write(&sw, sw_text.as_bytes())?;
+    Ok(version)
+}
+
+/// Every file under `dir`, as `/`-separated relative paths, sorted.
+fn list_files(dir: &Path) -> Result<Vec<String>, String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) -> Result<(), String> {
+        let entries =
+            std::fs::read_dir(dir).map_err(|e| format!("reading {}: {e}", dir.display()))?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(base, &p, out)?;
+            } else if let Ok(rel) = p.strip_prefix(base) {
+                let parts: Vec<String> = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                out.push(parts.join("/"));
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out)?;
+    out.sort();
+    Ok(out)
+}
+
+/// The static oEmbed answer (`oembed.json`, named by index.html's discovery link): a "rich"
+/// embed of the race. oEmbed wants absolute URLs; they come from `SITE_URL` (the deploy
+/// workflow sets it to the Pages address). Without it the URLs are relative to the site,
+/// which is right for the site itself but not for a platform that fetches the file.
+pub fn oembed_json(site_url: &str) -> String {
+    let base = if site_url.is_empty() || site_url.ends_with('/') {
+        site_url.to_string()
+    } else {
+        format!("{site_url}/")
+    };
+    let esc = |s: &str| {
+        s.replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('<', "\\u003c")
+    };
+    let iframe = format!(
+        r#"<iframe src="{}#/embed/race?lang=en" width="720" height="640" title="GPU Playground: CPU vs GPU race" loading="lazy"></iframe>"#,
+        base.replace('"', "%22")
+    );
+    format!(
+        "{{\n  \"version\": \"1.0\",\n  \"type\": \"rich\",\n  \"title\": \"GPU Playground: CPU vs GPU race\",\n  \
+         \"provider_name\": \"GPU Playground\",\n  \"provider_url\": \"{}\",\n  \"width\": 720,\n  \
+         \"height\": 640,\n  \"html\": \"{}\"\n}}\n",
+        esc(if base.is_empty() { "./" } else { &base }),
+        esc(&iframe)
+    )
+}
+
+// ---------------------------------------------------------------- icons
+
+/// The app icon at `size` px: a GPU die (rounded dark square) holding a 4 × 4 grid of cores,
+/// one row lit in the accent colour — drawn pixel by pixel, so no image tool is needed.
+pub fn icon_rgba(size: u32) -> Vec<u8> {
+    let s = size as f32;
+    let mut px = Vec::with_capacity((size * size * 4) as usize);
+    let bg = [0x3b, 0x5b, 0xdb];
+    let die = [0x1b, 0x1f, 0x2a];
+    let core = [0x5b, 0x64, 0x75];
+    let lit = [0xf5, 0x9f, 0x00];
+    for y in 0..size {
+        for x in 0..size {
+            let (fx, fy) = (x as f32 + 0.5, y as f32 + 0.5);
+            // Full-bleed background (maskable: the safe zone is the middle 80 %).
+            let mut c = bg;
+            let (d0, d1, r) = (0.2 * s, 0.8 * s, 0.06 * s);
+            let inside = |a: f32, lo: f32, hi: f32| a >= lo && a <= hi;
+            if inside(fx, d0, d1) && inside(fy, d0, d1) {
+                let cx = fx.clamp(d0 + r, d1 - r);
+                let cy = fy.clamp(d0 + r, d1 - r);
+                if (fx - cx).powi(2) + (fy - cy).powi(2) <= r * r {
+                    c = die;
+                    let cell = (d1 - d0) / 4.0;
+                    let (gx, gy) = ((fx - d0) / cell, (fy - d0) / cell);
+                    let (ix, iy) = (gx.floor() as i32, gy.floor() as i32);
+                    let (ux, uy) = (gx - ix as f32, gy - iy as f32);
+                    if inside(ux, 0.18, 0.82) && inside(uy, 0.18, 0.82) {
+                        c = if iy == 1 { lit } else { core };
+                    }
+                }
+            }
+            px.extend_from_slice(&[c[0], c[1], c[2], 0xff]);
+        }
+    }
+    px
+}
+
+/// A PNG of RGBA pixels (stored deflate blocks: icons are small, no compressor needed).
+pub fn png(width: u32, height: u32, rgba: &[u8]) -> Vec<u8> {
+    let mut raw = Vec::with_capacity(rgba.len() + height as usize);
+    for row in rgba.chunks(width as usize * 4) {
+        raw.push(0); // filter: none
+        raw.extend_from_slice(row);
+    }
+    let mut z = vec![0x78, 0x01];
+    let mut chunks = raw.chunks(65_535).peekable();
+    while let Some(block) = chunks.next() {
+        z.push(u8::from(chunks.peek().is_none()));
+        let len = block.len() as u16;
+        z.extend_from_slice(&len.to_le_bytes());
+        z.extend_from_slice(&(!len).to_le_bytes());
+        z.extend_from_slice(block);
+    }
+    z.extend_from_slice(&adler32(&raw).to_be_bytes());
+
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    let mut ihdr = Vec::new();
+    ihdr.extend_from_slice(&width.to_be_bytes());
+    ihdr.extend_from_slice(&height.to_be_bytes());
+    ihdr.extend_from_slice(&[8, 6, 0, 0, 0]); // 8-bit RGBA
+    chunk(&mut out, b"IHDR", &ihdr);
+    chunk(&mut out, b"IDAT", &z);
+    chunk(&mut out, b"IEND", &[]);
+    out
+}
+
+fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    let start = out.len();
+    out.extend_from_slice(kind);
+    out.extend_from_slice(data);
+    let crc = crc32(&out[start..]);
+    out.extend_from_slice(&crc.to_be_bytes());
+}
+
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut c = 0xffff_ffffu32;
+    for &b in bytes {
+        c ^= b as u32;
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                0xedb8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+fn adler32(bytes: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in bytes {
+        a = (a + x as u32) % 65_521;
+        b = (b + a) % 65_521;
+    }
+    (b << 16) | a
+}
+
+/// Writes `icons/icon-192.png` and `icons/icon-512.png` (named in the web app manifest).
+pub fn write_icons(out: &Path) -> Result<(), String> {
+    let dir = out.join("icons");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    for size in [192, 512] {
+        write(
+            &dir.join(format!("icon-{size}.png")),
+            &png(size, size, &icon_rgba(size)),
+        )?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checksums_match_known_values() {
+        // Reference values of the standard algorithms.
+        assert_eq!(crc32(b"123456789"), 0xcbf4_3926);
+        assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
+        assert_eq!(fingerprint(b""), "cbf29ce484222325");
+        assert_ne!(fingerprint(b"a"), fingerprint(b"b"));
+    }
+
+    #[test]
+    fn oembed_names_the_site() {
+        let j = oembed_json("https://example.github.io/gpu-playground");
+        assert!(j.contains(r#""provider_url": "https://example.github.io/gpu-playground/""#));
+        assert!(j.contains(r#"\u003ciframe src=\"https://example.github.io/gpu-playground/#/embed/race?lang=en\""#), "{j}");
+        assert!(j.contains(r#""type": "rich""#));
+        assert!(oembed_json("").contains(r#""provider_url": "./""#));
+    }
+
+    #[test]
+    fn png_has_the_right_structure() {
+        let p = png(2, 1, &[255, 0, 0, 255, 0, 255, 0, 255]);
+        assert_eq!(&p[..8], b"\x89PNG\r\n\x1a\n");
+        assert_eq!(&p[12..16], b"IHDR");
+        assert_eq!(u32::from_be_bytes([p[16], p[17], p[18], p[19]]), 2);
+        assert!(p.ends_with(&[0, 0, 0, 0, b'I', b'E', b'N', b'D', 0xae, 0x42, 0x60, 0x82]));
+        // A 512 px icon spans several stored blocks.
+        assert!(png(512, 512, &icon_rgba(512)).len() > 512 * 512 * 4);
+    }
+
+    #[test]
+    fn finish_site_renames_and_rewrites_every_reference() {
+        let dir = std::env::temp_dir().join(format!("xtask-hosting-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("pkg")).unwrap();
+        let w = |p: &str, s: &str| std::fs::write(dir.join(p), s).unwrap();
+        w("pkg/gpu_playground_bg.wasm", "WASM");
+        w(
+            "pkg/gpu_playground.js",
+            "x = new URL('gpu_playground_bg.wasm', import.meta.url);",
+        );
+        w(
+            "boot.js",
+            "import './pkg/gpu_playground.js'; v='__BUILD_VERSION__';",
+        );
+        w("cpu-worker.js", "import './pkg/gpu_playground.js';");
+        w(
+            "index.html",
+            r#"<script type="module" src="./boot.js"></script>"#,
+        );
+        w(
+            "sw.js",
+            "const VERSION = '__BUILD_VERSION__';\nconst P = [\n  // __PRECACHE__\n];",
+        );
+        let version = finish_site(&dir).unwrap();
+        let files = list_files(&dir).unwrap();
+        let wasm = files.iter().find(|f| f.ends_with(".wasm")).unwrap();
+        let js = files
+            .iter()
+            .find(|f| f.starts_with("pkg/") && f.ends_with(".js"))
+            .unwrap();
+        let boot = files.iter().find(|f| f.starts_with("boot.")).unwrap();
+        assert_eq!(
+            wasm,
+            &format!("pkg/gpu_playground_bg.{}.wasm", fingerprint(b"WASM"))
+        );
+        let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+        assert!(read(js).contains(wasm.trim_start_matches("pkg/")));
+        assert!(read(boot).contains(&format!("./{js}")));
+        assert!(read(boot).contains(&version));
+        assert!(read("cpu-worker.js").contains(&format!("./{js}")));
+        assert!(read("index.html").contains(&format!("./{boot}")));
+        let sw = read("sw.js");
+        assert!(sw.contains(&version));
+        for f in [
+            wasm,
+            js,
+            boot,
+            &"index.html".to_string(),
+            &"cpu-worker.js".to_string(),
+        ] {
+            assert!(sw.contains(&format!("'{f}'")), "{f} not precached");
+        }
+        assert!(!files.contains(&"pkg/gpu_playground.js".to_string()));
+        // A glue file that no longer names the wasm the way we expect fails the build.
+        w("pkg/gpu_playground_bg.wasm", "WASM");
+        w("pkg/gpu_playground.js", "fetch(somewhere)");
+        assert!(finish_site(&dir).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

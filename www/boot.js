@@ -1,0 +1,60 @@
+// Starts the app. A file of its own, not an inline script: the Content Security Policy
+// (script-src 'self') forbids inline scripts. Relative paths only: the site works from any
+// sub-path of any static host.
+// A dynamic import, so that the glue failing to load (network error, bad file) reaches the
+// same message as the wasm failing, instead of leaving "Loading…" on screen for good.
+import('./pkg/gpu_playground.js').then(async (app) => {
+  await app.default();
+  // Handle for end-to-end tests (e.g. losing the GPU device on purpose).
+  window.gpuPlayground = app;
+  registerServiceWorker();
+}).catch((err) => {
+  console.warn('GPU Playground failed to start:', err);
+  const boot = document.getElementById('boot');
+  if (boot) {
+    boot.textContent = 'GPU Playground could not start in this browser (WebAssembly failed to load). ' +
+      '· GPU 游乐场无法在此浏览器中启动（WebAssembly 加载失败）。';
+    boot.className = 'boot error';
+  }
+});
+
+// The build's version (written by `cargo xtask dist`; the placeholder stays in an unbuilt copy).
+const VERSION = '__BUILD_VERSION__';
+const BUILT = !VERSION.startsWith('__');
+const root = document.documentElement;
+const tellApp = () => dispatchEvent(new Event('gpu-playground-update'));
+
+// "A new version was installed": this visit runs a different build than the last one.
+try {
+  const seen = localStorage.getItem('gpu-playground.version');
+  if (BUILT && seen && seen !== VERSION) root.dataset.update = 'installed';
+  if (BUILT) localStorage.setItem('gpu-playground.version', VERSION);
+} catch {
+  // Storage blocked (private mode, some iframes): no notice, nothing else changes.
+}
+
+// Offline after the first visit. A newer build found while this page is open waits for the
+// next visit; the page says it is there.
+// Registered once the app runs, so the precache download never competes with the first load.
+function registerServiceWorker() {
+  if (!BUILT || !('serviceWorker' in navigator)) return;
+  navigator.serviceWorker.register('./sw.js').then((reg) => {
+    reg.addEventListener('updatefound', () => {
+      const next = reg.installing;
+      next?.addEventListener('statechange', () => {
+        if (next.state === 'installed' && navigator.serviceWorker.controller) {
+          root.dataset.update = 'available';
+          tellApp();
+        }
+      });
+    });
+  }).catch((err) => console.warn('GPU Playground: offline mode unavailable:', err));
+}
+
+// The install prompt: kept until the visitor presses the app's Install button.
+addEventListener('beforeinstallprompt', (event) => {
+  event.preventDefault();
+  window.gpuPlaygroundInstall = event;
+  root.dataset.installable = 'true';
+  tellApp();
+});

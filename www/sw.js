@@ -1,0 +1,65 @@
+// Service worker: GPU Playground works offline after the first visit (a classroom with bad
+// Wi-Fi). `cargo xtask dist` writes the version and the precache list (every file of the
+// site) below. Content-hashed files (pkg/*.<hash>.js|wasm, boot.<hash>.js) never change, so
+// they are served from the cache first; everything else (index.html, styles, the worker
+// script) from the network first, falling back to the cache when offline or slow. A new
+// version installs beside the old one and takes over on the next visit; the page says so.
+const VERSION = '__BUILD_VERSION__';
+const CACHE = `gpu-playground-${VERSION}`;
+const PRECACHE = [
+  // __PRECACHE__
+];
+const HASHED = /\.[0-9a-f]{16}\.(js|wasm)$/;
+// How long a network-first request waits before the cached copy is used.
+const NETWORK_WAIT_MS = 4000;
+
+self.addEventListener('install', (event) => {
+  event.waitUntil(
+    caches.open(CACHE).then((cache) => cache.addAll(PRECACHE.map((p) => new URL(p, self.registration.scope)))),
+  );
+});
+
+self.addEventListener('activate', (event) => {
+  event.waitUntil(
+    caches.keys()
+      .then((keys) => Promise.all(keys
+        .filter((k) => k.startsWith('gpu-playground-') && k !== CACHE)
+        .map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+self.addEventListener('message', (event) => {
+  if (event.data === 'version') event.source?.postMessage({ swVersion: VERSION });
+});
+
+async function cacheFirst(request) {
+  const hit = await caches.match(request, { cacheName: CACHE });
+  return hit ?? fetch(request);
+}
+
+async function networkFirst(request) {
+  const cache = await caches.open(CACHE);
+  // Navigations of the single-page app all show index.html (the route is in the hash).
+  const key = request.mode === 'navigate' ? new URL('./', self.registration.scope).href : request;
+  const network = fetch(request).then((response) => {
+    if (response.ok) cache.put(key, response.clone());
+    return response;
+  });
+  const timeout = new Promise((resolve) => setTimeout(resolve, NETWORK_WAIT_MS));
+  try {
+    const first = await Promise.race([network, timeout]);
+    if (first) return first;
+  } catch {
+    // Offline: fall through to the cache.
+  }
+  const cached = await cache.match(key, { ignoreSearch: true });
+  return cached ?? network;
+}
+
+self.addEventListener('fetch', (event) => {
+  const { request } = event;
+  const url = new URL(request.url);
+  if (request.method !== 'GET' || url.origin !== self.location.origin) return;
+  event.respondWith(HASHED.test(url.pathname) ? cacheFirst(request) : networkFirst(request));
+});
