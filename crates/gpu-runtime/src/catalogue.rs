@@ -27,6 +27,9 @@ pub enum Family {
     /// Bindings: 0 = input f32 (read), 1 = output f32 (write), 2 = uniform
     /// {elements, threads, param, 0}. References and checks: [`crate::measure`].
     Measure,
+    /// 2-D convolution stages. They run no [`Job`]: [`crate::conv`] owns their plans
+    /// (buffers, grids, the two-step im2col + GEMM) and their kernels (`CONV_KERNELS`).
+    Conv,
 }
 
 /// How the inputs and output are laid out in GPU buffers.

@@ -79,10 +79,10 @@ pub struct RunOutput {
 }
 
 /// Buffers of one run; destroyed on every exit path, so failed runs leak nothing.
-struct Buffers(Vec<wgpu::Buffer>);
+pub(crate) struct Buffers(pub(crate) Vec<wgpu::Buffer>);
 
 impl Buffers {
-    fn push(&mut self, b: wgpu::Buffer) -> wgpu::Buffer {
+    pub(crate) fn push(&mut self, b: wgpu::Buffer) -> wgpu::Buffer {
         LIVE_BUFFERS.fetch_add(1, Ordering::SeqCst);
         self.0.push(b.clone());
         b
@@ -354,7 +354,7 @@ impl Gpu {
 
     /// Natively, drives the device until submitted work is done; in the browser the map
     /// callbacks fire on their own and this does nothing.
-    fn wait_for_queue(&self) -> Result<(), GpuError> {
+    pub(crate) fn wait_for_queue(&self) -> Result<(), GpuError> {
         #[cfg(not(target_arch = "wasm32"))]
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
@@ -365,7 +365,7 @@ impl Gpu {
 
 /// Starts mapping a whole buffer for reading; the future yields its bytes and the time from
 /// the buffer being mapped to the bytes being copied out.
-fn map_read(
+pub(crate) fn map_read(
     buffer: &wgpu::Buffer,
 ) -> impl std::future::Future<Output = Result<(Vec<u8>, f64), GpuError>> {
     let (tx, rx) = futures_channel::oneshot::channel();

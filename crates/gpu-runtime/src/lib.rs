@@ -12,6 +12,7 @@
 pub mod catalogue;
 mod clock;
 mod context;
+pub mod conv;
 mod dispatch;
 mod layout;
 pub mod measure;

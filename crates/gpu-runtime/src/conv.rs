@@ -1,0 +1,873 @@
+//! The convolution family: its stages (the conv ladder), their kernels, buffer layouts, grids
+//! and plans, and the verified run. Layouts and the CPU reference: [`cpu_kernels::conv`].
+//!
+//! A stage is a *plan*: named buffers and an ordered list of dispatches, run in one compute
+//! pass per repetition (storage writes of one dispatch are visible to the next). Direct, tiled
+//! and implicit GEMM are one-step plans; im2col + GEMM is two steps (im2col, then the matmul
+//! ladder's `matmul-vec4`); a 1×1 convolution is a one-step plan that runs `matmul-vec4` on
+//! the NHWC input viewed as the (N·H·W)×C matrix — no kernel of its own.
+
+use cpu_kernels::conv::{self as cref, ConvShape, ConvShapeError};
+use cpu_kernels::verify::{self, Precision};
+use wgpu::util::DeviceExt;
+
+use crate::catalogue::{Family, KernelSpec, Storage};
+use crate::clock::now_ms;
+use crate::context::{Gpu, GpuError};
+use crate::dispatch::{map_read, Buffers, RunOptions, RunOutput, Timing, TimingMethod};
+use crate::verified::{VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
+
+const COMMON: &str = include_str!("../../../shaders/conv_common.wgsl");
+const DIRECT: &str = include_str!("../../../shaders/conv_direct.wgsl");
+const TILED: &str = include_str!("../../../shaders/conv_tiled.wgsl");
+const IM2COL: &str = include_str!("../../../shaders/conv_im2col.wgsl");
+const IMPLICIT: &str = include_str!("../../../shaders/conv_implicit_gemm.wgsl");
+const REGTILE_COMMON: &str = include_str!("../../../shaders/matmul_regtile_common.wgsl");
+
+/// Tiled stage: output patch TP×TQ, most channels staged per step, workgroup floats (its header).
+const TILED_TP: u32 = 8;
+const TILED_CC: u32 = 8;
+const TILED_FLOATS: u32 = 3840;
+/// Filters per invocation of the tiled stage (a `const` in its WGSL).
+const TILED_KT: u32 = 8;
+/// Implicit GEMM block (its header): BM × BN outputs, BK reduction per step.
+const IG_BM: u32 = 64;
+const IG_BN: u32 = 64;
+/// matmul-vec4's block (see the catalogue).
+const VEC4_BLOCK: u32 = 128;
+
+fn no_grid(_: &crate::workload::Workload) -> [u32; 3] {
+    // Conv kernels run through this module's plans, which size their own grids.
+    [0, 0, 0]
+}
+
+const fn spec(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
+    constants: &'static [(&'static str, f64)],
+    workgroup_size: [u32; 3],
+    title_key: &'static str,
+    summary_key: &'static str,
+) -> KernelSpec {
+    KernelSpec {
+        id,
+        source_path,
+        source,
+        entry_point: "main",
+        family: Family::Conv,
+        constants,
+        workgroup_size,
+        grid: no_grid,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key,
+        summary_key,
+    }
+}
+
+/// The conv kernels (the GEMM of im2col + GEMM and of 1×1 is the catalogue's `matmul-vec4`).
+pub static CONV_KERNELS: &[KernelSpec] = &[
+    spec(
+        "conv-direct",
+        "shaders/conv_direct.wgsl",
+        || format!("{DIRECT}\n{COMMON}"),
+        &[],
+        [16, 16, 1],
+        "kernel.conv-direct.title",
+        "kernel.conv-direct.summary",
+    ),
+    spec(
+        "conv-tiled",
+        "shaders/conv_tiled.wgsl",
+        || format!("{TILED}\n{COMMON}"),
+        &[
+            ("TP", TILED_TP as f64),
+            ("TQ", TILED_TP as f64),
+            ("TILE_FLOATS", TILED_FLOATS as f64),
+        ],
+        [8, 8, 1],
+        "kernel.conv-tiled.title",
+        "kernel.conv-tiled.summary",
+    ),
+    spec(
+        "conv-im2col",
+        "shaders/conv_im2col.wgsl",
+        || format!("{IM2COL}\n{COMMON}"),
+        &[],
+        [64, 4, 1],
+        "kernel.conv-im2col.title",
+        "kernel.conv-im2col.summary",
+    ),
+    spec(
+        "conv-implicit-gemm",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", IG_BM as f64), ("BN", IG_BN as f64), ("BK", 16.0)],
+        [8, 8, 1],
+        "kernel.conv-implicit-gemm.title",
+        "kernel.conv-implicit-gemm.summary",
+    ),
+];
+
+/// Looks a conv kernel up by id.
+pub fn conv_kernel(id: &str) -> Option<&'static KernelSpec> {
+    CONV_KERNELS.iter().find(|k| k.id == id)
+}
+
+/// The stages of the conv ladder, in order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvStage {
+    Direct,
+    Tiled,
+    Im2colGemm,
+    ImplicitGemm,
+    /// 1×1, stride 1, no padding: the matmul stage on the buffers as they are.
+    Pointwise,
+}
+
+impl ConvStage {
+    pub const ALL: [ConvStage; 5] = [
+        ConvStage::Direct,
+        ConvStage::Tiled,
+        ConvStage::Im2colGemm,
+        ConvStage::ImplicitGemm,
+        ConvStage::Pointwise,
+    ];
+
+    /// Stable id, used in URLs and as the prefix of its text keys (`stage.<id>.title`, …).
+    pub fn id(self) -> &'static str {
+        match self {
+            ConvStage::Direct => "conv-direct",
+            ConvStage::Tiled => "conv-tiled",
+            ConvStage::Im2colGemm => "conv-im2col-gemm",
+            ConvStage::ImplicitGemm => "conv-implicit-gemm",
+            ConvStage::Pointwise => "conv-pointwise",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<ConvStage> {
+        Self::ALL.into_iter().find(|s| s.id() == id)
+    }
+
+    /// Translation keys of its title, summary and "what changed from the previous stage".
+    pub fn text_keys(self) -> [String; 3] {
+        ["title", "summary", "why"].map(|part| format!("kernel.{}.{part}", self.id()))
+    }
+
+    /// The kernels its plan dispatches, in order.
+    pub fn kernels(self) -> Vec<&'static KernelSpec> {
+        let conv = |id| conv_kernel(id).into_iter();
+        let vec4 = crate::catalogue::kernel("matmul-vec4").into_iter();
+        match self {
+            ConvStage::Direct => conv("conv-direct").collect(),
+            ConvStage::Tiled => conv("conv-tiled").collect(),
+            ConvStage::Im2colGemm => conv("conv-im2col").chain(vec4).collect(),
+            ConvStage::ImplicitGemm => conv("conv-implicit-gemm").collect(),
+            ConvStage::Pointwise => vec4.collect(),
+        }
+    }
+
+    /// GPU memory this stage needs beyond input, filter and output, in bytes: the im2col
+    /// matrix, and the zero padding of channels and filters the vec4 stages add.
+    pub fn extra_bytes(self, shape: &ConvShape) -> u64 {
+        let Ok(l) = plan_layout(self, shape) else {
+            return 0;
+        };
+        let plain = 4 * (shape.x_len() + shape.f_len() + shape.y_len()) as u64;
+        l.buffer_bytes.iter().sum::<u64>().saturating_sub(plain)
+    }
+}
+
+/// Why a stage cannot run a shape, or why its run failed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConvError {
+    /// The shape itself is invalid.
+    Shape(ConvShapeError),
+    /// The 1×1 stage was asked for a filter that is not 1×1 with stride 1 and no padding.
+    NotPointwise,
+    /// The tiled stage's input patch (tile plus halo) needs more workgroup memory than it has,
+    /// even one channel at a time: `floats` needed, `capacity` available.
+    PatchTooLarge {
+        floats: u64,
+        capacity: u32,
+    },
+    /// A buffer exceeds a device limit (its name, bytes needed, the limit's WebGPU name and value).
+    BufferTooLarge {
+        buffer: &'static str,
+        bytes: u64,
+        limit: &'static str,
+        limit_bytes: u64,
+    },
+    /// More workgroups along one axis than `maxComputeWorkgroupsPerDimension`.
+    TooManyWorkgroups {
+        groups: u32,
+        limit: u32,
+    },
+    /// The input or filter does not have the shape's length.
+    WrongInputLength,
+    Gpu(GpuError),
+}
+
+impl std::fmt::Display for ConvError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConvError::Shape(e) => write!(f, "invalid shape: {e}"),
+            ConvError::NotPointwise => write!(f, "not a 1×1, stride 1, unpadded convolution"),
+            ConvError::PatchTooLarge { floats, capacity } => {
+                write!(
+                    f,
+                    "the input patch needs {floats} floats, the tile holds {capacity}"
+                )
+            }
+            ConvError::BufferTooLarge {
+                buffer,
+                bytes,
+                limit,
+                limit_bytes,
+            } => write!(f, "{buffer} needs {bytes} bytes, {limit} is {limit_bytes}"),
+            ConvError::TooManyWorkgroups { groups, limit } => {
+                write!(
+                    f,
+                    "{groups} workgroups exceed maxComputeWorkgroupsPerDimension ({limit})"
+                )
+            }
+            ConvError::WrongInputLength => write!(f, "input or filter length does not match"),
+            ConvError::Gpu(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for ConvError {}
+
+impl From<GpuError> for ConvError {
+    fn from(e: GpuError) -> Self {
+        ConvError::Gpu(e)
+    }
+}
+
+fn round4(v: u32) -> u32 {
+    v.div_ceil(4) * 4
+}
+
+/// How a stage stores its data: what goes into each buffer, the uniforms, the steps.
+#[derive(Clone, Debug, PartialEq)]
+struct PlanLayout {
+    /// Channels as stored (C, or rounded up to 4) and filters as stored.
+    c_stored: u32,
+    k_stored: u32,
+    /// Rows of the stored filter (R·S·C, padded for the vec4 GEMMs).
+    f_rows: u32,
+    /// Bytes of each buffer: x, f, y, and the im2col matrix when there is one.
+    buffer_bytes: Vec<u64>,
+    steps: Vec<StepLayout>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct StepLayout {
+    /// Buffer indices bound at 0, 1, …; the uniform comes after them.
+    bindings: Vec<usize>,
+    uniform: Vec<u32>,
+    groups: [u32; 3],
+}
+
+/// The Conv uniform of conv_common.wgsl.
+fn conv_uniform(s: &ConvShape, p: u32, q: u32, kred: u32, c4: u32) -> Vec<u32> {
+    let m = s.n * p * q;
+    vec![
+        s.n,
+        s.c,
+        s.h,
+        s.w,
+        s.k,
+        s.r,
+        s.s,
+        s.stride,
+        s.pad,
+        s.dilation,
+        p,
+        q,
+        m,
+        kred,
+        round4(s.k),
+        c4,
+        0,
+        0,
+        0,
+        0,
+    ]
+}
+
+const X: usize = 0;
+const F: usize = 1;
+const Y: usize = 2;
+const A: usize = 3;
+
+fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError> {
+    let (p, q) = s.validate().map_err(ConvError::Shape)?;
+    // validate() bounds every element count below 2³² and every size below 2²⁴, so these
+    // fit in u32 (R·S·round4(C) < 2³² + 3·R·S, checked).
+    let m = s.n * p * q;
+    let rsc = s.r * s.s * s.c;
+    let too_large = ConvError::Shape(ConvShapeError::TooLarge);
+    rsc.checked_add(3).ok_or(too_large.clone())?;
+    (s.r * s.s).checked_mul(round4(s.c)).ok_or(too_large)?;
+    let bytes = |elems: u64| 4 * elems;
+    let plain = |steps| PlanLayout {
+        c_stored: s.c,
+        k_stored: s.k,
+        f_rows: rsc,
+        buffer_bytes: vec![
+            bytes(s.x_len() as u64),
+            bytes(s.f_len() as u64),
+            bytes(s.y_len() as u64),
+        ],
+        steps,
+    };
+    Ok(match stage {
+        ConvStage::Direct => plain(vec![StepLayout {
+            bindings: vec![X, F, Y],
+            uniform: conv_uniform(s, p, q, rsc, s.c),
+            groups: [s.k.div_ceil(16), m.div_ceil(16), 1],
+        }]),
+        ConvStage::Tiled => {
+            let th =
+                (TILED_TP - 1) as u64 * s.stride as u64 + s.dilation as u64 * (s.r - 1) as u64 + 1;
+            let tw =
+                (TILED_TP - 1) as u64 * s.stride as u64 + s.dilation as u64 * (s.s - 1) as u64 + 1;
+            let pixels = th * tw;
+            if pixels > TILED_FLOATS as u64 {
+                return Err(ConvError::PatchTooLarge {
+                    floats: pixels,
+                    capacity: TILED_FLOATS,
+                });
+            }
+            // As many channels per step as fit (at least one, as pixels ≤ TILED_FLOATS).
+            let chunk = (TILED_FLOATS as u64 / pixels)
+                .min(TILED_CC as u64)
+                .min(s.c as u64);
+            let mut uniform = conv_uniform(s, p, q, rsc, s.c);
+            uniform[16] = chunk as u32;
+            plain(vec![StepLayout {
+                bindings: vec![X, F, Y],
+                uniform,
+                groups: [
+                    p.div_ceil(TILED_TP) * q.div_ceil(TILED_TP),
+                    s.k.div_ceil(TILED_KT),
+                    s.n,
+                ],
+            }])
+        }
+        ConvStage::Im2colGemm => {
+            let kp = round4(rsc);
+            let k4 = round4(s.k);
+            PlanLayout {
+                c_stored: s.c,
+                k_stored: k4,
+                f_rows: kp,
+                buffer_bytes: vec![
+                    bytes(s.x_len() as u64),
+                    bytes(kp as u64 * k4 as u64),
+                    bytes(m as u64 * k4 as u64),
+                    bytes(m as u64 * kp as u64),
+                ],
+                steps: vec![
+                    StepLayout {
+                        bindings: vec![X, A],
+                        uniform: conv_uniform(s, p, q, kp, s.c),
+                        groups: [kp.div_ceil(64), m.div_ceil(4), 1],
+                    },
+                    StepLayout {
+                        bindings: vec![A, F, Y],
+                        uniform: vec![m, k4, kp, 0],
+                        groups: [k4.div_ceil(VEC4_BLOCK), m.div_ceil(VEC4_BLOCK), 1],
+                    },
+                ],
+            }
+        }
+        ConvStage::ImplicitGemm => {
+            let c4 = round4(s.c);
+            let k4 = round4(s.k);
+            let kred = s.r * s.s * c4;
+            PlanLayout {
+                c_stored: c4,
+                k_stored: k4,
+                f_rows: kred,
+                buffer_bytes: vec![
+                    bytes(s.n as u64 * s.h as u64 * s.w as u64 * c4 as u64),
+                    bytes(kred as u64 * k4 as u64),
+                    bytes(m as u64 * k4 as u64),
+                ],
+                steps: vec![StepLayout {
+                    bindings: vec![X, F, Y],
+                    uniform: conv_uniform(s, p, q, kred, c4),
+                    groups: [k4.div_ceil(IG_BN), m.div_ceil(IG_BM), 1],
+                }],
+            }
+        }
+        ConvStage::Pointwise => {
+            if !(s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0) {
+                return Err(ConvError::NotPointwise);
+            }
+            let c4 = round4(s.c);
+            let k4 = round4(s.k);
+            PlanLayout {
+                c_stored: c4,
+                k_stored: k4,
+                f_rows: c4,
+                buffer_bytes: vec![
+                    bytes(m as u64 * c4 as u64),
+                    bytes(c4 as u64 * k4 as u64),
+                    bytes(m as u64 * k4 as u64),
+                ],
+                steps: vec![StepLayout {
+                    bindings: vec![X, F, Y],
+                    uniform: vec![m, k4, c4, 0],
+                    groups: [k4.div_ceil(VEC4_BLOCK), m.div_ceil(VEC4_BLOCK), 1],
+                }],
+            }
+        }
+    })
+}
+
+/// Copies `src` (rows × cols) into rows × `stride` floats, zero-filling the new columns and
+/// adding zero rows up to `rows_out`; borrowed as it is when nothing changes.
+fn pad_rows<'a>(
+    src: &'a [f32],
+    cols: usize,
+    stride: usize,
+    rows_out: usize,
+) -> std::borrow::Cow<'a, [f32]> {
+    let rows = src.len() / cols.max(1);
+    if stride == cols && rows_out == rows {
+        return std::borrow::Cow::Borrowed(src);
+    }
+    let mut out = vec![0f32; rows_out * stride];
+    for (r, row) in src.chunks_exact(cols).enumerate() {
+        out[r * stride..r * stride + cols].copy_from_slice(row);
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Checks a stage can run a shape on this device without running it.
+pub fn check(stage: ConvStage, shape: &ConvShape, limits: &wgpu::Limits) -> Result<(), ConvError> {
+    let l = plan_layout(stage, shape)?;
+    let names = ["input", "filter", "output", "im2col matrix"];
+    for (i, &b) in l.buffer_bytes.iter().enumerate() {
+        for (limit, limit_bytes) in [
+            (
+                "maxStorageBufferBindingSize",
+                limits.max_storage_buffer_binding_size,
+            ),
+            ("maxBufferSize", limits.max_buffer_size),
+        ] {
+            if b > limit_bytes {
+                return Err(ConvError::BufferTooLarge {
+                    buffer: names[i],
+                    bytes: b,
+                    limit,
+                    limit_bytes,
+                });
+            }
+        }
+    }
+    let max = limits.max_compute_workgroups_per_dimension;
+    for step in &l.steps {
+        if let Some(&g) = step.groups.iter().find(|&&g| g > max) {
+            return Err(ConvError::TooManyWorkgroups {
+                groups: g,
+                limit: max,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Runs a stage on the given data: the output in NPQK order (padding dropped).
+pub async fn run_conv(
+    gpu: &Gpu,
+    stage: ConvStage,
+    shape: &ConvShape,
+    x: &[f32],
+    f: &[f32],
+    opts: &RunOptions,
+) -> Result<RunOutput, ConvError> {
+    run_conv_with(gpu, stage, &stage.kernels(), shape, x, f, opts).await
+}
+
+/// [`run_conv`] with the plan's kernels given explicitly: tests pass deliberately broken
+/// variants to prove that verification catches them.
+pub async fn run_conv_with(
+    gpu: &Gpu,
+    stage: ConvStage,
+    kernels: &[&'static KernelSpec],
+    shape: &ConvShape,
+    x: &[f32],
+    f: &[f32],
+    opts: &RunOptions,
+) -> Result<RunOutput, ConvError> {
+    let layout = plan_layout(stage, shape)?;
+    if x.len() != shape.x_len() || f.len() != shape.f_len() {
+        return Err(ConvError::WrongInputLength);
+    }
+    if kernels.len() != layout.steps.len() {
+        return Err(ConvError::Gpu(GpuError::WrongJob));
+    }
+    check(stage, shape, &gpu.limits())?;
+    let result = execute(gpu, shape, &layout, kernels, x, f, opts).await;
+    match result {
+        Err(e) if gpu.is_lost() && !matches!(e, GpuError::DeviceLost(_)) => {
+            Err(ConvError::Gpu(GpuError::DeviceLost(e.to_string())))
+        }
+        other => other.map_err(ConvError::Gpu),
+    }
+}
+
+async fn execute(
+    gpu: &Gpu,
+    shape: &ConvShape,
+    layout: &PlanLayout,
+    kernels: &[&'static KernelSpec],
+    x: &[f32],
+    f: &[f32],
+    opts: &RunOptions,
+) -> Result<RunOutput, GpuError> {
+    if gpu.is_lost() {
+        return Err(GpuError::DeviceLost("lost before the run".into()));
+    }
+    let mut pipelines = Vec::new();
+    for k in kernels {
+        pipelines.push(gpu.pipeline(k).await?);
+    }
+    let device = &gpu.device;
+    let t_start = now_ms();
+    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
+    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+    let mut buffers = Buffers(Vec::new());
+
+    // Inputs in the stage's storage: channels padded to c_stored (pixels are rows of C), the
+    // filter's R·S·C rows of K padded to f_rows × k_stored.
+    let x_p = pad_rows(
+        x,
+        shape.c as usize,
+        layout.c_stored as usize,
+        x.len() / shape.c as usize,
+    );
+    // Every (r, s) block of C rows padded to c_stored rows of k_stored, then zero rows up to
+    // f_rows (im2col's vec4 row length).
+    let (k, ks) = (shape.k as usize, layout.k_stored as usize);
+    let mut f_p = Vec::with_capacity(layout.f_rows as usize * ks);
+    for rs in f.chunks_exact(shape.c as usize * k) {
+        f_p.extend_from_slice(&pad_rows(rs, k, ks, layout.c_stored as usize));
+    }
+    f_p.resize(layout.f_rows as usize * ks, 0.0);
+    let init = |label: &str, data: &[f32], buffers: &mut Buffers| {
+        buffers.push(
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(data),
+                usage: wgpu::BufferUsages::STORAGE,
+            }),
+        )
+    };
+    let mut data = vec![
+        init("conv x", &x_p, &mut buffers),
+        init("conv f", &f_p, &mut buffers),
+    ];
+    let out_bytes = layout.buffer_bytes[Y];
+    data.push(buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("conv y"),
+        size: out_bytes,
+        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    })));
+    if let Some(&a_bytes) = layout.buffer_bytes.get(A) {
+        data.push(buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("conv im2col"),
+            size: a_bytes,
+            usage: wgpu::BufferUsages::STORAGE,
+            mapped_at_creation: false,
+        })));
+    }
+    let staging = buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("conv readback"),
+        size: out_bytes,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    }));
+    let mut bind_groups = Vec::new();
+    for (step, (pipeline, kernel)) in layout.steps.iter().zip(pipelines.iter().zip(kernels)) {
+        let uniform = buffers.push(
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("conv params"),
+                contents: bytemuck::cast_slice(&step.uniform),
+                usage: wgpu::BufferUsages::UNIFORM,
+            }),
+        );
+        let mut entries: Vec<wgpu::BindGroupEntry> = step
+            .bindings
+            .iter()
+            .enumerate()
+            .map(|(i, &b)| wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource: data[b].as_entire_binding(),
+            })
+            .collect();
+        entries.push(wgpu::BindGroupEntry {
+            binding: step.bindings.len() as u32,
+            resource: uniform.as_entire_binding(),
+        });
+        bind_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.id),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        }));
+    }
+
+    let reps = opts.repetitions.max(1);
+    let timestamps =
+        gpu.features().contains(wgpu::Features::TIMESTAMP_QUERY) && !gpu.adapter().is_software;
+    let queries = timestamps.then(|| {
+        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
+            label: Some("conv pass times"),
+            ty: wgpu::QueryType::Timestamp,
+            count: 2 * reps,
+        });
+        let bytes = 16 * reps as u64;
+        let resolve = buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("conv timestamps"),
+            size: bytes,
+            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+            mapped_at_creation: false,
+        }));
+        let read = buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("conv timestamps readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        }));
+        (set, resolve, read)
+    });
+
+    let mut encoder = device.create_command_encoder(&Default::default());
+    for rep in 0..opts.warmup + reps {
+        let timed = rep.checked_sub(opts.warmup);
+        let timestamp_writes = match (&queries, timed) {
+            (Some((set, _, _)), Some(t)) => Some(wgpu::ComputePassTimestampWrites {
+                query_set: set,
+                beginning_of_pass_write_index: Some(2 * t),
+                end_of_pass_write_index: Some(2 * t + 1),
+            }),
+            _ => None,
+        };
+        // One pass per repetition holds every step of the plan, so its time is the whole
+        // convolution (im2col included).
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("conv plan"),
+            timestamp_writes,
+        });
+        for (step, (pipeline, bg)) in layout.steps.iter().zip(pipelines.iter().zip(&bind_groups)) {
+            pass.set_pipeline(pipeline);
+            pass.set_bind_group(0, bg, &[]);
+            pass.dispatch_workgroups(step.groups[0], step.groups[1], step.groups[2]);
+        }
+    }
+    encoder.copy_buffer_to_buffer(&data[Y], 0, &staging, 0, out_bytes);
+    if let Some((set, resolve, read)) = &queries {
+        encoder.resolve_query_set(set, 0..2 * reps, resolve, 0);
+        encoder.copy_buffer_to_buffer(resolve, 0, read, 0, resolve.size());
+    }
+    let t_submit = now_ms();
+    gpu.queue.submit([encoder.finish()]);
+    let oom = oom.pop();
+    let validation = validation.pop();
+    let mut reads = vec![map_read(&staging)];
+    if let Some((_, _, read)) = &queries {
+        reads.push(map_read(read));
+    }
+    gpu.wait_for_queue()?;
+    if let Some(e) = oom.await {
+        return Err(GpuError::Dispatch(e.to_string()));
+    }
+    if let Some(e) = validation.await {
+        return Err(GpuError::Dispatch(e.to_string()));
+    }
+    let mut mapped = Vec::new();
+    let mut readback_ms = 0.0;
+    for r in reads {
+        let (bytes, ms) = r.await?;
+        readback_ms += ms;
+        mapped.push(bytes);
+    }
+    let t_done = now_ms();
+    if gpu.is_lost() {
+        return Err(GpuError::DeviceLost("lost during the run".into()));
+    }
+    let raw: Vec<f32> = bytemuck::pod_collect_to_vec(&mapped[0]);
+    let output = if k == ks {
+        raw
+    } else {
+        raw.chunks_exact(ks)
+            .flat_map(|row| row[..k].iter().copied())
+            .collect()
+    };
+    let pass_ms = match mapped.get(1) {
+        Some(bytes) => {
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
+            let period_ns = gpu.queue.get_timestamp_period() as f64;
+            ticks
+                .chunks_exact(2)
+                .map(|p| p[1].saturating_sub(p[0]) as f64 * period_ns / 1e6)
+                .collect()
+        }
+        None => Vec::new(),
+    };
+    Ok(RunOutput {
+        output,
+        timing: Timing {
+            method: if queries.is_some() {
+                TimingMethod::Timestamps
+            } else {
+                TimingMethod::WallClock
+            },
+            upload_ms: t_submit - t_start,
+            submit_to_result_ms: t_done - t_submit,
+            pass_ms,
+            repetitions: reps,
+            warmup: opts.warmup,
+            readback_ms,
+        },
+    })
+}
+
+/// Judges a conv output against the CPU reference: every element when the reference is
+/// cheap, else borders, corners and a seeded sample. Returns the verdict and elements checked.
+pub fn verify_conv(
+    shape: &ConvShape,
+    x: &[f32],
+    f: &[f32],
+    got: &[f32],
+    seed: u64,
+) -> (verify::Verdict, usize) {
+    match cref::check_indices(shape, FULL_CHECK_MACS, SAMPLED_ELEMENTS, seed) {
+        None => (
+            verify::compare(got, &cref::reference(shape, x, f), Precision::F32),
+            shape.y_len(),
+        ),
+        Some(idx) => {
+            let reference = cref::reference_at(shape, x, f, &idx);
+            let picked: Vec<f32> = idx
+                .iter()
+                .map(|&i| got.get(i).copied().unwrap_or(f32::NAN))
+                .collect();
+            let mut v = verify::compare(&picked, &reference, Precision::F32);
+            v.ok &= got.len() == shape.y_len();
+            (v, idx.len())
+        }
+    }
+}
+
+/// Runs a stage on seeded data and verifies it against the CPU reference.
+pub async fn run_conv_verified(
+    gpu: &Gpu,
+    stage: ConvStage,
+    shape: &ConvShape,
+    seed: u64,
+    opts: &RunOptions,
+) -> Result<VerifiedRun, ConvError> {
+    shape.validate().map_err(ConvError::Shape)?;
+    check(stage, shape, &gpu.limits())?;
+    let (x, f) = shape.inputs(seed);
+    let out = run_conv(gpu, stage, shape, &x, &f, opts).await?;
+    let (verdict, checked) = verify_conv(shape, &x, &f, &out.output, seed);
+    Ok(VerifiedRun {
+        verdict,
+        checked,
+        total: shape.y_len(),
+        timing: out.timing,
+        flops: shape.flops(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_and_extra_memory() {
+        // 3×3 "same" over 5 channels, 6 filters: im2col's A is (N·P·Q) × round4(45).
+        let s = ConvShape::new(2, 5, 7, 9, 6, 3, 3).with(1, 1, 1);
+        let l = plan_layout(ConvStage::Im2colGemm, &s).expect("valid");
+        assert_eq!(l.buffer_bytes[A], 4 * 2 * 7 * 9 * 48);
+        assert_eq!(l.steps[1].uniform, vec![126, 8, 48, 0]);
+        // Implicit GEMM pads channels to 8 and filters to 8.
+        let ig = plan_layout(ConvStage::ImplicitGemm, &s).expect("valid");
+        assert_eq!(
+            ig.buffer_bytes,
+            vec![4 * 2 * 7 * 9 * 8, 4 * 72 * 8, 4 * 126 * 8]
+        );
+        assert_eq!(ig.steps[0].groups, [1, 2, 1]);
+        assert_eq!(ConvStage::Direct.extra_bytes(&s), 0);
+        let plain = 4 * (s.x_len() + s.f_len() + s.y_len()) as u64;
+        assert_eq!(
+            ConvStage::Im2colGemm.extra_bytes(&s),
+            4 * (126 * 48 + 48 * 8 + 126 * 8 + 2 * 7 * 9 * 5) as u64 - plain
+        );
+        assert_eq!(
+            plan_layout(ConvStage::Pointwise, &s),
+            Err(ConvError::NotPointwise)
+        );
+    }
+
+    #[test]
+    fn tiled_refuses_patches_that_do_not_fit() {
+        // Stride 8, 7×7 dilated 3: (8−1)·8 + 3·6 + 1 = 75 rows → 75·75 floats per channel.
+        let s = ConvShape::new(1, 1, 600, 600, 1, 7, 7).with(8, 0, 3);
+        assert_eq!(
+            plan_layout(ConvStage::Tiled, &s),
+            Err(ConvError::PatchTooLarge {
+                floats: 75 * 75,
+                capacity: TILED_FLOATS
+            })
+        );
+        // Stride 4: 47·47 pixels fit one channel at a time.
+        let one = ConvShape::new(1, 2, 200, 200, 1, 7, 7).with(4, 0, 3);
+        let l = plan_layout(ConvStage::Tiled, &one).expect("fits");
+        assert_eq!(l.steps[0].uniform[16], 1);
+        let stem = ConvShape::new(1, 3, 224, 224, 64, 7, 7).with(2, 3, 1);
+        let l = plan_layout(ConvStage::Tiled, &stem).expect("fits");
+        assert_eq!(l.steps[0].uniform[16], 3);
+    }
+
+    #[test]
+    fn limits_are_named() {
+        let s = ConvShape::new(32, 64, 56, 56, 64, 3, 3).with(1, 1, 1);
+        let limits = wgpu::Limits::default();
+        assert!(matches!(
+            check(ConvStage::Im2colGemm, &s, &limits),
+            Err(ConvError::BufferTooLarge {
+                buffer: "im2col matrix",
+                ..
+            })
+        ));
+        assert_eq!(check(ConvStage::ImplicitGemm, &s, &limits), Ok(()));
+        assert!(matches!(
+            check(
+                ConvStage::Direct,
+                &ConvShape::new(1, 1, 1, 1, 1, 2, 2),
+                &limits
+            ),
+            Err(ConvError::Shape(_))
+        ));
+    }
+
+    #[test]
+    fn stage_ids_round_trip() {
+        for s in ConvStage::ALL {
+            assert_eq!(ConvStage::from_id(s.id()), Some(s));
+            assert!(!s.kernels().is_empty());
+        }
+        assert_eq!(ConvStage::Im2colGemm.kernels().len(), 2);
+    }
+}
