@@ -128,10 +128,10 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         "{} whole runs per cell, each {} timed passes after 2 warm-up passes; time = median pass of a run",
         args.runs, args.reps
     );
-    println!("\n| stage | shape | TFLOP/s (median) | ms median | ms fastest–slowest run | spread | extra memory | verified |");
+    println!("\n| stage | shape | GFLOP/s (median) | ms median | ms fastest–slowest run | spread | extra memory | verified |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |");
     let mut rows = vec![
-        "stage\tshape\ttflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes"
+        "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes"
             .to_string(),
     ];
     let opts = RunOptions {
@@ -184,17 +184,17 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = times.iter().copied().fold(0.0, f64::max);
             let med = median(&mut times);
-            let tflops = shape.flops() / (med * 1e9);
+            let gflops = shape.flops() / (med * 1e6);
             let extra = stage.extra_bytes(shape);
             println!(
-                "| {} | {name} | {tflops:.2} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
+                "| {} | {name} | {gflops:.1} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
                 stage.id(),
                 100.0 * (hi - lo) / med,
                 extra as f64 / (1 << 20) as f64,
                 if verified { "yes" } else { "NO" }
             );
             rows.push(format!(
-                "{}\t{name}\t{tflops:.4}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}",
+                "{}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}",
                 stage.id(),
                 args.runs
             ));
