@@ -361,8 +361,8 @@ pub fn im2col(shape: &ConvShape, x: &[f32], row_stride: usize) -> Vec<f32> {
                             continue;
                         };
                         let src = ((n * shape.h as usize + ih) * shape.w as usize + iw) * c_len;
-                        let dst = row * row_stride
-                            + (r as usize * shape.s as usize + s as usize) * c_len;
+                        let dst =
+                            row * row_stride + (r as usize * shape.s as usize + s as usize) * c_len;
                         out[dst..dst + c_len].copy_from_slice(&x[src..src + c_len]);
                     }
                 }
@@ -471,7 +471,10 @@ mod tests {
         let x = ramp(25);
         let s2 = ConvShape::new(1, 1, 5, 5, 1, 3, 3).with(2, 0, 1);
         // (0,0): 1+2+3+6+7+8+11+12+13 = 63; right by 2 adds 18; down by 2 adds 90.
-        assert_eq!(reference(&s2, &x, &[1.0; 9]).value, vec![63.0, 81.0, 153.0, 171.0]);
+        assert_eq!(
+            reference(&s2, &x, &[1.0; 9]).value,
+            vec![63.0, 81.0, 153.0, 171.0]
+        );
         // Dilation 2: a 3×3 filter reads rows/cols 0, 2, 4 → the one output is
         // 1+3+5+11+13+15+21+23+25 = 117.
         let d2 = ConvShape::new(1, 1, 5, 5, 1, 3, 3).with(1, 0, 2);

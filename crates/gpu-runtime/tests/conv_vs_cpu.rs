@@ -3,11 +3,10 @@
 //! (a transposed filter, an off-by-one halo) that verification must reject.
 
 use gpu_runtime::conv::{
-    conv_kernel, run_conv, run_conv_with, verify_conv, ConvError, ConvStage, CONV_KERNELS,
+    conv_kernel, run_conv, run_conv_with, verify_conv, ConvError, ConvStage, KERNELS,
 };
 use gpu_runtime::cpu_kernels::conv::ConvShape;
-use gpu_runtime::cpu_kernels::verify::Precision;
-use gpu_runtime::{Family, Gpu, KernelSpec, RunOptions, Storage, Workload};
+use gpu_runtime::{Gpu, KernelSpec, RunControl, RunOptions};
 
 fn gpu() -> Gpu {
     Gpu::request_blocking().expect(
@@ -116,80 +115,19 @@ fn a_larger_shape_is_sampled_and_still_verified() {
     }
 }
 
-fn no_grid(_: &Workload) -> [u32; 3] {
-    [0, 0, 0]
-}
-
-/// A conv kernel with its source edited: how a bug would look.
-const fn mutant(id: &'static str, source: fn() -> String) -> KernelSpec {
-    KernelSpec {
-        id,
-        source_path: "",
-        source,
-        entry_point: "main",
-        family: Family::Conv,
-        constants: &[],
-        workgroup_size: [1, 1, 1],
-        grid: no_grid,
-        storage: Storage::F32,
-        required_features: gpu_runtime::wgpu::Features::empty(),
-        precision: Precision::F32,
-        title_key: "",
-        summary_key: "",
-    }
-}
-
-fn edited(id: &str, from: &str, to: &str) -> String {
-    let src = conv_kernel(id).map(|k| k.wgsl()).unwrap_or_default();
+/// A conv kernel with its source edited: how a bug would look. Same id, constants and
+/// layout; its own pipeline (the cache is keyed by source).
+fn mutant(id: &str, from: &str, to: &str) -> KernelSpec {
+    let k = conv_kernel(id).unwrap_or_else(|| panic!("{id}"));
+    let src = k.wgsl();
     assert!(
         src.contains(from),
         "{id} no longer contains `{from}`: update the mutant"
     );
-    src.replace(from, to)
+    k.with_source(src.replace(from, to))
 }
 
-/// Direct stage reading the filter transposed (r and s swapped).
-static TRANSPOSED_DIRECT: KernelSpec = mutant("conv-direct-transposed", || {
-    edited(
-        "conv-direct",
-        "let fb = (r * cv.s + s) * cv.c;",
-        "let fb = (s * cv.r + r) * cv.c;",
-    )
-});
-
-/// Implicit GEMM decoding the reduction index with r and s swapped.
-static TRANSPOSED_IMPLICIT: KernelSpec = mutant("conv-implicit-gemm-transposed", || {
-    edited(
-        "conv-implicit-gemm",
-        "let ih = o.ih + i32((rs / cv.s) * cv.dil);\n    let iw = o.iw + i32((rs % cv.s) * cv.dil);",
-        "let ih = o.ih + i32((rs % cv.s) * cv.dil);\n    let iw = o.iw + i32((rs / cv.s) * cv.dil);",
-    )
-});
-
-/// Tiled stage staging a patch one row short: the halo's last row is never loaded.
-static SHORT_HALO: KernelSpec = mutant("conv-tiled-short-halo", || {
-    edited(
-        "conv-tiled",
-        "let th = (TP - 1u) * cv.stride + cv.dil * (cv.r - 1u) + 1u;",
-        "let th = (TP - 1u) * cv.stride + cv.dil * (cv.r - 1u);",
-    )
-});
-
-/// im2col writing each window shifted by one column (an off-by-one in the padding offset).
-static SHIFTED_IM2COL: KernelSpec = mutant("conv-im2col-shifted", || {
-    edited(
-        "conv-im2col",
-        "let iw = conv_in(q, s);",
-        "let iw = conv_in(q, s) + 1;",
-    )
-});
-
-fn verdict_with(
-    gpu: &Gpu,
-    stage: ConvStage,
-    kernels: &[&'static KernelSpec],
-    shape: &ConvShape,
-) -> bool {
+fn verdict_with(gpu: &Gpu, stage: ConvStage, kernels: &[&KernelSpec], shape: &ConvShape) -> bool {
     let (x, f) = shape.inputs(3);
     let out = pollster::block_on(run_conv_with(
         gpu,
@@ -199,6 +137,7 @@ fn verdict_with(
         &x,
         &f,
         &RunOptions::default(),
+        &RunControl::default(),
     ))
     .unwrap_or_else(|e| panic!("{}: {e}", stage.id()));
     verify_conv(shape, &x, &f, &out.output, 3).0.ok
@@ -224,30 +163,58 @@ fn broken_kernels_fail_verification() {
         &[kernel("conv-tiled")],
         &stride2
     ));
+    // The direct stage reading the filter transposed (r and s swapped).
+    let transposed = mutant(
+        "conv-direct",
+        "let fb = (r * cv.s + s) * cv.c;",
+        "let fb = (s * cv.r + r) * cv.c;",
+    );
     assert!(!verdict_with(
         &gpu,
         ConvStage::Direct,
-        &[&TRANSPOSED_DIRECT],
+        &[&transposed],
         &shape
     ));
+    // The implicit GEMM decoding the reduction index with r and s swapped.
+    let transposed = mutant(
+        "conv-implicit-gemm",
+        "let ih = o.ih + i32((rs / cv.s) * cv.dil);\n    let iw = o.iw + i32((rs % cv.s) * cv.dil);",
+        "let ih = o.ih + i32((rs % cv.s) * cv.dil);\n    let iw = o.iw + i32((rs / cv.s) * cv.dil);",
+    );
     assert!(!verdict_with(
         &gpu,
         ConvStage::ImplicitGemm,
-        &[&TRANSPOSED_IMPLICIT],
+        &[&transposed],
         &shape
     ));
-    // The tiled mutant keeps the real constants: only the halo row is missing.
-    static SHORT_HALO_TUNED: std::sync::OnceLock<KernelSpec> = std::sync::OnceLock::new();
-    let tuned = SHORT_HALO_TUNED.get_or_init(|| KernelSpec {
-        constants: kernel("conv-tiled").constants,
-        ..SHORT_HALO.clone()
-    });
-    assert!(!verdict_with(&gpu, ConvStage::Tiled, &[tuned], &shape));
-    assert!(!verdict_with(&gpu, ConvStage::Tiled, &[tuned], &stride2));
+    // The tiled stage staging a patch one row short: the halo's last row is never loaded.
+    let short_halo = mutant(
+        "conv-tiled",
+        "let th = (TP - 1u) * cv.stride + cv.dil * (cv.r - 1u) + 1u;",
+        "let th = (TP - 1u) * cv.stride + cv.dil * (cv.r - 1u);",
+    );
+    assert!(!verdict_with(
+        &gpu,
+        ConvStage::Tiled,
+        &[&short_halo],
+        &shape
+    ));
+    assert!(!verdict_with(
+        &gpu,
+        ConvStage::Tiled,
+        &[&short_halo],
+        &stride2
+    ));
+    // im2col writing each window shifted by one column.
+    let shifted = mutant(
+        "conv-im2col",
+        "let iw = conv_in(q, s);",
+        "let iw = conv_in(q, s) + 1;",
+    );
     assert!(!verdict_with(
         &gpu,
         ConvStage::Im2colGemm,
-        &[&SHIFTED_IM2COL, vec4],
+        &[&shifted, vec4],
         &shape
     ));
 }
@@ -297,7 +264,7 @@ fn bad_shapes_and_mismatched_data_are_errors_not_panics() {
 
 #[test]
 fn conv_shaders_have_headers_and_declared_overrides() {
-    for k in CONV_KERNELS {
+    for k in KERNELS {
         let src = k.wgsl();
         assert!(src.starts_with("//"), "{} needs a header comment", k.id);
         for part in ["Launch geometry", "Buffer layout"] {

@@ -7,22 +7,23 @@
 //! ladder's `matmul-vec4`); a 1×1 convolution is a one-step plan that runs `matmul-vec4` on
 //! the NHWC input viewed as the (N·H·W)×C matrix — no kernel of its own.
 
+use std::borrow::Cow;
+
 use cpu_kernels::conv::{self as cref, ConvShape, ConvShapeError};
 use cpu_kernels::verify::{self, Precision};
-use wgpu::util::DeviceExt;
 
-use crate::catalogue::{Family, KernelSpec, Storage};
-use crate::clock::now_ms;
 use crate::context::{Gpu, GpuError};
-use crate::dispatch::{map_read, Buffers, RunOptions, RunOutput, Timing, TimingMethod};
+use crate::dispatch::RunOutput;
+use crate::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, RunControl, RunOptions, Step};
+use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 use crate::verified::{VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
 
-const COMMON: &str = include_str!("../../../shaders/conv_common.wgsl");
-const DIRECT: &str = include_str!("../../../shaders/conv_direct.wgsl");
-const TILED: &str = include_str!("../../../shaders/conv_tiled.wgsl");
-const IM2COL: &str = include_str!("../../../shaders/conv_im2col.wgsl");
-const IMPLICIT: &str = include_str!("../../../shaders/conv_implicit_gemm.wgsl");
-const REGTILE_COMMON: &str = include_str!("../../../shaders/matmul_regtile_common.wgsl");
+const COMMON: &str = include_str!("../../../../shaders/conv_common.wgsl");
+const DIRECT: &str = include_str!("../../../../shaders/conv_direct.wgsl");
+const TILED: &str = include_str!("../../../../shaders/conv_tiled.wgsl");
+const IM2COL: &str = include_str!("../../../../shaders/conv_im2col.wgsl");
+const IMPLICIT: &str = include_str!("../../../../shaders/conv_implicit_gemm.wgsl");
+const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Tiled stage: output patch TP×TQ, most channels staged per step, workgroup floats (its header).
 const TILED_TP: u32 = 8;
@@ -53,7 +54,7 @@ const fn spec(
     KernelSpec {
         id,
         source_path,
-        source,
+        source: KernelSource::Built(source),
         entry_point: "main",
         family: Family::Conv,
         constants,
@@ -68,7 +69,7 @@ const fn spec(
 }
 
 /// The conv kernels (the GEMM of im2col + GEMM and of 1×1 is the catalogue's `matmul-vec4`).
-pub static CONV_KERNELS: &[KernelSpec] = &[
+pub static KERNELS: &[KernelSpec] = &[
     spec(
         "conv-direct",
         "shaders/conv_direct.wgsl",
@@ -113,7 +114,7 @@ pub static CONV_KERNELS: &[KernelSpec] = &[
 
 /// Looks a conv kernel up by id.
 pub fn conv_kernel(id: &str) -> Option<&'static KernelSpec> {
-    CONV_KERNELS.iter().find(|k| k.id == id)
+    KERNELS.iter().find(|k| k.id == id)
 }
 
 /// The stages of the conv ladder, in order.
@@ -270,6 +271,8 @@ struct StepLayout {
     bindings: Vec<usize>,
     uniform: Vec<u32>,
     groups: [u32; 3],
+    /// Work of the dispatch (multiply-adds, or elements written for im2col), for progress.
+    cost: f64,
 }
 
 /// The Conv uniform of conv_common.wgsl.
@@ -310,6 +313,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
     // fit in u32 (R·S·round4(C) < 2³² + 3·R·S, checked).
     let m = s.n * p * q;
     let rsc = s.r * s.s * s.c;
+    let macs = s.y_len() as f64 * rsc as f64;
     let too_large = ConvError::Shape(ConvShapeError::TooLarge);
     rsc.checked_add(3).ok_or(too_large.clone())?;
     (s.r * s.s).checked_mul(round4(s.c)).ok_or(too_large)?;
@@ -330,6 +334,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
             bindings: vec![X, F, Y],
             uniform: conv_uniform(s, p, q, rsc, s.c),
             groups: [s.k.div_ceil(16), m.div_ceil(16), 1],
+            cost: macs,
         }]),
         ConvStage::Tiled => {
             let th =
@@ -352,6 +357,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
             plain(vec![StepLayout {
                 bindings: vec![X, F, Y],
                 uniform,
+                cost: macs,
                 groups: [
                     p.div_ceil(TILED_TP) * q.div_ceil(TILED_TP),
                     s.k.div_ceil(TILED_KT),
@@ -377,11 +383,13 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
                         bindings: vec![X, A],
                         uniform: conv_uniform(s, p, q, kp, s.c),
                         groups: [kp.div_ceil(64), m.div_ceil(4), 1],
+                        cost: m as f64 * kp as f64,
                     },
                     StepLayout {
                         bindings: vec![A, F, Y],
                         uniform: vec![m, k4, kp, 0],
                         groups: [k4.div_ceil(VEC4_BLOCK), m.div_ceil(VEC4_BLOCK), 1],
+                        cost: m as f64 * k4 as f64 * kp as f64,
                     },
                 ],
             }
@@ -403,6 +411,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
                     bindings: vec![X, F, Y],
                     uniform: conv_uniform(s, p, q, kred, c4),
                     groups: [k4.div_ceil(IG_BN), m.div_ceil(IG_BM), 1],
+                    cost: m as f64 * k4 as f64 * kred as f64,
                 }],
             }
         }
@@ -425,6 +434,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
                     bindings: vec![X, F, Y],
                     uniform: vec![m, k4, c4, 0],
                     groups: [k4.div_ceil(VEC4_BLOCK), m.div_ceil(VEC4_BLOCK), 1],
+                    cost: m as f64 * k4 as f64 * c4 as f64,
                 }],
             }
         }
@@ -493,19 +503,33 @@ pub async fn run_conv(
     f: &[f32],
     opts: &RunOptions,
 ) -> Result<RunOutput, ConvError> {
-    run_conv_with(gpu, stage, &stage.kernels(), shape, x, f, opts).await
+    let kernels = stage.kernels();
+    run_conv_with(
+        gpu,
+        stage,
+        &kernels,
+        shape,
+        x,
+        f,
+        opts,
+        &RunControl::default(),
+    )
+    .await
 }
 
-/// [`run_conv`] with the plan's kernels given explicitly: tests pass deliberately broken
-/// variants to prove that verification catches them.
+/// [`run_conv`] with the plan's kernels given explicitly (tests pass deliberately broken
+/// copies, made with [`KernelSpec::with_source`], to prove that verification catches them)
+/// and with cancel and progress.
+#[allow(clippy::too_many_arguments)]
 pub async fn run_conv_with(
     gpu: &Gpu,
     stage: ConvStage,
-    kernels: &[&'static KernelSpec],
+    kernels: &[&KernelSpec],
     shape: &ConvShape,
     x: &[f32],
     f: &[f32],
     opts: &RunOptions,
+    ctl: &RunControl,
 ) -> Result<RunOutput, ConvError> {
     let layout = plan_layout(stage, shape)?;
     if x.len() != shape.x_len() || f.len() != shape.f_len() {
@@ -515,196 +539,13 @@ pub async fn run_conv_with(
         return Err(ConvError::Gpu(GpuError::WrongJob));
     }
     check(stage, shape, &gpu.limits())?;
-    let result = execute(gpu, shape, &layout, kernels, x, f, opts).await;
-    match result {
-        Err(e) if gpu.is_lost() && !matches!(e, GpuError::DeviceLost(_)) => {
-            Err(ConvError::Gpu(GpuError::DeviceLost(e.to_string())))
-        }
-        other => other.map_err(ConvError::Gpu),
-    }
-}
-
-async fn execute(
-    gpu: &Gpu,
-    shape: &ConvShape,
-    layout: &PlanLayout,
-    kernels: &[&'static KernelSpec],
-    x: &[f32],
-    f: &[f32],
-    opts: &RunOptions,
-) -> Result<RunOutput, GpuError> {
-    if gpu.is_lost() {
-        return Err(GpuError::DeviceLost("lost before the run".into()));
-    }
-    let mut pipelines = Vec::new();
-    for k in kernels {
-        pipelines.push(gpu.pipeline(k).await?);
-    }
-    let device = &gpu.device;
-    let t_start = now_ms();
-    let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-    let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-    let mut buffers = Buffers(Vec::new());
-
-    // Inputs in the stage's storage: channels padded to c_stored (pixels are rows of C), the
-    // filter's R·S·C rows of K padded to f_rows × k_stored.
-    let x_p = pad_rows(
-        x,
-        shape.c as usize,
-        layout.c_stored as usize,
-        x.len() / shape.c as usize,
-    );
-    // Every (r, s) block of C rows padded to c_stored rows of k_stored, then zero rows up to
-    // f_rows (im2col's vec4 row length).
+    let plan = plan(shape, &layout, kernels, x, f);
+    let out = gpu.run_plan(&plan, opts, ctl).await?;
+    let bytes = out
+        .bytes(NAMES[Y])
+        .ok_or_else(|| GpuError::Readback("no output was read back".into()))?;
+    let raw: Vec<f32> = bytemuck::pod_collect_to_vec(bytes);
     let (k, ks) = (shape.k as usize, layout.k_stored as usize);
-    let mut f_p = Vec::with_capacity(layout.f_rows as usize * ks);
-    for rs in f.chunks_exact(shape.c as usize * k) {
-        f_p.extend_from_slice(&pad_rows(rs, k, ks, layout.c_stored as usize));
-    }
-    f_p.resize(layout.f_rows as usize * ks, 0.0);
-    let init = |label: &str, data: &[f32], buffers: &mut Buffers| {
-        buffers.push(
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: bytemuck::cast_slice(data),
-                usage: wgpu::BufferUsages::STORAGE,
-            }),
-        )
-    };
-    let mut data = vec![
-        init("conv x", &x_p, &mut buffers),
-        init("conv f", &f_p, &mut buffers),
-    ];
-    let out_bytes = layout.buffer_bytes[Y];
-    data.push(buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("conv y"),
-        size: out_bytes,
-        usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-        mapped_at_creation: false,
-    })));
-    if let Some(&a_bytes) = layout.buffer_bytes.get(A) {
-        data.push(buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("conv im2col"),
-            size: a_bytes,
-            usage: wgpu::BufferUsages::STORAGE,
-            mapped_at_creation: false,
-        })));
-    }
-    let staging = buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("conv readback"),
-        size: out_bytes,
-        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        mapped_at_creation: false,
-    }));
-    let mut bind_groups = Vec::new();
-    for (step, (pipeline, kernel)) in layout.steps.iter().zip(pipelines.iter().zip(kernels)) {
-        let uniform = buffers.push(
-            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("conv params"),
-                contents: bytemuck::cast_slice(&step.uniform),
-                usage: wgpu::BufferUsages::UNIFORM,
-            }),
-        );
-        let mut entries: Vec<wgpu::BindGroupEntry> = step
-            .bindings
-            .iter()
-            .enumerate()
-            .map(|(i, &b)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: data[b].as_entire_binding(),
-            })
-            .collect();
-        entries.push(wgpu::BindGroupEntry {
-            binding: step.bindings.len() as u32,
-            resource: uniform.as_entire_binding(),
-        });
-        bind_groups.push(device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some(kernel.id),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &entries,
-        }));
-    }
-
-    let reps = opts.repetitions.max(1);
-    let timestamps =
-        gpu.features().contains(wgpu::Features::TIMESTAMP_QUERY) && !gpu.adapter().is_software;
-    let queries = timestamps.then(|| {
-        let set = device.create_query_set(&wgpu::QuerySetDescriptor {
-            label: Some("conv pass times"),
-            ty: wgpu::QueryType::Timestamp,
-            count: 2 * reps,
-        });
-        let bytes = 16 * reps as u64;
-        let resolve = buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("conv timestamps"),
-            size: bytes,
-            usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        }));
-        let read = buffers.push(device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("conv timestamps readback"),
-            size: bytes,
-            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-            mapped_at_creation: false,
-        }));
-        (set, resolve, read)
-    });
-
-    let mut encoder = device.create_command_encoder(&Default::default());
-    for rep in 0..opts.warmup + reps {
-        let timed = rep.checked_sub(opts.warmup);
-        let timestamp_writes = match (&queries, timed) {
-            (Some((set, _, _)), Some(t)) => Some(wgpu::ComputePassTimestampWrites {
-                query_set: set,
-                beginning_of_pass_write_index: Some(2 * t),
-                end_of_pass_write_index: Some(2 * t + 1),
-            }),
-            _ => None,
-        };
-        // One pass per repetition holds every step of the plan, so its time is the whole
-        // convolution (im2col included).
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("conv plan"),
-            timestamp_writes,
-        });
-        for (step, (pipeline, bg)) in layout.steps.iter().zip(pipelines.iter().zip(&bind_groups)) {
-            pass.set_pipeline(pipeline);
-            pass.set_bind_group(0, bg, &[]);
-            pass.dispatch_workgroups(step.groups[0], step.groups[1], step.groups[2]);
-        }
-    }
-    encoder.copy_buffer_to_buffer(&data[Y], 0, &staging, 0, out_bytes);
-    if let Some((set, resolve, read)) = &queries {
-        encoder.resolve_query_set(set, 0..2 * reps, resolve, 0);
-        encoder.copy_buffer_to_buffer(resolve, 0, read, 0, resolve.size());
-    }
-    let t_submit = now_ms();
-    gpu.queue.submit([encoder.finish()]);
-    let oom = oom.pop();
-    let validation = validation.pop();
-    let mut reads = vec![map_read(&staging)];
-    if let Some((_, _, read)) = &queries {
-        reads.push(map_read(read));
-    }
-    gpu.wait_for_queue()?;
-    if let Some(e) = oom.await {
-        return Err(GpuError::Dispatch(e.to_string()));
-    }
-    if let Some(e) = validation.await {
-        return Err(GpuError::Dispatch(e.to_string()));
-    }
-    let mut mapped = Vec::new();
-    let mut readback_ms = 0.0;
-    for r in reads {
-        let (bytes, ms) = r.await?;
-        readback_ms += ms;
-        mapped.push(bytes);
-    }
-    let t_done = now_ms();
-    if gpu.is_lost() {
-        return Err(GpuError::DeviceLost("lost during the run".into()));
-    }
-    let raw: Vec<f32> = bytemuck::pod_collect_to_vec(&mapped[0]);
     let output = if k == ks {
         raw
     } else {
@@ -712,33 +553,89 @@ async fn execute(
             .flat_map(|row| row[..k].iter().copied())
             .collect()
     };
-    let pass_ms = match mapped.get(1) {
-        Some(bytes) => {
-            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(bytes);
-            let period_ns = gpu.queue.get_timestamp_period() as f64;
-            ticks
-                .chunks_exact(2)
-                .map(|p| p[1].saturating_sub(p[0]) as f64 * period_ns / 1e6)
-                .collect()
-        }
-        None => Vec::new(),
-    };
     Ok(RunOutput {
         output,
-        timing: Timing {
-            method: if queries.is_some() {
-                TimingMethod::Timestamps
-            } else {
-                TimingMethod::WallClock
-            },
-            upload_ms: t_submit - t_start,
-            submit_to_result_ms: t_done - t_submit,
-            pass_ms,
-            repetitions: reps,
-            warmup: opts.warmup,
-            readback_ms,
-        },
+        timing: out.timing,
     })
+}
+
+/// Buffer names of the conv plans, indexed by X, F, Y, A.
+const NAMES: [&str; 4] = ["x", "f", "y", "im2col"];
+
+/// The stage's plan: inputs in its storage (channels padded to c_stored, the filter's (r, s)
+/// blocks of C rows padded to c_stored rows of k_stored, then zero rows up to f_rows), the
+/// output read back, the im2col matrix when there is one.
+fn plan<'a>(
+    shape: &ConvShape,
+    layout: &PlanLayout,
+    kernels: &[&'a KernelSpec],
+    x: &'a [f32],
+    f: &[f32],
+) -> Plan<'a> {
+    let x_p = pad_rows(
+        x,
+        shape.c as usize,
+        layout.c_stored as usize,
+        x.len() / shape.c as usize,
+    );
+    let (k, ks) = (shape.k as usize, layout.k_stored as usize);
+    let mut f_p = Vec::with_capacity(layout.f_rows as usize * ks);
+    for rs in f.chunks_exact(shape.c as usize * k) {
+        f_p.extend_from_slice(&pad_rows(rs, k, ks, layout.c_stored as usize));
+    }
+    f_p.resize(layout.f_rows as usize * ks, 0.0);
+    let bytes = |v: Cow<'a, [f32]>| match v {
+        Cow::Borrowed(b) => Cow::Borrowed(bytemuck::cast_slice(b)),
+        Cow::Owned(o) => Cow::Owned(bytemuck::cast_slice(&o).to_vec()),
+    };
+    let mut buffers = vec![
+        PlanBuffer {
+            name: NAMES[X],
+            init: Init::Bytes(bytes(x_p)),
+            read_back: false,
+        },
+        PlanBuffer {
+            name: NAMES[F],
+            init: Init::Bytes(bytes(Cow::Owned(f_p))),
+            read_back: false,
+        },
+        PlanBuffer {
+            name: NAMES[Y],
+            init: Init::Zeroed(layout.buffer_bytes[Y]),
+            read_back: true,
+        },
+    ];
+    if let Some(&a_bytes) = layout.buffer_bytes.get(A) {
+        buffers.push(PlanBuffer {
+            name: NAMES[A],
+            init: Init::Zeroed(a_bytes),
+            read_back: false,
+        });
+    }
+    let steps = layout
+        .steps
+        .iter()
+        .zip(kernels)
+        .map(|(step, &kernel)| {
+            let mut bindings: Vec<Binding> = step
+                .bindings
+                .iter()
+                .map(|&b| Binding::whole(NAMES[b]))
+                .collect();
+            bindings.push(Binding::Uniform);
+            Step {
+                kernel,
+                dispatch: Dispatch {
+                    bindings,
+                    uniform: step.uniform.clone(),
+                    workgroups: step.groups,
+                },
+                cost: step.cost,
+                split: None,
+            }
+        })
+        .collect();
+    Plan { buffers, steps }
 }
 
 /// Judges a conv output against the CPU reference: every element when the reference is
