@@ -262,23 +262,15 @@ fn bad_shapes_and_mismatched_data_are_errors_not_panics() {
     );
 }
 
+/// The catalogue's own test checks ids, workgroup sizes and overrides of every registered
+/// kernel; conv headers must also state launch geometry and buffer layout.
 #[test]
-fn conv_shaders_have_headers_and_declared_overrides() {
+fn conv_shader_headers_state_geometry_and_layout() {
+    assert_eq!(KERNELS.len(), 4);
     for k in KERNELS {
         let src = k.wgsl();
-        assert!(src.starts_with("//"), "{} needs a header comment", k.id);
         for part in ["Launch geometry", "Buffer layout"] {
             assert!(src.contains(part), "{}: header lacks {part}", k.id);
         }
-        for (name, _) in k.constants {
-            assert!(
-                src.contains(&format!("override {name}:")),
-                "{}: {name}",
-                k.id
-            );
-        }
-        assert!(k.title_key.starts_with(&format!("kernel.{}.", k.id)));
-        assert!(k.workgroup_size.iter().product::<u32>() <= 256);
-        assert!(src.contains("@workgroup_size("));
     }
 }
