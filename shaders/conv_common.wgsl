@@ -14,8 +14,8 @@ struct Conv {
     // the stage stores it (C, or rounded up to 4 for vec4 pixels).
     m: u32, kred: u32, k4: u32, c4: u32,
     // Channels the tiled stage stages per step (as many as fit its workgroup memory, at
-    // most its CC); unused by the other stages.
-    chunk: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+    // most 8); reduction slices of the implicit GEMM (1: no split-K). 0 where unused.
+    chunk: u32, splits: u32, _pad0: u32, _pad1: u32,
 }
 
 // The input row (ih) or column (iw) that output coordinate o reads at filter tap t: may be

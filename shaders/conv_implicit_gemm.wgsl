@@ -10,13 +10,18 @@
 //   four vec4s of A and four of B into registers, so BM·BK/4 and BK·BN/4 must both equal
 //   4 × the workgroup size (256 for the defaults).
 // Launch geometry: workgroup_size(BN / 8, BM / 8) = 8×8 = 64 invocations, each an 8×8 block
-//   of Y (rows m, columns k), split 4+4 as in matmul_vec4; dispatch (ceil(K / BN), ceil(N·P·Q / BM), 1).
+//   of Y (rows m, columns k), split 4+4 as in matmul_vec4; dispatch
+//   (ceil(K / BN), ceil(N·P·Q / BM), splits). Split-K: with cv.splits > 1, workgroup layer z
+//   sums only its slice of the reduction (ceil(tiles / splits) steps of BK) and writes its
+//   partial sums to slice z of the output buffer, which is then splits × (N·P·Q) × k4 floats;
+//   conv_splitk_reduce.wgsl adds the slices. The runtime splits when there are too few
+//   output blocks to keep a large GPU busy.
 // Buffer layout: vec4 along channels and filters, so the runtime pads C up to c4 (a multiple
 //   of 4) with zero channels and K up to k4; zero channels add nothing, padded filters are
 //   dropped on readback:
 //   @binding(0) x: N×H×W×c4 floats (NHWC), read-only storage, as vec4
 //   @binding(1) f: (R·S·c4) × k4 floats (R×S×c4×k4), read-only storage, as vec4
-//   @binding(2) y: (N·P·Q) × k4 floats, read-write storage, as vec4
+//   @binding(2) y: (N·P·Q) × k4 floats (× splits with split-K), read-write storage, as vec4
 //   @binding(3) cv: uniform Conv, with c4 and k4 the padded sizes and kred = R·S·c4
 
 override BM: u32 = 64u;
@@ -85,13 +90,14 @@ fn stash_a(i: u32, v: vec4<f32>) {
     as4[base + 3u * (BM / 4u)][m % 4u] = v.w;
 }
 
-fn store_row8(row: u32, c4: u32, lo: vec4<f32>, hi: vec4<f32>) {
+// `base` is the first vec4 of this workgroup layer's slice (0 without split-K).
+fn store_row8(base: u32, row: u32, c4: u32, lo: vec4<f32>, hi: vec4<f32>) {
     let n4 = cv.k4 / 4u;
     if (row >= cv.m) {
         return;
     }
-    if (c4 < n4) { y[row * n4 + c4] = lo; }
-    if (c4 + BN / 8u < n4) { y[row * n4 + c4 + BN / 8u] = hi; }
+    if (c4 < n4) { y[base + row * n4 + c4] = lo; }
+    if (c4 + BN / 8u < n4) { y[base + row * n4 + c4 + BN / 8u] = hi; }
 }
 
 @compute @workgroup_size(BN / 8u, BM / 8u, 1)
@@ -114,17 +120,22 @@ fn main(
     let o1 = origin(row0 + i1 / per_row);
     let o2 = origin(row0 + i2 / per_row);
     let o3 = origin(row0 + i3 / per_row);
+    // This layer's slice of the reduction: steps t_begin .. t_end of BK each.
+    let all_tiles = (cv.kred + BK - 1u) / BK;
+    let per_split = (all_tiles + cv.splits - 1u) / cv.splits;
+    let t_begin = min(wg.z * per_split, all_tiles);
+    let t_end = min(t_begin + per_split, all_tiles);
     var acc: array<vec4<f32>, 16>;
-    var a0 = load_a(o0, i0 % per_row);
-    var a1 = load_a(o1, i1 % per_row);
-    var a2 = load_a(o2, i2 % per_row);
-    var a3 = load_a(o3, i3 % per_row);
-    var b0 = load_b(col0, 0u, i0);
-    var b1 = load_b(col0, 0u, i1);
-    var b2 = load_b(col0, 0u, i2);
-    var b3 = load_b(col0, 0u, i3);
-    let tiles = (cv.kred + BK - 1u) / BK;
-    for (var t = 0u; t < tiles; t = t + 1u) {
+    let g0 = t_begin * BK / 4u;
+    var a0 = load_a(o0, g0 + i0 % per_row);
+    var a1 = load_a(o1, g0 + i1 % per_row);
+    var a2 = load_a(o2, g0 + i2 % per_row);
+    var a3 = load_a(o3, g0 + i3 % per_row);
+    var b0 = load_b(col0, t_begin * BK, i0);
+    var b1 = load_b(col0, t_begin * BK, i1);
+    var b2 = load_b(col0, t_begin * BK, i2);
+    var b3 = load_b(col0, t_begin * BK, i3);
+    for (var t = t_begin; t < t_end; t = t + 1u) {
         stash_a(i0, a0);
         stash_a(i1, a1);
         stash_a(i2, a2);
@@ -135,7 +146,7 @@ fn main(
         bs4[i3] = b3;
         workgroupBarrier();
         // Fetch the next blocks while this one is multiplied.
-        if (t + 1u < tiles) {
+        if (t + 1u < t_end) {
             let k_next = (t + 1u) * BK;
             let g4 = k_next / 4u;
             a0 = load_a(o0, g4 + i0 % per_row);
@@ -157,12 +168,13 @@ fn main(
     let r = row0 + lid.y * 4u;
     let r_hi = r + BM / 2u;
     let c4 = col0 / 4u + lid.x;
-    store_row8(r, c4, acc[0], acc[1]);
-    store_row8(r + 1u, c4, acc[2], acc[3]);
-    store_row8(r + 2u, c4, acc[4], acc[5]);
-    store_row8(r + 3u, c4, acc[6], acc[7]);
-    store_row8(r_hi, c4, acc[8], acc[9]);
-    store_row8(r_hi + 1u, c4, acc[10], acc[11]);
-    store_row8(r_hi + 2u, c4, acc[12], acc[13]);
-    store_row8(r_hi + 3u, c4, acc[14], acc[15]);
+    let base = wg.z * cv.m * (cv.k4 / 4u);
+    store_row8(base, r, c4, acc[0], acc[1]);
+    store_row8(base, r + 1u, c4, acc[2], acc[3]);
+    store_row8(base, r + 2u, c4, acc[4], acc[5]);
+    store_row8(base, r + 3u, c4, acc[6], acc[7]);
+    store_row8(base, r_hi, c4, acc[8], acc[9]);
+    store_row8(base, r_hi + 1u, c4, acc[10], acc[11]);
+    store_row8(base, r_hi + 2u, c4, acc[12], acc[13]);
+    store_row8(base, r_hi + 3u, c4, acc[14], acc[15]);
 }

@@ -47,6 +47,10 @@ const SHAPES: &[ConvShape] = &[
     ConvShape::new(2, 36, 17, 19, 67, 1, 1).with(1, 0, 1),
     // dilation and stride together
     ConvShape::new(1, 12, 19, 17, 16, 5, 5).with(2, 2, 2),
+    // split-K in 2 slices (R·S·C = 288: 18 steps of 16)
+    ConvShape::new(1, 32, 9, 7, 12, 3, 3).with(1, 1, 1),
+    // split-K in 12 slices of 9 steps, the last one short (100 steps)
+    ConvShape::new(1, 64, 5, 5, 8, 5, 5).with(1, 2, 1),
 ];
 
 fn shapes() -> impl Iterator<Item = ConvShape> {
@@ -82,6 +86,10 @@ fn every_stage_matches_the_cpu_reference() {
             runs += 1;
         }
     }
+    let split = shapes()
+        .filter(|s| ConvStage::ImplicitGemm.plan_kernels(s).map(|k| k.len()) == Ok(2))
+        .count();
+    assert!(split >= 2, "split-K must be exercised");
     let pointwise = shapes().filter(|s| s.is_pointwise()).count();
     assert!(pointwise >= 3, "the 1×1 stage must be exercised");
     assert_eq!(runs, ConvStage::ALL.len() * SHAPES.len());
@@ -147,7 +155,6 @@ fn verdict_with(gpu: &Gpu, stage: ConvStage, kernels: &[&KernelSpec], shape: &Co
 fn broken_kernels_fail_verification() {
     let gpu = gpu();
     let kernel = |id| conv_kernel(id).unwrap_or_else(|| panic!("{id}"));
-    let vec4 = gpu_runtime::kernel("matmul-vec4").expect("matmul-vec4");
     let shape = ConvShape::new(2, 5, 13, 11, 6, 3, 3).with(1, 1, 1);
     let stride2 = ConvShape::new(1, 4, 21, 19, 8, 5, 5).with(2, 2, 1);
     // The real kernels pass through the same path, so a failure below is the mutation's.
@@ -214,8 +221,22 @@ fn broken_kernels_fail_verification() {
     assert!(!verdict_with(
         &gpu,
         ConvStage::Im2colGemm,
-        &[&shifted, vec4],
+        &[&shifted],
         &shape
+    ));
+    // Split-K's reduction forgetting the last slice.
+    let split = ConvShape::new(1, 64, 5, 5, 8, 5, 5).with(1, 2, 1);
+    assert!(verdict_with(&gpu, ConvStage::ImplicitGemm, &[], &split));
+    let dropped = mutant(
+        "conv-splitk-reduce",
+        "z < sizes.splits;",
+        "z + 1u < sizes.splits;",
+    );
+    assert!(!verdict_with(
+        &gpu,
+        ConvStage::ImplicitGemm,
+        &[&dropped],
+        &split
     ));
 }
 
@@ -266,7 +287,7 @@ fn bad_shapes_and_mismatched_data_are_errors_not_panics() {
 /// kernel; conv headers must also state launch geometry and buffer layout.
 #[test]
 fn conv_shader_headers_state_geometry_and_layout() {
-    assert_eq!(KERNELS.len(), 4);
+    assert_eq!(KERNELS.len(), 5);
     for k in KERNELS {
         let src = k.wgsl();
         for part in ["Launch geometry", "Buffer layout"] {

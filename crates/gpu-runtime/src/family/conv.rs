@@ -23,6 +23,7 @@ const DIRECT: &str = include_str!("../../../../shaders/conv_direct.wgsl");
 const TILED: &str = include_str!("../../../../shaders/conv_tiled.wgsl");
 const IM2COL: &str = include_str!("../../../../shaders/conv_im2col.wgsl");
 const IMPLICIT: &str = include_str!("../../../../shaders/conv_implicit_gemm.wgsl");
+const SPLITK_REDUCE: &str = include_str!("../../../../shaders/conv_splitk_reduce.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Tiled stage: output patch TP×TQ, most channels staged per step, workgroup floats (its header).
@@ -34,6 +35,15 @@ const TILED_KT: u32 = 8;
 /// Implicit GEMM block (its header): BM × BN outputs, BK reduction per step.
 const IG_BM: u32 = 64;
 const IG_BN: u32 = 64;
+const IG_BK: u32 = 16;
+/// The matmul family's best portable stage, the GEMM of im2col + GEMM and of 1×1.
+const VEC4: &str = "matmul-vec4";
+/// Workgroups the implicit GEMM aims for before it splits the reduction (split-K): two per
+/// SM of a large GPU (an H200 has 132). WebGPU does not tell the SM count, so a constant.
+const IG_TARGET_GROUPS: u32 = 264;
+/// Fewest BK-steps a split-K slice keeps, so the partial sums stay worth their traffic.
+const IG_MIN_STEPS: u32 = 8;
+const IG_MAX_SPLITS: u32 = 16;
 /// matmul-vec4's block (see the catalogue).
 const VEC4_BLOCK: u32 = 128;
 
@@ -105,12 +115,38 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", IG_BM as f64), ("BN", IG_BN as f64), ("BK", 16.0)],
+        &[
+            ("BM", IG_BM as f64),
+            ("BN", IG_BN as f64),
+            ("BK", IG_BK as f64),
+        ],
         [8, 8, 1],
         "kernel.conv-implicit-gemm.title",
         "kernel.conv-implicit-gemm.summary",
     ),
+    spec(
+        "conv-splitk-reduce",
+        "shaders/conv_splitk_reduce.wgsl",
+        || SPLITK_REDUCE.to_string(),
+        &[],
+        [256, 1, 1],
+        "kernel.conv-splitk-reduce.title",
+        "kernel.conv-splitk-reduce.summary",
+    ),
 ];
+
+/// Reduction slices for the implicit GEMM: 1 when `groups` output blocks already fill a large
+/// GPU, else enough to approach [`IG_TARGET_GROUPS`], each slice keeping ≥ [`IG_MIN_STEPS`]
+/// of the `steps` BK-steps.
+pub fn split_k(groups: u32, steps: u32) -> u32 {
+    if groups >= IG_TARGET_GROUPS {
+        return 1;
+    }
+    IG_TARGET_GROUPS
+        .div_ceil(groups.max(1))
+        .min(steps / IG_MIN_STEPS)
+        .clamp(1, IG_MAX_SPLITS)
+}
 
 /// Looks a conv kernel up by id.
 pub fn conv_kernel(id: &str) -> Option<&'static KernelSpec> {
@@ -157,7 +193,7 @@ impl ConvStage {
         ["title", "summary", "why"].map(|part| format!("kernel.{}.{part}", self.id()))
     }
 
-    /// The kernels its plan dispatches, in order.
+    /// The kernels its plans may dispatch, in order (split-K's reduction only when needed).
     pub fn kernels(self) -> Vec<&'static KernelSpec> {
         let conv = |id| conv_kernel(id).into_iter();
         let vec4 = crate::catalogue::kernel("matmul-vec4").into_iter();
@@ -165,9 +201,20 @@ impl ConvStage {
             ConvStage::Direct => conv("conv-direct").collect(),
             ConvStage::Tiled => conv("conv-tiled").collect(),
             ConvStage::Im2colGemm => conv("conv-im2col").chain(vec4).collect(),
-            ConvStage::ImplicitGemm => conv("conv-implicit-gemm").collect(),
+            ConvStage::ImplicitGemm => conv("conv-implicit-gemm")
+                .chain(conv("conv-splitk-reduce"))
+                .collect(),
             ConvStage::Pointwise => vec4.collect(),
         }
+    }
+
+    /// The kernel ids its plan for `shape` dispatches, in order.
+    pub fn plan_kernels(self, shape: &ConvShape) -> Result<Vec<&'static str>, ConvError> {
+        Ok(plan_layout(self, shape)?
+            .steps
+            .iter()
+            .map(|s| s.kernel)
+            .collect())
     }
 
     /// GPU memory this stage needs beyond input, filter and output, in bytes: the im2col
@@ -260,13 +307,17 @@ struct PlanLayout {
     k_stored: u32,
     /// Rows of the stored filter (R·S·C, padded for the vec4 GEMMs).
     f_rows: u32,
-    /// Bytes of each buffer: x, f, y, and the im2col matrix when there is one.
+    /// Bytes of each buffer: x, f, y, and the scratch buffer when there is one.
     buffer_bytes: Vec<u64>,
+    /// What the scratch buffer holds (for messages): the im2col matrix or split-K sums.
+    scratch: &'static str,
     steps: Vec<StepLayout>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
 struct StepLayout {
+    /// The kernel's id (conv family, or the matmul family's `matmul-vec4`).
+    kernel: &'static str,
     /// Buffer indices bound at 0, 1, …; the uniform comes after them.
     bindings: Vec<usize>,
     uniform: Vec<u32>,
@@ -327,10 +378,12 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
             bytes(s.f_len() as u64),
             bytes(s.y_len() as u64),
         ],
+        scratch: "",
         steps,
     };
     Ok(match stage {
         ConvStage::Direct => plain(vec![StepLayout {
+            kernel: "conv-direct",
             bindings: vec![X, F, Y],
             uniform: conv_uniform(s, p, q, rsc, s.c),
             groups: [s.k.div_ceil(16), m.div_ceil(16), 1],
@@ -355,6 +408,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
             let mut uniform = conv_uniform(s, p, q, rsc, s.c);
             uniform[16] = chunk as u32;
             plain(vec![StepLayout {
+                kernel: "conv-tiled",
                 bindings: vec![X, F, Y],
                 uniform,
                 cost: macs,
@@ -378,14 +432,17 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
                     bytes(m as u64 * k4 as u64),
                     bytes(m as u64 * kp as u64),
                 ],
+                scratch: "im2col matrix",
                 steps: vec![
                     StepLayout {
+                        kernel: "conv-im2col",
                         bindings: vec![X, A],
                         uniform: conv_uniform(s, p, q, kp, s.c),
                         groups: [kp.div_ceil(64), m.div_ceil(4), 1],
                         cost: m as f64 * kp as f64,
                     },
                     StepLayout {
+                        kernel: VEC4,
                         bindings: vec![A, F, Y],
                         uniform: vec![m, k4, kp, 0],
                         groups: [k4.div_ceil(VEC4_BLOCK), m.div_ceil(VEC4_BLOCK), 1],
@@ -398,22 +455,44 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
             let c4 = round4(s.c);
             let k4 = round4(s.k);
             let kred = s.r * s.s * c4;
-            PlanLayout {
+            let (gx, gy) = (k4.div_ceil(IG_BN), m.div_ceil(IG_BM));
+            let splits = split_k(gx.saturating_mul(gy), kred.div_ceil(IG_BK));
+            let mut uniform = conv_uniform(s, p, q, kred, c4);
+            uniform[17] = splits;
+            let y_bytes = bytes(m as u64 * k4 as u64);
+            let mut l = PlanLayout {
                 c_stored: c4,
                 k_stored: k4,
                 f_rows: kred,
                 buffer_bytes: vec![
                     bytes(s.n as u64 * s.h as u64 * s.w as u64 * c4 as u64),
                     bytes(kred as u64 * k4 as u64),
-                    bytes(m as u64 * k4 as u64),
+                    y_bytes,
                 ],
+                scratch: "",
                 steps: vec![StepLayout {
+                    kernel: "conv-implicit-gemm",
                     bindings: vec![X, F, Y],
-                    uniform: conv_uniform(s, p, q, kred, c4),
-                    groups: [k4.div_ceil(IG_BN), m.div_ceil(IG_BM), 1],
+                    uniform,
+                    groups: [gx, gy, splits],
                     cost: m as f64 * k4 as f64 * kred as f64,
                 }],
+            };
+            if splits > 1 {
+                // The GEMM writes slices of partial sums; a second step adds them into y.
+                let len4 = m * (k4 / 4);
+                l.buffer_bytes.push(splits as u64 * y_bytes);
+                l.scratch = "split-K partial sums";
+                l.steps[0].bindings[2] = A;
+                l.steps.push(StepLayout {
+                    kernel: "conv-splitk-reduce",
+                    bindings: vec![A, Y],
+                    uniform: vec![len4, splits, 0, 0],
+                    groups: [len4.div_ceil(256), 1, 1],
+                    cost: splits as f64 * len4 as f64,
+                });
             }
+            l
         }
         ConvStage::Pointwise => {
             if !(s.r == 1 && s.s == 1 && s.stride == 1 && s.pad == 0) {
@@ -430,7 +509,9 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
                     bytes(c4 as u64 * k4 as u64),
                     bytes(m as u64 * k4 as u64),
                 ],
+                scratch: "",
                 steps: vec![StepLayout {
+                    kernel: VEC4,
                     bindings: vec![X, F, Y],
                     uniform: vec![m, k4, c4, 0],
                     groups: [k4.div_ceil(VEC4_BLOCK), m.div_ceil(VEC4_BLOCK), 1],
@@ -463,7 +544,7 @@ fn pad_rows<'a>(
 /// Checks a stage can run a shape on this device without running it.
 pub fn check(stage: ConvStage, shape: &ConvShape, limits: &wgpu::Limits) -> Result<(), ConvError> {
     let l = plan_layout(stage, shape)?;
-    let names = ["input", "filter", "output", "im2col matrix"];
+    let names = ["input", "filter", "output", l.scratch];
     for (i, &b) in l.buffer_bytes.iter().enumerate() {
         for (limit, limit_bytes) in [
             (
@@ -503,28 +584,17 @@ pub async fn run_conv(
     f: &[f32],
     opts: &RunOptions,
 ) -> Result<RunOutput, ConvError> {
-    let kernels = stage.kernels();
-    run_conv_with(
-        gpu,
-        stage,
-        &kernels,
-        shape,
-        x,
-        f,
-        opts,
-        &RunControl::default(),
-    )
-    .await
+    run_conv_with(gpu, stage, &[], shape, x, f, opts, &RunControl::default()).await
 }
 
-/// [`run_conv`] with the plan's kernels given explicitly (tests pass deliberately broken
-/// copies, made with [`KernelSpec::with_source`], to prove that verification catches them)
-/// and with cancel and progress.
+/// [`run_conv`] with cancel and progress, and with `replacements`: a step whose kernel id
+/// matches one of them runs it instead of the catalogue's (tests pass deliberately broken
+/// copies, made with [`KernelSpec::with_source`], to prove that verification catches them).
 #[allow(clippy::too_many_arguments)]
 pub async fn run_conv_with(
     gpu: &Gpu,
     stage: ConvStage,
-    kernels: &[&KernelSpec],
+    replacements: &[&KernelSpec],
     shape: &ConvShape,
     x: &[f32],
     f: &[f32],
@@ -535,11 +605,18 @@ pub async fn run_conv_with(
     if x.len() != shape.x_len() || f.len() != shape.f_len() {
         return Err(ConvError::WrongInputLength);
     }
-    if kernels.len() != layout.steps.len() {
-        return Err(ConvError::Gpu(GpuError::WrongJob));
+    let mut kernels = Vec::new();
+    for step in &layout.steps {
+        let k = replacements
+            .iter()
+            .copied()
+            .find(|k| k.id == step.kernel)
+            .or_else(|| crate::catalogue::kernel(step.kernel))
+            .ok_or(ConvError::Gpu(GpuError::WrongJob))?;
+        kernels.push(k);
     }
     check(stage, shape, &gpu.limits())?;
-    let plan = plan(shape, &layout, kernels, x, f);
+    let plan = plan(shape, &layout, &kernels, x, f);
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out
         .bytes(NAMES[Y])
@@ -560,7 +637,7 @@ pub async fn run_conv_with(
 }
 
 /// Buffer names of the conv plans, indexed by X, F, Y, A.
-const NAMES: [&str; 4] = ["x", "f", "y", "im2col"];
+const NAMES: [&str; 4] = ["x", "f", "y", "scratch"];
 
 /// The stage's plan: inputs in its storage (channels padded to c_stored, the filter's (r, s)
 /// blocks of C rows padded to c_stored rows of k_stored, then zero rows up to f_rows), the
@@ -757,6 +834,28 @@ mod tests {
             ),
             Err(ConvError::Shape(_))
         ));
+    }
+
+    #[test]
+    fn split_k_fills_the_gpu_only_when_needed() {
+        assert_eq!(split_k(49, 36), 4); // 1×64×56×56→64: 36 steps, 8 per slice at least
+        assert_eq!(split_k(16, 144), 16); // 1×256×14×14→256: capped at 16
+        assert_eq!(split_k(300, 100), 1);
+        assert_eq!(split_k(1, 7), 1);
+        let s = ConvShape::new(1, 256, 14, 14, 256, 3, 3).with(1, 1, 1);
+        let l = plan_layout(ConvStage::ImplicitGemm, &s).expect("valid");
+        assert_eq!(l.steps[0].groups, [4, 4, 16]);
+        assert_eq!(l.steps[0].uniform[17], 16);
+        assert_eq!(l.buffer_bytes[A], 16 * 196 * 256 * 4);
+        assert_eq!(
+            ConvStage::ImplicitGemm.plan_kernels(&s),
+            Ok(vec!["conv-implicit-gemm", "conv-splitk-reduce"])
+        );
+        let big = ConvShape::new(32, 64, 56, 56, 64, 3, 3).with(1, 1, 1);
+        assert_eq!(
+            ConvStage::ImplicitGemm.plan_kernels(&big),
+            Ok(vec!["conv-implicit-gemm"])
+        );
     }
 
     #[test]
