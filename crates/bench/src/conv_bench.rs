@@ -1,11 +1,13 @@
-//! `cargo xtask bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE]`:
+//! `cargo xtask bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE]
+//! [--cudnn FILE]`:
 //! every convolution stage at the shapes (ResNet layers), through the same plans as the
 //! app. Each of `runs` whole runs uploads, dispatches `reps` timed passes after 2 warm-up
 //! passes and reads back; a run's time is the median of its passes (GPU timestamps around
 //! each pass, which holds every dispatch of the stage's plan, im2col included). Reported: the
 //! median over runs and the spread (fastest and slowest run). Every run's output is verified
 //! against the f64 CPU reference on a sample (borders, corners, 4096 random elements).
-//! `crates/bench/cudnn_conv.py` is the cuDNN reference with the same treatment.
+//! `crates/bench/cudnn_conv.py` is the cuDNN reference with the same treatment; `--cudnn FILE`
+//! (its `--out` table) adds a "% of cuDNN" column.
 
 use gpu_runtime::conv::{run_conv, verify_conv, ConvError, ConvStage};
 use gpu_runtime::cpu_kernels::conv::ConvShape;
@@ -46,6 +48,8 @@ struct Args {
     stages: Vec<ConvStage>,
     shapes: Vec<usize>,
     out: Option<String>,
+    /// cuDNN's TFLOP/s per shape name, from `cudnn_conv.py --out` (for the % column).
+    cudnn: Option<std::collections::HashMap<String, f64>>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -55,6 +59,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         stages: ConvStage::ALL.to_vec(),
         shapes: (0..SHAPES.len()).collect(),
         out: None,
+        cudnn: None,
     };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -97,10 +102,38 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .collect::<Result<_, _>>()?
             }
             "--out" => a.out = Some(value),
+            "--cudnn" => {
+                let text =
+                    std::fs::read_to_string(&value).map_err(|e| format!("reading {value}: {e}"))?;
+                a.cudnn = Some(parse_cudnn(&text).map_err(|e| format!("{value}: {e}"))?);
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
     Ok(a)
+}
+
+/// cuDNN's median TFLOP/s by shape name from the TSV `cudnn_conv.py --out` writes (header
+/// `shape\ttflops_median\t…`).
+fn parse_cudnn(text: &str) -> Result<std::collections::HashMap<String, f64>, String> {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    if !header.starts_with("shape\ttflops_median") {
+        return Err(format!("not a cudnn_conv.py table (header `{header}`)"));
+    }
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let name = cols.next().unwrap_or_default().to_string();
+            let tflops = cols
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| format!("bad TFLOP/s in `{l}`"))?;
+            Ok((name, tflops))
+        })
+        .collect()
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -128,8 +161,8 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         "{} whole runs per cell, each {} timed passes after 2 warm-up passes; time = median pass of a run",
         args.runs, args.reps
     );
-    println!("\n| stage | shape | GFLOP/s (median) | ms median | ms fastest–slowest run | spread | extra memory | verified |");
-    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |");
+    println!("\n| stage | shape | GFLOP/s (median) | % of cuDNN | ms median | ms fastest–slowest run | spread | extra memory | verified |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
     let mut rows = vec![
         "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes"
             .to_string(),
@@ -176,7 +209,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             }
             if let Some(why) = refused {
                 println!(
-                    "| {} | {name} | – | – | – | – | – | does not run: {why} |",
+                    "| {} | {name} | – | – | – | – | – | – | does not run: {why} |",
                     stage.id()
                 );
                 continue;
@@ -186,8 +219,12 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             let med = median(&mut times);
             let gflops = shape.flops() / (med * 1e6);
             let extra = stage.extra_bytes(shape);
+            let of_cudnn = match args.cudnn.as_ref().and_then(|c| c.get(*name)) {
+                Some(tflops) => format!("{:.0} %", gflops / (tflops * 10.0)),
+                None => "–".to_string(),
+            };
             println!(
-                "| {} | {name} | {gflops:.1} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
+                "| {} | {name} | {gflops:.1} | {of_cudnn} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
                 stage.id(),
                 100.0 * (hi - lo) / med,
                 extra as f64 / (1 << 20) as f64,
@@ -238,5 +275,16 @@ mod tests {
         assert_eq!(a.shapes, vec![1, 4]);
         assert_eq!(a.stages, vec![ConvStage::ImplicitGemm]);
         assert_eq!(median(&mut [3.0, 1.0, 2.0, 10.0]), 2.5);
+        assert!(p(&["--cudnn", "/nonexistent.tsv"]).is_err());
+    }
+
+    #[test]
+    fn cudnn_table_is_read_by_shape_name() {
+        let t = "shape\ttflops_median\tms_median\n1x64x56x56->64 3x3\t5.2\t0.045\n\n";
+        let m = parse_cudnn(t).expect("valid");
+        assert_eq!(m.get(SHAPES[0].0), Some(&5.2));
+        assert!(parse_cudnn("size\tgflops\n").is_err());
+        assert!(parse_cudnn("shape\ttflops_median\nx\tNaN\n").is_err());
+        assert!(parse_cudnn("shape\ttflops_median\nx\t0\n").is_err());
     }
 }
