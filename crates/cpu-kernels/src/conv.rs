@@ -234,12 +234,72 @@ impl ConvShape {
     }
 
     /// Input row and column read by output (p, q) at filter tap (r, s), or None in padding.
-    fn tap(&self, p: u32, q: u32, r: u32, s: u32) -> Option<(usize, usize)> {
+    pub fn tap(&self, p: u32, q: u32, r: u32, s: u32) -> Option<(usize, usize)> {
         let ih = (p as i64) * self.stride as i64 - self.pad as i64 + (r * self.dilation) as i64;
         let iw = (q as i64) * self.stride as i64 - self.pad as i64 + (s * self.dilation) as i64;
         (ih >= 0 && iw >= 0 && ih < self.h as i64 && iw < self.w as i64)
             .then_some((ih as usize, iw as usize))
     }
+}
+
+/// The im2col cells that hold input value x[n, ih, iw, c]: (row, column) pairs of the matrix
+/// [`im2col`] builds (row = output pixel, column = (r·S + s)·C + c), one per output window
+/// that covers it — what lights up when a learner points at an input pixel.
+pub fn im2col_cells_of_input(
+    shape: &ConvShape,
+    n: u32,
+    ih: u32,
+    iw: u32,
+    c: u32,
+) -> Vec<(usize, usize)> {
+    let Ok((p_len, q_len)) = shape.validate() else {
+        return Vec::new();
+    };
+    let mut cells = Vec::new();
+    for r in 0..shape.r {
+        for s in 0..shape.s {
+            // Output p reads row p·stride − pad + r·dil: solve for p, if whole and in range.
+            let row = |o_len: u32, i: u32, t: u32| {
+                let num = i as i64 + shape.pad as i64 - (t as i64) * shape.dilation as i64;
+                (num >= 0 && num % shape.stride as i64 == 0)
+                    .then_some(num / shape.stride as i64)
+                    .filter(|&o| o < o_len as i64)
+            };
+            if let (Some(p), Some(q)) = (row(p_len, ih, r), row(q_len, iw, s)) {
+                let out_row =
+                    (n as usize * p_len as usize + p as usize) * q_len as usize + q as usize;
+                let col =
+                    (r as usize * shape.s as usize + s as usize) * shape.c as usize + c as usize;
+                cells.push((out_row, col));
+            }
+        }
+    }
+    cells.sort_unstable();
+    cells
+}
+
+/// The receptive field of output pixel (p, q) of the last of `layers` (each layer's input is
+/// the previous one's output): the inclusive row and column ranges of the first layer's input
+/// it depends on, clipped to the image — how the field grows layer by layer.
+pub fn receptive_field(layers: &[ConvShape], p: u32, q: u32) -> Option<((u32, u32), (u32, u32))> {
+    let mut rows = (p as i64, p as i64);
+    let mut cols = (q as i64, q as i64);
+    for l in layers.iter().rev() {
+        let back = |(lo, hi): (i64, i64), taps: u32| {
+            (
+                lo * l.stride as i64 - l.pad as i64,
+                hi * l.stride as i64 - l.pad as i64 + (taps as i64 - 1) * l.dilation as i64,
+            )
+        };
+        rows = back(rows, l.r);
+        cols = back(cols, l.s);
+    }
+    let first = layers.first()?;
+    let clip = |(lo, hi): (i64, i64), len: u32| {
+        let (lo, hi) = (lo.max(0), hi.min(len as i64 - 1));
+        (lo <= hi).then_some((lo as u32, hi as u32))
+    };
+    Some((clip(rows, first.h)?, clip(cols, first.w)?))
 }
 
 /// The f64 reference of one output element (`idx` into the NPQK output) and its Σ|terms|.
@@ -527,6 +587,56 @@ mod tests {
                 5.0, 6.0, 8.0, 9.0, // (1,1)
             ]
         );
+    }
+
+    #[test]
+    fn input_pixels_map_to_their_im2col_cells() {
+        let shape = ConvShape::new(2, 3, 7, 6, 5, 3, 3).with(2, 1, 2);
+        let (x, _) = shape.inputs(4);
+        let rsc = shape.reduction_len() as usize;
+        let a = im2col(&shape, &x, rsc);
+        // Every cell of the matrix that holds x[n, ih, iw, c] is listed, and no other.
+        for (n, ih, iw, c) in [(0, 0, 0, 0), (1, 3, 2, 1), (1, 6, 5, 2), (0, 4, 1, 2)] {
+            let v = x[((n * 7 + ih) * 6 + iw) * 3 + c];
+            let cells = im2col_cells_of_input(&shape, n as u32, ih as u32, iw as u32, c as u32);
+            for &(row, col) in &cells {
+                assert_eq!(a[row * rsc + col], v);
+            }
+            let found = a.iter().filter(|&&e| e == v).count();
+            assert_eq!(cells.len(), found, "({n},{ih},{iw},{c})");
+        }
+        // By hand: 3×3 input, 2×2 filter, stride 1, no padding: the centre pixel is in all
+        // four windows, at four different taps.
+        let small = ConvShape::new(1, 1, 3, 3, 1, 2, 2);
+        assert_eq!(
+            im2col_cells_of_input(&small, 0, 1, 1, 0),
+            vec![(0, 3), (1, 2), (2, 1), (3, 0)]
+        );
+        assert_eq!(im2col_cells_of_input(&small, 0, 0, 0, 0), vec![(0, 0)]);
+    }
+
+    #[test]
+    fn receptive_field_grows_layer_by_layer() {
+        let l1 = ConvShape::new(1, 3, 32, 32, 8, 3, 3).with(1, 1, 1);
+        // One 3×3 layer: 3×3 window around the pixel.
+        assert_eq!(receptive_field(&[l1], 10, 10), Some(((9, 11), (9, 11))));
+        // Two: 5×5. A stride-2 3×3 on top: 7 (its own stride does not widen it)…
+        let l2 = ConvShape::new(1, 8, 32, 32, 8, 3, 3).with(1, 1, 1);
+        assert_eq!(receptive_field(&[l1, l2], 10, 10), Some(((8, 12), (8, 12))));
+        let l3 = ConvShape::new(1, 8, 32, 32, 8, 3, 3).with(2, 1, 1);
+        assert_eq!(
+            receptive_field(&[l1, l2, l3], 5, 5),
+            Some(((7, 13), (7, 13)))
+        );
+        // …but every layer after it grows the field by 2·(3 − 1): 7 + 4 = 11.
+        let l4 = ConvShape::new(1, 8, 16, 16, 8, 3, 3).with(1, 1, 1);
+        assert_eq!(
+            receptive_field(&[l1, l2, l3, l4], 4, 4),
+            Some(((3, 13), (3, 13)))
+        );
+        // Clipped at the border; no layers, nothing.
+        assert_eq!(receptive_field(&[l1], 0, 31), Some(((0, 1), (30, 31))));
+        assert_eq!(receptive_field(&[], 0, 0), None);
     }
 
     #[test]
