@@ -153,3 +153,26 @@ test('a long run shows progress and Cancel stops it within 2 s', async () => {
     await context.close();
   }
 });
+
+test('progress, Cancel and the cancelled message fit 390, 1280 and 1920 px in both languages', async () => {
+  for (const width of [390, 1280, 1920]) {
+    for (const lang of ['en', 'zh']) {
+      const { page, context, errors } = await openPage(
+        browser, `#/kernels?lang=${lang}&m=2048&n=2048&k=2048&stage=matmul-naive`,
+        { viewport: { width, height: 900 } },
+      );
+      await waitForProbe(page);
+      await page.click('#run-button');
+      await page.waitForSelector('.result [data-progress]', { timeout: 30_000 });
+      const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      assert.ok(await fits(), `no sideways scroll at ${width} px (${lang}) while running`);
+      await page.locator('.run-widget').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/run-running-${width}-${lang}.png` });
+      await page.click('#run-cancel');
+      await page.waitForSelector('.result [data-cancelled]', { timeout: 10_000 });
+      assert.ok(await fits(), `no sideways scroll at ${width} px (${lang}) after Cancel`);
+      await page.locator('.run-widget').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/run-cancelled-${width}-${lang}.png` });
+      assertNoErrors(errors);
+      await context.close();
+    }
+  }
+});

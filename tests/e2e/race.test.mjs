@@ -266,8 +266,10 @@ function parseDuration(text) {
 // Before the fix each CPU part was a maximum over different workers, so they added up to
 // more than the total (79.3 ms of parts for a 61.9 ms race).
 test('the CPU breakdown adds up to its total, and the page explains race vs sweep', async () => {
-  for (const lang of ['en', 'zh']) {
-    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&n=256&cpu=simd&workers=2`);
+  for (const [width, lang] of [[390, 'en'], [390, 'zh'], [1280, 'en'], [1280, 'zh'], [1920, 'en'], [1920, 'zh']]) {
+    const { page, context, errors } = await openPage(
+      browser, `#/race?lang=${lang}&n=256&cpu=simd&workers=2`, { viewport: { width, height: 900 } },
+    );
     await waitForProbe(page);
     await page.waitForSelector('#race-start:not([disabled])');
     await race(page);
@@ -279,7 +281,11 @@ test('the CPU breakdown adds up to its total, and the page explains race vs swee
     const slack = [total, copyIn, compute, copyOut, wait].map(half).reduce((x, y) => x + y) + 1e-9;
     assert.ok(Math.abs(parts - total) <= slack, `parts ${parts} ms vs total ${total} ms`);
     assert.ok(await page.$('[data-vs-sweep]'), 'the difference from the sweep is explained');
-    await screenshot(page, `race-breakdown-${lang}`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      `no sideways scroll at ${width} px`);
+    await page.locator('.race-results').screenshot({
+      path: `${process.env.TEST_OUTPUT ?? 'test-output'}/race-breakdown-${width}-${lang}.png`,
+    });
     assertNoErrors(errors);
     await context.close();
   }

@@ -160,3 +160,28 @@ fn the_pipeline_cache_tells_two_sources_with_one_id_apart() {
         assert_eq!(2.0 * x, *y);
     }
 }
+
+#[test]
+fn short_repetitions_share_one_submission() {
+    // The launch-cost lesson compares one submission of many dispatches with many
+    // submissions: short repetitions must not be cut apart.
+    let gpu = gpu();
+    let k = kernel("measure-fma").expect("catalogued");
+    let size = gpu_runtime::MeasureSize {
+        elements: 64,
+        threads: 64,
+        param: 8,
+    };
+    let input = gpu_runtime::measure::input(64);
+    let job = Job::Measure {
+        size,
+        input: &input,
+    };
+    let opts = RunOptions {
+        warmup: 0,
+        repetitions: 16,
+    };
+    let out = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs");
+    assert_eq!(out.timing.submissions, 1, "{:?}", out.timing);
+    assert!(k.verify(&job, &out.output).ok);
+}
