@@ -584,7 +584,9 @@ mod tests {
         // Same terms summed in the same order: identical, not merely close.
         assert_eq!(conv.value, gemm.value);
         assert_eq!(conv.magnitude, gemm.magnitude);
-        assert!(!ConvShape::new(1, 1, 4, 4, 1, 1, 1).with(2, 0, 1).is_pointwise());
+        assert!(!ConvShape::new(1, 1, 4, 4, 1, 1, 1)
+            .with(2, 0, 1)
+            .is_pointwise());
     }
 
     #[test]
