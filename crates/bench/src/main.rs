@@ -4,8 +4,9 @@
 //! of the catalogue, through the same dispatch path as the app, at each size; GFLOP/s from
 //! GPU timestamps (best of the repetitions, after warm-up), each result verified against the
 //! CPU reference. Prints a Markdown table; with --out also writes it as TSV.
-//! `bench mlp`: see `mlp_bench.rs`.
+//! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`.
 
+mod conv_bench;
 mod cpu;
 mod ir_check;
 mod mlp_bench;
@@ -31,7 +32,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench mlp [--steps N] [--batch B] [--sweep] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench mlp [--steps N] [--batch B] [--sweep] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] (got {other:?})"
             ))
         }
     }
@@ -77,6 +78,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("cpu") => cpu::run(&args[1..]),
+        Some("conv") => conv_bench::run(args.into_iter().skip(1)),
         _ => run(),
     };
     match result {

@@ -1,6 +1,6 @@
 //! GPU runtime and kernel catalogue of GPU Playground.
 //!
-//! - [`family`]: one module per kernel family (matmul, schedule, mlp, measure), each owning its
+//! - [`family`]: one module per kernel family (matmul, conv, schedule, mlp, measure), each owning its
 //!   kernels, grid, buffer layout, CPU reference and check; [`catalogue`] looks kernels up.
 //! - [`plan`]: the one dispatch path — named buffers and ordered dispatches, uploaded, run
 //!   (cut into cancellable submissions, after the queue has drained) and read back.
@@ -28,6 +28,7 @@ pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};
 pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::RunOutput;
+pub use family::conv;
 pub use plan::{
     live_buffers, CancelToken, Plan, PlanOutput, Progress, RunControl, RunOptions, Timing,
     TimingMethod,

@@ -19,6 +19,8 @@ pub enum Family {
     Mlp,
     /// Measuring kernels of the lessons (`family/measure.rs`).
     Measure,
+    /// 2-D convolution stages (`family/conv.rs`); run as plans by `conv::run_conv`, no `Job`.
+    Conv,
 }
 
 /// How the inputs and output are laid out in GPU buffers.

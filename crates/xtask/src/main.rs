@@ -30,6 +30,10 @@ cargo xtask <command>
                      each result verified); prints a Markdown table
   bench mlp [--steps N] [--batch B] [--sweep]
                      tiny-MLP training steps/s: GPU training session vs the CPU twin
+  bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out F] [--cudnn F]
+                     every convolution stage at the ResNet shapes: median and spread of
+                     whole runs from GPU timestamps, each verified on a sample
+                     (crates/bench/cudnn_conv.py is the cuDNN reference)
   bench cpu [--sizes 512,1024] [--reps 5]
                      the race's CPU matmul kernels natively vs matrixmultiply sgemm
                      (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)

@@ -14,6 +14,7 @@ use crate::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Split, Step};
 use crate::spec::{Family, KernelSpec};
 use crate::workload::Job;
 
+pub mod conv;
 pub mod matmul;
 pub mod measure;
 pub mod mlp;
@@ -25,6 +26,7 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Schedule, schedule::KERNELS),
     (Family::Mlp, mlp::KERNELS),
     (Family::Measure, measure::KERNELS),
+    (Family::Conv, conv::KERNELS),
 ];
 
 /// The buffers and uniform of a one-kernel job: inputs at bindings 0, 1, …, the output next,

@@ -1,0 +1,290 @@
+//! `cargo xtask bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE]
+//! [--cudnn FILE]`:
+//! every convolution stage at the issue's shapes (ResNet layers), through the same plans as the
+//! app. Each of `runs` whole runs uploads, dispatches `reps` timed passes after 2 warm-up
+//! passes and reads back; a run's time is the median of its passes (GPU timestamps around
+//! each pass, which holds every dispatch of the stage's plan, im2col included). Reported: the
+//! median over runs and the spread (fastest and slowest run). Every run's output is verified
+//! against the f64 CPU reference on a sample (borders, corners, 4096 random elements).
+//! `crates/bench/cudnn_conv.py` is the cuDNN reference with the same treatment; `--cudnn FILE`
+//! (its `--out` table) adds a "% of cuDNN" column.
+
+use gpu_runtime::conv::{run_conv, verify_conv, ConvError, ConvStage};
+use gpu_runtime::cpu_kernels::conv::ConvShape;
+use gpu_runtime::{Gpu, RunOptions, TimingMethod};
+
+/// The issue's shapes, NCHW notation N×C×H×W → K, filter (pad keeps H and W at stride 1),
+/// plus a 1×1 layer (ResNet's bottleneck) for the pointwise stage.
+pub const SHAPES: &[(&str, ConvShape)] = &[
+    (
+        "1x64x56x56->64 3x3",
+        ConvShape::new(1, 64, 56, 56, 64, 3, 3).with(1, 1, 1),
+    ),
+    (
+        "32x64x56x56->64 3x3",
+        ConvShape::new(32, 64, 56, 56, 64, 3, 3).with(1, 1, 1),
+    ),
+    (
+        "8x128x28x28->128 3x3",
+        ConvShape::new(8, 128, 28, 28, 128, 3, 3).with(1, 1, 1),
+    ),
+    (
+        "1x256x14x14->256 3x3",
+        ConvShape::new(1, 256, 14, 14, 256, 3, 3).with(1, 1, 1),
+    ),
+    (
+        "1x3x224x224->64 7x7 s2",
+        ConvShape::new(1, 3, 224, 224, 64, 7, 7).with(2, 3, 1),
+    ),
+    (
+        "32x256x56x56->64 1x1",
+        ConvShape::new(32, 256, 56, 56, 64, 1, 1),
+    ),
+];
+
+struct Args {
+    runs: usize,
+    reps: u32,
+    stages: Vec<ConvStage>,
+    shapes: Vec<usize>,
+    out: Option<String>,
+    /// cuDNN's TFLOP/s per shape name, from `cudnn_conv.py --out` (for the % column).
+    cudnn: Option<std::collections::HashMap<String, f64>>,
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        runs: 3,
+        reps: 10,
+        stages: ConvStage::ALL.to_vec(),
+        shapes: (0..SHAPES.len()).collect(),
+        out: None,
+        cudnn: None,
+    };
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--runs" => {
+                a.runs = value
+                    .parse()
+                    .ok()
+                    .filter(|r| (3..=50).contains(r))
+                    .ok_or_else(|| format!("--runs wants 3 to 50, not `{value}`"))?
+            }
+            "--reps" => {
+                a.reps = value
+                    .parse()
+                    .ok()
+                    .filter(|r| (1..=200).contains(r))
+                    .ok_or_else(|| format!("--reps wants 1 to 200, not `{value}`"))?
+            }
+            "--stages" => {
+                a.stages = value
+                    .split(',')
+                    .map(|id| {
+                        ConvStage::from_id(id.trim()).ok_or_else(|| format!("unknown stage `{id}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--shapes" => {
+                a.shapes = value
+                    .split(',')
+                    .map(|s| {
+                        s.trim()
+                            .parse::<usize>()
+                            .ok()
+                            .filter(|&i| (1..=SHAPES.len()).contains(&i))
+                            .map(|i| i - 1)
+                            .ok_or_else(|| {
+                                format!("--shapes wants 1 to {}, not `{s}`", SHAPES.len())
+                            })
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--out" => a.out = Some(value),
+            "--cudnn" => {
+                let text =
+                    std::fs::read_to_string(&value).map_err(|e| format!("reading {value}: {e}"))?;
+                a.cudnn = Some(parse_cudnn(&text).map_err(|e| format!("{value}: {e}"))?);
+            }
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    Ok(a)
+}
+
+/// cuDNN's median TFLOP/s by shape name from the TSV `cudnn_conv.py --out` writes (header
+/// `shape\ttflops_median\t…`).
+fn parse_cudnn(text: &str) -> Result<std::collections::HashMap<String, f64>, String> {
+    let mut lines = text.lines();
+    let header = lines.next().unwrap_or_default();
+    if !header.starts_with("shape\ttflops_median") {
+        return Err(format!("not a cudnn_conv.py table (header `{header}`)"));
+    }
+    lines
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let mut cols = l.split('\t');
+            let name = cols.next().unwrap_or_default().to_string();
+            let tflops = cols
+                .next()
+                .and_then(|v| v.parse::<f64>().ok())
+                .filter(|v| v.is_finite() && *v > 0.0)
+                .ok_or_else(|| format!("bad TFLOP/s in `{l}`"))?;
+            Ok((name, tflops))
+        })
+        .collect()
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
+    let args = parse(args)?;
+    let gpu = Gpu::request_blocking().map_err(|e| e.to_string())?;
+    let ad = gpu.adapter();
+    println!(
+        "adapter: {} ({}, {}, driver {})",
+        ad.name, ad.device_type, ad.backend, ad.driver
+    );
+    if ad.is_software {
+        println!("NOTE: software adapter — these are CPU numbers, not GPU numbers.");
+    }
+    println!(
+        "{} whole runs per cell, each {} timed passes after 2 warm-up passes; time = median pass of a run",
+        args.runs, args.reps
+    );
+    println!("\n| stage | shape | GFLOP/s (median) | % of cuDNN | ms median | ms fastest–slowest run | spread | extra memory | verified |");
+    println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
+    let mut rows = vec![
+        "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes"
+            .to_string(),
+    ];
+    let opts = RunOptions {
+        warmup: 2,
+        repetitions: args.reps,
+    };
+    let mut failures = Vec::new();
+    for &si in &args.shapes {
+        let (name, shape) = &SHAPES[si];
+        let (x, f) = shape.inputs(1);
+        for &stage in &args.stages {
+            let mut times = Vec::new();
+            let mut verified = true;
+            let mut max_err = 0f64;
+            let mut method = "timestamps";
+            let mut refused = None;
+            for run in 0..args.runs {
+                let out = match pollster::block_on(run_conv(&gpu, stage, shape, &x, &f, &opts)) {
+                    Ok(o) => o,
+                    Err(
+                        e @ (ConvError::NotPointwise
+                        | ConvError::PatchTooLarge { .. }
+                        | ConvError::BufferTooLarge { .. }
+                        | ConvError::TooManyWorkgroups { .. }),
+                    ) => {
+                        refused = Some(e.to_string());
+                        break;
+                    }
+                    Err(e) => return Err(format!("{} at {name}: {e}", stage.id())),
+                };
+                let (v, _) = verify_conv(shape, &x, &f, &out.output, 1 + run as u64);
+                verified &= v.ok;
+                max_err = max_err.max(v.max_rel_error);
+                let t = match out.timing.method {
+                    TimingMethod::Timestamps => median(&mut out.timing.pass_ms.clone()),
+                    TimingMethod::WallClock => {
+                        method = "wall clock";
+                        out.timing.kernel_ms()
+                    }
+                };
+                times.push(t);
+            }
+            if let Some(why) = refused {
+                println!(
+                    "| {} | {name} | – | – | – | – | – | – | does not run: {why} |",
+                    stage.id()
+                );
+                continue;
+            }
+            let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = times.iter().copied().fold(0.0, f64::max);
+            let med = median(&mut times);
+            let gflops = shape.flops() / (med * 1e6);
+            let extra = stage.extra_bytes(shape);
+            let of_cudnn = match args.cudnn.as_ref().and_then(|c| c.get(*name)) {
+                Some(tflops) => format!("{:.0} %", gflops / (tflops * 10.0)),
+                None => "–".to_string(),
+            };
+            println!(
+                "| {} | {name} | {gflops:.1} | {of_cudnn} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
+                stage.id(),
+                100.0 * (hi - lo) / med,
+                extra as f64 / (1 << 20) as f64,
+                if verified { "yes" } else { "NO" }
+            );
+            rows.push(format!(
+                "{}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}",
+                stage.id(),
+                args.runs
+            ));
+            if !verified {
+                failures.push(format!("{} at {name}", stage.id()));
+            }
+        }
+    }
+    if let Some(path) = args.out {
+        std::fs::write(&path, rows.join("\n") + "\n")
+            .map_err(|e| format!("writing {path}: {e}"))?;
+        println!("\nwrote {path}");
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("failed verification: {}", failures.join(", ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_are_the_issues() {
+        let flops: Vec<f64> = SHAPES.iter().map(|(_, s)| s.flops()).collect();
+        // 2·N·P·Q·K·R·S·C: 1×64×56×56→64 3×3 "same" = 2·3136·64·576.
+        assert_eq!(flops[0], 2.0 * 3136.0 * 64.0 * 576.0);
+        assert_eq!(SHAPES[4].1.out_hw(), (112, 112));
+        assert!(SHAPES.iter().all(|(_, s)| s.validate().is_ok()));
+    }
+
+    #[test]
+    fn args_are_checked() {
+        let p = |v: &[&str]| parse(v.iter().map(|s| s.to_string()));
+        assert!(p(&["--runs", "2"]).is_err());
+        assert!(p(&["--stages", "conv-nope"]).is_err());
+        assert!(p(&["--shapes", "7"]).is_err());
+        let a = p(&["--shapes", "2,5", "--stages", "conv-implicit-gemm"]).expect("valid");
+        assert_eq!(a.shapes, vec![1, 4]);
+        assert_eq!(a.stages, vec![ConvStage::ImplicitGemm]);
+        assert_eq!(median(&mut [3.0, 1.0, 2.0, 10.0]), 2.5);
+        assert!(p(&["--cudnn", "/nonexistent.tsv"]).is_err());
+    }
+
+    #[test]
+    fn cudnn_table_is_read_by_shape_name() {
+        let t = "shape\ttflops_median\tms_median\n1x64x56x56->64 3x3\t5.2\t0.045\n\n";
+        let m = parse_cudnn(t).expect("valid");
+        assert_eq!(m.get(SHAPES[0].0), Some(&5.2));
+        assert!(parse_cudnn("size\tgflops\n").is_err());
+        assert!(parse_cudnn("shape\ttflops_median\nx\tNaN\n").is_err());
+        assert!(parse_cudnn("shape\ttflops_median\nx\t0\n").is_err());
+    }
+}
