@@ -72,7 +72,7 @@ fn keys_built_at_run_time_exist() {
     for f in SHOWN_FEATURES {
         assert!(has(&format!("gpu.feature.{f}")), "gpu.feature.{f}");
     }
-    for k in gpu_runtime::KERNELS {
+    for k in gpu_runtime::kernels() {
         assert!(has(k.title_key), "{}", k.title_key);
         assert!(has(k.summary_key), "{}", k.summary_key);
     }

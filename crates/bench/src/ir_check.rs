@@ -56,7 +56,7 @@ mod tests {
 
     #[test]
     fn no_ladder_kernel_indexes_a_private_array_dynamically() {
-        for k in gpu_runtime::KERNELS {
+        for k in gpu_runtime::kernels() {
             let found = dynamically_indexed_private_arrays(&k.wgsl()).expect("parses");
             assert!(found.is_empty(), "{}: {found:?}", k.id);
         }

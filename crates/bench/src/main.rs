@@ -13,7 +13,7 @@ mod mlp_bench;
 use std::process::ExitCode;
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::{run_matmul_verified, Family, Gpu, RunOptions, TimingMethod, Workload, KERNELS};
+use gpu_runtime::{run_matmul_verified, Family, Gpu, RunOptions, TimingMethod, Workload};
 
 const DEFAULT_SIZES: &[u32] = &[256, 512, 1024, 2048, 4096, 8192];
 
@@ -108,7 +108,7 @@ fn run() -> Result<(), String> {
     }
 
     println!("\nStatic check (naga IR): dynamically indexed private arrays");
-    for k in KERNELS.iter().filter(|k| k.family == Family::Matmul) {
+    for k in gpu_runtime::kernels().filter(|k| k.family == Family::Matmul) {
         let found = ir_check::dynamically_indexed_private_arrays(&k.wgsl())?;
         println!(
             "  {:<22} {}",
@@ -128,7 +128,7 @@ fn run() -> Result<(), String> {
     let mut rows = vec!["kernel\tsize\tgflops\tms\ttiming\tverified\tmax_rel_error".to_string()];
     println!("\n| kernel | size | GFLOP/s | ms | timing | verified |");
     println!("| --- | ---: | ---: | ---: | --- | --- |");
-    let selected = KERNELS.iter().filter(|k| {
+    let selected = gpu_runtime::kernels().filter(|k| {
         k.family == Family::Matmul
             && (args.kernels.is_empty() || args.kernels.iter().any(|id| id == k.id))
     });

@@ -30,6 +30,8 @@ pub enum GpuError {
     WrongJob,
     /// The problem does not fit the device's limits.
     Size(crate::workload::SizeError),
+    /// The run was cancelled; the work it had submitted has finished, nothing is queued.
+    Cancelled,
 }
 
 impl fmt::Display for GpuError {
@@ -44,6 +46,7 @@ impl fmt::Display for GpuError {
             GpuError::MissingFeatures(e) => write!(f, "the device lacks features: {e}"),
             GpuError::WrongJob => write!(f, "this kernel cannot run that job"),
             GpuError::Size(e) => write!(f, "the problem does not fit the device: {e:?}"),
+            GpuError::Cancelled => write!(f, "the run was cancelled"),
         }
     }
 }
@@ -104,7 +107,8 @@ pub struct Gpu {
     pub(crate) queue: wgpu::Queue,
     adapter: AdapterSummary,
     lost: Arc<AtomicBool>,
-    pub(crate) pipelines: RefCell<HashMap<&'static str, wgpu::ComputePipeline>>,
+    /// Compiled pipelines by [`crate::KernelSpec::pipeline_key`].
+    pub(crate) pipelines: RefCell<HashMap<u64, wgpu::ComputePipeline>>,
 }
 
 /// Optional features the playground uses when present; none is required.

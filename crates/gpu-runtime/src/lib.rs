@@ -1,9 +1,11 @@
 //! GPU runtime and kernel catalogue of GPU Playground.
 //!
-//! - [`catalogue`]: every kernel described once — WGSL source, entry point, launch geometry,
-//!   the workload family that fixes its bindings, CPU reference and verification.
-//! - [`Gpu`]: one wgpu device and the single dispatch path ([`Gpu::run`]) that every consumer
-//!   (run widget, ladder, race, tests, benchmarks) goes through.
+//! - [`family`]: one module per kernel family (matmul, schedule, mlp, measure), each owning its
+//!   kernels, grid, buffer layout, CPU reference and check; [`catalogue`] looks kernels up.
+//! - [`plan`]: the one dispatch path — named buffers and ordered dispatches, uploaded, run
+//!   (cut into cancellable submissions, after the queue has drained) and read back.
+//!   [`Gpu::run`] is a one-step plan; every consumer (run widget, ladder, race, lessons,
+//!   tests, benchmarks) goes through it.
 //! - [`workload`]: problem sizes, their validation against user input and device limits.
 //!
 //! The same code runs natively (Vulkan/Metal/DX12, used by tests and benchmarks) and in the
@@ -13,19 +15,27 @@ pub mod catalogue;
 mod clock;
 mod context;
 mod dispatch;
-mod layout;
+pub mod family;
 pub mod measure;
+pub mod plan;
 mod schedule;
+mod spec;
 pub mod training;
 mod verified;
 pub mod workload;
 
-pub use catalogue::{kernel, Family, KernelSpec, Storage, KERNELS};
+pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};
 pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
-pub use dispatch::{live_buffers, RunOptions, RunOutput, Timing, TimingMethod};
+pub use dispatch::RunOutput;
+pub use plan::{
+    live_buffers, CancelToken, Plan, PlanOutput, Progress, RunControl, RunOptions, Timing,
+    TimingMethod,
+};
 pub use schedule::{record_schedule, ScheduleRecord};
-pub use verified::{run_matmul_verified, VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
+pub use verified::{
+    run_matmul_verified, run_matmul_verified_with, VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS,
+};
 pub use workload::{parse_dim, BufferLimits, Job, MeasureSize, ScheduleSize, SizeError, Workload};
 
 pub use cpu_kernels;

@@ -1,7 +1,7 @@
 //! Recording how the GPU scheduled a launch (the visualiser's real-GPU mode).
 
 use crate::context::{Gpu, GpuError};
-use crate::dispatch::RunOptions;
+use crate::plan::RunOptions;
 use crate::workload::{Job, ScheduleSize};
 
 /// Start and end tickets of each workgroup, indexed by linear workgroup id (y·gx + x).

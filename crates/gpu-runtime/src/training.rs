@@ -20,10 +20,10 @@ use std::sync::{Arc, Mutex};
 
 use mlp::net::{adam_corrections, gather_batch, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
-use wgpu::util::DeviceExt;
 
 use crate::catalogue::{kernel, KernelSpec};
 use crate::context::{Gpu, GpuError};
+use crate::plan::{encoder, ResidentBuffers};
 use crate::workload::BufferLimits;
 
 /// Threads per workgroup of every MLP kernel (their `@workgroup_size(64)`).
@@ -282,7 +282,8 @@ pub struct TrainingSession {
     plan: Vec<PlannedDispatch>,
     step_passes: Vec<Pass>,
     eval_passes: Vec<Pass>,
-    buffers: Vec<wgpu::Buffer>,
+    /// Every buffer of the session, destroyed (and uncounted) when it is dropped.
+    _buffers: ResidentBuffers,
     acts: wgpu::Buffer,
     labels_buf: wgpu::Buffer,
     params: wgpu::Buffer,
@@ -366,19 +367,12 @@ impl TrainingSession {
         let device = &gpu.device;
         let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
         let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let mut buffers = Vec::new();
+        let mut buffers = ResidentBuffers::default();
         let storage = wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
         let mut make = |label: &str, bytes: u64, usage| {
-            let b = device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some(label),
-                size: bytes.max(4).next_multiple_of(4),
-                usage,
-                mapped_at_creation: false,
-            });
-            buffers.push(b.clone());
-            b
+            buffers.create(&gpu, label, usage, Err(bytes.max(4).next_multiple_of(4)))
         };
         let n_params = net.layout().param_count as u64;
         let params = make("mlp params", n_params * 4, storage);
@@ -412,12 +406,12 @@ impl TrainingSession {
 
         let mut opt_uniform = None;
         let mut build = |p: &PlannedDispatch, acts: &wgpu::Buffer| -> Result<Pass, GpuError> {
-            let uniform = device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(p.kernel_id),
-                contents: bytemuck::cast_slice(&p.uniform),
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            });
-            buffers.push(uniform.clone());
+            let uniform = buffers.create(
+                &gpu,
+                p.kernel_id,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                Ok(bytemuck::cast_slice(&p.uniform)),
+            );
             if p.layer == 0 {
                 opt_uniform = Some(uniform.clone());
             }
@@ -472,16 +466,12 @@ impl TrainingSession {
             (Some(e), _) | (None, Some(e)) => Some(e.to_string()),
             _ => None,
         };
-        let destroy = |bs: &[wgpu::Buffer]| bs.iter().for_each(|b| b.destroy());
         let (step_passes, eval_passes, opt_uniform) = match (step_passes, eval_passes, opt_uniform)
         {
             (Ok(s), Ok(e), Some(u)) if failure.is_none() => (s, e, u),
-            (Err(e), _, _) | (_, Err(e), _) => {
-                destroy(&buffers);
-                return Err(e);
-            }
+            // Dropping `buffers` destroys what was made.
+            (Err(e), _, _) | (_, Err(e), _) => return Err(e),
             _ => {
-                destroy(&buffers);
                 let msg = failure.unwrap_or_else(|| "no optimiser dispatch".into());
                 return Err(if gpu.is_lost() {
                     GpuError::DeviceLost(msg)
@@ -501,7 +491,7 @@ impl TrainingSession {
             plan,
             step_passes,
             eval_passes,
-            buffers,
+            _buffers: buffers,
             acts,
             labels_buf,
             params,
@@ -570,7 +560,7 @@ impl TrainingSession {
             (self.step + 1).min(u32::MAX as u64) as u32,
         );
         queue.write_buffer(&self.opt_uniform, 0, bytemuck::cast_slice(&opt.uniform));
-        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        let mut encoder = encoder(&self.gpu);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mlp step"),
@@ -640,7 +630,7 @@ impl TrainingSession {
         if self.eval_pending() {
             return Ok(false);
         }
-        let mut encoder = self.gpu.device.create_command_encoder(&Default::default());
+        let mut encoder = encoder(&self.gpu);
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mlp eval"),
@@ -750,14 +740,6 @@ impl TrainingSession {
         self.gpu
             .queue
             .write_buffer(&self.params, 0, bytemuck::cast_slice(params));
-    }
-}
-
-impl Drop for TrainingSession {
-    fn drop(&mut self) {
-        for b in &self.buffers {
-            b.destroy();
-        }
     }
 }
 

@@ -4,9 +4,9 @@
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::{self, Verdict};
 
-use crate::catalogue::KernelSpec;
 use crate::context::{Gpu, GpuError};
-use crate::dispatch::{RunOptions, Timing};
+use crate::plan::{RunControl, RunOptions, Timing};
+use crate::spec::KernelSpec;
 use crate::workload::{Job, Workload};
 
 /// Above this many multiply-adds the reference is computed for a sample of elements only, so
@@ -38,17 +38,29 @@ impl VerifiedRun {
 /// Runs a matmul kernel on seeded data and verifies it.
 pub async fn run_matmul_verified(
     gpu: &Gpu,
-    kernel: &'static KernelSpec,
+    kernel: &KernelSpec,
     size: MatmulSize,
     seed: u64,
     opts: &RunOptions,
+) -> Result<VerifiedRun, GpuError> {
+    run_matmul_verified_with(gpu, kernel, size, seed, opts, &RunControl::default()).await
+}
+
+/// [`run_matmul_verified`] with cancel and progress.
+pub async fn run_matmul_verified_with(
+    gpu: &Gpu,
+    kernel: &KernelSpec,
+    size: MatmulSize,
+    seed: u64,
+    opts: &RunOptions,
+    ctl: &RunControl,
 ) -> Result<VerifiedRun, GpuError> {
     Workload::Matmul(size)
         .check_limits(&gpu.buffer_limits())
         .map_err(GpuError::Size)?;
     let (a, b) = size.inputs(seed);
     let job = Job::Matmul { size, a: &a, b: &b };
-    let out = gpu.run(kernel, &job, opts).await?;
+    let out = gpu.run_with(kernel, &job, opts, ctl).await?;
     let (verdict, checked) =
         match matmul::check_indices(size, FULL_CHECK_MACS, SAMPLED_ELEMENTS, seed) {
             None => (kernel.verify(&job, &out.output), size.c_len()),

@@ -4,8 +4,8 @@
 //! GPU; they fail — never skip — when no adapter can be found.
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use gpu_runtime::{kernels, Gpu, GpuError, Job, RunOptions, TimingMethod};
 use gpu_runtime::{Family, KernelSpec};
-use gpu_runtime::{Gpu, GpuError, Job, RunOptions, TimingMethod, KERNELS};
 
 fn gpu() -> Gpu {
     Gpu::request_blocking().expect(
@@ -28,8 +28,7 @@ const SHAPES: &[(u32, u32, u32)] = &[
 ];
 
 fn runnable_matmul_kernels(gpu: &Gpu) -> Vec<&'static KernelSpec> {
-    KERNELS
-        .iter()
+    kernels()
         .filter(|k| k.family == Family::Matmul && gpu.features().contains(k.required_features))
         .collect()
 }
@@ -89,15 +88,14 @@ fn repetitions_are_timed_and_results_stay_correct() {
 fn broken_wgsl_is_an_error_not_a_crash() {
     let gpu = gpu();
     let naive = gpu_runtime::kernel("matmul-naive").expect("naive kernel");
-    let broken: &'static KernelSpec = Box::leak(Box::new(KernelSpec {
-        id: "broken",
-        source: || "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }".into(),
-        ..naive.clone()
-    }));
+    // Same id as the naive kernel: the pipeline cache is keyed by the source, not the id.
+    let broken = naive.with_source(
+        "@compute @workgroup_size(1) fn main() { let x: f32 = undefined_thing; }".into(),
+    );
     let size = MatmulSize::new(4, 4, 4);
     let (a, b) = size.inputs(1);
     let job = Job::Matmul { size, a: &a, b: &b };
-    let err = pollster::block_on(gpu.run(broken, &job, &RunOptions::default()))
+    let err = pollster::block_on(gpu.run(&broken, &job, &RunOptions::default()))
         .expect_err("broken WGSL must not run");
     assert!(matches!(err, GpuError::Shader(_)), "{err:?}");
     // The device is still usable afterwards.

@@ -2,12 +2,14 @@
 //! (lines changed since the previous stage marked) and a Run widget; and "Run all" with
 //! progress, Cancel and a GFLOP/s bar chart. Stage and sizes live in the URL.
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use yew::prelude::*;
 
-use gpu_runtime::{run_matmul_verified, Family, GpuError, KernelSpec, RunOptions, VerifiedRun};
+use gpu_runtime::{
+    run_matmul_verified_with, CancelToken, Family, GpuError, KernelSpec, Progress, RunControl,
+    RunOptions, VerifiedRun,
+};
 
 use super::matmul_run::{sizes_from_query, unavailable_reason, MatmulRun};
 use super::Ctx;
@@ -160,7 +162,8 @@ fn RunAll() -> Html {
     let rows = use_state(Vec::<(usize, &'static KernelSpec, RowState)>::new);
     let progress = use_state(|| None::<(usize, usize)>);
     let notice = use_state(|| None::<Notice>);
-    let cancel = use_mut_ref(|| Rc::new(Cell::new(false)));
+    let cancel = super::matmul_run::use_cancel_on_unmount();
+    let stage_progress = use_state(|| None::<Progress>);
     let finished = use_state(|| 0u32);
     let Some(ctx) = ctx else {
         return html! {};
@@ -171,18 +174,27 @@ fn RunAll() -> Html {
     let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
 
     let start = {
-        let (rows, progress, notice, cancel, finished, ctx) = (
+        let (rows, progress, notice, cancel, finished, ctx, stage_progress) = (
             rows.clone(),
             progress.clone(),
             notice.clone(),
             cancel.clone(),
             finished.clone(),
             ctx.clone(),
+            stage_progress.clone(),
         );
         Callback::from(move |_| {
             let Some(size) = size else { return };
-            let flag = Rc::new(Cell::new(false));
+            let flag = CancelToken::new();
             *cancel.borrow_mut() = flag.clone();
+            let ctl = RunControl {
+                cancel: flag.clone(),
+                progress: Some({
+                    let stage_progress = stage_progress.clone();
+                    Rc::new(move |p| stage_progress.set(Some(p)))
+                }),
+                ..Default::default()
+            };
             notice.set(None);
             let mut table: Vec<(usize, &'static KernelSpec, RowState)> = stages()
                 .into_iter()
@@ -197,11 +209,12 @@ fn RunAll() -> Html {
             let total = table.iter().filter(|r| r.2 == RowState::Pending).count();
             rows.set(table.clone());
             progress.set(Some((0, total)));
-            let (rows, progress, notice, finished) = (
+            let (rows, progress, notice, finished, stage_progress) = (
                 rows.clone(),
                 progress.clone(),
                 notice.clone(),
                 finished.clone(),
+                stage_progress.clone(),
             );
             wasm_bindgen_futures::spawn_local(async move {
                 let opts = RunOptions {
@@ -213,11 +226,12 @@ fn RunAll() -> Html {
                     if table[i].2 != RowState::Pending {
                         continue;
                     }
-                    if flag.get() {
+                    if flag.is_cancelled() {
                         notice.set(Some(Notice::Cancelled));
                         break;
                     }
                     progress.set(Some((done + 1, total)));
+                    stage_progress.set(None);
                     let kernel = table[i].1;
                     let result = async {
                         let (gpu, replaced_lost) = session::gpu(software).await?;
@@ -226,15 +240,15 @@ fn RunAll() -> Html {
                             // during a stage, rather than mixing two devices in one chart.
                             return Err(GpuError::DeviceLost("between stages".into()));
                         }
-                        run_matmul_verified(&gpu, kernel, size, 1, &opts).await
+                        run_matmul_verified_with(&gpu, kernel, size, 1, &opts, &ctl).await
                     }
                     .await;
-                    if flag.get() {
-                        // Cancelled while this stage ran: its result is dropped.
-                        notice.set(Some(Notice::Cancelled));
-                        break;
-                    }
                     match result {
+                        // Stages finished before the cancel stay in the table.
+                        Err(GpuError::Cancelled) => {
+                            notice.set(Some(Notice::Cancelled));
+                            break;
+                        }
                         Ok(v) => table[i].2 = RowState::Done(Box::new(v)),
                         Err(GpuError::DeviceLost(e)) => {
                             session::forget();
@@ -254,7 +268,7 @@ fn RunAll() -> Html {
     };
     let stop = {
         let cancel = cancel.clone();
-        Callback::from(move |_| cancel.borrow().set(true))
+        Callback::from(move |_| cancel.borrow().cancel())
     };
 
     let shape = size
@@ -317,6 +331,7 @@ fn RunAll() -> Html {
                     <span class="progress-text">
                         { ctx.tf("ladder.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
                     </span>
+                    { super::matmul_run::progress_view(&ctx, *stage_progress) }
                 }
             </div>
             if size.is_none() {

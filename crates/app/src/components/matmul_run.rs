@@ -5,9 +5,11 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use std::rc::Rc;
+
 use gpu_runtime::{
-    parse_dim, run_matmul_verified, BufferLimits, GpuError, RunOptions, SizeError, TimingMethod,
-    VerifiedRun, Workload,
+    parse_dim, run_matmul_verified_with, BufferLimits, CancelToken, GpuError, Progress, RunControl,
+    RunOptions, SizeError, TimingMethod, VerifiedRun, Workload,
 };
 
 use super::{replace_query, Ctx};
@@ -32,6 +34,38 @@ enum Outcome {
     Done(Box<VerifiedRun>, MatmulSize, bool),
     Lost(String),
     Failed(GpuError),
+    Cancelled,
+}
+
+/// What a run in progress is doing, as text and a fraction for a progress bar.
+pub fn progress_view(ctx: &Ctx, p: Option<Progress>) -> Html {
+    match p {
+        Some(Progress::WaitingForQueue) => html! {
+            <p class="status checking" data-progress="waiting">{ ctx.t("run.waiting_queue") }</p>
+        },
+        Some(Progress::Running { done, total }) if total > 0.0 => {
+            let pct = (done / total * 100.0).clamp(0.0, 100.0).floor();
+            html! {
+                <p class="status checking" data-progress={pct.to_string()}>
+                    <progress max="100" value={pct.to_string()}></progress>
+                    { " " }{ ctx.tf("run.progress", &[("pct", &pct.to_string())]) }
+                </p>
+            }
+        }
+        _ => html! { <p class="status checking">{ ctx.t("run.running") }</p> },
+    }
+}
+
+/// A cancel token for runs started by a component, cancelled when the component goes away
+/// (leaving a page mid-run must not leave GPU work queued for the next page).
+#[hook]
+pub fn use_cancel_on_unmount() -> Rc<std::cell::RefCell<CancelToken>> {
+    let token = use_mut_ref(CancelToken::new);
+    {
+        let token = token.clone();
+        use_effect_with((), move |_| move || token.borrow().cancel());
+    }
+    token
 }
 
 fn size_message(ctx: &Ctx, e: &SizeError) -> String {
@@ -112,6 +146,8 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     // Finished runs, exposed as data-runs so tests (and screen readers via aria-live) can
     // tell a new result from the previous one.
     let finished = use_state(|| 0u32);
+    let progress = use_state(|| None::<Progress>);
+    let cancel = use_cancel_on_unmount();
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -158,7 +194,13 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
         && !running;
 
     let run = {
-        let (outcome, adapter, finished) = (outcome.clone(), adapter.clone(), finished.clone());
+        let (outcome, adapter, finished, progress, cancel) = (
+            outcome.clone(),
+            adapter.clone(),
+            finished.clone(),
+            progress.clone(),
+            cancel.clone(),
+        );
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(size), true) = (size, can_run) else {
@@ -167,16 +209,28 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
             let (outcome, finished) = (outcome.clone(), finished.clone());
             outcome.set(Outcome::Running);
+            progress.set(None);
+            let token = CancelToken::new();
+            *cancel.borrow_mut() = token.clone();
+            let ctl = RunControl {
+                cancel: token,
+                progress: Some({
+                    let progress = progress.clone();
+                    Rc::new(move |p| progress.set(Some(p)))
+                }),
+                ..Default::default()
+            };
             wasm_bindgen_futures::spawn_local(async move {
                 let result = async {
                     let (gpu, recovered) = session::gpu(software).await?;
-                    run_matmul_verified(&gpu, kernel, size, SEED, &RunOptions::default())
+                    run_matmul_verified_with(&gpu, kernel, size, SEED, &RunOptions::default(), &ctl)
                         .await
                         .map(|v| (v, recovered))
                 }
                 .await;
                 outcome.set(match result {
                     Ok((v, recovered)) => Outcome::Done(Box::new(v), size, recovered),
+                    Err(GpuError::Cancelled) => Outcome::Cancelled,
                     Err(GpuError::DeviceLost(e)) => {
                         session::forget();
                         Outcome::Lost(e)
@@ -248,16 +302,31 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
                 if let Some(s) = shape {
                     <p class="shape">{ s }</p>
                 }
-                <button type="submit" class="button primary" id="run-button" disabled={!can_run}>
-                    { ctx.t(if running { "run.running" } else { "run.button" }) }
-                </button>
+                <div class="buttons">
+                    <button type="submit" class="button primary" id="run-button" disabled={!can_run}>
+                        { ctx.t(if running { "run.running" } else { "run.button" }) }
+                    </button>
+                    <button type="button" class="button" id="run-cancel" disabled={!running}
+                        onclick={
+                            let cancel = cancel.clone();
+                            Callback::from(move |_| cancel.borrow().cancel())
+                        }>
+                        { ctx.t("run.cancel") }
+                    </button>
+                </div>
                 if adapter.is_none() && !matches!(ctx.webgpu, WebGpuStatus::Checking) {
                     <p class="message">{ ctx.t("run.disabled_no_gpu") }</p>
                 } else if let Some(reason) = &unavailable {
                     <p class="message unavailable" data-unavailable="true">{ reason.clone() }</p>
                 }
             </form>
-            <div class="result" aria-live="polite" data-runs={finished.to_string()}>{ render_outcome(&ctx, &outcome, adapter.is_some_and(|a| a.is_software)) }</div>
+            <div class="result" aria-live="polite" data-runs={finished.to_string()}>
+                if running {
+                    { progress_view(&ctx, *progress) }
+                } else {
+                    { render_outcome(&ctx, &outcome, adapter.is_some_and(|a| a.is_software)) }
+                }
+            </div>
         </section>
     }
 }
@@ -266,6 +335,9 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
     match outcome {
         Outcome::Idle => html! {},
         Outcome::Running => html! { <p class="status checking">{ ctx.t("run.running") }</p> },
+        Outcome::Cancelled => html! {
+            <p class="message" role="status" data-cancelled="true">{ ctx.t("run.cancelled") }</p>
+        },
         Outcome::Lost(e) => html! {
             <p class="message error" role="alert" data-lost="true">{ ctx.tf("run.lost", &[("error", e)]) }</p>
         },

@@ -262,7 +262,7 @@ pub(crate) async fn measure_one(
             let result = async {
                 let (gpu, _) = session::gpu(software).await?;
                 measure::prepare(&gpu, kernel).await?;
-                measure::run_gpu(&gpu, kernel, size, a, b).await
+                measure::run_gpu(&gpu, kernel, size, a, b, &Default::default()).await
             }
             .await;
             let run = result.map_err(gpu_error)?;
@@ -281,6 +281,7 @@ pub(crate) fn cpu_error(e: CpuError) -> MeasureError {
 
 pub(crate) fn gpu_error(e: GpuError) -> MeasureError {
     match e {
+        GpuError::Cancelled => MeasureError::Cancelled,
         GpuError::DeviceLost(m) => {
             session::forget();
             MeasureError::Lost(m)

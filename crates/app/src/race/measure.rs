@@ -4,7 +4,7 @@
 
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::{self, Precision, Verdict};
-use gpu_runtime::{Gpu, GpuError, Job, KernelSpec, RunOptions, Timing, TimingMethod};
+use gpu_runtime::{Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, Timing, TimingMethod};
 use gpu_runtime::{FULL_CHECK_MACS, SAMPLED_ELEMENTS};
 
 /// A finished GPU run and where its time went (milliseconds).
@@ -37,16 +37,20 @@ pub async fn prepare(gpu: &Gpu, kernel: &'static KernelSpec) -> Result<f64, GpuE
     Ok(super::worker_api::now_ms() - t0)
 }
 
-/// One run of a matmul kernel on the given inputs.
+/// One run of a matmul kernel on the given inputs (after any earlier GPU work has drained:
+/// that wait is in `timing.waited_ms`, never in `total_ms`).
 pub async fn run_gpu(
     gpu: &Gpu,
     kernel: &'static KernelSpec,
     size: MatmulSize,
     a: &[f32],
     b: &[f32],
+    ctl: &RunControl,
 ) -> Result<GpuRun, GpuError> {
     let job = Job::Matmul { size, a, b };
-    let out = gpu.run(kernel, &job, &RunOptions::default()).await?;
+    let out = gpu
+        .run_with(kernel, &job, &RunOptions::default(), ctl)
+        .await?;
     Ok(GpuRun {
         total_ms: out.timing.upload_ms + out.timing.submit_to_result_ms,
         c: out.output,

@@ -11,7 +11,7 @@ use yew_router::prelude::*;
 use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::cpu_kernels::verify::Precision;
-use gpu_runtime::parse_dim;
+use gpu_runtime::{parse_dim, CancelToken, Progress, RunControl};
 
 use super::{
     browser_stages, duration, gflops, gpu_error, worker_choices, write_params, MeasureError, Setup,
@@ -34,6 +34,8 @@ enum Phase {
     #[default]
     Idle,
     Preparing,
+    /// Waiting for GPU work submitted before this race (a cancelled run, another page).
+    WaitingForGpu,
     Running,
     Checking,
     Done,
@@ -68,6 +70,10 @@ struct Model {
     checks: Option<Checks>,
     /// Races finished (for tests and screen readers).
     finished: u32,
+    /// Stops this race's GPU side (its next submission boundary).
+    gpu_cancel: CancelToken,
+    /// How long the start waited for earlier GPU work to drain.
+    gpu_waited_ms: Option<f64>,
     ticker: Option<Interval>,
 }
 
@@ -84,9 +90,13 @@ pub fn Duel(props: &DuelProps) -> Html {
         use_effect_with((), move |_| {
             move || {
                 let mut m = model.borrow_mut();
-                if matches!(m.phase, Phase::Preparing | Phase::Running) {
+                if matches!(
+                    m.phase,
+                    Phase::Preparing | Phase::WaitingForGpu | Phase::Running
+                ) {
                     m.run += 1;
                     m.ticker = None;
+                    m.gpu_cancel.cancel();
                     pool::terminate();
                 }
             }
@@ -100,7 +110,7 @@ pub fn Duel(props: &DuelProps) -> Html {
     let parsed_n = parse_dim(&n_text, 1, MAX_RACE_N);
     let busy = matches!(
         model.borrow().phase,
-        Phase::Preparing | Phase::Running | Phase::Checking
+        Phase::Preparing | Phase::WaitingForGpu | Phase::Running | Phase::Checking
     );
 
     let start = {
@@ -120,8 +130,10 @@ pub fn Duel(props: &DuelProps) -> Html {
                 m.run += 1;
                 m.phase = Phase::Cancelled;
                 m.ticker = None;
+                m.gpu_cancel.cancel();
             }
-            // Stops the CPU side at once; the GPU's result, if it still comes, is ignored.
+            // Stops the CPU side at once and the GPU side at its next submission (well
+            // within a second); a GPU result that still comes is ignored.
             pool::terminate();
             redraw.force_update();
         })
@@ -249,6 +261,7 @@ pub fn Duel(props: &DuelProps) -> Html {
     let status = match m.phase {
         Phase::Idle => String::new(),
         Phase::Preparing => ctx.t("race.status.preparing").into(),
+        Phase::WaitingForGpu => ctx.t("run.waiting_queue").into(),
         Phase::Running => ctx.t("race.status.running").into(),
         Phase::Checking => ctx.t("race.status.checking").into(),
         Phase::Done => ctx.t("race.status.done").into(),
@@ -303,6 +316,8 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
         let mut m = model.borrow_mut();
         let run = m.run + 1;
         let finished = m.finished;
+        // A race still running on the GPU from before is stopped, not raced against.
+        m.gpu_cancel.cancel();
         *m = Model {
             run,
             phase: Phase::Preparing,
@@ -362,6 +377,17 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
         if !current() {
             return;
         }
+        // GPU work someone else left in the queue must finish before the start, or the
+        // GPU's time would include it.
+        if let Some((g, _, _)) = &gpu {
+            model.borrow_mut().phase = Phase::WaitingForGpu;
+            redraw.force_update();
+            let waited = g.drain().await.ok();
+            if !current() {
+                return;
+            }
+            model.borrow_mut().gpu_waited_ms = waited;
+        }
         let (a, b) = size.inputs(SEED);
         let (a, b) = (Rc::new(a), Rc::new(b));
         let t0 = now_ms();
@@ -390,7 +416,21 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
                 current.clone(),
             );
             wasm_bindgen_futures::spawn_local(async move {
-                let r = measure::run_gpu(&gpu, kernel, size, &a, &b).await;
+                let ctl = RunControl {
+                    cancel: model.borrow().gpu_cancel.clone(),
+                    progress: Some({
+                        let (model, current) = (model.clone(), current.clone());
+                        Rc::new(move |p| {
+                            if let (Progress::Running { done, total }, true) = (p, current()) {
+                                if total > 0.0 {
+                                    model.borrow_mut().gpu.progress = done / total;
+                                }
+                            }
+                        })
+                    }),
+                    ..Default::default()
+                };
+                let r = measure::run_gpu(&gpu, kernel, size, &a, &b, &ctl).await;
                 if current() {
                     let mut m = model.borrow_mut();
                     m.gpu.finished_at =

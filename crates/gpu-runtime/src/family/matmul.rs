@@ -1,0 +1,383 @@
+//! The matmul family, C = A·B: the optimisation ladder's kernels (in ladder order), their
+//! grids, how A, B and C are laid out for each [`Storage`], the one-step plan (cut into row
+//! ranges for long runs) and the check against `cpu_kernels::matmul`.
+//!
+//! Bindings: 0 = A (M×K, read), 1 = B (K×N, read), 2 = C (M×N, write), 3 = uniform
+//! {m, n, k, 0} (n and k padded to multiples of 4 for vec4 storage).
+
+use std::borrow::Cow;
+
+use cpu_kernels::data::f32_to_f16_bits;
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::verify::{self, Precision, Verdict};
+
+use super::{Layout, SingleRun};
+use crate::context::GpuError;
+use crate::plan::{Binding, Dispatch, Split};
+use crate::spec::{Family, KernelSource, KernelSpec, Storage};
+use crate::workload::Workload;
+
+// The WGSL files, compiled into the binary: `shaders/` is the single source for the browser,
+// the native tests and the benchmarks.
+const NAIVE: &str = include_str!("../../../../shaders/matmul_naive.wgsl");
+const COALESCED: &str = include_str!("../../../../shaders/matmul_coalesced.wgsl");
+const TILED: &str = include_str!("../../../../shaders/matmul_tiled.wgsl");
+const BLOCKTILE_1D: &str = include_str!("../../../../shaders/matmul_blocktile_1d.wgsl");
+const BLOCKTILE_2D: &str = include_str!("../../../../shaders/matmul_blocktile_2d.wgsl");
+const VEC4: &str = include_str!("../../../../shaders/matmul_vec4.wgsl");
+const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
+const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
+
+/// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
+fn grid_blocks<const BN: u32, const BM: u32>(w: &Workload) -> [u32; 3] {
+    match w {
+        Workload::Matmul(s) => [s.n.div_ceil(BN), s.m.div_ceil(BM), 1],
+        _ => [0, 0, 0],
+    }
+}
+
+/// Workgroups for the naive kernel, whose x axis runs along ROWS (that is its lesson).
+fn grid_naive(w: &Workload) -> [u32; 3] {
+    match w {
+        Workload::Matmul(s) => [s.m.div_ceil(16), s.n.div_ceil(16), 1],
+        _ => [0, 0, 0],
+    }
+}
+
+/// The half-precision stage is the 2D block-tiled file with f16 inputs (see its header).
+fn f16_source() -> String {
+    let body = BLOCKTILE_2D.replace("alias InputElem = f32;", "alias InputElem = f16;");
+    format!("enable f16;\n\n{body}\n{REGTILE_COMMON}")
+}
+
+const TILE_16: &[(&str, f64)] = &[("TILE", 16.0)];
+const BLOCK_64: &[(&str, f64)] = &[("BM", 64.0), ("BN", 64.0), ("BK", 8.0)];
+const BLOCK_128: &[(&str, f64)] = &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0)];
+
+/// The ladder, in order.
+pub static KERNELS: &[KernelSpec] = &[
+    KernelSpec {
+        id: "matmul-naive",
+        source_path: "shaders/matmul_naive.wgsl",
+        source: KernelSource::Built(|| NAIVE.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [16, 16, 1],
+        grid: grid_naive,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-naive.title",
+        summary_key: "kernel.matmul-naive.summary",
+    },
+    KernelSpec {
+        id: "matmul-coalesced",
+        source_path: "shaders/matmul_coalesced.wgsl",
+        source: KernelSource::Built(|| COALESCED.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<16, 16>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-coalesced.title",
+        summary_key: "kernel.matmul-coalesced.summary",
+    },
+    KernelSpec {
+        id: "matmul-tiled",
+        source_path: "shaders/matmul_tiled.wgsl",
+        source: KernelSource::Built(|| TILED.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: TILE_16,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<16, 16>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-tiled.title",
+        summary_key: "kernel.matmul-tiled.summary",
+    },
+    KernelSpec {
+        id: "matmul-blocktile-1d",
+        source_path: "shaders/matmul_blocktile_1d.wgsl",
+        source: KernelSource::Built(|| BLOCKTILE_1D.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_64,
+        workgroup_size: [64, 4, 1],
+        grid: grid_blocks::<64, 64>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-blocktile-1d.title",
+        summary_key: "kernel.matmul-blocktile-1d.summary",
+    },
+    KernelSpec {
+        id: "matmul-blocktile-2d",
+        source_path: "shaders/matmul_blocktile_2d.wgsl",
+        source: KernelSource::Built(|| format!("{BLOCKTILE_2D}\n{REGTILE_COMMON}")),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_128,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-blocktile-2d.title",
+        summary_key: "kernel.matmul-blocktile-2d.summary",
+    },
+    KernelSpec {
+        id: "matmul-vec4",
+        source_path: "shaders/matmul_vec4.wgsl",
+        source: KernelSource::Built(|| format!("{VEC4}\n{REGTILE_COMMON}")),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_128,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F32Vec4,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-vec4.title",
+        summary_key: "kernel.matmul-vec4.summary",
+    },
+    KernelSpec {
+        id: "matmul-subgroup",
+        source_path: "shaders/matmul_subgroup.wgsl",
+        source: KernelSource::Built(|| SUBGROUP.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [64, 1, 1],
+        grid: grid_blocks::<64, 1>,
+        storage: Storage::F32,
+        required_features: wgpu::Features::SUBGROUP,
+        precision: Precision::F32,
+        title_key: "kernel.matmul-subgroup.title",
+        summary_key: "kernel.matmul-subgroup.summary",
+    },
+    KernelSpec {
+        id: "matmul-f16",
+        source_path: "shaders/matmul_blocktile_2d.wgsl",
+        source: KernelSource::Built(f16_source),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: BLOCK_128,
+        workgroup_size: [16, 16, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F16Inputs,
+        required_features: wgpu::Features::SHADER_F16,
+        precision: Precision::F16Inputs,
+        title_key: "kernel.matmul-f16.title",
+        summary_key: "kernel.matmul-f16.summary",
+    },
+];
+
+fn round_up4(x: u32) -> u32 {
+    x.div_ceil(4) * 4
+}
+
+/// Copies a rows×cols row-major matrix into a rows×stride one, zero-filling the new columns.
+fn pad_columns(src: &[f32], rows: usize, cols: usize, stride: usize) -> Vec<f32> {
+    let mut out = vec![0f32; rows * stride];
+    for r in 0..rows {
+        out[r * stride..r * stride + cols].copy_from_slice(&src[r * cols..(r + 1) * cols]);
+    }
+    out
+}
+
+fn f16_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter()
+        .flat_map(|&x| f32_to_f16_bits(x).to_le_bytes())
+        .collect()
+}
+
+/// A, B, C and the uniform for a storage.
+pub(crate) fn layout<'a>(
+    storage: Storage,
+    size: MatmulSize,
+    a: &'a [f32],
+    b: &'a [f32],
+) -> Layout<'a> {
+    let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
+    match storage {
+        Storage::F32 => Layout {
+            inputs: vec![
+                Cow::Borrowed(bytemuck::cast_slice(a)),
+                Cow::Borrowed(bytemuck::cast_slice(b)),
+            ],
+            uniform: vec![size.m, size.n, size.k, 0],
+            output_len: m * n,
+            padded_rows: None,
+        },
+        Storage::F32Vec4 => {
+            let (kp, np) = (round_up4(size.k), round_up4(size.n));
+            let (kp_, np_) = (kp as usize, np as usize);
+            let a_p = pad_columns(a, m, k, kp_);
+            // B gains zero rows (K → K4) and zero columns (N → N4).
+            let mut b_p = pad_columns(b, k, n, np_);
+            b_p.resize(kp_ * np_, 0.0);
+            Layout {
+                inputs: vec![
+                    Cow::Owned(bytemuck::cast_slice(&a_p).to_vec()),
+                    Cow::Owned(bytemuck::cast_slice(&b_p).to_vec()),
+                ],
+                uniform: vec![size.m, np, kp, 0],
+                output_len: m * np_,
+                padded_rows: (np_ != n).then_some((m, np_, n)),
+            }
+        }
+        Storage::F16Inputs => Layout {
+            inputs: vec![Cow::Owned(f16_bytes(a)), Cow::Owned(f16_bytes(b))],
+            uniform: vec![size.m, size.n, size.k, 0],
+            output_len: m * n,
+            padded_rows: None,
+        },
+    }
+}
+
+/// Offsets of storage bindings are multiples of this (WebGPU's largest allowed
+/// `minStorageBufferOffsetAlignment`, so it suits every device).
+const OFFSET_ALIGN: u64 = 256;
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Rows whose byte length is a multiple of [`OFFSET_ALIGN`] for a row of `row_bytes`.
+fn rows_for_alignment(row_bytes: u64) -> u64 {
+    OFFSET_ALIGN / gcd(row_bytes.max(1), OFFSET_ALIGN)
+}
+
+/// The one-step plan of a matmul. Rows of C are independent, so a long run is cut into row
+/// ranges: A and C bound from the range's first row, the uniform's m set to its row count.
+pub(crate) fn plan<'a>(
+    kernel: &'a KernelSpec,
+    size: MatmulSize,
+    a: &'a [f32],
+    b: &'a [f32],
+) -> Result<SingleRun<'a>, GpuError> {
+    if a.len() != size.a_len() || b.len() != size.b_len() {
+        return Err(GpuError::WrongJob);
+    }
+    let l = layout(kernel.storage, size, a, b);
+    let uniform = l.uniform.clone();
+    let (a_row, c_row) = match kernel.storage {
+        Storage::F32 => (4 * size.k as u64, 4 * size.n as u64),
+        Storage::F32Vec4 => (4 * round_up4(size.k) as u64, 4 * round_up4(size.n) as u64),
+        Storage::F16Inputs => (2 * size.k as u64, 4 * size.n as u64),
+    };
+    let (ra, rc) = (rows_for_alignment(a_row), rows_for_alignment(c_row));
+    let align = (ra / gcd(ra, rc) * rc).min(u32::MAX as u64) as u32;
+    let grid = kernel.grid;
+    let split = Split {
+        units: size.m,
+        align,
+        part: Box::new(move |first, rows| {
+            let at = |name, row_bytes: u64| Binding::Buffer {
+                name,
+                offset: first as u64 * row_bytes,
+                size: None,
+            };
+            let mut u = uniform.clone();
+            u[0] = rows;
+            Dispatch {
+                bindings: vec![
+                    at("in0", a_row),
+                    Binding::whole("in1"),
+                    at(super::OUTPUT, c_row),
+                    Binding::Uniform,
+                ],
+                uniform: u,
+                workgroups: grid(&Workload::Matmul(MatmulSize::new(rows, size.n, size.k))),
+            }
+        }),
+    };
+    let groups = kernel.workgroups(&Workload::Matmul(size));
+    l.into_plan(kernel, groups, size.flops() / 2.0, Some(split))
+}
+
+/// Checks C against the f64 reference, with the bound of the kernel's precision.
+pub(crate) fn verify(
+    kernel: &KernelSpec,
+    size: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+    got: &[f32],
+) -> Verdict {
+    verify::compare(got, &matmul::reference(size, a, b), kernel.precision)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vec4_padding_round_trips() {
+        let size = MatmulSize::new(2, 3, 5);
+        let (a, b) = size.inputs(1);
+        let l = layout(Storage::F32Vec4, size, &a, &b);
+        assert_eq!(l.uniform, vec![2, 4, 8, 0]);
+        assert_eq!(l.inputs[0].len(), 2 * 8 * 4);
+        assert_eq!(l.inputs[1].len(), 8 * 4 * 4);
+        let a_p: Vec<f32> = bytemuck::pod_collect_to_vec(&l.inputs[0]);
+        assert_eq!(&a_p[..5], &a[..5]);
+        assert_eq!(&a_p[5..8], &[0.0; 3]);
+        let raw: Vec<f32> = (0..8).map(|x| x as f32).collect();
+        assert_eq!(
+            super::super::unpad(raw, l.padded_rows),
+            vec![0.0, 1.0, 2.0, 4.0, 5.0, 6.0]
+        );
+    }
+
+    #[test]
+    fn f16_inputs_are_two_bytes_each() {
+        let size = MatmulSize::new(3, 3, 3);
+        let (a, b) = size.inputs(1);
+        let l = layout(Storage::F16Inputs, size, &a, &b);
+        assert_eq!(l.inputs[0].len(), 18);
+    }
+
+    #[test]
+    fn row_ranges_start_on_aligned_offsets() {
+        // 4·7 = 28-byte rows: 64 rows make 1792 = 7·256 bytes.
+        assert_eq!(rows_for_alignment(28), 64);
+        assert_eq!(rows_for_alignment(4096), 1);
+        assert_eq!(rows_for_alignment(2 * 3), 128);
+        let size = MatmulSize::new(200, 7, 9);
+        let (a, b) = size.inputs(1);
+        let k = &KERNELS[0];
+        let run = plan(k, size, &a, &b).expect("a plan");
+        let split = run.plan.steps[0].split.as_ref().expect("splittable");
+        // A rows of 36 bytes need 64 rows, C rows of 28 bytes 64 too.
+        assert_eq!(split.align, 64);
+        let d = (split.part)(64, 64);
+        assert_eq!(d.uniform, vec![64, 7, 9, 0]);
+        assert_eq!(
+            d.bindings[0],
+            Binding::Buffer {
+                name: "in0",
+                offset: 64 * 36,
+                size: None
+            }
+        );
+        assert_eq!(
+            d.bindings[2],
+            Binding::Buffer {
+                name: "out",
+                offset: 64 * 28,
+                size: None
+            }
+        );
+        assert_eq!(d.workgroups, [4, 1, 1]);
+    }
+}

@@ -1,0 +1,821 @@
+//! The one dispatch path. A [`Plan`] is named buffers (initial bytes or zeroed; some read
+//! back) plus an ordered list of dispatches over them; [`Gpu::run_plan`] uploads, dispatches
+//! and reads back. A single kernel run is a one-step plan; a two-kernel algorithm is a
+//! two-step plan over a shared buffer.
+//!
+//! Only this module creates command encoders and GPU buffers (training's resident buffers
+//! too, through [`ResidentBuffers`]), so [`live_buffers`] counts every buffer the runtime holds.
+//!
+//! Honest timing and cancel: before its timed start a run waits for work already in the
+//! queue (someone else's) to finish, and reports that wait apart. Long work is cut into
+//! submissions of about [`TARGET_SUBMIT_MS`] (a step that can be split is dispatched over
+//! row ranges; repetitions are submitted one by one), each awaited before the next, so a
+//! [`CancelToken`] stops the run within about that time and leaves the queue empty.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use wgpu::util::DeviceExt;
+
+use crate::clock::now_ms;
+use crate::context::{Gpu, GpuError};
+use crate::spec::KernelSpec;
+
+/// Work per submission the chunking aims for (wall clock): short enough that Cancel acts
+/// within about a second on a slow adapter, long enough that launch costs stay negligible.
+pub const TARGET_SUBMIT_MS: f64 = 200.0;
+/// Work (in the step's cost units, multiply-adds for matmul) of the first chunk of a split
+/// step, before the adapter's speed is known: about 0.1 s on a software adapter.
+const FIRST_CHUNK_COST: f64 = (1u64 << 24) as f64;
+/// Passes one submission holds at most (its timestamp queries are allocated for that many).
+const MAX_PASSES: u32 = 64;
+
+/// How often to run the plan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Untimed runs first (pipeline warm-up, clocks ramping up).
+    pub warmup: u32,
+    /// Timed runs; each dispatch gets its own compute pass and pair of timestamps.
+    pub repetitions: u32,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self {
+            warmup: 0,
+            repetitions: 1,
+        }
+    }
+}
+
+/// Where the kernel time came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimingMethod {
+    /// GPU timestamp queries around each compute pass: the kernel alone.
+    Timestamps,
+    /// Wall clock from first submit to results mapped: includes launch and readback. Used
+    /// when the device has no timestamp queries, and on software adapters, whose timestamps
+    /// are not trustworthy.
+    WallClock,
+}
+
+/// Times of one run, in milliseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timing {
+    pub method: TimingMethod,
+    /// Waiting, before the start, for GPU work submitted earlier by someone else (a cancelled
+    /// race, a page left mid-run). Never part of any other figure.
+    pub waited_ms: f64,
+    /// Creating and filling the buffers (wall clock).
+    pub upload_ms: f64,
+    /// From the first submit until the result was readable (wall clock): every repetition,
+    /// plus readback.
+    pub submit_to_result_ms: f64,
+    /// Per timed repetition, from timestamps (the sum of its passes); empty with
+    /// [`TimingMethod::WallClock`].
+    pub pass_ms: Vec<f64>,
+    /// Timed repetitions in this run.
+    pub repetitions: u32,
+    /// Untimed warm-up runs before them (inside the wall clock).
+    pub warmup: u32,
+    /// Part of `submit_to_result_ms`: from the result buffer being mapped (the GPU is done) to
+    /// its bytes copied out (wall clock).
+    pub readback_ms: f64,
+    /// Submissions the work was cut into (see the module documentation).
+    pub submissions: u32,
+}
+
+impl Timing {
+    /// The best estimate of one run: the fastest timestamped repetition, or the wall clock
+    /// divided by every repetition it covered (warm-up included).
+    pub fn kernel_ms(&self) -> f64 {
+        match self.method {
+            TimingMethod::Timestamps => self.pass_ms.iter().copied().fold(f64::INFINITY, f64::min),
+            TimingMethod::WallClock => {
+                self.submit_to_result_ms / (self.warmup + self.repetitions.max(1)) as f64
+            }
+        }
+    }
+}
+
+/// Set from anywhere (a Cancel button, a page being left) to stop a run at its next
+/// submission boundary; the run then returns [`GpuError::Cancelled`].
+#[derive(Clone, Debug, Default)]
+pub struct CancelToken(Rc<Cell<bool>>);
+
+impl CancelToken {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn cancel(&self) {
+        self.0.set(true);
+    }
+    pub fn is_cancelled(&self) -> bool {
+        self.0.get()
+    }
+}
+
+/// What a run is doing, reported to [`RunControl::progress`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Progress {
+    /// Waiting for GPU work submitted earlier (not this run's) to finish.
+    WaitingForQueue,
+    /// `done` of `total` work units submitted and finished.
+    Running { done: f64, total: f64 },
+}
+
+/// Cancel and progress for one run; the default has neither.
+#[derive(Clone, Default)]
+pub struct RunControl {
+    pub cancel: CancelToken,
+    pub progress: Option<Rc<dyn Fn(Progress)>>,
+    /// The largest piece of a split step, in its cost units; None: by measured speed only.
+    /// (Tests force many pieces with it.)
+    pub chunk_cap: Option<f64>,
+}
+
+impl RunControl {
+    fn report(&self, p: Progress) {
+        if let Some(f) = &self.progress {
+            f(p);
+        }
+    }
+}
+
+/// How a plan buffer starts.
+pub enum Init<'a> {
+    Bytes(Cow<'a, [u8]>),
+    Zeroed(u64),
+}
+
+/// A named storage buffer of a plan.
+pub struct PlanBuffer<'a> {
+    pub name: &'static str,
+    pub init: Init<'a>,
+    /// Copied back after the last repetition and returned in [`PlanOutput::read`].
+    pub read_back: bool,
+}
+
+/// One binding of a dispatch, in binding order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Binding {
+    /// A plan buffer, whole, or `size` bytes from `offset` (a multiple of the device's
+    /// `minStorageBufferOffsetAlignment`).
+    Buffer {
+        name: &'static str,
+        offset: u64,
+        size: Option<u64>,
+    },
+    /// The dispatch's own uniform block, made from its words.
+    Uniform,
+}
+
+impl Binding {
+    pub fn whole(name: &'static str) -> Self {
+        Binding::Buffer {
+            name,
+            offset: 0,
+            size: None,
+        }
+    }
+}
+
+/// One dispatch: bindings, uniform words (any number) and workgroup counts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dispatch {
+    pub bindings: Vec<Binding>,
+    pub uniform: Vec<u32>,
+    pub workgroups: [u32; 3],
+}
+
+/// How a step's dispatch is cut into row ranges: `part(first, count)` is the dispatch that
+/// computes rows `first..first + count` of `units`; `align` rows is the smallest piece whose
+/// buffer offsets respect the device's alignment.
+pub struct Split<'a> {
+    pub units: u32,
+    pub align: u32,
+    #[allow(clippy::type_complexity)]
+    pub part: Box<dyn Fn(u32, u32) -> Dispatch + 'a>,
+}
+
+/// One kernel over the plan's buffers.
+pub struct Step<'a> {
+    pub kernel: &'a KernelSpec,
+    /// The whole dispatch.
+    pub dispatch: Dispatch,
+    /// Work of the whole dispatch, in the family's unit (for progress and chunk sizes).
+    pub cost: f64,
+    /// Present when the step can be cut into row ranges (see [`Split`]).
+    pub split: Option<Split<'a>>,
+}
+
+/// Named buffers and the ordered dispatches over them.
+#[derive(Default)]
+pub struct Plan<'a> {
+    pub buffers: Vec<PlanBuffer<'a>>,
+    pub steps: Vec<Step<'a>>,
+}
+
+/// The buffers read back (in plan order, by name) and the timing.
+#[derive(Clone, Debug)]
+pub struct PlanOutput {
+    pub read: Vec<(&'static str, Vec<u8>)>,
+    pub timing: Timing,
+}
+
+impl PlanOutput {
+    /// The bytes of a read-back buffer.
+    pub fn bytes(&self, name: &str) -> Option<&[u8]> {
+        self.read
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, b)| b.as_slice())
+    }
+}
+
+/// GPU buffers created by the runtime and not yet destroyed (all devices together).
+static LIVE_BUFFERS: AtomicU32 = AtomicU32::new(0);
+
+/// Buffers created minus buffers destroyed: zero whenever no run is in flight and no training
+/// session is alive. Tests use it to check that runs and sessions leak nothing.
+pub fn live_buffers() -> u32 {
+    LIVE_BUFFERS.load(Ordering::SeqCst)
+}
+
+/// Buffers that outlive a run (a training session's); destroyed and uncounted on drop.
+#[derive(Default)]
+pub struct ResidentBuffers(Vec<wgpu::Buffer>);
+
+impl ResidentBuffers {
+    /// Creates a buffer of `size` bytes (zeroed) or holding `contents`.
+    pub(crate) fn create(
+        &mut self,
+        gpu: &Gpu,
+        label: &str,
+        usage: wgpu::BufferUsages,
+        contents: Result<&[u8], u64>,
+    ) -> wgpu::Buffer {
+        let b = match contents {
+            Ok(bytes) => gpu
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: bytes,
+                    usage,
+                }),
+            Err(size) => gpu.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size,
+                usage,
+                mapped_at_creation: false,
+            }),
+        };
+        LIVE_BUFFERS.fetch_add(1, Ordering::SeqCst);
+        self.0.push(b.clone());
+        b
+    }
+}
+
+impl Drop for ResidentBuffers {
+    fn drop(&mut self) {
+        for b in &self.0 {
+            b.destroy();
+        }
+        LIVE_BUFFERS.fetch_sub(self.0.len() as u32, Ordering::SeqCst);
+    }
+}
+
+/// A command encoder (the only place one is made).
+pub(crate) fn encoder(gpu: &Gpu) -> wgpu::CommandEncoder {
+    gpu.device.create_command_encoder(&Default::default())
+}
+
+/// Bookkeeping of a run across its submissions.
+struct RunState {
+    /// Measured wall ms per unit of work (from the last submission).
+    ms_per_cost: Option<f64>,
+    done: f64,
+    total: f64,
+    pass_ms: Vec<f64>,
+    submissions: u32,
+    t_first_submit: Option<f64>,
+}
+
+/// Timestamp queries of one submission, reused between submissions.
+struct Queries {
+    set: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    read: wgpu::Buffer,
+}
+
+/// A submission being recorded: its encoder, which timed repetition each pass belongs to,
+/// and its work.
+struct Batch {
+    encoder: wgpu::CommandEncoder,
+    passes: Vec<Option<u32>>,
+    cost: f64,
+}
+
+impl Gpu {
+    /// Compiles (once per device and source) the pipeline of a kernel, reporting WGSL errors
+    /// as [`GpuError::Shader`] rather than as an uncaptured error. The cache is keyed by
+    /// [`KernelSpec::pipeline_key`], so an edited copy of a kernel gets its own pipeline.
+    pub async fn pipeline(&self, kernel: &KernelSpec) -> Result<wgpu::ComputePipeline, GpuError> {
+        let key = kernel.pipeline_key();
+        if let Some(p) = self.pipelines.borrow().get(&key) {
+            return Ok(p.clone());
+        }
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(kernel.id),
+                source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
+            });
+        let pipeline = self
+            .device
+            .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(kernel.id),
+                layout: None,
+                module: &module,
+                entry_point: Some(kernel.entry_point),
+                compilation_options: wgpu::PipelineCompilationOptions {
+                    constants: kernel.constants,
+                    ..Default::default()
+                },
+                cache: None,
+            });
+        if let Some(e) = scope.pop().await {
+            return Err(GpuError::Shader(e.to_string()));
+        }
+        self.pipelines.borrow_mut().insert(key, pipeline.clone());
+        Ok(pipeline)
+    }
+
+    /// Resolves once every piece of work submitted to the queue so far (by anyone) has
+    /// finished; returns how long that took (ms).
+    pub async fn drain(&self) -> Result<f64, GpuError> {
+        let t0 = now_ms();
+        let (tx, rx) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
+        self.poll_wait()?;
+        rx.await
+            .map_err(|_| GpuError::DeviceLost("the GPU stopped answering".into()))?;
+        Ok(now_ms() - t0)
+    }
+
+    /// Natively, drives the device until submitted work is done; in the browser callbacks
+    /// fire on their own and this does nothing.
+    fn poll_wait(&self) -> Result<(), GpuError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| GpuError::Readback(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Runs a plan. Any failure on a device that has meanwhile been lost is reported as
+    /// [`GpuError::DeviceLost`], whatever wgpu said first, so callers handle one case.
+    pub async fn run_plan(
+        &self,
+        plan: &Plan<'_>,
+        opts: &RunOptions,
+        ctl: &RunControl,
+    ) -> Result<PlanOutput, GpuError> {
+        match self.run_plan_unchecked(plan, opts, ctl).await {
+            Err(e)
+                if self.is_lost()
+                    && !matches!(e, GpuError::DeviceLost(_) | GpuError::Cancelled) =>
+            {
+                Err(GpuError::DeviceLost(e.to_string()))
+            }
+            other => other,
+        }
+    }
+
+    async fn run_plan_unchecked(
+        &self,
+        plan: &Plan<'_>,
+        opts: &RunOptions,
+        ctl: &RunControl,
+    ) -> Result<PlanOutput, GpuError> {
+        if self.is_lost() {
+            return Err(GpuError::DeviceLost("lost before the run".into()));
+        }
+        let max_groups = self.limits().max_compute_workgroups_per_dimension;
+        let mut pipelines = Vec::new();
+        for step in &plan.steps {
+            let missing = step.kernel.required_features - self.features();
+            if !missing.is_empty() {
+                return Err(GpuError::MissingFeatures(format!("{missing:?}")));
+            }
+            let groups = step.dispatch.workgroups;
+            if groups.iter().any(|&g| g > max_groups) {
+                return Err(GpuError::Dispatch(format!(
+                    "{groups:?} workgroups exceed maxComputeWorkgroupsPerDimension ({max_groups})"
+                )));
+            }
+            pipelines.push(self.pipeline(step.kernel).await?);
+        }
+
+        // Someone else's work still in the queue must not count as ours.
+        ctl.report(Progress::WaitingForQueue);
+        let waited_ms = self.drain().await?;
+        if ctl.cancel.is_cancelled() {
+            return Err(GpuError::Cancelled);
+        }
+
+        let t_start = now_ms();
+        let mut held = ResidentBuffers::default();
+        let scopes = self.scopes();
+        let mut named = Vec::new();
+        for b in &plan.buffers {
+            let usage = wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_SRC
+                | wgpu::BufferUsages::COPY_DST;
+            let contents = match &b.init {
+                // A zero-length binding is invalid; 4 bytes stand in for an empty buffer.
+                Init::Bytes(bytes) if bytes.is_empty() => Err(4),
+                Init::Bytes(bytes) => Ok(bytes.as_ref()),
+                Init::Zeroed(n) => Err((*n).max(4).div_ceil(4) * 4),
+            };
+            named.push((b.name, held.create(self, b.name, usage, contents)));
+        }
+        self.pop_scopes(scopes).await?;
+
+        let reps = opts.repetitions.max(1);
+        let runs = opts.warmup + reps;
+        let timestamps = self.features().contains(wgpu::Features::TIMESTAMP_QUERY)
+            && !self.adapter().is_software;
+        let queries = timestamps.then(|| {
+            let bytes = 16 * MAX_PASSES as u64;
+            Queries {
+                set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                    label: Some("pass times"),
+                    ty: wgpu::QueryType::Timestamp,
+                    count: 2 * MAX_PASSES,
+                }),
+                resolve: held.create(
+                    self,
+                    "timestamps",
+                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                    Err(bytes),
+                ),
+                read: held.create(
+                    self,
+                    "timestamps readback",
+                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    Err(bytes),
+                ),
+            }
+        });
+
+        let step_cost: f64 = plan.steps.iter().map(|s| s.cost).sum();
+        let mut st = RunState {
+            ms_per_cost: None,
+            done: 0.0,
+            total: step_cost * runs as f64,
+            pass_ms: vec![0.0; reps as usize],
+            submissions: 0,
+            t_first_submit: None,
+        };
+        let mut read = Vec::new();
+        let mut batch = Batch {
+            encoder: encoder(self),
+            passes: Vec::new(),
+            cost: 0.0,
+        };
+        for run in 0..runs {
+            let timed = run.checked_sub(opts.warmup);
+            for (step, pipeline) in plan.steps.iter().zip(&pipelines) {
+                match &step.split {
+                    Some(split) if split.units > split.align => {
+                        let per_unit = step.cost / split.units as f64;
+                        let piece = per_unit * split.align as f64;
+                        let mut first = 0;
+                        while first < split.units {
+                            let budget = match st.ms_per_cost {
+                                None => FIRST_CHUNK_COST,
+                                Some(r) => TARGET_SUBMIT_MS / r,
+                            }
+                            .min(ctl.chunk_cap.unwrap_or(f64::INFINITY));
+                            let room = budget - batch.cost;
+                            if !batch.passes.is_empty() && room < piece {
+                                self.flush(&mut batch, &queries, &mut st, ctl).await?;
+                                continue;
+                            }
+                            let want = (room / per_unit.max(1e-12)).min(u32::MAX as f64) as u32;
+                            let count = (want / split.align * split.align)
+                                .max(split.align)
+                                .min(split.units - first);
+                            let d = (split.part)(first, count);
+                            self.encode(
+                                &mut batch,
+                                pipeline,
+                                step.kernel,
+                                &d,
+                                &named,
+                                &queries,
+                                &mut held,
+                                timed,
+                            )?;
+                            batch.cost += per_unit * count as f64;
+                            first += count;
+                            if first < split.units {
+                                self.flush(&mut batch, &queries, &mut st, ctl).await?;
+                            }
+                        }
+                    }
+                    _ => {
+                        let over = st
+                            .ms_per_cost
+                            .is_some_and(|r| (batch.cost + step.cost) * r > TARGET_SUBMIT_MS);
+                        if !batch.passes.is_empty()
+                            && (over || batch.passes.len() as u32 >= MAX_PASSES)
+                        {
+                            self.flush(&mut batch, &queries, &mut st, ctl).await?;
+                        }
+                        self.encode(
+                            &mut batch,
+                            pipeline,
+                            step.kernel,
+                            &step.dispatch,
+                            &named,
+                            &queries,
+                            &mut held,
+                            timed,
+                        )?;
+                        batch.cost += step.cost;
+                    }
+                }
+            }
+            if run + 1 == runs {
+                // The results travel in the last submission.
+                for (b, (name, buffer)) in plan.buffers.iter().zip(&named) {
+                    if b.read_back {
+                        let staging = held.create(
+                            self,
+                            "readback",
+                            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                            Err(buffer.size()),
+                        );
+                        batch
+                            .encoder
+                            .copy_buffer_to_buffer(buffer, 0, &staging, 0, buffer.size());
+                        read.push((*name, staging));
+                    }
+                }
+                self.submit(&mut batch, &queries, &mut st).await?;
+            } else {
+                self.flush(&mut batch, &queries, &mut st, ctl).await?;
+            }
+        }
+        ctl.report(Progress::Running {
+            done: st.total,
+            total: st.total,
+        });
+        let RunState {
+            pass_ms,
+            submissions,
+            t_first_submit,
+            ..
+        } = st;
+        let mut readback_ms = 0.0;
+        let mut out = Vec::new();
+        for (name, staging) in read {
+            let (bytes, ms) = map_read(&staging, self).await?;
+            readback_ms += ms;
+            out.push((name, bytes));
+        }
+        let t_done = now_ms();
+        if self.is_lost() {
+            return Err(GpuError::DeviceLost("lost during the run".into()));
+        }
+        let t_first = t_first_submit.unwrap_or(t_done);
+        Ok(PlanOutput {
+            read: out,
+            timing: Timing {
+                method: if queries.is_some() {
+                    TimingMethod::Timestamps
+                } else {
+                    TimingMethod::WallClock
+                },
+                waited_ms,
+                upload_ms: t_first - t_start,
+                submit_to_result_ms: t_done - t_first,
+                pass_ms: if queries.is_some() {
+                    pass_ms
+                } else {
+                    Vec::new()
+                },
+                repetitions: reps,
+                warmup: opts.warmup,
+                readback_ms,
+                submissions,
+            },
+        })
+    }
+
+    /// Records one dispatch as its own compute pass (timestamped when it belongs to a timed
+    /// repetition).
+    #[allow(clippy::too_many_arguments)]
+    fn encode(
+        &self,
+        batch: &mut Batch,
+        pipeline: &wgpu::ComputePipeline,
+        kernel: &KernelSpec,
+        d: &Dispatch,
+        named: &[(&'static str, wgpu::Buffer)],
+        queries: &Option<Queries>,
+        held: &mut ResidentBuffers,
+        timed: Option<u32>,
+    ) -> Result<(), GpuError> {
+        let uniform = if d.bindings.contains(&Binding::Uniform) {
+            let words: &[u32] = if d.uniform.is_empty() {
+                &[0]
+            } else {
+                &d.uniform
+            };
+            // Uniform blocks are sized in multiples of 16 bytes.
+            let mut bytes: Vec<u8> = bytemuck::cast_slice(words).to_vec();
+            bytes.resize(bytes.len().div_ceil(16) * 16, 0);
+            Some(held.create(self, "uniform", wgpu::BufferUsages::UNIFORM, Ok(&bytes)))
+        } else {
+            None
+        };
+        let mut entries = Vec::new();
+        for (i, b) in d.bindings.iter().enumerate() {
+            let resource = match b {
+                Binding::Uniform => match &uniform {
+                    Some(u) => u.as_entire_binding(),
+                    None => return Err(GpuError::WrongJob),
+                },
+                Binding::Buffer { name, offset, size } => {
+                    let Some((_, buf)) = named.iter().find(|(n, _)| n == name) else {
+                        return Err(GpuError::Dispatch(format!(
+                            "the plan has no buffer `{name}`"
+                        )));
+                    };
+                    wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: buf,
+                        offset: *offset,
+                        size: size.and_then(wgpu::BufferSize::new),
+                    })
+                }
+            };
+            entries.push(wgpu::BindGroupEntry {
+                binding: i as u32,
+                resource,
+            });
+        }
+        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some(kernel.id),
+            layout: &pipeline.get_bind_group_layout(0),
+            entries: &entries,
+        });
+        let index = batch.passes.len() as u32;
+        let timestamp_writes = match (queries, timed) {
+            (Some(q), Some(_)) => Some(wgpu::ComputePassTimestampWrites {
+                query_set: &q.set,
+                beginning_of_pass_write_index: Some(2 * index),
+                end_of_pass_write_index: Some(2 * index + 1),
+            }),
+            _ => None,
+        };
+        let mut pass = batch
+            .encoder
+            .begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some(kernel.id),
+                timestamp_writes,
+            });
+        pass.set_pipeline(pipeline);
+        pass.set_bind_group(0, &bind_group, &[]);
+        let g = d.workgroups;
+        pass.dispatch_workgroups(g[0], g[1], g[2]);
+        drop(pass);
+        batch.passes.push(timed);
+        Ok(())
+    }
+
+    /// Submits the batch and, once the GPU has finished it, learns the speed from it, reports
+    /// progress and honours a cancel.
+    async fn flush(
+        &self,
+        batch: &mut Batch,
+        queries: &Option<Queries>,
+        st: &mut RunState,
+        ctl: &RunControl,
+    ) -> Result<(), GpuError> {
+        self.submit(batch, queries, st).await?;
+        ctl.report(Progress::Running {
+            done: st.done,
+            total: st.total,
+        });
+        if ctl.cancel.is_cancelled() {
+            return Err(GpuError::Cancelled);
+        }
+        Ok(())
+    }
+
+    /// Submits the batch, waits until the GPU has finished it, adds its timestamps to the
+    /// repetitions they belong to, and starts a fresh batch.
+    async fn submit(
+        &self,
+        batch: &mut Batch,
+        queries: &Option<Queries>,
+        st: &mut RunState,
+    ) -> Result<(), GpuError> {
+        let mut b = std::mem::replace(
+            batch,
+            Batch {
+                encoder: encoder(self),
+                passes: Vec::new(),
+                cost: 0.0,
+            },
+        );
+        let stamped = b.passes.iter().any(|p| p.is_some());
+        if let (Some(q), true) = (queries, stamped) {
+            let n = b.passes.len() as u32;
+            b.encoder.resolve_query_set(&q.set, 0..2 * n, &q.resolve, 0);
+            b.encoder
+                .copy_buffer_to_buffer(&q.resolve, 0, &q.read, 0, 16 * n as u64);
+        }
+        let scopes = self.scopes();
+        let t = now_ms();
+        st.t_first_submit.get_or_insert(t);
+        self.queue.submit([b.encoder.finish()]);
+        st.submissions += 1;
+        let popped = self.pop_scopes(scopes);
+        let finished = self.drain();
+        popped.await?;
+        finished.await?;
+        let ms = now_ms() - t;
+        if b.cost > 0.0 {
+            st.ms_per_cost = Some(ms.max(0.01) / b.cost);
+        }
+        st.done += b.cost;
+        if let (Some(q), true) = (queries, stamped) {
+            let (bytes, _) = map_read(&q.read, self).await?;
+            let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
+            let period_ns = self.queue.get_timestamp_period() as f64;
+            for (p, t) in b.passes.iter().zip(ticks.chunks_exact(2)) {
+                if let Some(slot) = p.and_then(|rep| st.pass_ms.get_mut(rep as usize)) {
+                    *slot += t[1].saturating_sub(t[0]) as f64 * period_ns / 1e6;
+                }
+            }
+        }
+        if self.is_lost() {
+            return Err(GpuError::DeviceLost("lost during the run".into()));
+        }
+        Ok(())
+    }
+
+    fn scopes(&self) -> (wgpu::ErrorScopeGuard, wgpu::ErrorScopeGuard) {
+        (
+            self.device.push_error_scope(wgpu::ErrorFilter::Validation),
+            self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory),
+        )
+    }
+
+    fn pop_scopes(
+        &self,
+        (validation, oom): (wgpu::ErrorScopeGuard, wgpu::ErrorScopeGuard),
+    ) -> impl std::future::Future<Output = Result<(), GpuError>> {
+        let oom = oom.pop();
+        let validation = validation.pop();
+        async move {
+            if let Some(e) = oom.await {
+                return Err(GpuError::Dispatch(e.to_string()));
+            }
+            if let Some(e) = validation.await {
+                return Err(GpuError::Dispatch(e.to_string()));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Maps a whole buffer for reading; yields its bytes and the time from the buffer being
+/// mapped to the bytes being copied out.
+async fn map_read(buffer: &wgpu::Buffer, gpu: &Gpu) -> Result<(Vec<u8>, f64), GpuError> {
+    let (tx, rx) = futures_channel::oneshot::channel();
+    buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+        let _ = tx.send(r);
+    });
+    gpu.poll_wait()?;
+    rx.await
+        .map_err(|_| GpuError::Readback("the map request was dropped".into()))?
+        .map_err(|e| GpuError::Readback(e.to_string()))?;
+    let t_mapped = now_ms();
+    let bytes = buffer
+        .slice(..)
+        .get_mapped_range()
+        .map_err(|e| GpuError::Readback(e.to_string()))?
+        .to_vec();
+    buffer.unmap();
+    Ok((bytes, now_ms() - t_mapped))
+}
