@@ -1,8 +1,10 @@
 // The in-page WGSL editor. The app loads this file with import() only when an editor opens,
 // so the landing page never fetches it. CodeMirror 6 rather than Monaco: about a tenth of the
 // bytes, ES modules that esbuild bundles into one file, and no web workers or eval, so it runs
-// under `script-src 'self' 'wasm-unsafe-eval'`. Its styles go through constructable style
-// sheets (adoptedStyleSheets), which `style-src` does not restrict.
+// under `script-src 'self' 'wasm-unsafe-eval'`. It is mounted in a shadow root: there
+// CodeMirror's styles go into constructable style sheets (adoptedStyleSheets), which a strict
+// `style-src 'self'` allows; in the document itself it would insert <style> elements, which
+// need 'unsafe-inline' or a per-response nonce that a static host cannot give.
 //
 // Validation: the naga-based wgsl_check wasm module beside this file, loaded on first use.
 import { EditorState, Compartment } from '@codemirror/state';
@@ -26,6 +28,14 @@ import { searchKeymap, highlightSelectionMatches } from '@codemirror/search';
 import { linter, lintGutter, lintKeymap, forceLinting } from '@codemirror/lint';
 import { wgsl } from './wgsl.js';
 
+// The page's stylesheet cannot reach into the shadow root; inherited properties and the
+// page's CSS variables do.
+const theme = EditorView.theme({
+  '&': { maxHeight: '70vh', fontSize: '0.9rem', backgroundColor: 'var(--panel, #fff)' },
+  '&.cm-focused': { outline: '2px solid var(--focus, #f59f00)' },
+  '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' },
+});
+
 let validatorPromise = null;
 /** naga's validate(source) from the wasm module, loaded once. */
 export function validator() {
@@ -40,8 +50,16 @@ export function validator() {
 
 function toCm(doc, d, source) {
   const len = doc.length;
-  const from = Math.min(d.from, len);
-  const to = Math.min(Math.max(d.to, from), len);
+  let { from, to } = d;
+  if (from === undefined) {
+    // The browser's compiler gives line and column: mark to the end of the word there.
+    const line = doc.line(Math.min(Math.max(d.line, 1), doc.lines));
+    from = Math.min(line.from + Math.max(d.column, 1) - 1, line.to);
+    const word = /^\w*/.exec(doc.sliceString(from, line.to))[0].length;
+    to = from + Math.max(word, from < line.to ? 1 : 0);
+  }
+  from = Math.min(from, len);
+  to = Math.min(Math.max(to, from), len);
   return { from, to, severity: d.severity || 'error', message: d.message, source };
 }
 
@@ -71,8 +89,11 @@ export async function mount(parent, opts) {
     },
     { delay: 250 },
   );
+  const root = parent.shadowRoot || parent.attachShadow({ mode: 'open' });
+  root.replaceChildren();
   const view = new EditorView({
-    parent,
+    root,
+    parent: root,
     state: EditorState.create({
       doc: opts.doc || '',
       extensions: [
@@ -91,6 +112,7 @@ export async function mount(parent, opts) {
         nagaLint,
         keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, ...lintKeymap, indentWithTab]),
         EditorView.contentAttributes.of({ 'aria-label': opts.label || 'WGSL' }),
+        theme,
         EditorView.updateListener.of((u) => {
           if (u.docChanged) {
             external = [];
@@ -100,13 +122,15 @@ export async function mount(parent, opts) {
       ],
     }),
   });
+  // For tests: the whole text, whatever CodeMirror has drawn of it.
+  parent.editorText = () => view.state.doc.toString();
   return {
     get: () => view.state.doc.toString(),
     set(doc) {
       external = [];
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: doc } });
     },
-    /** Messages from the browser's own compiler, [{from,to,message,severity}] in UTF-16. */
+    /** Messages from the browser's own compiler: [{line, column, message}] (1-based). */
     setExternal(list) {
       external = Array.from(list || []);
       forceLinting(view);

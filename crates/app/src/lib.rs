@@ -6,6 +6,7 @@ pub mod chart;
 pub mod components;
 pub mod format;
 pub mod i18n;
+pub mod kernel_edit;
 pub mod probe;
 pub mod query;
 pub mod race;

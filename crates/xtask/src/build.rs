@@ -53,7 +53,9 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
         .current_dir(root());
     toolchain.configure(&mut cargo);
     run(&mut cargo)?;
-    let release = toolchain.target_dir().join("wasm32-unknown-unknown/release");
+    let release = toolchain
+        .target_dir()
+        .join("wasm32-unknown-unknown/release");
     let wasm = release.join(format!("{APP_LIB}.wasm"));
 
     step(&format!("Writing the site to {}", out.display()));

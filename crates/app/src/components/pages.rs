@@ -2,7 +2,10 @@
 
 use yew::prelude::*;
 
-use super::{Ctx, GpuPanel, Ladder, Learn, Lesson, MatmulRun, Race, Train, Visualiser};
+use super::{
+    Ctx, GpuPanel, KernelEditor, Ladder, Learn, Lesson, MatmulRun, PuzzleList, PuzzlePage, Race,
+    Train, Visualiser,
+};
 use crate::route::Route;
 
 /// Widgets that can be embedded on their own, with their description keys.
@@ -20,6 +23,13 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Visualiser => html! { <Visualiser /> },
         Route::Race => html! { <Race /> },
         Route::Train => html! { <Train /> },
+        Route::Editor => {
+            // Keyed by stage, so another stage starts from its own source and draft.
+            let key = ctx.query.get("stage").unwrap_or_default().to_string();
+            html! { <KernelEditor {key} /> }
+        }
+        Route::Puzzles => html! { <PuzzleList /> },
+        Route::Puzzle { id } => html! { <PuzzlePage key={id.clone()} id={id.clone()} /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => embed(ctx, widget),
         Route::NotFound => not_found(ctx),
