@@ -55,6 +55,7 @@ pub struct EditedRun {
     pub total: usize,
     pub first: Vec<Difference>,
     pub ms: f64,
+    pub method: gpu_runtime::TimingMethod,
     pub original_ms: Option<f64>,
 }
 
@@ -142,6 +143,7 @@ async fn run_both(
         total: size.c_len(),
         first,
         ms: out.timing.kernel_ms(),
+        method: out.timing.method,
         original_ms,
     })
 }
@@ -394,7 +396,12 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, size: Option<MatmulSize>) -> Html 
                 .unwrap_or_default();
             let times = html! {
                 <p class="editor-times">
-                    { ctx.tf("editor.time.edited", &[("ms", &format::ms(run.ms)), ("size", &dims)]) }
+                    { ctx.tf("editor.time.edited", &[("size", &dims)]) }
+                    { " " }
+                    { match run.method {
+                        gpu_runtime::TimingMethod::Timestamps => ctx.tf("run.time.timestamps", &[("ms", &format::ms(run.ms))]),
+                        gpu_runtime::TimingMethod::WallClock => ctx.tf("run.time.wall", &[("ms", &format::ms(run.ms))]),
+                    } }
                     { " · " }
                     { match run.original_ms {
                         Some(o) => ctx.tf("editor.time.original", &[("ms", &format::ms(o))]),
