@@ -158,3 +158,26 @@ test('a device lost during Run all stops it with a message; the next run recover
   assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
   await context.close();
 });
+
+// Cancel during Run all acts within 2 s, and a stage that finished before it keeps its bar
+// (before the fix: Cancel waited for the running stage, whose result was then thrown away).
+test('Cancel during Run all takes effect within 2 s and keeps finished stages', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=1024&n=1024&k=160');
+  await waitForProbe(page);
+  await page.click('#run-all-button');
+  await page.waitForFunction(() => /Stage 2 of/.test(document.querySelector('.progress-text')?.textContent ?? ''),
+    null, { timeout: 120_000 });
+  // Within the second stage, once its progress is showing.
+  await page.waitForSelector('.run-all [data-progress]', { timeout: 30_000 });
+  await page.waitForTimeout(300);
+  const t0 = Date.now();
+  await page.click('#cancel-button');
+  await page.waitForSelector('[data-notice="cancelled"]', { timeout: 60_000 });
+  const took = Date.now() - t0;
+  assert.ok(took < 2000, `Cancel took ${took} ms`);
+  const verified = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
+  assert.deepEqual(verified, ['matmul-naive'], 'the finished stage keeps its bar');
+  await screenshot(page, 'ladder-run-all-cancelled');
+  assertNoErrors(errors);
+  await context.close();
+});

@@ -185,3 +185,108 @@ test('50 races in a row grow neither the JS heap nor the live GPU buffers', asyn
   assertNoErrors(errors);
   await context.close();
 });
+
+/** The GPU side's total time (ms) of the race just finished, read from its breakdown. */
+async function gpuTotalMs(page) {
+  const text = (await page.textContent('.gpu-breakdown td')).trim();
+  const m = text.match(/^([0-9.,]+)\s*(ms|s)$/);
+  assert.ok(m, `a duration: ${text}`);
+  const v = Number(m[1].replace(/,/g, ''));
+  return m[2] === 's' ? v * 1000 : v;
+}
+
+/** A race at N = 128 with the naive GPU stage on a fresh page: the honest reference time. */
+async function freshGpuMs() {
+  const { page, context } = await openPage(browser, '#/race?lang=en&n=128&gpu=matmul-naive&workers=1');
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  await race(page);
+  const ms = await gpuTotalMs(page);
+  await context.close();
+  return ms;
+}
+
+// Work already in the GPU queue (a cancelled 2048³ race) must neither run on for long nor be
+// counted in the next race's GPU time. Before the fix the GPU side of the next N = 128 race
+// reported the cancelled race's remaining minute.
+test('a race after a cancelled 2048³ race reports an honest GPU time', async () => {
+  const fresh = await freshGpuMs();
+  const { page, context, errors } = await openPage(
+    browser, '#/race?lang=en&n=2048&cpu=naive&workers=1&gpu=matmul-naive',
+  );
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  await page.click('#race-start');
+  await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  await page.click('#race-cancel');
+  await page.waitForSelector('.lanes[data-phase="cancelled"]');
+  await page.fill('#race-n', '128');
+  const t0 = Date.now();
+  await race(page, 60_000);
+  const after = await gpuTotalMs(page);
+  assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+  // The same work as the fresh race; a generous factor for a shared CPU, far below the
+  // tens of seconds of leftover work.
+  assert.ok(after <= Math.max(10 * fresh, fresh + 1000), `GPU ${after} ms vs ${fresh} ms on a fresh page`);
+  // Cancel really stopped the GPU side: the next race did not wait for the remaining minute.
+  assert.ok(Date.now() - t0 < 20_000, `the next race took ${Date.now() - t0} ms`);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('leaving the Kernels page mid-run does not slow the next race', async () => {
+  const fresh = await freshGpuMs();
+  const { page, context, errors } = await openPage(
+    browser, '#/kernels?lang=en&m=2048&n=2048&k=2048&stage=matmul-naive',
+  );
+  await waitForProbe(page);
+  await page.click('#run-button');
+  await page.waitForTimeout(1500);
+  await page.evaluate(() => { location.hash = '#/race?lang=en&n=128&gpu=matmul-naive&workers=1'; });
+  await page.waitForSelector('#race-start:not([disabled])');
+  const t0 = Date.now();
+  await race(page, 60_000);
+  const after = await gpuTotalMs(page);
+  assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+  assert.ok(after <= Math.max(10 * fresh, fresh + 1000), `GPU ${after} ms vs ${fresh} ms on a fresh page`);
+  assert.ok(Date.now() - t0 < 20_000, `the race took ${Date.now() - t0} ms`);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+/** Milliseconds from a duration cell ("1.23 ms", "4.5 s"). */
+function parseDuration(text) {
+  const m = text.trim().match(/^([0-9.,]+)\s*(ms|s)$/);
+  assert.ok(m, `a duration: ${text}`);
+  const v = Number(m[1].replace(/,/g, ''));
+  return m[2] === 's' ? v * 1000 : v;
+}
+
+// Before the fix each CPU part was a maximum over different workers, so they added up to
+// more than the total (79.3 ms of parts for a 61.9 ms race).
+test('the CPU breakdown adds up to its total, and the page explains race vs sweep', async () => {
+  for (const [width, lang] of [[390, 'en'], [390, 'zh'], [1280, 'en'], [1280, 'zh'], [1920, 'en'], [1920, 'zh']]) {
+    const { page, context, errors } = await openPage(
+      browser, `#/race?lang=${lang}&n=256&cpu=simd&workers=2`, { viewport: { width, height: 900 } },
+    );
+    await waitForProbe(page);
+    await page.waitForSelector('#race-start:not([disabled])');
+    await race(page);
+    const cells = await page.$$eval('.cpu-breakdown td', (tds) => tds.map((td) => td.textContent));
+    const [total, copyIn, compute, copyOut, wait] = cells.slice(0, 5).map(parseDuration);
+    const parts = copyIn + compute + copyOut + wait;
+    // Each shown value is rounded (format::ms, duration): allow half a unit of each.
+    const half = (v) => (v >= 10_000 ? 50 : v >= 100 ? 0.5 : v >= 0.1 ? 0.005 : 0.0005);
+    const slack = [total, copyIn, compute, copyOut, wait].map(half).reduce((x, y) => x + y) + 1e-9;
+    assert.ok(Math.abs(parts - total) <= slack, `parts ${parts} ms vs total ${total} ms`);
+    assert.ok(await page.$('[data-vs-sweep]'), 'the difference from the sweep is explained');
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+      `no sideways scroll at ${width} px`);
+    await page.locator('.race-results').screenshot({
+      path: `${process.env.TEST_OUTPUT ?? 'test-output'}/race-breakdown-${width}-${lang}.png`,
+    });
+    assertNoErrors(errors);
+    await context.close();
+  }
+});

@@ -34,7 +34,8 @@ pub use plan::{
 };
 pub use schedule::{record_schedule, ScheduleRecord};
 pub use verified::{
-    run_matmul_verified, run_matmul_verified_with, VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS,
+    run_matmul_verified, run_matmul_verified_with, run_verified, VerifiedRun, FULL_CHECK_MACS,
+    SAMPLED_ELEMENTS,
 };
 pub use workload::{parse_dim, BufferLimits, Job, MeasureSize, ScheduleSize, SizeError, Workload};
 

@@ -46,8 +46,7 @@ pub async fn run_checked(
         return Err(GpuError::Dispatch(format!("bad probe size {size:?}")));
     }
     let job = Job::Measure { size, input };
-    let out = gpu.run(kernel, &job, opts).await?;
-    let verdict = kernel.verify(&job, &out.output);
+    let (out, verdict) = crate::run_verified(gpu, kernel, &job, opts, &Default::default()).await?;
     if !verdict.ok {
         return Err(GpuError::Dispatch(format!(
             "{kernel_id} gave a wrong result: {:?}",

@@ -9,8 +9,8 @@
 //! Honest timing and cancel: before its timed start a run waits for work already in the
 //! queue (someone else's) to finish, and reports that wait apart. Long work is cut into
 //! submissions of about [`TARGET_SUBMIT_MS`] (a step that can be split is dispatched over
-//! row ranges; repetitions are submitted one by one), each awaited before the next, so a
-//! [`CancelToken`] stops the run within about that time and leaves the queue empty.
+//! row ranges; repetitions share a submission up to that time), each awaited before the
+//! next, so a [`CancelToken`] stops the run within about that time, leaving the queue empty.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -29,8 +29,9 @@ pub const TARGET_SUBMIT_MS: f64 = 200.0;
 /// Work (in the step's cost units, multiply-adds for matmul) of the first chunk of a split
 /// step, before the adapter's speed is known: about 0.1 s on a software adapter.
 const FIRST_CHUNK_COST: f64 = (1u64 << 24) as f64;
-/// Passes one submission holds at most (its timestamp queries are allocated for that many).
-const MAX_PASSES: u32 = 64;
+/// Passes one submission holds at most (its timestamp queries are allocated for that many;
+/// WebGPU allows 4096 queries per set).
+const MAX_PASSES: u32 = 1024;
 
 /// How often to run the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -570,9 +571,9 @@ impl Gpu {
                     }
                 }
                 self.submit(&mut batch, &queries, &mut st).await?;
-            } else {
-                self.flush(&mut batch, &queries, &mut st, ctl).await?;
             }
+            // Otherwise the batch stays open: repetitions share a submission until it would
+            // exceed the target time (the lessons' "one submission, many dispatches").
         }
         ctl.report(Progress::Running {
             done: st.total,

@@ -16,8 +16,14 @@ pub async fn record_schedule(gpu: &Gpu, size: ScheduleSize) -> Result<ScheduleRe
     let kernel = crate::kernel("schedule-probe")
         .ok_or_else(|| GpuError::Shader("schedule-probe is not catalogued".into()))?;
     let job = Job::Schedule(size);
-    let out = gpu.run(kernel, &job, &RunOptions::default()).await?;
-    let verdict = kernel.verify(&job, &out.output);
+    let (out, verdict) = crate::run_verified(
+        gpu,
+        kernel,
+        &job,
+        &RunOptions::default(),
+        &Default::default(),
+    )
+    .await?;
     if !verdict.ok {
         return Err(GpuError::Dispatch(format!(
             "the schedule probe's tickets are inconsistent: {:?}",

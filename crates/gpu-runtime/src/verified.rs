@@ -81,3 +81,17 @@ pub async fn run_matmul_verified_with(
         flops: size.flops(),
     })
 }
+
+/// Any family's run, checked by its family against the CPU reference (every element): what
+/// a new family uses until it needs sampling like matmul's.
+pub async fn run_verified(
+    gpu: &Gpu,
+    kernel: &KernelSpec,
+    job: &Job<'_>,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<(crate::RunOutput, Verdict), GpuError> {
+    let out = gpu.run_with(kernel, job, opts, ctl).await?;
+    let verdict = kernel.verify(job, &out.output);
+    Ok((out, verdict))
+}

@@ -249,6 +249,7 @@ pub(crate) async fn measure_one(
     a: &[f32],
     b: &[f32],
     software: bool,
+    cancel: &gpu_runtime::CancelToken,
 ) -> Result<(f64, bool), MeasureError> {
     match contender {
         Contender::Cpu { variant, workers } => {
@@ -262,7 +263,11 @@ pub(crate) async fn measure_one(
             let result = async {
                 let (gpu, _) = session::gpu(software).await?;
                 measure::prepare(&gpu, kernel).await?;
-                measure::run_gpu(&gpu, kernel, size, a, b, &Default::default()).await
+                let ctl = gpu_runtime::RunControl {
+                    cancel: cancel.clone(),
+                    ..Default::default()
+                };
+                measure::run_gpu(&gpu, kernel, size, a, b, &ctl).await
             }
             .await;
             let run = result.map_err(gpu_error)?;

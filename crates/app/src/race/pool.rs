@@ -36,15 +36,15 @@ pub struct CpuRun {
     pub workers: u32,
     /// From the first input copy to the last row of C in place.
     pub total_ms: f64,
-    /// Inputs copied out of the page's memory, posted and copied into the workers' (slowest
-    /// worker).
+    /// The parts below follow the worker whose result arrived last and add up to `total_ms`.
+    /// Inputs copied out of the page's memory, posted and copied into the worker's.
     pub copy_in_ms: f64,
-    /// The multiply itself (slowest worker).
+    /// The multiply itself.
     pub compute_ms: f64,
-    /// Results copied out of the worker and put in place in the page (slowest worker).
+    /// Results posted by the worker, and put in place in the page after the last arrived.
     pub copy_out_ms: f64,
-    /// From a worker posting its result to the page handling the message: the message's
-    /// transit plus any time the page's main thread was busy (longest).
+    /// From the worker posting its result to the page handling the message: the message's
+    /// transit plus any time the page's main thread was busy.
     pub wait_ms: f64,
 }
 
@@ -271,7 +271,10 @@ pub async fn run_matmul(
     posted.map_err(CpuError::Worker)?;
 
     let mut c = vec![0f32; size.c_len()];
-    let (mut copy_in, mut compute, mut copy_out, mut wait) = (0f64, 0f64, 0f64, 0f64);
+    // The breakdown follows the worker whose result arrived last: the race's total is its
+    // timeline, so the parts add up to the total (a maximum per part, over different
+    // workers, would not).
+    let mut last: Option<[f64; 4]> = None;
     for (rx, &(r0, r1)) in receivers.into_iter().zip(&ranges) {
         let data = match rx.await {
             Ok(Ok(d)) => d,
@@ -287,15 +290,20 @@ pub async fn run_matmul(
         }
         part.copy_to(dst);
         let t = |key: &str| get(&data, key).as_f64().unwrap_or(f64::NAN);
-        copy_in = copy_in.max(t("tLoaded") - t_start);
-        compute = compute.max(t("tComputed") - t("tLoaded"));
-        copy_out = copy_out.max((t("tSent") - t("tComputed")) + (now_abs() - t("tArrived")));
-        wait = wait.max(t("tArrived") - t("tSent"));
+        let stamps = [t("tLoaded"), t("tComputed"), t("tSent"), t("tArrived")];
+        if last.is_none_or(|l| stamps[3] >= l[3]) {
+            last = Some(stamps);
+        }
     }
+    let t_end = now_abs();
+    let [loaded, computed, sent, arrived] = last.unwrap_or([t_start; 4]);
+    let (copy_in, compute, wait) = (loaded - t_start, computed - loaded, arrived - sent);
+    // Posting the result, and putting the rows in place after the last one arrived.
+    let copy_out = (sent - computed) + (t_end - arrived);
     Ok(CpuRun {
         c,
         workers: ranges.len() as u32,
-        total_ms: now_abs() - t_start,
+        total_ms: t_end - t_start,
         copy_in_ms: copy_in,
         compute_ms: compute,
         copy_out_ms: copy_out,

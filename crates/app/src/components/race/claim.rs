@@ -34,6 +34,8 @@ struct Model {
     run: u32,
     running: bool,
     cancelled: bool,
+    /// Stops the GPU side of the measurement in progress.
+    gpu_cancel: gpu_runtime::CancelToken,
     at: u32,
     contenders: Vec<Contender>,
     rows: Vec<Row>,
@@ -53,6 +55,7 @@ pub fn Claim(props: &ClaimProps) -> Html {
                 let mut m = model.borrow_mut();
                 if m.running {
                     m.run += 1;
+                    m.gpu_cancel.cancel();
                     pool::terminate();
                 }
             }
@@ -90,6 +93,7 @@ pub fn Claim(props: &ClaimProps) -> Html {
                 m.run += 1;
                 m.running = false;
                 m.cancelled = true;
+                m.gpu_cancel.cancel();
             }
             pool::terminate();
             redraw.force_update();
@@ -151,6 +155,7 @@ fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Se
         let mut m = model.borrow_mut();
         let run = m.run + 1;
         let finished = m.finished;
+        m.gpu_cancel.cancel();
         *m = Model {
             run,
             running: true,
@@ -168,6 +173,7 @@ fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Se
         move || model.borrow().run == run
     };
     let software = s.software;
+    let cancel = model.borrow().gpu_cancel.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let size = MatmulSize::new(at, at, at);
         let (a, b) = size.inputs(SEED);
@@ -178,7 +184,7 @@ fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Se
             model.borrow_mut().rows[i] = Row::Running;
             redraw.force_update();
             gloo::timers::future::TimeoutFuture::new(0).await;
-            let r = measure_one(c, size, &a, &b, software).await;
+            let r = measure_one(c, size, &a, &b, software, &cancel).await;
             if !current() {
                 return;
             }

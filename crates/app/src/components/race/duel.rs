@@ -670,7 +670,12 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             if m.gpu_lost {
                 <p class="message" data-lost="true">{ ctx.t("race.gpu.lost") }</p>
             }
+            if let Some(w) = m.gpu_waited_ms.filter(|w| *w >= 1.0) {
+                <p class="note" data-waited={format!("{w:.0}")}>{ ctx.tf("run.waited", &[("ms", &format::ms(w))]) }</p>
+            }
             <p class="note">{ ctx.t("race.b.note") }</p>
+            <p class="note">{ ctx.t("race.b.parts") }</p>
+            <p class="note" data-vs-sweep="true">{ ctx.t("race.b.vs_sweep") }</p>
         </div>
     }
 }

@@ -44,6 +44,8 @@ struct Model {
     run: u32,
     running: bool,
     cancelled: bool,
+    /// Stops the GPU side of the measurement in progress.
+    gpu_cancel: gpu_runtime::CancelToken,
     sizes: Vec<u32>,
     contenders: Vec<Contender>,
     /// cells[size][contender]
@@ -72,6 +74,7 @@ pub fn Sweep(props: &SweepProps) -> Html {
                 let mut m = model.borrow_mut();
                 if m.running {
                     m.run += 1;
+                    m.gpu_cancel.cancel();
                     pool::terminate();
                 }
             }
@@ -144,6 +147,7 @@ pub fn Sweep(props: &SweepProps) -> Html {
                 m.run += 1;
                 m.running = false;
                 m.cancelled = true;
+                m.gpu_cancel.cancel();
                 m.current = None;
             }
             pool::terminate();
@@ -221,6 +225,7 @@ fn start_sweep(
         let mut m = model.borrow_mut();
         let run = m.run + 1;
         let finished = m.finished;
+        m.gpu_cancel.cancel();
         *m = Model {
             run,
             running: true,
@@ -239,6 +244,7 @@ fn start_sweep(
         move || model.borrow().run == run
     };
     let software = s.software;
+    let cancel = model.borrow().gpu_cancel.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let mut last: Vec<Option<(u32, f64)>> = vec![None; who.len()];
         let mut gpu_gone = false;
@@ -260,7 +266,7 @@ fn start_sweep(
                 redraw.force_update();
                 // Let the progress text paint before a long measurement.
                 gloo::timers::future::TimeoutFuture::new(0).await;
-                let r = best_of(c, size, &a, &b, software).await;
+                let r = best_of(c, size, &a, &b, software, &cancel).await;
                 if !current() {
                     return;
                 }
@@ -308,10 +314,11 @@ async fn best_of(
     a: &[f32],
     b: &[f32],
     software: bool,
+    cancel: &gpu_runtime::CancelToken,
 ) -> Result<(f64, bool), MeasureError> {
     let (mut best, mut spent) = (f64::INFINITY, 0.0);
     for _ in 0..REPEATS {
-        let (ms, ok) = measure_one(c, size, a, b, software).await?;
+        let (ms, ok) = measure_one(c, size, a, b, software, cancel).await?;
         if !ok {
             return Ok((ms, false));
         }

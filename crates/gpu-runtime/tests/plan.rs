@@ -1,0 +1,187 @@
+//! The plan-based dispatch path on a real wgpu device (lavapipe under `cargo xtask test`):
+//! a plan of two dispatches over a shared buffer, matmuls cut into many row ranges, the
+//! pipeline cache keyed by source, and progress. Leak checks are in `live_buffers.rs`.
+
+use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
+use gpu_runtime::cpu_kernels::verify;
+use gpu_runtime::plan::{Binding, Dispatch, Init, PlanBuffer, Step};
+use gpu_runtime::{
+    kernel, kernels, Family, Gpu, Job, Plan, Progress, RunControl, RunOptions, Workload,
+};
+
+fn gpu() -> Gpu {
+    Gpu::request_blocking().expect("no GPU adapter (see kernels_vs_cpu.rs)")
+}
+
+fn floats(bytes: &[u8]) -> Vec<f32> {
+    bytemuck::pod_collect_to_vec(bytes)
+}
+
+#[test]
+fn two_dispatches_share_a_buffer() {
+    let gpu = gpu();
+    let k = kernel("matmul-naive").expect("catalogued");
+    // mid = A·B (5×7 · 7×6), out = mid·E (5×6 · 6×3).
+    let s1 = MatmulSize::new(5, 6, 7);
+    let s2 = MatmulSize::new(5, 3, 6);
+    let (a, b) = s1.inputs(1);
+    let (_, e) = s2.inputs(2);
+    let step = |x: &'static str, y: &'static str, out: &'static str, s: MatmulSize| Step {
+        kernel: k,
+        dispatch: Dispatch {
+            bindings: vec![
+                Binding::whole(x),
+                Binding::whole(y),
+                Binding::whole(out),
+                Binding::Uniform,
+            ],
+            uniform: vec![s.m, s.n, s.k, 0],
+            workgroups: k.workgroups(&Workload::Matmul(s)),
+        },
+        cost: s.flops() / 2.0,
+        split: None,
+    };
+    let buf = |name, data: &[f32], read_back| PlanBuffer {
+        name,
+        init: Init::Bytes(bytemuck::cast_slice(data).to_vec().into()),
+        read_back,
+    };
+    let plan = Plan {
+        buffers: vec![
+            buf("a", &a, false),
+            buf("b", &b, false),
+            buf("e", &e, false),
+            PlanBuffer {
+                name: "mid",
+                init: Init::Zeroed(s1.c_len() as u64 * 4),
+                read_back: true,
+            },
+            PlanBuffer {
+                name: "out",
+                init: Init::Zeroed(s2.c_len() as u64 * 4),
+                read_back: true,
+            },
+        ],
+        steps: vec![step("a", "b", "mid", s1), step("mid", "e", "out", s2)],
+    };
+    let out = pollster::block_on(gpu.run_plan(&plan, &RunOptions::default(), &Default::default()))
+        .expect("runs");
+    let mid = floats(out.bytes("mid").expect("mid read back"));
+    let got = floats(out.bytes("out").expect("out read back"));
+    let v1 = verify::compare(&mid, &matmul::reference(s1, &a, &b), k.precision);
+    assert!(v1.ok, "{v1:?}");
+    // The second step read what the first wrote: out matches mid·E.
+    let v2 = verify::compare(&got, &matmul::reference(s2, &mid, &e), k.precision);
+    assert!(v2.ok, "{v2:?}");
+    assert!(got.iter().any(|&x| x != 0.0));
+}
+
+#[test]
+fn every_matmul_kernel_is_right_when_cut_into_row_ranges() {
+    let gpu = gpu();
+    // Odd sizes: rows of A (29 floats) and C (33 floats) need 64-row pieces for aligned offsets.
+    let size = MatmulSize::new(300, 33, 29);
+    let (a, b) = size.inputs(3);
+    let reference = matmul::reference(size, &a, &b);
+    let ctl = RunControl {
+        chunk_cap: Some(1.0),
+        ..Default::default()
+    };
+    let runnable = kernels()
+        .filter(|k| k.family == Family::Matmul && gpu.features().contains(k.required_features));
+    for k in runnable {
+        let job = Job::Matmul { size, a: &a, b: &b };
+        let out = pollster::block_on(gpu.run_with(k, &job, &RunOptions::default(), &ctl))
+            .unwrap_or_else(|e| panic!("{}: {e}", k.id));
+        // 300 rows in pieces of 64 rows (or 128 for f16's 58-byte rows).
+        assert!(out.timing.submissions >= 3, "{}: {:?}", k.id, out.timing);
+        let v = verify::compare(&out.output, &reference, k.precision);
+        assert!(v.ok, "{}: {v:?}", k.id);
+    }
+}
+
+#[test]
+fn progress_is_reported_up_to_the_total() {
+    let gpu = gpu();
+    let k = kernel("matmul-tiled").expect("catalogued");
+    let size = MatmulSize::new(256, 64, 64);
+    let (a, b) = size.inputs(1);
+    let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let ctl = RunControl {
+        progress: Some({
+            let seen = seen.clone();
+            std::rc::Rc::new(move |p| seen.borrow_mut().push(p))
+        }),
+        chunk_cap: Some(64.0 * 64.0 * 64.0),
+        ..Default::default()
+    };
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let out =
+        pollster::block_on(gpu.run_with(k, &job, &RunOptions::default(), &ctl)).expect("runs");
+    assert!(k.verify(&job, &out.output).ok);
+    let seen = seen.borrow();
+    assert_eq!(seen.first(), Some(&Progress::WaitingForQueue));
+    let done: Vec<f64> = seen
+        .iter()
+        .filter_map(|p| match p {
+            Progress::Running { done, total } => {
+                assert_eq!(*total, size.flops() / 2.0);
+                Some(*done)
+            }
+            _ => None,
+        })
+        .collect();
+    // Four pieces of 64 rows, then the final report.
+    assert!(done.len() >= 4, "{seen:?}");
+    assert!(done.windows(2).all(|w| w[0] <= w[1]), "{done:?}");
+    assert_eq!(done.last(), Some(&(size.flops() / 2.0)));
+}
+
+#[test]
+fn the_pipeline_cache_tells_two_sources_with_one_id_apart() {
+    let gpu = gpu();
+    let naive = kernel("matmul-naive").expect("catalogued");
+    let doubled = naive.with_source(naive.wgsl().replace(
+        "c[row * dims.n + col] = acc;",
+        "c[row * dims.n + col] = 2.0 * acc;",
+    ));
+    assert_eq!(doubled.id, naive.id);
+    assert_ne!(doubled.pipeline_key(), naive.pipeline_key());
+    let size = MatmulSize::new(9, 8, 7);
+    let (a, b) = size.inputs(1);
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let opts = RunOptions::default();
+    let plain = pollster::block_on(gpu.run(naive, &job, &opts)).expect("runs");
+    let twice = pollster::block_on(gpu.run(&doubled, &job, &opts)).expect("runs");
+    let again = pollster::block_on(gpu.run(naive, &job, &opts)).expect("runs");
+    assert!(naive.verify(&job, &plain.output).ok);
+    assert_eq!(plain.output, again.output);
+    for (x, y) in plain.output.iter().zip(&twice.output) {
+        assert_eq!(2.0 * x, *y);
+    }
+}
+
+#[test]
+fn short_repetitions_share_one_submission() {
+    // The launch-cost lesson compares one submission of many dispatches with many
+    // submissions: short repetitions must not be cut apart.
+    let gpu = gpu();
+    let k = kernel("measure-fma").expect("catalogued");
+    let size = gpu_runtime::MeasureSize {
+        elements: 64,
+        threads: 64,
+        param: 8,
+    };
+    let input = gpu_runtime::measure::input(64);
+    let job = Job::Measure {
+        size,
+        input: &input,
+    };
+    let opts = RunOptions {
+        warmup: 0,
+        repetitions: 16,
+    };
+    let out = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs");
+    assert_eq!(out.timing.submissions, 1, "{:?}", out.timing);
+    assert!(k.verify(&job, &out.output).ok);
+}
