@@ -7,6 +7,7 @@ pub mod components;
 pub mod embed;
 pub mod format;
 pub mod i18n;
+pub mod kernel_edit;
 pub mod probe;
 pub mod query;
 pub mod race;

@@ -19,6 +19,12 @@ pub enum Route {
     Race,
     #[at("/train")]
     Train,
+    #[at("/editor")]
+    Editor,
+    #[at("/puzzles")]
+    Puzzles,
+    #[at("/puzzles/:id")]
+    Puzzle { id: String },
     #[at("/embed")]
     EmbedIndex,
     #[at("/embed/:widget")]
@@ -30,13 +36,14 @@ pub enum Route {
 
 impl Route {
     /// The areas in the main navigation, with their label keys.
-    pub const NAV: [(Route, &'static str); 7] = [
+    pub const NAV: [(Route, &'static str); 8] = [
         (Route::Home, "nav.home"),
         (Route::Learn, "nav.learn"),
         (Route::Kernels, "nav.kernels"),
         (Route::Visualiser, "nav.visualiser"),
         (Route::Race, "nav.race"),
         (Route::Train, "nav.train"),
+        (Route::Puzzles, "nav.puzzles"),
         (Route::EmbedIndex, "nav.embed"),
     ];
 

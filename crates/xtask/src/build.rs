@@ -4,16 +4,22 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::tools::{ensure_wasm_bindgen, ensure_wasm_opt, ensure_wasm_toolchain};
+use crate::tools::{ensure_npm, ensure_wasm_bindgen, ensure_wasm_opt, ensure_wasm_toolchain};
 use crate::util::{info, root, run, step};
 
 const APP_PACKAGE: &str = "gpu-playground";
 const APP_LIB: &str = "gpu_playground";
+/// naga's WGSL checker for the editor: its own wasm module, loaded only when an editor opens.
+const CHECK_PACKAGE: &str = "wgsl-check";
+const CHECK_LIB: &str = "wgsl_check";
 
 /// Sizes of the built wasm module, for the build report.
 pub struct BuildReport {
     pub wasm_bytes: u64,
     pub wasm_gzip_bytes: Option<u64>,
+    /// What opening the editor adds (editor.js + the checker's glue and wasm).
+    pub editor_bytes: u64,
+    pub editor_gzip_bytes: Option<u64>,
 }
 
 /// Builds the release app into `out` (replacing what was there).
@@ -41,14 +47,16 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
             "wasm32-unknown-unknown",
             "-p",
             APP_PACKAGE,
+            "-p",
+            CHECK_PACKAGE,
         ])
         .current_dir(root());
     toolchain.configure(&mut cargo);
     run(&mut cargo)?;
-    let wasm = toolchain
+    let release = toolchain
         .target_dir()
-        .join("wasm32-unknown-unknown/release")
-        .join(format!("{APP_LIB}.wasm"));
+        .join("wasm32-unknown-unknown/release");
+    let wasm = release.join(format!("{APP_LIB}.wasm"));
 
     step(&format!("Writing the site to {}", out.display()));
     if out.exists() {
@@ -60,28 +68,36 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
         .args(["--target", "web", "--no-typescript", "--out-dir"])
         .arg(&pkg))?;
     let bg = pkg.join(format!("{APP_LIB}_bg.wasm"));
-    if let Some(opt) = wasm_opt {
-        // The features rustc enables by default for wasm32; wasm-opt must accept them.
-        run(Command::new(opt)
-            .arg(&bg)
-            .args([
-                "-O3",
-                "--enable-bulk-memory",
-                "--enable-mutable-globals",
-                "--enable-nontrapping-float-to-int",
-                "--enable-sign-ext",
-                "--enable-reference-types",
-                "--enable-multivalue",
-                "--enable-simd",
-                "-o",
-            ])
-            .arg(&bg))?;
+    if let Some(opt) = &wasm_opt {
+        optimise(opt, &bg, "-O3")?;
     }
     copy_static(&root().join("www"), out)?;
+
+    let editor = out.join("editor");
+    build_editor(&editor)?;
+    run(Command::new(&bindgen)
+        .arg(release.join(format!("{CHECK_LIB}.wasm")))
+        .args(["--target", "web", "--no-typescript", "--out-dir"])
+        .arg(&editor))?;
+    let check_bg = editor.join(format!("{CHECK_LIB}_bg.wasm"));
+    if let Some(opt) = &wasm_opt {
+        // Size over speed: it validates one small shader per keystroke pause.
+        optimise(opt, &check_bg, "-Oz")?;
+    }
+    let editor_files = [
+        editor.join("editor.js"),
+        editor.join(format!("{CHECK_LIB}.js")),
+        check_bg,
+    ];
 
     let report = BuildReport {
         wasm_bytes: std::fs::metadata(&bg).map(|m| m.len()).unwrap_or(0),
         wasm_gzip_bytes: gzip_size(&bg),
+        editor_bytes: editor_files
+            .iter()
+            .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+            .sum(),
+        editor_gzip_bytes: editor_files.iter().map(|f| gzip_size(f)).sum(),
     };
     info(&format!("wasm: {}", report.describe()));
     crate::hosting::write_icons(out)?;
@@ -98,13 +114,52 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     Ok(report)
 }
 
+/// Runs npm's wasm-opt in place at `level`.
+fn optimise(opt: &Path, wasm: &Path, level: &str) -> Result<(), String> {
+    // The features rustc enables by default for wasm32; wasm-opt must accept them.
+    run(Command::new(opt)
+        .arg(wasm)
+        .args([
+            level,
+            "--enable-bulk-memory",
+            "--enable-mutable-globals",
+            "--enable-nontrapping-float-to-int",
+            "--enable-sign-ext",
+            "--enable-reference-types",
+            "--enable-multivalue",
+            "--enable-simd",
+            "-o",
+        ])
+        .arg(wasm))
+}
+
+/// Bundles the CodeMirror editor (npm packages pinned by `editor/package-lock.json`) into
+/// `out/editor.js` with esbuild.
+fn build_editor(out: &Path) -> Result<(), String> {
+    let dir = root().join("editor");
+    ensure_npm(&dir)?;
+    step("Bundling the WGSL editor (CodeMirror 6, esbuild)");
+    run(Command::new("node")
+        .arg("build.mjs")
+        .arg(out)
+        .current_dir(&dir))
+}
+
 impl BuildReport {
     pub fn describe(&self) -> String {
         let gz = self
             .wasm_gzip_bytes
             .map(|g| format!("{} KiB", g / 1024))
             .unwrap_or_else(|| "? KiB".into());
-        format!("{} KiB raw, {gz} gzip", self.wasm_bytes / 1024)
+        let egz = self
+            .editor_gzip_bytes
+            .map(|g| format!("{} KiB", g / 1024))
+            .unwrap_or_else(|| "? KiB".into());
+        format!(
+            "{} KiB raw, {gz} gzip; editor on open: {} KiB raw, {egz} gzip",
+            self.wasm_bytes / 1024,
+            self.editor_bytes / 1024
+        )
     }
 }
 

@@ -7,7 +7,8 @@
 //! - wasm-bindgen CLI: exactly the version in Cargo.lock, `cargo install`ed into a versioned
 //!   folder of the tools cache (shared by every clone on the machine).
 //! - wasm-opt (npm `binaryen`; Debian's is too old for current rustc output) and
-//!   `playwright-core`: npm packages pinned by the lock files in `www/` and `tests/e2e/`.
+//!   `playwright-core`, CodeMirror + esbuild for the editor: npm packages pinned by the lock
+//!   files in `www/`, `tests/e2e/` and `editor/`.
 //! - Chromium + chromedriver and Mesa's software Vulkan driver: Debian packages.
 
 use std::path::{Path, PathBuf};
@@ -288,6 +289,7 @@ pub fn setup_all() -> Result<(), String> {
     ensure_wasm_toolchain()?;
     ensure_wasm_bindgen()?;
     ensure_wasm_opt()?;
+    ensure_npm(&root().join("editor"))?;
     ensure_software_vulkan()?;
     ensure_browser()?;
     step("All tools are installed");

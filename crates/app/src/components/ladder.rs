@@ -123,6 +123,7 @@ fn SourceView(props: &SourceProps) -> Html {
     html! {
         <div class="source-view">
             <h4>{ ctx.t("ladder.source") }{ " — " }<code>{ path }</code></h4>
+            <p><a class="button" href={format!("#/editor?lang={}&stage={}", ctx.lang.code(), props.kernel_id)}>{ ctx.t("editor.edit_this") }</a></p>
             <p class="legend">
                 { ctx.t(if has_previous { "ladder.changed_legend" } else { "ladder.first_legend" }) }
             </p>

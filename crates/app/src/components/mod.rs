@@ -1,6 +1,8 @@
 //! Yew components. They read state, render translated text and dispatch work to the plain
 //! crates; they hold no user-visible strings and no kernel logic.
 
+mod code_editor;
+mod editor_page;
 mod cssom;
 pub mod embed;
 mod embed_button;
@@ -10,6 +12,7 @@ mod learn;
 mod matmul_run;
 mod pages;
 mod playback;
+mod puzzle_page;
 mod race;
 mod schedule_replay;
 mod shell;
@@ -18,10 +21,12 @@ mod update_notice;
 mod visualiser;
 
 pub use embed_button::EmbedButton;
+pub use editor_page::KernelEditor;
 pub use gpu_panel::GpuPanel;
 pub use ladder::Ladder;
 pub use learn::{Learn, Lesson};
 pub use matmul_run::MatmulRun;
+pub use puzzle_page::{PuzzleList, PuzzlePage};
 pub use race::Race;
 pub use shell::App;
 pub use train::Train;

@@ -3,7 +3,10 @@
 use yew::prelude::*;
 
 use super::embed::{EmbedHost, WIDGETS};
-use super::{Ctx, EmbedButton, GpuPanel, Ladder, Learn, Lesson, Race, Train, Visualiser};
+use super::{
+    Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage, Race,
+    Train, Visualiser,
+};
 use crate::route::Route;
 
 pub fn page(ctx: &Ctx) -> Html {
@@ -15,6 +18,13 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Visualiser => html! { <Visualiser /> },
         Route::Race => html! { <Race /> },
         Route::Train => html! { <Train /> },
+        Route::Editor => {
+            // Keyed by stage, so another stage starts from its own source and draft.
+            let key = ctx.query.get("stage").unwrap_or_default().to_string();
+            html! { <KernelEditor {key} /> }
+        }
+        Route::Puzzles => html! { <PuzzleList /> },
+        Route::Puzzle { id } => html! { <PuzzlePage key={id.clone()} id={id.clone()} /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => html! { <EmbedHost widget={widget.clone()} /> },
         Route::NotFound => not_found(ctx),

@@ -1,0 +1,201 @@
+//! The WGSL editor widget: loads `editor/editor.js` (CodeMirror + the naga checker) with a
+//! dynamic import() the first time an editor is shown, so no other page fetches it, and
+//! mounts it in a div. The text lives in the JS editor; every change is reported through
+//! `on_change`, and a new `revision` replaces the text with `doc` (Reset, Show solution).
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+
+use super::Ctx;
+use crate::kernel_edit::PlacedMessage;
+
+#[wasm_bindgen(inline_js = "
+let loading = null;
+export function load_editor() {
+  if (!loading) {
+    loading = import(new URL('editor/editor.js', document.baseURI).href);
+    loading.catch(() => { loading = null; });
+  }
+  return loading;
+}
+")]
+extern "C" {
+    #[wasm_bindgen(catch)]
+    async fn load_editor() -> Result<JsValue, JsValue>;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The object `mount` in editor.js returns.
+    pub type EditorHandle;
+    #[wasm_bindgen(method)]
+    fn get(this: &EditorHandle) -> String;
+    #[wasm_bindgen(method)]
+    fn set(this: &EditorHandle, doc: &str);
+    #[wasm_bindgen(method)]
+    fn destroy(this: &EditorHandle);
+    #[wasm_bindgen(method, js_name = setExternal)]
+    fn set_external(this: &EditorHandle, list: &js_sys::Array);
+}
+
+/// A mounted editor and the closures it calls (dropped with it).
+struct Mounted {
+    handle: EditorHandle,
+    _on_change: Closure<dyn FnMut(String)>,
+    _on_diagnostics: Closure<dyn FnMut(js_sys::Array)>,
+}
+
+async fn mount(
+    parent: web_sys::Element,
+    doc: &str,
+    label: &str,
+    on_change: Callback<String>,
+    on_errors: Callback<usize>,
+) -> Result<Mounted, String> {
+    let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
+    let module = load_editor().await.map_err(describe)?;
+    let mount = js_sys::Reflect::get(&module, &"mount".into())
+        .map_err(describe)?
+        .dyn_into::<js_sys::Function>()
+        .map_err(describe)?;
+    let change = Closure::<dyn FnMut(String)>::new(move |s: String| on_change.emit(s));
+    let diagnostics = Closure::<dyn FnMut(js_sys::Array)>::new(move |d: js_sys::Array| {
+        on_errors.emit(d.length() as usize)
+    });
+    let opts = js_sys::Object::new();
+    for (k, v) in [
+        ("doc", JsValue::from_str(doc)),
+        ("label", JsValue::from_str(label)),
+        ("onChange", change.as_ref().clone()),
+        ("onDiagnostics", diagnostics.as_ref().clone()),
+    ] {
+        js_sys::Reflect::set(&opts, &k.into(), &v).map_err(describe)?;
+    }
+    let promise = mount
+        .call2(&JsValue::NULL, &parent, &opts)
+        .map_err(describe)?;
+    let handle = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .map_err(describe)?;
+    Ok(Mounted {
+        handle: handle.unchecked_into(),
+        _on_change: change,
+        _on_diagnostics: diagnostics,
+    })
+}
+
+#[derive(Properties, PartialEq)]
+pub struct CodeEditorProps {
+    /// The text at mount, and the text put in when `revision` changes.
+    pub doc: AttrValue,
+    pub revision: u32,
+    pub on_change: Callback<String>,
+    /// naga's error count after each check.
+    pub on_errors: Callback<usize>,
+    /// The browser compiler's placed messages from the last run, underlined too.
+    #[prop_or_default]
+    pub external: Rc<Vec<PlacedMessage>>,
+}
+
+#[derive(Clone, PartialEq)]
+enum Status {
+    Loading,
+    Ready,
+    Failed(String),
+}
+
+#[function_component]
+pub fn CodeEditor(props: &CodeEditorProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let host = use_node_ref();
+    let mounted = use_mut_ref(|| None::<Mounted>);
+    let status = use_state(|| Status::Loading);
+    let label = ctx
+        .as_ref()
+        .map(|c| c.t("editor.label"))
+        .unwrap_or_default();
+    {
+        let (host, mounted, status) = (host.clone(), mounted.clone(), status.clone());
+        let (doc, on_change, on_errors) = (
+            props.doc.to_string(),
+            props.on_change.clone(),
+            props.on_errors.clone(),
+        );
+        use_effect_with((), move |_| {
+            let alive = Rc::new(Cell::new(true));
+            if let Some(parent) = host.cast::<web_sys::Element>() {
+                let (alive, mounted) = (alive.clone(), mounted.clone());
+                wasm_bindgen_futures::spawn_local(async move {
+                    match mount(parent, &doc, label, on_change, on_errors).await {
+                        Ok(m) if alive.get() => {
+                            *mounted.borrow_mut() = Some(m);
+                            status.set(Status::Ready);
+                        }
+                        Ok(m) => m.handle.destroy(),
+                        Err(e) if alive.get() => status.set(Status::Failed(e)),
+                        Err(_) => {}
+                    }
+                });
+            }
+            move || {
+                alive.set(false);
+                if let Some(m) = mounted.borrow_mut().take() {
+                    m.handle.destroy();
+                }
+            }
+        });
+    }
+    {
+        let (mounted, doc) = (mounted.clone(), props.doc.clone());
+        use_effect_with(props.revision, move |_| {
+            if let Some(m) = mounted.borrow().as_ref() {
+                if m.handle.get() != doc.as_str() {
+                    m.handle.set(&doc);
+                }
+            }
+        });
+    }
+    {
+        let mounted = mounted.clone();
+        use_effect_with(
+            (props.external.clone(), (*status).clone()),
+            move |(list, _)| {
+                if let Some(m) = mounted.borrow().as_ref() {
+                    let out = js_sys::Array::new();
+                    for p in list.iter() {
+                        let o = js_sys::Object::new();
+                        let _ = js_sys::Reflect::set(&o, &"line".into(), &p.line.into());
+                        let _ = js_sys::Reflect::set(&o, &"column".into(), &p.column.into());
+                        let _ =
+                            js_sys::Reflect::set(&o, &"message".into(), &p.message.as_str().into());
+                        out.push(&o);
+                    }
+                    m.handle.set_external(&out);
+                }
+            },
+        );
+    }
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let note = match &*status {
+        Status::Loading => {
+            html! { <p class="message" role="status">{ ctx.t("editor.loading") }</p> }
+        }
+        Status::Ready => html! {},
+        Status::Failed(e) => html! {
+            <p class="message error" role="alert">{ ctx.tf("editor.load_failed", &[("error", e)]) }</p>
+        },
+    };
+    html! {
+        <div class="code-editor" data-ready={(*status == Status::Ready).then_some("true")}>
+            { note }
+            <div class="cm-host" ref={host}></div>
+            <p class="editor-keys">{ ctx.t("editor.keys") }</p>
+        </div>
+    }
+}

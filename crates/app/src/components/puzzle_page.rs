@@ -1,0 +1,379 @@
+//! `#/puzzles` (the list, with what this browser has solved) and `#/puzzles/<id>` (one
+//! puzzle: goal, buffers, the editor on the starter or the learner's draft, hints, Run,
+//! Show solution). A run binds the puzzle's buffers by the crate's convention, checks the
+//! whole output buffer on the CPU and draws each element: right, wrong, never written.
+
+use std::borrow::Cow;
+
+use yew::prelude::*;
+
+use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
+use gpu_runtime::{CancelToken, GpuError, KernelSpec, RunControl, RunOptions};
+use puzzles::{Puzzle, Verdict, PUZZLES};
+
+use super::code_editor::CodeEditor;
+use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, RUN_TIMEOUT_MS};
+use super::Ctx;
+use crate::kernel_edit::draft_key;
+use crate::probe::WebGpuStatus;
+use crate::session;
+
+const SOLVED_KEY: &str = "gpu-playground.puzzles.solved";
+
+fn solved() -> Vec<String> {
+    load_draft(SOLVED_KEY)
+        .map(|s| {
+            s.split(',')
+                .filter(|x| !x.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn mark_solved(id: &str) {
+    let mut all = solved();
+    if !all.iter().any(|x| x == id) {
+        all.push(id.to_string());
+        save_draft(SOLVED_KEY, Some(&all.join(",")));
+    }
+}
+
+fn href(ctx: &Ctx, id: &str) -> String {
+    format!("#/puzzles/{id}?lang={}", ctx.lang.code())
+}
+
+#[function_component]
+pub fn PuzzleList() -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let done = solved();
+    html! {
+        <section class="page puzzles-page">
+            <h1>{ ctx.t("puzzles.heading") }</h1>
+            <p class="lead">{ ctx.t("puzzles.intro") }</p>
+            <ol class="puzzle-list">
+                { for PUZZLES.iter().map(|p| {
+                    let is_done = done.iter().any(|d| d == p.id);
+                    html! {
+                        <li>
+                            <a href={href(&ctx, p.id)} data-puzzle={p.id}>{ ctx.t(&format!("puzzle.{}.title", p.id)) }</a>
+                            { if is_done { html!{ <span class="badge ok">{ ctx.t("puzzles.solved") }</span> } } else { html!{} } }
+                        </li>
+                    }
+                }) }
+            </ol>
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+pub struct PuzzleProps {
+    pub id: AttrValue,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Idle,
+    Running,
+    Checked {
+        verdict: Verdict,
+        output: Vec<f32>,
+        inputs: Vec<Vec<f32>>,
+    },
+    Failed(String),
+    TimedOut,
+}
+
+/// A spec for the learner's kernel: the measuring family's layout rules do not matter here,
+/// since the puzzle's plan names every binding and dispatch itself.
+fn spec_for(source: String) -> Option<KernelSpec> {
+    let base = gpu_runtime::kernels().find(|k| k.family == gpu_runtime::Family::Measure)?;
+    let mut spec = base.with_source(source);
+    spec.id = "puzzle";
+    spec.entry_point = "main";
+    spec.constants = &[];
+    spec.required_features = gpu_runtime::wgpu::Features::empty();
+    Some(spec)
+}
+
+async fn run_puzzle(
+    p: &'static Puzzle,
+    source: String,
+    software: bool,
+    ctl: RunControl,
+) -> Result<(Verdict, Vec<f32>, Vec<Vec<f32>>), GpuError> {
+    let spec = spec_for(source).ok_or_else(|| GpuError::Shader("no base spec".into()))?;
+    let (gpu, _) = session::gpu(software).await?;
+    let inputs = (p.data)();
+    let mut buffers: Vec<PlanBuffer> = p
+        .inputs
+        .iter()
+        .zip(&inputs)
+        .map(|(name, data)| PlanBuffer {
+            name,
+            init: Init::Bytes(Cow::Owned(
+                data.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            )),
+            read_back: false,
+        })
+        .collect();
+    let initial = puzzles::initial_output(p);
+    buffers.push(PlanBuffer {
+        name: "out",
+        init: Init::Bytes(Cow::Owned(
+            initial.iter().flat_map(|v| v.to_le_bytes()).collect(),
+        )),
+        read_back: true,
+    });
+    let mut bindings: Vec<Binding> = p.inputs.iter().map(|n| Binding::whole(n)).collect();
+    bindings.push(Binding::whole("out"));
+    let plan = Plan {
+        buffers,
+        steps: vec![Step {
+            kernel: &spec,
+            dispatch: Dispatch {
+                bindings,
+                uniform: Vec::new(),
+                workgroups: p.workgroups,
+            },
+            cost: 1.0,
+            split: None,
+        }],
+    };
+    let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
+    let output: Vec<f32> = out
+        .bytes("out")
+        .unwrap_or_default()
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    Ok((puzzles::check(p, &inputs, &output), output, inputs))
+}
+
+#[function_component]
+pub fn PuzzlePage(props: &PuzzleProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let puzzle = puzzles::find(&props.id);
+    let key = draft_key("puzzle", &props.id);
+    let source = {
+        let key = key.clone();
+        use_state(move || {
+            load_draft(&key)
+                .or_else(|| puzzle.map(puzzles::starter))
+                .unwrap_or_default()
+        })
+    };
+    let revision = use_state(|| 0u32);
+    let errors = use_state(|| 0usize);
+    let outcome = use_state(|| Outcome::Idle);
+    let show_solution = use_state(|| false);
+    let cancel = super::matmul_run::use_cancel_on_unmount();
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let Some(p) = puzzle else {
+        let id: String = props.id.chars().take(40).collect();
+        return html! {
+            <section class="page">
+                <p class="message error" role="alert">{ ctx.tf("puzzles.unknown", &[("id", &id)]) }</p>
+                <a href={format!("#/puzzles?lang={}", ctx.lang.code())}>{ ctx.t("puzzles.back") }</a>
+            </section>
+        };
+    };
+    let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
+    let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+    let on_change = {
+        let (source, key) = (source.clone(), key.clone());
+        Callback::from(move |t: String| {
+            save_draft(&key, Some(&t));
+            source.set(t);
+        })
+    };
+    let on_errors = {
+        let errors = errors.clone();
+        Callback::from(move |n| errors.set(n))
+    };
+    let replace = |text: String| {
+        let (source, revision, key, outcome) = (
+            source.clone(),
+            revision.clone(),
+            key.clone(),
+            outcome.clone(),
+        );
+        Callback::from(move |_| {
+            save_draft(&key, Some(&text));
+            source.set(text.clone());
+            revision.set(*revision + 1);
+            outcome.set(Outcome::Idle);
+        })
+    };
+    let reset = replace(puzzles::starter(p));
+    let reveal = {
+        let show = show_solution.clone();
+        Callback::from(move |_| show.set(true))
+    };
+    let use_solution = replace(puzzles::solution(p));
+    let run = {
+        let (source, outcome, errors, cancel, ctx) = (
+            source.clone(),
+            outcome.clone(),
+            errors.clone(),
+            cancel.clone(),
+            ctx.clone(),
+        );
+        Callback::from(move |_| {
+            if *errors > 0 {
+                outcome.set(Outcome::Failed(
+                    ctx.tf("editor.has_errors", &[("n", &errors.to_string())]),
+                ));
+                return;
+            }
+            let flag = CancelToken::new();
+            *cancel.borrow_mut() = flag.clone();
+            let ctl = RunControl {
+                cancel: flag.clone(),
+                ..Default::default()
+            };
+            outcome.set(Outcome::Running);
+            let (outcome, ctx) = (outcome.clone(), ctx.clone());
+            run_with_timeout(
+                run_puzzle(p, (*source).clone(), software, ctl),
+                flag,
+                move |r| {
+                    outcome.set(match r {
+                        None => Outcome::TimedOut,
+                        Some(Ok((verdict, output, inputs))) => {
+                            if verdict.passed() {
+                                mark_solved(p.id);
+                            }
+                            Outcome::Checked {
+                                verdict,
+                                output,
+                                inputs,
+                            }
+                        }
+                        Some(Err(GpuError::Cancelled)) => Outcome::Idle,
+                        Some(Err(e)) => Outcome::Failed(error_text(&ctx, &e)),
+                    });
+                },
+            );
+        })
+    };
+    let t = |part: &str| ctx.t(&format!("puzzle.{}.{part}", p.id));
+    let index = PUZZLES.iter().position(|q| q.id == p.id).unwrap_or(0);
+    let next = PUZZLES.get(index + 1);
+    let geometry = ctx.tf(
+        "puzzles.geometry",
+        &[
+            (
+                "groups",
+                &format!(
+                    "{}×{}×{}",
+                    p.workgroups[0], p.workgroups[1], p.workgroups[2]
+                ),
+            ),
+            (
+                "size",
+                &format!(
+                    "{}×{}×{}",
+                    p.workgroup_size[0], p.workgroup_size[1], p.workgroup_size[2]
+                ),
+            ),
+            ("inputs", &p.inputs.join(", ")),
+            ("n", &p.output_len.to_string()),
+        ],
+    );
+    html! {
+        <section class="page puzzle-page" data-puzzle={p.id}>
+            <p><a href={format!("#/puzzles?lang={}", ctx.lang.code())}>{ ctx.t("puzzles.back") }</a></p>
+            <h1>{ ctx.tf("puzzles.title", &[("n", &(index + 1).to_string()), ("title", t("title"))]) }</h1>
+            <p class="lead">{ t("goal") }</p>
+            <p class="puzzle-geometry">{ geometry }</p>
+            <CodeEditor doc={AttrValue::from((*source).clone())} revision={*revision}
+                on_change={on_change} on_errors={on_errors} />
+            <div class="editor-actions">
+                <button class="button primary" onclick={run} disabled={*outcome == Outcome::Running || !has_gpu}>{ ctx.t("editor.run") }</button>
+                <button class="button" onclick={reset}>{ ctx.t("puzzles.restart") }</button>
+            </div>
+            { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
+            <div class="editor-result" aria-live="polite">{ outcome_view(&ctx, p, &outcome) }</div>
+            <details class="hint"><summary>{ ctx.t("puzzles.hint1") }</summary><p>{ t("hint1") }</p></details>
+            <details class="hint"><summary>{ ctx.t("puzzles.hint2") }</summary><p>{ t("hint2") }</p></details>
+            <div class="solution">
+                if *show_solution {
+                    <pre class="source"><code>{ puzzles::solution_body(p) }</code></pre>
+                    <button class="button" onclick={use_solution}>{ ctx.t("puzzles.use_solution") }</button>
+                } else {
+                    <button class="button" onclick={reveal}>{ ctx.t("puzzles.reveal") }</button>
+                }
+            </div>
+            { for next.map(|q| html! { <p><a href={href(&ctx, q.id)}>{ ctx.tf("puzzles.next", &[("title", ctx.t(&format!("puzzle.{}.title", q.id)))]) }</a></p> }) }
+        </section>
+    }
+}
+
+fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
+    match outcome {
+        Outcome::Idle => html! {},
+        Outcome::Running => {
+            html! { <p class="message" role="status">{ ctx.t("editor.running") }</p> }
+        }
+        Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
+        Outcome::TimedOut => html! {
+            <p class="message error" role="alert">{ ctx.tf("editor.timed_out", &[("s", &(RUN_TIMEOUT_MS / 1000).to_string())]) }</p>
+        },
+        Outcome::Checked {
+            verdict,
+            output,
+            inputs,
+        } => {
+            let expected = (p.reference)(inputs);
+            let cell = |i: usize| {
+                let got = output.get(i).copied().unwrap_or(puzzles::SENTINEL);
+                let unwritten = got.to_bits() == puzzles::SENTINEL.to_bits();
+                let ok = expected
+                    .get(i)
+                    .is_some_and(|e| (got - e).abs() <= 1e-6 * e.abs().max(1.0));
+                let class = if unwritten {
+                    "unwritten"
+                } else if ok {
+                    "ok"
+                } else {
+                    "wrong"
+                };
+                html! { <td class={class}>{ if unwritten { "·".to_string() } else { format!("{got}") } }</td> }
+            };
+            let summary = if verdict.passed() {
+                html! { <p class="verdict ok" role="status">{ ctx.t("puzzles.passed") }</p> }
+            } else {
+                html! {
+                    <div class="verdict wrong" role="alert">
+                        <p>{ ctx.tf("puzzles.failed", &[("wrong", &verdict.wrong.to_string()), ("n", &p.output_len.to_string())]) }</p>
+                        { if verdict.written_past_end > 0 { html!{ <p>{ ctx.tf("puzzles.past_end", &[("n", &verdict.written_past_end.to_string())]) }</p> } } else { html!{} } }
+                        <ul class="mismatches">
+                            { for verdict.first.iter().map(|m| html! {
+                                <li>{ match m.got {
+                                    Some(g) => ctx.tf("puzzles.mismatch", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string()), ("got", &g.to_string())]),
+                                    None => ctx.tf("puzzles.unwritten", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string())]),
+                                } }</li>
+                            }) }
+                        </ul>
+                    </div>
+                }
+            };
+            html! {
+                <>
+                    { summary }
+                    <div class="table-scroll">
+                        <table class="puzzle-out">
+                            <tr><th>{ ctx.t("puzzles.expected") }</th>{ for expected.iter().map(|e| html!{ <td>{ format!("{e}") }</td> }) }</tr>
+                            <tr><th>{ ctx.t("puzzles.got") }</th>{ for (0..p.output_len).map(cell) }</tr>
+                        </table>
+                    </div>
+                </>
+            }
+        }
+    }
+}

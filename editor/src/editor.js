@@ -1,0 +1,147 @@
+// The in-page WGSL editor. The app loads this file with import() only when an editor opens,
+// so the landing page never fetches it. CodeMirror 6 rather than Monaco: about a tenth of the
+// bytes, ES modules that esbuild bundles into one file, and no web workers or eval, so it runs
+// under `script-src 'self' 'wasm-unsafe-eval'`. It is mounted in a shadow root: there
+// CodeMirror's styles go into constructable style sheets (adoptedStyleSheets), which a strict
+// `style-src 'self'` allows; in the document itself it would insert <style> elements, which
+// need 'unsafe-inline' or a per-response nonce that a static host cannot give.
+//
+// Validation: the naga-based wgsl_check wasm module beside this file, loaded on first use.
+import { EditorState, Compartment } from '@codemirror/state';
+import {
+  EditorView,
+  keymap,
+  lineNumbers,
+  highlightActiveLine,
+  highlightActiveLineGutter,
+  drawSelection,
+  highlightSpecialChars,
+} from '@codemirror/view';
+import { defaultKeymap, history, historyKeymap, indentWithTab } from '@codemirror/commands';
+import {
+  bracketMatching,
+  syntaxHighlighting,
+  defaultHighlightStyle,
+  indentOnInput,
+} from '@codemirror/language';
+import { searchKeymap, highlightSelectionMatches } from '@codemirror/search';
+import { linter, lintGutter, lintKeymap, forceLinting } from '@codemirror/lint';
+import { wgsl } from './wgsl.js';
+
+// The page's stylesheet cannot reach into the shadow root; inherited properties and the
+// page's CSS variables do.
+const theme = EditorView.theme({
+  '&': { maxHeight: '70vh', fontSize: '0.9rem', backgroundColor: 'var(--panel, #fff)' },
+  '&.cm-focused': { outline: '2px solid var(--focus, #f59f00)' },
+  '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' },
+});
+
+let validatorPromise = null;
+/** naga's validate(source) from the wasm module, loaded once. */
+export function validator() {
+  if (!validatorPromise) {
+    validatorPromise = import('./wgsl_check.js').then(async (m) => {
+      await m.default();
+      return m.validate;
+    });
+  }
+  return validatorPromise;
+}
+
+function toCm(doc, d, source) {
+  const len = doc.length;
+  let { from, to } = d;
+  if (from === undefined) {
+    // The browser's compiler gives line and column: mark to the end of the word there.
+    const line = doc.line(Math.min(Math.max(d.line, 1), doc.lines));
+    from = Math.min(line.from + Math.max(d.column, 1) - 1, line.to);
+    const word = /^\w*/.exec(doc.sliceString(from, line.to))[0].length;
+    to = from + Math.max(word, from < line.to ? 1 : 0);
+  }
+  from = Math.min(from, len);
+  to = Math.min(Math.max(to, from), len);
+  return { from, to, severity: d.severity || 'error', message: d.message, source };
+}
+
+/**
+ * Mounts an editor in `parent`.
+ * opts: { doc, onChange(doc), onDiagnostics(list), label, extra diagnostics source name }.
+ * Returns a handle the app drives: get, set, setExternal, diagnostics, focus, destroy.
+ */
+export async function mount(parent, opts) {
+  const validate = await validator();
+  let naga = [];
+  let external = [];
+  const language = new Compartment();
+  const nagaLint = linter(
+    (view) => {
+      const src = view.state.doc.toString();
+      try {
+        naga = Array.from(validate(src));
+      } catch (e) {
+        naga = [{ from: 0, to: 0, line: 1, column: 1, message: String(e) }];
+      }
+      if (opts.onDiagnostics) opts.onDiagnostics(naga);
+      return [
+        ...naga.map((d) => toCm(view.state.doc, d, 'naga')),
+        ...external.map((d) => toCm(view.state.doc, d, opts.browserSource || 'browser')),
+      ];
+    },
+    { delay: 250 },
+  );
+  const root = parent.shadowRoot || parent.attachShadow({ mode: 'open' });
+  root.replaceChildren();
+  const view = new EditorView({
+    root,
+    parent: root,
+    state: EditorState.create({
+      doc: opts.doc || '',
+      extensions: [
+        lineNumbers(),
+        highlightActiveLineGutter(),
+        highlightSpecialChars(),
+        history(),
+        drawSelection(),
+        indentOnInput(),
+        bracketMatching(),
+        highlightActiveLine(),
+        highlightSelectionMatches(),
+        language.of(wgsl),
+        syntaxHighlighting(defaultHighlightStyle, { fallback: true }),
+        lintGutter(),
+        nagaLint,
+        keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, ...lintKeymap, indentWithTab]),
+        EditorView.contentAttributes.of({ 'aria-label': opts.label || 'WGSL' }),
+        theme,
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) {
+            external = [];
+            if (opts.onChange) opts.onChange(u.state.doc.toString());
+          }
+        }),
+      ],
+    }),
+  });
+  // For tests: the whole text, whatever CodeMirror has drawn of it.
+  parent.editorText = () => view.state.doc.toString();
+  return {
+    get: () => view.state.doc.toString(),
+    set(doc) {
+      external = [];
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: doc } });
+    },
+    /** Messages from the browser's own compiler: [{line, column, message}] (1-based). */
+    setExternal(list) {
+      external = Array.from(list || []);
+      forceLinting(view);
+    },
+    /** naga's diagnostics for the current text, checked now (not after the lint delay). */
+    check() {
+      naga = Array.from(validate(view.state.doc.toString()));
+      forceLinting(view);
+      return naga;
+    },
+    focus: () => view.focus(),
+    destroy: () => view.destroy(),
+  };
+}
