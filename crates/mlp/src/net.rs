@@ -148,6 +148,28 @@ pub fn adam_corrections(t: u32) -> (f32, f32) {
 pub struct Hyper {
     pub lr: f32,
     pub optimiser: Optimiser,
+    /// L1 and L2 regularisation strengths (0 = off). The optimiser adds their gradient to
+    /// every parameter's, biases included: g ← g + (l1·sign(p) + l2·p), so the penalty is
+    /// l1·Σ|p| + (l2 / 2)·Σp².
+    pub l1: f32,
+    pub l2: f32,
+}
+
+/// sign(p) as WGSL's `sign`: 0 at 0 (Rust's `signum` gives ±1 there).
+pub fn sign(p: f32) -> f32 {
+    if p > 0.0 {
+        1.0
+    } else if p < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// The gradient the optimiser uses: the loss's plus the regularisation's, in the kernels'
+/// order (`mlp_sgd.wgsl`, `mlp_adam.wgsl`).
+pub fn regularised(g: f32, p: f32, l1: f32, l2: f32) -> f32 {
+    g + (l1 * sign(p) + l2 * p)
 }
 
 /// The network's shape: widths of every layer, input features first, classes last.
@@ -534,19 +556,20 @@ impl CpuTrainer {
 
         // Update (mlp_sgd.wgsl / mlp_adam.wgsl).
         self.step += 1;
-        let lr = self.hyper.lr;
+        let (lr, l1, l2) = (self.hyper.lr, self.hyper.l1, self.hyper.l2);
         match self.hyper.optimiser {
             Optimiser::Sgd | Optimiser::Momentum => {
                 let mu = self.hyper.optimiser.momentum();
                 for i in 0..self.params.len() {
-                    self.m[i] = mu * self.m[i] + self.grads[i];
+                    let g = regularised(self.grads[i], self.params[i], l1, l2);
+                    self.m[i] = mu * self.m[i] + g;
                     self.params[i] -= lr * self.m[i];
                 }
             }
             Optimiser::Adam => {
                 let (c1, c2) = adam_corrections(self.step as u32);
                 for i in 0..self.params.len() {
-                    let g = self.grads[i];
+                    let g = regularised(self.grads[i], self.params[i], l1, l2);
                     self.m[i] = BETA1 * self.m[i] + (1.0 - BETA1) * g;
                     self.v[i] = BETA2 * self.v[i] + (1.0 - BETA2) * g * g;
                     let mh = self.m[i] / c1;
@@ -628,6 +651,8 @@ mod tests {
                     Hyper {
                         lr: 0.0,
                         optimiser: Optimiser::Sgd,
+                        l1: 0.0,
+                        l2: 0.0,
                     },
                     params.clone(),
                     3,
