@@ -84,6 +84,79 @@ pub fn heat_url(side: usize, probs: &[f32]) -> String {
     format!("data:image/bmp;base64,{}", base64(&bmp(side, &px)))
 }
 
+/// The point of the input plane (±`extent` on both axes, y up) under a click at client
+/// coordinates (`cx`, `cy`) on a picture whose own box on the page is (`left`, `top`, `width`,
+/// `height`) — `getBoundingClientRect`, which already includes CSS zoom and scrolling. The
+/// picture is a square viewBox drawn "meet": a box that is not square shows it centred, so the
+/// square's side is the shorter edge. `None` for an empty box or a click outside the square.
+pub fn plane_point(
+    (left, top, width, height): (f64, f64, f64, f64),
+    (cx, cy): (f64, f64),
+    extent: f64,
+) -> Option<(f64, f64)> {
+    let side = width.min(height);
+    if !(side.is_finite() && side > 0.0 && cx.is_finite() && cy.is_finite()) {
+        return None;
+    }
+    let fx = (cx - left - (width - side) / 2.0) / side;
+    let fy = (cy - top - (height - side) / 2.0) / side;
+    if !((0.0..=1.0).contains(&fx) && (0.0..=1.0).contains(&fy)) {
+        return None;
+    }
+    Some(((fx * 2.0 - 1.0) * extent, (1.0 - fy * 2.0) * extent))
+}
+
+/// Where a neuron's output `v` falls on the heat colours (0 orange … ½ white … 1 blue): tanh
+/// and linear/ReLU outputs around 0, sigmoid's around ½. Linear and ReLU outputs are unbounded,
+/// so they are scaled by the largest |v| the neuron reaches on the plane (`scale`).
+pub fn neuron_shade(act: gpu_runtime::mlp::Activation, v: f32, scale: f32) -> f32 {
+    use gpu_runtime::mlp::Activation;
+    match act {
+        Activation::Sigmoid => v,
+        Activation::Tanh => (v + 1.0) / 2.0,
+        Activation::Relu | Activation::Linear => 0.5 + 0.5 * v / scale.max(1e-6),
+    }
+}
+
+/// Every input and hidden neuron's output over a `side` × `side` grid of the plane (`grid_x`,
+/// rows from the top, the network's input features), as heat pictures: index 0 holds the
+/// inputs, then one entry per hidden layer. `params` are the weights drawn in the network.
+pub fn neuron_pictures(
+    net: &gpu_runtime::mlp::Net,
+    params: &[f32],
+    grid_x: &[f32],
+    side: usize,
+) -> Vec<Vec<String>> {
+    let rows = side * side;
+    if params.len() < net.layout().param_count || grid_x.len() < rows * net.inputs() {
+        return Vec::new();
+    }
+    let acts = net.forward_all(params, grid_x, rows);
+    let (offs, _) = net.act_offsets(rows);
+    let hidden = net.sizes.len().saturating_sub(1);
+    (0..hidden)
+        .map(|l| {
+            let width = net.sizes[l];
+            // Inputs are drawn like linear outputs, scaled to their own range.
+            let act = if l == 0 {
+                gpu_runtime::mlp::Activation::Linear
+            } else {
+                net.activation
+            };
+            (0..width)
+                .map(|n| {
+                    let value = |b: usize| acts[offs[l] + b * width + n];
+                    let scale = (0..rows).map(|b| value(b).abs()).fold(0.0f32, f32::max);
+                    let px: Vec<[u8; 3]> = (0..rows)
+                        .map(|b| heat_colour(neuron_shade(act, value(b), scale)))
+                        .collect();
+                    format!("data:image/bmp;base64,{}", base64(&bmp(side, &px)))
+                })
+                .collect()
+        })
+        .collect()
+}
+
 /// An SVG polyline through (x, y) points mapped into a box.
 pub struct Frame {
     pub x0: f64,
@@ -148,6 +221,54 @@ mod tests {
         assert_eq!(&b[..2], b"BM");
         assert_eq!(b.len(), 54 + 12 * 3);
         assert_eq!(&b[54..57], &[3, 2, 1]);
+    }
+
+    #[test]
+    fn clicks_map_through_the_pictures_own_box() {
+        let close = |a: Option<(f64, f64)>, b: (f64, f64)| {
+            let a = a.expect("inside");
+            assert!(
+                (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+                "{a:?} vs {b:?}"
+            );
+        };
+        // A 300 px square at (100, 50): centre, corners, y up.
+        let r = (100.0, 50.0, 300.0, 300.0);
+        close(plane_point(r, (250.0, 200.0), 6.0), (0.0, 0.0));
+        close(plane_point(r, (100.0, 50.0), 6.0), (-6.0, 6.0));
+        close(plane_point(r, (400.0, 350.0), 6.0), (6.0, -6.0));
+        close(plane_point(r, (175.0, 275.0), 6.0), (-3.0, -3.0));
+        // A wider box draws the square centred: 100 px of margin either side.
+        let wide = (0.0, 0.0, 500.0, 300.0);
+        close(plane_point(wide, (250.0, 150.0), 6.0), (0.0, 0.0));
+        close(plane_point(wide, (100.0, 0.0), 6.0), (-6.0, 6.0));
+        assert_eq!(plane_point(wide, (50.0, 150.0), 6.0), None);
+        assert_eq!(plane_point((0.0, 0.0, 0.0, 0.0), (0.0, 0.0), 6.0), None);
+        assert_eq!(plane_point(r, (f64::NAN, 0.0), 6.0), None);
+    }
+
+    #[test]
+    fn neuron_pictures_show_each_neurons_output() {
+        use gpu_runtime::mlp::data::grid_points;
+        use gpu_runtime::mlp::{Activation, Feature, LossKind, Net};
+        let net = Net {
+            sizes: vec![2, 3, 2],
+            activation: Activation::Tanh,
+            loss: LossKind::CrossEntropy,
+        };
+        let side = 4;
+        let grid = grid_points(side).features(&[Feature::X, Feature::Y]);
+        let params = net.init_params(3);
+        let pics = neuron_pictures(&net, &params, &grid, side);
+        assert_eq!(pics.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 3]);
+        assert!(pics[1][0].starts_with("data:image/bmp;base64,"));
+        // Input x runs from orange on the left to blue on the right.
+        assert_eq!(neuron_shade(Activation::Linear, -6.0, 6.0), 0.0);
+        assert_eq!(neuron_shade(Activation::Linear, 6.0, 6.0), 1.0);
+        assert_eq!(neuron_shade(Activation::Tanh, 0.0, 1.0), 0.5);
+        assert_eq!(neuron_shade(Activation::Sigmoid, 0.25, 1.0), 0.25);
+        // Too few parameters: nothing drawn rather than a panic.
+        assert!(neuron_pictures(&net, &params[..3], &grid, side).is_empty());
     }
 
     #[test]
