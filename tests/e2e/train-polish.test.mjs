@@ -195,3 +195,19 @@ test('the training view fits 390 px with its kernels open; screenshots at three 
     }
   }
 });
+
+test('item 13 elsewhere: "0.00×" for 0 against a count, and "over 1 GPUs"', async () => {
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=naive&size=32&wg=8&sg=32&compare=tiled');
+  await page.waitForSelector('.compare-table');
+  const row = await page.$eval('.compare-table tr[data-key="vis.count.shared"]', (tr) => [...tr.cells].map((c) => c.textContent));
+  assert.equal(row[1], '0', row.join(' | '));
+  assert.ok(Number(row[2].replace(/,/g, '')) > 0, row.join(' | '));
+  assert.equal(row[3], '–', `no factor for 0 against ${row[2]}: ${row.join(' | ')}`);
+  await page.goto(new URL('#/learn/multi-gpu?lang=en&n=1', page.url()).href);
+  await page.waitForSelector('[data-ring-time]');
+  const total = await page.textContent('[data-ring-time]');
+  assert.doesNotMatch(total, /\b1 GPUs/, total);
+  assert.match(total, /single GPU/, total);
+  assertNoErrors(errors);
+  await context.close();
+});
