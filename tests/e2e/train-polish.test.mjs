@@ -178,6 +178,31 @@ test('beyond: every input and hidden neuron is drawn as a picture; L2 regularisa
   await context.close();
 });
 
+test('beyond: a regression task trains on the GPU, with an error measure instead of accuracy', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/train?lang=${lang}&data=hills&layers=8,8&act=tanh&lr=0.03&batch=16&opt=adam&noise=0.05`);
+    await waitForGpu(page);
+    assert.equal(await page.inputValue('#train-data'), 'hills');
+    assert.ok(await page.$eval('#train-loss', (s) => s.disabled), 'the loss comes with the task');
+    // One output: the last column of the network has a single node.
+    assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
+    await page.click('#train-play');
+    await waitSteps(page, 300);
+    await page.click('#train-play');
+    const heat = Number(await status(page, 'heat'));
+    await page.waitForFunction((h) => Number(document.querySelector('#train-status').dataset.heat) > h, heat, { timeout: 30_000 });
+    const first = Number(await status(page, 'first-gpu-loss'));
+    const last = Number(await status(page, 'gpu-loss'));
+    assert.ok(last < first / 2, `the squared error falls: ${first} → ${last}`);
+    const metrics = await page.textContent('.train-metrics');
+    assert.match(metrics, lang === 'en' ? /root-mean-square\): [\d.]+/ : /均方根）：[\d.]+/, metrics);
+    assert.doesNotMatch(metrics, /accuracy|准确率/, metrics);
+    await screenshot(page, `train-regression-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
 test('the training view fits 390 px with its kernels open; screenshots at three widths in both languages', async () => {
   for (const lang of ['en', 'zh']) {
     for (const width of [390, 1280, 1920]) {

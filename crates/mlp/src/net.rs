@@ -74,6 +74,9 @@ pub enum LossKind {
     CrossEntropy = 0,
     /// Mean squared error of the outputs against one-hot targets (regression-style).
     Mse = 1,
+    /// Regression: one output z against the point's target t (its label's bits, see
+    /// `data::target_label`): loss ½(z − t)². Chosen by the dataset, not offered for classes.
+    Regression = 2,
 }
 
 impl LossKind {
@@ -81,6 +84,7 @@ impl LossKind {
         match self {
             LossKind::CrossEntropy => "ce",
             LossKind::Mse => "mse",
+            LossKind::Regression => "reg",
         }
     }
 
@@ -302,11 +306,19 @@ impl Net {
 }
 
 /// Mean loss and accuracy of logits (rows × classes) against labels. Accuracy counts the
-/// largest logit (first on ties).
+/// largest logit (first on ties). For regression the second number is the root-mean-square
+/// error √(2 · mean loss) instead.
 pub fn metrics(loss: LossKind, logits: &[f32], labels: &[u32], classes: usize) -> (f32, f32) {
     let rows = labels.len();
     if rows == 0 || classes == 0 {
         return (0.0, 0.0);
+    }
+    if loss == LossKind::Regression {
+        let mean = (0..rows)
+            .map(|b| sample_loss(loss, &logits[b * classes..], labels[b]) as f64)
+            .sum::<f64>()
+            / rows as f64;
+        return (mean as f32, (2.0 * mean).sqrt() as f32);
     }
     let mut total = 0.0f64;
     let mut correct = 0usize;
@@ -341,6 +353,10 @@ pub fn sample_loss(loss: LossKind, z: &[f32], y: u32) -> f32 {
                 acc += (v - t) * (v - t);
             }
             0.5 * acc
+        }
+        LossKind::Regression => {
+            let e = z[0] - crate::data::label_target(y);
+            0.5 * (e * e)
         }
     }
 }
@@ -494,6 +510,10 @@ impl CpuTrainer {
                         let t = if c == y { 1.0 } else { 0.0 };
                         self.deltas[z_off + b * classes + c] = (z[c] - t) * inv_b;
                     }
+                }
+                LossKind::Regression => {
+                    let t = crate::data::label_target(self.y[b]);
+                    self.deltas[z_off + b * classes] = (z[0] - t) * inv_b;
                 }
             }
         }

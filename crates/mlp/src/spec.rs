@@ -395,11 +395,17 @@ impl Spec {
     pub fn net(&self) -> Net {
         let mut sizes = vec![self.features.len()];
         sizes.extend(&self.hidden);
-        sizes.push(CLASSES);
+        let regression = self.dataset.is_regression();
+        // A regression dataset has one output and its own loss; the loss setting is for classes.
+        sizes.push(if regression { 1 } else { CLASSES });
         Net {
             sizes,
             activation: self.activation,
-            loss: self.loss,
+            loss: if regression {
+                LossKind::Regression
+            } else {
+                self.loss
+            },
         }
     }
 
@@ -418,7 +424,13 @@ impl Spec {
         let all = self.dataset.generate(self.points, self.noise, self.seed);
         let (mut train, test) = all.split(self.split, self.seed);
         for &(x, y, c) in &self.added {
-            train.push(x, y, c);
+            // For regression a learner's point is a low (−1) or high (+1) value.
+            let label = if self.dataset.is_regression() {
+                crate::data::target_label(if c == 1 { 1.0 } else { -1.0 })
+            } else {
+                c
+            };
+            train.push(x, y, label);
         }
         (train, test)
     }
@@ -473,6 +485,31 @@ mod tests {
         assert_eq!(s.net().sizes, vec![2, 8, 8, 2]);
         assert_eq!(s.batch, 32);
         assert_eq!(s.noise, 0.1);
+    }
+
+    #[test]
+    fn regression_datasets_have_one_output_and_real_targets() {
+        let (s, e) = parse("data=hills&add=2.50_2.50_0");
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(s.net().sizes, vec![2, 8, 8, 1]);
+        assert_eq!(s.net().loss, LossKind::Regression);
+        let (train, test) = s.data();
+        let t = |p: &Points, i: usize| crate::data::label_target(p.label[i]);
+        assert!((0..test.len()).all(|i| t(&test, i).abs() <= 1.0));
+        // The learner's point is a low value, whatever the hill there says.
+        assert_eq!(t(&train, train.len() - 1), -1.0);
+        assert!(Dataset::Hills.target(2.5, 2.5) > 0.9 && Dataset::Hills.target(2.5, -2.5) < -0.9);
+        assert_eq!(Dataset::Plane.target(5.0, 5.0), 1.0);
+        // Noise moves the target, not the point.
+        let (clean, noisy) = (
+            Dataset::Plane.generate(50, 0.0, 3),
+            Dataset::Plane.generate(50, 0.3, 3),
+        );
+        assert_eq!(clean.xy.len(), noisy.xy.len());
+        assert!((0..50).all(|i| {
+            let [x, y] = clean.xy[i];
+            crate::data::label_target(clean.label[i]) == Dataset::Plane.target(x, y)
+        }));
     }
 
     #[test]

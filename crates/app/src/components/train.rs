@@ -31,13 +31,16 @@ use gpu_runtime::BufferLimits;
 
 use self::experiment::{growth, verdict, GpuCell, Row, Verdict};
 use self::form::{structural_changes, Form, FormAction, Restart};
-use self::picture::{css, heat_url, nice_ceiling, plane_point, Frame, CLASS0, CLASS1};
+use self::picture::{
+    css, heat_colour, heat_url, nice_ceiling, output_shade, plane_point, Frame, CLASS0, CLASS1,
+};
 use self::runner::{now_ms, rate_view, GpuState, RateView, Runner, GRID};
 use super::{replace_query, Ctx};
 use crate::format;
 use crate::probe::WebGpuStatus;
 use crate::session;
 use crate::source_view::highlight_line;
+use gpu_runtime::mlp::data::label_target;
 
 /// Milliseconds between engine ticks, and between re-renders while training.
 const TICK_MS: u32 = 16;
@@ -365,17 +368,27 @@ pub fn Train() -> Html {
         }
     });
 
+    let regression = spec.dataset.is_regression();
     let data_panel = html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.data") }</h2>
             <label class="train-field">
                 <span>{ ctx.t("train.dataset") }</span>
                 <select id="train-data" onchange={on_select("data")}>
-                    { for Dataset::ALL.iter().map(|d| html! {
-                        <option value={d.code()} selected={*d == spec.dataset}>
-                            { ctx.t(&format!("train.dataset.{}", d.code())) }
-                        </option>
-                    }) }
+                    <optgroup label={ctx.t("train.task.classification")}>
+                        { for Dataset::ALL.iter().map(|d| html! {
+                            <option value={d.code()} selected={*d == spec.dataset}>
+                                { ctx.t(&format!("train.dataset.{}", d.code())) }
+                            </option>
+                        }) }
+                    </optgroup>
+                    <optgroup label={ctx.t("train.task.regression")}>
+                        { for Dataset::REGRESSION.iter().map(|d| html! {
+                            <option value={d.code()} selected={*d == spec.dataset}>
+                                { ctx.t(&format!("train.dataset.{}", d.code())) }
+                            </option>
+                        }) }
+                    </optgroup>
                 </select>
             </label>
             <label class="train-field">
@@ -411,7 +424,12 @@ pub fn Train() -> Html {
                         <label class={classes!("class-toggle", format!("class{c}"))}>
                             <input type="radio" name="train-add-class" checked={*add_class == c}
                                 onchange={Callback::from(move |_: Event| add_class.set(c))} />
-                            { ctx.t(if c == 0 { "train.class0" } else { "train.class1" }) }
+                            { ctx.t(match (regression, c) {
+                                (false, 0) => "train.class0",
+                                (false, _) => "train.class1",
+                                (true, 0) => "train.value_low",
+                                (true, _) => "train.value_high",
+                            }) }
                         </label>
                     }
                 }) }
@@ -560,12 +578,17 @@ pub fn Train() -> Html {
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.loss") }</span>
-                    <select id="train-loss" onchange={on_select("loss")}>
-                        { for [LossKind::CrossEntropy, LossKind::Mse].iter().map(|l| html! {
-                            <option value={l.code()} selected={*l == spec.loss}>
-                                { ctx.t(&format!("train.loss.{}", l.code())) }
-                            </option>
-                        }) }
+                    // A regression dataset brings its own loss; the choice is for classes.
+                    <select id="train-loss" onchange={on_select("loss")} disabled={regression}>
+                        if regression {
+                            <option selected=true>{ ctx.t("train.loss.reg") }</option>
+                        } else {
+                            { for [LossKind::CrossEntropy, LossKind::Mse].iter().map(|l| html! {
+                                <option value={l.code()} selected={*l == spec.loss}>
+                                    { ctx.t(&format!("train.loss.{}", l.code())) }
+                                </option>
+                            }) }
+                        }
                     </select>
                 </label>
                 <label class="train-field">
@@ -853,6 +876,7 @@ fn output_panel(
         })
     };
     let heat = (!r.heat.is_empty()).then(|| heat_url(GRID, &r.heat));
+    let regression = spec.dataset.is_regression();
     let dot = |x: f32, y: f32, c: u32, class: &'static str| {
         // Added points carry their coordinates (as in the URL), so they can be read back.
         let (dx, dy) = if class == "added" {
@@ -864,15 +888,21 @@ fn output_panel(
             <circle class={class} data-x={dx} data-y={dy}
                 cx={format!("{:.1}", to_px(x))} cy={format!("{:.1}", size - to_px(y))}
                 r={if class == "added" { "4.5" } else { "3.2" }}
-                fill={css(if c == 1 { CLASS1 } else { CLASS0 })} />
+                fill={css(match regression {
+                    true => heat_colour(output_shade(&[label_target(c)])),
+                    false if c == 1 => CLASS1,
+                    false => CLASS0,
+                })} />
         }
     };
-    let n_generated = r.train.len() - spec.added.len().min(r.train.len());
+    // The runner's own added points: the URL's may be one ahead until the network is rebuilt.
+    let n_generated = r.train.len() - r.spec.added.len().min(r.train.len());
     let last = r.gpu_hist.last().or(r.cpu_hist.last());
     html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.output") }</h2>
-            <svg id="train-boundary" ref={boundary.clone()} class="train-boundary" viewBox="0 0 300 300"
+            <svg id="train-boundary" ref={boundary.clone()} viewBox="0 0 300 300"
+                class={classes!("train-boundary", regression.then_some("regression"))}
                 role="img" aria-label={ctx.t("train.boundary.label")} onclick={on_click}>
                 { heat.map(|h| html! {
                     <image href={h} x="0" y="0" width="300" height="300" preserveAspectRatio="none" />
@@ -886,14 +916,23 @@ fn output_panel(
             </svg>
             <p class="hint">
                 { ctx.t(if r.heat_from_gpu { "train.boundary.gpu" } else { "train.boundary.cpu" }) }
-                { " " }{ ctx.t("train.boundary.legend") }
+                { " " }{ ctx.t(if regression { "train.boundary.legend_reg" } else { "train.boundary.legend" }) }
             </p>
             { last.map(|s| html! {
-                <p class="train-metrics">{ ctx.tf("train.metrics", &[
-                    ("train", &format!("{:.3}", s.train)),
-                    ("test", &format!("{:.3}", s.test)),
-                    ("acc", &format!("{:.1}", s.test_acc * 100.0)),
-                ]) }</p>
+                <p class="train-metrics">{ if regression {
+                    // For regression the sample's second number is the RMSE (mlp::net::metrics).
+                    ctx.tf("train.metrics_reg", &[
+                        ("train", &format!("{:.3}", s.train)),
+                        ("test", &format!("{:.3}", s.test)),
+                        ("rmse", &format!("{:.3}", s.test_acc)),
+                    ])
+                } else {
+                    ctx.tf("train.metrics", &[
+                        ("train", &format!("{:.3}", s.train)),
+                        ("test", &format!("{:.3}", s.test)),
+                        ("acc", &format!("{:.1}", s.test_acc * 100.0)),
+                    ])
+                } }</p>
             }) }
             { loss_chart(ctx, r) }
         </section>

@@ -28,6 +28,16 @@ pub fn heat_colour(p: f32) -> [u8; 3] {
     ]
 }
 
+/// Where a network output falls on the heat colours: two logits → the class-1 probability;
+/// one regression output z → (z + 1) / 2, so −1 is orange, 0 white and +1 blue.
+pub fn output_shade(z: &[f32]) -> f32 {
+    match z {
+        [a, b] => gpu_runtime::mlp::net::prob_class1(*a, *b),
+        [v] => (v + 1.0) / 2.0,
+        _ => 0.5,
+    }
+}
+
 /// A 24-bit BMP of a `side` × `side` picture given row by row from the top.
 pub fn bmp(side: usize, pixels: &[[u8; 3]]) -> Vec<u8> {
     let row_bytes = (side * 3).div_ceil(4) * 4;
@@ -274,6 +284,10 @@ mod tests {
     #[test]
     fn colours_and_axes() {
         assert_eq!(heat_colour(0.5), [255, 255, 255]);
+        assert_eq!(output_shade(&[0.0]), 0.5);
+        assert_eq!(output_shade(&[-1.0]), 0.0);
+        assert_eq!(output_shade(&[0.3, 0.3]), 0.5);
+        assert_eq!(heat_colour(output_shade(&[1.0])), heat_colour(1.0));
         assert_eq!(heat_colour(f32::NAN), [255, 255, 255]);
         assert_ne!(heat_colour(1.0), heat_colour(0.0));
         assert_eq!(nice_ceiling(0.69), 1.0);

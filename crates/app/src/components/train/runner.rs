@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use gpu_runtime::mlp::data::grid_points;
-use gpu_runtime::mlp::net::{batch_order, metrics, prob_class1};
+use gpu_runtime::mlp::net::{batch_order, metrics};
 use gpu_runtime::mlp::{CpuTrainer, Net, Points, Spec};
 use gpu_runtime::training::{step_plan, PlannedDispatch, SessionConfig, TrainingSession};
 use gpu_runtime::{Gpu, GpuError};
@@ -110,7 +110,8 @@ pub struct Runner {
     pub playing: bool,
     pub gpu_hist: Vec<Sample>,
     pub cpu_hist: Vec<Sample>,
-    /// Class-1 probability on the grid, row by row from the top.
+    /// Class-1 probability (regression: the output mapped from [−1, 1] to [0, 1]) on the
+    /// grid, row by row from the top.
     pub heat: Vec<f32>,
     /// Whether `heat` came from the GPU (else from the CPU twin).
     pub heat_from_gpu: bool,
@@ -344,11 +345,11 @@ impl Runner {
         }
         self.heat = r.logits[..g * c]
             .chunks_exact(c)
-            .map(|z| prob_class1(z[0], z[1]))
+            .map(super::picture::output_shade)
             .collect();
         self.heat_from_gpu = true;
         self.heat_version += 1;
-        let loss = self.spec.loss;
+        let loss = self.net.loss;
         let (train, _) = metrics(
             loss,
             &r.logits[g * c..(g + n_train) * c],
@@ -397,7 +398,11 @@ impl Runner {
         );
         if self.gpu.is_none() {
             let z = self.net.logits(&self.cpu.params, &self.grid_x, GRID * GRID);
-            self.heat = z.chunks_exact(2).map(|z| prob_class1(z[0], z[1])).collect();
+            let c = self.net.classes().max(1);
+            self.heat = z
+                .chunks_exact(c)
+                .map(super::picture::output_shade)
+                .collect();
             self.heat_from_gpu = false;
             self.heat_version += 1;
             self.weights = self.cpu.params.clone();
