@@ -376,18 +376,10 @@ pub fn Train() -> Html {
                 <span>{ ctx.t("train.dataset") }</span>
                 <select id="train-data" onchange={on_select("data")}>
                     <optgroup label={ctx.t("train.task.classification")}>
-                        { for Dataset::ALL.iter().map(|d| html! {
-                            <option value={d.code()} selected={*d == spec.dataset}>
-                                { ctx.t(&format!("train.dataset.{}", d.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.dataset", Dataset::ALL.map(Dataset::code), spec.dataset.code()) }
                     </optgroup>
                     <optgroup label={ctx.t("train.task.regression")}>
-                        { for Dataset::REGRESSION.iter().map(|d| html! {
-                            <option value={d.code()} selected={*d == spec.dataset}>
-                                { ctx.t(&format!("train.dataset.{}", d.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.dataset", Dataset::REGRESSION.map(Dataset::code), spec.dataset.code()) }
                     </optgroup>
                 </select>
             </label>
@@ -417,7 +409,7 @@ pub fn Train() -> Html {
             </fieldset>
             <fieldset class="train-add">
                 <legend>{ ctx.t("train.add.title") }</legend>
-                <p class="hint">{ ctx.tf("train.add.hint", &[("max", &MAX_ADDED.to_string())]) }</p>
+                <p class="hint">{ ctx.tf(if regression { "train.add.hint_reg" } else { "train.add.hint" }, &[("max", &MAX_ADDED.to_string())]) }</p>
                 { for [0u32, 1].iter().map(|&c| {
                     let add_class = add_class.clone();
                     html! {
@@ -559,21 +551,13 @@ pub fn Train() -> Html {
                 <label class="train-field">
                     <span>{ ctx.t("train.activation") }</span>
                     <select id="train-act" onchange={on_select("act")}>
-                        { for Activation::ALL.iter().map(|a| html! {
-                            <option value={a.code()} selected={*a == spec.activation}>
-                                { ctx.t(&format!("train.act.{}", a.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.act", Activation::ALL.map(Activation::code), spec.activation.code()) }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.optimiser") }</span>
                     <select id="train-opt" onchange={on_select("opt")}>
-                        { for Optimiser::ALL.iter().map(|o| html! {
-                            <option value={o.code()} selected={*o == spec.optimiser}>
-                                { ctx.t(&format!("train.opt.{}", o.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.opt", Optimiser::ALL.map(Optimiser::code), spec.optimiser.code()) }
                     </select>
                 </label>
                 <label class="train-field">
@@ -583,22 +567,14 @@ pub fn Train() -> Html {
                         if regression {
                             <option selected=true>{ ctx.t("train.loss.reg") }</option>
                         } else {
-                            { for [LossKind::CrossEntropy, LossKind::Mse].iter().map(|l| html! {
-                                <option value={l.code()} selected={*l == spec.loss}>
-                                    { ctx.t(&format!("train.loss.{}", l.code())) }
-                                </option>
-                            }) }
+                            { code_options(&ctx, "train.loss", [LossKind::CrossEntropy, LossKind::Mse].map(LossKind::code), spec.loss.code()) }
                         }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.reg") }</span>
                     <select id="train-reg" onchange={on_reg_kind}>
-                        { for [Regularisation::None, Regularisation::L1(0.0), Regularisation::L2(0.0)].iter().map(|k| html! {
-                            <option value={k.code()} selected={k.code() == spec.reg.code()}>
-                                { ctx.t(&format!("train.reg.{}", k.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.reg", [Regularisation::None, Regularisation::L1(0.0), Regularisation::L2(0.0)].map(Regularisation::code), spec.reg.code()) }
                     </select>
                 </label>
                 <label class="train-field">
@@ -768,6 +744,20 @@ pub fn Train() -> Html {
             { kernels_panel }
             { experiment_panel }
         </section>
+    }
+}
+
+/// `<option>`s for setting codes, each labelled by the key `{prefix}.{code}`, `current` selected.
+fn code_options<const N: usize>(
+    ctx: &Ctx,
+    prefix: &str,
+    codes: [&'static str; N],
+    current: &str,
+) -> Html {
+    html! {
+        { for codes.into_iter().map(|c| html! {
+            <option value={c} selected={c == current}>{ ctx.t(&format!("{prefix}.{c}")) }</option>
+        }) }
     }
 }
 
