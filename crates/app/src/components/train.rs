@@ -376,10 +376,10 @@ pub fn Train() -> Html {
                 <span>{ ctx.t("train.dataset") }</span>
                 <select id="train-data" onchange={on_select("data")}>
                     <optgroup label={ctx.t("train.task.classification")}>
-                        { code_options(&ctx, "train.dataset", Dataset::ALL.map(Dataset::code), spec.dataset.code()) }
+                        { code_options(&ctx, "train.dataset.", Dataset::ALL.map(Dataset::code), spec.dataset.code()) }
                     </optgroup>
                     <optgroup label={ctx.t("train.task.regression")}>
-                        { code_options(&ctx, "train.dataset", Dataset::REGRESSION.map(Dataset::code), spec.dataset.code()) }
+                        { code_options(&ctx, "train.dataset.", Dataset::REGRESSION.map(Dataset::code), spec.dataset.code()) }
                     </optgroup>
                 </select>
             </label>
@@ -551,13 +551,13 @@ pub fn Train() -> Html {
                 <label class="train-field">
                     <span>{ ctx.t("train.activation") }</span>
                     <select id="train-act" onchange={on_select("act")}>
-                        { code_options(&ctx, "train.act", Activation::ALL.map(Activation::code), spec.activation.code()) }
+                        { code_options(&ctx, "train.act.", Activation::ALL.map(Activation::code), spec.activation.code()) }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.optimiser") }</span>
                     <select id="train-opt" onchange={on_select("opt")}>
-                        { code_options(&ctx, "train.opt", Optimiser::ALL.map(Optimiser::code), spec.optimiser.code()) }
+                        { code_options(&ctx, "train.opt.", Optimiser::ALL.map(Optimiser::code), spec.optimiser.code()) }
                     </select>
                 </label>
                 <label class="train-field">
@@ -567,14 +567,14 @@ pub fn Train() -> Html {
                         if regression {
                             <option selected=true>{ ctx.t("train.loss.reg") }</option>
                         } else {
-                            { code_options(&ctx, "train.loss", [LossKind::CrossEntropy, LossKind::Mse].map(LossKind::code), spec.loss.code()) }
+                            { code_options(&ctx, "train.loss.", [LossKind::CrossEntropy, LossKind::Mse].map(LossKind::code), spec.loss.code()) }
                         }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.reg") }</span>
                     <select id="train-reg" onchange={on_reg_kind}>
-                        { code_options(&ctx, "train.reg", [Regularisation::None, Regularisation::L1(0.0), Regularisation::L2(0.0)].map(Regularisation::code), spec.reg.code()) }
+                        { code_options(&ctx, "train.reg.", [Regularisation::None, Regularisation::L1(0.0), Regularisation::L2(0.0)].map(Regularisation::code), spec.reg.code()) }
                     </select>
                 </label>
                 <label class="train-field">
@@ -747,7 +747,8 @@ pub fn Train() -> Html {
     }
 }
 
-/// `<option>`s for setting codes, each labelled by the key `{prefix}.{code}`, `current` selected.
+/// `<option>`s for setting codes, each labelled by the key `{prefix}{code}` (`prefix` ends in a
+/// dot), `current` selected.
 fn code_options<const N: usize>(
     ctx: &Ctx,
     prefix: &str,
@@ -756,7 +757,7 @@ fn code_options<const N: usize>(
 ) -> Html {
     html! {
         { for codes.into_iter().map(|c| html! {
-            <option value={c} selected={c == current}>{ ctx.t(&format!("{prefix}.{c}")) }</option>
+            <option value={c} selected={c == current}>{ ctx.t(&format!("{prefix}{c}")) }</option>
         }) }
     }
 }
