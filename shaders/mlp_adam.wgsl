@@ -1,11 +1,13 @@
 // Tiny MLP, Adam over every parameter at once: m ← β₁m + (1 − β₁)g; v ← β₂v + (1 − β₂)g²;
 // p ← p − lr · (m / c₁) / (√(v / c₂) + ε). The bias corrections c₁ = 1 − β₁ᵗ and
 // c₂ = 1 − β₂ᵗ are computed on the CPU for step t and written to the uniform every step.
+// g is the loss gradient plus the regularisation's: g + (l1·sign(p) + l2·p), in that order
+// (the CPU twin's `mlp::net::regularised`).
 //
 // Launch: workgroup_size(64); one thread per parameter; workgroups = ceil(count / 64).
 // Buffers: 0 = params (read_write), 1 = grads (read), 2 = m (read_write), 3 = v (read_write),
 //          all `count` f32 in the parameter layout;
-//          4 = uniform Adam {count: u32, lr, beta1, beta2, eps, c1, c2: f32, 0}.
+//          4 = uniform Adam {count: u32, lr, beta1, beta2, eps, c1, c2: f32, 0, l1, l2: f32, 0, 0}.
 
 struct Adam {
     count: u32,
@@ -16,6 +18,10 @@ struct Adam {
     c1: f32,
     c2: f32,
     pad: u32,
+    l1: f32,
+    l2: f32,
+    pad1: u32,
+    pad2: u32,
 }
 
 @group(0) @binding(0) var<storage, read_write> params: array<f32>;
@@ -30,10 +36,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= u.count) {
         return;
     }
-    let g = grads[i];
+    let p = params[i];
+    let g = grads[i] + (u.l1 * sign(p) + u.l2 * p);
     let mi = u.beta1 * m[i] + (1.0 - u.beta1) * g;
     let vi = u.beta2 * v[i] + (1.0 - u.beta2) * g * g;
     m[i] = mi;
     v[i] = vi;
-    params[i] = params[i] - u.lr * (mi / u.c1) / (sqrt(vi / u.c2) + u.eps);
+    params[i] = p - u.lr * (mi / u.c1) / (sqrt(vi / u.c2) + u.eps);
 }

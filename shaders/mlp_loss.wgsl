@@ -1,11 +1,13 @@
 // Tiny MLP, loss: the gradient of the mean loss with respect to the logits, and each sample's
 // loss. kind 0 = softmax cross-entropy: p = softmax(z), loss = ln Σ e^(z−m) − (z_y − m),
 // dz_c = (p_c − [c = y]) / batch. kind 1 = mean squared error against the one-hot target t:
-// loss = ½ Σ_c (z_c − t_c)², dz_c = (z_c − t_c) / batch.
+// loss = ½ Σ_c (z_c − t_c)², dz_c = (z_c − t_c) / batch. kind 2 = regression: one output z
+// against the sample's real target t, whose bits sit in the label slot (bitcast<f32>):
+// loss = ½ (z − t)², dz = (z − t) / batch.
 //
 // Launch: workgroup_size(64); one thread per sample; workgroups = ceil(batch / 64).
 // Buffers: 0 = acts (read: the logits, batch × classes at logits_off),
-//          1 = labels (read: one u32 class per sample),
+//          1 = labels (read: one u32 class per sample, or an f32 target's bits for kind 2),
 //          2 = deltas (read_write: dz written batch × classes at delta_off),
 //          3 = losses (read_write: one f32 per sample, read back with the metrics),
 //          4 = uniform Loss {batch, classes, logits_off, delta_off, kind, 0, 0, 0}.
@@ -51,6 +53,10 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             deltas[u.delta_off + b * u.classes + c] = (p - t) * inv_b;
         }
         losses[b] = log(s) - (acts[z0 + y] - m);
+    } else if (u.kind == 2u) {
+        let e = acts[z0] - bitcast<f32>(y);
+        deltas[u.delta_off + b * u.classes] = e * inv_b;
+        losses[b] = 0.5 * (e * e);
     } else {
         var acc = 0.0;
         for (var c = 0u; c < u.classes; c++) {

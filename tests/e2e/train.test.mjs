@@ -138,6 +138,19 @@ test('batch-size experiment: samples/s for every batch size on GPU and CPU', asy
     const points = await page.getAttribute(`.train-exp-chart polyline.${line}`, 'points');
     assert.equal(points.trim().split(/\s+/).length, 7, `${line}: ${points}`);
   }
+  // Item 13: the conclusion is the one the numbers in the table support.
+  const numOrNull = (t) => (/^[\d,]+$/.test(t) ? Number(t.replaceAll(',', '')) : null);
+  const wins = rows.filter((r) => numOrNull(r[1]) !== null).map((r) => numOrNull(r[1]) > numOrNull(r[2]));
+  const changes = wins.slice(1).filter((w, i) => w !== wins[i]).length;
+  const expected = wins.length === 0 ? 'no-gpu'
+    : changes === 0 ? (wins[0] ? 'gpu-all' : 'cpu-all')
+      : changes === 1 && !wins[0] ? 'gpu-from' : 'mixed';
+  const lesson = await page.textContent('.train-experiment .lesson');
+  assert.equal(await page.getAttribute('.train-experiment .lesson', 'data-verdict'), expected, lesson);
+  if (expected === 'cpu-all') {
+    assert.match(lesson, /CPU twin was faster at every batch size/);
+    assert.doesNotMatch(lesson, /climbs until/);
+  }
   await screenshot(page, 'train-experiment-en');
   assertNoErrors(errors);
   await context.close();

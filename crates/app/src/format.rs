@@ -24,6 +24,19 @@ pub fn sci(x: f64) -> String {
     }
 }
 
+/// "a / b" as a factor: "0.50×", "12.00×"; "–" when either side is zero (0 against 73,728
+/// accesses has no meaningful factor, and "0.00×" would read as a rounding).
+pub fn ratio(a: u64, b: u64) -> String {
+    let r = a as f64 / b as f64;
+    if a == 0 || b == 0 {
+        "–".into()
+    } else if r < 0.01 {
+        format!("{r:.1e}×")
+    } else {
+        format!("{r:.2}×")
+    }
+}
+
 /// Milliseconds with sensible precision: "0.042", "3.21", "120".
 pub fn ms(x: f64) -> String {
     if !x.is_finite() {
@@ -91,6 +104,15 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ratios_never_show_zero_for_a_real_difference() {
+        assert_eq!(ratio(0, 73_728), "–");
+        assert_eq!(ratio(73_728, 0), "–");
+        assert_eq!(ratio(1, 2), "0.50×");
+        assert_eq!(ratio(16, 1), "16.00×");
+        assert_eq!(ratio(5, 73_728), "6.8e-5×");
+    }
 
     #[test]
     fn formats() {

@@ -72,6 +72,8 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
     let hyper = Hyper {
         lr: 0.01,
         optimiser: Optimiser::Adam,
+        l1: 0.0,
+        l2: 0.0,
     };
     let pts = Dataset::Spiral.generate(POINTS, 0.1, 1);
     let x = pts.features(&[Feature::X, Feature::Y]);

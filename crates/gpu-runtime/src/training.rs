@@ -56,7 +56,7 @@ fn bindings(kernel_id: &str) -> &'static [Slot] {
 }
 
 /// One dispatch of a step: which kernel, for which layer, how many threads and workgroups,
-/// and the eight words of its uniform.
+/// and the words of its uniform (the optimisers use twelve, the others eight and zeros).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlannedDispatch {
     pub kernel_id: &'static str,
@@ -64,15 +64,19 @@ pub struct PlannedDispatch {
     pub layer: usize,
     pub threads: u32,
     pub workgroups: [u32; 3],
-    pub uniform: [u32; 8],
+    pub uniform: [u32; UNIFORM_WORDS],
 }
 
-fn planned(
+pub const UNIFORM_WORDS: usize = 12;
+
+fn planned<const N: usize>(
     kernel_id: &'static str,
     layer: usize,
     threads: usize,
-    uniform: [u32; 8],
+    words: [u32; N],
 ) -> PlannedDispatch {
+    let mut uniform = [0; UNIFORM_WORDS];
+    uniform[..N].copy_from_slice(&words);
     let threads = threads as u32;
     PlannedDispatch {
         kernel_id,
@@ -186,8 +190,8 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
                 f(hyper.lr),
                 f(hyper.optimiser.momentum()),
                 0,
-                0,
-                0,
+                f(hyper.l1),
+                f(hyper.l2),
                 0,
                 0,
             ],
@@ -206,6 +210,10 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
                     f(EPSILON),
                     f(c1),
                     f(c2),
+                    0,
+                    f(hyper.l1),
+                    f(hyper.l2),
+                    0,
                     0,
                 ],
             )
@@ -765,6 +773,8 @@ mod tests {
         let hyper = Hyper {
             lr: 0.1,
             optimiser: Optimiser::Adam,
+            l1: 0.0,
+            l2: 0.0,
         };
         let plan = step_plan(&net, &hyper, 1024);
         let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();

@@ -12,6 +12,10 @@ pub enum Dataset {
     Xor,
     Gauss,
     Spiral,
+    /// Regression: a tilted plane, t = (x + y) / 10.
+    Plane,
+    /// Regression: two hills and two valleys, t = Σ ±exp(−|p − c|² / 2σ²).
+    Hills,
 }
 
 impl Dataset {
@@ -22,17 +26,44 @@ impl Dataset {
         Dataset::Spiral,
     ];
 
+    /// The regression datasets: a continuous target per point instead of a class.
+    pub const REGRESSION: [Dataset; 2] = [Dataset::Plane, Dataset::Hills];
+
     pub fn code(self) -> &'static str {
         match self {
             Dataset::Circle => "circle",
             Dataset::Xor => "xor",
             Dataset::Gauss => "gauss",
             Dataset::Spiral => "spiral",
+            Dataset::Plane => "plane",
+            Dataset::Hills => "hills",
         }
     }
 
     pub fn from_code(s: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|d| d.code() == s)
+        Self::ALL
+            .into_iter()
+            .chain(Self::REGRESSION)
+            .find(|d| d.code() == s)
+    }
+
+    pub fn is_regression(self) -> bool {
+        Self::REGRESSION.contains(&self)
+    }
+
+    /// The clean regression target at (x, y), in [−1, 1]; 0 for classification datasets.
+    pub fn target(self, x: f32, y: f32) -> f32 {
+        match self {
+            Dataset::Plane => ((x + y) / 10.0).clamp(-1.0, 1.0),
+            Dataset::Hills => {
+                let bump = |cx: f32, cy: f32| {
+                    (-((x - cx) * (x - cx) + (y - cy) * (y - cy)) / (2.0 * 2.0 * 2.0)).exp()
+                };
+                (bump(2.5, 2.5) + bump(-2.5, -2.5) - bump(2.5, -2.5) - bump(-2.5, 2.5))
+                    .clamp(-1.0, 1.0)
+            }
+            _ => 0.0,
+        }
     }
 
     /// `n` points (half of each class, interleaved), reproducible from `seed`. `noise` (0 to
@@ -43,6 +74,15 @@ impl Dataset {
         let mut unit = move || (rng.next_signed_unit() + 1.0) * 0.5; // [0, 1)
         let mut pts = Points::default();
         const R: f32 = 5.0;
+        if self.is_regression() {
+            // Uniform over the square; the target gets noise, the positions do not.
+            for _ in 0..n {
+                let (x, y) = (R * (2.0 * unit() - 1.0), R * (2.0 * unit() - 1.0));
+                let t = self.target(x, y) + noise * (2.0 * unit() - 1.0);
+                pts.push(x, y, target_label(t));
+            }
+            return pts;
+        }
         for i in 0..n {
             let label = (i % 2) as u32;
             let (x, y) = match self {
@@ -96,6 +136,8 @@ impl Dataset {
                         r * t.cos() + jitter * (2.0 * unit() - 1.0),
                     )
                 }
+                // Generated above.
+                Dataset::Plane | Dataset::Hills => (0.0, 0.0),
             };
             pts.xy
                 .push([x.clamp(-EXTENT, EXTENT), y.clamp(-EXTENT, EXTENT)]);
@@ -103,6 +145,17 @@ impl Dataset {
         }
         pts
     }
+}
+
+/// A regression target stored in the `u32` label slot (its bits), so labels keep one buffer
+/// type; `mlp_loss.wgsl` reads it back with `bitcast<f32>`.
+pub fn target_label(t: f32) -> u32 {
+    t.to_bits()
+}
+
+/// The regression target stored by [`target_label`].
+pub fn label_target(label: u32) -> f32 {
+    f32::from_bits(label)
 }
 
 /// Two independent standard normal numbers (Box–Muller).

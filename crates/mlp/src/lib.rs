@@ -15,4 +15,4 @@ pub mod spec;
 
 pub use data::{Dataset, Feature, Points};
 pub use net::{Activation, CpuTrainer, Hyper, Layout, LossKind, Net, Optimiser};
-pub use spec::{Spec, SpecError};
+pub use spec::{Regularisation, Spec, SpecError};

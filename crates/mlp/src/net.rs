@@ -74,6 +74,9 @@ pub enum LossKind {
     CrossEntropy = 0,
     /// Mean squared error of the outputs against one-hot targets (regression-style).
     Mse = 1,
+    /// Regression: one output z against the point's target t (its label's bits, see
+    /// `data::target_label`): loss ½(z − t)². Chosen by the dataset, not offered for classes.
+    Regression = 2,
 }
 
 impl LossKind {
@@ -81,6 +84,7 @@ impl LossKind {
         match self {
             LossKind::CrossEntropy => "ce",
             LossKind::Mse => "mse",
+            LossKind::Regression => "reg",
         }
     }
 
@@ -148,6 +152,28 @@ pub fn adam_corrections(t: u32) -> (f32, f32) {
 pub struct Hyper {
     pub lr: f32,
     pub optimiser: Optimiser,
+    /// L1 and L2 regularisation strengths (0 = off). The optimiser adds their gradient to
+    /// every parameter's, biases included: g ← g + (l1·sign(p) + l2·p), so the penalty is
+    /// l1·Σ|p| + (l2 / 2)·Σp².
+    pub l1: f32,
+    pub l2: f32,
+}
+
+/// sign(p) as WGSL's `sign`: 0 at 0 (Rust's `signum` gives ±1 there).
+pub fn sign(p: f32) -> f32 {
+    if p > 0.0 {
+        1.0
+    } else if p < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// The gradient the optimiser uses: the loss's plus the regularisation's, in the kernels'
+/// order (`mlp_sgd.wgsl`, `mlp_adam.wgsl`).
+pub fn regularised(g: f32, p: f32, l1: f32, l2: f32) -> f32 {
+    g + (l1 * sign(p) + l2 * p)
 }
 
 /// The network's shape: widths of every layer, input features first, classes last.
@@ -280,11 +306,19 @@ impl Net {
 }
 
 /// Mean loss and accuracy of logits (rows × classes) against labels. Accuracy counts the
-/// largest logit (first on ties).
+/// largest logit (first on ties). For regression the second number is the root-mean-square
+/// error √(2 · mean loss) instead.
 pub fn metrics(loss: LossKind, logits: &[f32], labels: &[u32], classes: usize) -> (f32, f32) {
     let rows = labels.len();
     if rows == 0 || classes == 0 {
         return (0.0, 0.0);
+    }
+    if loss == LossKind::Regression {
+        let mean = (0..rows)
+            .map(|b| sample_loss(loss, &logits[b * classes..], labels[b]) as f64)
+            .sum::<f64>()
+            / rows as f64;
+        return (mean as f32, (2.0 * mean).sqrt() as f32);
     }
     let mut total = 0.0f64;
     let mut correct = 0usize;
@@ -319,6 +353,10 @@ pub fn sample_loss(loss: LossKind, z: &[f32], y: u32) -> f32 {
                 acc += (v - t) * (v - t);
             }
             0.5 * acc
+        }
+        LossKind::Regression => {
+            let e = z[0] - crate::data::label_target(y);
+            0.5 * (e * e)
         }
     }
 }
@@ -481,6 +519,10 @@ impl CpuTrainer {
                         self.deltas[z_off + b * classes + c] = (z[c] - t) * inv_b;
                     }
                 }
+                LossKind::Regression => {
+                    let t = crate::data::label_target(self.y[b]);
+                    self.deltas[z_off + b * classes] = (z[0] - t) * inv_b;
+                }
             }
         }
         self.last_batch_loss = loss_sum / rows as f32;
@@ -542,19 +584,20 @@ impl CpuTrainer {
 
         // Update (mlp_sgd.wgsl / mlp_adam.wgsl).
         self.step += 1;
-        let lr = self.hyper.lr;
+        let (lr, l1, l2) = (self.hyper.lr, self.hyper.l1, self.hyper.l2);
         match self.hyper.optimiser {
             Optimiser::Sgd | Optimiser::Momentum => {
                 let mu = self.hyper.optimiser.momentum();
                 for i in 0..self.params.len() {
-                    self.m[i] = mu * self.m[i] + self.grads[i];
+                    let g = regularised(self.grads[i], self.params[i], l1, l2);
+                    self.m[i] = mu * self.m[i] + g;
                     self.params[i] -= lr * self.m[i];
                 }
             }
             Optimiser::Adam => {
                 let (c1, c2) = adam_corrections(self.step as u32);
                 for i in 0..self.params.len() {
-                    let g = self.grads[i];
+                    let g = regularised(self.grads[i], self.params[i], l1, l2);
                     self.m[i] = BETA1 * self.m[i] + (1.0 - BETA1) * g;
                     self.v[i] = BETA2 * self.v[i] + (1.0 - BETA2) * g * g;
                     let mh = self.m[i] / c1;
@@ -636,6 +679,8 @@ mod tests {
                     Hyper {
                         lr: 0.0,
                         optimiser: Optimiser::Sgd,
+                        l1: 0.0,
+                        l2: 0.0,
                     },
                     params.clone(),
                     3,

@@ -17,6 +17,54 @@ pub const MAX_POINTS: usize = 2000;
 pub const MAX_ADDED: usize = 200;
 pub const CLASSES: usize = 2;
 
+/// Regularisation of the parameters, with its strength λ.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Regularisation {
+    None,
+    L1(f32),
+    L2(f32),
+}
+
+/// The strengths offered in the page (the URL accepts any in [0, `MAX_REG`]).
+pub const REG_RATES: [f32; 8] = [0.0001, 0.0003, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3];
+pub const MAX_REG: f32 = 1.0;
+
+impl Regularisation {
+    pub fn code(self) -> &'static str {
+        match self {
+            Regularisation::None => "none",
+            Regularisation::L1(_) => "l1",
+            Regularisation::L2(_) => "l2",
+        }
+    }
+
+    pub fn rate(self) -> f32 {
+        match self {
+            Regularisation::None => 0.0,
+            Regularisation::L1(r) | Regularisation::L2(r) => r,
+        }
+    }
+
+    /// (l1, l2) for the optimiser.
+    pub fn strengths(self) -> (f32, f32) {
+        match self {
+            Regularisation::None => (0.0, 0.0),
+            Regularisation::L1(r) => (r, 0.0),
+            Regularisation::L2(r) => (0.0, r),
+        }
+    }
+
+    /// From the URL's `reg` code and `regrate` value.
+    pub fn from_parts(code: &str, rate: f32) -> Option<Self> {
+        match code {
+            "none" => Some(Regularisation::None),
+            "l1" => Some(Regularisation::L1(rate)),
+            "l2" => Some(Regularisation::L2(rate)),
+            _ => None,
+        }
+    }
+}
+
 /// The settings of one training setup.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Spec {
@@ -35,6 +83,7 @@ pub struct Spec {
     pub optimiser: Optimiser,
     pub loss: LossKind,
     pub features: Vec<Feature>,
+    pub reg: Regularisation,
     /// Points the learner added by clicking: (x, y, class). They join the training set.
     pub added: Vec<(f32, f32, u32)>,
 }
@@ -54,6 +103,7 @@ impl Default for Spec {
             optimiser: Optimiser::Adam,
             loss: LossKind::CrossEntropy,
             features: vec![Feature::X, Feature::Y],
+            reg: Regularisation::None,
             added: Vec::new(),
         }
     }
@@ -75,6 +125,8 @@ pub enum SpecError {
     UnknownActivation(String),
     UnknownOptimiser(String),
     UnknownLoss(String),
+    UnknownReg(String),
+    RegRate(String),
     UnknownFeature(String),
     NoFeatures,
     Noise(String),
@@ -96,6 +148,8 @@ impl SpecError {
             SpecError::UnknownActivation(_) => "train.err.act",
             SpecError::UnknownOptimiser(_) => "train.err.opt",
             SpecError::UnknownLoss(_) => "train.err.loss",
+            SpecError::UnknownReg(_) => "train.err.reg",
+            SpecError::RegRate(_) => "train.err.reg_rate",
             SpecError::UnknownFeature(_) => "train.err.feature",
             SpecError::NoFeatures => "train.err.no_features",
             SpecError::Noise(_) => "train.err.noise",
@@ -115,6 +169,7 @@ impl SpecError {
             | SpecError::UnknownActivation(s)
             | SpecError::UnknownOptimiser(s)
             | SpecError::UnknownLoss(s)
+            | SpecError::UnknownReg(s)
             | SpecError::UnknownFeature(s)
             | SpecError::Seed(s)
             | SpecError::AddedPoint(s) => vec![v(s)],
@@ -126,6 +181,7 @@ impl SpecError {
                 ]
             }
             SpecError::LearningRate(s) => vec![v(s), ("max", MAX_LR.to_string())],
+            SpecError::RegRate(s) => vec![v(s), ("max", MAX_REG.to_string())],
             SpecError::Batch { value, max } => vec![v(value), ("max", max.to_string())],
             SpecError::NoFeatures => vec![("value", String::new())],
             SpecError::Noise(s) => vec![v(s), ("max", MAX_NOISE.to_string())],
@@ -208,9 +264,23 @@ impl Spec {
             }
         }
         if let Some(v) = get("lr") {
+            match parse_lr(v) {
+                Ok(lr) => s.lr = lr,
+                Err(e) => errors.push(e),
+            }
+        }
+        let mut rate = 0.001;
+        // Empty when there is no regularisation (see `to_params`).
+        if let Some(v) = get("regrate").filter(|v| !v.trim().is_empty()) {
             match v.trim().parse::<f32>() {
-                Ok(lr) if lr.is_finite() && lr > 0.0 && lr <= MAX_LR => s.lr = lr,
-                _ => errors.push(SpecError::LearningRate(v.to_string())),
+                Ok(r) if (0.0..=MAX_REG).contains(&r) => rate = r,
+                _ => errors.push(SpecError::RegRate(v.to_string())),
+            }
+        }
+        if let Some(v) = get("reg") {
+            match Regularisation::from_parts(v, rate) {
+                Some(r) => s.reg = r,
+                None => errors.push(SpecError::UnknownReg(v.to_string())),
             }
         }
         if let Some(v) = get("noise") {
@@ -266,12 +336,9 @@ impl Spec {
         // The batch is checked last: its ceiling is the training-set size.
         let max = s.train_len();
         if let Some(v) = get("batch") {
-            match v.trim().parse::<usize>() {
-                Ok(b) if (1..=max).contains(&b) => s.batch = b,
-                _ => errors.push(SpecError::Batch {
-                    value: v.to_string(),
-                    max,
-                }),
+            match parse_batch(v, max) {
+                Ok(b) => s.batch = b,
+                Err(e) => errors.push(e),
             }
         }
         s.batch = s.batch.min(max).max(1);
@@ -295,6 +362,14 @@ impl Spec {
             (
                 "features",
                 join(self.features.iter().map(|f| f.code().to_string()).collect()),
+            ),
+            ("reg", self.reg.code().to_string()),
+            (
+                "regrate",
+                match self.reg {
+                    Regularisation::None => String::new(),
+                    r => format!("{}", r.rate()),
+                },
             ),
             ("noise", format!("{}", self.noise)),
             ("seed", self.seed.to_string()),
@@ -320,18 +395,27 @@ impl Spec {
     pub fn net(&self) -> Net {
         let mut sizes = vec![self.features.len()];
         sizes.extend(&self.hidden);
-        sizes.push(CLASSES);
+        let regression = self.dataset.is_regression();
+        // A regression dataset has one output and its own loss; the loss setting is for classes.
+        sizes.push(if regression { 1 } else { CLASSES });
         Net {
             sizes,
             activation: self.activation,
-            loss: self.loss,
+            loss: if regression {
+                LossKind::Regression
+            } else {
+                self.loss
+            },
         }
     }
 
     pub fn hyper(&self) -> Hyper {
+        let (l1, l2) = self.reg.strengths();
         Hyper {
             lr: self.lr,
             optimiser: self.optimiser,
+            l1,
+            l2,
         }
     }
 
@@ -340,9 +424,34 @@ impl Spec {
         let all = self.dataset.generate(self.points, self.noise, self.seed);
         let (mut train, test) = all.split(self.split, self.seed);
         for &(x, y, c) in &self.added {
-            train.push(x, y, c);
+            // For regression a learner's point is a low (−1) or high (+1) value.
+            let label = if self.dataset.is_regression() {
+                crate::data::target_label(if c == 1 { 1.0 } else { -1.0 })
+            } else {
+                c
+            };
+            train.push(x, y, label);
         }
         (train, test)
+    }
+}
+
+/// A learning rate as typed (in the URL or the field): a number in (0, [`MAX_LR`]].
+pub fn parse_lr(v: &str) -> Result<f32, SpecError> {
+    match v.trim().parse::<f32>() {
+        Ok(lr) if lr.is_finite() && lr > 0.0 && lr <= MAX_LR => Ok(lr),
+        _ => Err(SpecError::LearningRate(v.to_string())),
+    }
+}
+
+/// A batch size as typed: a whole number from 1 to `max` (the training-set size).
+pub fn parse_batch(v: &str, max: usize) -> Result<usize, SpecError> {
+    match v.trim().parse::<usize>() {
+        Ok(b) if (1..=max).contains(&b) => Ok(b),
+        _ => Err(SpecError::Batch {
+            value: v.to_string(),
+            max,
+        }),
     }
 }
 
@@ -379,15 +488,42 @@ mod tests {
     }
 
     #[test]
+    fn regression_datasets_have_one_output_and_real_targets() {
+        let (s, e) = parse("data=hills&add=2.50_2.50_0");
+        assert!(e.is_empty(), "{e:?}");
+        assert_eq!(s.net().sizes, vec![2, 8, 8, 1]);
+        assert_eq!(s.net().loss, LossKind::Regression);
+        let (train, test) = s.data();
+        let t = |p: &Points, i: usize| crate::data::label_target(p.label[i]);
+        assert!((0..test.len()).all(|i| t(&test, i).abs() <= 1.0));
+        // The learner's point is a low value, whatever the hill there says.
+        assert_eq!(t(&train, train.len() - 1), -1.0);
+        assert!(Dataset::Hills.target(2.5, 2.5) > 0.9 && Dataset::Hills.target(2.5, -2.5) < -0.9);
+        assert_eq!(Dataset::Plane.target(5.0, 5.0), 1.0);
+        // Noise moves the target, not the point.
+        let (clean, noisy) = (
+            Dataset::Plane.generate(50, 0.0, 3),
+            Dataset::Plane.generate(50, 0.3, 3),
+        );
+        assert_eq!(clean.xy.len(), noisy.xy.len());
+        assert!((0..50).all(|i| {
+            let [x, y] = clean.xy[i];
+            crate::data::label_target(clean.label[i]) == Dataset::Plane.target(x, y)
+        }));
+    }
+
+    #[test]
     fn round_trip() {
         let (s, _) =
-            parse("data=xor&layers=4&features=x,xy,sinx&opt=momentum&add=1.50_-2.00_1~0.00_0.00_0");
+            parse("data=xor&layers=4&features=x,xy,sinx&opt=momentum&reg=l2&regrate=0.003&add=1.50_-2.00_1~0.00_0.00_0");
         let params = s.to_params();
         let map: HashMap<&str, &str> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (t, e) = Spec::from_params(|k| map.get(k).copied());
         assert!(e.is_empty(), "{e:?}");
         assert_eq!(s, t);
         assert_eq!(t.added.len(), 2);
+        assert_eq!(t.reg, Regularisation::L2(0.003));
+        assert_eq!(t.hyper().l2, 0.003);
         assert_eq!(t.train_len(), 202);
     }
 
@@ -405,6 +541,9 @@ mod tests {
             ("lr=-0.1", SpecError::LearningRate("-0.1".into())),
             ("lr=0", SpecError::LearningRate("0".into())),
             ("lr=inf", SpecError::LearningRate("inf".into())),
+            ("lr=abc", SpecError::LearningRate("abc".into())),
+            ("lr=1e99", SpecError::LearningRate("1e99".into())),
+            ("lr=11", SpecError::LearningRate("11".into())),
             (
                 "batch=0",
                 SpecError::Batch {
@@ -423,6 +562,9 @@ mod tests {
             ("act=gelu", SpecError::UnknownActivation("gelu".into())),
             ("opt=lion", SpecError::UnknownOptimiser("lion".into())),
             ("loss=hinge", SpecError::UnknownLoss("hinge".into())),
+            ("reg=l3", SpecError::UnknownReg("l3".into())),
+            ("reg=l2&regrate=2", SpecError::RegRate("2".into())),
+            ("reg=l2&regrate=-1", SpecError::RegRate("-1".into())),
             ("features=x,z", SpecError::UnknownFeature("z".into())),
             ("features=", SpecError::NoFeatures),
             ("noise=2", SpecError::Noise("2".into())),

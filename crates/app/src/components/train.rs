@@ -5,8 +5,10 @@
 //! - `runner`: the GPU session and CPU twin, driven by one timer (time-sliced, main thread).
 //! - `experiment`: samples/s against batch size.
 //! - `picture`: pixels and chart geometry (pure).
+//! - `form`: the typed fields and the restart notice (a reducer, pure).
 
 mod experiment;
+mod form;
 mod picture;
 mod runner;
 
@@ -18,19 +20,27 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use gpu_runtime::mlp::data::EXTENT;
-use gpu_runtime::mlp::spec::{MAX_ADDED, MAX_HIDDEN_LAYERS, MAX_NEURONS};
-use gpu_runtime::mlp::{Activation, Dataset, Feature, LossKind, Optimiser, Spec};
+use gpu_runtime::mlp::spec::{
+    parse_batch, parse_lr, MAX_ADDED, MAX_HIDDEN_LAYERS, MAX_NEURONS, REG_RATES,
+};
+use gpu_runtime::mlp::{
+    Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec, SpecError,
+};
 use gpu_runtime::training::max_batch;
 use gpu_runtime::BufferLimits;
 
-use self::experiment::{GpuCell, Row};
-use self::picture::{css, heat_url, nice_ceiling, Frame, CLASS0, CLASS1};
-use self::runner::{now_ms, GpuState, Runner, GRID};
+use self::experiment::{growth, verdict, GpuCell, Row, Verdict};
+use self::form::{structural_changes, Form, FormAction, Restart};
+use self::picture::{
+    css, heat_colour, heat_url, nice_ceiling, output_shade, plane_point, Frame, CLASS0, CLASS1,
+};
+use self::runner::{now_ms, rate_view, GpuState, RateView, Runner, GRID};
 use super::{replace_query, Ctx};
 use crate::format;
 use crate::probe::WebGpuStatus;
 use crate::session;
 use crate::source_view::highlight_line;
+use gpu_runtime::mlp::data::label_target;
 
 /// Milliseconds between engine ticks, and between re-renders while training.
 const TICK_MS: u32 = 16;
@@ -96,6 +106,7 @@ pub fn Train() -> Html {
     // The learning rate of the latest render, for networks built by the effect below (whose
     // key leaves the rate out so that changing it does not start over).
     let current_lr = use_mut_ref(|| 0.0f32);
+    let boundary = use_node_ref();
 
     let (spec, errors) = match &ctx {
         Some(c) => Spec::from_params(|k| c.query.get(k)),
@@ -110,14 +121,26 @@ pub fn Train() -> Html {
         Some(WebGpuStatus::Checking)
     );
     *current_lr.borrow_mut() = spec.lr;
+    let form = {
+        let spec = spec.clone();
+        use_reducer(move || Form::new(&spec))
+    };
+    // The fields follow the URL (a link, Back, another tab's edit) unless they already say it.
+    {
+        let form = form.dispatcher();
+        use_effect_with((spec.lr, spec.batch), move |&(lr, batch)| {
+            form.dispatch(FormAction::Sync { lr, batch })
+        });
+    }
 
     // A new network (and GPU session) whenever a structural setting changes or Reset.
     {
-        let (runner, generation, redraw, current_lr) = (
+        let (runner, generation, redraw, current_lr, form) = (
             runner.clone(),
             generation.clone(),
             redraw.clone(),
             current_lr.clone(),
+            form.dispatcher(),
         );
         use_effect_with(
             (structural(&spec), *reset, gpu_software, checking),
@@ -134,7 +157,23 @@ pub fn Train() -> Html {
                         lr: *current_lr.borrow(),
                         ..key.clone()
                     };
-                    *runner.borrow_mut() = Some(Runner::new(spec.clone(), software.is_some()));
+                    // A structural change while the learner was using the network: say what
+                    // restarted, and keep playing if it was (Reset and the first build say nothing).
+                    let previous = runner.borrow().as_ref().map(|r| {
+                        let step = r.gpu.as_ref().map_or(r.cpu.step, |g| g.steps_completed());
+                        (structural_changes(&r.spec, &spec), step, r.playing)
+                    });
+                    let mut fresh = Runner::new(spec.clone(), software.is_some());
+                    let notice = match previous {
+                        Some((settings, at_step, playing)) if !settings.is_empty() => {
+                            fresh.set_playing(playing);
+                            // Nothing was lost before the first step: no need to say so.
+                            (at_step > 0 || playing).then_some(Restart { settings, at_step })
+                        }
+                        _ => None,
+                    };
+                    form.dispatch(FormAction::Restarted(notice));
+                    *runner.borrow_mut() = Some(fresh);
                     if let Some(software) = *software {
                         let parts = runner.borrow().as_ref().map(|r| r.session_parts());
                         let (runner, generation, redraw) =
@@ -263,7 +302,7 @@ pub fn Train() -> Html {
         let (runner, redraw) = (runner.clone(), redraw.clone());
         Callback::from(move |_: MouseEvent| {
             if let Some(r) = runner.borrow_mut().as_mut() {
-                r.playing = !r.playing;
+                r.set_playing(!r.playing);
             }
             redraw.force_update();
         })
@@ -272,7 +311,7 @@ pub fn Train() -> Html {
         let (runner, redraw) = (runner.clone(), redraw.clone());
         Callback::from(move |_: MouseEvent| {
             if let Some(r) = runner.borrow_mut().as_mut() {
-                r.playing = false;
+                r.set_playing(false);
                 r.step_once(now_ms());
             }
             redraw.force_update();
@@ -312,17 +351,36 @@ pub fn Train() -> Html {
         },
     });
 
+    let restart_note = form.restarted.as_ref().map(|r| {
+        let what = r
+            .settings
+            .iter()
+            .map(|k| ctx.t(k).to_string())
+            .reduce(|a, b| ctx.tf("train.setting.join", &[("a", &a), ("b", &b)]))
+            .unwrap_or_default();
+        html! {
+            <p id="train-restarted" class="train-note" role="status">
+                { ctx.tf("train.restarted", &[
+                    ("what", &what),
+                    ("step", &format::count(r.at_step)),
+                ]) }
+            </p>
+        }
+    });
+
+    let regression = spec.dataset.is_regression();
     let data_panel = html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.data") }</h2>
             <label class="train-field">
                 <span>{ ctx.t("train.dataset") }</span>
                 <select id="train-data" onchange={on_select("data")}>
-                    { for Dataset::ALL.iter().map(|d| html! {
-                        <option value={d.code()} selected={*d == spec.dataset}>
-                            { ctx.t(&format!("train.dataset.{}", d.code())) }
-                        </option>
-                    }) }
+                    <optgroup label={ctx.t("train.task.classification")}>
+                        { code_options(&ctx, "train.dataset.", Dataset::ALL.map(Dataset::code), spec.dataset.code()) }
+                    </optgroup>
+                    <optgroup label={ctx.t("train.task.regression")}>
+                        { code_options(&ctx, "train.dataset.", Dataset::REGRESSION.map(Dataset::code), spec.dataset.code()) }
+                    </optgroup>
                 </select>
             </label>
             <label class="train-field">
@@ -351,14 +409,19 @@ pub fn Train() -> Html {
             </fieldset>
             <fieldset class="train-add">
                 <legend>{ ctx.t("train.add.title") }</legend>
-                <p class="hint">{ ctx.tf("train.add.hint", &[("max", &MAX_ADDED.to_string())]) }</p>
+                <p class="hint">{ ctx.tf(if regression { "train.add.hint_reg" } else { "train.add.hint" }, &[("max", &MAX_ADDED.to_string())]) }</p>
                 { for [0u32, 1].iter().map(|&c| {
                     let add_class = add_class.clone();
                     html! {
                         <label class={classes!("class-toggle", format!("class{c}"))}>
                             <input type="radio" name="train-add-class" checked={*add_class == c}
                                 onchange={Callback::from(move |_: Event| add_class.set(c))} />
-                            { ctx.t(if c == 0 { "train.class0" } else { "train.class1" }) }
+                            { ctx.t(match (regression, c) {
+                                (false, 0) => "train.class0",
+                                (false, _) => "train.class1",
+                                (true, 0) => "train.value_low",
+                                (true, _) => "train.value_high",
+                            }) }
                         </label>
                     }
                 }) }
@@ -370,12 +433,92 @@ pub fn Train() -> Html {
         </section>
     };
 
+    // The learning rate applies live: each valid keystroke goes to the URL (and from there to
+    // both trainers); a bad one is named at the field and goes nowhere.
+    let lr_error = form.lr_error();
+    let on_lr = {
+        let (form, set) = (form.dispatcher(), set("lr"));
+        Callback::from(move |e: InputEvent| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let text = el.value();
+            if parse_lr(&text).is_ok() {
+                set.emit(text.trim().to_string());
+            }
+            form.dispatch(FormAction::TypeLr(text));
+        })
+    };
+    // The batch size needs new GPU buffers, so it applies (with a restart) on Enter, on leaving
+    // the field or on an arrow key, not on every keystroke of "64".
+    let batch_max = spec.train_len();
+    let batch_error = form.batch_error(batch_max);
+    let on_batch_input = {
+        let form = form.dispatcher();
+        Callback::from(move |e: InputEvent| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            form.dispatch(FormAction::TypeBatch(el.value()));
+        })
+    };
+    let on_batch_change = {
+        let set = set("batch");
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            if let Ok(b) = parse_batch(&el.value(), batch_max) {
+                set.emit(b.to_string());
+            }
+        })
+    };
+    let on_batch_key = {
+        let (form, set) = (form.dispatcher(), set("batch"));
+        Callback::from(move |e: KeyboardEvent| {
+            let delta: i64 = match e.key().as_str() {
+                "ArrowUp" => 1,
+                "ArrowDown" => -1,
+                "Enter" => 0,
+                _ => return,
+            };
+            let el: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let Ok(b) = parse_batch(&el.value(), batch_max) else {
+                return;
+            };
+            e.prevent_default();
+            let next = (b as i64 + delta).clamp(1, batch_max as i64) as usize;
+            form.dispatch(FormAction::TypeBatch(next.to_string()));
+            set.emit(next.to_string());
+        })
+    };
+    let reg_rate = match spec.reg {
+        Regularisation::None => 0.001,
+        r => r.rate(),
+    };
+    // The offered strengths, plus a linked one that is not among them.
+    let mut reg_rates = REG_RATES.to_vec();
+    if !reg_rates.contains(&reg_rate) {
+        reg_rates.push(reg_rate);
+        reg_rates.sort_by(f32::total_cmp);
+    }
+    let on_reg_kind = {
+        let (ctx, nav) = (ctx.clone(), navigator.clone());
+        Callback::from(move |e: Event| {
+            let el: web_sys::HtmlSelectElement = e.target_unchecked_into();
+            let rate = if el.value() == "none" {
+                String::new()
+            } else {
+                reg_rate.to_string()
+            };
+            write_query(&ctx, &nav, &[("reg", el.value()), ("regrate", rate)]);
+        })
+    };
+    let on_reg_rate = on_select("regrate");
+
     let net = spec.net();
     let weights = r.map(|r| r.weights.clone()).unwrap_or_default();
+    let neurons = r.map(|r| r.neurons.clone()).unwrap_or_default();
+    let neurons_from_gpu = r.is_some_and(|r| r.heat_from_gpu);
     let network_panel = html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.network") }</h2>
-            { network_svg(&ctx, &net, &weights, &spec.features) }
+            { network_svg(&ctx, &net, &weights, &spec.features, &neurons) }
+            <p class="hint">{ ctx.t(if neurons_from_gpu { "train.neurons.gpu" } else { "train.neurons.cpu" }) }</p>
             <div class="train-layers">
                 { for spec.hidden.iter().enumerate().map(|(i, &n)| {
                     let mut less = spec.hidden.clone();
@@ -408,49 +551,60 @@ pub fn Train() -> Html {
                 <label class="train-field">
                     <span>{ ctx.t("train.activation") }</span>
                     <select id="train-act" onchange={on_select("act")}>
-                        { for Activation::ALL.iter().map(|a| html! {
-                            <option value={a.code()} selected={*a == spec.activation}>
-                                { ctx.t(&format!("train.act.{}", a.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.act.", Activation::ALL.map(Activation::code), spec.activation.code()) }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.optimiser") }</span>
                     <select id="train-opt" onchange={on_select("opt")}>
-                        { for Optimiser::ALL.iter().map(|o| html! {
-                            <option value={o.code()} selected={*o == spec.optimiser}>
-                                { ctx.t(&format!("train.opt.{}", o.code())) }
-                            </option>
-                        }) }
+                        { code_options(&ctx, "train.opt.", Optimiser::ALL.map(Optimiser::code), spec.optimiser.code()) }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.loss") }</span>
-                    <select id="train-loss" onchange={on_select("loss")}>
-                        { for [LossKind::CrossEntropy, LossKind::Mse].iter().map(|l| html! {
-                            <option value={l.code()} selected={*l == spec.loss}>
-                                { ctx.t(&format!("train.loss.{}", l.code())) }
-                            </option>
+                    // A regression dataset brings its own loss; the choice is for classes.
+                    <select id="train-loss" onchange={on_select("loss")} disabled={regression}>
+                        if regression {
+                            <option selected=true>{ ctx.t("train.loss.reg") }</option>
+                        } else {
+                            { code_options(&ctx, "train.loss.", [LossKind::CrossEntropy, LossKind::Mse].map(LossKind::code), spec.loss.code()) }
+                        }
+                    </select>
+                </label>
+                <label class="train-field">
+                    <span>{ ctx.t("train.reg") }</span>
+                    <select id="train-reg" onchange={on_reg_kind}>
+                        { code_options(&ctx, "train.reg.", [Regularisation::None, Regularisation::L1(0.0), Regularisation::L2(0.0)].map(Regularisation::code), spec.reg.code()) }
+                    </select>
+                </label>
+                <label class="train-field">
+                    <span>{ ctx.t("train.reg_rate") }</span>
+                    <select id="train-reg-rate" onchange={on_reg_rate}
+                        disabled={spec.reg == Regularisation::None}>
+                        { for reg_rates.iter().map(|r| html! {
+                            <option value={r.to_string()} selected={*r == reg_rate}>{ r.to_string() }</option>
                         }) }
                     </select>
                 </label>
                 <label class="train-field">
                     <span>{ ctx.t("train.lr") }</span>
-                    <input id="train-lr" type="text" inputmode="decimal" value={spec.lr.to_string()}
-                        onchange={on_input("lr")} />
+                    <input id="train-lr" type="text" inputmode="decimal" value={form.lr.clone()}
+                        aria-invalid={lr_error.is_some().to_string()} oninput={on_lr} />
+                    { field_error(&ctx, "train-lr-error", lr_error.as_ref()) }
                 </label>
                 <label class="train-field">
                     <span>{ ctx.tf("train.batch", &[("max", &spec.train_len().to_string())]) }</span>
-                    <input id="train-batch" type="number" min="1" max={spec.train_len().to_string()}
-                        value={spec.batch.to_string()} onchange={on_input("batch")} />
+                    <input id="train-batch" type="text" inputmode="numeric" value={form.batch.clone()}
+                        aria-invalid={batch_error.is_some().to_string()}
+                        oninput={on_batch_input} onchange={on_batch_change} onkeydown={on_batch_key} />
+                    { field_error(&ctx, "train-batch-error", batch_error.as_ref()) }
                 </label>
             </div>
         </section>
     };
 
     let output_panel = match r {
-        Some(r) => output_panel(&ctx, r, &spec, &add_class, &set("add")),
+        Some(r) => output_panel(&ctx, r, &spec, &add_class, &set("add"), &boundary),
         None => html! { <p>{ ctx.t("train.gpu.starting") }</p> },
     };
 
@@ -459,6 +613,7 @@ pub fn Train() -> Html {
         <details class="train-kernels">
             <summary>{ ctx.tf("train.kernels.title", &[("count", &plan.len().to_string())]) }</summary>
             <p>{ ctx.t("train.kernels.intro") }</p>
+            <div class="train-table-wrap">
             <table class="train-plan">
                 <thead><tr>
                     <th>{ "#" }</th>
@@ -488,6 +643,7 @@ pub fn Train() -> Html {
                     }) }
                 </tbody>
             </table>
+            </div>
             { kernel_source(&ctx, (*selected_kernel).or(plan.first().map(|p| p.kernel_id))) }
         </details>
     };
@@ -514,7 +670,7 @@ pub fn Train() -> Html {
                     return;
                 }
                 if let Some(r) = runner.borrow_mut().as_mut() {
-                    r.playing = false;
+                    r.set_playing(false);
                 }
                 experiment.set(ExperimentState::Running(Vec::new()));
                 let (experiment, experiment_gen, spec) =
@@ -559,9 +715,8 @@ pub fn Train() -> Html {
                     { ctx.t(if running { "train.exp.cancel" } else { "train.exp.run" }) }
                 </button>
                 { (!rows.is_empty()).then(|| experiment_view(&ctx, &rows)) }
-                { matches!(*experiment, ExperimentState::Done(_)).then(|| html! {
-                    <p class="lesson">{ ctx.t("train.exp.lesson") }</p>
-                }) }
+                { matches!(*experiment, ExperimentState::Done(_))
+                    .then(|| conclusion(&ctx, &rows, gpu_software == Some(true))) }
             </section>
         }
     };
@@ -573,6 +728,7 @@ pub fn Train() -> Html {
             <super::EmbedButton widget="train" />
             { error_box }
             { gpu_note }
+            { restart_note }
             <div class="train-toolbar">
                 <button id="train-play" class="button primary" onclick={on_play}>
                     { ctx.t(if playing { "train.pause" } else { "train.play" }) }
@@ -592,11 +748,47 @@ pub fn Train() -> Html {
     }
 }
 
+/// `<option>`s for setting codes, each labelled by the key `{prefix}{code}` (`prefix` ends in a
+/// dot), `current` selected.
+fn code_options<const N: usize>(
+    ctx: &Ctx,
+    prefix: &str,
+    codes: [&'static str; N],
+    current: &str,
+) -> Html {
+    html! {
+        { for codes.into_iter().map(|c| html! {
+            <option value={c} selected={c == current}>{ ctx.t(&format!("{prefix}{c}")) }</option>
+        }) }
+    }
+}
+
+/// A bad value typed into a field, named under it.
+fn field_error(ctx: &Ctx, id: &'static str, e: Option<&SpecError>) -> Html {
+    let Some(e) = e else { return html! {} };
+    let args = e.args();
+    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    html! { <span id={id} class="field-error" role="alert">{ ctx.tf(e.key(), &args) }</span> }
+}
+
 fn rates(ctx: &Ctx, r: &Runner) -> Html {
     let gpu_steps = r.gpu.as_ref().map(|s| s.steps_completed());
     let gpu_rate = r.gpu.as_ref().and(r.gpu_rate.per_second());
     let cpu_rate = r.cpu_rate.per_second();
-    let show = |v: Option<f64>| v.map(format::rate).unwrap_or_else(|| "–".into());
+    let show = |v: RateView| match v {
+        RateView::Paused => ctx.t("train.rate.paused").to_string(),
+        RateView::Off => ctx.t("train.rate.off").to_string(),
+        RateView::Measuring => ctx.t("train.rate.measuring").to_string(),
+        RateView::PerSecond(v) => ctx.tf("train.rate.per_second", &[("rate", &format::rate(v))]),
+    };
+    // Without a session there is no GPU rate: "measuring"/"paused" while it starts, else none.
+    let gpu_view = match (&r.gpu, &r.gpu_state) {
+        (Some(_), _) => rate_view(r.playing, &r.gpu_rate),
+        (None, GpuState::Starting) if r.playing => RateView::Measuring,
+        (None, GpuState::Starting) => RateView::Paused,
+        (None, _) => RateView::Off,
+    };
+    let cpu_view = rate_view(r.playing, &r.cpu_rate);
     let last_gpu = r.gpu_hist.last();
     let first_gpu = r.gpu_hist.first();
     html! {
@@ -618,13 +810,13 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
             data-cpu-rate={cpu_rate.map(|v| format!("{v:.1}")).unwrap_or_default()}>
             <span class="rate gpu">
                 { ctx.tf("train.rate.gpu", &[
-                    ("rate", &show(gpu_rate)),
+                    ("rate", &show(gpu_view)),
                     ("steps", &gpu_steps.map(format::count).unwrap_or_else(|| "–".into())),
                 ]) }
             </span>
             <span class="rate cpu">
                 { ctx.tf("train.rate.cpu", &[
-                    ("rate", &show(cpu_rate)),
+                    ("rate", &show(cpu_view)),
                     ("steps", &format::count(r.cpu.step)),
                 ]) }
             </span>
@@ -638,26 +830,34 @@ fn output_panel(
     spec: &Spec,
     add_class: &UseStateHandle<u32>,
     set_add: &Callback<String>,
+    boundary: &NodeRef,
 ) -> Html {
     let size = 300.0;
     let to_px = |v: f32| ((v + EXTENT) / (2.0 * EXTENT) * size as f32) as f64;
     let on_click = {
-        let (add_class, set_add, spec) = (add_class.clone(), set_add.clone(), spec.clone());
+        let (add_class, set_add, spec, boundary) = (
+            add_class.clone(),
+            set_add.clone(),
+            spec.clone(),
+            boundary.clone(),
+        );
         Callback::from(move |e: MouseEvent| {
-            let Some(el) = e.current_target().and_then(|t| {
-                use wasm_bindgen::JsCast;
-                t.dyn_into::<web_sys::Element>().ok()
-            }) else {
+            // The picture's own box (yew delegates events, so `current_target` is not the
+            // picture); clientX/Y and the box share one coordinate space at any zoom.
+            let Some(el) = boundary.cast::<web_sys::Element>() else {
                 return;
             };
-            let rect = el.get_bounding_client_rect();
-            if rect.width() <= 0.0 || rect.height() <= 0.0 || spec.added.len() >= MAX_ADDED {
+            if spec.added.len() >= MAX_ADDED {
                 return;
             }
-            let fx = (e.client_x() as f64 - rect.left()) / rect.width();
-            let fy = (e.client_y() as f64 - rect.top()) / rect.height();
-            let x = (fx * 2.0 - 1.0) * EXTENT as f64;
-            let y = (1.0 - fy * 2.0) * EXTENT as f64;
+            let rect = el.get_bounding_client_rect();
+            let Some((x, y)) = plane_point(
+                (rect.left(), rect.top(), rect.width(), rect.height()),
+                (e.client_x() as f64, e.client_y() as f64),
+                EXTENT as f64,
+            ) else {
+                return;
+            };
             let mut added = spec.added.clone();
             added.push((x as f32, y as f32, *add_class));
             let mut s = spec.clone();
@@ -668,19 +868,33 @@ fn output_panel(
         })
     };
     let heat = (!r.heat.is_empty()).then(|| heat_url(GRID, &r.heat));
+    let regression = spec.dataset.is_regression();
     let dot = |x: f32, y: f32, c: u32, class: &'static str| {
+        // Added points carry their coordinates (as in the URL), so they can be read back.
+        let (dx, dy) = if class == "added" {
+            (Some(format!("{x:.2}")), Some(format!("{y:.2}")))
+        } else {
+            (None, None)
+        };
         html! {
-            <circle class={class} cx={format!("{:.1}", to_px(x))} cy={format!("{:.1}", size - to_px(y))}
+            <circle class={class} data-x={dx} data-y={dy}
+                cx={format!("{:.1}", to_px(x))} cy={format!("{:.1}", size - to_px(y))}
                 r={if class == "added" { "4.5" } else { "3.2" }}
-                fill={css(if c == 1 { CLASS1 } else { CLASS0 })} />
+                fill={css(match regression {
+                    true => heat_colour(output_shade(&[label_target(c)])),
+                    false if c == 1 => CLASS1,
+                    false => CLASS0,
+                })} />
         }
     };
-    let n_generated = r.train.len() - spec.added.len().min(r.train.len());
+    // The runner's own added points: the URL's may be one ahead until the network is rebuilt.
+    let n_generated = r.train.len() - r.spec.added.len().min(r.train.len());
     let last = r.gpu_hist.last().or(r.cpu_hist.last());
     html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.output") }</h2>
-            <svg id="train-boundary" class="train-boundary" viewBox="0 0 300 300"
+            <svg id="train-boundary" ref={boundary.clone()} viewBox="0 0 300 300"
+                class={classes!("train-boundary", regression.then_some("regression"))}
                 role="img" aria-label={ctx.t("train.boundary.label")} onclick={on_click}>
                 { heat.map(|h| html! {
                     <image href={h} x="0" y="0" width="300" height="300" preserveAspectRatio="none" />
@@ -694,14 +908,23 @@ fn output_panel(
             </svg>
             <p class="hint">
                 { ctx.t(if r.heat_from_gpu { "train.boundary.gpu" } else { "train.boundary.cpu" }) }
-                { " " }{ ctx.t("train.boundary.legend") }
+                { " " }{ ctx.t(if regression { "train.boundary.legend_reg" } else { "train.boundary.legend" }) }
             </p>
             { last.map(|s| html! {
-                <p class="train-metrics">{ ctx.tf("train.metrics", &[
-                    ("train", &format!("{:.3}", s.train)),
-                    ("test", &format!("{:.3}", s.test)),
-                    ("acc", &format!("{:.1}", s.test_acc * 100.0)),
-                ]) }</p>
+                <p class="train-metrics">{ if regression {
+                    // For regression the sample's second number is the RMSE (mlp::net::metrics).
+                    ctx.tf("train.metrics_reg", &[
+                        ("train", &format!("{:.3}", s.train)),
+                        ("test", &format!("{:.3}", s.test)),
+                        ("rmse", &format!("{:.3}", s.test_acc)),
+                    ])
+                } else {
+                    ctx.tf("train.metrics", &[
+                        ("train", &format!("{:.3}", s.train)),
+                        ("test", &format!("{:.3}", s.test)),
+                        ("acc", &format!("{:.1}", s.test_acc * 100.0)),
+                    ])
+                } }</p>
             }) }
             { loss_chart(ctx, r) }
         </section>
@@ -770,12 +993,14 @@ fn network_svg(
     net: &gpu_runtime::mlp::Net,
     weights: &[f32],
     features: &[Feature],
+    neurons: &[Vec<String>],
 ) -> Html {
     let cols = net.sizes.len();
     let (w, h) = (360.0, 220.0);
     let tallest = net.sizes.iter().copied().max().unwrap_or(1).max(1);
     let gap = (h - 20.0) / tallest as f64;
-    let x = |c: usize| 40.0 + c as f64 * (w - 60.0) / (cols.max(2) - 1) as f64;
+    // Room on the left for the feature names beside the input pictures.
+    let x = |c: usize| 64.0 + c as f64 * (w - 84.0) / (cols.max(2) - 1) as f64;
     let y = |c: usize, i: usize| {
         let n = net.sizes[c] as f64;
         h / 2.0 + (i as f64 - (n - 1.0) / 2.0) * gap
@@ -801,16 +1026,31 @@ fn network_svg(
         }
     }
     let radius = (gap * 0.3).clamp(2.0, 7.0);
+    // Inputs and hidden neurons show their output over the plane as a small square picture.
+    let tile = (gap * 0.85).clamp(6.0, 30.0);
+    let picture = |c: usize, i: usize| neurons.get(c).and_then(|l| l.get(i));
     html! {
         <svg class="train-network" viewBox={format!("0 0 {w} {h}")} role="img"
             aria-label={ctx.t("train.network.label")}>
             { for lines }
-            { for (0..cols).flat_map(|c| (0..net.sizes[c]).map(move |i| (c, i))).map(|(c, i)| html! {
-                <circle class="node" cx={format!("{:.1}", x(c))} cy={format!("{:.1}", y(c, i))}
-                    r={format!("{radius:.1}")} />
+            { for (0..cols).flat_map(|c| (0..net.sizes[c]).map(move |i| (c, i))).map(|(c, i)| match picture(c, i) {
+                Some(url) => html! {
+                    <g class="neuron" data-layer={c.to_string()} data-neuron={i.to_string()}>
+                        <image href={url.clone()} x={format!("{:.1}", x(c) - tile / 2.0)}
+                            y={format!("{:.1}", y(c, i) - tile / 2.0)} width={format!("{tile:.1}")}
+                            height={format!("{tile:.1}")} preserveAspectRatio="none" />
+                        <rect class="tile" x={format!("{:.1}", x(c) - tile / 2.0)}
+                            y={format!("{:.1}", y(c, i) - tile / 2.0)} width={format!("{tile:.1}")}
+                            height={format!("{tile:.1}")} />
+                    </g>
+                },
+                None => html! {
+                    <circle class="node" cx={format!("{:.1}", x(c))} cy={format!("{:.1}", y(c, i))}
+                        r={format!("{radius:.1}")} />
+                },
             }) }
             { for features.iter().enumerate().map(|(i, f)| html! {
-                <text class="feature" x={format!("{:.1}", x(0) - radius - 3.0)}
+                <text class="feature" x={format!("{:.1}", x(0) - tile.max(2.0 * radius) / 2.0 - 3.0)}
                     y={format!("{:.1}", y(0, i) + 3.5)} text-anchor="end">{ f.label() }</text>
             }) }
         </svg>
@@ -837,6 +1077,41 @@ fn kernel_source(ctx: &Ctx, id: Option<&'static str>) -> Html {
                     </span>
                 }) }
             </code></pre>
+        </div>
+    }
+}
+
+/// What the finished experiment showed, worded from its own rows, then why.
+fn conclusion(ctx: &Ctx, rows: &[Row], software: bool) -> Html {
+    let v = verdict(rows);
+    let batch = |b: usize| format::count(b as u64);
+    let lead = match &v {
+        Verdict::NoGpu => ctx.t("train.exp.v.no_gpu").to_string(),
+        Verdict::CpuEverywhere { largest } => {
+            ctx.tf("train.exp.v.cpu_all", &[("batch", &batch(*largest))])
+        }
+        Verdict::GpuEverywhere { smallest } => {
+            ctx.tf("train.exp.v.gpu_all", &[("batch", &batch(*smallest))])
+        }
+        Verdict::GpuFrom { from } => ctx.tf("train.exp.v.gpu_from", &[("batch", &batch(*from))]),
+        Verdict::Mixed => ctx.t("train.exp.v.mixed").to_string(),
+    };
+    let grew = growth(rows).map(|(a, b, g, c)| {
+        ctx.tf(
+            "train.exp.v.growth",
+            &[
+                ("from", &batch(a)),
+                ("to", &batch(b)),
+                ("gpu", &format::rate(g)),
+                ("cpu", &format::rate(c)),
+            ],
+        )
+    });
+    html! {
+        <div class="lesson" data-verdict={v.code()}>
+            <p>{ lead }{ grew.map(|g| html! { <>{ SPACE }{ g }</> }) }</p>
+            { software.then(|| html! { <p>{ ctx.t("train.exp.v.software") }</p> }) }
+            <p>{ ctx.t("train.exp.lesson") }</p>
         </div>
     }
 }

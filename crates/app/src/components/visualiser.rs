@@ -214,7 +214,7 @@ fn compare_section(
                         <th scope="row">{ ctx.t(k) }</th>
                         <td class="a">{ format::count(*x as u64) }</td>
                         <td class="b">{ format::count(*y as u64) }</td>
-                        <td>{ if *y > 0 { format!("{:.2}×", *x as f64 / *y as f64) } else { "–".to_string() } }</td>
+                        <td>{ format::ratio(*x as u64, *y as u64) }</td>
                     </tr>
                 }) }
             </table></div>

@@ -207,7 +207,7 @@ pub fn Body() -> Html {
             html! {
                 <>
                     <p class="total" data-ring-time={format!("{:.9}", t.total_s())}>
-                        { ctx.tf("lb.mgpu.result", &[
+                        { ctx.tf(if *n == 1 { "lb.mgpu.result_one" } else { "lb.mgpu.result" }, &[
                             ("time", &duration(t.total_s())),
                             ("bytes", &decimal_bytes(*bytes)),
                             ("n", &n.to_string()),

@@ -28,6 +28,16 @@ pub fn heat_colour(p: f32) -> [u8; 3] {
     ]
 }
 
+/// Where a network output falls on the heat colours: two logits → the class-1 probability;
+/// one regression output z → (z + 1) / 2, so −1 is orange, 0 white and +1 blue.
+pub fn output_shade(z: &[f32]) -> f32 {
+    match z {
+        [a, b] => gpu_runtime::mlp::net::prob_class1(*a, *b),
+        [v] => (v + 1.0) / 2.0,
+        _ => 0.5,
+    }
+}
+
 /// A 24-bit BMP of a `side` × `side` picture given row by row from the top.
 pub fn bmp(side: usize, pixels: &[[u8; 3]]) -> Vec<u8> {
     let row_bytes = (side * 3).div_ceil(4) * 4;
@@ -82,6 +92,79 @@ pub fn base64(bytes: &[u8]) -> String {
 pub fn heat_url(side: usize, probs: &[f32]) -> String {
     let px: Vec<[u8; 3]> = probs.iter().map(|&p| heat_colour(p)).collect();
     format!("data:image/bmp;base64,{}", base64(&bmp(side, &px)))
+}
+
+/// The point of the input plane (±`extent` on both axes, y up) under a click at client
+/// coordinates (`cx`, `cy`) on a picture whose own box on the page is (`left`, `top`, `width`,
+/// `height`) — `getBoundingClientRect`, which already includes CSS zoom and scrolling. The
+/// picture is a square viewBox drawn "meet": a box that is not square shows it centred, so the
+/// square's side is the shorter edge. `None` for an empty box or a click outside the square.
+pub fn plane_point(
+    (left, top, width, height): (f64, f64, f64, f64),
+    (cx, cy): (f64, f64),
+    extent: f64,
+) -> Option<(f64, f64)> {
+    let side = width.min(height);
+    if !(side.is_finite() && side > 0.0 && cx.is_finite() && cy.is_finite()) {
+        return None;
+    }
+    let fx = (cx - left - (width - side) / 2.0) / side;
+    let fy = (cy - top - (height - side) / 2.0) / side;
+    if !((0.0..=1.0).contains(&fx) && (0.0..=1.0).contains(&fy)) {
+        return None;
+    }
+    Some(((fx * 2.0 - 1.0) * extent, (1.0 - fy * 2.0) * extent))
+}
+
+/// Where a neuron's output `v` falls on the heat colours (0 orange … ½ white … 1 blue): tanh
+/// and linear/ReLU outputs around 0, sigmoid's around ½. Linear and ReLU outputs are unbounded,
+/// so they are scaled by the largest |v| the neuron reaches on the plane (`scale`).
+pub fn neuron_shade(act: gpu_runtime::mlp::Activation, v: f32, scale: f32) -> f32 {
+    use gpu_runtime::mlp::Activation;
+    match act {
+        Activation::Sigmoid => v,
+        Activation::Tanh => (v + 1.0) / 2.0,
+        Activation::Relu | Activation::Linear => 0.5 + 0.5 * v / scale.max(1e-6),
+    }
+}
+
+/// Every input and hidden neuron's output over a `side` × `side` grid of the plane (`grid_x`,
+/// rows from the top, the network's input features), as heat pictures: index 0 holds the
+/// inputs, then one entry per hidden layer. `params` are the weights drawn in the network.
+pub fn neuron_pictures(
+    net: &gpu_runtime::mlp::Net,
+    params: &[f32],
+    grid_x: &[f32],
+    side: usize,
+) -> Vec<Vec<String>> {
+    let rows = side * side;
+    if params.len() < net.layout().param_count || grid_x.len() < rows * net.inputs() {
+        return Vec::new();
+    }
+    let acts = net.forward_all(params, grid_x, rows);
+    let (offs, _) = net.act_offsets(rows);
+    let hidden = net.sizes.len().saturating_sub(1);
+    (0..hidden)
+        .map(|l| {
+            let width = net.sizes[l];
+            // Inputs are drawn like linear outputs, scaled to their own range.
+            let act = if l == 0 {
+                gpu_runtime::mlp::Activation::Linear
+            } else {
+                net.activation
+            };
+            (0..width)
+                .map(|n| {
+                    let value = |b: usize| acts[offs[l] + b * width + n];
+                    let scale = (0..rows).map(|b| value(b).abs()).fold(0.0f32, f32::max);
+                    let px: Vec<[u8; 3]> = (0..rows)
+                        .map(|b| heat_colour(neuron_shade(act, value(b), scale)))
+                        .collect();
+                    format!("data:image/bmp;base64,{}", base64(&bmp(side, &px)))
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// An SVG polyline through (x, y) points mapped into a box.
@@ -151,8 +234,60 @@ mod tests {
     }
 
     #[test]
+    fn clicks_map_through_the_pictures_own_box() {
+        let close = |a: Option<(f64, f64)>, b: (f64, f64)| {
+            let a = a.expect("inside");
+            assert!(
+                (a.0 - b.0).abs() < 1e-9 && (a.1 - b.1).abs() < 1e-9,
+                "{a:?} vs {b:?}"
+            );
+        };
+        // A 300 px square at (100, 50): centre, corners, y up.
+        let r = (100.0, 50.0, 300.0, 300.0);
+        close(plane_point(r, (250.0, 200.0), 6.0), (0.0, 0.0));
+        close(plane_point(r, (100.0, 50.0), 6.0), (-6.0, 6.0));
+        close(plane_point(r, (400.0, 350.0), 6.0), (6.0, -6.0));
+        close(plane_point(r, (175.0, 275.0), 6.0), (-3.0, -3.0));
+        // A wider box draws the square centred: 100 px of margin either side.
+        let wide = (0.0, 0.0, 500.0, 300.0);
+        close(plane_point(wide, (250.0, 150.0), 6.0), (0.0, 0.0));
+        close(plane_point(wide, (100.0, 0.0), 6.0), (-6.0, 6.0));
+        assert_eq!(plane_point(wide, (50.0, 150.0), 6.0), None);
+        assert_eq!(plane_point((0.0, 0.0, 0.0, 0.0), (0.0, 0.0), 6.0), None);
+        assert_eq!(plane_point(r, (f64::NAN, 0.0), 6.0), None);
+    }
+
+    #[test]
+    fn neuron_pictures_show_each_neurons_output() {
+        use gpu_runtime::mlp::data::grid_points;
+        use gpu_runtime::mlp::{Activation, Feature, LossKind, Net};
+        let net = Net {
+            sizes: vec![2, 3, 2],
+            activation: Activation::Tanh,
+            loss: LossKind::CrossEntropy,
+        };
+        let side = 4;
+        let grid = grid_points(side).features(&[Feature::X, Feature::Y]);
+        let params = net.init_params(3);
+        let pics = neuron_pictures(&net, &params, &grid, side);
+        assert_eq!(pics.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 3]);
+        assert!(pics[1][0].starts_with("data:image/bmp;base64,"));
+        // Input x runs from orange on the left to blue on the right.
+        assert_eq!(neuron_shade(Activation::Linear, -6.0, 6.0), 0.0);
+        assert_eq!(neuron_shade(Activation::Linear, 6.0, 6.0), 1.0);
+        assert_eq!(neuron_shade(Activation::Tanh, 0.0, 1.0), 0.5);
+        assert_eq!(neuron_shade(Activation::Sigmoid, 0.25, 1.0), 0.25);
+        // Too few parameters: nothing drawn rather than a panic.
+        assert!(neuron_pictures(&net, &params[..3], &grid, side).is_empty());
+    }
+
+    #[test]
     fn colours_and_axes() {
         assert_eq!(heat_colour(0.5), [255, 255, 255]);
+        assert_eq!(output_shade(&[0.0]), 0.5);
+        assert_eq!(output_shade(&[-1.0]), 0.0);
+        assert_eq!(output_shade(&[0.3, 0.3]), 0.5);
+        assert_eq!(heat_colour(output_shade(&[1.0])), heat_colour(1.0));
         assert_eq!(heat_colour(f32::NAN), [255, 255, 255]);
         assert_ne!(heat_colour(1.0), heat_colour(0.0));
         assert_eq!(nice_ceiling(0.69), 1.0);

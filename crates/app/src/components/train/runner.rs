@@ -8,13 +8,15 @@
 use std::collections::VecDeque;
 
 use gpu_runtime::mlp::data::grid_points;
-use gpu_runtime::mlp::net::{batch_order, metrics, prob_class1};
+use gpu_runtime::mlp::net::{batch_order, metrics};
 use gpu_runtime::mlp::{CpuTrainer, Net, Points, Spec};
 use gpu_runtime::training::{step_plan, PlannedDispatch, SessionConfig, TrainingSession};
 use gpu_runtime::{Gpu, GpuError};
 
 /// Side of the decision-boundary grid (GRID² points evaluated on the GPU).
 pub const GRID: usize = 40;
+/// Side of each neuron's small picture (computed on the CPU from the drawn weights).
+pub const NEURON_GRID: usize = 20;
 /// Main-thread milliseconds per tick for each side.
 pub const SLICE_MS: f64 = 5.0;
 /// Steps the GPU may have queued but not finished.
@@ -51,6 +53,30 @@ impl Rate {
         let (&(t0, c0), &(t1, c1)) = (self.0.front()?, self.0.back()?);
         (t1 - t0 > 300.0).then(|| (c1.saturating_sub(c0)) as f64 * 1000.0 / (t1 - t0))
     }
+
+    /// Forgets the window (on Play/Pause), so a rate never spans time nothing ran.
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// What a rate shows: nothing is measured while paused, and "measuring" until the window
+/// spans enough time after Play; a number only when one was measured.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RateView {
+    /// That side is not training at all (no GPU session).
+    Off,
+    Paused,
+    Measuring,
+    PerSecond(f64),
+}
+
+pub fn rate_view(playing: bool, rate: &Rate) -> RateView {
+    match (playing, rate.per_second()) {
+        (false, _) => RateView::Paused,
+        (true, None) => RateView::Measuring,
+        (true, Some(v)) => RateView::PerSecond(v),
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -75,6 +101,7 @@ pub struct Runner {
     train_x: Vec<f32>,
     test_x: Vec<f32>,
     grid_x: Vec<f32>,
+    neuron_x: Vec<f32>,
     order: Vec<u32>,
     init: Vec<f32>,
     pub gpu: Option<TrainingSession>,
@@ -83,7 +110,8 @@ pub struct Runner {
     pub playing: bool,
     pub gpu_hist: Vec<Sample>,
     pub cpu_hist: Vec<Sample>,
-    /// Class-1 probability on the grid, row by row from the top.
+    /// Class-1 probability (regression: the output mapped from [−1, 1] to [0, 1]) on the
+    /// grid, row by row from the top.
     pub heat: Vec<f32>,
     /// Whether `heat` came from the GPU (else from the CPU twin).
     pub heat_from_gpu: bool,
@@ -91,6 +119,9 @@ pub struct Runner {
     pub heat_version: u64,
     /// Parameters to draw the weights with.
     pub weights: Vec<f32>,
+    /// Each input's and hidden neuron's output over the plane (see `picture::neuron_pictures`),
+    /// from `weights`: the GPU's when it trains, else the CPU twin's.
+    pub neurons: Vec<Vec<String>>,
     pub gpu_rate: Rate,
     pub cpu_rate: Rate,
     pub plan: Vec<PlannedDispatch>,
@@ -108,6 +139,7 @@ impl Runner {
         let train_x = train.features(&spec.features);
         let test_x = test.features(&spec.features);
         let grid_x = grid_points(GRID).features(&spec.features);
+        let neuron_x = grid_points(NEURON_GRID).features(&spec.features);
         let order = batch_order(train.len(), spec.seed);
         let init = net.init_params(spec.seed);
         let cpu = CpuTrainer::new(
@@ -127,7 +159,9 @@ impl Runner {
             train_x,
             test_x,
             grid_x,
+            neuron_x,
             order,
+            neurons: Vec::new(),
             weights: init.clone(),
             init,
             gpu: None,
@@ -232,6 +266,14 @@ impl Runner {
         }
     }
 
+    /// Starts or stops training; the rates start measuring afresh.
+    pub fn set_playing(&mut self, playing: bool) {
+        self.playing = playing;
+        self.gpu_rate.clear();
+        self.cpu_rate.clear();
+        self.dirty = true;
+    }
+
     /// One step of each side (the Step button).
     pub fn step_once(&mut self, now: f64) {
         if let Some(s) = self.gpu.as_mut() {
@@ -276,12 +318,16 @@ impl Runner {
             }
         }
         if let Some(s) = self.gpu.as_ref() {
-            self.gpu_rate.record(now, s.steps_completed());
+            if self.playing {
+                self.gpu_rate.record(now, s.steps_completed());
+            }
             if s.steps_submitted() > self.last_requested {
                 self.request_gpu_eval();
             }
         }
-        self.cpu_rate.record(now, self.cpu.step);
+        if self.playing {
+            self.cpu_rate.record(now, self.cpu.step);
+        }
         self.collect_gpu_eval();
         self.cpu_eval(now, false);
         if self.playing {
@@ -304,11 +350,11 @@ impl Runner {
         }
         self.heat = r.logits[..g * c]
             .chunks_exact(c)
-            .map(|z| prob_class1(z[0], z[1]))
+            .map(super::picture::output_shade)
             .collect();
         self.heat_from_gpu = true;
         self.heat_version += 1;
-        let loss = self.spec.loss;
+        let loss = self.net.loss;
         let (train, _) = metrics(
             loss,
             &r.logits[g * c..(g + n_train) * c],
@@ -326,7 +372,13 @@ impl Runner {
             },
         );
         self.weights = r.params;
+        self.draw_neurons();
         self.dirty = true;
+    }
+
+    fn draw_neurons(&mut self) {
+        self.neurons =
+            super::picture::neuron_pictures(&self.net, &self.weights, &self.neuron_x, NEURON_GRID);
     }
 
     fn cpu_eval(&mut self, now: f64, force: bool) {
@@ -351,10 +403,15 @@ impl Runner {
         );
         if self.gpu.is_none() {
             let z = self.net.logits(&self.cpu.params, &self.grid_x, GRID * GRID);
-            self.heat = z.chunks_exact(2).map(|z| prob_class1(z[0], z[1])).collect();
+            let c = self.net.classes().max(1);
+            self.heat = z
+                .chunks_exact(c)
+                .map(super::picture::output_shade)
+                .collect();
             self.heat_from_gpu = false;
             self.heat_version += 1;
             self.weights = self.cpu.params.clone();
+            self.draw_neurons();
         }
         self.dirty = true;
     }
@@ -374,5 +431,29 @@ fn push(hist: &mut Vec<Sample>, s: Sample) {
             .map(|(_, s)| *s)
             .collect();
         *hist = kept;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_shown_only_once_measured() {
+        let mut r = Rate::default();
+        assert_eq!(rate_view(false, &r), RateView::Paused);
+        assert_eq!(rate_view(true, &r), RateView::Measuring);
+        r.record(0.0, 0);
+        r.record(200.0, 10);
+        assert_eq!(
+            rate_view(true, &r),
+            RateView::Measuring,
+            "too short a window"
+        );
+        r.record(1000.0, 50);
+        assert_eq!(rate_view(true, &r), RateView::PerSecond(50.0));
+        assert_eq!(rate_view(false, &r), RateView::Paused);
+        r.clear();
+        assert_eq!(rate_view(true, &r), RateView::Measuring);
     }
 }

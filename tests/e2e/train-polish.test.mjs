@@ -1,0 +1,238 @@
+// Train view, issue 11: settings change while training runs (item 3), clicks land where
+// clicked at every width and zoom (item 4), rates and conclusions say what was measured
+// (item 13), the page fits a phone; screenshots at 390, 1280 and 1920 px in both languages.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+
+const SPIRAL = '#/train?data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&features=x,y&noise=0.1&seed=1';
+const EXTENT = 6;
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const status = (page, attr) => page.getAttribute('#train-status', `data-${attr}`);
+const gpuSteps = async (page) => Number(await status(page, 'gpu-steps'));
+const query = (page) => page.evaluate(() => new URLSearchParams(location.hash.split('?')[1] ?? ''));
+const param = (page, k) => page.evaluate((k) => new URLSearchParams(location.hash.split('?')[1] ?? '').get(k), k);
+
+async function waitForGpu(page) {
+  await page.waitForSelector('#train-status[data-gpu="ready"]', { timeout: 90_000 });
+  await page.waitForFunction(() => Number(document.querySelector('#train-status')?.dataset.heat) > 1, null, { timeout: 60_000 });
+}
+
+async function waitSteps(page, n) {
+  await page.waitForFunction((n) => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= n,
+    n, { timeout: 120_000, polling: 200 });
+}
+
+test('item 3: learning rate applies live; bad values are named at the field and change nothing', async () => {
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  await waitForGpu(page);
+  await page.click('#train-play');
+  await waitSteps(page, 20);
+  // Type slowly, so that several renders (every 150 ms while training) happen between keys.
+  await page.fill('#train-lr', '');
+  await page.type('#train-lr', '0.2', { delay: 250 });
+  await page.waitForTimeout(600);
+  assert.equal(await page.inputValue('#train-lr'), '0.2', 'the field keeps what was typed');
+  assert.equal(await param(page, 'lr'), '0.2', 'a valid rate reaches the URL');
+  const steps = await gpuSteps(page);
+  assert.ok(steps >= 20, `training was not reset by a live change (${steps} steps)`);
+  assert.equal(await page.textContent('#train-play'), 'Pause', 'still training');
+  for (const bad of ['abc', '-1', '1e99']) {
+    const before = await gpuSteps(page);
+    await page.fill('#train-lr', bad);
+    await page.waitForSelector('#train-lr-error', { timeout: 10_000 });
+    const msg = await page.textContent('#train-lr-error');
+    assert.ok(msg.includes(`“${bad}”`), `the field names the bad value: ${msg}`);
+    assert.equal(await page.inputValue('#train-lr'), bad, 'the bad text stays for the learner to fix');
+    assert.equal(await param(page, 'lr'), '0.2', `"${bad}" must not reach the URL`);
+    await page.waitForTimeout(400);
+    assert.ok(await gpuSteps(page) >= before, `"${bad}" must not reset training`);
+  }
+  await page.fill('#train-lr', '0.05');
+  await page.waitForFunction(() => location.hash.includes('lr=0.05'));
+  assert.equal(await page.$('#train-lr-error'), null, 'the message goes once the value is good');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('item 3: a batch size change restarts visibly and keeps training; a bad one is named', async () => {
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  await waitForGpu(page);
+  await page.click('#train-play');
+  await waitSteps(page, 20);
+  // Typing goes through "6" before "64": the field keeps each keystroke, the change applies on Enter.
+  await page.fill('#train-batch', '');
+  await page.type('#train-batch', '64', { delay: 250 });
+  assert.equal(await page.inputValue('#train-batch'), '64');
+  await page.press('#train-batch', 'Enter');
+  await page.waitForFunction(() => location.hash.includes('batch=64'));
+  await page.waitForSelector('#train-restarted', { timeout: 30_000 });
+  assert.match(await page.textContent('#train-restarted'), /batch size/i);
+  assert.match(await page.textContent('#train-restarted'), /step 0/);
+  await waitForGpu(page);
+  assert.equal(await page.textContent('#train-play'), 'Pause', 'the restarted network keeps training');
+  await waitSteps(page, 5);
+  const before = await gpuSteps(page);
+  await page.fill('#train-batch', 'abc');
+  await page.press('#train-batch', 'Enter');
+  await page.waitForSelector('#train-batch-error');
+  assert.match(await page.textContent('#train-batch-error'), /“abc”/);
+  assert.equal(await param(page, 'batch'), '64');
+  await page.waitForTimeout(500);
+  assert.ok(await gpuSteps(page) >= before, 'a bad batch size does not reset training');
+  // The stepper's arrow key applies at once.
+  await page.fill('#train-batch', '64');
+  await page.press('#train-batch', 'ArrowUp');
+  await page.waitForFunction(() => location.hash.includes('batch=65'));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+/** Clicks at fractions (fx, fy) of the picture's own box and returns the point that was added. */
+async function clickAt(page, fx, fy) {
+  const n = ((await param(page, 'add')) ?? '').split('~').filter(Boolean).length;
+  const box = await page.evaluate(() => {
+    const r = document.querySelector('#train-boundary').getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  });
+  await page.mouse.click(box.x + fx * box.w, box.y + fy * box.h);
+  await page.waitForFunction((n) => {
+    const add = new URLSearchParams(location.hash.split('?')[1] ?? '').get('add') ?? '';
+    return add.split('~').filter(Boolean).length > n;
+  }, n, { timeout: 10_000 });
+  // The point is drawn once the network has been rebuilt with it.
+  await page.waitForFunction((n) => document.querySelectorAll('#train-boundary circle.added').length > n, n, { timeout: 30_000 });
+  const add = (await param(page, 'add')).split('~').filter(Boolean);
+  const [x, y, c] = add[add.length - 1].split('_').map(Number);
+  // The page lists the same point beside the picture.
+  const listed = await page.$$eval('#train-boundary circle.added', (cs) => cs.map((c) => [Number(c.dataset.x), Number(c.dataset.y)]));
+  assert.deepEqual(listed[listed.length - 1], [x, y], 'the drawn point is the added one');
+  return { x, y, c, px: 2 * EXTENT / Math.min(box.w, box.h) };
+}
+
+test('item 4: clicks land where clicked: centre and four corners at 390, 1280, 1920 px and with zoom', async () => {
+  for (const [width, zoom] of [[390, 1], [1280, 1], [1920, 1], [1280, 1.5]]) {
+    const { page, context, errors } = await openPage(browser, `#/train?lang=en&data=gauss`,
+      { viewport: { width, height: 900 } });
+    await waitForGpu(page);
+    if (zoom !== 1) await page.evaluate((z) => { document.documentElement.style.zoom = String(z); }, zoom);
+    await page.locator('#train-boundary').scrollIntoViewIfNeeded();
+    const f = 0.05;
+    const cases = [[0.5, 0.5], [f, f], [1 - f, f], [f, 1 - f], [1 - f, 1 - f]];
+    for (const [fx, fy] of cases) {
+      const p = await clickAt(page, fx, fy).catch((e) => { throw new Error(`${width} px, zoom ${zoom}, click at (${fx}, ${fy}): ${e.message}`); });
+      const want = [(2 * fx - 1) * EXTENT, (1 - 2 * fy) * EXTENT];
+      // One pixel of the picture plus the URL's rounding to 0.01.
+      const tol = p.px + 0.011;
+      assert.ok(Math.abs(p.x - want[0]) <= tol && Math.abs(p.y - want[1]) <= tol,
+        `${width} px, zoom ${zoom}: click at (${fx}, ${fy}) of the picture added (${p.x}, ${p.y}), expected (${want[0].toFixed(2)}, ${want[1].toFixed(2)}) ± ${tol.toFixed(3)}`);
+    }
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
+test('item 13: rates say "measuring…" or "paused", never 0.00 for what was not measured', async () => {
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  await waitForGpu(page);
+  const idle = await page.textContent('#train-status');
+  assert.doesNotMatch(idle, /0\.00/, idle);
+  assert.doesNotMatch(idle, /–/, idle);
+  assert.equal((idle.match(/paused/g) ?? []).length, 2, `both sides say they are paused: ${idle}`);
+  await page.click('#train-play');
+  await page.waitForFunction(() => (document.querySelector('#train-status').textContent.match(/steps\/s/g) ?? []).length === 2,
+    null, { timeout: 60_000 });
+  const running = await page.textContent('#train-status');
+  assert.doesNotMatch(running, /\b0\.00 steps/, running);
+  await page.click('#train-play');
+  await page.waitForFunction(() => (document.querySelector('#train-status').textContent.match(/paused/g) ?? []).length === 2);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('beyond: every input and hidden neuron is drawn as a picture; L2 regularisation from the page', async () => {
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  await waitForGpu(page);
+  // 2 inputs + 8 + 8 hidden neurons; the output is the big picture.
+  await page.waitForFunction(() => document.querySelectorAll('.train-network g.neuron image').length === 18, null, { timeout: 30_000 });
+  const hrefs = await page.$$eval('.train-network g.neuron image', (is) => is.map((i) => i.getAttribute('href')));
+  assert.ok(hrefs.every((h) => h.startsWith('data:image/bmp;base64,')));
+  assert.ok(new Set(hrefs).size > 10, 'the neurons differ');
+  assert.match(await page.textContent('.train-network + .hint'), /weights the GPU last sent back/);
+  await page.click('#train-play');
+  await waitSteps(page, 10);
+  await page.selectOption('#train-reg', 'l2');
+  await page.waitForFunction(() => /reg=l2/.test(location.hash) && /regrate=0\.001/.test(location.hash));
+  await page.waitForSelector('#train-restarted');
+  assert.match(await page.textContent('#train-restarted'), /regularisation/);
+  await waitForGpu(page);
+  await page.selectOption('#train-reg-rate', '0.01');
+  await page.waitForFunction(() => /regrate=0\.01(&|$)/.test(location.hash));
+  assert.equal(await page.inputValue('#train-reg'), 'l2');
+  await waitSteps(page, 10);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('beyond: a regression task trains on the GPU, with an error measure instead of accuracy', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/train?lang=${lang}&data=hills&layers=8,8&act=tanh&lr=0.03&batch=16&opt=adam&noise=0.05`);
+    await waitForGpu(page);
+    assert.equal(await page.inputValue('#train-data'), 'hills');
+    assert.ok(await page.$eval('#train-loss', (s) => s.disabled), 'the loss comes with the task');
+    // One output: the last column of the network has a single node.
+    assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
+    await page.click('#train-play');
+    await waitSteps(page, 300);
+    await page.click('#train-play');
+    const heat = Number(await status(page, 'heat'));
+    await page.waitForFunction((h) => Number(document.querySelector('#train-status').dataset.heat) > h, heat, { timeout: 30_000 });
+    const first = Number(await status(page, 'first-gpu-loss'));
+    const last = Number(await status(page, 'gpu-loss'));
+    assert.ok(last < first / 2, `the squared error falls: ${first} → ${last}`);
+    const metrics = await page.textContent('.train-metrics');
+    assert.match(metrics, lang === 'en' ? /root-mean-square\): [\d.]+/ : /均方根）：[\d.]+/, metrics);
+    assert.doesNotMatch(metrics, /accuracy|准确率/, metrics);
+    await screenshot(page, `train-regression-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
+test('the training view fits 390 px with its kernels open; screenshots at three widths in both languages', async () => {
+  for (const lang of ['en', 'zh']) {
+    for (const width of [390, 1280, 1920]) {
+      const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=${lang}`,
+        { viewport: { width, height: 900 } });
+      await waitForGpu(page);
+      for (let i = 0; i < 10; i++) await page.click('#train-step');
+      await waitSteps(page, 10);
+      await page.click('.train-kernels summary');
+      const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(wide <= width, `${lang} ${width} px: the page is ${wide} px wide`);
+      await screenshot(page, `train-${lang}-${width}`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  }
+});
+
+test('item 13 elsewhere: "0.00×" for 0 against a count, and "over 1 GPUs"', async () => {
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=naive&size=32&wg=8&sg=32&compare=tiled');
+  await page.waitForSelector('.compare-table');
+  const row = await page.$eval('.compare-table tr[data-key="vis.count.shared"]', (tr) => [...tr.cells].map((c) => c.textContent));
+  assert.equal(row[1], '0', row.join(' | '));
+  assert.ok(Number(row[2].replace(/,/g, '')) > 0, row.join(' | '));
+  assert.equal(row[3], '–', `no factor for 0 against ${row[2]}: ${row.join(' | ')}`);
+  await page.goto(new URL('#/learn/multi-gpu?lang=en&n=1', page.url()).href);
+  await page.waitForSelector('[data-ring-time]');
+  const total = await page.textContent('[data-ring-time]');
+  assert.doesNotMatch(total, /\b1 GPUs/, total);
+  assert.match(total, /single GPU/, total);
+  assertNoErrors(errors);
+  await context.close();
+});
