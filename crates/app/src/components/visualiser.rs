@@ -120,7 +120,7 @@ fn matrix_with_contents(
         <figure class="vis-matrix">
             <figcaption>{ title }</figcaption>
             <svg viewBox={format!("-1 -1 {} {}", w + 2.0, h + 2.0)} width={(w + 2.0).to_string()} height={(h + 2.0).to_string()}
-                style={scaled_width(w + 2.0)}>
+                data-css-w={scaled_width(w + 2.0)}>
                 <rect x="0" y="0" width={w.to_string()} height={h.to_string()} class="grid-bg" />
                 { for held }
                 { for cells }
@@ -130,9 +130,10 @@ fn matrix_with_contents(
 }
 
 /// The drawing's natural width, for the stylesheet to scale (larger on wide screens, never
-/// wider than its column on a phone).
+/// wider than its column on a phone). Set as `--w` through the CSSOM (`cssom::use_widths`):
+/// a `style` attribute would break the Content Security Policy.
 fn scaled_width(px: f64) -> String {
-    format!("--w: {px}")
+    px.to_string()
 }
 
 fn counters(ctx: &Ctx, title_key: &str, c: &StepCost) -> Html {
@@ -231,6 +232,7 @@ fn compare_section(
 #[function_component]
 pub fn Visualiser() -> Html {
     let ctx = use_context::<Ctx>();
+    super::cssom::use_widths();
     let navigator = use_navigator();
     let query = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
     let params = VisParams::from_query(&query);
@@ -552,10 +554,10 @@ pub fn Visualiser() -> Html {
                 <div class="vis-launch">
                     <h3>{ ctx.tf("vis.grid", &[("x", &launch.grid[0].to_string()), ("y", &launch.grid[1].to_string())]) }</h3>
                     <svg class="vis-wgs" width={(launch.grid[0] * 22).to_string()} height={(launch.grid[1] * 22).to_string()}
-                        viewBox={format!("0 0 {} {}", launch.grid[0] * 22, launch.grid[1] * 22)} style={scaled_width(f64::from(launch.grid[0] * 22))}>{ for wg_cells }</svg>
+                        viewBox={format!("0 0 {} {}", launch.grid[0] * 22, launch.grid[1] * 22)} data-css-w={scaled_width(f64::from(launch.grid[0] * 22))}>{ for wg_cells }</svg>
                     <h3>{ ctx.tf("vis.threads", &[("x", &wx.to_string()), ("y", &wy.to_string()), ("sg", &launch.subgroup_width.to_string())]) }</h3>
                     <svg class="vis-threads" width={(wx * 18).to_string()} height={(wy * 18).to_string()}
-                        viewBox={format!("0 0 {} {}", wx * 18, wy * 18)} style={scaled_width(f64::from(wx * 18))}>{ for thread_cells }</svg>
+                        viewBox={format!("0 0 {} {}", wx * 18, wy * 18)} data-css-w={scaled_width(f64::from(wx * 18))}>{ for thread_cells }</svg>
                     <table class="facts vis-ids" id="vis-ids">
                         { for ID_NAMES.iter().zip([ids.global, ids.local, ids.workgroup]).map(|((wgsl, cuda), v)| html! {
                             <tr><th scope="row"><code>{ *wgsl }</code></th><td>{ format!("({}, {})", v[0], v[1]) }</td><td><code>{ *cuda }</code></td></tr>
