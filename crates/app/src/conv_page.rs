@@ -597,3 +597,190 @@ mod tests {
         assert_eq!(parse_weight(" 1/9 "), Some(1.0 / 9.0));
     }
 }
+
+/// What the page's controls change, as typed: one reducer holds it, so the filter grid, the
+/// presets and the arithmetic fields stay consistent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Form {
+    pub settings: Settings,
+    /// The grid's cells as typed (side² of them).
+    pub cells: Vec<String>,
+    /// Stride, padding, dilation as typed.
+    pub fields: [String; 3],
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Image(Image),
+    Preset(Preset),
+    Side(u32),
+    Stage(ConvStage),
+    /// A grid cell typed: the filter becomes hand-made.
+    Cell(usize, String),
+    /// Stride (0), padding (1) or dilation (2) typed.
+    Field(usize, String),
+}
+
+/// Names, limits of the three arithmetic fields, in [`Form::fields`] order.
+pub const FIELDS: [(&str, u32, u32); 3] = [
+    ("stride", 1, MAX_STRIDE),
+    ("pad", 0, MAX_PAD),
+    ("dil", 1, MAX_DILATION),
+];
+
+/// Why the typed form cannot run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormError {
+    /// Grid cell (row-major index) is not a number within ±MAX_WEIGHT.
+    Cell(usize),
+    /// Arithmetic field (index into [`FIELDS`]) is not a whole number in its range.
+    Field(usize),
+}
+
+impl Form {
+    pub fn new(settings: Settings) -> Form {
+        Form {
+            cells: settings.weights.iter().map(|&w| format_weight(w)).collect(),
+            fields: [settings.stride, settings.pad, settings.dilation].map(|v| v.to_string()),
+            settings,
+        }
+    }
+
+    pub fn apply(&self, action: Action) -> Form {
+        let mut s = self.settings.clone();
+        match action {
+            Action::Image(i) => s.image = i,
+            Action::Stage(st) => s.stage = st,
+            Action::Preset(p) => {
+                s.preset = p;
+                if p != Preset::Custom {
+                    s.weights = p.weights(s.side);
+                }
+            }
+            Action::Side(side) if side == 3 || side == 5 => {
+                s.side = side;
+                s.weights = s.preset.weights(side);
+                // A hand-made 3×3 keeps its weights in the middle of the 5×5 (and back).
+                if s.preset == Preset::Custom && side != self.settings.side {
+                    s.weights = resize_weights(&self.settings.weights, self.settings.side, side);
+                }
+            }
+            Action::Side(_) => {}
+            Action::Cell(i, text) => {
+                let mut next = self.clone();
+                if i < next.cells.len() {
+                    next.cells[i] = text;
+                    next.settings.preset = Preset::Custom;
+                    if let Some(w) = next.cells.iter().map(|c| parse_weight(c)).collect() {
+                        next.settings.weights = w;
+                    }
+                }
+                return next;
+            }
+            Action::Field(i, text) => {
+                let mut next = self.clone();
+                if let (Some(slot), Some(&(_, lo, hi))) = (next.fields.get_mut(i), FIELDS.get(i)) {
+                    if let Some(v) = parse_in(&text, lo, hi) {
+                        *[
+                            &mut next.settings.stride,
+                            &mut next.settings.pad,
+                            &mut next.settings.dilation,
+                        ][i] = v;
+                    }
+                    *slot = text;
+                }
+                return next;
+            }
+        }
+        let mut next = Form::new(s);
+        next.fields = self.fields.clone();
+        next
+    }
+
+    /// The settings when every typed value is valid, else each bad one.
+    pub fn parsed(&self) -> Result<&Settings, Vec<FormError>> {
+        let mut errors: Vec<FormError> = self
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| parse_weight(c).is_none())
+            .map(|(i, _)| FormError::Cell(i))
+            .collect();
+        for (i, (f, &(_, lo, hi))) in self.fields.iter().zip(&FIELDS).enumerate() {
+            if parse_in(f, lo, hi).is_none() {
+                errors.push(FormError::Field(i));
+            }
+        }
+        if errors.is_empty() {
+            Ok(&self.settings)
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+fn resize_weights(w: &[f32], from: u32, to: u32) -> Vec<f32> {
+    let (from, to) = (from as usize, to as usize);
+    let mut out = vec![0.0; to * to];
+    let off = |a: usize, b: usize| (a.max(b) - a.min(b)) / 2;
+    let o = off(from, to);
+    for r in 0..from.min(to) {
+        for c in 0..from.min(to) {
+            if from < to {
+                out[(r + o) * to + c + o] = w[r * from + c];
+            } else {
+                out[r * to + c] = w[(r + o) * from + c + o];
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod form_tests {
+    use super::*;
+
+    #[test]
+    fn typing_in_the_grid_makes_a_custom_filter_and_names_bad_cells() {
+        let f = Form::new(Settings::default()).apply(Action::Cell(4, "2".into()));
+        assert_eq!(f.settings.preset, Preset::Custom);
+        assert_eq!(f.settings.weights[4], 2.0);
+        assert_eq!(f.settings.weights[0], 1.0 / 16.0);
+        let bad = f.apply(Action::Cell(0, "abc".into()));
+        assert_eq!(bad.parsed(), Err(vec![FormError::Cell(0)]));
+        let fixed = bad.apply(Action::Cell(0, "1/2".into()));
+        assert_eq!(fixed.parsed().map(|s| s.weights[0]), Ok(0.5));
+        // 3×3 → 5×5 keeps the hand-made weights in the middle, and back.
+        let five = fixed.apply(Action::Side(5));
+        assert_eq!(five.cells.len(), 25);
+        assert_eq!(five.settings.weights[12], 2.0);
+        assert_eq!(five.settings.weights[0], 0.0);
+        assert_eq!(
+            five.apply(Action::Side(3)).settings.weights,
+            fixed.settings.weights
+        );
+        // A preset overwrites the grid.
+        let sobel = five.apply(Action::Preset(Preset::SobelX));
+        assert_eq!(sobel.settings.weights, Preset::SobelX.weights(5));
+        assert_eq!(sobel.cells[6], "-1");
+    }
+
+    #[test]
+    fn arithmetic_fields_are_checked_as_typed() {
+        let f = Form::new(Settings::default());
+        let f = f
+            .apply(Action::Field(0, "2".into()))
+            .apply(Action::Field(2, "3".into()));
+        assert_eq!((f.settings.stride, f.settings.dilation), (2, 3));
+        for (i, text) in [(0, "0"), (1, "65"), (2, "x"), (1, "-1"), (0, "")] {
+            let bad = f.apply(Action::Field(i, text.into()));
+            assert_eq!(bad.parsed(), Err(vec![FormError::Field(i)]), "{i} {text}");
+        }
+        // Later changes keep what was typed.
+        let bad = f
+            .apply(Action::Field(1, "abc".into()))
+            .apply(Action::Stage(ConvStage::Tiled));
+        assert_eq!(bad.fields[1], "abc");
+        assert!(bad.parsed().is_err());
+    }
+}
