@@ -74,7 +74,7 @@ impl Image {
 }
 
 fn checker(x: u32, y: u32) -> [f32; 3] {
-    if ((x / 16) + (y / 16)) % 2 == 0 {
+    if ((x / 16) + (y / 16)).is_multiple_of(2) {
         [0.95, 0.9, 0.8]
     } else {
         [0.1, 0.2, 0.45]
@@ -473,14 +473,16 @@ mod tests {
 
     #[test]
     fn defaults_round_trip_through_the_url() {
-        let mut s = Settings::default();
-        s.preset = Preset::Custom;
-        s.side = 5;
-        s.weights = (0..25).map(|i| i as f32 - 12.0).collect();
-        s.stage = ConvStage::ImplicitGemm;
-        s.stride = 2;
-        s.pad = 3;
-        s.dilation = 2;
+        let s = Settings {
+            image: Image::Strokes,
+            preset: Preset::Custom,
+            side: 5,
+            weights: (0..25).map(|i| i as f32 - 12.0).collect(),
+            stage: ConvStage::ImplicitGemm,
+            stride: 2,
+            pad: 3,
+            dilation: 2,
+        };
         let mut q = Query::default();
         s.write(&mut q);
         assert_eq!(Settings::from_query(&q), (s, vec![]));
@@ -545,8 +547,10 @@ mod tests {
 
     #[test]
     fn filter_tensor_keeps_colours_apart() {
-        let mut s = Settings::default();
-        s.weights = (1..=9).map(|v| v as f32).collect();
+        let s = Settings {
+            weights: (1..=9).map(|v| v as f32).collect(),
+            ..Settings::default()
+        };
         let f = s.filter_tensor();
         assert_eq!(f.len(), 3 * 3 * 3 * 3);
         // tap (1, 2) = index 5: red→red, green→green, blue→blue hold 6, the rest 0.
@@ -563,10 +567,12 @@ mod tests {
         assert_eq!(out_size(128, 0, 1, 5, 2), Some(62));
         assert_eq!(out_size(7, 0, 3, 3, 1), Some(1));
         assert_eq!(out_size(6, 0, 3, 3, 1), None);
-        let mut s = Settings::default();
-        s.side = 5;
-        s.dilation = 40;
-        s.pad = 0;
+        let mut s = Settings {
+            side: 5,
+            dilation: 40,
+            pad: 0,
+            ..Settings::default()
+        };
         let e = s.shape(128, 128).validate().unwrap_err();
         assert_eq!(shape_error_args(&e).0, "conv.error.filter_larger");
         s.dilation = 1;
@@ -782,5 +788,27 @@ mod form_tests {
             .apply(Action::Stage(ConvStage::Tiled));
         assert_eq!(bad.fields[1], "abc");
         assert!(bad.parsed().is_err());
+    }
+}
+
+#[cfg(test)]
+mod text_tests {
+    use super::*;
+
+    #[test]
+    fn keys_built_at_run_time_exist() {
+        let keys = Image::ALL
+            .iter()
+            .map(|i| format!("conv.image.{}", i.id()))
+            .chain(
+                Preset::ALL
+                    .iter()
+                    .map(|p| format!("conv.filter.{}", p.id())),
+            )
+            .chain(FIELDS.iter().map(|(n, _, _)| format!("conv.field.{n}")))
+            .chain(STAGES.iter().flat_map(|s| s.text_keys()));
+        for key in keys {
+            assert!(crate::i18n::has(&key), "missing {key}");
+        }
     }
 }

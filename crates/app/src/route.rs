@@ -19,6 +19,8 @@ pub enum Route {
     Race,
     #[at("/train")]
     Train,
+    #[at("/conv")]
+    Conv,
     #[at("/embed")]
     EmbedIndex,
     #[at("/embed/:widget")]

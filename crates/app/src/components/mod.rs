@@ -1,6 +1,7 @@
 //! Yew components. They read state, render translated text and dispatch work to the plain
 //! crates; they hold no user-visible strings and no kernel logic.
 
+mod conv;
 mod gpu_panel;
 mod ladder;
 mod learn;
@@ -13,6 +14,7 @@ mod shell;
 mod train;
 mod visualiser;
 
+pub use conv::Conv;
 pub use gpu_panel::GpuPanel;
 pub use ladder::Ladder;
 pub use learn::{Learn, Lesson};

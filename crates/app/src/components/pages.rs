@@ -2,7 +2,7 @@
 
 use yew::prelude::*;
 
-use super::{Ctx, GpuPanel, Ladder, Learn, Lesson, MatmulRun, Race, Train, Visualiser};
+use super::{Conv, Ctx, GpuPanel, Ladder, Learn, Lesson, MatmulRun, Race, Train, Visualiser};
 use crate::route::Route;
 
 /// Widgets that can be embedded on their own, with their description keys.
@@ -20,6 +20,7 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Visualiser => html! { <Visualiser /> },
         Route::Race => html! { <Race /> },
         Route::Train => html! { <Train /> },
+        Route::Conv => html! { <Conv /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => embed(ctx, widget),
         Route::NotFound => not_found(ctx),
@@ -37,6 +38,7 @@ fn home(ctx: &Ctx) -> Html {
         (Route::Kernels, "nav.kernels", "home.card.kernels"),
         (Route::Race, "nav.race", "home.card.race"),
         (Route::Train, "nav.train", "home.card.train"),
+        (Route::Conv, "nav.conv", "home.card.conv"),
     ];
     html! {
         <>
