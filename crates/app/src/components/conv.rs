@@ -101,7 +101,10 @@ pub fn Conv() -> Html {
     // The URL follows every valid setting.
     {
         let (navigator, ctx, source) = (navigator.clone(), ctx.clone(), source.clone());
+        let outcome = outcome.clone();
         use_effect_with(form.0.settings.clone(), move |s| {
+            // An output made with other settings would be mislabelled.
+            outcome.set(Outcome::Idle);
             if let (Some(nav), Some(ctx)) = (navigator, ctx) {
                 let mut q = ctx.query.clone();
                 let mut s = s.clone();
@@ -392,8 +395,11 @@ pub fn Conv() -> Html {
                 <div class="conv-row">
                     { select("conv-image", "conv.image", image_options, on_image) }
                     <div class="field conv-drop" ondrop={on_drop} ondragover={on_dragover}>
-                        <label for="conv-file">{ ctx.t("conv.own") }</label>
-                        <input id="conv-file" type="file" accept="image/*" onchange={on_pick} />
+                        <span class="conv-own-title">{ ctx.t("conv.own") }</span>
+                        // The native input's button text is the browser's, not translated: it is
+                        // hidden (still focusable) behind a translated label.
+                        <input id="conv-file" class="conv-file" type="file" accept="image/*" onchange={on_pick} />
+                        <label for="conv-file" class="button">{ ctx.t("conv.choose") }</label>
                         <p class="hint">{ ctx.t("conv.own_hint") }</p>
                     </div>
                 </div>
