@@ -32,13 +32,14 @@ pub enum Route {
 
 impl Route {
     /// The areas in the main navigation, with their label keys.
-    pub const NAV: [(Route, &'static str); 7] = [
+    pub const NAV: [(Route, &'static str); 8] = [
         (Route::Home, "nav.home"),
         (Route::Learn, "nav.learn"),
         (Route::Kernels, "nav.kernels"),
         (Route::Visualiser, "nav.visualiser"),
         (Route::Race, "nav.race"),
         (Route::Train, "nav.train"),
+        (Route::Conv, "nav.conv"),
         (Route::EmbedIndex, "nav.embed"),
     ];
 

@@ -477,8 +477,10 @@ fn result(ctx: &Ctx, outcome: &Outcome) -> Html {
                         Some((false, _)) => html! { <span class="badge bad" id="conv-badge">{ ctx.t("conv.mismatch") }</span> },
                         None => html! {},
                     } }
-                    <br />
-                    <span class="hint">{ ctx.t(&d.stage.text_keys()[0]) }</span>
+                    if d.verified.is_some() {
+                        <br />
+                        <span class="hint">{ ctx.t(&d.stage.text_keys()[0]) }</span>
+                    }
                 </>
             }
         }
