@@ -573,6 +573,23 @@ mod tests {
     }
 
     #[test]
+    fn pointwise_conv_is_the_matmul_of_the_buffers_as_they_are() {
+        // 1×1, stride 1, no padding: x (NHWC) is the (N·H·W)×C matrix, f the C×K one.
+        let shape = ConvShape::new(2, 7, 5, 3, 6, 1, 1);
+        assert!(shape.is_pointwise());
+        let (x, f) = shape.inputs(2);
+        let mm = MatmulSize::new(2 * 5 * 3, 6, 7);
+        let conv = reference(&shape, &x, &f);
+        let gemm = matmul::reference(mm, &x, &f);
+        // Same terms summed in the same order: identical, not merely close.
+        assert_eq!(conv.value, gemm.value);
+        assert_eq!(conv.magnitude, gemm.magnitude);
+        assert!(!ConvShape::new(1, 1, 4, 4, 1, 1, 1)
+            .with(2, 0, 1)
+            .is_pointwise());
+    }
+
+    #[test]
     fn im2col_by_hand() {
         // 3×3 ramp, 2×2 filter, pad 1, stride 2: 2×2 outputs; the first window is
         // padding except its bottom-right tap, x[0,0] = 1.
