@@ -25,6 +25,8 @@ pub enum Route {
     Puzzles,
     #[at("/puzzles/:id")]
     Puzzle { id: String },
+    #[at("/conv")]
+    Conv,
     #[at("/embed")]
     EmbedIndex,
     #[at("/embed/:widget")]
@@ -36,7 +38,7 @@ pub enum Route {
 
 impl Route {
     /// The areas in the main navigation, with their label keys.
-    pub const NAV: [(Route, &'static str); 8] = [
+    pub const NAV: [(Route, &'static str); 9] = [
         (Route::Home, "nav.home"),
         (Route::Learn, "nav.learn"),
         (Route::Kernels, "nav.kernels"),
@@ -44,6 +46,7 @@ impl Route {
         (Route::Race, "nav.race"),
         (Route::Train, "nav.train"),
         (Route::Puzzles, "nav.puzzles"),
+        (Route::Conv, "nav.conv"),
         (Route::EmbedIndex, "nav.embed"),
     ];
 

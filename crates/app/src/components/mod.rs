@@ -1,6 +1,7 @@
 //! Yew components. They read state, render translated text and dispatch work to the plain
 //! crates; they hold no user-visible strings and no kernel logic.
 
+mod conv;
 mod code_editor;
 mod cssom;
 mod editor_page;
@@ -20,6 +21,7 @@ mod train;
 mod update_notice;
 mod visualiser;
 
+pub use conv::Conv;
 pub use editor_page::KernelEditor;
 pub use embed_button::EmbedButton;
 pub use gpu_panel::GpuPanel;

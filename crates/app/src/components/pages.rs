@@ -4,8 +4,8 @@ use yew::prelude::*;
 
 use super::embed::{EmbedHost, WIDGETS};
 use super::{
-    Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage, Race,
-    Train, Visualiser,
+    Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
+    Race, Train, Visualiser,
 };
 use crate::route::Route;
 
@@ -25,6 +25,7 @@ pub fn page(ctx: &Ctx) -> Html {
         }
         Route::Puzzles => html! { <PuzzleList /> },
         Route::Puzzle { id } => html! { <PuzzlePage key={id.clone()} id={id.clone()} /> },
+        Route::Conv => html! { <Conv /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => html! { <EmbedHost widget={widget.clone()} /> },
         Route::NotFound => not_found(ctx),
@@ -43,6 +44,7 @@ fn home(ctx: &Ctx) -> Html {
         (Route::Visualiser, "nav.visualiser", "home.card.visualiser"),
         (Route::Race, "nav.race", "home.card.race"),
         (Route::Train, "nav.train", "home.card.train"),
+        (Route::Conv, "nav.conv", "home.card.conv"),
     ];
     html! {
         <>
