@@ -207,7 +207,7 @@ test('item 11: drop-down labels are not clipped (both languages, 390 and 1280 px
     for (const width of [390, 1280]) {
       const { page, context, errors } = await openPage(browser, withLang('#/', lang), { viewport: { width, height: 900 } });
       for (const route of ['#/learn/vram', '#/learn/multi-gpu', '#/learn/choosing', '#/learn/stack', '#/learn/claims',
-        '#/learn/precision', '#/learn/occupancy', '#/visualiser', '#/race', '#/race?view=sweep', '#/race?view=claim']) {
+        '#/learn/precision', '#/learn/occupancy', '#/visualiser', '#/race', '#/race?view=sweep', '#/race?view=claim', '#/train', '#/conv']) {
         await page.goto(new URL(withLang(route, lang), page.url()).href);
         await page.waitForSelector('main h1', { timeout: 30_000 });
         await page.waitForTimeout(300);
