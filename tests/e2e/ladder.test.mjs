@@ -9,7 +9,7 @@ import {
 
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
-  'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16',
+  'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16', 'matmul-tuned',
 ];
 
 let browser;

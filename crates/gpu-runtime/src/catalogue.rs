@@ -39,7 +39,16 @@ pub enum Storage {
     F32Vec4,
     /// A and B uploaded as IEEE binary16; C is f32.
     F16Inputs,
+    /// As [`Storage::F32Vec4`], but M and N padded with zeros up to multiples of
+    /// [`TILE_PAD_MN`] and K up to a multiple of [`TILE_PAD_K`], so a kernel with tiles that
+    /// divide them needs no bounds tests; the padding is dropped on readback.
+    F32Vec4Tiles,
 }
+
+/// M and N of [`Storage::F32Vec4Tiles`] are padded to multiples of this.
+pub const TILE_PAD_MN: u32 = 128;
+/// K of [`Storage::F32Vec4Tiles`] is padded to a multiple of this.
+pub const TILE_PAD_K: u32 = 32;
 
 /// Everything needed to compile, launch and check one kernel.
 #[derive(Clone, Debug)]
@@ -78,6 +87,7 @@ const TILED: &str = include_str!("../../../shaders/matmul_tiled.wgsl");
 const BLOCKTILE_1D: &str = include_str!("../../../shaders/matmul_blocktile_1d.wgsl");
 const BLOCKTILE_2D: &str = include_str!("../../../shaders/matmul_blocktile_2d.wgsl");
 const VEC4: &str = include_str!("../../../shaders/matmul_vec4.wgsl");
+const TUNED: &str = include_str!("../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../shaders/matmul_subgroup.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../shaders/matmul_regtile_common.wgsl");
 const SCHEDULE_PROBE: &str = include_str!("../../../shaders/schedule_probe.wgsl");
@@ -255,6 +265,22 @@ pub static KERNELS: &[KernelSpec] = &[
         precision: Precision::F16Inputs,
         title_key: "kernel.matmul-f16.title",
         summary_key: "kernel.matmul-f16.summary",
+    },
+    KernelSpec {
+        id: "matmul-tuned",
+        source_path: "shaders/matmul_tuned.wgsl",
+        source: || format!("{TUNED}\n{REGTILE_COMMON}"),
+        entry_point: "main",
+        family: Family::Matmul,
+        // The tuner's choice at 4096³ on an H200 through both wgpu and Dawn (docs/benchmarks.md).
+        constants: &[("BM", 64.0), ("BN", 128.0), ("BK", 8.0)],
+        workgroup_size: [16, 8, 1],
+        grid: grid_blocks::<128, 64>,
+        storage: Storage::F32Vec4Tiles,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-tuned.title",
+        summary_key: "kernel.matmul-tuned.summary",
     },
     KernelSpec {
         id: "schedule-probe",
@@ -438,6 +464,43 @@ pub static KERNELS: &[KernelSpec] = &[
     },
 ];
 
+/// Tile shapes (BM, BN, BK) `matmul-tuned` accepts: each invocation loads 1, 2 or 4 vec4s of
+/// each block and its shared memory (2·BK·512 bytes) stays within WebGPU's default 16 KiB.
+/// `bench matmul --tune` and `crates/bench/dawn/run.mjs` try them all and report the fastest.
+pub const TUNED_TILES: [(u32, u32, u32); 8] = [
+    (128, 128, 16),
+    (128, 128, 8),
+    (128, 64, 16),
+    (128, 64, 8),
+    (64, 128, 16),
+    (64, 128, 8),
+    (64, 64, 16),
+    (64, 64, 8),
+];
+
+/// `matmul-tuned` with other tile sizes, as its own spec (id `matmul-tuned@BMxBNxBK`, so each
+/// gets its own pipeline); `None` for a shape outside [`TUNED_TILES`].
+pub fn tuned_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
+    if !TUNED_TILES.contains(&(bm, bn, bk)) {
+        return None;
+    }
+    let base = kernel("matmul-tuned")?;
+    let grid: fn(&Workload) -> [u32; 3] = match (bm, bn) {
+        (128, 128) => grid_blocks::<128, 128>,
+        (128, 64) => grid_blocks::<64, 128>,
+        (64, 128) => grid_blocks::<128, 64>,
+        _ => grid_blocks::<64, 64>,
+    };
+    let constants = vec![("BM", bm as f64), ("BN", bn as f64), ("BK", bk as f64)];
+    Some(KernelSpec {
+        id: Box::leak(format!("matmul-tuned@{bm}x{bn}x{bk}").into_boxed_str()),
+        constants: Box::leak(constants.into_boxed_slice()),
+        workgroup_size: [bn / 8, bm / 8, 1],
+        grid,
+        ..base.clone()
+    })
+}
+
 /// Looks a kernel up by id.
 pub fn kernel(id: &str) -> Option<&'static KernelSpec> {
     KERNELS.iter().find(|k| k.id == id)
@@ -613,7 +676,7 @@ mod tests {
         let ids: Vec<&str> = KernelSpec::ladder(Family::Matmul)
             .map(|(_, k)| k.id)
             .collect();
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 9);
         assert_eq!(ids[0], "matmul-naive");
         assert!(kernel("matmul-naive").and_then(|k| k.previous()).is_none());
         assert_eq!(
@@ -637,12 +700,32 @@ mod tests {
     }
 
     #[test]
+    fn tuned_variants_match_their_shapes() {
+        for &(bm, bn, bk) in &TUNED_TILES {
+            let k = tuned_variant(bm, bn, bk).expect("listed shape");
+            assert_eq!(k.workgroup_size, [bn / 8, bm / 8, 1]);
+            assert_eq!(declared_workgroup_size(&k), k.workgroup_size, "{}", k.id);
+            // Each invocation loads 1, 2 or 4 vec4s of each block; the kernel has no other case.
+            for loads in [16 * bk / bn, 16 * bk / bm] {
+                assert!([1, 2, 4].contains(&loads), "{}", k.id);
+            }
+            let w = Workload::Matmul(MatmulSize::new(129, 129, 7));
+            assert_eq!(
+                k.workgroups(&w),
+                [129u32.div_ceil(bn), 129u32.div_ceil(bm), 1]
+            );
+        }
+        assert!(tuned_variant(32, 32, 8).is_none());
+    }
+
+    #[test]
     fn grids_cover_odd_sizes() {
         let w = Workload::Matmul(MatmulSize::new(129, 65, 7));
         let grid = |id: &str| kernel(id).map(|k| k.workgroups(&w));
         assert_eq!(grid("matmul-naive"), Some([9, 5, 1]));
         assert_eq!(grid("matmul-coalesced"), Some([5, 9, 1]));
         assert_eq!(grid("matmul-vec4"), Some([1, 2, 1]));
+        assert_eq!(grid("matmul-tuned"), Some([1, 3, 1]));
         assert_eq!(grid("matmul-subgroup"), Some([2, 129, 1]));
     }
 }

@@ -105,6 +105,9 @@ pub struct Gpu {
     adapter: AdapterSummary,
     lost: Arc<AtomicBool>,
     pub(crate) pipelines: RefCell<HashMap<&'static str, wgpu::ComputePipeline>>,
+    /// Whether shaders get wgpu's runtime checks (bounds clamping, loop bounding). Off only
+    /// in benchmarks that compare compilers ([`Gpu::set_runtime_checks`]).
+    pub(crate) runtime_checks: std::cell::Cell<bool>,
 }
 
 /// Optional features the playground uses when present; none is required.
@@ -153,7 +156,17 @@ impl Gpu {
             adapter: AdapterSummary::from_info(&adapter.get_info()),
             lost,
             pipelines: RefCell::new(HashMap::new()),
+            runtime_checks: std::cell::Cell::new(true),
         })
+    }
+
+    /// Natively, for benchmarks only: compile later pipelines without wgpu's runtime checks
+    /// (`create_shader_module_trusted` with every check off), to measure what they cost.
+    /// Only the catalogue's own, verified kernels run this way; never user-edited WGSL.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn set_runtime_checks(&self, on: bool) {
+        self.runtime_checks.set(on);
+        self.pipelines.borrow_mut().clear();
     }
 
     /// Native convenience for tests and benchmarks.

@@ -118,12 +118,20 @@ impl Gpu {
             return Ok(p.clone());
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(kernel.id),
-                source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
-            });
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(kernel.id),
+            source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
+        };
+        let module = if self.runtime_checks.get() {
+            self.device.create_shader_module(desc)
+        } else {
+            // SAFETY: only set by benchmarks (Gpu::set_runtime_checks) for catalogue kernels,
+            // whose every access is in bounds for the layouts the runtime builds.
+            unsafe {
+                self.device
+                    .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
+        };
         let pipeline = self
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

@@ -4,11 +4,11 @@ use std::borrow::Cow;
 
 use cpu_kernels::data::f32_to_f16_bits;
 
-use crate::catalogue::Storage;
+use crate::catalogue::{Storage, TILE_PAD_K, TILE_PAD_MN};
 use crate::workload::Job;
 
 /// The buffers and uniform of one dispatch.
-pub(crate) struct Layout<'a> {
+pub struct Layout<'a> {
     /// Input buffers in binding order (bindings 0, 1, …).
     pub inputs: Vec<Cow<'a, [u8]>>,
     /// The uniform `dims` block.
@@ -38,7 +38,7 @@ fn f16_bytes(v: &[f32]) -> Vec<u8> {
         .collect()
 }
 
-pub(crate) fn layout<'a>(storage: Storage, job: &Job<'a>) -> Layout<'a> {
+pub fn layout<'a>(storage: Storage, job: &Job<'a>) -> Layout<'a> {
     match *job {
         Job::Schedule(s) => Layout {
             // The atomic counter, starting at zero.
@@ -77,6 +77,27 @@ pub(crate) fn layout<'a>(storage: Storage, job: &Job<'a>) -> Layout<'a> {
                         padded_rows: (np_ != n).then_some((m, np_, n)),
                     }
                 }
+                Storage::F32Vec4Tiles => {
+                    let mp = size.m.div_ceil(TILE_PAD_MN) * TILE_PAD_MN;
+                    let np = size.n.div_ceil(TILE_PAD_MN) * TILE_PAD_MN;
+                    let kp = size.k.div_ceil(TILE_PAD_K) * TILE_PAD_K;
+                    let (mp_, np_, kp_) = (mp as usize, np as usize, kp as usize);
+                    // Zero rows and columns on both: they add nothing to any dot product.
+                    let mut a_p = pad_columns(a, m, k, kp_);
+                    a_p.resize(mp_ * kp_, 0.0);
+                    let mut b_p = pad_columns(b, k, n, np_);
+                    b_p.resize(kp_ * np_, 0.0);
+                    Layout {
+                        inputs: vec![
+                            Cow::Owned(bytemuck::cast_slice(&a_p).to_vec()),
+                            Cow::Owned(bytemuck::cast_slice(&b_p).to_vec()),
+                        ],
+                        dims: [mp, np, kp, 0],
+                        output_len: mp_ * np_,
+                        // unpad keeps the first m rows, so padded rows go too.
+                        padded_rows: (np_ != n || mp_ != m).then_some((m, np_, n)),
+                    }
+                }
                 Storage::F16Inputs => Layout {
                     inputs: vec![Cow::Owned(f16_bytes(a)), Cow::Owned(f16_bytes(b))],
                     dims: [size.m, size.n, size.k, 0],
@@ -89,7 +110,7 @@ pub(crate) fn layout<'a>(storage: Storage, job: &Job<'a>) -> Layout<'a> {
 }
 
 /// Drops padded columns from a result read back from the GPU.
-pub(crate) fn unpad(raw: Vec<f32>, padded_rows: Option<(usize, usize, usize)>) -> Vec<f32> {
+pub fn unpad(raw: Vec<f32>, padded_rows: Option<(usize, usize, usize)>) -> Vec<f32> {
     match padded_rows {
         None => raw,
         Some((rows, stride, cols)) => (0..rows)
@@ -119,6 +140,27 @@ mod tests {
             unpad(raw, l.padded_rows),
             vec![0.0, 1.0, 2.0, 4.0, 5.0, 6.0]
         );
+    }
+
+    #[test]
+    fn tile_padding_round_trips() {
+        let size = MatmulSize::new(3, 130, 33);
+        let (a, b) = size.inputs(1);
+        let l = layout(Storage::F32Vec4Tiles, &Job::Matmul { size, a: &a, b: &b });
+        assert_eq!(l.dims, [128, 256, 64, 0]);
+        assert_eq!(l.inputs[0].len(), 128 * 64 * 4);
+        assert_eq!(l.inputs[1].len(), 64 * 256 * 4);
+        assert_eq!(l.output_len, 128 * 256);
+        let b_p: Vec<f32> = bytemuck::pod_collect_to_vec(&l.inputs[1]);
+        assert_eq!(&b_p[256..386], &b[130..260]);
+        assert!(b_p[386..512]
+            .iter()
+            .chain(&b_p[33 * 256..])
+            .all(|&x| x == 0.0));
+        let raw: Vec<f32> = (0..128 * 256).map(|x| x as f32).collect();
+        let c = unpad(raw, l.padded_rows);
+        assert_eq!(c.len(), 3 * 130);
+        assert_eq!((c[129], c[130]), (129.0, 256.0));
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub mod catalogue;
 mod clock;
 mod context;
 mod dispatch;
-mod layout;
+pub mod layout;
 pub mod measure;
 mod schedule;
 pub mod training;
