@@ -53,17 +53,15 @@ pub fn kernel_json(k: &KernelSpec) -> String {
         .iter()
         .map(|(n, v)| format!("{}:{}", js(n), f(*v)))
         .collect();
+    let features: Vec<String> = k.feature_names().iter().map(|n| js(n)).collect();
     format!(
-        "{{\"id\":{},\"source_path\":{},\"entry_point\":{},\"constants\":{{{}}},\"workgroup_size\":{},\"features\":{},\"wgsl\":{}}}",
+        "{{\"id\":{},\"source_path\":{},\"entry_point\":{},\"constants\":{{{}}},\"workgroup_size\":{},\"features\":[{}],\"wgsl\":{}}}",
         js(k.id),
         js(k.source_path),
         js(k.entry_point),
         consts.join(","),
         num_list(k.workgroup_size),
-        format!(
-            "[{}]",
-            k.feature_names().iter().map(|n| js(n)).collect::<Vec<_>>().join(",")
-        ),
+        features.join(","),
         js(&k.wgsl())
     )
 }
