@@ -3,7 +3,7 @@
 # plus the 4096³-dip experiment and the Tint shader dump. Results under $OUT (see docs/benchmarks.md).
 # Expects in $C (default .devcarry): bench (x86-64 release build), run.mjs, cublas_sgemm.py,
 # node.xz and nm/webgpu/{index.js,package.json,dist/linux-x64/dawn.node.xz}; the Vulkan loader
-# packages in .gl (../shared/TOOLCHAIN.md §6).
+# packages in .gl (../shared/TOOLCHAIN.md §6). PHASE=2 skips the wgpu part (A–D): cuBLAS, Dawn, Tint dump only.
 set -u
 C=${C:-.devcarry}
 R=$OUT/r

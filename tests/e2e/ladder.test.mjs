@@ -73,7 +73,7 @@ for (const lang of ['en', 'zh']) {
       null, { timeout: 180_000 });
     const verifiedRows = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
     const skippedRows = await page.$$eval('.chart .row.skipped', (rs) => rs.map((r) => r.dataset.stage));
-    assert.equal(verifiedRows.length, 6, verifiedRows.join());
+    assert.equal(verifiedRows.length, 7, verifiedRows.join());
     assert.deepEqual(skippedRows.sort(), ['matmul-f16', 'matmul-subgroup']);
     const widths = await page.$$eval('.chart .row.verified rect', (rs) => rs.map((r) => Number(r.getAttribute('width'))));
     assert.ok(widths.every((w) => w > 0), `every verified stage has a bar: ${widths}`);
