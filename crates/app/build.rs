@@ -71,7 +71,10 @@ fn placeholders(s: &str) -> BTreeSet<String> {
 }
 
 fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("locales");
+    // Read at run time: env!() would bake in the checkout the build script was first compiled
+    // in, and a build directory copied to another checkout would read the old locales.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
+    let dir = Path::new(&manifest).join("locales");
     let langs = ["en", "zh"];
     let tables: Vec<_> = langs.iter().map(|l| parse_dir(&dir.join(l))).collect();
     let en_keys: BTreeSet<_> = tables[0].keys().collect();
