@@ -2,8 +2,8 @@
 //! crates; they hold no user-visible strings and no kernel logic.
 
 mod code_editor;
-mod editor_page;
 mod cssom;
+mod editor_page;
 pub mod embed;
 mod embed_button;
 mod gpu_panel;
@@ -20,8 +20,8 @@ mod train;
 mod update_notice;
 mod visualiser;
 
-pub use embed_button::EmbedButton;
 pub use editor_page::KernelEditor;
+pub use embed_button::EmbedButton;
 pub use gpu_panel::GpuPanel;
 pub use ladder::Ladder;
 pub use learn::{Learn, Lesson};
