@@ -9,7 +9,7 @@ import {
 
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
-  'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16',
+  'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16', 'matmul-tuned',
 ];
 
 let browser;
@@ -73,7 +73,7 @@ for (const lang of ['en', 'zh']) {
       null, { timeout: 180_000 });
     const verifiedRows = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
     const skippedRows = await page.$$eval('.chart .row.skipped', (rs) => rs.map((r) => r.dataset.stage));
-    assert.equal(verifiedRows.length, 6, verifiedRows.join());
+    assert.equal(verifiedRows.length, 7, verifiedRows.join());
     assert.deepEqual(skippedRows.sort(), ['matmul-f16', 'matmul-subgroup']);
     const widths = await page.$$eval('.chart .row.verified rect', (rs) => rs.map((r) => Number(r.getAttribute('width'))));
     assert.ok(widths.every((w) => w > 0), `every verified stage has a bar: ${widths}`);
@@ -154,7 +154,7 @@ test('a device lost during Run all stops it with a message; the next run recover
   await page.waitForFunction((n) => Number(document.querySelector('.chart')?.dataset.runs) > n,
     runs, { timeout: 180_000 });
   assert.equal(await page.$('[data-notice]'), null);
-  assert.equal((await page.$$('.chart .row.verified')).length, 6);
+  assert.equal((await page.$$('.chart .row.verified')).length, 7);
   assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
   await context.close();
 });
@@ -181,3 +181,29 @@ test('Cancel during Run all takes effect within 2 s and keeps finished stages', 
   assertNoErrors(errors);
   await context.close();
 });
+
+for (const lang of ['en', 'zh']) {
+  test(`the tuned stage (padded tiles) verifies at an odd size and adds no width at 390 or 1920 px (${lang})`, async () => {
+    for (const width of [390, 1920]) {
+      const { page, context, errors } = await openPage(
+        browser, `#/kernels?lang=${lang}&stage=matmul-tuned&m=33&n=17&k=9`, { viewport: { width, height: 900 } },
+      );
+      assert.equal(await waitForProbe(page), 'available');
+      await page.waitForSelector('.stage-detail[data-current-stage="matmul-tuned"]');
+      const title = await page.textContent('.stage-list a[data-stage="matmul-tuned"]');
+      assert.doesNotMatch(title, /kernel\.matmul-tuned/, 'the title is translated, not a raw key');
+      await runAndWait(page);
+      assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+      await screenshot(page, `ladder-tuned-${width}-${lang}`);
+      const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+      // The Kernels page itself overflows 390 px today (its layout is another branch's work):
+      // the tuned stage must add nothing to that, so compare with the vec4 stage at that width.
+      await page.click('.stage-list a[data-stage="matmul-vec4"]');
+      await page.waitForSelector('.stage-detail[data-current-stage="matmul-vec4"]');
+      const baseline = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(scroll <= Math.max(width, baseline), `${scroll} px wide at ${width} px (vec4: ${baseline})`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  });
+}

@@ -1,20 +1,33 @@
 //! `cargo xtask bench cpu …`: see `cpu.rs`.
 //!
-//! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--kernels id,…] [--out FILE]`: every matmul kernel
-//! of the catalogue, through the same dispatch path as the app, at each size; GFLOP/s from
-//! GPU timestamps (best of the repetitions, after warm-up), each result verified against the
-//! CPU reference. Prints a Markdown table; with --out also writes it as TSV.
+//! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--kernels id,…] [--out FILE]
+//! [--warm-ms 500] [--unchecked] [--tune] [--copy-mib 256]`: every matmul kernel of the
+//! catalogue, through the same dispatch path as the app, at each size; GFLOP/s from GPU
+//! timestamps, each result verified against the CPU reference. A run's figure for a cell is
+//! the MEDIAN of its timed passes; `bench summarise` takes the median over whole runs.
+//! Before the timed passes, in the same submission, the kernel runs for at least --warm-ms of
+//! GPU time (estimated from a pilot run), so a figure does not depend on how long the GPU
+//! idled before it (`--warm-ms 0`: the old fixed 2 warm-up passes). `--unchecked` compiles
+//! without wgpu's runtime checks; `--tune` adds the `matmul-tuned` tile variants; with
+//! `--copy-mib` the copy probe is measured too. With --out writes the rows as TSV
+//! (`summary::HEADER`), every pass time included.
+//! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`.
 
 mod conv_bench;
 mod cpu;
+mod dump;
 mod ir_check;
 mod mlp_bench;
+mod summary;
 
 use std::process::ExitCode;
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::{run_matmul_verified, Family, Gpu, RunOptions, TimingMethod, Workload};
+use gpu_runtime::{
+    measure, run_matmul_verified, Family, Gpu, KernelSpec, MeasureSize, RunOptions, TimingMethod,
+    Workload,
+};
 
 const DEFAULT_SIZES: &[u32] = &[256, 512, 1024, 2048, 4096, 8192];
 
@@ -24,6 +37,11 @@ struct Args {
     out: Option<String>,
     /// Only these kernel ids (all when empty).
     kernels: Vec<String>,
+    /// GPU time to keep the kernel running before the timed passes (0: 2 fixed passes).
+    warm_ms: f64,
+    unchecked: bool,
+    tune: bool,
+    copy_mib: u32,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -32,7 +50,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] | bench mlp [--steps N] [--batch B] [--sweep] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--unchecked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] (got {other:?})"
             ))
         }
     }
@@ -41,8 +59,23 @@ fn parse_args() -> Result<Args, String> {
         reps: 5,
         out: None,
         kernels: Vec::new(),
+        warm_ms: 500.0,
+        unchecked: false,
+        tune: false,
+        copy_mib: 0,
     };
     while let Some(flag) = args.next() {
+        match flag.as_str() {
+            "--unchecked" => {
+                parsed.unchecked = true;
+                continue;
+            }
+            "--tune" => {
+                parsed.tune = true;
+                continue;
+            }
+            _ => {}
+        }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--sizes" => {
@@ -67,6 +100,20 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| format!("--reps wants 1 to 100, not `{value}`"))?;
             }
             "--out" => parsed.out = Some(value),
+            "--warm-ms" => {
+                parsed.warm_ms = value
+                    .parse()
+                    .ok()
+                    .filter(|w: &f64| (0.0..=10_000.0).contains(w))
+                    .ok_or_else(|| format!("--warm-ms wants 0 to 10000, not `{value}`"))?;
+            }
+            "--copy-mib" => {
+                parsed.copy_mib = value
+                    .parse()
+                    .ok()
+                    .filter(|m: &u32| (1..=2048).contains(m))
+                    .ok_or_else(|| format!("--copy-mib wants 1 to 2048, not `{value}`"))?;
+            }
             "--kernels" => parsed.kernels = value.split(',').map(str::to_string).collect(),
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -79,6 +126,8 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("cpu") => cpu::run(&args[1..]),
         Some("conv") => conv_bench::run(args.into_iter().skip(1)),
+        Some("dump-kernels") => dump::run(&args[1..]),
+        Some("summarise") => summary::run(&args[1..]),
         _ => run(),
     };
     match result {
@@ -123,21 +172,34 @@ fn run() -> Result<(), String> {
         );
     }
 
-    let opts = RunOptions {
-        warmup: 2,
-        repetitions: args.reps,
+    if args.unchecked {
+        gpu.set_runtime_checks(false);
+    }
+    let path = if args.unchecked {
+        "wgpu-unchecked"
+    } else {
+        "wgpu"
     };
-    let mut rows = vec!["kernel\tsize\tgflops\tms\ttiming\tverified\tmax_rel_error".to_string()];
-    println!("\n| kernel | size | GFLOP/s | ms | timing | verified |");
-    println!("| --- | ---: | ---: | ---: | --- | --- |");
-    let selected = gpu_runtime::kernels().filter(|k| {
-        k.family == Family::Matmul
-            && (args.kernels.is_empty() || args.kernels.iter().any(|id| id == k.id))
-    });
-    for k in selected {
+    let mut rows = vec![summary::HEADER.to_string()];
+    println!("\n| kernel | size | GFLOP/s (median pass) | best pass | ms | warm-up passes | timing | verified |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |");
+    let mut selected: Vec<KernelSpec> = gpu_runtime::kernels()
+        .filter(|k| {
+            k.family == Family::Matmul
+                && (args.kernels.is_empty() || args.kernels.iter().any(|id| id == k.id))
+        })
+        .cloned()
+        .collect();
+    if args.tune {
+        selected.extend(
+            gpu_runtime::catalogue::tuned_tiles()
+                .filter_map(|(m, n, k)| gpu_runtime::catalogue::tuned_variant(m, n, k)),
+        );
+    }
+    for k in &selected {
         if !gpu.features().contains(k.required_features) {
             println!(
-                "| {} | – | – | – | unavailable: needs {:?} | – |",
+                "| {} | – | – | – | – | – | unavailable: needs {:?} | – |",
                 k.id, k.required_features
             );
             continue;
@@ -145,29 +207,40 @@ fn run() -> Result<(), String> {
         for &n in &args.sizes {
             let size = MatmulSize::new(n, n, n);
             if let Err(e) = Workload::Matmul(size).check_limits(&gpu.buffer_limits()) {
-                println!("| {} | {n} | – | – | does not fit: {e:?} | – |", k.id);
+                println!(
+                    "| {} | {n} | – | – | – | – | does not fit: {e:?} | – |",
+                    k.id
+                );
                 continue;
             }
+            // On stderr: when each cell started and ended (UTC seconds), to line up with a
+            // clock log (nvidia-smi) taken beside the run.
+            eprintln!("{:.3}\t{}\t{n}\tstart", unix_secs(), k.id);
+            let warmup = warmup_passes(&gpu, k, size, args.warm_ms)?;
+            let opts = RunOptions {
+                warmup,
+                repetitions: args.reps,
+            };
             let run = pollster::block_on(run_matmul_verified(&gpu, k, size, 1, &opts))
                 .map_err(|e| format!("{} at {n}: {e}", k.id))?;
+            eprintln!("{:.3}\t{}\t{n}\tend", unix_secs(), k.id);
             let method = match run.timing.method {
                 TimingMethod::Timestamps => "timestamps",
                 TimingMethod::WallClock => "wall clock",
             };
+            let ms = median_pass_ms(&run.timing);
+            let gflops = run.flops / (ms * 1e6);
             println!(
-                "| {} | {n} | {:.1} | {:.3} | {method} | {} |",
+                "| {} | {n} | {gflops:.1} | {:.1} | {ms:.3} | {warmup} | {method} | {} |",
                 k.id,
                 run.gflops(),
-                run.timing.kernel_ms(),
                 if run.verdict.ok { "yes" } else { "NO" }
             );
             rows.push(format!(
-                "{}\t{n}\t{:.3}\t{:.5}\t{method}\t{}\t{:.3e}",
+                "{path}\t{}\t{n}\t{gflops:.3}\tGFLOP/s\t{ms:.5}\t{method}\t{}\t{}",
                 k.id,
-                run.gflops(),
-                run.timing.kernel_ms(),
                 run.verdict.ok,
-                run.verdict.max_rel_error
+                pass_list(&run.timing.pass_ms)
             ));
             if !run.verdict.ok {
                 return Err(format!(
@@ -177,10 +250,105 @@ fn run() -> Result<(), String> {
             }
         }
     }
+    if args.copy_mib > 0 {
+        // As measure::bandwidth, but with the same warm-up and median as the matmuls.
+        let elements = args.copy_mib * (1 << 20) / 4;
+        let data = measure::input(elements as usize);
+        let size = MeasureSize {
+            elements,
+            threads: elements,
+            param: 0,
+        };
+        let pilot = pollster::block_on(measure::run_checked(
+            &gpu,
+            "measure-copy",
+            size,
+            &data,
+            &RunOptions::default(),
+        ))
+        .map_err(|e| e.to_string())?;
+        let opts = RunOptions {
+            warmup: warmup_for(pilot.ms, args.warm_ms),
+            repetitions: args.reps,
+        };
+        let m = pollster::block_on(measure::run_checked(
+            &gpu,
+            "measure-copy",
+            size,
+            &data,
+            &opts,
+        ))
+        .map_err(|e| e.to_string())?;
+        let ms = median_pass_ms(&m.timing);
+        let gbs = measure::gb_per_s(8.0 * elements as f64, ms);
+        println!(
+            "\ncopy probe, {} MiB: {gbs:.0} GB/s (median pass, {} warm-up passes)",
+            args.copy_mib, opts.warmup
+        );
+        rows.push(format!(
+            "{path}\tmeasure-copy\t{elements}\t{gbs:.3}\tGB/s\t{ms:.5}\ttimestamps\ttrue\t{}",
+            pass_list(&m.timing.pass_ms)
+        ));
+    }
     if let Some(path) = args.out {
         std::fs::write(&path, rows.join("\n") + "\n")
             .map_err(|e| format!("writing {path}: {e}"))?;
         println!("\nwrote {path}");
     }
     Ok(())
+}
+
+/// Warm-up passes that fill `warm_ms` of GPU time, from a one-pass pilot run (at least 2).
+fn warmup_passes(gpu: &Gpu, k: &KernelSpec, size: MatmulSize, warm_ms: f64) -> Result<u32, String> {
+    if warm_ms <= 0.0 {
+        return Ok(2);
+    }
+    let pilot = pollster::block_on(run_matmul_verified(gpu, k, size, 1, &RunOptions::default()))
+        .map_err(|e| format!("{} at {}: {e}", k.id, size.m))?;
+    Ok(warmup_for(pilot.timing.kernel_ms(), warm_ms))
+}
+
+/// Passes of `pass_ms` each needed to keep the GPU busy for `warm_ms` (2 to 5,000).
+fn warmup_for(pass_ms: f64, warm_ms: f64) -> u32 {
+    if warm_ms <= 0.0 || !pass_ms.is_finite() || pass_ms <= 0.0 {
+        return 2;
+    }
+    (warm_ms / pass_ms).ceil().clamp(2.0, 5000.0) as u32
+}
+
+/// The median timed pass; the wall-clock estimate where there are no timestamps.
+fn median_pass_ms(t: &gpu_runtime::Timing) -> f64 {
+    if t.pass_ms.is_empty() {
+        t.kernel_ms()
+    } else {
+        summary::median(&t.pass_ms)
+    }
+}
+
+fn unix_secs() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+fn pass_list(p: &[f64]) -> String {
+    p.iter()
+        .map(|x| format!("{x:.5}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_up_fills_the_requested_time() {
+        assert_eq!(warmup_for(4.0, 300.0), 75);
+        assert_eq!(warmup_for(1000.0, 300.0), 2);
+        assert_eq!(warmup_for(0.001, 300.0), 5000);
+        assert_eq!(warmup_for(4.0, 0.0), 2);
+        assert_eq!(warmup_for(f64::NAN, 300.0), 2);
+    }
 }

@@ -6,6 +6,7 @@
 //! To add a kernel: put its WGSL in `shaders/`, add one entry to its family module's
 //! `KERNELS`, and add its title and summary keys to both translation tables of the app.
 
+pub use crate::family::matmul::{tuned_tiles, tuned_variant, TILE_PAD_K, TILE_PAD_MN};
 use crate::family::REGISTRY;
 pub use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 
@@ -135,7 +136,7 @@ mod tests {
         let ids: Vec<&str> = KernelSpec::ladder(Family::Matmul)
             .map(|(_, k)| k.id)
             .collect();
-        assert_eq!(ids.len(), 8);
+        assert_eq!(ids.len(), 9);
         assert_eq!(ids[0], "matmul-naive");
         assert!(kernel("matmul-naive").and_then(|k| k.previous()).is_none());
         assert_eq!(
@@ -159,12 +160,34 @@ mod tests {
     }
 
     #[test]
+    fn tuned_variants_match_their_shapes() {
+        assert_eq!(tuned_tiles().count(), 8);
+        for (bm, bn, bk) in tuned_tiles() {
+            let k = tuned_variant(bm, bn, bk).expect("listed shape");
+            assert_eq!(k.id, format!("matmul-tuned@{bm}x{bn}x{bk}"));
+            assert_eq!(k.workgroup_size, [bn / 8, bm / 8, 1]);
+            assert_eq!(declared_workgroup_size(&k), k.workgroup_size, "{}", k.id);
+            // Each invocation loads 1, 2 or 4 vec4s of each block; the kernel has no other case.
+            for loads in [16 * bk / bn, 16 * bk / bm] {
+                assert!([1, 2, 4].contains(&loads), "{}", k.id);
+            }
+            let w = Workload::Matmul(MatmulSize::new(129, 129, 7));
+            assert_eq!(
+                k.workgroups(&w),
+                [129u32.div_ceil(bn), 129u32.div_ceil(bm), 1]
+            );
+        }
+        assert!(tuned_variant(32, 32, 8).is_none());
+    }
+
+    #[test]
     fn grids_cover_odd_sizes() {
         let w = Workload::Matmul(MatmulSize::new(129, 65, 7));
         let grid = |id: &str| kernel(id).map(|k| k.workgroups(&w));
         assert_eq!(grid("matmul-naive"), Some([9, 5, 1]));
         assert_eq!(grid("matmul-coalesced"), Some([5, 9, 1]));
         assert_eq!(grid("matmul-vec4"), Some([1, 2, 1]));
+        assert_eq!(grid("matmul-tuned"), Some([1, 3, 1]));
         assert_eq!(grid("matmul-subgroup"), Some([2, 129, 1]));
     }
 }

@@ -107,8 +107,11 @@ pub struct Gpu {
     pub(crate) queue: wgpu::Queue,
     adapter: AdapterSummary,
     lost: Arc<AtomicBool>,
-    /// Compiled pipelines by [`crate::KernelSpec::pipeline_key`].
-    pub(crate) pipelines: RefCell<HashMap<u64, wgpu::ComputePipeline>>,
+    /// Compiled pipelines by [`crate::KernelSpec::pipeline_key`] and runtime-checks setting.
+    pub(crate) pipelines: RefCell<HashMap<(u64, bool), wgpu::ComputePipeline>>,
+    /// Whether shaders get wgpu's runtime checks (bounds clamping, loop bounding). Off only
+    /// in benchmarks that compare compilers ([`Gpu::set_runtime_checks`]).
+    pub(crate) runtime_checks: std::cell::Cell<bool>,
 }
 
 /// Optional features the playground uses when present; none is required.
@@ -157,7 +160,22 @@ impl Gpu {
             adapter: AdapterSummary::from_info(&adapter.get_info()),
             lost,
             pipelines: RefCell::new(HashMap::new()),
+            runtime_checks: std::cell::Cell::new(true),
         })
+    }
+
+    /// Natively, for benchmarks only: compile later pipelines without wgpu's runtime checks
+    /// (`create_shader_module_trusted` with every check off), to measure what they cost.
+    /// Only the catalogue's own, verified kernels run this way; never user-edited WGSL. The
+    /// pipeline cache is keyed by the setting too, so no pipeline crosses over.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn set_runtime_checks(&self, on: bool) {
+        self.runtime_checks.set(on);
+    }
+
+    /// Pipelines compiled and cached so far (for tests of the cache).
+    pub fn cached_pipelines(&self) -> usize {
+        self.pipelines.borrow().len()
     }
 
     /// Native convenience for tests and benchmarks.

@@ -322,19 +322,30 @@ struct Batch {
 impl Gpu {
     /// Compiles (once per device and source) the pipeline of a kernel, reporting WGSL errors
     /// as [`GpuError::Shader`] rather than as an uncaptured error. The cache is keyed by
-    /// [`KernelSpec::pipeline_key`], so an edited copy of a kernel gets its own pipeline.
+    /// [`KernelSpec::pipeline_key`] and the runtime-checks setting, so an edited copy of a kernel
+    /// gets its own pipeline, and so does a kernel compiled without checks.
     pub async fn pipeline(&self, kernel: &KernelSpec) -> Result<wgpu::ComputePipeline, GpuError> {
-        let key = kernel.pipeline_key();
+        let checks = self.runtime_checks.get();
+        let key = (kernel.pipeline_key(), checks);
         if let Some(p) = self.pipelines.borrow().get(&key) {
             return Ok(p.clone());
         }
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let module = self
-            .device
-            .create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some(kernel.id),
-                source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
-            });
+        let desc = wgpu::ShaderModuleDescriptor {
+            label: Some(kernel.id),
+            source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
+        };
+        let module = if checks {
+            self.device.create_shader_module(desc)
+        } else {
+            // SAFETY: only benchmarks turn checks off (Gpu::set_runtime_checks, native only),
+            // for catalogue kernels whose every access is in bounds for the layouts their
+            // family builds; they are verified against the CPU reference after each run.
+            unsafe {
+                self.device
+                    .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+            }
+        };
         let pipeline = self
             .device
             .create_compute_pipeline(&wgpu::ComputePipelineDescriptor {

@@ -33,6 +33,10 @@ pub enum Storage {
     F32Vec4,
     /// A and B uploaded as IEEE binary16; C is f32.
     F16Inputs,
+    /// As [`Storage::F32Vec4`], but M and N padded with zeros up to multiples of 128 and K up
+    /// to a multiple of 32 (`family::matmul::TILE_PAD_*`), so a kernel whose tiles divide them
+    /// needs no bounds tests; the padding is dropped on readback.
+    F32Vec4Tiles,
 }
 
 /// Where a kernel's WGSL comes from: built from files in `shaders/` (built-in kernels), or

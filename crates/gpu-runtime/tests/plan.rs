@@ -1,6 +1,6 @@
 //! The plan-based dispatch path on a real wgpu device (lavapipe under `cargo xtask test`):
 //! a plan of two dispatches over a shared buffer, matmuls cut into many row ranges, the
-//! pipeline cache keyed by source, and progress. Leak checks are in `live_buffers.rs`.
+//! pipeline cache keyed by source and by the runtime-checks setting, and progress. Leak checks are in `live_buffers.rs`.
 
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::cpu_kernels::verify;
@@ -158,6 +158,40 @@ fn the_pipeline_cache_tells_two_sources_with_one_id_apart() {
     assert_eq!(plain.output, again.output);
     for (x, y) in plain.output.iter().zip(&twice.output) {
         assert_eq!(2.0 * x, *y);
+    }
+}
+
+#[test]
+fn runtime_checks_off_get_their_own_pipelines_and_stay_right() {
+    let gpu = gpu();
+    // Odd sizes: the tuned stage's padding to whole tiles is what keeps it in bounds unchecked.
+    let size = MatmulSize::new(33, 17, 9);
+    let (a, b) = size.inputs(2);
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let opts = RunOptions::default();
+    for id in ["matmul-vec4", "matmul-tuned"] {
+        let k = kernel(id).expect("catalogued");
+        let checked = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs");
+        let before = gpu.cached_pipelines();
+        gpu.set_runtime_checks(false);
+        let unchecked = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs unchecked");
+        assert_eq!(
+            gpu.cached_pipelines(),
+            before + 1,
+            "{id}: a pipeline of its own"
+        );
+        gpu.set_runtime_checks(true);
+        let again = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs");
+        assert_eq!(
+            gpu.cached_pipelines(),
+            before + 1,
+            "{id}: the checked one is reused"
+        );
+        for out in [&checked, &unchecked, &again] {
+            let v = k.verify(&job, &out.output);
+            assert!(v.ok, "{id}: {v:?}");
+        }
+        assert_eq!(checked.output, unchecked.output, "{id}");
     }
 }
 

@@ -3,7 +3,8 @@
 //! ranges for long runs) and the check against `cpu_kernels::matmul`.
 //!
 //! Bindings: 0 = A (M×K, read), 1 = B (K×N, read), 2 = C (M×N, write), 3 = uniform
-//! {m, n, k, 0} (n and k padded to multiples of 4 for vec4 storage).
+//! {m, n, k, 0} (n and k padded to multiples of 4 for vec4 storage; m, n and k padded to
+//! whole tiles for [`Storage::F32Vec4Tiles`]).
 
 use std::borrow::Cow;
 
@@ -25,6 +26,7 @@ const TILED: &str = include_str!("../../../../shaders/matmul_tiled.wgsl");
 const BLOCKTILE_1D: &str = include_str!("../../../../shaders/matmul_blocktile_1d.wgsl");
 const BLOCKTILE_2D: &str = include_str!("../../../../shaders/matmul_blocktile_2d.wgsl");
 const VEC4: &str = include_str!("../../../../shaders/matmul_vec4.wgsl");
+const TUNED: &str = include_str!("../../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
@@ -53,6 +55,15 @@ fn f16_source() -> String {
 const TILE_16: &[(&str, f64)] = &[("TILE", 16.0)];
 const BLOCK_64: &[(&str, f64)] = &[("BM", 64.0), ("BN", 64.0), ("BK", 8.0)];
 const BLOCK_128: &[(&str, f64)] = &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0)];
+
+/// M and N of [`Storage::F32Vec4Tiles`] are padded to multiples of this.
+pub const TILE_PAD_MN: u32 = 128;
+/// K of [`Storage::F32Vec4Tiles`] is padded to a multiple of this.
+pub const TILE_PAD_K: u32 = 32;
+
+fn tuned_source() -> String {
+    format!("{TUNED}\n{REGTILE_COMMON}")
+}
 
 /// The ladder, in order.
 pub static KERNELS: &[KernelSpec] = &[
@@ -176,10 +187,92 @@ pub static KERNELS: &[KernelSpec] = &[
         title_key: "kernel.matmul-f16.title",
         summary_key: "kernel.matmul-f16.summary",
     },
+    KernelSpec {
+        id: "matmul-tuned",
+        source_path: "shaders/matmul_tuned.wgsl",
+        source: KernelSource::Built(tuned_source),
+        entry_point: "main",
+        family: Family::Matmul,
+        // The tuner's choice at 4096³ on an H200 through both wgpu and Dawn (docs/benchmarks.md).
+        constants: &[("BM", 64.0), ("BN", 128.0), ("BK", 8.0)],
+        workgroup_size: [16, 8, 1],
+        grid: grid_blocks::<128, 64>,
+        storage: Storage::F32Vec4Tiles,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-tuned.title",
+        summary_key: "kernel.matmul-tuned.summary",
+    },
 ];
+
+/// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
+type TunedShape = (u32, u32, u32, &'static str, &'static [(&'static str, f64)]);
+
+macro_rules! tuned_shape {
+    ($bm:literal, $bn:literal, $bk:literal) => {
+        (
+            $bm,
+            $bn,
+            $bk,
+            concat!("matmul-tuned@", $bm, "x", $bn, "x", $bk),
+            &[("BM", $bm as f64), ("BN", $bn as f64), ("BK", $bk as f64)],
+        )
+    };
+}
+
+/// Tile shapes `matmul-tuned` accepts: each invocation loads 1, 2 or 4 vec4s of each block
+/// and its shared memory (2·BK·512 bytes) stays within WebGPU's default 16 KiB.
+/// `bench matmul --tune` and `crates/bench/dawn/run.mjs` try them all and report the fastest.
+static TUNED_SHAPES: [TunedShape; 8] = [
+    tuned_shape!(128, 128, 16),
+    tuned_shape!(128, 128, 8),
+    tuned_shape!(128, 64, 16),
+    tuned_shape!(128, 64, 8),
+    tuned_shape!(64, 128, 16),
+    tuned_shape!(64, 128, 8),
+    tuned_shape!(64, 64, 16),
+    tuned_shape!(64, 64, 8),
+];
+
+/// The (BM, BN, BK) shapes of [`tuned_variant`].
+pub fn tuned_tiles() -> impl Iterator<Item = (u32, u32, u32)> {
+    TUNED_SHAPES.iter().map(|&(m, n, k, _, _)| (m, n, k))
+}
+
+/// `matmul-tuned` with other tile sizes, as its own spec (id `matmul-tuned@BMxBNxBK`, its own
+/// pipeline); `None` for a shape outside [`tuned_tiles`].
+pub fn tuned_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
+    let &(_, _, _, id, constants) = TUNED_SHAPES
+        .iter()
+        .find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
+    let base = KERNELS.iter().find(|k| k.id == "matmul-tuned")?;
+    let grid: fn(&Workload) -> [u32; 3] = match (bm, bn) {
+        (128, 128) => grid_blocks::<128, 128>,
+        (128, 64) => grid_blocks::<64, 128>,
+        (64, 128) => grid_blocks::<128, 64>,
+        _ => grid_blocks::<64, 64>,
+    };
+    Some(KernelSpec {
+        id,
+        constants,
+        workgroup_size: [bn / 8, bm / 8, 1],
+        grid,
+        ..base.clone()
+    })
+}
 
 fn round_up4(x: u32) -> u32 {
     x.div_ceil(4) * 4
+}
+
+/// M, N and K as [`Storage::F32Vec4Tiles`] pads them.
+fn tile_padded(size: MatmulSize) -> (u32, u32, u32) {
+    let up = |x: u32, to: u32| x.div_ceil(to) * to;
+    (
+        up(size.m, TILE_PAD_MN),
+        up(size.n, TILE_PAD_MN),
+        up(size.k, TILE_PAD_K),
+    )
 }
 
 /// Copies a rows×cols row-major matrix into a rows×stride one, zero-filling the new columns.
@@ -232,6 +325,25 @@ pub(crate) fn layout<'a>(
                 padded_rows: (np_ != n).then_some((m, np_, n)),
             }
         }
+        Storage::F32Vec4Tiles => {
+            let (mp, np, kp) = tile_padded(size);
+            let (mp_, np_, kp_) = (mp as usize, np as usize, kp as usize);
+            // Zero rows and columns on both: they add nothing to any dot product.
+            let mut a_p = pad_columns(a, m, k, kp_);
+            a_p.resize(mp_ * kp_, 0.0);
+            let mut b_p = pad_columns(b, k, n, np_);
+            b_p.resize(kp_ * np_, 0.0);
+            Layout {
+                inputs: vec![
+                    Cow::Owned(bytemuck::cast_slice(&a_p).to_vec()),
+                    Cow::Owned(bytemuck::cast_slice(&b_p).to_vec()),
+                ],
+                uniform: vec![mp, np, kp, 0],
+                output_len: mp_ * np_,
+                // unpad keeps the first m rows, so padded rows go too.
+                padded_rows: (np_ != n || mp_ != m).then_some((m, np_, n)),
+            }
+        }
         Storage::F16Inputs => Layout {
             inputs: vec![Cow::Owned(f16_bytes(a)), Cow::Owned(f16_bytes(b))],
             uniform: vec![size.m, size.n, size.k, 0],
@@ -274,13 +386,24 @@ pub(crate) fn plan<'a>(
     let (a_row, c_row) = match kernel.storage {
         Storage::F32 => (4 * size.k as u64, 4 * size.n as u64),
         Storage::F32Vec4 => (4 * round_up4(size.k) as u64, 4 * round_up4(size.n) as u64),
+        Storage::F32Vec4Tiles => {
+            let (_, np, kp) = tile_padded(size);
+            (4 * kp as u64, 4 * np as u64)
+        }
         Storage::F16Inputs => (2 * size.k as u64, 4 * size.n as u64),
     };
+    // Padded to whole tiles, the kernel tests no row index: every range covers whole
+    // 128-row tiles of the padded M (the last one too, as M is padded to a multiple).
+    let (units, tile_rows) = match kernel.storage {
+        Storage::F32Vec4Tiles => (tile_padded(size).0, TILE_PAD_MN as u64),
+        _ => (size.m, 1),
+    };
+    let lcm = |x: u64, y: u64| x / gcd(x, y) * y;
     let (ra, rc) = (rows_for_alignment(a_row), rows_for_alignment(c_row));
-    let align = (ra / gcd(ra, rc) * rc).min(u32::MAX as u64) as u32;
+    let align = lcm(lcm(ra, rc), tile_rows).min(u32::MAX as u64) as u32;
     let grid = kernel.grid;
     let split = Split {
-        units: size.m,
+        units,
         align,
         part: Box::new(move |first, rows| {
             let at = |name, row_bytes: u64| Binding::Buffer {
@@ -337,6 +460,54 @@ mod tests {
             super::super::unpad(raw, l.padded_rows),
             vec![0.0, 1.0, 2.0, 4.0, 5.0, 6.0]
         );
+    }
+
+    #[test]
+    fn tile_padding_round_trips() {
+        let size = MatmulSize::new(3, 130, 33);
+        let (a, b) = size.inputs(1);
+        let l = layout(Storage::F32Vec4Tiles, size, &a, &b);
+        assert_eq!(l.uniform, vec![128, 256, 64, 0]);
+        assert_eq!(l.inputs[0].len(), 128 * 64 * 4);
+        assert_eq!(l.inputs[1].len(), 64 * 256 * 4);
+        assert_eq!(l.output_len, 128 * 256);
+        let b_p: Vec<f32> = bytemuck::pod_collect_to_vec(&l.inputs[1]);
+        assert_eq!(&b_p[256..386], &b[130..260]);
+        assert!(b_p[386..512]
+            .iter()
+            .chain(&b_p[33 * 256..])
+            .all(|&x| x == 0.0));
+        let raw: Vec<f32> = (0..128 * 256).map(|x| x as f32).collect();
+        let c = super::super::unpad(raw, l.padded_rows);
+        assert_eq!(c.len(), 3 * 130);
+        assert_eq!((c[129], c[130]), (129.0, 256.0));
+    }
+
+    #[test]
+    fn tuned_row_ranges_cover_whole_tiles() {
+        // M = 300 pads to 384: ranges are cut over the padded rows, in whole 128-row tiles.
+        let size = MatmulSize::new(300, 5, 9);
+        let (a, b) = size.inputs(1);
+        let k = KERNELS
+            .iter()
+            .find(|k| k.id == "matmul-tuned")
+            .expect("listed");
+        let run = plan(k, size, &a, &b).expect("a plan");
+        let split = run.plan.steps[0].split.as_ref().expect("splittable");
+        assert_eq!(split.units, 384);
+        assert_eq!(split.align % 128, 0);
+        let d = (split.part)(128, 256);
+        // Padded rows: K 9 → 32 (128 bytes), N 5 → 128 (512 bytes).
+        assert_eq!(d.uniform, vec![256, 128, 32, 0]);
+        assert_eq!(
+            d.bindings[0],
+            Binding::Buffer {
+                name: "in0",
+                offset: 128 * 128,
+                size: None
+            }
+        );
+        assert_eq!(d.workgroups, [1, 4, 1]);
     }
 
     #[test]

@@ -118,6 +118,44 @@ pub(crate) fn single<'a>(kernel: &'a KernelSpec, job: &Job<'a>) -> Result<Single
     }
 }
 
+/// What running a one-kernel job uploads and dispatches, for tools that run the kernel
+/// through another WebGPU implementation (`bench dump-kernels` for Dawn): taken from the same
+/// one-step plan [`crate::Gpu::run`] runs, so padding and grids have one source.
+pub struct JobBuffers {
+    /// Input buffers' bytes, bindings 0, 1, …; the output comes next, the uniform last.
+    pub inputs: Vec<Vec<u8>>,
+    /// The uniform block's words.
+    pub uniform: Vec<u32>,
+    /// Workgroups of the whole (unsplit) dispatch.
+    pub workgroups: [u32; 3],
+    /// f32 elements of the output buffer, padding included.
+    pub output_len: usize,
+    /// Rows of the output and the padded and real row lengths, when they differ.
+    pub padded_rows: Option<(usize, usize, usize)>,
+}
+
+/// The buffers and dispatch of `kernel` on `job` (see [`JobBuffers`]).
+pub fn job_buffers(kernel: &KernelSpec, job: &Job<'_>) -> Result<JobBuffers, GpuError> {
+    let run = single(kernel, job)?;
+    let step = run.plan.steps.first().ok_or(GpuError::WrongJob)?;
+    let mut inputs = Vec::new();
+    let mut output_len = 0;
+    for b in &run.plan.buffers {
+        match &b.init {
+            Init::Bytes(bytes) => inputs.push(bytes.to_vec()),
+            Init::Zeroed(len) if b.name == OUTPUT => output_len = (*len / 4) as usize,
+            Init::Zeroed(_) => return Err(GpuError::WrongJob),
+        }
+    }
+    Ok(JobBuffers {
+        inputs,
+        uniform: step.dispatch.uniform.clone(),
+        workgroups: step.dispatch.workgroups,
+        output_len,
+        padded_rows: run.padded_rows,
+    })
+}
+
 impl KernelSpec {
     /// Whether a job fits this kernel's family.
     pub fn accepts(&self, job: &Job<'_>) -> bool {

@@ -1,0 +1,237 @@
+// The catalogue's matmul kernels and the copy probe through Dawn (the WebGPU of Chrome and
+// Edge, via its Node binding, npm `webgpu`), measured like `bench matmul` measures them
+// through wgpu, so the two can be printed side by side.
+//
+// Everything about the kernels comes from `bench dump-kernels --dir DIR` (one source of
+// truth): the composed WGSL, entry point, override constants, grid, uniform, the input
+// buffers' bytes in the kernel's layout (same seeded data as the wgpu bench), and the
+// elements to check with their f64 reference values and tolerances.
+//
+// Usage: node run.mjs --dir DIR [--out dawn.tsv] [--reps 5] [--warm-ms 500]
+//          [--only id,id] [--path dawn] [--flag enable-dawn-features=a,b]…
+// Timing: each timed pass is its own compute pass between GPU timestamps (timestamp-query);
+// before them, in the same submission, the kernel runs for at least --warm-ms of GPU time
+// (estimated from a pilot pass). A row's figure is the median pass. Without timestamp-query
+// the row says "wall clock": submit to onSubmittedWorkDone over every pass of the submission.
+// The output buffer is filled with NaN first, so an element the kernel never wrote fails.
+// The WEBGPU_MODULE environment variable may point at the binding's index.js.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const HEADER = 'path\tkernel\tsize\trate\tunit\tms\ttiming\tverified\tpass_ms';
+
+function parseArgs(argv) {
+  const a = { reps: 5, warmMs: 500, flags: [], only: null, path: 'dawn', out: null, dir: null };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [k, v] = [argv[i], argv[i + 1]];
+    if (v === undefined) throw new Error(`${k} needs a value`);
+    if (k === '--dir') a.dir = v;
+    else if (k === '--out') a.out = v;
+    else if (k === '--reps') a.reps = Number(v);
+    else if (k === '--warm-ms') a.warmMs = Number(v);
+    else if (k === '--only') a.only = v.split(',');
+    else if (k === '--path') a.path = v;
+    else if (k === '--flag') a.flags.push(v);
+    else throw new Error(`unknown flag ${k}`);
+  }
+  if (!a.dir) throw new Error('--dir DIR (from `bench dump-kernels`) is required');
+  if (!(a.reps >= 1 && a.reps <= 100)) throw new Error('--reps wants 1 to 100');
+  if (!(a.warmMs >= 0 && a.warmMs <= 10000)) throw new Error('--warm-ms wants 0 to 10000');
+  return a;
+}
+
+export function median(v) {
+  const s = [...v].sort((x, y) => x - y);
+  const n = s.length;
+  if (n === 0) return NaN;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+// Passes of passMs each that keep the GPU busy for warmMs (2 to 5,000), as the Rust bench.
+export function warmupFor(passMs, warmMs) {
+  if (!(warmMs > 0) || !(passMs > 0) || !Number.isFinite(passMs)) return 2;
+  return Math.min(5000, Math.max(2, Math.ceil(warmMs / passMs)));
+}
+
+// Checks the sampled elements: finite and within tolerance of the f64 reference.
+export function check(out, c) {
+  let worst = 0;
+  for (let i = 0; i < c.index.length; i++) {
+    const g = out[c.index[i]];
+    const err = Math.abs(g - c.value[i]);
+    if (!Number.isFinite(g) || !(err <= c.tol[i])) {
+      return { ok: false, first: { index: c.index[i], got: g, want: c.value[i], tol: c.tol[i] } };
+    }
+    worst = Math.max(worst, err);
+  }
+  return { ok: true, worst };
+}
+
+async function main() {
+  const args = parseArgs(process.argv.slice(2));
+  const modPath = process.env.WEBGPU_MODULE;
+  const { create, globals } = await import(modPath ? pathToFileURL(modPath).href : 'webgpu');
+  Object.assign(globalThis, globals);
+  const gpu = create(args.flags);
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) throw new Error('Dawn offered no adapter');
+  const info = adapter.info ?? {};
+  console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description}`);
+  console.log(`features: ${[...adapter.features].sort().join(', ')}`);
+  const wanted = ['timestamp-query', 'shader-f16', 'subgroups'].filter((f) => adapter.features.has(f));
+  const requiredLimits = {};
+  for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize', 'maxComputeWorkgroupStorageSize',
+    'maxComputeInvocationsPerWorkgroup', 'maxComputeWorkgroupSizeX', 'maxComputeWorkgroupSizeY',
+    'maxComputeWorkgroupsPerDimension']) {
+    requiredLimits[k] = adapter.limits[k];
+  }
+  const device = await adapter.requestDevice({ requiredFeatures: wanted, requiredLimits });
+  const uncaptured = [];
+  device.addEventListener('uncapturederror', (e) => uncaptured.push(String(e.error?.message ?? e)));
+  const timestamps = device.features.has('timestamp-query');
+  console.log(`timing: ${timestamps ? 'GPU timestamps (timestamp-query)' : 'wall clock'}`);
+
+  const manifest = JSON.parse(readFileSync(join(args.dir, 'manifest.json'), 'utf8'));
+  const kernels = new Map(manifest.kernels.map((k) => [k.id, k]));
+  const pipelines = new Map();
+  const rows = [HEADER];
+  let failures = 0;
+  console.log('\n| kernel | size | rate (median pass) | best pass | ms | warm-up | timing | verified |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+
+  for (const run of manifest.runs) {
+    const k = kernels.get(run.kernel);
+    if (args.only && !args.only.some((p) => run.kernel === p || (p.endsWith('@') && run.kernel.startsWith(p)))) continue;
+    const missing = k.features.filter((f) => !device.features.has(f));
+    if (missing.length) {
+      console.log(`| ${k.id} | ${run.size} | – | – | – | – | unavailable: needs ${missing.join(', ')} | – |`);
+      continue;
+    }
+    if (!pipelines.has(k.id)) {
+      device.pushErrorScope('validation');
+      // WGSL for browsers must declare subgroups (`enable subgroups;`), which naga 30 rejects
+      // (gfx-rs/wgpu#5555), so the catalogue's source lacks it: add it here, as a page would.
+      const code = k.features.includes('subgroups') && !/enable\s+subgroups/.test(k.wgsl)
+        ? `enable subgroups;\n${k.wgsl}` : k.wgsl;
+      const module = device.createShaderModule({ code, label: k.id });
+      const ci = await module.getCompilationInfo();
+      const errs = ci.messages.filter((m) => m.type === 'error').map((m) => m.message);
+      const pipeline = device.createComputePipeline({
+        label: k.id, layout: 'auto',
+        compute: { module, entryPoint: k.entry_point, constants: k.constants },
+      });
+      const err = await device.popErrorScope();
+      if (errs.length || err) {
+        console.log(`| ${k.id} | – | – | – | – | – | shader error: ${errs.join('; ') || err.message} | – |`);
+        failures++;
+        pipelines.set(k.id, null);
+        continue;
+      }
+      pipelines.set(k.id, pipeline);
+    }
+    const pipeline = pipelines.get(k.id);
+    if (!pipeline) continue;
+
+    const buffers = [];
+    const make = (desc) => { const b = device.createBuffer(desc); buffers.push(b); return b; };
+    const entries = run.inputs.map((file, i) => {
+      const bytes = readFileSync(join(args.dir, file));
+      const b = make({ size: bytes.byteLength, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST, mappedAtCreation: true });
+      new Uint8Array(b.getMappedRange()).set(bytes);
+      b.unmap();
+      return { binding: i, resource: { buffer: b } };
+    });
+    const outBytes = run.output_len * 4;
+    const output = make({ size: outBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(output, 0, new Float32Array(run.output_len).fill(NaN));
+    entries.push({ binding: entries.length, resource: { buffer: output } });
+    // The uniform's words as the runtime's plan has them, rounded up to whole 16-byte rows.
+    const uniform = make({ size: Math.max(16, Math.ceil(run.dims.length / 4) * 16), usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(uniform, 0, new Uint32Array(run.dims));
+    entries.push({ binding: entries.length, resource: { buffer: uniform } });
+    const bindGroup = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+
+    // One submission: `warmup` untimed passes, then `reps` timestamped ones; returns pass times
+    // (ms) and the wall clock of the whole submission.
+    const submit = async (warmup, reps, readOutput) => {
+      const qs = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * reps }) : null;
+      const resolve = qs && make({ size: 16 * reps, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      const tsRead = qs && make({ size: 16 * reps, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const staging = readOutput && make({ size: outBytes, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const enc = device.createCommandEncoder();
+      for (let r = 0; r < warmup + reps; r++) {
+        const t = r - warmup;
+        const pass = enc.beginComputePass(qs && t >= 0
+          ? { timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * t, endOfPassWriteIndex: 2 * t + 1 } }
+          : {});
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, bindGroup);
+        pass.dispatchWorkgroups(...run.grid);
+        pass.end();
+      }
+      if (staging) enc.copyBufferToBuffer(output, 0, staging, 0, outBytes);
+      if (qs) {
+        enc.resolveQuerySet(qs, 0, 2 * reps, resolve, 0);
+        enc.copyBufferToBuffer(resolve, 0, tsRead, 0, 16 * reps);
+      }
+      const t0 = performance.now();
+      device.queue.submit([enc.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      const wallMs = performance.now() - t0;
+      let passMs = [];
+      let quantized = false;
+      if (qs) {
+        await tsRead.mapAsync(GPUMapMode.READ);
+        const ticks = new BigUint64Array(tsRead.getMappedRange().slice(0));
+        tsRead.unmap();
+        const deltas = [];
+        for (let i = 0; i < reps; i++) deltas.push(ticks[2 * i + 1] - ticks[2 * i]);
+        quantized = deltas.every((d) => d % 100000n === 0n);
+        passMs = deltas.map((d) => Number(d) / 1e6);
+        qs.destroy();
+      } else {
+        passMs = Array(reps).fill(wallMs / (warmup + reps));
+      }
+      let out = null;
+      if (staging) {
+        await staging.mapAsync(GPUMapMode.READ);
+        out = new Float32Array(staging.getMappedRange().slice(0));
+        staging.unmap();
+      }
+      return { passMs, wallMs, quantized, out };
+    };
+
+    const pilot = await submit(0, 1, false);
+    const warmup = args.warmMs > 0 ? warmupFor(pilot.passMs[0], args.warmMs) : 2;
+    const res = await submit(warmup, args.reps, true);
+    const verdict = check(res.out, run.check);
+    const ms = median(res.passMs);
+    const best = Math.min(...res.passMs);
+    const [rate, unit] = run.flops > 0 ? [run.flops / (ms * 1e6), 'GFLOP/s'] : [run.bytes / (ms * 1e6), 'GB/s'];
+    const bestRate = run.flops > 0 ? run.flops / (best * 1e6) : run.bytes / (best * 1e6);
+    const timing = timestamps ? (res.quantized ? 'timestamps (100 µs quantized)' : 'timestamps') : 'wall clock';
+    console.log(`| ${k.id} | ${run.size} | ${rate.toFixed(1)} ${unit} | ${bestRate.toFixed(1)} | ${ms.toFixed(3)} | ${warmup} | ${timing} | ${verdict.ok ? 'yes' : 'NO ' + JSON.stringify(verdict.first)} |`);
+    rows.push([args.path, k.id, run.size, rate.toFixed(3), unit, ms.toFixed(5), timing, verdict.ok,
+      res.passMs.map((p) => p.toFixed(5)).join(',')].join('\t'));
+    if (!verdict.ok) failures++;
+    for (const b of buffers) b.destroy();
+  }
+  if (uncaptured.length) {
+    console.log(`uncaptured errors: ${uncaptured.join(' | ')}`);
+    failures++;
+  }
+  if (args.out) writeFileSync(args.out, rows.join('\n') + '\n');
+  device.destroy();
+  if (failures) {
+    console.error(`${failures} failure(s)`);
+    process.exitCode = 1;
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((e) => {
+    console.error(`run.mjs: ${e.message}`);
+    process.exitCode = 1;
+  });
+}
