@@ -1,8 +1,8 @@
 //! Yew components. They read state, render translated text and dispatch work to the plain
 //! crates; they hold no user-visible strings and no kernel logic.
 
-mod conv;
 mod code_editor;
+mod conv;
 mod cssom;
 mod editor_page;
 pub mod embed;
