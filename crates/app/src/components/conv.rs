@@ -307,7 +307,7 @@ pub fn Conv() -> Html {
     let form_errors = parsed.as_ref().err().cloned().unwrap_or_default();
     let side = settings.side as usize;
     let grid = html! {
-        <fieldset class="conv-grid" style={format!("--side:{side}")}>
+        <fieldset class={classes!("conv-grid", format!("side-{side}"))}>
             <legend>{ ctx.tf("conv.grid", &[("side", &side.to_string())]) }</legend>
             { for form.0.cells.iter().enumerate().map(|(i, cell)| {
                 let bad = form_errors.contains(&FormError::Cell(i));
