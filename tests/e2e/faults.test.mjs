@@ -263,3 +263,104 @@ test('screenshots: lesson 1 race widget at 390, 1280 and 1920 px in both languag
     }
   }
 });
+
+// Row 7: the tab hidden. Headless Chromium never hides a page, so `document.hidden` is
+// redefined on the prototype (before the app loads) to read `window.__hidden`, and the test
+// fires `visibilitychange` itself, as the browser would.
+const HIDEABLE = `
+  window.__hidden = false;
+  Object.defineProperty(Document.prototype, 'hidden', { configurable: true, get: () => window.__hidden });
+  Object.defineProperty(Document.prototype, 'visibilityState', { configurable: true,
+    get: () => (window.__hidden ? 'hidden' : 'visible') });
+`;
+const setHidden = (page, hidden) => page.evaluate((h) => {
+  window.__hidden = h;
+  document.dispatchEvent(new Event('visibilitychange'));
+}, hidden);
+
+/** Clicks Start and waits until this race (not an earlier one) has finished. */
+async function race(page, timeout = 180_000) {
+  const before = Number(await page.getAttribute('.lanes', 'data-races'));
+  await page.click('#race-start');
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('.lanes')?.dataset.races) > n, before, { timeout },
+  );
+}
+
+test('row 7: a race during which the page was hidden says its times are unreliable', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(
+      browser, `#/race?lang=${lang}&n=64&cpu=naive&workers=1`, { initScript: HIDEABLE },
+    );
+    await waitForProbe(page);
+    await page.waitForSelector('#race-start:not([disabled])');
+    // In view throughout: no note.
+    await race(page);
+    assert.equal(await page.$('[data-hidden-note]'), null, 'a race kept in view has no note');
+    // Hidden for a moment in the middle, shown again before the end.
+    await page.fill('#race-n', '1024');
+    await page.click('#race-start');
+    await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
+    await setHidden(page, true);
+    await page.waitForTimeout(300);
+    await setHidden(page, false);
+    await page.waitForFunction(() => Number(document.querySelector('.lanes')?.dataset.races) >= 2,
+      null, { timeout: 180_000 });
+    assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+    const note = await page.textContent('[data-hidden-note]');
+    assert.match(note, lang === 'en' ? /hidden.*unreliable/ : /隐藏.*不可靠/);
+    await screenshot(page, `race-hidden-note-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
+test('row 7: training holds while the page is hidden and resumes when shown', async () => {
+  const { page, context, errors } = await openPage(
+    browser, '#/train?lang=en&data=spiral&layers=8,8', { initScript: HIDEABLE },
+  );
+  await page.waitForSelector('#train-status[data-gpu="ready"]', { timeout: 60_000 });
+  const steps = async () => Number(await page.getAttribute('#train-status', 'data-gpu-steps'));
+  await page.click('#train-play');
+  await page.waitForFunction(() => Number(document.querySelector('#train-status')?.dataset.gpuSteps) > 0,
+    null, { timeout: 60_000 });
+  await setHidden(page, true);
+  await page.waitForSelector('#train-status[data-running="false"]', { timeout: 10_000 });
+  await page.waitForTimeout(1500); // steps already in flight complete
+  const held = await steps();
+  await page.waitForTimeout(3000);
+  assert.equal(await steps(), held, 'no step is taken while the page is hidden');
+  assert.match(await page.textContent('#train-play'), /Pause/, 'Play stays on');
+  await setHidden(page, false);
+  await page.waitForSelector('#train-status[data-running="true"]', { timeout: 10_000 });
+  await page.waitForFunction((n) => Number(document.querySelector('#train-status')?.dataset.gpuSteps) > n + 10,
+    held, { timeout: 60_000 });
+  assert.notEqual(await page.getAttribute('#train-status', 'data-gpu'), 'lost');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+// Row 9b: settings changed from outside during a race (the URL: Back, a link, the embed API —
+// the controls themselves are disabled while it runs). The older race is cancelled; the
+// result shown is always the one of the settings shown.
+test('row 9b: the URL changing N during a race cancels it; the next result is the new N', async () => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=1024&cpu=naive&workers=1');
+  await waitForProbe(page);
+  await page.waitForSelector('#race-start:not([disabled])');
+  await page.click('#race-start');
+  await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
+  await page.evaluate(() => { location.hash = '#/race?lang=en&n=64&cpu=simd&workers=1'; });
+  await page.waitForSelector('.lanes[data-phase="cancelled"]', { timeout: 10_000 });
+  assert.equal(await page.inputValue('#race-n'), '64', 'the field shows the new N');
+  assert.equal(await page.$('.race-results'), null, 'no result of the old race');
+  // Long enough for the 1024³ race to have ended had it gone on.
+  await page.waitForTimeout(3000);
+  assert.equal(await page.getAttribute('.lanes', 'data-races'), '0');
+  await race(page);
+  assert.equal(await page.getAttribute('.lanes', 'data-races'), '1', 'one race finished, not two');
+  assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
+  assert.equal(await page.inputValue('#race-n'), '64');
+  assert.match(await page.textContent('.lane.cpu .lane-title'), /SIMD|simd/i);
+  assertNoErrors(errors);
+  await context.close();
+});

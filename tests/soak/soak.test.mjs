@@ -94,6 +94,13 @@ test(`training for ${TRAIN_S} s in one page`, async (t) => {
   const steps = Number(await page.getAttribute('#train-status', 'data-gpu-steps'));
   console.log(`training: ${steps} GPU steps in ${TRAIN_S} s`);
   assert.ok(steps > 0);
+  // The paused session still holds its resident buffers (counted since the engine merge);
+  // leaving the page must free every one of them.
+  const paused = await page.evaluate(() => window.gpuPlayground.debug_live_buffers());
+  assert.ok(paused > 0, 'the training session\'s buffers are counted while it exists');
+  await page.evaluate(() => { location.hash = '#/?lang=en'; });
+  await page.waitForFunction(() => !document.querySelector('#train-status'), null, { timeout: 30_000 });
+  console.log(`training: ${paused} live GPU buffers while paused, then the page was left`);
   report(t, `training (${steps} steps)`, start, await sample(page, cdp));
   assertNoErrors(errors);
   await context.close();

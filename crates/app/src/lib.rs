@@ -16,6 +16,7 @@ pub mod route;
 pub mod session;
 pub mod source_view;
 pub mod vis_params;
+pub mod visibility;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

@@ -48,7 +48,8 @@ const SAFETY: f64 = 2.0;
 /// The outcome of a comparison.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
-    /// Every element is inside its bound (and finite).
+    /// Every element is inside its bound; NaN or ∞ only where the reference is (or where
+    /// the terms overflow f32).
     pub ok: bool,
     /// Largest |gpu − ref| / Σ|terms| over all elements: the error relative to the scale of
     /// the numbers summed, which stays meaningful where the result itself is near zero.
@@ -76,16 +77,29 @@ pub fn compare(got: &[f32], reference: &Reference, precision: Precision) -> Verd
         // Where every term is zero the result must be exactly zero (up to the smallest
         // subnormal), so use a tiny absolute scale instead of dividing by zero.
         let scale = mag.max(f64::MIN_POSITIVE);
-        let rel = if g.is_finite() {
+        let inside = if r.is_nan() {
+            // A NaN input (or ∞ − ∞) makes NaN the right answer, and only NaN.
+            g.is_nan()
+        } else if r.is_infinite() {
+            // An infinite input: the same infinity, sign included.
+            g as f64 == r
+        } else if !g.is_finite() {
+            // The reference is finite: NaN or ∞ is right only where the terms are too
+            // large for f32 (Σ|terms| past f32::MAX), so products or partial sums may overflow.
+            mag > f32::MAX as f64
+        } else {
+            err <= rel_bound * mag + abs_floor
+        };
+        let rel = if g.is_finite() && r.is_finite() {
             err / scale
+        } else if inside {
+            0.0
         } else {
             f64::INFINITY
         };
         if rel > max_rel_error {
             max_rel_error = rel;
         }
-        // Written so that NaN and ∞ count as outside the bound.
-        let inside = g.is_finite() && err <= rel_bound * mag + abs_floor;
         if !inside && first_failure.is_none() {
             first_failure = Some((i, g, r));
         }
@@ -190,5 +204,65 @@ mod tests {
         let a = compare(&[0.0], &small, Precision::F32).rel_bound;
         let b = compare(&[0.0], &large, Precision::F32).rel_bound;
         assert!((b / a - 100.0).abs() < 1e-9);
+    }
+
+    /// A one-row reference for inputs a·b (1×K times K×1).
+    fn dot(a: &[f32], b: &[f32]) -> Reference {
+        reference(MatmulSize::new(1, 1, a.len() as u32), a, b)
+    }
+
+    #[test]
+    fn nan_is_right_exactly_where_the_reference_is_nan() {
+        let with_nan = dot(&[1.0, f32::NAN, 2.0], &[1.0, 1.0, 1.0]);
+        assert!(compare(&[f32::NAN], &with_nan, Precision::F32).ok);
+        assert!(!compare(&[3.0], &with_nan, Precision::F32).ok);
+        // ∞ − ∞ is NaN too.
+        let inf_minus_inf = dot(&[f32::INFINITY, f32::INFINITY], &[1.0, -1.0]);
+        assert!(compare(&[f32::NAN], &inf_minus_inf, Precision::F32).ok);
+        assert!(!compare(&[f32::INFINITY], &inf_minus_inf, Precision::F32).ok);
+        // A finite reference: NaN fails.
+        let finite = dot(&[1.0, 2.0], &[3.0, 4.0]);
+        assert!(!compare(&[f32::NAN], &finite, Precision::F32).ok);
+    }
+
+    #[test]
+    fn infinity_must_match_in_sign() {
+        let plus = dot(&[f32::INFINITY, 1.0], &[2.0, 1.0]);
+        assert!(compare(&[f32::INFINITY], &plus, Precision::F32).ok);
+        assert!(!compare(&[f32::NEG_INFINITY], &plus, Precision::F32).ok);
+        assert!(!compare(&[f32::NAN], &plus, Precision::F32).ok);
+        assert!(!compare(&[f32::MAX], &plus, Precision::F32).ok);
+        let minus = dot(&[f32::INFINITY], &[-2.0]);
+        assert!(compare(&[f32::NEG_INFINITY], &minus, Precision::F32).ok);
+        // A finite reference inside f32's range: ∞ fails.
+        let finite = dot(&[1e20, 1.0], &[1e10, 1.0]);
+        assert!(!compare(&[f32::INFINITY], &finite, Precision::F32).ok);
+    }
+
+    #[test]
+    fn overflow_is_accepted_only_past_f32s_range() {
+        // 3e38 · 2 overflows f32 in the product: ∞ is what any f32 kernel gives.
+        let huge = dot(&[3e38, 1.0], &[2.0, 1.0]);
+        assert!(compare(&[f32::INFINITY], &huge, Precision::F32).ok);
+        // Cancelling huge terms: f32 gives ∞ − ∞ = NaN (or the exact 1 in another order).
+        let cancelling = dot(&[3e38, 1.0, -3e38], &[2.0, 1.0, 2.0]);
+        assert!(compare(&[f32::NAN], &cancelling, Precision::F32).ok);
+        assert!(compare(&[1.0], &cancelling, Precision::F32).ok);
+    }
+
+    #[test]
+    fn cancellation_is_judged_against_the_sum_of_magnitudes() {
+        // Exact result 1, Σ|terms| = 2e8 + 1: f32 in this order loses the 1 entirely.
+        let a = [1e8f32, 1.0, -1e8];
+        let b = [1.0f32; 3];
+        let r = dot(&a, &b);
+        let f32_order = (a[0] * b[0] + a[1] * b[1]) + a[2] * b[2];
+        assert_eq!(f32_order, 0.0, "the 1 is absorbed in f32");
+        let v = compare(&[f32_order], &r, Precision::F32);
+        assert!(v.ok, "{v:?}");
+        // The bound is SAFETY·K·u·Σ|terms| = 2·3·2⁻²⁴·(2e8 + 1) ≈ 71.5: 72 away fails.
+        let bound = 2.0 * 3.0 * (2e8 + 1.0) / (1u64 << 24) as f64;
+        assert!(compare(&[(1.0 + bound * 0.99) as f32], &r, Precision::F32).ok);
+        assert!(!compare(&[(1.0 + bound * 1.01) as f32], &r, Precision::F32).ok);
     }
 }

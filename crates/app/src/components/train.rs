@@ -202,6 +202,8 @@ pub fn Train() -> Html {
                                 return;
                             };
                             let Some(r) = guard.as_mut() else { return };
+                            // Training holds while the tab is hidden and resumes when shown.
+                            r.set_hidden(crate::visibility::page_hidden());
                             r.tick(now);
                             let due = r.dirty && now - *last_render.borrow() >= RENDER_MS;
                             if due {
@@ -783,16 +785,16 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
     };
     // Without a session there is no GPU rate: "measuring"/"paused" while it starts, else none.
     let gpu_view = match (&r.gpu, &r.gpu_state) {
-        (Some(_), _) => rate_view(r.playing, &r.gpu_rate),
+        (Some(_), _) => rate_view(r.running(), &r.gpu_rate),
         (None, GpuState::Starting) if r.playing => RateView::Measuring,
         (None, GpuState::Starting) => RateView::Paused,
         (None, _) => RateView::Off,
     };
-    let cpu_view = rate_view(r.playing, &r.cpu_rate);
+    let cpu_view = rate_view(r.running(), &r.cpu_rate);
     let last_gpu = r.gpu_hist.last();
     let first_gpu = r.gpu_hist.first();
     html! {
-        <div id="train-status" class="train-rates"
+        <div id="train-status" class="train-rates" data-running={r.running().to_string()}
             data-gpu={match r.gpu_state {
                 GpuState::Ready => "ready",
                 GpuState::Starting => "starting",

@@ -19,7 +19,7 @@ use super::{
 use crate::components::Ctx;
 use crate::format;
 use crate::race::measure::{self, Checks, GpuRun};
-use crate::race::params::{MAX_RACE_N, SEED};
+use crate::race::params::{RaceParams, MAX_RACE_N, SEED};
 use crate::race::pool::{self, CpuError, CpuRun};
 use crate::race::worker_api::now_ms;
 use crate::session;
@@ -75,6 +75,10 @@ struct Model {
     /// How long the start waited for earlier GPU work to drain.
     gpu_waited_ms: Option<f64>,
     ticker: Option<Interval>,
+    /// Whether the page was hidden while the race ran: its times are then unreliable.
+    hidden: crate::visibility::HiddenWatch,
+    /// The settings this race runs with (N from the field, the rest from the URL).
+    settings: Option<RaceParams>,
 }
 
 #[function_component]
@@ -85,6 +89,47 @@ pub fn Duel(props: &DuelProps) -> Html {
     let redraw = use_force_update();
     let n_text = use_state(|| props.setup.params.n.to_string());
     crate::components::cssom::use_widths();
+    {
+        // A hidden moment while the race runs makes its times unreliable (throttled timers,
+        // the machine busy with something else); the result says so.
+        let model = model.clone();
+        use_effect_with((), move |_| {
+            let listener = web_sys::window().and_then(|w| w.document()).map(|d| {
+                gloo::events::EventListener::new(&d, "visibilitychange", move |_| {
+                    if let Ok(mut m) = model.try_borrow_mut() {
+                        m.hidden.saw(crate::visibility::page_hidden());
+                    }
+                })
+            });
+            move || drop(listener)
+        });
+    }
+    {
+        // Settings changed from outside during a race (the URL, the embed API, Back): the
+        // older race is cancelled, so its result can never show beside the new settings.
+        let (model, redraw, n_text) = (model.clone(), redraw.clone(), n_text.clone());
+        use_effect_with(props.setup.params.clone(), move |p| {
+            let mut m = model.borrow_mut();
+            // The URL catching up with the race's own settings (N typed, then Start at once)
+            // is no change.
+            if matches!(
+                m.phase,
+                Phase::Preparing | Phase::WaitingForGpu | Phase::Running | Phase::Checking
+            ) && m.settings.as_ref() != Some(p)
+            {
+                m.run += 1;
+                m.phase = Phase::Cancelled;
+                m.ticker = None;
+                m.gpu_cancel.cancel();
+                drop(m);
+                pool::terminate();
+                redraw.force_update();
+            }
+            if parse_dim(&n_text, 1, MAX_RACE_N).ok() != Some(p.n) {
+                n_text.set(p.n.to_string());
+            }
+        });
+    }
     {
         // Leaving the page cancels a race in progress.
         let model = model.clone();
@@ -323,6 +368,10 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
             run,
             phase: Phase::Preparing,
             size: Some(size),
+            settings: Some(RaceParams {
+                n,
+                ..s.params.clone()
+            }),
             finished,
             ..Model::default()
         };
@@ -396,6 +445,7 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
             let mut m = model.borrow_mut();
             m.phase = Phase::Running;
             m.started_at = t0;
+            m.hidden = crate::visibility::HiddenWatch::start(crate::visibility::page_hidden());
             m.cpu_setup_ms = cpu_setup_ms;
             m.gpu_setup_ms = gpu.as_ref().map(|g| g.2);
             let (model2, redraw2) = (model.clone(), redraw.clone());
@@ -492,6 +542,7 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
             let mut m = model.borrow_mut();
             m.phase = Phase::Checking;
             m.ticker = None;
+            m.hidden.stop(crate::visibility::page_hidden());
         }
         redraw.force_update();
         // Let the page paint "checking" before the reference is computed.
@@ -660,6 +711,9 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
     html! {
         <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}>
             { verdict }
+            if m.hidden.was_hidden() {
+                <p class="note hidden-note" role="note" data-hidden-note="true">{ ctx.t("race.hidden_note") }</p>
+            }
             if let Some(c) = checked {
                 <p class="checked">{ c }</p>
             }

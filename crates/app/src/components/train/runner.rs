@@ -108,6 +108,9 @@ pub struct Runner {
     pub gpu_state: GpuState,
     pub cpu: CpuTrainer,
     pub playing: bool,
+    /// The page is hidden: training holds (Play stays on) and resumes when shown, as a
+    /// video would; a rate never spans the hidden time.
+    pub hidden: bool,
     pub gpu_hist: Vec<Sample>,
     pub cpu_hist: Vec<Sample>,
     /// Class-1 probability (regression: the output mapped from [−1, 1] to [0, 1]) on the
@@ -172,6 +175,7 @@ impl Runner {
             },
             cpu,
             playing: false,
+            hidden: false,
             gpu_hist: Vec::new(),
             cpu_hist: Vec::new(),
             heat: Vec::new(),
@@ -274,6 +278,21 @@ impl Runner {
         self.dirty = true;
     }
 
+    /// The page was hidden or shown again; the rates start measuring afresh.
+    pub fn set_hidden(&mut self, hidden: bool) {
+        if self.hidden != hidden {
+            self.hidden = hidden;
+            self.gpu_rate.clear();
+            self.cpu_rate.clear();
+            self.dirty = true;
+        }
+    }
+
+    /// Whether steps are being taken now: Play is on and the page is in view.
+    pub fn running(&self) -> bool {
+        self.playing && !self.hidden
+    }
+
     /// One step of each side (the Step button).
     pub fn step_once(&mut self, now: f64) {
         if let Some(s) = self.gpu.as_mut() {
@@ -294,7 +313,7 @@ impl Runner {
         if self.gpu.as_ref().is_some_and(|s| s.device_lost()) {
             self.fail(GpuError::DeviceLost("lost while training".into()));
         }
-        if self.playing {
+        if self.running() {
             let start = now_ms();
             let mut failed = None;
             if let Some(s) = self.gpu.as_mut() {
@@ -318,19 +337,19 @@ impl Runner {
             }
         }
         if let Some(s) = self.gpu.as_ref() {
-            if self.playing {
+            if self.running() {
                 self.gpu_rate.record(now, s.steps_completed());
             }
             if s.steps_submitted() > self.last_requested {
                 self.request_gpu_eval();
             }
         }
-        if self.playing {
+        if self.running() {
             self.cpu_rate.record(now, self.cpu.step);
         }
         self.collect_gpu_eval();
         self.cpu_eval(now, false);
-        if self.playing {
+        if self.running() {
             self.dirty = true;
         }
     }
