@@ -38,6 +38,8 @@ async function run(page) {
 test('the list has twelve puzzles in both languages', async () => {
   for (const lang of ['en', 'zh']) {
     const { page, context, errors } = await openPage(browser, `#/puzzles?lang=${lang}`);
+    // The list appears once the app has started (the load event comes before that).
+    await page.waitForSelector('.puzzle-list a', { timeout: 30_000 });
     const ids = await page.$$eval('.puzzle-list a', (as) => as.map((a) => a.dataset.puzzle));
     assert.deepEqual(ids, ['map', 'zip', 'guard', 'map2d', 'broadcast', 'blocks', 'shared', 'dot',
       'prefix_sum', 'axis_sum', 'matmul', 'conv1d']);
