@@ -91,6 +91,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
         <article class="page lesson" data-lesson={info.id}>
             <p class="lesson-number">{ ctx.tf("learn.number", &[("n", &number)]) }</p>
             <h1>{ ctx.t(info.title_key) }</h1>
+            <super::EmbedButton widget="lesson" extra={vec![("lesson", info.id.to_string())]} />
             { body }
             <nav class="lesson-nav">
                 { for prev.map(|l| html! {
