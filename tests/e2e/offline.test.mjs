@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { join, extname, normalize } from 'node:path';
 import { launch, screenshot, assertNoErrors } from './helpers.mjs';
 
-const SITE = fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
+const SITE = process.env.SITE_DIR ?? fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
   '.css': 'text/css', '.json': 'application/json', '.png': 'image/png',

@@ -261,11 +261,13 @@ fn adler32(bytes: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// Writes `icons/icon-192.png` and `icons/icon-512.png` (named in the web app manifest).
+/// Writes `icons/icon-192.png` and `icons/icon-512.png` (named in the web app manifest) and
+/// `icons/icon-32.png`, the page's favicon: the PNGs are stored uncompressed (148 KiB at 192 px,
+/// and hosts do not gzip images), so the page itself links the small one.
 pub fn write_icons(out: &Path) -> Result<(), String> {
     let dir = out.join("icons");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    for size in [192, 512] {
+    for size in [32, 192, 512] {
         write(
             &dir.join(format!("icon-{size}.png")),
             &png(size, size, &icon_rgba(size)),

@@ -220,7 +220,8 @@ pub const WIDGETS: &[Widget] = &[
                 .or(puzzles::PUZZLES.first().map(|p| p.id))
                 .unwrap_or_default()
                 .to_string();
-            html! { <super::PuzzlePage key={id.clone()} id={id} /> }
+            let key = id.clone();
+            html! { <super::PuzzlePage {key} id={id} /> }
         },
         params: &["id"],
         forced: &[],

@@ -401,6 +401,7 @@ fn chart(ctx: &Ctx, m: &Model) -> Html {
     let xs: Vec<f64> = m.sizes.iter().map(|&n| n as f64).collect();
     let ys: Vec<f64> = m.cells.iter().flatten().filter_map(time_of).collect();
     let p = LogLog::new(&xs, &ys);
+    let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
     let points = best_times(m);
     let done = !m.running && m.finished > 0 && !m.cancelled;
     let cross = crossover(&points);
