@@ -603,15 +603,20 @@ test('run-finished: the editor runs an edited stage beside the original, a puzzl
   assert.ok(r.ms > 0 && r.originalMs > 0, JSON.stringify(r));
   await finish(o);
 
-  // The starter has a hole: the checker names the wrong elements.
-  o = await runFromHost('puzzle?lang=zh&hide=solution', {
-    prepare: async ({ frame }) => frame.waitForSelector('#puzzle-run:not([disabled])', { timeout: 60_000 }),
+  // The puzzle with its own solution put in (Show solution, Use it): the checker passes it.
+  o = await runFromHost('puzzle?lang=zh&id=map', {
+    prepare: async ({ frame }) => {
+      await frame.click('.solution button');
+      await frame.click('.solution button');
+      await frame.waitForSelector('#puzzle-run:not([disabled])', { timeout: 60_000 });
+    },
   });
   r = o.results;
-  assert.equal(typeof r.puzzle, 'string');
-  assert.equal(r.passed, false);
-  assert.ok(r.wrong > 0, JSON.stringify(r));
-  assert.equal(await o.frame.isVisible('.puzzle-page .solution'), false, 'hide=solution hid the solution');
+  assert.equal(r.puzzle, 'map');
+  assert.equal(r.passed, true, JSON.stringify(r));
+  assert.equal(r.wrong, 0);
+  assert.equal(r.writtenPastEnd, 0);
+  assert.equal(r.wrongLength, false);
   await finish(o);
 });
 
