@@ -119,10 +119,10 @@ test('the train view accumulates micro-batches: effective batch and memory shown
   await page.waitForSelector('#train-accum-summary');
   const s = await page.$eval('#train-accum-summary', (e) => ({ ...e.dataset, text: e.textContent }));
   assert.equal(s.effective, '32');
-  // Default net 2 → 8 → 8 → 2: 20 floats per sample, activations + deltas = 2 × 20 × 4 bytes
-  // per sample: 640 for a micro-batch of 8, 2,560 for 32 at once.
-  assert.equal(s.microBytes, '640');
-  assert.equal(s.effectiveBytes, '2560');
+  // Default net 2 → 8 → 8 → 2: 20 floats per sample, activations + deltas = 2 × 20 × 4 = 160
+  // bytes per sample: 1,280 for a micro-batch of 8, 5,120 for 32 at once.
+  assert.equal(s.microBytes, '1280');
+  assert.equal(s.effectiveBytes, '5120');
   assert.match(s.text, /32 = 4 × 8/);
   assert.equal(await page.$eval('#train-accum', (e) => e.value), '4');
   // It trains: GPU updates and the twin's both advance and the loss stays finite.
@@ -204,6 +204,8 @@ test('moving data: measured upload and readback (median of 5, bytes checked), li
     await page.textContent('#transfer-widget'));
   const rows = await page.$$eval('#transfer-table tbody tr', (rs) => rs.map((r) => ({ ...r.dataset })));
   assert.deepEqual(rows.map((r) => r.bytes), [String(256 << 10), String(4 << 20), String(32 << 20)]);
+  console.log('transfer medians (bytes, upload ms, readback ms):', rows.map((r) => [r.bytes, r.uploadMs, r.readbackMs]));
+  await screenshot(page, 'round2b-data-movement-measured-en');
   for (const r of rows) {
     const up = Number(r.bytes) / Number(r.uploadMs) / 1e6;
     const down = Number(r.bytes) / Number(r.readbackMs) / 1e6;
