@@ -342,8 +342,7 @@ fn time_of(c: &Cell) -> Option<f64> {
 /// (N, fastest verified CPU time, verified GPU time) per size, as `crossover` takes them.
 fn best_times(m: &Model) -> Vec<(u32, Option<f64>, Option<f64>)> {
     let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
-    m
-        .sizes
+    m.sizes
         .iter()
         .zip(&m.cells)
         .map(|(&n, row)| {
@@ -387,9 +386,10 @@ fn sweep_report(m: &Model) -> crate::embed::Report {
         Crossover::GpuEverywhere => Field::Str("gpu-everywhere".into()),
         Crossover::None => Field::Str("none".into()),
     };
-    let all_verified = points
-        .iter()
-        .all(|p| p.iter().any(|(k, v)| *k == "verified" && *v == Field::Bool(true)));
+    let all_verified = points.iter().all(|p| {
+        p.iter()
+            .any(|(k, v)| *k == "verified" && *v == Field::Bool(true))
+    });
     vec![
         ("points", Field::List(points)),
         ("crossover", crossover),
