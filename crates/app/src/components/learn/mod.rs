@@ -106,6 +106,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
         <article class="page lesson" data-lesson={info.id}>
             <p class="lesson-number">{ ctx.tf("learn.number", &[("n", &number)]) }</p>
             <h1>{ ctx.t(info.title_key) }</h1>
+            <super::EmbedButton widget="lesson" extra={vec![("lesson", info.id.to_string())]} />
             <p class="glossary-link"><a href={glossary_href(&ctx)}>{ ctx.t("gloss.link") }</a></p>
             { body }
             <nav class="lesson-nav">
