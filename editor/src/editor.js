@@ -36,16 +36,31 @@ const theme = EditorView.theme({
   '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' },
 });
 
-let validatorPromise = null;
+let checkerPromise = null;
+/** The wgsl_check wasm module beside this file, loaded and initialised once. */
+function checker() {
+  if (!checkerPromise) {
+    checkerPromise = import('./wgsl_check.js').then(async (m) => {
+      await m.default();
+      return m;
+    });
+    checkerPromise.catch(() => { checkerPromise = null; });
+  }
+  return checkerPromise;
+}
+
 /** naga's validate(source) from the wasm module, loaded once. */
 export function validator() {
-  if (!validatorPromise) {
-    validatorPromise = import('./wgsl_check.js').then(async (m) => {
-      await m.default();
-      return m.validate;
-    });
-  }
-  return validatorPromise;
+  return checker().then((m) => m.validate);
+}
+
+/**
+ * naga's comparison of an edited kernel's bindings and entry point with the original's
+ * (what the page binds): a list of {kind, binding, name, …}, empty when they fit.
+ */
+export async function bindingCheck(original, edited, entry) {
+  const m = await checker();
+  return Array.from(m.binding_check(original, edited, entry));
 }
 
 function toCm(doc, d, source) {

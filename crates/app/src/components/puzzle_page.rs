@@ -241,6 +241,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             run_with_timeout(
                 run_puzzle(p, (*source).clone(), software, ctl),
                 flag,
+                RUN_TIMEOUT_MS,
                 move |r| {
                     outcome.set(match r {
                         None => Outcome::TimedOut,
