@@ -65,7 +65,8 @@ test('every kernel page links to the editor, and each link opens that kernel', a
   const { page, context, errors } = await openPage(browser, '#/conv?lang=en');
   await page.waitForSelector('a.edit-kernel[data-edit="conv-direct"]');
   await page.goto(new URL('#/train?lang=en', page.url()).href);
-  await page.waitForSelector('a.edit-kernel[data-edit^="mlp-"]');
+  // The kernels' sources sit in a closed <details> on the train page: present, not shown.
+  await page.waitForSelector('a.edit-kernel[data-edit^="mlp-"]', { state: 'attached' });
   for (const [lesson, ids] of [['simt', ['measure-divergent']], ['memory', ['measure-strided']], ['roofline', ['measure-copy', 'measure-fma']]]) {
     await page.goto(new URL(`#/learn/${lesson}?lang=en`, page.url()).href);
     for (const id of ids) await page.waitForSelector(`a.edit-kernel[data-edit="${id}"]`);

@@ -89,6 +89,8 @@ test('the browser\'s own compiler messages are listed with their place and under
   assert.deepEqual([barrier.line, barrier.column], [lineNo, column], JSON.stringify(items));
   assert.match(barrier.text, new RegExp(`line ${lineNo}, column ${column}:`));
   // Underlined in the editor too, at that word.
+  await screenshot(page, 'editor-browser-messages-en-1280');
+  await page.waitForSelector('.cm-lintRange-error', { timeout: 10_000 });
   const marks = await page.$$eval('.cm-lintRange-error', (e) => e.map((m) => m.textContent));
   assert.ok(marks.includes('workgroupBarrier'), JSON.stringify(marks));
   await screenshot(page, 'editor-browser-messages-en-1280');

@@ -167,6 +167,8 @@ pub struct PlacedMessage {
     pub message: String,
     /// A warning or note (the code still compiles), not an error.
     pub warning: bool,
+    /// A note (the browser's "info"), which explains another message.
+    pub note: bool,
 }
 
 /// A message of the browser's compiler (from `getCompilationInfo`) placed for the editor:
@@ -197,6 +199,7 @@ pub fn browser_message(
         column,
         message: message.trim().to_string(),
         warning,
+        note: false,
     }
 }
 
@@ -220,6 +223,7 @@ pub fn placed_messages(text: &str) -> Vec<PlacedMessage> {
             column: column.max(1),
             message: m.trim().to_string(),
             warning: false,
+            note: false,
         })
     }
     text.lines()
@@ -340,6 +344,7 @@ mod tests {
                 column: 18,
                 message: "expected expression".into(),
                 warning: false,
+                note: false,
             }]
         );
         assert_eq!(placed_messages("no place here: 12: not a number"), vec![]);

@@ -217,7 +217,13 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
                     let out = js_sys::Array::new();
                     for p in list.iter().filter(|p| p.line > 0) {
                         let o = js_sys::Object::new();
-                        let severity = if p.warning { "warning" } else { "error" };
+                        let severity = if p.note {
+                            "info"
+                        } else if p.warning {
+                            "warning"
+                        } else {
+                            "error"
+                        };
                         let _ = js_sys::Reflect::set(&o, &"severity".into(), &severity.into());
                         let _ = js_sys::Reflect::set(&o, &"line".into(), &p.line.into());
                         let _ = js_sys::Reflect::set(&o, &"column".into(), &p.column.into());

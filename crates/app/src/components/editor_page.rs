@@ -333,13 +333,17 @@ pub fn KernelEditor() -> Html {
                     .await
                     .iter()
                     .map(|m| {
-                        browser_message(
-                            &source,
-                            m.location.map_or(0, |l| l.line_number),
-                            m.location.map(|l| l.offset as usize),
-                            &m.message,
-                            m.message_type != gpu_runtime::wgpu::CompilationMessageType::Error,
-                        )
+                        use gpu_runtime::wgpu::CompilationMessageType as T;
+                        PlacedMessage {
+                            note: m.message_type == T::Info,
+                            ..browser_message(
+                                &source,
+                                m.location.map_or(0, |l| l.line_number),
+                                m.location.map(|l| l.offset as usize),
+                                &m.message,
+                                m.message_type != T::Error,
+                            )
+                        }
                     })
                     .collect();
                 if browser.iter().any(|m| !m.warning) {
@@ -504,14 +508,20 @@ fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
             <p>{ ctx.tf("editor.browser.heading", &[("n", &list.len().to_string())]) }</p>
             <ul>
                 { for list.iter().map(|m| {
-                    let kind = if m.warning { ctx.t("editor.browser.warning") } else { ctx.t("editor.browser.error") };
+                    let kind = if m.note {
+                        ctx.t("editor.browser.note")
+                    } else if m.warning {
+                        ctx.t("editor.browser.warning")
+                    } else {
+                        ctx.t("editor.browser.error")
+                    };
                     let place = if m.line > 0 {
                         ctx.tf("editor.browser.place", &[("line", &m.line.to_string()), ("column", &m.column.to_string())])
                     } else {
                         String::new()
                     };
                     html! {
-                        <li class={classes!(if m.warning { "warning" } else { "error" })}
+                        <li class={classes!(if m.note { "note" } else if m.warning { "warning" } else { "error" })}
                             data-line={m.line.to_string()} data-column={m.column.to_string()}>
                             <span class="kind">{ kind }</span>{ " " }{ place }{ " " }<span class="text">{ m.message.clone() }</span>
                         </li>
