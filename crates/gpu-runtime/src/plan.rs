@@ -366,6 +366,23 @@ impl Gpu {
         Ok(pipeline)
     }
 
+    /// The compiler's own messages about `wgsl` (errors, warnings, notes): in a browser, the
+    /// browser's WGSL compiler through `GPUShaderModule.getCompilationInfo()` — the compiler
+    /// that will run the kernel; natively, naga's. The module is made inside an error scope,
+    /// so a shader with errors is reported here, not as an uncaptured error.
+    pub async fn compilation_messages(&self, wgsl: &str) -> Vec<wgpu::CompilationMessage> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("compiler messages"),
+                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+            });
+        let info = module.get_compilation_info().await;
+        let _ = scope.pop().await;
+        info.messages
+    }
+
     /// Resolves once every piece of work submitted to the queue so far (by anyone) has
     /// finished; returns how long that took (ms).
     pub async fn drain(&self) -> Result<f64, GpuError> {

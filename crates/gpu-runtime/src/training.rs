@@ -362,6 +362,17 @@ impl TrainingSession {
     /// Creates the buffers, pipelines and bind groups. Fails with a [`GpuError`] when the
     /// device is lost, a shader does not compile or the sizes exceed the device's limits.
     pub async fn new(gpu: Rc<Gpu>, cfg: SessionConfig<'_>) -> Result<Self, GpuError> {
+        Self::new_with(gpu, cfg, &[]).await
+    }
+
+    /// [`TrainingSession::new`] where a dispatch whose kernel id matches one of
+    /// `replacements` runs it instead of the catalogue's (the editor runs a learner's edited
+    /// copy, made with [`KernelSpec::with_source`], for one step against the CPU twin).
+    pub async fn new_with(
+        gpu: Rc<Gpu>,
+        cfg: SessionConfig<'_>,
+        replacements: &[&KernelSpec],
+    ) -> Result<Self, GpuError> {
         if gpu.is_lost() {
             return Err(GpuError::DeviceLost("lost before training started".into()));
         }
@@ -408,9 +419,14 @@ impl TrainingSession {
         let mut pipelines: Vec<(&'static str, wgpu::ComputePipeline)> = Vec::new();
         for p in plan.iter().chain(&eval_plan) {
             if pipelines.iter().all(|(id, _)| *id != p.kernel_id) {
-                let spec: &'static KernelSpec = kernel(p.kernel_id).ok_or_else(|| {
-                    GpuError::Shader(format!("{} is not catalogued", p.kernel_id))
-                })?;
+                let spec: &KernelSpec = replacements
+                    .iter()
+                    .copied()
+                    .find(|k| k.id == p.kernel_id)
+                    .or_else(|| kernel(p.kernel_id))
+                    .ok_or_else(|| {
+                        GpuError::Shader(format!("{} is not catalogued", p.kernel_id))
+                    })?;
                 pipelines.push((p.kernel_id, gpu.pipeline(spec).await?));
             }
         }

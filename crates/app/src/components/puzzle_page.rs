@@ -253,6 +253,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             run_with_timeout(
                 run_puzzle(p, (*source).clone(), software, ctl),
                 flag,
+                RUN_TIMEOUT_MS,
                 move |r| {
                     super::embed::report(match &r {
                         Some(Ok((v, _, _))) => Ok(puzzle_report(p.id, v)),

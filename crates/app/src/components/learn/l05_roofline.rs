@@ -222,6 +222,7 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="roofline">
                 <h2>{ ctx.t("lesson.roofline.widget") }</h2>
                 <p>{ ctx.t("lesson.roofline.widget_intro") }</p>
+                <p class="source">{ crate::components::editor_page::edit_link(&ctx, "measure-copy") }{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-fma") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.roofline.p5"]) }
