@@ -13,6 +13,7 @@ pub mod probe;
 pub mod query;
 pub mod race;
 pub mod route;
+pub mod run_family;
 pub mod session;
 pub mod source_view;
 pub mod vis_params;

@@ -11,7 +11,8 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::{replace_query, Ctx, GpuPanel, Ladder, Lesson, MatmulRun, Race, Train, Visualiser};
+use super::{replace_query, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser};
+use crate::run_family::{Problem, RunFamily};
 use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
 use crate::probe::WebGpuStatus;
 use crate::query::Query;
@@ -38,6 +39,35 @@ pub struct Widget {
 }
 
 const MATMUL: &[&str] = &["stage", "m", "n", "k"];
+/// A conv stage's Run: its shape fields (the stage is fixed by the widget).
+const CONV: &[&str] = &[
+    "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
+];
+const CONV_LADDER: &[&str] = &[
+    "stage", "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
+];
+
+/// The Run widget of the conv stage the widget's forced `stage=` names.
+fn conv_run(ctx: &Ctx) -> Html {
+    let id = ctx.query.get("stage").unwrap_or("conv-direct").to_string();
+    html! { <KernelRun family={RunFamily::Conv} stage_id={id} /> }
+}
+
+macro_rules! conv_stage_widget {
+    ($id:literal, $title:literal) => {
+        Widget {
+            id: $id,
+            title_key: $title,
+            render: conv_run,
+            params: CONV,
+            forced: &[("family", "conv"), ("stage", $id)],
+            defaults: &[],
+            hideable: &["title", "notes"],
+            size: (640, 760),
+            run_button: Some("run-button"),
+        }
+    };
+}
 const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
 const SIMT: &[&str] = &[
     "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
@@ -57,8 +87,8 @@ pub const WIDGETS: &[Widget] = &[
                 .get("stage")
                 .and_then(gpu_runtime::kernel)
                 .map(|k| k.id)
-                .unwrap_or(super::matmul_run::DEFAULT_KERNEL);
-            html! { <MatmulRun kernel_id={id} /> }
+                .unwrap_or(super::kernel_run::DEFAULT_KERNEL);
+            html! { <KernelRun stage_id={id} /> }
         },
         params: MATMUL,
         forced: &[],
@@ -78,6 +108,22 @@ pub const WIDGETS: &[Widget] = &[
         size: (960, 900),
         run_button: Some("run-all-button"),
     },
+    Widget {
+        id: "conv-ladder",
+        title_key: "embed.widget.conv_ladder",
+        render: |_| html! { <Ladder /> },
+        params: CONV_LADDER,
+        forced: &[("family", "conv")],
+        defaults: &[],
+        hideable: &["stages", "source", "run-all"],
+        size: (960, 1000),
+        run_button: Some("run-all-button"),
+    },
+    conv_stage_widget!("conv-direct", "embed.widget.conv_direct"),
+    conv_stage_widget!("conv-tiled", "embed.widget.conv_tiled"),
+    conv_stage_widget!("conv-im2col-gemm", "embed.widget.conv_im2col_gemm"),
+    conv_stage_widget!("conv-implicit-gemm", "embed.widget.conv_implicit_gemm"),
+    conv_stage_widget!("conv-pointwise", "embed.widget.conv_pointwise"),
     Widget {
         id: "race",
         title_key: "embed.widget.race",
@@ -243,6 +289,35 @@ pub fn matmul_report(
         ("maxRelError", Field::Num(v.verdict.max_rel_error)),
         ("checked", Field::Num(v.checked as f64)),
     ]
+}
+
+/// The results of a verified run of any family's stage, as `run-finished` carries them: the
+/// matmul fields as before, or a conv stage's shape.
+pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem) -> Report {
+    match problem {
+        Problem::Matmul(size) => matmul_report(stage, v, *size),
+        Problem::Conv(s) => {
+            let mut r = matmul_report(stage, v, gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0));
+            r.retain(|(k, _)| !matches!(*k, "m" | "n" | "k"));
+            let dims = [
+                ("n", s.n),
+                ("h", s.h),
+                ("w", s.w),
+                ("c", s.c),
+                ("k", s.k),
+                ("r", s.r),
+                ("s", s.s),
+                ("stride", s.stride),
+                ("pad", s.pad),
+                ("dil", s.dilation),
+            ];
+            for (i, (k, d)) in dims.into_iter().enumerate() {
+                r.insert(1 + i, (k, Field::Num(d as f64)));
+            }
+            r.insert(1, ("family", Field::Str("conv".into())));
+            r
+        }
+    }
 }
 
 /// The results of a race: both end-to-end times, the winner (the duel's own rule: the
@@ -683,6 +758,8 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
 fn full_page(w: &Widget) -> &'static str {
     match w.id {
         "matmul" | "ladder" => "kernels",
+        "conv-ladder" | "conv-direct" | "conv-tiled" | "conv-im2col-gemm" | "conv-implicit-gemm"
+        | "conv-pointwise" => "kernels",
         "race" | "sweep" | "claim" => "race",
         "simt" | "simt-compare" | "schedule" => "visualiser",
         "train" | "batch" => "train",
@@ -709,7 +786,9 @@ mod tests {
     fn ids_are_unique_and_url_safe() {
         for (i, w) in WIDGETS.iter().enumerate() {
             assert!(
-                w.id.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                // Digits are URL-safe too (the conv stage `conv-im2col-gemm`).
+                w.id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
                 "{}",
                 w.id
             );
@@ -745,7 +824,7 @@ mod tests {
     #[test]
     fn run_buttons_exist() {
         let sources = [
-            include_str!("./matmul_run.rs"),
+            include_str!("./kernel_run.rs"),
             include_str!("./ladder.rs"),
             include_str!("race/duel.rs"),
             include_str!("race/sweep.rs"),
