@@ -55,7 +55,7 @@ const MATMUL_FIELDS: [FieldSpec; 3] = [
 
 /// Conv fields accept 0 where a size is counted, so `ConvShape::validate` names a zero size
 /// itself ("h must be at least 1"); the upper bounds keep a typo from asking for terabytes.
-const CONV_FIELDS: [FieldSpec; 10] = [
+pub(crate) const CONV_FIELDS_LIST: [FieldSpec; 10] = [
     field("n", "convrun.n", "2", 0, 64),
     field("h", "convrun.h", "17", 0, 4096),
     field("w", "convrun.w", "19", 0, 4096),
@@ -192,6 +192,8 @@ pub fn family_from_query(query: &Query) -> Result<RunFamily, String> {
 
 impl RunFamily {
     pub const ALL: [RunFamily; 2] = [RunFamily::Matmul, RunFamily::Conv];
+    /// The conv ladder's fields (the conv race reuses them under other URL keys).
+    pub const CONV_FIELDS: &'static [FieldSpec; 10] = &CONV_FIELDS_LIST;
 
     pub fn id(self) -> &'static str {
         match self {
@@ -258,7 +260,7 @@ impl RunFamily {
     pub fn fields(self) -> &'static [FieldSpec] {
         match self {
             RunFamily::Matmul => &MATMUL_FIELDS,
-            RunFamily::Conv => &CONV_FIELDS,
+            RunFamily::Conv => Self::CONV_FIELDS,
         }
     }
 
@@ -273,13 +275,15 @@ impl RunFamily {
     /// Reads the fields: each checked alone, then (conv) the whole shape by
     /// `ConvShape::validate`, its error put on the field it names when there is one.
     pub fn parse(self, values: &[String]) -> Parsed {
-        let specs = self.fields();
+        self.parse_with(self.fields(), values)
+    }
+
+    /// [`Self::parse`] with other field specs in the same order (other URL keys or defaults).
+    pub fn parse_with(self, specs: &[FieldSpec], values: &[String]) -> Parsed {
         let nums: Vec<Result<u32, SizeError>> = specs
             .iter()
             .enumerate()
-            .map(|(i, f)| {
-                parse_dim(values.get(i).map_or("", |v| v.as_str()), f.min, f.max)
-            })
+            .map(|(i, f)| parse_dim(values.get(i).map_or("", |v| v.as_str()), f.min, f.max))
             .collect();
         let mut fields: Vec<Option<FieldError>> = nums
             .iter()
@@ -315,7 +319,9 @@ impl RunFamily {
                             ConvShapeError::ZeroStep(name) => Some(name),
                             _ => None,
                         };
-                        match owner.and_then(|k| specs.iter().position(|f| f.key == k)) {
+                        // The conv fields' order: n, h, w, c, k, r, s, stride, pad, dil.
+                        let order = ["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
+                        match owner.and_then(|k| order.iter().position(|f| *f == k)) {
                             Some(i) => {
                                 fields[i] = Some(FieldError::Shape(e));
                                 Parsed {
@@ -377,7 +383,10 @@ mod tests {
     #[test]
     fn family_from_the_url() {
         assert_eq!(family_from_query(&q("")), Ok(RunFamily::Matmul));
-        assert_eq!(family_from_query(&q("family=matmul")), Ok(RunFamily::Matmul));
+        assert_eq!(
+            family_from_query(&q("family=matmul")),
+            Ok(RunFamily::Matmul)
+        );
         assert_eq!(family_from_query(&q("family=conv")), Ok(RunFamily::Conv));
         assert_eq!(family_from_query(&q("family=fft")), Err("fft".to_string()));
     }
@@ -407,7 +416,9 @@ mod tests {
         );
         assert_eq!(tiled.why_key(), "kernel.conv-tiled.why");
         assert_eq!(
-            RunFamily::Conv.stage("conv-im2col-gemm").map(|(_, s)| s.kernels().len()),
+            RunFamily::Conv
+                .stage("conv-im2col-gemm")
+                .map(|(_, s)| s.kernels().len()),
             Some(2)
         );
         // The matmul ladder is still the catalogue's.
@@ -423,7 +434,9 @@ mod tests {
         assert!(p.fields.iter().all(Option::is_none));
         assert_eq!(
             p.problem,
-            Some(Problem::Conv(ConvShape::new(1, 5, 7, 9, 4, 3, 3).with(2, 1, 1)))
+            Some(Problem::Conv(
+                ConvShape::new(1, 5, 7, 9, 4, 3, 3).with(2, 1, 1)
+            ))
         );
         // Defaults where the URL says nothing.
         assert!(f.problem_from_query(&q("")).is_some());
@@ -433,17 +446,26 @@ mod tests {
     fn conv_errors_are_named_at_their_field_or_for_the_shape() {
         let f = RunFamily::Conv;
         // A zero height: validate's own error, at the h field.
-        let p = f.parse(&strings(&["1", "0", "9", "3", "4", "3", "3", "1", "1", "1"]));
-        assert_eq!(p.fields[1], Some(FieldError::Shape(ConvShapeError::ZeroSize("h"))));
+        let p = f.parse(&strings(&[
+            "1", "0", "9", "3", "4", "3", "3", "1", "1", "1",
+        ]));
+        assert_eq!(
+            p.fields[1],
+            Some(FieldError::Shape(ConvShapeError::ZeroSize("h")))
+        );
         assert_eq!(p.problem, None);
         // Zero dilation lands on the "dil" field.
-        let p = f.parse(&strings(&["1", "8", "9", "3", "4", "3", "3", "1", "1", "0"]));
+        let p = f.parse(&strings(&[
+            "1", "8", "9", "3", "4", "3", "3", "1", "1", "0",
+        ]));
         assert_eq!(
             p.fields[9],
             Some(FieldError::Shape(ConvShapeError::ZeroStep("dilation")))
         );
         // A 7×7 filter over a 3×3 input without padding: the shape's error.
-        let p = f.parse(&strings(&["1", "3", "3", "1", "1", "7", "7", "1", "0", "1"]));
+        let p = f.parse(&strings(&[
+            "1", "3", "3", "1", "1", "7", "7", "1", "0", "1",
+        ]));
         assert_eq!(
             p.shape_error,
             Some(ConvShapeError::FilterLargerThanInput {
@@ -453,7 +475,9 @@ mod tests {
             })
         );
         // Text and range errors come first, per field.
-        let p = f.parse(&strings(&["x", "8", "9", "3", "4", "3", "3", "99", "1", "1"]));
+        let p = f.parse(&strings(&[
+            "x", "8", "9", "3", "4", "3", "3", "99", "1", "1",
+        ]));
         assert_eq!(p.fields[0], Some(FieldError::Size(SizeError::NotAnInteger)));
         assert_eq!(
             p.fields[7],

@@ -107,7 +107,12 @@ impl ConvRowJob {
                     self.scratch.clear();
                     self.scratch.resize(count * red, 0.0);
                     for i in 0..count {
-                        unroll(&s, &self.x, first + i, &mut self.scratch[i * red..(i + 1) * red]);
+                        unroll(
+                            &s,
+                            &self.x,
+                            first + i,
+                            &mut self.scratch[i * red..(i + 1) * red],
+                        );
                     }
                     multiply_packed(&self.scratch, p, y, count);
                 }
@@ -303,7 +308,10 @@ mod tests {
         );
         let zero = ConvShape::new(1, 1, 0, 4, 2, 3, 3);
         assert!(ConvRowJob::new(CpuConvVariant::Direct, zero, 0, 0, vec![], f).is_err());
-        assert_eq!(CpuConvVariant::from_id("im2col-simd"), Some(CpuConvVariant::Im2colSimd));
+        assert_eq!(
+            CpuConvVariant::from_id("im2col-simd"),
+            Some(CpuConvVariant::Im2colSimd)
+        );
         assert_eq!(CpuConvVariant::from_id("fft"), None);
     }
 }

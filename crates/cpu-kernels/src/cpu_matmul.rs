@@ -271,7 +271,10 @@ impl PackedB {
 /// product): the SIMD micro-kernel for callers that make their own rows of A (the conv race's
 /// im2col rows).
 pub fn multiply_packed(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
-    assert!(a.len() >= rows * packed.k && c.len() >= rows * packed.n, "A or C too short");
+    assert!(
+        a.len() >= rows * packed.k && c.len() >= rows * packed.n,
+        "A or C too short"
+    );
     simd(a, packed, c, rows);
 }
 

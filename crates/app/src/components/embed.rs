@@ -12,10 +12,10 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::{replace_query, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser};
-use crate::run_family::{Problem, RunFamily};
 use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
 use crate::probe::WebGpuStatus;
 use crate::query::Query;
+use crate::run_family::{Problem, RunFamily};
 
 /// One embeddable widget. Adding a widget (a conv view, the editor, a puzzle) is one entry.
 pub struct Widget {
@@ -40,9 +40,7 @@ pub struct Widget {
 
 const MATMUL: &[&str] = &["stage", "m", "n", "k"];
 /// A conv stage's Run: its shape fields (the stage is fixed by the widget).
-const CONV: &[&str] = &[
-    "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
-];
+const CONV: &[&str] = &["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
 const CONV_LADDER: &[&str] = &[
     "stage", "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
 ];
@@ -69,6 +67,9 @@ macro_rules! conv_stage_widget {
     };
 }
 const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
+const CONV_RACE: &[&str] = &[
+    "batch", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil", "ccpu", "cgpu", "workers",
+];
 const SIMT: &[&str] = &[
     "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
 ];
@@ -133,6 +134,17 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "tabs"],
         size: (760, 700),
+        run_button: Some("race-start"),
+    },
+    Widget {
+        id: "conv-race",
+        title_key: "embed.widget.conv_race",
+        render: |_| html! { <Race /> },
+        params: CONV_RACE,
+        forced: &[("view", "conv")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 900),
         run_button: Some("race-start"),
     },
     Widget {
@@ -297,7 +309,11 @@ pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem
     match problem {
         Problem::Matmul(size) => matmul_report(stage, v, *size),
         Problem::Conv(s) => {
-            let mut r = matmul_report(stage, v, gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0));
+            let mut r = matmul_report(
+                stage,
+                v,
+                gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+            );
             r.retain(|(k, _)| !matches!(*k, "m" | "n" | "k"));
             let dims = [
                 ("n", s.n),
@@ -318,6 +334,49 @@ pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem
             r
         }
     }
+}
+
+/// The results of a conv race: the shape, both end-to-end times, the winner, verification.
+pub fn conv_race_report(
+    shape: &gpu_runtime::cpu_kernels::conv::ConvShape,
+    cpu_ms: Option<f64>,
+    gpu_ms: Option<f64>,
+    verified: Option<bool>,
+) -> Report {
+    let mut r = race_report(
+        gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+        None,
+        None,
+        verified,
+    );
+    r.retain(|(k, _)| *k != "n");
+    let rate = |ms: f64| shape.flops() / (ms * 1e6);
+    let mut front = vec![
+        ("family", Field::Str("conv".into())),
+        ("n", Field::Num(shape.n as f64)),
+        ("h", Field::Num(shape.h as f64)),
+        ("w", Field::Num(shape.w as f64)),
+        ("c", Field::Num(shape.c as f64)),
+        ("k", Field::Num(shape.k as f64)),
+        ("r", Field::Num(shape.r as f64)),
+        ("s", Field::Num(shape.s as f64)),
+    ];
+    if let Some(c) = cpu_ms {
+        front.push(("cpuMs", Field::Num(c)));
+        front.push(("cpuGflops", Field::Num(rate(c))));
+    }
+    if let Some(g) = gpu_ms {
+        front.push(("gpuMs", Field::Num(g)));
+        front.push(("gpuGflops", Field::Num(rate(g))));
+    }
+    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
+        front.push((
+            "winner",
+            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
+        ));
+    }
+    front.extend(r);
+    front
 }
 
 /// The results of a race: both end-to-end times, the winner (the duel's own rule: the
@@ -758,9 +817,9 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
 fn full_page(w: &Widget) -> &'static str {
     match w.id {
         "matmul" | "ladder" => "kernels",
-        "conv-ladder" | "conv-direct" | "conv-tiled" | "conv-im2col-gemm" | "conv-implicit-gemm"
-        | "conv-pointwise" => "kernels",
-        "race" | "sweep" | "claim" => "race",
+        "conv-ladder" | "conv-direct" | "conv-tiled" | "conv-im2col-gemm"
+        | "conv-implicit-gemm" | "conv-pointwise" => "kernels",
+        "race" | "sweep" | "claim" | "conv-race" => "race",
         "simt" | "simt-compare" | "schedule" => "visualiser",
         "train" | "batch" => "train",
         "lesson" => "learn",

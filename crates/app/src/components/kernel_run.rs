@@ -18,7 +18,9 @@ use gpu_runtime::{
 use super::{replace_query, Ctx};
 use crate::format;
 use crate::probe::WebGpuStatus;
-use crate::run_family::{check_limits, FieldError, FieldSpec, LimitError, Problem, RunFamily, Stage};
+use crate::run_family::{
+    check_limits, FieldError, FieldSpec, LimitError, Problem, RunFamily, Stage,
+};
 use crate::session;
 
 /// The kernel this widget runs when no stage is given.
@@ -208,7 +210,7 @@ pub async fn run_stage_verified(
 }
 
 /// A field's error as text.
-fn field_message(ctx: &Ctx, e: &FieldError) -> String {
+pub fn field_message(ctx: &Ctx, e: &FieldError) -> String {
     match e {
         FieldError::Size(s) => size_message(ctx, s),
         FieldError::Shape(s) => shape_message(ctx, s),
@@ -637,7 +639,11 @@ fn element_text(p: &Problem, index: usize) -> String {
         }
         Problem::Conv(s) => {
             let (pp, q) = s.out_hw();
-            let (k, q, pp) = ((s.k as usize).max(1), (q as usize).max(1), (pp as usize).max(1));
+            let (k, q, pp) = (
+                (s.k as usize).max(1),
+                (q as usize).max(1),
+                (pp as usize).max(1),
+            );
             let (pix, kk) = (index / k, index % k);
             format!("({}, {}, {}, {kk})", pix / q / pp, (pix / q) % pp, pix % q)
         }

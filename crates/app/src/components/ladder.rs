@@ -297,7 +297,9 @@ fn RunAll(props: &RunAllProps) -> Html {
                         if replaced_lost && done > 0 {
                             // The device went away between two stages: stop, as for a loss
                             // during a stage, rather than mixing two devices in one chart.
-                            return Err(RunError::Gpu(GpuError::DeviceLost("between stages".into())));
+                            return Err(RunError::Gpu(GpuError::DeviceLost(
+                                "between stages".into(),
+                            )));
                         }
                         run_stage_verified(&gpu, &kernel, &size, 1, &opts, &ctl).await
                     }

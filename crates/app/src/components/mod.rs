@@ -25,11 +25,11 @@ pub use conv::Conv;
 pub use editor_page::KernelEditor;
 pub use embed_button::EmbedButton;
 pub use gpu_panel::GpuPanel;
-pub use ladder::Ladder;
-pub use learn::{Learn, Lesson};
-pub use kernel_run::KernelRun;
 /// The Run widget's former module name, kept for the pages that import its helpers by it.
 use kernel_run as matmul_run;
+pub use kernel_run::KernelRun;
+pub use ladder::Ladder;
+pub use learn::{Learn, Lesson};
 pub use puzzle_page::{PuzzleList, PuzzlePage};
 pub use race::Race;
 pub use shell::App;
