@@ -8,6 +8,7 @@
 //! - [`memory`]: what one subgroup-wide access costs — 32-byte sectors and 128-byte lines of
 //!   global memory (coalescing), and shared-memory bank conflicts.
 
+pub mod conv_trace;
 pub mod memory;
 pub mod schedule;
 pub mod trace;
