@@ -127,13 +127,7 @@ impl ConvTrace {
                         for s in 0..self.s {
                             for cc in 0..cn {
                                 let last = r + 1 == self.r && s + 1 == self.s && cc + 1 == cn;
-                                steps.push(Step::ConvTileTap {
-                                    c0,
-                                    r,
-                                    s,
-                                    cc,
-                                    last,
-                                });
+                                steps.push(Step::ConvTileTap { c0, r, s, cc, last });
                             }
                         }
                     }
@@ -300,7 +294,11 @@ impl ConvTrace {
             _ => return Vec::new(),
         };
         let words = (0..len)
-            .map(|i| (i < loaded).then(|| self.staged(workgroup, c0, i)).flatten())
+            .map(|i| {
+                (i < loaded)
+                    .then(|| self.staged(workgroup, c0, i))
+                    .flatten()
+            })
             .collect();
         vec![(Array::TileX, words)]
     }

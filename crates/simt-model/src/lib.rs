@@ -11,6 +11,7 @@
 pub mod conv_trace;
 pub mod memory;
 pub mod schedule;
+pub mod stage_trace;
 pub mod trace;
 
 /// A dispatch: how many workgroups, how big each is, and how wide a subgroup is.
