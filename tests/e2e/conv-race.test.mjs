@@ -22,7 +22,7 @@ async function race(page, timeout = 120_000) {
 async function breakdown(page, selector) {
   return page.$$eval(`${selector} tr`, (rows) => rows.map((r) => {
     const t = r.querySelector('td')?.textContent ?? '';
-    const m = t.match(/^([\d.,]+) (ms|s)$/);
+    const m = t.match(/^(-?[\d.,]+) (ms|s)$/);
     return m ? Number(m[1].replace(/,/g, '')) * (m[2] === 's' ? 1000 : 1) : null;
   }));
 }

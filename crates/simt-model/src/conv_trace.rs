@@ -487,6 +487,58 @@ mod tests {
             .is_empty());
     }
 
+    /// The visualiser's conv at size 4: 4×4×3, 8 filters 3×3, padding 1 (its browser test
+    /// checks the page shows these same numbers).
+    #[test]
+    fn the_visualisers_small_convolution() {
+        let t = |mapping| ConvTrace {
+            n: 1,
+            c: 3,
+            h: 4,
+            w: 4,
+            k: 8,
+            r: 3,
+            s: 3,
+            stride: 1,
+            pad: 1,
+            dil: 1,
+            subgroup_width: 32,
+            mapping,
+        };
+        let direct = t(ConvMapping::Direct);
+        // Centre tap: pixels 0 and 1 read x[0] and x[3]; 8 filters read f[96..104].
+        let c = direct.subgroup_cost(Step::ConvTap { r: 1, s: 1, c: 0 }, [0, 0, 0], 0);
+        assert_eq!(
+            (c.global_accesses, c.sectors, c.lines, c.inactive_lanes),
+            (32, 2, 2, 16)
+        );
+        // (2+3+3+2)² taps inside × 3 channels × 8 filters.
+        assert_eq!(direct.x_reuse(), (2400, 48));
+        let tiled = t(ConvMapping::Tiled);
+        assert_eq!(tiled.patch(), (10, 10, 3));
+        assert_eq!(tiled.steps().len(), 5 + 27 + 1);
+        let stage = Step::ConvStage {
+            c0: 0,
+            pass: 0,
+            last: false,
+        };
+        // Subgroup 0 (words 0–31) lies in the padding row; subgroup 1 (words 32–63): image row
+        // 0, columns 0–3 (words 33–44 = x[0..12]) and word 63 = x[12].
+        assert_eq!(tiled.subgroup_cost(stage, [0, 0, 0], 0).global_accesses, 0);
+        let c = tiled.subgroup_cost(stage, [0, 0, 0], 1);
+        assert_eq!(
+            (
+                c.global_accesses,
+                c.sectors,
+                c.lines,
+                c.shared_accesses,
+                c.bank_conflicts
+            ),
+            (13, 2, 1, 32, 0)
+        );
+        assert_eq!(tiled.x_reuse(), (48, 48));
+    }
+
     #[test]
     fn channels_are_staged_in_chunks() {
         // C = 10: chunks of 8 and 2; 3×3 "same" over 6×6, 12 filters → 2 filter blocks.
