@@ -1002,10 +1002,14 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             </table>
         }
     });
+    let prefix = match work {
+        Workload::Matmul(_) => "race.lesson",
+        Workload::Conv(_) => "race.conv.lesson",
+    };
     let lesson = match (cpu_ms, gpu_ms) {
-        (Some(c), Some(g)) if g >= c => ctx.t("race.lesson.cpu_won"),
-        (Some(_), Some(_)) => ctx.t("race.lesson.gpu_won"),
-        _ => ctx.t("race.lesson.no_gpu"),
+        (Some(c), Some(g)) if g >= c => ctx.t(&format!("{prefix}.cpu_won")),
+        (Some(_), Some(_)) => ctx.t(&format!("{prefix}.gpu_won")),
+        _ => ctx.t(&format!("{prefix}.no_gpu")),
     };
     html! {
         <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}>
