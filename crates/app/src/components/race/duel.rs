@@ -1002,15 +1002,15 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             </table>
         }
     });
-    let prefix = match work {
-        Workload::Matmul(_) => "race.lesson",
-        Workload::Conv(_) => "race.conv.lesson",
-    };
-    let lesson = match (cpu_ms, gpu_ms) {
-        (Some(c), Some(g)) if g >= c => ctx.t(&format!("{prefix}.cpu_won")),
-        (Some(_), Some(_)) => ctx.t(&format!("{prefix}.gpu_won")),
-        _ => ctx.t(&format!("{prefix}.no_gpu")),
-    };
+    let conv = matches!(work, Workload::Conv(_));
+    let lesson = ctx.t(match (cpu_ms, gpu_ms, conv) {
+        (Some(c), Some(g), false) if g >= c => "race.lesson.cpu_won",
+        (Some(c), Some(g), true) if g >= c => "race.conv.lesson.cpu_won",
+        (Some(_), Some(_), false) => "race.lesson.gpu_won",
+        (Some(_), Some(_), true) => "race.conv.lesson.gpu_won",
+        (_, _, false) => "race.lesson.no_gpu",
+        (_, _, true) => "race.conv.lesson.no_gpu",
+    });
     html! {
         <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}>
             { verdict }
