@@ -26,7 +26,7 @@ use gpu_runtime::mlp::spec::{
 use gpu_runtime::mlp::{
     Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec, SpecError,
 };
-use gpu_runtime::training::max_batch;
+use gpu_runtime::training::{accum_memory, max_batch};
 use gpu_runtime::BufferLimits;
 
 use self::experiment::{growth, verdict, GpuCell, Row, Verdict};
@@ -488,6 +488,32 @@ pub fn Train() -> Html {
             set.emit(next.to_string());
         })
     };
+    // Gradient accumulation: micro-batches per update, a structural change (the losses buffer
+    // holds every micro-batch's samples). What it buys is activation memory.
+    let mut accum_choices = vec![1usize, 2, 4, 8, 16];
+    if !accum_choices.contains(&spec.accum) {
+        accum_choices.push(spec.accum);
+        accum_choices.sort_unstable();
+    }
+    let accum_summary = {
+        let m = accum_memory(&spec.net(), spec.batch, spec.accum);
+        html! {
+            <p id="train-accum-summary" class="hint"
+                data-effective={m.effective_batch.to_string()}
+                data-micro-bytes={m.micro_bytes.to_string()}
+                data-effective-bytes={m.effective_bytes.to_string()}>
+                { ctx.tf("train.accum.summary", &[
+                    ("k", &spec.accum.to_string()),
+                    ("batch", &format::count(spec.batch as u64)),
+                    ("effective", &format::count(m.effective_batch as u64)),
+                    ("micro", &format::bytes(m.micro_bytes)),
+                    ("whole", &format::bytes(m.effective_bytes)),
+                ]) }
+                { SPACE }
+                <a href={format!("#/learn/grad-accum?lang={}", ctx.lang.code())}>{ ctx.t("train.accum.lesson") }</a>
+            </p>
+        }
+    };
     let reg_rate = match spec.reg {
         Regularisation::None => 0.001,
         r => r.rate(),
@@ -601,7 +627,16 @@ pub fn Train() -> Html {
                         oninput={on_batch_input} onchange={on_batch_change} onkeydown={on_batch_key} />
                     { field_error(&ctx, "train-batch-error", batch_error.as_ref()) }
                 </label>
+                <label class="train-field">
+                    <span>{ ctx.t("train.accum") }</span>
+                    <select id="train-accum" onchange={on_select("accum")}>
+                        { for accum_choices.iter().map(|k| html! {
+                            <option value={k.to_string()} selected={*k == spec.accum}>{ k.to_string() }</option>
+                        }) }
+                    </select>
+                </label>
             </div>
+            { accum_summary }
         </section>
     };
 
