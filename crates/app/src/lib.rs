@@ -14,6 +14,7 @@ pub mod probe;
 pub mod query;
 pub mod race;
 pub mod route;
+pub mod run_family;
 pub mod scratch;
 pub mod session;
 pub mod source_view;
