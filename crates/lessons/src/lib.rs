@@ -6,6 +6,7 @@
 
 pub mod allreduce;
 pub mod claims;
+pub mod cnn;
 pub mod gpus;
 pub mod launch;
 pub mod units;
@@ -31,7 +32,7 @@ macro_rules! lesson {
 }
 
 /// The lessons, in reading order.
-pub const LESSONS: [LessonInfo; 12] = [
+pub const LESSONS: [LessonInfo; 13] = [
     lesson!("latency-throughput"),
     lesson!("simt"),
     lesson!("occupancy"),
@@ -44,6 +45,7 @@ pub const LESSONS: [LessonInfo; 12] = [
     lesson!("stack"),
     lesson!("choosing"),
     lesson!("claims"),
+    lesson!("conv"),
 ];
 
 /// The lesson with this id and its position (0-based) in [`LESSONS`].
