@@ -11,7 +11,9 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::{replace_query, Ctx, GpuPanel, Ladder, Lesson, MatmulRun, Race, Train, Visualiser};
+use super::{
+    replace_query, Conv, Ctx, GpuPanel, Ladder, Lesson, MatmulRun, Race, Train, Visualiser,
+};
 use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
 use crate::probe::WebGpuStatus;
 use crate::query::Query;
@@ -38,6 +40,9 @@ pub struct Widget {
 }
 
 const MATMUL: &[&str] = &["stage", "m", "n", "k"];
+const CONV: &[&str] = &[
+    "img", "filter", "size", "stage", "stride", "pad", "dil", "w", "k1", "k2", "init", "seed",
+];
 const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
 const SIMT: &[&str] = &[
     "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
@@ -165,6 +170,28 @@ pub const WIDGETS: &[Widget] = &[
         hideable: &["heading", "playground"],
         size: (800, 600),
         run_button: Some("train-exp-run"),
+    },
+    Widget {
+        id: "conv-filter",
+        title_key: "embed.widget.conv_filter",
+        render: |_| html! { <Conv views={super::conv::Views::Filter} /> },
+        params: CONV,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (800, 900),
+        run_button: Some("conv-run"),
+    },
+    Widget {
+        id: "conv-field",
+        title_key: "embed.widget.conv_field",
+        render: |_| html! { <Conv views={super::conv::Views::Field} /> },
+        params: CONV,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (900, 1100),
+        run_button: Some("conv-layers-run"),
     },
     Widget {
         id: "lesson",
@@ -753,6 +780,8 @@ mod tests {
             include_str!("./visualiser.rs"),
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
+            include_str!("conv/mod.rs"),
+            include_str!("conv/layers.rs"),
         ];
         for w in WIDGETS {
             if let Some(b) = w.run_button {

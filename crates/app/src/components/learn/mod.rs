@@ -14,6 +14,7 @@ mod l09_multi_gpu;
 mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
+mod l13_conv;
 
 use lessons::{LessonInfo, LESSONS};
 use yew::prelude::*;
@@ -82,6 +83,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
         "stack" => html! { <l10_stack::Body /> },
         "choosing" => html! { <l11_choosing::Body /> },
         "claims" => html! { <l12_claims::Body /> },
+        "conv" => html! { <l13_conv::Body /> },
         _ => Html::default(),
     };
     let number = (index + 1).to_string();
