@@ -52,11 +52,14 @@ function pictureAt(w, h) {
   };
 }
 
-async function upload(page, w, h, name = 'photo.png') {
+/** Uploads a generated W×H PNG and waits until the page shows it at `shown` = [w, h]. */
+async function upload(page, w, h, name = 'photo.png', shown = [w, h]) {
   const png = await makePng(page, w, h);
   await page.setInputFiles('#conv-file', { name, mimeType: 'image/png', buffer: png });
-  await page.waitForFunction((n) => document.querySelector('#conv-image')?.value === 'own'
-    && document.querySelector('#conv-image option:checked')?.textContent === n, name, { timeout: 30_000 });
+  await page.waitForFunction(([w, h]) => {
+    const c = document.getElementById('conv-input');
+    return c && c.width === w && c.height === h;
+  }, shown, { timeout: 30_000 });
 }
 
 async function runLayers(page) {
@@ -309,8 +312,9 @@ test('without WebGPU both layers run on the CPU and the sums still add up', asyn
     const { page, context, errors } = await openPage(cpu, '#/conv?lang=en&img=checker&k1=2&k2=2&init=random&seed=3');
     assert.equal(await runLayers(page), 'cpu');
     assert.match(await page.textContent('#conv-layers'), /on the CPU/);
-    await pointAt(page, 'conv-map-2-0', 64, 64, [128, 128]);
-    await page.waitForFunction(() => document.querySelector('.conv-explain h3')?.textContent.includes('pixel (64, 64)'));
+    // (The run picks the middle pixel, (64, 64); pointing moves the pick.)
+    await pointAt(page, 'conv-map-2-0', 60, 70, [128, 128]);
+    await page.waitForFunction(() => document.querySelector('.conv-explain h3')?.textContent.includes('pixel (60, 70)'));
     const sum = await readSum(page);
     assert.equal(sum.terms.length, 18);
     const mag = sum.terms.reduce((a, [w, x]) => a + Math.abs(w * x), 0);
@@ -398,7 +402,7 @@ test('screenshots: your photo filtered, the receptive field lit, im2col drawn (3
     for (const width of [390, 1280, 1920]) {
       const { page, context, errors, requests } = await openPage(browser,
         `#/conv?lang=${lang}&filter=edge&k1=4&k2=4`, { viewport: { width, height: 900 } });
-      await upload(page, 320, 240, 'my-photo.png');
+      await upload(page, 320, 240, 'my-photo.png', [256, 192]);
       await page.waitForSelector('#conv-scaled');
       assert.equal(await filterAndWait(page), 'true');
       assert.equal(await runLayers(page), 'true');

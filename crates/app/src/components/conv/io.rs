@@ -121,7 +121,8 @@ pub fn draw_lit(canvas: &NodeRef, width: u32, height: u32, rgba: &[u8], scale: u
 /// The picture cell (row, column) under a pointer event on a canvas showing `rows`×`cols`
 /// cells at any CSS size.
 pub fn cell_at(e: &MouseEvent, rows: u32, cols: u32) -> Option<(u32, u32)> {
-    let canvas: web_sys::Element = e.current_target()?.dyn_into().ok()?;
+    // The target, not the current target: Yew delegates events to its root element.
+    let canvas: web_sys::Element = e.target()?.dyn_into().ok()?;
     let rect = canvas.get_bounding_client_rect();
     if rect.width() <= 0.0 || rect.height() <= 0.0 {
         return None;
