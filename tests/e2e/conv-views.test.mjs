@@ -353,6 +353,9 @@ test('the conv lesson counts AlexNet from its shapes and its calculator names ba
     await page.setViewportSize({ width, height: 900 });
     await page.goto(new URL(`#/learn/conv?lang=${lang}`, BASE_URL).href);
     await page.waitForSelector('#alexnet-table');
+    const text = await page.evaluate(() => document.body.innerText);
+    assert.ok(!/\[(lb|lesson|conv)\./.test(text), `${lang}: a missing translation key is shown`);
+    assert.ok(!/NaN|undefined|Infinity/.test(text), `${lang}: NaN on screen`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `${lang} ${width}px scrolls sideways by ${overflow}px`);
     await page.screenshot({ path: join(OUT, `conv-lesson-${lang}-${width}.png`), fullPage: true });
@@ -417,6 +420,8 @@ test('screenshots: your photo filtered, the receptive field lit, im2col drawn (3
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `${lang} ${width}px scrolls sideways by ${overflow}px`);
       if (lang === 'zh') assert.match(await page.textContent('#conv-layers h2'), /感受野/);
+      const text = await page.evaluate(() => document.body.innerText);
+      assert.ok(!/\[(conv|embed)\./.test(text) && !/NaN|undefined/.test(text), `${lang}: missing key or NaN shown`);
       assertNoErrors(errors);
       assertSameOrigin(requests);
       await context.close();
