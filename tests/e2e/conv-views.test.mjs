@@ -84,8 +84,18 @@ async function filterAndWait(page) {
 
 /** Points at output pixel (p, q) of a map drawn as P×Q cells. */
 async function pointAt(page, id, p, q, [P, Q]) {
+  // The mouse reaches only what is in the viewport, and not under a notice fixed at its edge.
+  await page.evaluate((id) => document.getElementById(id).scrollIntoView({ block: 'center' }), id);
   const box = await page.locator(`#${id}`).boundingBox();
-  await page.mouse.move(box.x + ((q + 0.5) * box.width) / Q, box.y + ((p + 0.5) * box.height) / P);
+  // The page reads whole CSS pixels (MouseEvent.clientX as an integer): aim at the first whole
+  // pixel inside the cell (a cell is wider than one CSS pixel in these tests).
+  const inCell = (start, size, i, n) => {
+    const lo = start + (i * size) / n, hi = start + ((i + 1) * size) / n;
+    const v = Math.ceil(lo + 1e-6);
+    assert.ok(v < hi, `cell ${i} of ${n} is narrower than a CSS pixel`);
+    return v;
+  };
+  await page.mouse.move(inCell(box.x, box.width, q, Q), inCell(box.y, box.height, p, P));
 }
 
 /** The written-out sum: each term's weight and input, the rest (if cut short), the result. */
@@ -409,9 +419,15 @@ test('screenshots: your photo filtered, the receptive field lit, im2col drawn (3
       await page.waitForSelector('#conv-scaled');
       assert.equal(await filterAndWait(page), 'true');
       assert.equal(await runLayers(page), 'true');
-      const [P, Q] = [192, 256];
-      await pointAt(page, 'conv-map-2-0', 90, 120, [P, Q]);
-      await page.waitForFunction(() => document.querySelector('#conv-field')?.dataset.box === '88,92,118,122');
+      // At 390 px a map's cells are narrower than a CSS pixel: point near (90, 120), check the
+      // field's size (any inner pixel of two 3×3 layers: 5×5), not its exact place.
+      const box = await page.locator('#conv-map-2-0').boundingBox();
+      await page.evaluate(() => document.getElementById('conv-map-2-0').scrollIntoView({ block: 'center' }));
+      const b2 = await page.locator('#conv-map-2-0').boundingBox();
+      await page.mouse.move(Math.round(b2.x + (b2.width * 120) / 256), Math.round(b2.y + (b2.height * 90) / 192));
+      await page.waitForFunction(() => /\((8\d|9\d), (1[01]\d|12\d|13\d)\)/.test(document.querySelector('.conv-explain h3')?.textContent ?? ''));
+      const f = await field(page);
+      assert.deepEqual([f.rows, f.cols, f.read], ['5', '5', '25'], `${lang} ${width} ${box.width}`);
       await page.locator('.conv-images').screenshot({ path: join(OUT, `conv-photo-${lang}-${width}.png`) });
       await page.locator('#conv-layers').screenshot({ path: join(OUT, `conv-field-${lang}-${width}.png`) });
       await page.hover('#conv-padded .cell[data-r="3"][data-c="3"]');
