@@ -86,6 +86,7 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
             net: net.clone(),
             hyper,
             batch,
+            accum: 1,
             params: &params,
             features: x.clone(),
             labels: pts.label.clone(),

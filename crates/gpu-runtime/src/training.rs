@@ -133,7 +133,9 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
             offs[depth] as u32,
             offs[depth] as u32,
             net.loss as u32,
-            0,
+            // The mean is over this many samples and the losses start at 0: a session with
+            // gradient accumulation rewrites both per micro-batch (`loss_words`).
+            batch as u32,
             0,
             0,
         ],
@@ -221,6 +223,47 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
     }
 }
 
+/// The loss dispatch's uniform for micro-batch `j` of `accum` in one step: the gradient is
+/// divided by the effective batch (`accum · batch`), the losses go to `j · batch`.
+pub fn loss_words(net: &Net, batch: usize, accum: usize, j: usize) -> [u32; UNIFORM_WORDS] {
+    let (offs, _) = net.act_offsets(batch);
+    let depth = net.depth();
+    let mut w = [0; UNIFORM_WORDS];
+    w[..7].copy_from_slice(&[
+        batch as u32,
+        net.classes() as u32,
+        offs[depth] as u32,
+        offs[depth] as u32,
+        net.loss as u32,
+        (accum.max(1) * batch) as u32,
+        (j * batch) as u32,
+    ]);
+    w
+}
+
+/// Memory of one step with gradient accumulation: the activations and deltas a session keeps
+/// for one micro-batch, against what one batch of the effective size would need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccumMemory {
+    pub micro_batch: usize,
+    pub effective_batch: usize,
+    /// Activations + deltas for one micro-batch (what the session allocates).
+    pub micro_bytes: u64,
+    /// Activations + deltas for the whole effective batch at once.
+    pub effective_bytes: u64,
+}
+
+/// What accumulating `accum` micro-batches of `batch` saves in activation memory.
+pub fn accum_memory(net: &Net, batch: usize, accum: usize) -> AccumMemory {
+    let effective = batch * accum.max(1);
+    AccumMemory {
+        micro_batch: batch,
+        effective_batch: effective,
+        micro_bytes: 2 * activation_bytes(net, batch),
+        effective_bytes: 2 * activation_bytes(net, effective),
+    }
+}
+
 /// Bytes of the largest buffer a session needs for `rows` samples: the activations (the
 /// deltas are as large).
 pub fn activation_bytes(net: &Net, rows: usize) -> u64 {
@@ -241,7 +284,10 @@ pub fn max_batch(net: &Net, limits: &BufferLimits) -> u64 {
 pub struct SessionConfig<'a> {
     pub net: Net,
     pub hyper: Hyper,
+    /// Samples per micro-batch.
     pub batch: usize,
+    /// Micro-batches per update (gradient accumulation; 1 = none).
+    pub accum: usize,
     /// Initial parameters (see [`Net::init_params`]).
     pub params: &'a [f32],
     /// Training features (rows × inputs) and labels.
@@ -260,7 +306,7 @@ pub struct EvalReadback {
     pub step: u64,
     /// Logits of every evaluation row (rows × classes).
     pub logits: Vec<f32>,
-    /// Each sample's loss in the last training batch.
+    /// Each sample's loss in the last training step (all its micro-batches: `accum · batch`).
     pub batch_losses: Vec<f32>,
     /// The parameters at that step (for drawing the weights).
     pub params: Vec<f32>,
@@ -284,6 +330,7 @@ pub struct TrainingSession {
     net: Net,
     hyper: Hyper,
     batch: usize,
+    accum: usize,
     features: Vec<f32>,
     labels: Vec<u32>,
     order: Vec<u32>,
@@ -299,6 +346,8 @@ pub struct TrainingSession {
     eval_acts: wgpu::Buffer,
     staging: wgpu::Buffer,
     opt_uniform: wgpu::Buffer,
+    loss_uniform: wgpu::Buffer,
+    grads: wgpu::Buffer,
     eval_rows: usize,
     eval_out_off: u64,
     step: u64,
@@ -320,6 +369,7 @@ impl TrainingSession {
         let width = net.inputs();
         let classes = net.classes();
         let batch = cfg.batch.max(1);
+        let accum = cfg.accum.max(1);
         if cfg.labels.is_empty()
             || cfg.features.len() != cfg.labels.len() * width
             || cfg.order.len() != cfg.labels.len()
@@ -390,7 +440,7 @@ impl TrainingSession {
         let acts = make("mlp acts", activation_bytes(&net, batch), storage);
         let deltas = make("mlp deltas", activation_bytes(&net, batch), storage);
         let labels_buf = make("mlp labels", batch as u64 * 4, storage);
-        let losses = make("mlp losses", batch as u64 * 4, storage);
+        let losses = make("mlp losses", (accum * batch) as u64 * 4, storage);
         let eval_acts = make(
             "mlp eval acts",
             activation_bytes(&net, eval_rows.max(1)),
@@ -399,7 +449,7 @@ impl TrainingSession {
         let eval_out_bytes = (eval_rows * classes) as u64 * 4;
         let staging = make(
             "mlp readback",
-            eval_out_bytes + batch as u64 * 4 + n_params * 4,
+            eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         gpu.queue
@@ -413,6 +463,7 @@ impl TrainingSession {
         }
 
         let mut opt_uniform = None;
+        let mut loss_uniform = None;
         let mut build = |p: &PlannedDispatch, acts: &wgpu::Buffer| -> Result<Pass, GpuError> {
             let uniform = buffers.create(
                 &gpu,
@@ -422,6 +473,9 @@ impl TrainingSession {
             );
             if p.layer == 0 {
                 opt_uniform = Some(uniform.clone());
+            }
+            if p.kernel_id == "mlp-loss" {
+                loss_uniform = Some(uniform.clone());
             }
             let mut entries: Vec<wgpu::BindGroupEntry> = bindings(p.kernel_id)
                 .iter()
@@ -474,25 +528,26 @@ impl TrainingSession {
             (Some(e), _) | (None, Some(e)) => Some(e.to_string()),
             _ => None,
         };
-        let (step_passes, eval_passes, opt_uniform) = match (step_passes, eval_passes, opt_uniform)
-        {
-            (Ok(s), Ok(e), Some(u)) if failure.is_none() => (s, e, u),
-            // Dropping `buffers` destroys what was made.
-            (Err(e), _, _) | (_, Err(e), _) => return Err(e),
-            _ => {
-                let msg = failure.unwrap_or_else(|| "no optimiser dispatch".into());
-                return Err(if gpu.is_lost() {
-                    GpuError::DeviceLost(msg)
-                } else {
-                    GpuError::Dispatch(msg)
-                });
-            }
-        };
+        let (step_passes, eval_passes, opt_uniform, loss_uniform) =
+            match (step_passes, eval_passes, opt_uniform, loss_uniform) {
+                (Ok(s), Ok(e), Some(u), Some(l)) if failure.is_none() => (s, e, u, l),
+                // Dropping `buffers` destroys what was made.
+                (Err(e), _, _, _) | (_, Err(e), _, _) => return Err(e),
+                _ => {
+                    let msg = failure.unwrap_or_else(|| "no optimiser or loss dispatch".into());
+                    return Err(if gpu.is_lost() {
+                        GpuError::DeviceLost(msg)
+                    } else {
+                        GpuError::Dispatch(msg)
+                    });
+                }
+            };
         let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
         Ok(Self {
             net,
             hyper: cfg.hyper,
             batch,
+            accum,
             features: cfg.features,
             labels: cfg.labels,
             order: cfg.order,
@@ -507,6 +562,8 @@ impl TrainingSession {
             eval_acts,
             staging,
             opt_uniform,
+            loss_uniform,
+            grads,
             eval_rows,
             eval_out_off: last,
             step: 0,
@@ -543,44 +600,61 @@ impl TrainingSession {
         self.completed.load(Ordering::SeqCst)
     }
 
-    /// Submits one training step (one command buffer) without waiting for it.
+    /// Micro-batches per update.
+    pub fn accum(&self) -> usize {
+        self.accum
+    }
+
+    /// Submits one training step without waiting for it: one command buffer per micro-batch
+    /// (each needs its own samples in the activation buffer, and `write_buffer` lands between
+    /// submits), the first clearing the gradients, the last ending with the optimiser.
     pub fn step(&mut self) -> Result<(), GpuError> {
         if self.gpu.is_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
         let width = self.net.inputs();
-        gather_batch(
-            &self.features,
-            &self.labels,
-            width,
-            &self.order,
-            self.step,
-            self.batch,
-            &mut self.x,
-            &mut self.y,
-        );
-        let queue = &self.gpu.queue;
-        queue.write_buffer(&self.acts, 0, bytemuck::cast_slice(&self.x));
-        queue.write_buffer(&self.labels_buf, 0, bytemuck::cast_slice(&self.y));
+        let k = self.accum;
         let opt = optimiser_dispatch(
             self.net.layout().param_count,
             &self.hyper,
             (self.step + 1).min(u32::MAX as u64) as u32,
         );
+        let queue = &self.gpu.queue;
         queue.write_buffer(&self.opt_uniform, 0, bytemuck::cast_slice(&opt.uniform));
-        let mut encoder = encoder(&self.gpu);
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("mlp step"),
-                timestamp_writes: None,
-            });
-            for p in &self.step_passes {
-                pass.set_pipeline(&p.pipeline);
-                pass.set_bind_group(0, &p.bind_group, &[]);
-                pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
+        let (last, backward) = self.step_passes.split_last().ok_or(GpuError::WrongJob)?;
+        for j in 0..k {
+            gather_batch(
+                &self.features,
+                &self.labels,
+                width,
+                &self.order,
+                self.step * k as u64 + j as u64,
+                self.batch,
+                &mut self.x,
+                &mut self.y,
+            );
+            queue.write_buffer(&self.acts, 0, bytemuck::cast_slice(&self.x));
+            queue.write_buffer(&self.labels_buf, 0, bytemuck::cast_slice(&self.y));
+            let words = loss_words(&self.net, self.batch, k, j);
+            queue.write_buffer(&self.loss_uniform, 0, bytemuck::cast_slice(&words[..8]));
+            let mut encoder = encoder(&self.gpu);
+            if j == 0 {
+                encoder.clear_buffer(&self.grads, 0, None);
             }
+            {
+                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                    label: Some("mlp step"),
+                    timestamp_writes: None,
+                });
+                let passes = backward.iter().chain((j + 1 == k).then_some(last));
+                for p in passes {
+                    pass.set_pipeline(&p.pipeline);
+                    pass.set_bind_group(0, &p.bind_group, &[]);
+                    pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
+                }
+            }
+            queue.submit([encoder.finish()]);
         }
-        queue.submit([encoder.finish()]);
         let done = self.completed.clone();
         queue.on_submitted_work_done(move || {
             done.fetch_add(1, Ordering::SeqCst);
@@ -672,13 +746,13 @@ impl TrainingSession {
             0,
             &self.staging,
             out_bytes,
-            self.batch as u64 * 4,
+            (self.accum * self.batch) as u64 * 4,
         );
         encoder.copy_buffer_to_buffer(
             &self.params,
             0,
             &self.staging,
-            out_bytes + self.batch as u64 * 4,
+            out_bytes + (self.accum * self.batch) as u64 * 4,
             self.net.layout().param_count as u64 * 4,
         );
         self.gpu.queue.submit([encoder.finish()]);
@@ -729,11 +803,12 @@ impl TrainingSession {
         };
         self.staging.unmap();
         let n = self.eval_rows * self.net.classes();
+        let losses = self.accum * self.batch;
         Ok(Some(EvalReadback {
             step: self.read_step,
             logits: floats[..n].to_vec(),
-            batch_losses: floats[n..n + self.batch].to_vec(),
-            params: floats[n + self.batch..n + self.batch + self.net.layout().param_count].to_vec(),
+            batch_losses: floats[n..n + losses].to_vec(),
+            params: floats[n + losses..n + losses + self.net.layout().param_count].to_vec(),
         }))
     }
 

@@ -102,6 +102,7 @@ fn a_training_session_counts_its_buffers_and_frees_them_on_drop() {
             net: net.clone(),
             hyper: s.hyper(),
             batch: s.batch,
+            accum: 1,
             params: &params,
             features: x.clone(),
             labels: train.label.clone(),

@@ -196,6 +196,30 @@ fn href(ctx: &Ctx, id: &str) -> String {
     format!("#/editor?lang={}&stage={id}", ctx.lang.code())
 }
 
+/// `run-finished` of an edited stage (docs/embedding.md): its time beside the original's and
+/// how many output elements differ from the original's result.
+fn editor_report(
+    stage: &str,
+    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+    run: &EditedRun,
+) -> crate::embed::Report {
+    use crate::embed::Field;
+    let mut r = vec![
+        ("stage", Field::Str(stage.into())),
+        ("m", Field::Num(size.m as f64)),
+        ("n", Field::Num(size.n as f64)),
+        ("k", Field::Num(size.k as f64)),
+        ("ms", Field::Num(run.ms)),
+        ("wrong", Field::Num(run.wrong as f64)),
+        ("checked", Field::Num(run.total as f64)),
+        ("verified", Field::Bool(run.wrong == 0)),
+    ];
+    if let Some(o) = run.original_ms {
+        r.push(("originalMs", Field::Num(o)));
+    }
+    r
+}
+
 #[function_component]
 pub fn KernelEditor() -> Html {
     let ctx = use_context::<Ctx>();
@@ -296,6 +320,11 @@ pub fn KernelEditor() -> Html {
                         _ => Vec::new(),
                     };
                     state.dispatch(Action::Compiler(placed));
+                    super::embed::report(match &r {
+                        Some(Ok(run)) => Ok(editor_report(kernel.id, size, run)),
+                        None => Err("timed out".into()),
+                        Some(Err(e)) => Err(e.to_string()),
+                    });
                     let o = match r {
                         None => Outcome::TimedOut,
                         Some(Ok(run)) => Outcome::Done(Box::new(run)),
@@ -333,6 +362,7 @@ pub fn KernelEditor() -> Html {
         <section class="page editor-page">
             <h1>{ ctx.t("editor.heading") }</h1>
             <p class="lead">{ ctx.t("editor.intro") }</p>
+            <super::EmbedButton widget="editor" extra={vec![("stage", kernel.id.to_string())]} />
             { for unknown }
             { for shared_error }
             <nav aria-label={ctx.t("editor.stages")}><ul class="editor-stages">{ for links }</ul></nav>
@@ -340,7 +370,7 @@ pub fn KernelEditor() -> Html {
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} external={state.external.clone()} />
             <div class="editor-actions">
-                <button class="button primary" onclick={run} disabled={running || !has_gpu || size.is_none()}>
+                <button id="editor-run" class="button primary" onclick={run} disabled={running || !has_gpu || size.is_none()}>
                     { ctx.t("editor.run") }
                 </button>
                 <button class="button" onclick={reset} disabled={running}>{ ctx.t("editor.reset") }</button>

@@ -48,6 +48,14 @@ pub fn Body() -> Html {
                     measure::divergence(&gpu, threads, iters, &opts).await
                 }
                 .await;
+                common::report("simt", &result, |&(d, u): &(f64, f64)| {
+                    use crate::embed::Field;
+                    vec![
+                        ("divergentMs", Field::Num(d)),
+                        ("uniformMs", Field::Num(u)),
+                        ("ratio", Field::Num(if u > 0.0 { d / u } else { f64::NAN })),
+                    ]
+                });
                 phase.set(match result {
                     Ok((d, u)) => Phase::Done(Result2 {
                         divergent_ms: d,

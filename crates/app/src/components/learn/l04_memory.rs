@@ -58,6 +58,19 @@ pub fn Body() -> Html {
                     Ok(points)
                 }
                 .await;
+                common::report("memory", &result, |points: &Vec<(u32, f64)>| {
+                    use crate::embed::Field;
+                    let points = points
+                        .iter()
+                        .map(|&(stride, gbs)| {
+                            vec![
+                                ("stride", Field::Num(stride as f64)),
+                                ("gbPerSecond", Field::Num(gbs)),
+                            ]
+                        })
+                        .collect();
+                    vec![("points", Field::List(points))]
+                });
                 phase.set(match result {
                     Ok(p) => Phase::Done(p),
                     Err(e) => Phase::from_error(e),

@@ -146,6 +146,27 @@ pub fn Body() -> Html {
                     })
                 }
                 .await;
+                common::report("roofline", &result, |m: &Measured| {
+                    use crate::embed::Field;
+                    let points = m
+                        .points
+                        .iter()
+                        .map(|p| {
+                            vec![
+                                ("kernel", Field::Str(p.id.into())),
+                                ("intensity", Field::Num(p.ai)),
+                                ("gflops", Field::Num(p.gflops)),
+                                ("verified", Field::Bool(true)),
+                            ]
+                        })
+                        .collect();
+                    vec![
+                        ("n", Field::Num(m.n as f64)),
+                        ("gbPerSecond", Field::Num(m.roof.gb_per_s)),
+                        ("peakGflops", Field::Num(m.roof.gflop_per_s)),
+                        ("points", Field::List(points)),
+                    ]
+                });
                 phase.set(match result {
                     Ok(m) => Phase::Done(m),
                     Err(e) => Phase::from_error(e),
