@@ -4,6 +4,7 @@
 
 pub mod chart;
 pub mod components;
+pub mod conv_layers;
 pub mod conv_page;
 pub mod edit_target;
 pub mod embed;

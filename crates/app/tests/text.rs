@@ -104,8 +104,9 @@ fn components_hold_no_literal_user_text() {
             let has_letters = |s: &str| s.chars().any(|c| c.is_alphabetic());
             // The literal right after each marker, e.g. the words of `{ "Some words" }`.
             let literal_after = |marker: &str| {
-                l.match_indices(marker)
-                    .any(|(i, _)| has_letters(l[i + marker.len()..].split('"').next().unwrap_or("")))
+                l.match_indices(marker).any(|(i, _)| {
+                    has_letters(l[i + marker.len()..].split('"').next().unwrap_or(""))
+                })
             };
             // Text nodes written as a literal: { "Some words" } (at the start of a line, or
             // after a tag; a class name earlier on the line is not text).

@@ -7,6 +7,7 @@
 pub mod accum;
 pub mod allreduce;
 pub mod claims;
+pub mod cnn;
 pub mod cost;
 pub mod glossary;
 pub mod gpus;
@@ -35,7 +36,7 @@ macro_rules! lesson {
 }
 
 /// The lessons, in reading order.
-pub const LESSONS: [LessonInfo; 15] = [
+pub const LESSONS: [LessonInfo; 16] = [
     lesson!("latency-throughput"),
     lesson!("simt"),
     lesson!("occupancy"),
@@ -48,6 +49,7 @@ pub const LESSONS: [LessonInfo; 15] = [
     lesson!("stack"),
     lesson!("choosing"),
     lesson!("claims"),
+    lesson!("conv"),
     lesson!("grad-accum"),
     lesson!("cost"),
     lesson!("data-movement"),

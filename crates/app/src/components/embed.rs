@@ -11,7 +11,9 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::{replace_query, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser};
+use super::{
+    replace_query, Conv, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser,
+};
 use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
 use crate::probe::WebGpuStatus;
 use crate::query::Query;
@@ -70,6 +72,9 @@ macro_rules! conv_stage_widget {
         }
     };
 }
+const CONV_PAGE: &[&str] = &[
+    "img", "filter", "size", "stage", "stride", "pad", "dil", "w", "k1", "k2", "init", "seed",
+];
 const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
 const CONV_RACE: &[&str] = &[
     "batch", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil", "ccpu", "cgpu", "workers",
@@ -238,6 +243,30 @@ pub const WIDGETS: &[Widget] = &[
         hideable: &["heading", "playground"],
         size: (800, 600),
         run_button: Some("#train-exp-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-filter",
+        title_key: "embed.widget.conv_filter",
+        render: |_| html! { <Conv views={super::conv::Views::Filter} /> },
+        params: CONV_PAGE,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (800, 900),
+        run_button: Some("#conv-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-field",
+        title_key: "embed.widget.conv_field",
+        render: |_| html! { <Conv views={super::conv::Views::Field} /> },
+        params: CONV_PAGE,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (900, 1100),
+        run_button: Some("#conv-layers-run"),
         run_stops: false,
     },
     Widget {
@@ -888,6 +917,7 @@ fn full_page(w: &Widget, query: &Query) -> String {
         "simt" | "simt-compare" | "schedule" => "visualiser".into(),
         "train" | "batch" => "train".into(),
         "lesson" => with_id("learn", "lesson"),
+        "conv-filter" | "conv-field" => "conv".into(),
         "editor" => "editor".into(),
         "puzzle" => with_id("puzzles", "id"),
         _ => String::new(),
@@ -958,6 +988,8 @@ mod tests {
             include_str!("./visualiser.rs"),
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
+            include_str!("conv/mod.rs"),
+            include_str!("conv/layers.rs"),
             include_str!("./editor_page.rs"),
             include_str!("./puzzle_page.rs"),
             include_str!("./learn/kit.rs"),

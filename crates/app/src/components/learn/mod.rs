@@ -15,6 +15,7 @@ mod l09_multi_gpu;
 mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
+mod l13_conv;
 mod l17_grad_accum;
 mod l18_cost;
 mod l19_data_movement;
@@ -94,6 +95,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
         "stack" => html! { <l10_stack::Body /> },
         "choosing" => html! { <l11_choosing::Body /> },
         "claims" => html! { <l12_claims::Body /> },
+        "conv" => html! { <l13_conv::Body /> },
         "grad-accum" => html! { <l17_grad_accum::Body /> },
         "cost" => html! { <l18_cost::Body /> },
         "data-movement" => html! { <l19_data_movement::Body /> },
