@@ -8,6 +8,7 @@ pub mod allreduce;
 pub mod claims;
 pub mod gpus;
 pub mod launch;
+pub mod quiz;
 pub mod units;
 pub mod vram;
 

@@ -14,6 +14,7 @@ mod l09_multi_gpu;
 mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
+mod quiz;
 
 use lessons::{LessonInfo, LESSONS};
 use yew::prelude::*;
@@ -51,7 +52,8 @@ pub struct LessonProps {
     pub id: String,
 }
 
-/// One lesson page: its title, body, and links to the lessons before and after it.
+/// One lesson page: its title, body, its self-check questions, and links to the lessons before
+/// and after it.
 #[function_component]
 pub fn Lesson(props: &LessonProps) -> Html {
     let Some(ctx) = use_context::<Ctx>() else {
@@ -92,6 +94,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
             <p class="lesson-number">{ ctx.tf("learn.number", &[("n", &number)]) }</p>
             <h1>{ ctx.t(info.title_key) }</h1>
             { body }
+            <quiz::Quiz key={info.id} lesson={info.id} />
             <nav class="lesson-nav">
                 { for prev.map(|l| html! {
                     <a class="prev" href={href(&ctx, l)}>{ ctx.tf("learn.prev", &[("title", ctx.t(l.title_key))]) }</a>
