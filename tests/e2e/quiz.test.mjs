@@ -39,6 +39,7 @@ async function pick(page, n, o) {
 
 test('every lesson in the index has three questions in en and zh', async () => {
   const { page, context, errors } = await openPage(browser, '#/learn?lang=en');
+  const english = new Map();
   for (const lang of ['en', 'zh']) {
     await page.goto(new URL(`#/learn?lang=${lang}`, page.url()).href);
     await page.waitForSelector('.lesson-list a');
@@ -59,7 +60,16 @@ test('every lesson in the index has three questions in en and zh', async () => {
         for (const text of [q.prompt, ...q.options]) {
           assert.ok(text.length > 0, `${where}: empty text`);
           assert.doesNotMatch(text, /\[quiz\.|undefined/, `${where}: a key is missing: ${text}`);
-          if (lang === 'zh') assert.match(text, /[\u4e00-\u9fff]/, `${where}: not Chinese: ${text}`);
+        }
+        // Translated: the prompt is Chinese; an option may be a formula ("S / p"), but none is
+        // the English text.
+        if (lang === 'zh') {
+          assert.match(q.prompt, /[\u4e00-\u9fff]/, `${where}: not Chinese: ${q.prompt}`);
+          const en = english.get(`${id} ${i}`) ?? [];
+          assert.equal(en.length, q.options.length, `${where}: as many options as in English`);
+          for (const [o, text] of q.options.entries()) assert.notEqual(text, en[o], `${where}: option ${o} untranslated`);
+        } else {
+          english.set(`${id} ${i}`, q.options);
         }
         assert.equal(new Set(q.options).size, q.options.length, `${where}: two options read the same`);
       }
