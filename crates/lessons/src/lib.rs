@@ -12,6 +12,7 @@ pub mod cost;
 pub mod glossary;
 pub mod gpus;
 pub mod launch;
+pub mod quiz;
 pub mod transfer;
 pub mod units;
 pub mod vram;

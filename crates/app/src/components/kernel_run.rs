@@ -554,6 +554,9 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
         Outcome::Failed(GpuError::Size(e)) => html! {
             <p class="message error" role="alert">{ size_message(ctx, e) }</p>
         },
+        Outcome::Failed(GpuError::OutOfMemory(_)) => html! {
+            <p class="message error" role="alert" data-oom="true">{ ctx.t("run.out_of_memory") }</p>
+        },
         Outcome::Failed(e) => html! {
             <p class="message error" role="alert">{ ctx.tf("run.error", &[("error", &e.to_string())]) }</p>
         },

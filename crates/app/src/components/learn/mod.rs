@@ -19,6 +19,7 @@ mod l13_conv;
 mod l17_grad_accum;
 mod l18_cost;
 mod l19_data_movement;
+mod quiz;
 
 use lessons::{LessonInfo, GLOSSARY_ID, LESSONS};
 use yew::prelude::*;
@@ -61,7 +62,8 @@ pub struct LessonProps {
     pub id: String,
 }
 
-/// One lesson page: its title, body, and links to the lessons before and after it.
+/// One lesson page: its title, body, its self-check questions, and links to the lessons before
+/// and after it.
 #[function_component]
 pub fn Lesson(props: &LessonProps) -> Html {
     let Some(ctx) = use_context::<Ctx>() else {
@@ -111,6 +113,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
             <super::EmbedButton widget="lesson" extra={vec![("lesson", info.id.to_string())]} />
             <p class="glossary-link"><a href={glossary_href(&ctx)}>{ ctx.t("gloss.link") }</a></p>
             { body }
+            <quiz::Quiz key={info.id} lesson={info.id} />
             <nav class="lesson-nav">
                 { for prev.map(|l| html! {
                     <a class="prev" href={href(&ctx, l)}>{ ctx.tf("learn.prev", &[("title", ctx.t(l.title_key))]) }</a>
