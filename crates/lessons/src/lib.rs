@@ -68,3 +68,6 @@ mod tests {
 pub mod occupancy;
 pub mod precision;
 pub mod roofline;
+pub mod fp64;
+pub mod systolic;
+pub mod thermal;
