@@ -9,3 +9,5 @@ pub mod cpu_matmul;
 pub mod data;
 pub mod matmul;
 pub mod verify;
+pub mod df64;
+pub mod quant;

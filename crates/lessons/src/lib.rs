@@ -31,7 +31,7 @@ macro_rules! lesson {
 }
 
 /// The lessons, in reading order.
-pub const LESSONS: [LessonInfo; 12] = [
+pub const LESSONS: [LessonInfo; 16] = [
     lesson!("latency-throughput"),
     lesson!("simt"),
     lesson!("occupancy"),
@@ -44,6 +44,10 @@ pub const LESSONS: [LessonInfo; 12] = [
     lesson!("stack"),
     lesson!("choosing"),
     lesson!("claims"),
+    lesson!("systolic"),
+    lesson!("int8"),
+    lesson!("fp64"),
+    lesson!("thermal"),
 ];
 
 /// The lesson with this id and its position (0-based) in [`LESSONS`].

@@ -14,6 +14,10 @@ mod l09_multi_gpu;
 mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
+mod l13_systolic;
+mod l14_int8;
+mod l15_fp64;
+mod l16_thermal;
 
 use lessons::{LessonInfo, LESSONS};
 use yew::prelude::*;
@@ -82,6 +86,10 @@ pub fn Lesson(props: &LessonProps) -> Html {
         "stack" => html! { <l10_stack::Body /> },
         "choosing" => html! { <l11_choosing::Body /> },
         "claims" => html! { <l12_claims::Body /> },
+        "systolic" => html! { <l13_systolic::Body /> },
+        "int8" => html! { <l14_int8::Body /> },
+        "fp64" => html! { <l15_fp64::Body /> },
+        "thermal" => html! { <l16_thermal::Body /> },
         _ => Html::default(),
     };
     let number = (index + 1).to_string();
