@@ -7,7 +7,7 @@
 pub mod conv;
 pub mod cpu_matmul;
 pub mod data;
-pub mod matmul;
-pub mod verify;
 pub mod df64;
+pub mod matmul;
 pub mod quant;
+pub mod verify;

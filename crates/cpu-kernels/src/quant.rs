@@ -176,7 +176,10 @@ mod tests {
     fn integer_product_by_hand() {
         // [[1, 2], [3, 4]] · [[5, 6], [7, 8]] = [[19, 22], [43, 50]]; extremes: 127·127·2.
         let s = MatmulSize::new(2, 2, 2);
-        assert_eq!(int_matmul(s, &[1, 2, 3, 4], &[5, 6, 7, 8]), vec![19, 22, 43, 50]);
+        assert_eq!(
+            int_matmul(s, &[1, 2, 3, 4], &[5, 6, 7, 8]),
+            vec![19, 22, 43, 50]
+        );
         let s1 = MatmulSize::new(1, 1, 2);
         assert_eq!(int_matmul(s1, &[-127, -127], &[-127, -127]), vec![32258]);
     }

@@ -40,14 +40,22 @@ fn int8_case(gpu: &Gpu, size: MatmulSize, seed: u64) -> Vec<i32> {
 fn int8_matches_the_exact_integer_product() {
     let gpu = gpu();
     // Shapes crossing every edge: K not a multiple of 4 or of 64, M and N not of 16.
-    for (m, n, k) in [(1, 1, 1), (3, 5, 7), (17, 33, 65), (64, 48, 130), (40, 16, 300)] {
+    for (m, n, k) in [
+        (1, 1, 1),
+        (3, 5, 7),
+        (17, 33, 65),
+        (64, 48, 130),
+        (40, 16, 300),
+    ] {
         int8_case(&gpu, MatmulSize::new(m, n, k), 11);
     }
     // Extremes: every value ±127, K = 1000 → |C| = 16,129,000, far from i32 overflow but
     // beyond f32's exact integers (2²⁴): a float accumulator would round it.
     let size = MatmulSize::new(16, 16, 1000);
     let a = vec![127i8; 16 * 1000];
-    let b: Vec<i8> = (0..16 * 1000).map(|i| if i % 3 == 0 { -127 } else { 127 }).collect();
+    let b: Vec<i8> = (0..16 * 1000)
+        .map(|i| if i % 3 == 0 { -127 } else { 127 })
+        .collect();
     let run = pollster::block_on(run_int8(
         &gpu,
         size,
@@ -123,7 +131,11 @@ fn df64_reaches_about_2_to_the_minus_44() {
         // Each df64 multiply-add errs by at most a few units of 2⁻⁴⁸ relative to its term, and
         // K ≤ 256 such errors of random sign stay below 2⁻⁴⁴ of Σ|a·b|; f32 already rounds the
         // inputs (2⁻²⁵ each), so its error is at least about 2⁻³⁰ once K > 1.
-        assert!(df <= 2f64.powi(-44), "{size:?}: df64 error 2^{:.1}", df.log2());
+        assert!(
+            df <= 2f64.powi(-44),
+            "{size:?}: df64 error 2^{:.1}",
+            df.log2()
+        );
         if k > 1 {
             assert!(f >= 2f64.powi(-32), "{size:?}: f32 error 2^{:.1}", f.log2());
             assert!(f / df.max(f64::MIN_POSITIVE) > 1e3, "{size:?}: {f} vs {df}");

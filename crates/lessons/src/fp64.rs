@@ -99,7 +99,11 @@ mod tests {
     #[test]
     fn articles_ratios() {
         // 1:2 on the data-centre parts the article means, 1:64 on GeForce Ampere and Ada.
-        let r = |name: &str| GPUS.iter().find(|g| g.name == name).map(|g| g.ratio_whole());
+        let r = |name: &str| {
+            GPUS.iter()
+                .find(|g| g.name == name)
+                .map(|g| g.ratio_whole())
+        };
         assert_eq!(r("H100 SXM5"), Some(2)); // 67 / 34 = 1.97
         assert_eq!(r("A100"), Some(2)); // 19.5 / 9.7 = 2.01
         assert_eq!(r("V100 SXM2"), Some(2)); // 15.7 / 7.8 = 2.01

@@ -69,9 +69,9 @@ mod tests {
     }
 }
 
+pub mod fp64;
 pub mod occupancy;
 pub mod precision;
 pub mod roofline;
-pub mod fp64;
 pub mod systolic;
 pub mod thermal;

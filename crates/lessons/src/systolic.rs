@@ -35,7 +35,9 @@ impl Problem {
     /// tests see the same numbers).
     pub fn seeded(n: u32, k: u32, seed: u64) -> Self {
         let (n, k) = (n as usize, k as usize);
-        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         let mut next = || {
             s = s
                 .wrapping_mul(6364136223846793005)
@@ -61,7 +63,9 @@ impl Problem {
         (0..n * n)
             .map(|e| {
                 let (i, j) = (e / n, e % n);
-                (0..self.k).map(|kk| self.a_at(i, kk) * self.b_at(kk, j)).sum()
+                (0..self.k)
+                    .map(|kk| self.a_at(i, kk) * self.b_at(kk, j))
+                    .sum()
             })
             .collect()
     }

@@ -180,14 +180,22 @@ mod tests {
     #[test]
     fn drop_of_more_than_ten_percent_throttles() {
         // Early 100; late median 85: a 15 % drop. Points below 90 are flagged.
-        let a = analyse(&series(&[100.0, 100.0, 100.0, 95.0, 85.0, 84.0, 85.0, 86.0]))
-            .expect("points");
+        let a = analyse(&series(&[
+            100.0, 100.0, 100.0, 95.0, 85.0, 84.0, 85.0, 86.0,
+        ]))
+        .expect("points");
         assert_eq!(a.late_median, Some(85.0));
         assert!(a.throttled);
         assert_eq!(a.low, vec![4, 5, 6, 7]);
         // Exactly 10 % is not more than 10 %.
-        let b = analyse(&series(&[100.0; 3].iter().chain(&[90.0; 3]).copied().collect::<Vec<_>>()))
-            .expect("points");
+        let b = analyse(&series(
+            &[100.0; 3]
+                .iter()
+                .chain(&[90.0; 3])
+                .copied()
+                .collect::<Vec<_>>(),
+        ))
+        .expect("points");
         assert!(!b.throttled);
         assert!(b.low.is_empty());
     }
@@ -215,7 +223,14 @@ mod tests {
         assert_eq!(nice_ceiling(110.0), 200.0);
         assert_eq!(nice_ceiling(45.0), 50.0);
         assert_eq!(nice_ceiling(1.0), 1.0);
-        let c = chart(&series(&[100.0, 100.0, 100.0]), 10.0, 600.0, 300.0, 50.0, 30.0);
+        let c = chart(
+            &series(&[100.0, 100.0, 100.0]),
+            10.0,
+            600.0,
+            300.0,
+            50.0,
+            30.0,
+        );
         assert_eq!(c.max_gflops, 200.0);
         // x: 50 + 542 · t/10; y: 270 − 262 · r/200.
         assert_eq!(c.points[0], (50.0 + 54.2, 270.0 - 131.0));

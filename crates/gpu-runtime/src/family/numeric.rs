@@ -180,7 +180,11 @@ pub async fn run_int8(
     let c_bytes = size.c_len() as u64 * 4;
     check_bytes(
         gpu,
-        &[a_packed.len() as u64 * 4, bt_packed.len() as u64 * 4, c_bytes],
+        &[
+            a_packed.len() as u64 * 4,
+            bt_packed.len() as u64 * 4,
+            c_bytes,
+        ],
         4,
     )?;
     let plan = tiled_plan(

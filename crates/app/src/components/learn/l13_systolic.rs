@@ -137,7 +137,10 @@ pub fn Body() -> Html {
 }
 
 fn join(v: &[i32]) -> String {
-    v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {

@@ -99,7 +99,8 @@ pub fn Body() -> Html {
                 let exact = matmul::reference(size, &a, &b);
                 let (qa, qb) = (quant::quantise(&a), quant::quantise(&b));
                 let int_c = quant::int_matmul(size, &qa.q, &qb.q);
-                let int8_err = quant::rel_errors(&quant::dequantise(&int_c, qa.scale, qb.scale), &exact).0;
+                let int8_err =
+                    quant::rel_errors(&quant::dequantise(&int_c, qa.scale, qb.scale), &exact).0;
                 let bound = quant::error_bound(size, &a, &b, qa.scale, qb.scale);
                 let f16_cpu = f16_error(size, &a, &b, &exact);
                 let mut done = 1;
@@ -131,33 +132,72 @@ pub fn Body() -> Html {
                             gpu_runtime::kernel(id).ok_or_else(|| GpuError::Shader(id.into()))
                         };
                         let t = run_matmul_verified(&gpu, k(F32_TILED)?, size, SEED, &opts).await?;
-                        rows.push(Row { id: "f32-tiled", ms: Some(t.timing.kernel_ms()), err: t.verdict.max_rel_error, err_src: "gpu" });
+                        rows.push(Row {
+                            id: "f32-tiled",
+                            ms: Some(t.timing.kernel_ms()),
+                            err: t.verdict.max_rel_error,
+                            err_src: "gpu",
+                        });
                         done += 1;
                         phase.set(Phase::Running { done, total });
                         if has_dp4 {
                             let (m, kk) = (n as usize, n as usize);
                             let ap = quant::pack_rows(&qa.q, m, kk);
                             let bp = quant::pack_cols(&qb.q, kk, m);
-                            let run = numeric::run_int8(&gpu, size, &ap, &bp, &opts, &RunControl::default()).await?;
+                            let run = numeric::run_int8(
+                                &gpu,
+                                size,
+                                &ap,
+                                &bp,
+                                &opts,
+                                &RunControl::default(),
+                            )
+                            .await?;
                             int8_exact = Some(
                                 run.output.len() == int_c.len()
                                     && run.output.iter().zip(&int_c).all(|(g, w)| *g as i64 == *w),
                             );
-                            rows.push(Row { id: "int8", ms: Some(run.timing.kernel_ms()), err: int8_err, err_src: "gpu" });
+                            rows.push(Row {
+                                id: "int8",
+                                ms: Some(run.timing.kernel_ms()),
+                                err: int8_err,
+                                err_src: "gpu",
+                            });
                             done += 1;
                             phase.set(Phase::Running { done, total });
                         } else {
-                            rows.push(Row { id: "int8", ms: None, err: int8_err, err_src: "cpu" });
+                            rows.push(Row {
+                                id: "int8",
+                                ms: None,
+                                err: int8_err,
+                                err_src: "cpu",
+                            });
                         }
                         let t = run_matmul_verified(&gpu, k(F32_BLOCK)?, size, SEED, &opts).await?;
-                        rows.push(Row { id: "f32-block", ms: Some(t.timing.kernel_ms()), err: t.verdict.max_rel_error, err_src: "gpu" });
+                        rows.push(Row {
+                            id: "f32-block",
+                            ms: Some(t.timing.kernel_ms()),
+                            err: t.verdict.max_rel_error,
+                            err_src: "gpu",
+                        });
                         done += 1;
                         phase.set(Phase::Running { done, total });
                         if has_f16 {
-                            let t = run_matmul_verified(&gpu, k(F16_BLOCK)?, size, SEED, &opts).await?;
-                            rows.push(Row { id: "f16", ms: Some(t.timing.kernel_ms()), err: t.verdict.max_rel_error, err_src: "gpu" });
+                            let t =
+                                run_matmul_verified(&gpu, k(F16_BLOCK)?, size, SEED, &opts).await?;
+                            rows.push(Row {
+                                id: "f16",
+                                ms: Some(t.timing.kernel_ms()),
+                                err: t.verdict.max_rel_error,
+                                err_src: "gpu",
+                            });
                         } else {
-                            rows.push(Row { id: "f16", ms: None, err: f16_cpu, err_src: "cpu" });
+                            rows.push(Row {
+                                id: "f16",
+                                ms: None,
+                                err: f16_cpu,
+                                err_src: "cpu",
+                            });
                         }
                         Ok(())
                     }
@@ -167,8 +207,18 @@ pub fn Body() -> Html {
                         return;
                     }
                 } else {
-                    rows.push(Row { id: "int8", ms: None, err: int8_err, err_src: "cpu" });
-                    rows.push(Row { id: "f16", ms: None, err: f16_cpu, err_src: "cpu" });
+                    rows.push(Row {
+                        id: "int8",
+                        ms: None,
+                        err: int8_err,
+                        err_src: "cpu",
+                    });
+                    rows.push(Row {
+                        id: "f16",
+                        ms: None,
+                        err: f16_cpu,
+                        err_src: "cpu",
+                    });
                 }
                 let max_abs = |v: &[f32]| v.iter().fold(0f32, |m, x| m.max(x.abs()));
                 phase.set(Phase::Done(Result_ {
@@ -177,7 +227,9 @@ pub fn Body() -> Html {
                     scale_b: qb.scale,
                     max_a: max_abs(&a),
                     max_b: max_abs(&b),
-                    sample: (0..4.min(a.len())).map(|i| (a[i], qa.q[i], qa.q[i] as f32 * qa.scale)).collect(),
+                    sample: (0..4.min(a.len()))
+                        .map(|i| (a[i], qa.q[i], qa.q[i] as f32 * qa.scale))
+                        .collect(),
                     bound,
                     rows,
                     int8_exact,

@@ -216,7 +216,10 @@ async fn sustained(
     let got: Vec<f32> = idx.iter().map(|&i| first.output[i]).collect();
     let verdict = verify::compare(&got, &reference, kernel.precision);
     if !verdict.ok {
-        return Err(GpuError::Dispatch(format!("{KERNEL}: {:?}", verdict.first_failure)));
+        return Err(GpuError::Dispatch(format!(
+            "{KERNEL}: {:?}",
+            verdict.first_failure
+        )));
     }
     let reps = thermal::reps_for(mean_ms(&first.timing), POINT_MS);
     set(&|r: &mut Run| {
