@@ -109,3 +109,75 @@ mod tests {
         assert_eq!(r.magnitude[0], 2e16 + 1.0);
     }
 }
+
+/// The kernel's arithmetic on the CPU, operation for operation in f32 (no fma, no
+/// reassociation): what `shaders/df64_matmul.wgsl` computes when the compiler keeps every
+/// rounding. Tests use it to tell an algorithm error from a compiler that simplified it.
+pub mod twin {
+    fn two_sum(x: f32, y: f32) -> (f32, f32) {
+        let s = x + y;
+        let v = s - x;
+        (s, (x - (s - v)) + (y - v))
+    }
+    fn quick_two_sum(x: f32, y: f32) -> (f32, f32) {
+        let s = x + y;
+        (s, y - (s - x))
+    }
+    fn split(x: f32) -> (f32, f32) {
+        let t = 4097.0 * x;
+        let hi = t - (t - x);
+        (hi, x - hi)
+    }
+    fn two_prod(x: f32, y: f32) -> (f32, f32) {
+        let p = x * y;
+        let (xh, xl) = split(x);
+        let (yh, yl) = split(y);
+        (p, ((xh * yh - p) + xh * yl + xl * yh) + xl * yl)
+    }
+    pub fn mul(x: [f32; 2], y: [f32; 2]) -> [f32; 2] {
+        let (p, e) = two_prod(x[0], y[0]);
+        let e = e + (x[0] * y[1] + x[1] * y[0]);
+        let (s, t) = quick_two_sum(p, e);
+        [s, t]
+    }
+    pub fn add(x: [f32; 2], y: [f32; 2]) -> [f32; 2] {
+        let (s1, s2) = two_sum(x[0], y[0]);
+        let (t1, t2) = two_sum(x[1], y[1]);
+        let (r1, r2) = quick_two_sum(s1, s2 + t1);
+        let (a, b) = quick_two_sum(r1, r2 + t2);
+        [a, b]
+    }
+    /// C = A·B with the kernel's order of operations (k ascending).
+    pub fn matmul(size: crate::matmul::MatmulSize, a: &[f64], b: &[f64]) -> Vec<f64> {
+        let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
+        let mut out = Vec::with_capacity(m * n);
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = [0f32; 2];
+                for p in 0..k {
+                    acc = add(
+                        acc,
+                        mul(super::split(a[i * k + p]), super::split(b[p * n + j])),
+                    );
+                }
+                out.push(super::join(acc));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod twin_tests {
+    use super::*;
+
+    #[test]
+    fn the_twin_reaches_2_to_the_minus_44() {
+        for (m, n, k) in [(1, 1, 1), (5, 7, 3), (16, 16, 256)] {
+            let size = MatmulSize::new(m, n, k);
+            let (a, b) = inputs(size, 9);
+            let e = max_rel_error(&twin::matmul(size, &a, &b), &reference(size, &a, &b));
+            assert!(e <= 2f64.powi(-44), "{size:?}: 2^{:.1}", e.log2());
+        }
+    }
+}

@@ -90,8 +90,8 @@ fn check_bytes(gpu: &Gpu, bytes: &[u64], per_element: u64) -> Result<(), GpuErro
     }
 }
 
-/// A one-step plan over buffers `a`, `b`, `c` with uniform {m, n, words-or-k, row0}, cut into
-/// row tiles for long runs.
+/// A one-step plan over buffers `a`, `b`, `c` (and `one`, holding 1.0, when `with_one`) with
+/// uniform {m, n, words-or-k, row0}, cut into row tiles for long runs.
 fn tiled_plan<'a>(
     kernel: &'a KernelSpec,
     size: MatmulSize,
@@ -99,16 +99,20 @@ fn tiled_plan<'a>(
     a: Cow<'a, [u8]>,
     b: Cow<'a, [u8]>,
     c_bytes: u64,
+    with_one: bool,
 ) -> Plan<'a> {
     let (m, n) = (size.m, size.n);
     let row_tiles = m.div_ceil(TILE);
     let col_tiles = n.div_ceil(TILE);
-    let bindings = vec![
+    let mut bindings = vec![
         Binding::whole("a"),
         Binding::whole("b"),
         Binding::whole("c"),
-        Binding::Uniform,
     ];
+    if with_one {
+        bindings.push(Binding::whole("one"));
+    }
+    bindings.push(Binding::Uniform);
     let part = {
         let bindings = bindings.clone();
         move |first: u32, count: u32| Dispatch {
@@ -117,7 +121,7 @@ fn tiled_plan<'a>(
             workgroups: [col_tiles, count, 1],
         }
     };
-    Plan {
+    let mut plan = Plan {
         buffers: vec![
             PlanBuffer {
                 name: "a",
@@ -145,7 +149,15 @@ fn tiled_plan<'a>(
                 part: Box::new(part),
             }),
         }],
+    };
+    if with_one {
+        plan.buffers.push(PlanBuffer {
+            name: "one",
+            init: Init::Bytes(Cow::Owned(1f32.to_le_bytes().to_vec())),
+            read_back: false,
+        });
     }
+    plan
 }
 
 /// A run's result and timing.
@@ -194,6 +206,7 @@ pub async fn run_int8(
         Cow::Borrowed(bytemuck::cast_slice(a_packed)),
         Cow::Borrowed(bytemuck::cast_slice(bt_packed)),
         c_bytes,
+        false,
     );
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out.bytes("c").ok_or(GpuError::WrongJob)?;
@@ -233,6 +246,7 @@ pub async fn run_df64(
         Cow::Owned(bytemuck::cast_slice(&pa).to_vec()),
         Cow::Owned(bytemuck::cast_slice(&pb).to_vec()),
         c_bytes,
+        true,
     );
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out.bytes("c").ok_or(GpuError::WrongJob)?;
