@@ -169,7 +169,10 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
         let d = d.clone();
         Callback::from(move |_: MouseEvent| d.dispatch(Act::Reset(total)))
     };
-    let to_end = Callback::from(move |_: MouseEvent| d.dispatch(Act::End));
+    let to_end = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Act::End))
+    };
     let avg = |cycles: u32| p.macs() as f64 / cycles.max(1) as f64;
     html! {
         <div class="systolic" data-n={p.n.to_string()} data-k={p.k.to_string()}

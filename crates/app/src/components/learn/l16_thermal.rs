@@ -301,7 +301,7 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
                     <line x1={CHART_LEFT.to_string()} y1="8" x2={CHART_LEFT.to_string()} y2={y_top.to_string()} class="axis" />
                     <line x1={CHART_LEFT.to_string()} y1={y_top.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y_top.to_string()} class="axis" />
                     <text x={(CHART_LEFT - 6.0).to_string()} y="16" text-anchor="end" class="svg-small">{ format::rate(chart.max_gflops) }</text>
-                    <text x={(CHART_LEFT - 6.0).to_string()} y={y_top.to_string()} text-anchor="end" class="svg-small">{ "0" }</text>
+                    <text x={(CHART_LEFT - 6.0).to_string()} y={y_top.to_string()} text-anchor="end" class="svg-small">{ 0 }</text>
                     <text x={(CHART_W - 8.0).to_string()} y={(CHART_H - 8.0).to_string()} text-anchor="end" class="svg-small">{ format!("{} s", chart.max_s.round()) }</text>
                     <text x={CHART_LEFT.to_string()} y={(CHART_H - 8.0).to_string()} class="svg-small">{ ctx.t("lc.thermal.axes") }</text>
                     { for chart.median_y.map(|y| html! {
