@@ -196,6 +196,7 @@ test('int8: scales, exact integers and errors inside their bounds', async () => 
     assert.ok(await page.$(`${sel} [data-int8-missing]`), 'the missing feature is explained');
     assert.equal(rows.int8.errSrc, 'cpu');
   }
+  await screenshot(page, 'lessons-c-int8-result-en');
   console.log(`int8 (n=128): dp4=${dp4}`, Object.values(rows).map((r) => `${r.row} ${r.ms || '-'} ms err ${Number(r.err).toExponential(2)}`).join('; '));
   // Bad sizes.
   for (const [v, re] of [['8', /16.*512/], ['abc', /whole number/i], ['', /empty|enter/i]]) {
@@ -228,6 +229,7 @@ test('fp64: double-float reaches 2⁻⁴⁴ where f32 stops near 2⁻²⁴; the 
   // ~30 f32 operations per multiply-add: the emulation is slower than f32.
   const r = Number(await page.getAttribute(`${sel} [data-ratio]`, 'data-ratio'));
   assert.ok(r > 1 && r < 1000, `ratio ${r}`);
+  await screenshot(page, 'lessons-c-fp64-result-en');
   console.log(`fp64 (n=64): f32 ${f.ms} ms err 2^${Math.log2(Number(f.err)).toFixed(1)}, df64 ${d.ms} ms err 2^${Math.log2(Number(d.err)).toFixed(1)}, ratio ${r.toFixed(1)}`);
   await page.fill('#fp64-n', '1000');
   assert.match(await page.textContent('#fp64-n-error'), /16.*512/);
@@ -268,6 +270,7 @@ test('thermal: a short sustained run charts GFLOP/s; bad durations are named', a
   const sorted = pts.slice(0, Math.min(pts.length, Math.max(3, Math.floor(pts.length / 5)))).map((p) => p[1]).sort((a, b) => a - b);
   const m = sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
   assert.ok(Math.abs(early - m) <= 1e-9 * m, `early median ${early} vs ${m}`);
+  await screenshot(page, 'lessons-c-thermal-result-en');
   console.log(`thermal (3 s, SwiftShader): ${pts.length} points, ${pts.map((p) => p[1].toFixed(2)).join(', ')} GFLOP/s`);
   assertNoErrors(errors);
   await context.close();
