@@ -57,6 +57,9 @@ impl State {
     }
 }
 
+/// Applies a change to the latest run and renders it.
+type Update = Rc<dyn Fn(&dyn Fn(&mut Run))>;
+
 #[derive(Clone, Debug, PartialEq)]
 struct Run {
     state: State,
@@ -184,7 +187,7 @@ async fn sustained(
     software: bool,
     seconds: u32,
     token: &CancelToken,
-    set: Rc<dyn Fn(&dyn Fn(&mut Run))>,
+    set: Update,
 ) -> Result<(), GpuError> {
     let kernel = gpu_runtime::kernel(KERNEL).ok_or_else(|| GpuError::Shader(KERNEL.into()))?;
     let (gpu, _) = session::gpu(software).await?;
