@@ -8,5 +8,7 @@ pub mod conv;
 pub mod cpu_conv;
 pub mod cpu_matmul;
 pub mod data;
+pub mod df64;
 pub mod matmul;
+pub mod quant;
 pub mod verify;

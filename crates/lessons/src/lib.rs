@@ -37,7 +37,7 @@ macro_rules! lesson {
 }
 
 /// The lessons, in reading order.
-pub const LESSONS: [LessonInfo; 16] = [
+pub const LESSONS: [LessonInfo; 20] = [
     lesson!("latency-throughput"),
     lesson!("simt"),
     lesson!("occupancy"),
@@ -51,6 +51,10 @@ pub const LESSONS: [LessonInfo; 16] = [
     lesson!("choosing"),
     lesson!("claims"),
     lesson!("conv"),
+    lesson!("systolic"),
+    lesson!("int8"),
+    lesson!("fp64"),
+    lesson!("thermal"),
     lesson!("grad-accum"),
     lesson!("cost"),
     lesson!("data-movement"),
@@ -71,7 +75,10 @@ mod tests {
     #[test]
     fn ids_are_unique_and_url_safe() {
         for (i, l) in LESSONS.iter().enumerate() {
-            assert!(l.id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+            assert!(l
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
             assert_eq!(lesson(l.id).map(|(j, _)| j), Some(i));
         }
         assert!(lesson("nope").is_none());
@@ -79,6 +86,9 @@ mod tests {
     }
 }
 
+pub mod fp64;
 pub mod occupancy;
 pub mod precision;
 pub mod roofline;
+pub mod systolic;
+pub mod thermal;

@@ -16,6 +16,10 @@ mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
 mod l13_conv;
+mod l13_systolic;
+mod l14_int8;
+mod l15_fp64;
+mod l16_thermal;
 mod l17_grad_accum;
 mod l18_cost;
 mod l19_data_movement;
@@ -101,6 +105,10 @@ pub fn Lesson(props: &LessonProps) -> Html {
         "grad-accum" => html! { <l17_grad_accum::Body /> },
         "cost" => html! { <l18_cost::Body /> },
         "data-movement" => html! { <l19_data_movement::Body /> },
+        "systolic" => html! { <l13_systolic::Body /> },
+        "int8" => html! { <l14_int8::Body /> },
+        "fp64" => html! { <l15_fp64::Body /> },
+        "thermal" => html! { <l16_thermal::Body /> },
         _ => Html::default(),
     };
     let number = (index + 1).to_string();
