@@ -348,7 +348,7 @@ test('every widget in the embed index loads on its own under the CSP, with no co
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   await page.goto(new URL('#/embed?lang=en', BASE_URL).href);
   const links = await page.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href')));
-  const ids = links.map((h) => h.match(/^#\/embed\/([a-z-]+)\?/)?.[1]);
+  const ids = links.map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
   for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
     'train', 'batch', 'lesson', 'gpu']) {
     assert.ok(ids.includes(id), `${id} is listed`);
