@@ -637,7 +637,10 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
   }
   for (const id of ids) {
     const lang = id.length % 2 ? 'zh' : 'en';
-    const extra = { lesson: '&lesson=roofline', matmul: '&m=16&n=16&k=16' }[id] ?? '';
+    const convStage = ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise'].includes(id);
+    const convShape = id === 'conv-pointwise' ? '&n=1&h=6&w=7&c=3&k=4&r=1&s=1&stride=1&pad=0&dil=1'
+      : '&n=1&h=6&w=7&c=3&k=4&r=3&s=3&stride=1&pad=1&dil=1';
+    const extra = { lesson: '&lesson=roofline', matmul: '&m=16&n=16&k=16' }[id] ?? (convStage ? convShape : '');
     const { page, context: ctx, errors, requests, frame } = await openHost(`${id}?lang=${lang}&theme=dark${extra}`, {
       width: 700, viewport: { width: 740, height: 900 },
     });
@@ -653,7 +656,7 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
     const names = (await frame.getAttribute('.embed-root', 'data-hideable')).split(' ').filter(Boolean);
     const visible = () => frame.evaluate(() => [...document.querySelectorAll('.embed-body *')]
       .filter((e) => e.getClientRects().length > 0).length);
-    if (id === 'matmul') {
+    if (id === 'matmul' || convStage) {
       // Its notes appear with a result.
       await frame.click('#run-button');
       await frame.waitForSelector('.result [data-verified="true"]', { timeout: 120_000 });
