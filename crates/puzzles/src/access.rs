@@ -118,6 +118,28 @@ pub fn summarize(words: &[u32], arrays: &[ArrayInfo], invocations: u32) -> Summa
     s
 }
 
+/// The length a logged array has for puzzle `p` (bound by the crate's convention): an input's
+/// data length, the answer's length for `out` (its guard elements count as out of bounds),
+/// a workgroup array's declared size; 0 for a binding the puzzle does not provide.
+pub fn logical_len(
+    p: &crate::Puzzle,
+    inputs: &[Vec<f32>],
+    binding: Option<u32>,
+    fixed: Option<u32>,
+) -> usize {
+    match (binding, fixed) {
+        (None, Some(n)) => n as usize,
+        (Some(b), _) if (b as usize) < inputs.len() => inputs[b as usize].len(),
+        (Some(b), _) if b as usize == p.inputs.len() => p.output_len,
+        _ => 0,
+    }
+}
+
+/// Invocations a launch of `p` runs.
+pub fn invocations(p: &crate::Puzzle) -> u32 {
+    p.workgroups.iter().product::<u32>() * p.workgroup_size.iter().product::<u32>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -108,11 +108,7 @@ fn run_logged(p: &Puzzle, source: &str, records: usize) -> Summary {
         .iter()
         .map(|a| ArrayInfo {
             name: a.name.clone(),
-            len: match (a.binding, a.len) {
-                (_, Some(n)) => n as usize,
-                (Some(b), None) if (b as usize) < inputs.len() => inputs[b as usize].len(),
-                _ => p.output_len,
-            },
+            len: puzzles::access::logical_len(p, &inputs, a.binding, a.len),
             shared: a.binding.is_none(),
         })
         .collect();
