@@ -300,7 +300,7 @@ pub fn instrument(source: &str, entry: &str) -> Result<Instrumented, String> {
         ),
     ));
 
-    inserts.sort_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)));
+    inserts.sort_by_key(|i| std::cmp::Reverse((i.0, i.1)));
     let mut out = source.to_string();
     for (at, _, text) in inserts {
         out.insert_str(at, &text);
