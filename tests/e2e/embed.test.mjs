@@ -347,6 +347,8 @@ test('every widget in the embed index loads on its own under the CSP, with no co
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   await page.goto(new URL('#/embed?lang=en', BASE_URL).href);
+  // The index is drawn once the app has started: wait for it, not for the HTML.
+  await page.waitForSelector('.embeds a');
   const links = await page.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href')));
   const ids = links.map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
   for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
