@@ -630,7 +630,7 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
   await index.goto(new URL('#/embed?lang=en', BASE_URL).href);
   await index.waitForSelector('.embeds a');
   const ids = (await index.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href'))))
-    .map((h) => h.match(/^#\/embed\/([a-z-]+)\?/)?.[1]);
+    .map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
   await context.close();
   // The issue's list: each must be in the registry.
   for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
@@ -714,7 +714,7 @@ test('every widget page carries an Embed button whose snippet and preview name t
       await toggles.nth(i).click();
       const panel = page.locator('.embed-panel').first();
       const code = await panel.locator('.embed-snippet').inputValue();
-      const widget = code.match(/#\/embed\/([a-z-]+)\?/)?.[1];
+      const widget = code.match(/#\/embed\/([a-z0-9-]+)\?/)?.[1];
       seen.push(widget);
       if (widget === 'lesson') assert.match(code, /lesson=(roofline|vram)/);
       if (widget === 'editor' || widget === 'matmul') assert.match(code, /stage=matmul-tiled/);
