@@ -149,8 +149,36 @@ pub fn measure_controls<T>(
     can_start: bool,
     done: impl FnOnce(&T) -> Html,
 ) -> Html {
+    controls(ctx, phase, onclick, can_start, true, done)
+}
+
+/// Like [`measure_controls`] for a widget whose CPU part runs without WebGPU: only the
+/// adapter probe still in progress holds the button.
+pub fn measure_controls_cpu_too<T>(
+    ctx: &Ctx,
+    phase: &Phase<T>,
+    onclick: Callback<MouseEvent>,
+    can_start: bool,
+    done: impl FnOnce(&T) -> Html,
+) -> Html {
+    controls(ctx, phase, onclick, can_start, false, done)
+}
+
+fn controls<T>(
+    ctx: &Ctx,
+    phase: &Phase<T>,
+    onclick: Callback<MouseEvent>,
+    can_start: bool,
+    needs_gpu: bool,
+    done: impl FnOnce(&T) -> Html,
+) -> Html {
     let gate = gpu_gate(ctx);
-    let disabled = gate.is_err() || phase.running() || !can_start;
+    let held = if needs_gpu {
+        gate.is_err()
+    } else {
+        probe_state(ctx) == "checking"
+    };
+    let disabled = held || phase.running() || !can_start;
     let label = if phase.running() {
         "lesson.common.measuring"
     } else {
@@ -159,7 +187,7 @@ pub fn measure_controls<T>(
     html! {
         <>
             <button type="button" class="button primary measure" {disabled} {onclick}>{ ctx.t(label) }</button>
-            { gate.err().unwrap_or_default() }
+            if needs_gpu { { gate.err().unwrap_or_default() } }
             <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={probe_state(ctx)}>
                 { match phase {
                     Phase::Idle => html! {},
