@@ -149,22 +149,12 @@ pub fn measure_controls<T>(
     can_start: bool,
     done: impl FnOnce(&T) -> Html,
 ) -> Html {
-    controls(ctx, phase, onclick, can_start, true, done)
+    measure_controls_with(ctx, phase, onclick, can_start, true, done)
 }
 
-/// Like [`measure_controls`] for a widget whose CPU part runs without WebGPU: only the
-/// adapter probe still in progress holds the button.
-pub fn measure_controls_cpu_too<T>(
-    ctx: &Ctx,
-    phase: &Phase<T>,
-    onclick: Callback<MouseEvent>,
-    can_start: bool,
-    done: impl FnOnce(&T) -> Html,
-) -> Html {
-    controls(ctx, phase, onclick, can_start, false, done)
-}
-
-fn controls<T>(
+/// [`measure_controls`], or with `needs_gpu` false for a widget whose CPU part runs without
+/// WebGPU: then only the adapter probe still in progress holds the button.
+pub fn measure_controls_with<T>(
     ctx: &Ctx,
     phase: &Phase<T>,
     onclick: Callback<MouseEvent>,

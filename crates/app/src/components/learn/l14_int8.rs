@@ -252,7 +252,7 @@ pub fn Body() -> Html {
                     { ctx.t(if has_dp4 { "lc.int8.dp4_yes" } else if has_gpu { "lc.int8.missing_dp4" } else { "lc.int8.missing_webgpu" }) }
                 </p>
                 { common::number_field(&ctx, "int8-n", "lc.int8.n", &n_text, n_error, common::text_setter(&n_text)) }
-                { common::measure_controls_cpu_too(&ctx, &phase, onclick, n.is_ok(), done) }
+                { common::measure_controls_with(&ctx, &phase, onclick, n.is_ok(), false, done) }
             </section>
             { common::h2(&ctx, "lc.int8.h_edge") }
             { common::paras(&ctx, &["lc.int8.p4", "lc.int8.p5"]) }
