@@ -6,11 +6,14 @@
 // whose rows need it.
 //
 // Source: matmul_regtile_common.wgsl (outer_product_8x8) and conv_common.wgsl are appended.
-// Parameters (override constants): BM = BN = 64, BK = 16. Each invocation prefetches exactly
-//   four vec4s of A and four of B into registers, so BM·BK/4 and BK·BN/4 must both equal
-//   4 × the workgroup size (256 for the defaults).
-// Launch geometry: workgroup_size(BN / 8, BM / 8) = 8×8 = 64 invocations, each an 8×8 block
-//   of Y (rows m, columns k), split 4+4 as in matmul_vec4; dispatch
+// Parameters (override constants): BM × BN outputs per workgroup, BK reduction per step.
+//   The runtime picks one of a few blocks per shape (family/conv.rs, `IG_TILES`): 64×64,
+//   128×64, 64×128 and 128×128, all with BK = 16. Each invocation prefetches LA = BK·BM/4 /
+//   threads vec4s of A and LB = BK·BN/4 / threads of B into registers (1, 2 or 4 each; the
+//   unused registers of the four are never loaded, which the compiler sees once the
+//   constants are fixed).
+// Launch geometry: workgroup_size(BN / 8, BM / 8) = 64, 128 or 256 invocations, each an 8×8
+//   block of Y (rows m, columns k), split 4+4 as in matmul_vec4; dispatch
 //   (ceil(K / BN), ceil(N·P·Q / BM), splits). Split-K: with cv.splits > 1, workgroup layer z
 //   sums only its slice of the reduction (ceil(tiles / splits) steps of BK) and writes its
 //   partial sums to slice z of the output buffer, which is then splits × (N·P·Q) × k4 floats;
@@ -32,6 +35,15 @@ override BK: u32 = 16u;
 @group(0) @binding(1) var<storage, read> f: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> y: array<vec4<f32>>;
 @group(0) @binding(3) var<uniform> cv: Conv;
+
+// vec4s of the A and B blocks each invocation moves per step (see the header).
+fn loads_a() -> u32 {
+    return (BK * BM / 4u) / ((BN / 8u) * (BM / 8u));
+}
+
+fn loads_b() -> u32 {
+    return (BK * BN / 4u) / ((BN / 8u) * (BM / 8u));
+}
 
 var<workgroup> as4: array<vec4<f32>, BK * BM / 4u>;
 var<workgroup> bs4: array<vec4<f32>, BK * BN / 4u>;
@@ -126,37 +138,57 @@ fn main(
     let t_begin = min(wg.z * per_split, all_tiles);
     let t_end = min(t_begin + per_split, all_tiles);
     var acc: array<vec4<f32>, 16>;
+    let la = loads_a();
+    let lb = loads_b();
     let g0 = t_begin * BK / 4u;
     var a0 = load_a(o0, g0 + i0 % per_row);
-    var a1 = load_a(o1, g0 + i1 % per_row);
-    var a2 = load_a(o2, g0 + i2 % per_row);
-    var a3 = load_a(o3, g0 + i3 % per_row);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    if (la > 1u) { a1 = load_a(o1, g0 + i1 % per_row); }
+    if (la > 2u) {
+        a2 = load_a(o2, g0 + i2 % per_row);
+        a3 = load_a(o3, g0 + i3 % per_row);
+    }
     var b0 = load_b(col0, t_begin * BK, i0);
-    var b1 = load_b(col0, t_begin * BK, i1);
-    var b2 = load_b(col0, t_begin * BK, i2);
-    var b3 = load_b(col0, t_begin * BK, i3);
+    var b1 = vec4<f32>(0.0);
+    var b2 = vec4<f32>(0.0);
+    var b3 = vec4<f32>(0.0);
+    if (lb > 1u) { b1 = load_b(col0, t_begin * BK, i1); }
+    if (lb > 2u) {
+        b2 = load_b(col0, t_begin * BK, i2);
+        b3 = load_b(col0, t_begin * BK, i3);
+    }
     for (var t = t_begin; t < t_end; t = t + 1u) {
         stash_a(i0, a0);
-        stash_a(i1, a1);
-        stash_a(i2, a2);
-        stash_a(i3, a3);
+        if (la > 1u) { stash_a(i1, a1); }
+        if (la > 2u) {
+            stash_a(i2, a2);
+            stash_a(i3, a3);
+        }
         bs4[i0] = b0;
-        bs4[i1] = b1;
-        bs4[i2] = b2;
-        bs4[i3] = b3;
+        if (lb > 1u) { bs4[i1] = b1; }
+        if (lb > 2u) {
+            bs4[i2] = b2;
+            bs4[i3] = b3;
+        }
         workgroupBarrier();
         // Fetch the next blocks while this one is multiplied.
         if (t + 1u < t_end) {
             let k_next = (t + 1u) * BK;
             let g4 = k_next / 4u;
             a0 = load_a(o0, g4 + i0 % per_row);
-            a1 = load_a(o1, g4 + i1 % per_row);
-            a2 = load_a(o2, g4 + i2 % per_row);
-            a3 = load_a(o3, g4 + i3 % per_row);
+            if (la > 1u) { a1 = load_a(o1, g4 + i1 % per_row); }
+            if (la > 2u) {
+                a2 = load_a(o2, g4 + i2 % per_row);
+                a3 = load_a(o3, g4 + i3 % per_row);
+            }
             b0 = load_b(col0, k_next, i0);
-            b1 = load_b(col0, k_next, i1);
-            b2 = load_b(col0, k_next, i2);
-            b3 = load_b(col0, k_next, i3);
+            if (lb > 1u) { b1 = load_b(col0, k_next, i1); }
+            if (lb > 2u) {
+                b2 = load_b(col0, k_next, i2);
+                b3 = load_b(col0, k_next, i3);
+            }
         }
         for (var kk = 0u; kk < BK; kk = kk + 1u) {
             let ai = kk * (BM / 4u) + lid.y;

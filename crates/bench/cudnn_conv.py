@@ -9,10 +9,15 @@ on a sample (first and last image, every filter) with the WGSL verification rule
 |got - ref| <= 2 * R*S*C * 2^-24 * sum|terms|.
 Layout: --layout nchw (default, PyTorch's) or nhwc (channels_last, as the WGSL stages use).
 
-Usage: python3 cudnn_conv.py [--runs 3] [--reps 10] [--layout nchw|nhwc] [--out cudnn_conv.tsv]
+Before each run's timed calls the convolution runs back to back for --warm-ms (default 500)
+of wall time, so the GPU's clock has ramped up (as `bench conv` and the matmul benchmarks do).
+
+Usage: python3 cudnn_conv.py [--runs 3] [--reps 10] [--warm-ms 500] [--layout nchw|nhwc]
+       [--out cudnn_conv.tsv]
 """
 import argparse
 import statistics
+import time
 
 import torch
 import torch.nn.functional as F
@@ -48,6 +53,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--reps", type=int, default=10)
+    p.add_argument("--warm-ms", type=float, default=500.0)
     p.add_argument("--layout", choices=["nchw", "nhwc"], default="nchw")
     p.add_argument("--out")
     args = p.parse_args()
@@ -79,6 +85,13 @@ def main() -> None:
         torch.cuda.synchronize()
         run_ms, ok, worst = [], True, 0.0
         for _ in range(args.runs):
+            t0, n = time.perf_counter(), 0
+            while time.perf_counter() - t0 < args.warm_ms / 1000.0:
+                y = F.conv2d(x, w, stride=stride, padding=pad)
+                n += 1
+                if n % 8 == 0:
+                    torch.cuda.synchronize()
+            torch.cuda.synchronize()
             times = []
             for _ in range(args.reps):
                 start = torch.cuda.Event(enable_timing=True)

@@ -1,15 +1,21 @@
 //! `cargo xtask bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE]
-//! [--cudnn FILE]`:
+//! [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--warm-ms 500]`:
 //! every convolution stage at the shapes (ResNet layers), through the same plans as the
-//! app. Each of `runs` whole runs uploads, dispatches `reps` timed passes after 2 warm-up
-//! passes and reads back; a run's time is the median of its passes (GPU timestamps around
+//! app. Each of `runs` whole runs uploads, dispatches `reps` timed passes after warm-up passes
+//! worth `--warm-ms` of GPU time (counted from a pilot run; at least 2; `--warm-ms 0`: 2) and
+//! reads back; a run's time is the median of its passes (GPU timestamps around
 //! each pass, which holds every dispatch of the stage's plan, im2col included). Reported: the
 //! median over runs and the spread (fastest and slowest run). Every run's output is verified
 //! against the f64 CPU reference on a sample (borders, corners, 4096 random elements).
 //! `crates/bench/cudnn_conv.py` is the cuDNN reference with the same treatment; `--cudnn FILE`
-//! (its `--out` table) adds a "% of cuDNN" column.
+//! (its `--out` table) adds a "% of cuDNN" column. The implicit GEMM's row names the block the
+//! runtime chose for the shape; `--ig-tiles` measures the listed blocks instead
+//! (`gpu_runtime::conv::IG_TILES` ids), one row each, to compare them.
 
-use gpu_runtime::conv::{run_conv, verify_conv, ConvError, ConvStage};
+use gpu_runtime::conv::{
+    force_ig_splits, force_ig_tile, implicit_gemm_plan, run_conv, verify_conv, ConvError,
+    ConvStage, IG_TILES,
+};
 use gpu_runtime::cpu_kernels::conv::ConvShape;
 use gpu_runtime::{Gpu, RunOptions, TimingMethod};
 
@@ -50,6 +56,11 @@ struct Args {
     out: Option<String>,
     /// cuDNN's TFLOP/s per shape name, from `cudnn_conv.py --out` (for the % column).
     cudnn: Option<std::collections::HashMap<String, f64>>,
+    /// Implicit GEMM blocks to force, one row each (empty: the runtime's choice).
+    ig_tiles: Vec<&'static str>,
+    /// Reduction slices to force, one row each with every block (empty: the runtime's).
+    ig_splits: Vec<u32>,
+    warm_ms: f64,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -60,6 +71,9 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         shapes: (0..SHAPES.len()).collect(),
         out: None,
         cudnn: None,
+        ig_tiles: Vec::new(),
+        ig_splits: Vec::new(),
+        warm_ms: 500.0,
     };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -102,6 +116,37 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .collect::<Result<_, _>>()?
             }
             "--out" => a.out = Some(value),
+            "--warm-ms" => {
+                a.warm_ms = value
+                    .parse()
+                    .ok()
+                    .filter(|w: &f64| (0.0..=10_000.0).contains(w))
+                    .ok_or_else(|| format!("--warm-ms wants 0 to 10000, not `{value}`"))?
+            }
+            "--ig-splits" => {
+                a.ig_splits = value
+                    .split(',')
+                    .map(|v| {
+                        v.trim()
+                            .parse::<u32>()
+                            .ok()
+                            .filter(|n| (1..=16).contains(n))
+                            .ok_or_else(|| format!("--ig-splits wants 1 to 16, not `{v}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--ig-tiles" => {
+                a.ig_tiles = value
+                    .split(',')
+                    .map(|id| {
+                        IG_TILES
+                            .iter()
+                            .find(|t| t.id == id.trim())
+                            .map(|t| t.id)
+                            .ok_or_else(|| format!("unknown implicit GEMM block `{id}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
             "--cudnn" => {
                 let text =
                     std::fs::read_to_string(&value).map_err(|e| format!("reading {value}: {e}"))?;
@@ -139,6 +184,9 @@ fn parse_cudnn(text: &str) -> Result<std::collections::HashMap<String, f64>, Str
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
     if n % 2 == 1 {
         v[n / 2]
     } else {
@@ -158,8 +206,8 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         println!("NOTE: software adapter — these are CPU numbers, not GPU numbers.");
     }
     println!(
-        "{} whole runs per cell, each {} timed passes after 2 warm-up passes; time = median pass of a run",
-        args.runs, args.reps
+        "{} whole runs per cell, each {} timed passes after ≥ {} ms of warm-up passes (at least 2); time = median pass of a run",
+        args.runs, args.reps, args.warm_ms
     );
     println!("\n| stage | shape | GFLOP/s (median) | % of cuDNN | ms median | ms fastest–slowest run | spread | extra memory | verified |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
@@ -167,15 +215,67 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes"
             .to_string(),
     ];
-    let opts = RunOptions {
+    let pilot = RunOptions {
         warmup: 2,
-        repetitions: args.reps,
+        repetitions: 3,
     };
     let mut failures = Vec::new();
     for &si in &args.shapes {
         let (name, shape) = &SHAPES[si];
         let (x, f) = shape.inputs(1);
-        for &stage in &args.stages {
+        let variants = |stage: ConvStage| -> Vec<(Option<&'static str>, Option<u32>)> {
+            if stage != ConvStage::ImplicitGemm {
+                return vec![(None, None)];
+            }
+            let tiles: Vec<Option<&'static str>> = if args.ig_tiles.is_empty() {
+                vec![None]
+            } else {
+                args.ig_tiles.iter().map(|&t| Some(t)).collect()
+            };
+            let splits: Vec<Option<u32>> = if args.ig_splits.is_empty() {
+                vec![None]
+            } else {
+                args.ig_splits.iter().map(|&n| Some(n)).collect()
+            };
+            tiles
+                .iter()
+                .flat_map(|&t| splits.iter().map(move |&n| (t, n)))
+                .collect()
+        };
+        for (stage, (tile, splits)) in args
+            .stages
+            .iter()
+            .flat_map(|&st| variants(st).into_iter().map(move |v| (st, v)))
+        {
+            force_ig_tile(tile);
+            force_ig_splits(splits);
+            // The implicit GEMM's label names its block (the kernel id) and reduction slices.
+            let label = match stage {
+                ConvStage::ImplicitGemm => match implicit_gemm_plan(shape) {
+                    Some((k, 1)) => format!("{} ({k})", stage.id()),
+                    Some((k, n)) => format!("{} ({k}, split-K {n})", stage.id()),
+                    None => stage.id().to_string(),
+                },
+                _ => stage.id().to_string(),
+            };
+            // Warm-up passes worth warm_ms of GPU time, from a pilot run's pass time.
+            let mut opts = RunOptions {
+                warmup: 2,
+                repetitions: args.reps,
+            };
+            if args.warm_ms > 0.0 {
+                if let Ok(o) = pollster::block_on(run_conv(&gpu, stage, shape, &x, &f, &pilot)) {
+                    let pass = match o.timing.method {
+                        TimingMethod::Timestamps if !o.timing.pass_ms.is_empty() => {
+                            median(&mut o.timing.pass_ms.clone())
+                        }
+                        _ => o.timing.kernel_ms(),
+                    };
+                    if pass.is_finite() && pass > 0.0 {
+                        opts.warmup = ((args.warm_ms / pass).ceil() as u32).clamp(2, 50_000);
+                    }
+                }
+            }
             let mut times = Vec::new();
             let mut verified = true;
             let mut max_err = 0f64;
@@ -208,10 +308,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
                 times.push(t);
             }
             if let Some(why) = refused {
-                println!(
-                    "| {} | {name} | – | – | – | – | – | – | does not run: {why} |",
-                    stage.id()
-                );
+                println!("| {label} | {name} | – | – | – | – | – | – | does not run: {why} |");
                 continue;
             }
             let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -224,19 +321,17 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
                 None => "–".to_string(),
             };
             println!(
-                "| {} | {name} | {gflops:.1} | {of_cudnn} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
-                stage.id(),
+                "| {label} | {name} | {gflops:.1} | {of_cudnn} | {med:.3} | {lo:.3}–{hi:.3} | {:.1} % | {:.1} MiB | {} |",
                 100.0 * (hi - lo) / med,
                 extra as f64 / (1 << 20) as f64,
                 if verified { "yes" } else { "NO" }
             );
             rows.push(format!(
-                "{}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}",
-                stage.id(),
+                "{label}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}",
                 args.runs
             ));
             if !verified {
-                failures.push(format!("{} at {name}", stage.id()));
+                failures.push(format!("{label} at {name}"));
             }
         }
     }

@@ -3,7 +3,8 @@
 //! (a transposed filter, an off-by-one halo) that verification must reject.
 
 use gpu_runtime::conv::{
-    conv_kernel, run_conv, run_conv_with, verify_conv, ConvError, ConvStage, KERNELS,
+    conv_kernel, force_ig_tile, run_conv, run_conv_with, verify_conv, ConvError, ConvStage,
+    IG_TILES, KERNELS,
 };
 use gpu_runtime::cpu_kernels::conv::ConvShape;
 use gpu_runtime::{Gpu, KernelSpec, RunControl, RunOptions};
@@ -93,6 +94,47 @@ fn every_stage_matches_the_cpu_reference() {
     let pointwise = shapes().filter(|s| s.is_pointwise()).count();
     assert!(pointwise >= 3, "the 1×1 stage must be exercised");
     assert_eq!(runs, ConvStage::ALL.len() * SHAPES.len());
+}
+
+/// Every implicit GEMM block (64×64, 128×64, 64×128, 128×128; the runtime picks one per shape)
+/// on every shape above plus shapes that cross the 128-wide edges in both directions, and
+/// each block with r and s swapped in its decoding must fail.
+#[test]
+fn every_implicit_gemm_block_matches_the_cpu_reference() {
+    let gpu = gpu();
+    let wide = [
+        // M = 255 (one full 128-row block and a partial one), K = 131 (k4 = 132 crosses 128),
+        // C = 7 (c4 = 8: R·S·c4 = 72, 4.5 steps of BK = 16)
+        ConvShape::new(1, 7, 15, 17, 131, 3, 3).with(1, 1, 1),
+        // M = 2·23·21 = 966, K = 200, split-K with the 128×128 block
+        ConvShape::new(2, 20, 23, 21, 200, 3, 3).with(1, 1, 1),
+    ];
+    let swapped = (
+        "let ih = o.ih + i32((rs / cv.s) * cv.dil);\n    let iw = o.iw + i32((rs % cv.s) * cv.dil);",
+        "let ih = o.ih + i32((rs % cv.s) * cv.dil);\n    let iw = o.iw + i32((rs / cv.s) * cv.dil);",
+    );
+    for tile in IG_TILES {
+        assert!(force_ig_tile(Some(tile.id)));
+        for (seed, shape) in shapes().chain(wide).enumerate() {
+            let kernels = ConvStage::ImplicitGemm
+                .plan_kernels(&shape)
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+            assert_eq!(kernels[0], tile.id);
+            let ok = run(&gpu, ConvStage::ImplicitGemm, &shape, seed as u64 + 11)
+                .unwrap_or_else(|e| panic!("{} at {shape:?}: {e}", tile.id));
+            assert!(ok, "{} at {shape:?}", tile.id);
+        }
+        let broken = mutant(tile.id, swapped.0, swapped.1);
+        for shape in wide {
+            assert!(
+                !verdict_with(&gpu, ConvStage::ImplicitGemm, &[&broken], &shape),
+                "{} with r and s swapped passed at {shape:?}",
+                tile.id
+            );
+        }
+    }
+    assert!(force_ig_tile(None));
+    assert!(!force_ig_tile(Some("conv-implicit-gemm-3x3")));
 }
 
 #[test]
@@ -287,7 +329,8 @@ fn bad_shapes_and_mismatched_data_are_errors_not_panics() {
 /// kernel; conv headers must also state launch geometry and buffer layout.
 #[test]
 fn conv_shader_headers_state_geometry_and_layout() {
-    assert_eq!(KERNELS.len(), 5);
+    // direct, tiled, im2col, the implicit GEMM in four blocks, the split-K reduction
+    assert_eq!(KERNELS.len(), 4 + IG_TILES.len());
     for k in KERNELS {
         let src = k.wgsl();
         for part in ["Launch geometry", "Buffer layout"] {

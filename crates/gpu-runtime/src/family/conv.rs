@@ -32,15 +32,99 @@ const TILED_CC: u32 = 8;
 const TILED_FLOATS: u32 = 3840;
 /// Filters per invocation of the tiled stage (a `const` in its WGSL).
 const TILED_KT: u32 = 8;
-/// Implicit GEMM block (its header): BM × BN outputs, BK reduction per step.
-const IG_BM: u32 = 64;
-const IG_BN: u32 = 64;
-const IG_BK: u32 = 16;
+/// Implicit GEMM blocks (its header): BM × BN outputs, BK reduction per step, one kernel
+/// id each. [`ig_tile`] picks one per shape; the first is the smallest and the fallback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IgTile {
+    pub id: &'static str,
+    pub bm: u32,
+    pub bn: u32,
+    pub bk: u32,
+}
+
+pub const IG_TILES: [IgTile; 4] = [
+    IgTile {
+        id: "conv-implicit-gemm",
+        bm: 64,
+        bn: 64,
+        bk: 16,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-128x64",
+        bm: 128,
+        bn: 64,
+        bk: 16,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-64x128",
+        bm: 64,
+        bn: 128,
+        bk: 16,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-128x128",
+        bm: 128,
+        bn: 128,
+        bk: 16,
+    },
+];
+
+thread_local! {
+    /// 0 = choose per shape ([`ig_tile`]), i + 1 = always `IG_TILES[i]`.
+    static IG_FORCED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// 0 = choose per shape ([`split_k`]), else this many reduction slices.
+    static IG_SPLITS_FORCED: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Makes implicit GEMM plans made on this thread split the reduction into `splits` slices
+/// (None: choose per shape again); at most one slice per BK-step is used. For benchmarks.
+pub fn force_ig_splits(splits: Option<u32>) {
+    IG_SPLITS_FORCED.with(|f| f.set(splits.unwrap_or(0)));
+}
+
+/// Makes every implicit GEMM plan made on this thread use the block with this kernel id
+/// (None: choose per shape again). Returns false for an unknown id. Benchmarks use it to
+/// compare blocks on one shape, tests to run every block.
+pub fn force_ig_tile(id: Option<&str>) -> bool {
+    let v = match id {
+        None => 0,
+        Some(id) => match IG_TILES.iter().position(|t| t.id == id) {
+            Some(i) => i + 1,
+            None => return false,
+        },
+    };
+    IG_FORCED.with(|f| f.set(v));
+    true
+}
+
+/// The implicit GEMM block for an (m × k4) output: the largest block that still gives
+/// [`IG_TARGET_GROUPS`] workgroups without wasting columns (BN ≤ k4 rounded up to 64);
+/// shapes with fewer output blocks keep 64×64 and split the reduction instead.
+pub fn ig_tile(m: u32, k4: u32) -> IgTile {
+    let forced = IG_FORCED.with(|f| f.get());
+    if let Some(t) = forced.checked_sub(1).and_then(|i| IG_TILES.get(i)) {
+        return *t;
+    }
+    let cols = k4.div_ceil(64) * 64;
+    IG_TILES
+        .iter()
+        .rev()
+        .find(|t| {
+            t.bn <= cols
+                && (k4.div_ceil(t.bn) as u64) * (m.div_ceil(t.bm) as u64) >= IG_TARGET_GROUPS as u64
+        })
+        .copied()
+        .unwrap_or(IG_TILES[0])
+}
 /// The matmul family's best portable stage, the GEMM of im2col + GEMM and of 1×1.
 const VEC4: &str = "matmul-vec4";
-/// Workgroups the implicit GEMM aims for before it splits the reduction (split-K): two per
-/// SM of a large GPU (an H200 has 132). WebGPU does not tell the SM count, so a constant.
+/// Workgroups a larger implicit GEMM block must still give to be chosen: two per SM of a
+/// large GPU (an H200 has 132). WebGPU does not tell the SM count, so a constant.
 const IG_TARGET_GROUPS: u32 = 264;
+/// Workgroups (of the 64×64 block, 64 invocations) split-K aims for: about six per SM. On the
+/// H200 (2026-12-01, `bench conv --ig-splits`), 8×128×28×28→128 ran 0.172 ms with 4 slices
+/// against 0.249 ms with 2 and 0.220 with 3, and 6 were slower again (0.202).
+const IG_SPLIT_TARGET: u32 = 768;
 /// Fewest BK-steps a split-K slice keeps, so the partial sums stay worth their traffic.
 const IG_MIN_STEPS: u32 = 8;
 const IG_MAX_SPLITS: u32 = 16;
@@ -115,14 +199,37 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[
-            ("BM", IG_BM as f64),
-            ("BN", IG_BN as f64),
-            ("BK", IG_BK as f64),
-        ],
+        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0)],
         [8, 8, 1],
         "kernel.conv-implicit-gemm.title",
         "kernel.conv-implicit-gemm.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-128x64",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 128.0), ("BN", 64.0), ("BK", 16.0)],
+        [8, 16, 1],
+        "kernel.conv-implicit-gemm-128x64.title",
+        "kernel.conv-implicit-gemm-128x64.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-64x128",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 64.0), ("BN", 128.0), ("BK", 16.0)],
+        [16, 8, 1],
+        "kernel.conv-implicit-gemm-64x128.title",
+        "kernel.conv-implicit-gemm-64x128.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-128x128",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0)],
+        [16, 16, 1],
+        "kernel.conv-implicit-gemm-128x128.title",
+        "kernel.conv-implicit-gemm-128x128.summary",
     ),
     spec(
         "conv-splitk-reduce",
@@ -136,16 +243,24 @@ pub static KERNELS: &[KernelSpec] = &[
 ];
 
 /// Reduction slices for the implicit GEMM: 1 when `groups` output blocks already fill a large
-/// GPU, else enough to approach [`IG_TARGET_GROUPS`], each slice keeping ≥ [`IG_MIN_STEPS`]
-/// of the `steps` BK-steps.
+/// GPU ([`IG_TARGET_GROUPS`]), else enough to approach [`IG_SPLIT_TARGET`], each slice
+/// keeping ≥ [`IG_MIN_STEPS`] of the `steps` BK-steps.
 pub fn split_k(groups: u32, steps: u32) -> u32 {
     if groups >= IG_TARGET_GROUPS {
         return 1;
     }
-    IG_TARGET_GROUPS
+    IG_SPLIT_TARGET
         .div_ceil(groups.max(1))
         .min(steps / IG_MIN_STEPS)
         .clamp(1, IG_MAX_SPLITS)
+}
+
+/// The implicit GEMM's block (kernel id) and reduction slices for a shape, as its plan has
+/// them (None for an invalid shape).
+pub fn implicit_gemm_plan(shape: &ConvShape) -> Option<(&'static str, u32)> {
+    let l = plan_layout(ConvStage::ImplicitGemm, shape).ok()?;
+    let first = l.steps.first()?;
+    Some((first.kernel, first.groups[2]))
 }
 
 /// Looks a conv kernel up by id.
@@ -201,7 +316,9 @@ impl ConvStage {
             ConvStage::Direct => conv("conv-direct").collect(),
             ConvStage::Tiled => conv("conv-tiled").collect(),
             ConvStage::Im2colGemm => conv("conv-im2col").chain(vec4).collect(),
-            ConvStage::ImplicitGemm => conv("conv-implicit-gemm")
+            ConvStage::ImplicitGemm => IG_TILES
+                .iter()
+                .filter_map(|t| conv_kernel(t.id))
                 .chain(conv("conv-splitk-reduce"))
                 .collect(),
             ConvStage::Pointwise => vec4.collect(),
@@ -455,8 +572,13 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
             let c4 = round4(s.c);
             let k4 = round4(s.k);
             let kred = s.r * s.s * c4;
-            let (gx, gy) = (k4.div_ceil(IG_BN), m.div_ceil(IG_BM));
-            let splits = split_k(gx.saturating_mul(gy), kred.div_ceil(IG_BK));
+            let tile = ig_tile(m, k4);
+            let (gx, gy) = (k4.div_ceil(tile.bn), m.div_ceil(tile.bm));
+            let steps = kred.div_ceil(tile.bk);
+            let splits = match IG_SPLITS_FORCED.with(|f| f.get()) {
+                0 => split_k(gx.saturating_mul(gy), steps),
+                n => n.clamp(1, steps.clamp(1, IG_MAX_SPLITS)),
+            };
             let mut uniform = conv_uniform(s, p, q, kred, c4);
             uniform[17] = splits;
             let y_bytes = bytes(m as u64 * k4 as u64);
@@ -471,7 +593,7 @@ fn plan_layout(stage: ConvStage, s: &ConvShape) -> Result<PlanLayout, ConvError>
                 ],
                 scratch: "",
                 steps: vec![StepLayout {
-                    kernel: "conv-implicit-gemm",
+                    kernel: tile.id,
                     bindings: vec![X, F, Y],
                     uniform,
                     groups: [gx, gy, splits],
@@ -839,6 +961,8 @@ mod tests {
     #[test]
     fn split_k_fills_the_gpu_only_when_needed() {
         assert_eq!(split_k(49, 36), 4); // 1×64×56×56→64: 36 steps, 8 per slice at least
+        assert_eq!(split_k(196, 72), 4); // 8×128×28×28→128
+        assert_eq!(split_k(196, 13), 1); // the 7×7 stem: too few steps to split
         assert_eq!(split_k(16, 144), 16); // 1×256×14×14→256: capped at 16
         assert_eq!(split_k(300, 100), 1);
         assert_eq!(split_k(1, 7), 1);
@@ -854,8 +978,62 @@ mod tests {
         let big = ConvShape::new(32, 64, 56, 56, 64, 3, 3).with(1, 1, 1);
         assert_eq!(
             ConvStage::ImplicitGemm.plan_kernels(&big),
-            Ok(vec!["conv-implicit-gemm"])
+            Ok(vec!["conv-implicit-gemm-128x64"])
         );
+    }
+
+    #[test]
+    fn implicit_gemm_blocks_per_shape() {
+        let id = |m, k4| ig_tile(m, k4).id;
+        // 32×64×56×56→64: 100,352 pixels, 64 filters: 784 blocks of 128×64.
+        assert_eq!(id(32 * 56 * 56, 64), "conv-implicit-gemm-128x64");
+        // Many pixels and filters: the largest block.
+        assert_eq!(id(32 * 56 * 56, 256), "conv-implicit-gemm-128x128");
+        // 1×64×56×56→64: 49 blocks of 64×64 already too few; split-K instead.
+        assert_eq!(id(56 * 56, 64), "conv-implicit-gemm");
+        // Never wider than the filters (rounded up to 64).
+        assert_eq!(id(1 << 20, 8), "conv-implicit-gemm-128x64");
+        assert!(force_ig_tile(Some("conv-implicit-gemm-64x128")));
+        assert_eq!(id(56 * 56, 64), "conv-implicit-gemm-64x128");
+        assert!(!force_ig_tile(Some("nope")));
+        assert!(force_ig_tile(None));
+        let s = ConvShape::new(8, 128, 28, 28, 128, 3, 3).with(1, 1, 1);
+        force_ig_splits(Some(3));
+        assert_eq!(
+            plan_layout(ConvStage::ImplicitGemm, &s)
+                .expect("valid")
+                .steps[0]
+                .groups[2],
+            3
+        );
+        force_ig_splits(Some(100));
+        assert_eq!(
+            plan_layout(ConvStage::ImplicitGemm, &s)
+                .expect("valid")
+                .steps[0]
+                .groups[2],
+            IG_MAX_SPLITS
+        );
+        force_ig_splits(None);
+        // 196 blocks of 64×64, 72 steps: 4 slices (the fastest on the H200).
+        assert_eq!(
+            plan_layout(ConvStage::ImplicitGemm, &s)
+                .expect("valid")
+                .steps[0]
+                .groups[2],
+            4
+        );
+        assert_eq!(id(56 * 56, 64), "conv-implicit-gemm");
+        for t in IG_TILES {
+            let k = conv_kernel(t.id).expect("catalogued");
+            assert_eq!(k.workgroup_size, [t.bn / 8, t.bm / 8, 1]);
+            // Each invocation moves 1, 2 or 4 vec4s of A and of B per step.
+            let threads = t.bn / 8 * (t.bm / 8);
+            for n in [t.bk * t.bm / 4, t.bk * t.bn / 4] {
+                assert_eq!(n % threads, 0);
+                assert!([1, 2, 4].contains(&(n / threads)), "{}", t.id);
+            }
+        }
     }
 
     #[test]
