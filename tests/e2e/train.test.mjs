@@ -96,10 +96,10 @@ test('the kernels of one step, with their WGSL; settings go to the URL', async (
   await waitForGpu(page);
   await page.click('.train-kernels summary');
   const ids = await page.$$eval('.train-plan tbody tr code', (cs) => cs.map((c) => c.textContent));
-  assert.deepEqual(ids, ['mlp-forward', 'mlp-forward', 'mlp-forward', 'mlp-loss',
+  assert.deepEqual(ids, ['mlp-forward-gather', 'mlp-forward', 'mlp-forward-loss',
     'mlp-backward-params', 'mlp-backward-input', 'mlp-backward-params', 'mlp-backward-input',
     'mlp-backward-params', 'mlp-adam']);
-  await page.click('.train-plan tbody tr:nth-child(5)');
+  await page.click('.train-plan tbody tr:nth-child(4)');
   assert.match(await page.textContent('.train-kernels .source-view h4'), /mlp_backward_params\.wgsl/);
   assert.match(await page.textContent('.train-kernels .source'), /dW\[n, k\]/);
   await page.selectOption('#train-data', 'xor');

@@ -17,6 +17,14 @@ struct Args {
     steps: u32,
     batch: usize,
     sweep: bool,
+    /// Steps recorded into one command buffer (`TrainingSession::steps`).
+    per_submit: u32,
+    /// Whole GPU measurements (each a fresh session); the table gives each and the median.
+    runs: u32,
+    /// Skip the CPU twin (device runs where only the GPU step time is wanted).
+    gpu_only: bool,
+    /// Pin the step path: Some(true) the two whole-step kernels, Some(false) per layer.
+    path: Option<bool>,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -24,10 +32,18 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         steps: 200,
         batch: 1024,
         sweep: false,
+        per_submit: 1,
+        runs: 1,
+        gpu_only: false,
+        path: None,
     };
     while let Some(flag) = args.next() {
         if flag == "--sweep" {
             a.sweep = true;
+            continue;
+        }
+        if flag == "--gpu-only" {
+            a.gpu_only = true;
             continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -45,6 +61,28 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .ok()
                     .filter(|b| (1..=POINTS).contains(b))
                     .ok_or_else(|| format!("--batch wants 1 to {POINTS}, not `{value}`"))?
+            }
+            "--per-submit" => {
+                a.per_submit = value
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=1000).contains(s))
+                    .ok_or_else(|| format!("--per-submit wants 1 to 1000, not `{value}`"))?
+            }
+            "--path" => {
+                a.path = match value.as_str() {
+                    "fused" => Some(true),
+                    "layers" => Some(false),
+                    "auto" => None,
+                    _ => return Err(format!("--path wants fused, layers or auto, not `{value}`")),
+                }
+            }
+            "--runs" => {
+                a.runs = value
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=20).contains(s))
+                    .ok_or_else(|| format!("--runs wants 1 to 20, not `{value}`"))?
             }
             _ => return Err(format!("unknown flag {flag}")),
         }
@@ -67,7 +105,13 @@ struct Measured {
     cpu_loss: f32,
 }
 
-fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result<Measured, String> {
+fn measure(
+    gpu: &Rc<Gpu>,
+    batch: usize,
+    steps: u32,
+    per_submit: u32,
+    cpu_budget_s: f64,
+) -> Result<Measured, String> {
     let net = net();
     let hyper = Hyper {
         lr: 0.01,
@@ -102,14 +146,25 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
     }
     session.wait().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    for _ in 0..steps {
-        session.step().map_err(|e| e.to_string())?;
+    let mut left = steps;
+    while left > 0 {
+        let k = left.min(per_submit);
+        session.steps(k).map_err(|e| e.to_string())?;
+        left -= k;
     }
     session.wait().map_err(|e| e.to_string())?;
     let gpu_s = t.elapsed().as_secs_f64();
     let r = session.eval_blocking().map_err(|e| e.to_string())?;
     let gpu_loss = r.batch_losses.iter().sum::<f32>() / r.batch_losses.len() as f32;
 
+    if cpu_budget_s <= 0.0 {
+        return Ok(Measured {
+            gpu_steps_s: (steps as f64) / gpu_s,
+            cpu_steps_s: f64::NAN,
+            gpu_loss,
+            cpu_loss: f32::NAN,
+        });
+    }
     for _ in 0..3 {
         cpu.step();
     }
@@ -140,10 +195,34 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         println!("NOTE: software adapter — these are CPU numbers, not GPU numbers.");
     }
     println!(
-        "\nMLP 2-16-16-2, ReLU, Adam, batch {}, {} steps (CPU twin: one core, same formulas)\n",
-        args.batch, args.steps
+        "\nMLP 2-16-16-2, ReLU, Adam, batch {}, {} steps, {} per command buffer (CPU twin: one \
+         core, same formulas)\n",
+        args.batch, args.steps, args.per_submit
     );
-    let m = measure(&gpu, args.batch, args.steps, 20.0)?;
+    let cpu_budget = if args.gpu_only { 0.0 } else { 20.0 };
+    gpu_runtime::training::force_step_path(args.path);
+    let mut times = Vec::new();
+    let mut m = measure(&gpu, args.batch, args.steps, args.per_submit, cpu_budget)?;
+    times.push(1e6 / m.gpu_steps_s);
+    for _ in 1..args.runs {
+        let r = measure(&gpu, args.batch, args.steps, args.per_submit, 0.0)?;
+        times.push(1e6 / r.gpu_steps_s);
+    }
+    let mut sorted = times.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    println!(
+        "GPU µs per step (wall clock, {} run(s)): {} — median {median:.1}, min {:.1}, max {:.1}",
+        times.len(),
+        times
+            .iter()
+            .map(|t| format!("{t:.1}"))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        sorted[0],
+        sorted[sorted.len() - 1]
+    );
+    m.gpu_steps_s = 1e6 / median;
     println!("| adapter | batch | GPU steps/s | CPU steps/s | GPU / CPU |");
     println!("| --- | ---: | ---: | ---: | ---: |");
     println!(
@@ -164,7 +243,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         for batch in [1usize, 4, 16, 64, 256, 1024, 4096] {
             let steps =
                 (args.steps as usize * 64 / batch).clamp(20, args.steps as usize * 4) as u32;
-            let m = measure(&gpu, batch, steps, 3.0)?;
+            let m = measure(&gpu, batch, steps, args.per_submit, 3.0)?;
             println!(
                 "| {batch} | {:.0} | {:.0} |",
                 m.gpu_steps_s * batch as f64,

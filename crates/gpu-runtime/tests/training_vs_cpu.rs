@@ -329,3 +329,76 @@ fn gpu_learns_a_regression_surface() {
     assert!(train_loss < first / 4.0, "{first} → {train_loss}");
     assert!((rmse - (2.0 * test_loss).sqrt()).abs() < 1e-6);
 }
+
+/// Both step paths against the twin, parameter by parameter: the two whole-step dispatches
+/// (asked for; small networks only) and the per-layer kernels (the default: the gathering
+/// first layer, the fused output layer and loss; also for a layer wider than
+/// `FUSED_MAX_WIDTH`), each with several steps recorded
+/// into one command buffer (`steps(k)`), so the step state advancing on the GPU is checked
+/// across steps within one submission and across submissions.
+#[test]
+fn both_step_paths_and_batched_submits_agree_with_the_twin() {
+    use gpu_runtime::training::{force_step_path, fused};
+    let g = gpu();
+    let s = spec("data=spiral&layers=8,8&act=tanh&lr=0.03&batch=70&opt=adam&noise=0.1&seed=5");
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let small = s.net();
+    let wide = gpu_runtime::mlp::Net {
+        sizes: vec![small.inputs(), 72, 5, small.classes()],
+        ..small.clone()
+    };
+    for (net, per_submit, want_fused) in [
+        (small.clone(), 7u32, true),
+        (small, 5, false),
+        (wide, 6, false),
+    ] {
+        force_step_path(Some(want_fused));
+        assert_eq!(fused(&net), want_fused, "{:?}", net.sizes);
+        let params = net.init_params(5);
+        let order = batch_order(train.len(), 5);
+        let mut session = pollster::block_on(TrainingSession::new(
+            g.clone(),
+            SessionConfig {
+                net: net.clone(),
+                hyper: s.hyper(),
+                batch: s.batch,
+                params: &params,
+                features: x.clone(),
+                labels: train.label.clone(),
+                order: order.clone(),
+                eval_features: &x,
+            },
+        ))
+        .expect("session");
+        let mut cpu = CpuTrainer::new(
+            net.clone(),
+            s.hyper(),
+            params,
+            s.batch,
+            x.clone(),
+            train.label.clone(),
+            order,
+        );
+        // 70 × 6 or 7 steps wrap around the training set several times.
+        for _ in 0..(PARAM_STEPS / per_submit) {
+            session.steps(per_submit).expect("steps");
+            for _ in 0..per_submit {
+                cpu.step();
+            }
+        }
+        let r = session.eval_blocking().expect("eval");
+        let ratio = worst_ratio(&r.params, &cpu.params);
+        eprintln!(
+            "{:?}, {per_submit} per submit: worst gap {ratio:.4} of its bound",
+            net.sizes
+        );
+        assert!(ratio <= 1.0, "{:?}: {ratio}× the bound", net.sizes);
+        assert_eq!(r.batch_losses.len(), s.batch);
+        assert_eq!(
+            session.steps_submitted(),
+            (PARAM_STEPS / per_submit * per_submit) as u64
+        );
+    }
+    force_step_path(None);
+}

@@ -154,7 +154,7 @@ impl Runner {
             train.label.clone(),
             order.clone(),
         );
-        let plan = step_plan(&net, &spec.hyper(), spec.batch);
+        let plan = step_plan(&net, &spec.hyper(), spec.batch, train.len());
         let mut r = Self {
             net,
             train,
