@@ -1,5 +1,7 @@
-// Tiny MLP, backward for one layer's parameters: dW[n, k] = Σ_b dz[b, n] · in[b, k] and
-// dbias[n] = Σ_b dz[b, n]. One WORKGROUP per parameter: column k = id mod (fan_in + 1) of row
+// Tiny MLP, backward for one layer's parameters: dW[n, k] += Σ_b dz[b, n] · in[b, k] and
+// dbias[n] += Σ_b dz[b, n], ADDED to the gradient buffer, which the step clears before its
+// first micro-batch (so with one micro-batch per step it is the plain sum; with k, gradient
+// accumulation adds the k micro-batches' sums in order). One WORKGROUP per parameter: column k = id mod (fan_in + 1) of row
 // n = id / (fan_in + 1), where the extra column k = fan_in is the bias (its "input" is 1).
 // Its 64 threads each sum every 64th sample (thread t: b = t, t + 64, …), then halve the 64
 // partial sums in workgroup memory (t += t + 32, then + 16, …, + 1). The CPU twin sums in
@@ -8,7 +10,7 @@
 // Launch: workgroup_size(64); workgroups = fan_out · (fan_in + 1) along x.
 // Buffers: 0 = acts (read: the layer's input, batch × fan_in at in_off),
 //          1 = deltas (read: the layer's dz, batch × fan_out at delta_off),
-//          2 = grads (read_write: same layout as params; W at w_off, biases at b_off),
+//          2 = grads (read_write, added to: same layout as params; W at w_off, biases at b_off),
 //          3 = uniform Grad {batch, fan_in, fan_out, in_off, delta_off, w_off, b_off, 0}.
 
 struct Grad {
@@ -59,9 +61,9 @@ fn main(
     }
     if (t == 0u && valid) {
         if (k < g.fan_in) {
-            grads[g.w_off + n * g.fan_in + k] = partial[0];
+            grads[g.w_off + n * g.fan_in + k] += partial[0];
         } else {
-            grads[g.b_off + n] = partial[0];
+            grads[g.b_off + n] += partial[0];
         }
     }
 }

@@ -5,8 +5,9 @@
 // consecutive rows, wrapping — the same samples, in the same order, as the CPU twin's
 // `batch_indices`. The threads of output 0 also copy their row's inputs into the activation
 // buffer (the first layer's weight gradients read them) and its label into `labels` (the
-// loss reads it). Invocation 0 writes the next step's state: start + batch (mod rows) and
-// t + 1. The state is double-buffered (this step reads one, writes the other), so no thread
+// loss reads it). Invocation 0 writes the next step's state: start + batch (mod rows), and
+// with `accum` micro-batches per update (gradient accumulation; 0 or 1 = none) the micro-batch
+// index micro + 1 (mod accum) and t + 1 only when that wraps, so Adam's t counts updates. The state is double-buffered (this step reads one, writes the other), so no thread
 // of this dispatch reads what another writes and the CPU writes nothing per step.
 //
 // Launch: workgroup_size(64); workgroups = ceil(batch · fan_out / 64) along x.
@@ -15,10 +16,11 @@
 //          2 = labels (read_write: one u32 per batch sample),
 //          3 = data_x (read: rows × fan_in features, batch order),
 //          4 = data_y (read: rows labels, same order),
-//          5 = state (read: {start, t, 0, 0}: first row of this batch, steps done before it),
+//          5 = state (read: {start, t, micro, 0}: first row of this batch, updates done before
+//              it, its micro-batch within the update),
 //          6 = next_state (read_write: the state of the next step),
 //          7 = uniform Gather {batch, fan_in, fan_out, act, w_off, b_off, in_off, out_off,
-//              rows, 0, 0, 0}.
+//              rows, accum, 0, 0}.
 
 struct Gather {
     batch: u32,
@@ -30,7 +32,7 @@ struct Gather {
     in_off: u32,
     out_off: u32,
     rows: u32,
-    pad0: u32,
+    accum: u32,
     pad1: u32,
     pad2: u32,
 }
@@ -38,7 +40,7 @@ struct Gather {
 struct StepState {
     start: u32,
     t: u32,
-    pad0: u32,
+    micro: u32,
     pad1: u32,
 }
 
@@ -64,7 +66,13 @@ fn activate(z: f32, act: u32) -> f32 {
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if (i == 0u) {
-        next_state = StepState((state.start + d.batch % d.rows) % d.rows, state.t + 1u, 0u, 0u);
+        let micro = (state.micro + 1u) % max(d.accum, 1u);
+        next_state = StepState(
+            (state.start + d.batch % d.rows) % d.rows,
+            state.t + select(0u, 1u, micro == 0u),
+            micro,
+            0u,
+        );
     }
     if (i >= d.batch * d.fan_out) {
         return;

@@ -11,9 +11,11 @@
 //          1 = acts (read_write: the layer's input at in_off, logits written at out_off),
 //          2 = labels (read: one u32 per sample),
 //          3 = deltas (read_write: dz written batch × classes at delta_off),
-//          4 = losses (read_write: one f32 per sample),
+//          4 = losses (read_write: one f32 per sample at loss_off + b; micro-batch j of an
+//              accumulated step writes at j · batch),
 //          5 = uniform Head {batch, fan_in, classes, act, w_off, b_off, in_off, out_off,
-//              delta_off, kind, 0, 0}.
+//              delta_off, kind, mean_over, loss_off}: the gradient is of the mean over
+//              mean_over samples (batch · micro-batches per update, as in mlp_loss.wgsl).
 
 struct Head {
     batch: u32,
@@ -26,8 +28,8 @@ struct Head {
     out_off: u32,
     delta_off: u32,
     kind: u32,
-    pad0: u32,
-    pad1: u32,
+    mean_over: u32,
+    loss_off: u32,
 }
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
@@ -61,7 +63,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         acts[z0 + c] = activate(acc + params[u.b_off + c], u.act);
     }
     let y = labels[b];
-    let inv_b = 1.0 / f32(u.batch);
+    let inv_b = 1.0 / f32(u.mean_over);
     if (u.kind == 0u) {
         var m = acts[z0];
         for (var c = 1u; c < u.classes; c++) {
@@ -76,11 +78,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             let t = select(0.0, 1.0, c == y);
             deltas[u.delta_off + b * u.classes + c] = (p - t) * inv_b;
         }
-        losses[b] = log(s) - (acts[z0 + y] - m);
+        losses[u.loss_off + b] = log(s) - (acts[z0 + y] - m);
     } else if (u.kind == 2u) {
         let e = acts[z0] - bitcast<f32>(y);
         deltas[u.delta_off + b * u.classes] = e * inv_b;
-        losses[b] = 0.5 * (e * e);
+        losses[u.loss_off + b] = 0.5 * (e * e);
     } else {
         var acc = 0.0;
         for (var c = 0u; c < u.classes; c++) {
@@ -89,6 +91,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             acc += e * e;
             deltas[u.delta_off + b * u.classes + c] = e * inv_b;
         }
-        losses[b] = 0.5 * acc;
+        losses[u.loss_off + b] = 0.5 * acc;
     }
 }

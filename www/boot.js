@@ -39,15 +39,24 @@ try {
 function registerServiceWorker() {
   if (!BUILT || !('serviceWorker' in navigator)) return;
   navigator.serviceWorker.register('./sw.js').then((reg) => {
-    reg.addEventListener('updatefound', () => {
-      const next = reg.installing;
-      next?.addEventListener('statechange', () => {
-        if (next.state === 'installed' && navigator.serviceWorker.controller) {
-          root.dataset.update = 'available';
-          tellApp();
-        }
-      });
-    });
+    // A new worker that is installed while an older one controls this page is the next
+    // version. The browser may have found it before this script ran (its own update check
+    // on navigation), so look at the registration's state as well as listening.
+    const announce = () => {
+      if (navigator.serviceWorker.controller && root.dataset.update !== 'available') {
+        root.dataset.update = 'available';
+        tellApp();
+      }
+    };
+    const watch = (next) => {
+      if (!next) return;
+      const check = () => { if (next.state === 'installed') announce(); };
+      next.addEventListener('statechange', check);
+      check();
+    };
+    if (reg.waiting) announce();
+    watch(reg.installing);
+    reg.addEventListener('updatefound', () => watch(reg.installing));
   }).catch((err) => console.warn('GPU Playground: offline mode unavailable:', err));
 }
 

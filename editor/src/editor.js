@@ -7,7 +7,7 @@
 // need 'unsafe-inline' or a per-response nonce that a static host cannot give.
 //
 // Validation: the naga-based wgsl_check wasm module beside this file, loaded on first use.
-import { EditorState, Compartment } from '@codemirror/state';
+import { EditorState, Compartment, StateEffect } from '@codemirror/state';
 import {
   EditorView,
   keymap,
@@ -36,16 +36,31 @@ const theme = EditorView.theme({
   '.cm-scroller': { fontFamily: 'ui-monospace, SFMono-Regular, Menlo, Consolas, monospace' },
 });
 
-let validatorPromise = null;
+let checkerPromise = null;
+/** The wgsl_check wasm module beside this file, loaded and initialised once. */
+function checker() {
+  if (!checkerPromise) {
+    checkerPromise = import('./wgsl_check.js').then(async (m) => {
+      await m.default();
+      return m;
+    });
+    checkerPromise.catch(() => { checkerPromise = null; });
+  }
+  return checkerPromise;
+}
+
 /** naga's validate(source) from the wasm module, loaded once. */
 export function validator() {
-  if (!validatorPromise) {
-    validatorPromise = import('./wgsl_check.js').then(async (m) => {
-      await m.default();
-      return m.validate;
-    });
-  }
-  return validatorPromise;
+  return checker().then((m) => m.validate);
+}
+
+/**
+ * naga's comparison of an edited kernel's bindings and entry point with the original's
+ * (what the page binds): a list of {kind, binding, name, …}, empty when they fit.
+ */
+export async function bindingCheck(original, edited, entry) {
+  const m = await checker();
+  return Array.from(m.binding_check(original, edited, entry));
 }
 
 function toCm(doc, d, source) {
@@ -68,6 +83,10 @@ function toCm(doc, d, source) {
  * opts: { doc, onChange(doc), onDiagnostics(list), label, extra diagnostics source name }.
  * Returns a handle the app drives: get, set, setExternal, diagnostics, focus, destroy.
  */
+/** Dispatched when the browser's messages change, so the linter runs again (forceLinting
+ * alone only hurries a lint already pending after an edit). */
+const refreshLint = StateEffect.define();
+
 export async function mount(parent, opts) {
   const validate = await validator();
   let naga = [];
@@ -87,7 +106,10 @@ export async function mount(parent, opts) {
         ...external.map((d) => toCm(view.state.doc, d, opts.browserSource || 'browser')),
       ];
     },
-    { delay: 250 },
+    {
+      delay: 250,
+      needsRefresh: (u) => u.transactions.some((tr) => tr.effects.some((e) => e.is(refreshLint))),
+    },
   );
   const root = parent.shadowRoot || parent.attachShadow({ mode: 'open' });
   root.replaceChildren();
@@ -133,6 +155,7 @@ export async function mount(parent, opts) {
     /** Messages from the browser's own compiler: [{line, column, message}] (1-based). */
     setExternal(list) {
       external = Array.from(list || []);
+      view.dispatch({ effects: refreshLint.of(null) });
       forceLinting(view);
     },
     /** naga's diagnostics for the current text, checked now (not after the lint delay). */

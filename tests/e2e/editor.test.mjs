@@ -104,7 +104,12 @@ test('an edited stage that is still correct passes; a swapped index fails with t
   await setDoc(page, original.replace('b[p * dims.n + col]', 'b[col * dims.n + p]'));
   await page.waitForTimeout(400);
   await run(page);
-  assert.match(await page.textContent('.verdict.wrong p'), /Wrong: \d+ of 4096 elements differ/);
+  const wrongText = await page.textContent('.verdict.wrong p');
+  assert.match(wrongText, /Wrong: \d+ of 4096 elements differ/);
+  // Every wrong element is marked on the 64 × 64 C matrix (one cell each at this size).
+  const wrongCount = Number(wrongText.match(/Wrong: (\d+)/)[1]);
+  const map = await page.$eval('.wrong-map-canvas', (c) => ({ rows: +c.dataset.rows, cols: +c.dataset.cols, marked: +c.dataset.marked }));
+  assert.deepEqual(map, { rows: 64, cols: 64, marked: wrongCount });
   const rows = await page.$$eval('.differences tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent)));
   assert.ok(rows.length >= 1 && rows.length <= 8, JSON.stringify(rows));
   assert.match(rows[0][0], /^C\[\d+\]\[\d+\]$/);

@@ -373,3 +373,382 @@ async function checkLessonProseHidden(page) {
   const controls = await page.$$eval('.lesson :is(input, select, button)', (cs) => cs.filter((c) => c.offsetParent !== null).length);
   assert.ok(controls > 0, 'the lesson widget stays visible');
 }
+
+// ---------------------------------------------------------------- run-finished of every widget
+
+/** Opens `widgetPath` in the course page, waits for `ready`, sends `run` and returns the
+ * `run-finished` it gets (after `prepare`, e.g. setParams, has run). */
+async function runFromHost(widgetPath, { prepare, timeout = 240_000, width = 900 } = {}) {
+  const opened = await openHost(widgetPath, { width, viewport: { width: width + 40, height: 900 } });
+  const { page } = opened;
+  await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+  if (prepare) await prepare(opened);
+  // The widget's run button must be enabled (WebGPU probed, settings valid).
+  const from = await page.evaluate(() => window.received.length);
+  const id = `run-${Math.random().toString(36).slice(2, 8)}`;
+  await page.evaluate(([api, id]) => window.send({ api, type: 'run', id }), [API, id]);
+  const started = await waitMessage(page, (d) => d && (d.type === 'run-started' || d.type === 'error'), { from });
+  assert.equal(started.data.type, 'run-started', JSON.stringify(started.data));
+  const done = await waitMessage(page, (d) => d && (d.type === 'run-finished' || (d.type === 'error' && d.code === 'run-failed')), { from, timeout });
+  assert.equal(done.data.type, 'run-finished', JSON.stringify(done.data));
+  assert.equal(done.data.id, id, 'the reply echoes the request id');
+  return { ...opened, results: done.data.results, id, from };
+}
+
+/** Closes a host page after checking that nothing went wrong in it. */
+async function finish({ context, errors, frame, requests }) {
+  assert.deepEqual(await violations(frame), []);
+  assertNoErrors(errors);
+  assertOwnOrigins(requests);
+  await context.close();
+}
+
+const near = (a, b, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
+
+test('run-finished: the sweep reports every verified point and its crossover', async () => {
+  const o = await runFromHost('sweep?lang=en&from=16&to=32');
+  const r = o.results;
+  assert.ok(r.points.length >= 2, JSON.stringify(r));
+  for (const p of r.points) {
+    assert.ok([16, 32].includes(p.n), `n ${p.n}`);
+    assert.ok(p.ms > 0, JSON.stringify(p));
+    assert.ok(near(p.gflops, (2 * p.n ** 3) / (p.ms * 1e6)), `${p.gflops} is 2n³/t`);
+    assert.equal(p.verified, true);
+  }
+  assert.ok(r.points.some((p) => p.contender === 'gpu'), 'the GPU is among the contenders');
+  // The crossover from the reported points, recomputed here: the first N after the GPU's last loss.
+  const sizes = [...new Set(r.points.map((p) => p.n))].sort((a, b) => a - b);
+  const wins = sizes.map((n) => {
+    const at = r.points.filter((p) => p.n === n);
+    const gpu = at.find((p) => p.contender === 'gpu')?.ms;
+    const cpu = Math.min(...at.filter((p) => p.contender !== 'gpu').map((p) => p.ms));
+    return [n, gpu < cpu];
+  });
+  const lastLoss = wins.map((w) => w[1]).lastIndexOf(false);
+  const expected = lastLoss === -1 ? 'gpu-everywhere' : lastLoss + 1 < wins.length ? wins[lastLoss + 1][0] : 'none';
+  assert.equal(r.crossover, expected);
+  assert.equal(r.verified, true);
+  await finish(o);
+});
+
+test('run-finished: the claim check reports each time, its N³ estimate and the speed-up', async () => {
+  const o = await runFromHost('claim?lang=zh&at=512&workers=1');
+  const r = o.results;
+  assert.equal(r.at, 512);
+  assert.equal(r.claimN, 4096);
+  assert.equal(r.claimedSpeedup, 100);
+  const gpu = r.rows.find((x) => x.contender === 'gpu');
+  assert.ok(gpu && gpu.ms > 0, JSON.stringify(r));
+  for (const row of r.rows) {
+    assert.equal(row.verified, true, JSON.stringify(row));
+    assert.ok(near(row.msAtClaim, row.ms * 8 ** 3), 'scaled by (4096/512)³');
+    if (row.contender !== 'gpu') assert.ok(near(row.gpuSpeedup, row.ms / gpu.ms), 'speed-up = CPU time / GPU time');
+  }
+  assert.equal(r.verified, true);
+  await finish(o);
+});
+
+for (const [widget, query, stages] of [
+  ['simt', 'stage=naive&size=32&wg=8', ['naive']],
+  ['simt-compare', 'size=32&wg=8', ['naive', 'tiled']],
+]) {
+  test(`run-finished: the ${widget} view reports the whole launch's memory counts when playback ends`, async () => {
+    const o = await runFromHost(`${widget}?lang=en&${query}`, {
+      // Start near the end, so the playback (2 steps a second) is short.
+      prepare: async ({ page, frame }) => {
+        const last = Number(await frame.getAttribute('#vis-scrub, input[type=range]', 'max'));
+        const from = await page.evaluate(() => window.received.length);
+        await page.evaluate(([api, step]) => window.send({ api, type: 'setParams', id: 'near-end', params: { step } }), [API, String(last - 2)]);
+        await waitMessage(page, (d) => d && d.type === 'state' && d.id === 'near-end', { from });
+        await frame.waitForSelector('#vis-play');
+      },
+      timeout: 60_000,
+    });
+    const r = o.results;
+    const n = 32;
+    const tile = 8;
+    assert.equal(r.size, n);
+    assert.deepEqual(r.stages.map((s) => s.stage), stages);
+    // Each invocation reads a row of A and a column of B (naive) or one element of each per
+    // tile (tiled), and writes one element of C; every lane is active at 32 = 4 × 8.
+    const expected = { naive: 2 * n ** 3 + n ** 2, tiled: (2 * n ** 3) / tile + n ** 2 };
+    for (const s of r.stages) {
+      assert.equal(s.globalAccesses, expected[s.stage], `${s.stage}: ${JSON.stringify(s)}`);
+      assert.equal(s.inactiveLanes, 0);
+      assert.ok(s.sectors > 0 && s.lines > 0 && s.lines <= s.sectors, JSON.stringify(s));
+    }
+    const tiled = r.stages.find((s) => s.stage === 'tiled');
+    if (tiled) assert.equal(tiled.sharedAccesses, n ** 2 * (n / tile) * (2 + 2 * tile), 'tile writes + reads');
+    await finish(o);
+  });
+}
+
+test('run-finished: the scheduling replay reports the recorded waves', async () => {
+  const o = await runFromHost('schedule?lang=en');
+  const r = o.results;
+  assert.equal(r.grid, '32x32');
+  assert.equal(r.workgroups, 1024, 'every workgroup of the 32×32 probe ran once');
+  assert.ok(r.maxResident >= 1 && r.maxResident <= 1024, JSON.stringify(r));
+  assert.equal(r.waves, Math.ceil(1024 / r.maxResident), 'waves = ⌈workgroups / resident⌉');
+  assert.ok(r.rowMajorShare >= 0 && r.rowMajorShare <= 1);
+  assert.equal(r.verified, true);
+  await finish(o);
+});
+
+test('run-finished: training reports loss and accuracy when the host stops it with a second run', async () => {
+  const opened = await openHost('train?lang=en&data=xor&seed=3', { width: 1000, viewport: { width: 1040, height: 900 } });
+  const { page, frame } = opened;
+  await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+  let from = await page.evaluate(() => window.received.length);
+  await page.evaluate((api) => window.send({ api, type: 'run', id: 'train-1' }), API);
+  await waitMessage(page, (d) => d && d.type === 'run-started' && d.id === 'train-1', { from });
+  // Let it train until the GPU's network has been evaluated after a few dozen steps.
+  await frame.waitForFunction(() => document.querySelector('#train-play')?.textContent.includes('Pause'));
+  await page.waitForTimeout(6000);
+  await page.evaluate((api) => window.send({ api, type: 'run', id: 'train-2' }), API);
+  const done = await waitMessage(page, (d) => d && d.type === 'run-finished', { from, timeout: 30_000 });
+  assert.equal(done.data.id, 'train-1', 'the report answers the run that started training');
+  const r = done.data.results;
+  assert.equal(r.data, 'xor');
+  assert.ok(r.cpuSteps > 0, JSON.stringify(r));
+  for (const side of ['gpu', 'cpu']) {
+    const [s] = r[side];
+    assert.ok(s, `${side}: an evaluation was reported (${JSON.stringify(r)})`);
+    assert.ok(s.step > 0 && s.step <= (side === 'gpu' ? r.gpuSteps : r.cpuSteps), JSON.stringify(s));
+    // Cross-entropy of a two-class softmax is ≥ 0; accuracy is a fraction.
+    assert.ok(s.trainLoss >= 0 && Number.isFinite(s.trainLoss), JSON.stringify(s));
+    assert.ok(s.testAccuracy >= 0 && s.testAccuracy <= 1, JSON.stringify(s));
+  }
+  await frame.waitForFunction(() => document.querySelector('#train-play')?.textContent.includes('Play'));
+  // The host's second run paused it; nothing was refused as busy.
+  assert.equal((await page.evaluate(() => window.received)).filter((m) => m.data?.code === 'busy').length, 0);
+  from = await page.evaluate(() => window.received.length);
+  await finish(opened);
+});
+
+test('run-finished: the batch-size experiment reports samples per second per batch and its verdict', async () => {
+  const o = await runFromHost('batch?lang=zh&hide=playground', { timeout: 300_000 });
+  const r = o.results;
+  assert.deepEqual(r.rows.map((x) => x.batch), [1, 4, 16, 64, 256, 1024, 4096]);
+  for (const row of r.rows) assert.ok(row.cpuSamplesPerSecond > 0, JSON.stringify(row));
+  // The verdict from the rows, recomputed here.
+  const wins = r.rows.filter((x) => x.gpuSamplesPerSecond !== undefined)
+    .map((x) => [x.batch, x.gpuSamplesPerSecond > x.cpuSamplesPerSecond]);
+  const changes = wins.slice(1).filter((w, i) => w[1] !== wins[i][1]).length;
+  const expected = wins.length === 0 ? 'no-gpu'
+    : changes === 0 ? (wins[0][1] ? 'gpu-everywhere' : 'cpu-everywhere')
+      : changes === 1 && !wins[0][1] ? 'gpu-from' : 'mixed';
+  assert.equal(r.verdict, expected, JSON.stringify(r));
+  await finish(o);
+});
+
+test('run-finished: each lesson\'s measuring widget reports its numbers', async () => {
+  const checks = {
+    'latency-throughput': (r) => {
+      assert.ok(r.rows.length > 0);
+      for (const row of r.rows) assert.ok(row.cpuMs > 0 && row.gpuMs > 0, JSON.stringify(row));
+      assert.equal(r.verified, true);
+    },
+    simt: (r) => {
+      assert.ok(r.divergentMs > 0 && r.uniformMs > 0);
+      assert.ok(near(r.ratio, r.divergentMs / r.uniformMs));
+    },
+    memory: (r) => {
+      assert.equal(r.points[0].stride, 1);
+      for (const p of r.points) assert.ok(p.gbPerSecond > 0, JSON.stringify(p));
+    },
+    roofline: (r) => {
+      assert.ok(r.gbPerSecond > 0 && r.peakGflops > 0);
+      for (const p of r.points) assert.ok(p.intensity > 0 && p.gflops > 0 && p.verified, JSON.stringify(p));
+    },
+    precision: (r) => {
+      assert.equal(r.n, 128);
+      // Rounding both inputs to f16 (unit roundoff u = 2⁻¹¹) moves each product by at most
+      // (2u + u²)|ab|, so relative to Σ|ab| the sum moves by at most that.
+      // Two f32 sums of 128 terms: at most 2 · 128 · 2⁻²⁴ more.
+      const bound = 2 * 2 ** -11 + 2 ** -22 + 2 * 128 * 2 ** -24;
+      assert.ok(r.cpuMaxRelError > 0 && r.cpuMaxRelError <= bound, `${r.cpuMaxRelError} ≤ ${bound}`);
+      assert.ok(r.cpuMeanRelError <= r.cpuMaxRelError);
+    },
+    utilisation: (r) => {
+      assert.equal(r.dispatches, 256);
+      assert.ok(r.fusedMs > 0 && r.oneSubmitMs > 0 && r.separateMs > 0, JSON.stringify(r));
+    },
+  };
+  for (const [lesson, check] of Object.entries(checks)) {
+    const o = await runFromHost(`lesson?lang=en&lesson=${lesson}&hide=prose`);
+    assert.equal(o.results.lesson, lesson);
+    check(o.results);
+    await finish(o);
+  }
+  // A calculator has nothing to run: `run` is refused by name.
+  const { page, context } = await openHost('lesson?lang=en&lesson=occupancy');
+  await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+  await page.evaluate((api) => window.send({ api, type: 'run', id: 'calc' }), API);
+  const err = await waitMessage(page, (d) => d && d.type === 'error' && d.id === 'calc');
+  assert.equal(err.data.code, 'not-runnable');
+  await context.close();
+});
+
+test('run-finished: the editor runs an edited stage beside the original, a puzzle reports its verdict', async () => {
+  let o = await runFromHost('editor?lang=en&stage=matmul-naive&m=32&n=32&k=32', {
+    prepare: async ({ frame }) => frame.waitForSelector('#editor-run:not([disabled])', { timeout: 60_000 }),
+  });
+  let r = o.results;
+  assert.equal(r.stage, 'matmul-naive');
+  assert.deepEqual([r.m, r.n, r.k], [32, 32, 32]);
+  assert.equal(r.wrong, 0, 'the unedited source computes the same result');
+  assert.equal(r.checked, 32 * 32);
+  assert.equal(r.verified, true);
+  assert.ok(r.ms > 0 && r.originalMs > 0, JSON.stringify(r));
+  await finish(o);
+
+  // The puzzle with its own solution put in (Show solution, Use it): the checker passes it.
+  o = await runFromHost('puzzle?lang=zh&id=map', {
+    prepare: async ({ frame }) => {
+      await frame.click('.solution button');
+      await frame.click('.solution button');
+      await frame.waitForSelector('#puzzle-run:not([disabled])', { timeout: 60_000 });
+    },
+  });
+  r = o.results;
+  assert.equal(r.puzzle, 'map');
+  assert.equal(r.passed, true, JSON.stringify(r));
+  assert.equal(r.wrong, 0);
+  assert.equal(r.writtenPastEnd, 0);
+  assert.equal(r.wrongLength, false);
+  await finish(o);
+});
+
+// ---------------------------------------------------------------- the whole registry
+
+test('every widget of the registry embeds from another origin: ready, resize, hide=, lang and theme', async () => {
+  const context = await browser.newContext();
+  const index = await context.newPage();
+  await index.goto(new URL('#/embed?lang=en', BASE_URL).href);
+  await index.waitForSelector('.embeds a');
+  const ids = (await index.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href'))))
+    .map((h) => h.match(/^#\/embed\/([a-z-]+)\?/)?.[1]);
+  await context.close();
+  // The issue's list: each must be in the registry.
+  for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
+    'train', 'batch', 'lesson', 'editor', 'puzzle']) {
+    assert.ok(ids.includes(id), `${id} is embeddable (registry: ${ids.join(', ')})`);
+  }
+  for (const id of ids) {
+    const lang = id.length % 2 ? 'zh' : 'en';
+    const extra = { lesson: '&lesson=roofline', matmul: '&m=16&n=16&k=16' }[id] ?? '';
+    const { page, context: ctx, errors, requests, frame } = await openHost(`${id}?lang=${lang}&theme=dark${extra}`, {
+      width: 700, viewport: { width: 740, height: 900 },
+    });
+    const ready = await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+    assert.equal(ready.data.widget, id);
+    assert.equal(ready.data.lang, lang);
+    const resize = await waitMessage(page, (d) => d && d.type === 'resize');
+    assert.ok(resize.data.height > 50, `${id}: height ${resize.data.height}`);
+    assert.equal(await frame.evaluate(() => document.documentElement.lang), lang === 'zh' ? 'zh-CN' : 'en', `${id}: lang`);
+    assert.equal(await frame.evaluate(() => getComputedStyle(document.documentElement).backgroundColor), 'rgb(20, 23, 31)', `${id}: dark theme`);
+    assert.equal(await frame.$('.embed-note'), null, `${id}: no complaint about its parameters`);
+    // hide=: each name the widget offers hides something that was visible.
+    const names = (await frame.getAttribute('.embed-root', 'data-hideable')).split(' ').filter(Boolean);
+    const visible = () => frame.evaluate(() => [...document.querySelectorAll('.embed-body *')]
+      .filter((e) => e.getClientRects().length > 0).length);
+    if (id === 'matmul') {
+      // Its notes appear with a result.
+      await frame.click('#run-button');
+      await frame.waitForSelector('.result [data-verified="true"]', { timeout: 120_000 });
+    }
+    await page.waitForTimeout(300);
+    const all = await visible();
+    for (const name of names) {
+      await frame.evaluate((n) => {
+        const u = new URL(location.href);
+        const [path, q] = u.hash.split('?');
+        const p = new URLSearchParams(q);
+        p.set('hide', n);
+        location.hash = `${path}?${p}`;
+      }, name);
+      await frame.waitForSelector(`.embed-root[data-hide~="${name}"]`);
+      await page.waitForTimeout(200);
+      const left = await visible();
+      assert.ok(left < all, `${id}: hide=${name} hid nothing (${left} of ${all} elements visible)`);
+      assert.equal(await frame.$('.embed-note'), null, `${id}: hide=${name} accepted`);
+    }
+    assert.deepEqual(await violations(frame), [], `${id}: CSP violations`);
+    assertNoErrors(errors);
+    assertOwnOrigins(requests);
+    await ctx.close();
+  }
+});
+
+test('every widget page carries an Embed button whose snippet and preview name that widget', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  await context.addInitScript(RECORD_VIOLATIONS);
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  // Full page → the widgets whose Embed button it carries.
+  const pages = [
+    ['#/kernels?lang=en&stage=matmul-tiled', ['ladder', 'matmul']],
+    ['#/race?lang=en&view=claim', ['claim']],
+    ['#/visualiser?lang=zh&compare=tiled', ['simt', 'schedule']],
+    ['#/train?lang=en', ['train', 'batch']],
+    ['#/learn/roofline?lang=en', ['lesson']],
+    ['#/learn/vram?lang=zh', ['lesson']],
+    ['#/editor?lang=en&stage=matmul-tiled', ['editor']],
+    ['#/puzzles/map?lang=en', ['puzzle']],
+  ];
+  for (const [path, widgets] of pages) {
+    await page.goto(new URL(path, BASE_URL).href);
+    await page.waitForSelector('.embed-toggle');
+    const toggles = page.locator('.embed-toggle');
+    assert.equal(await toggles.count(), widgets.length, `${path}: one Embed button per widget`);
+    const seen = [];
+    for (let i = 0; i < widgets.length; i++) {
+      await toggles.nth(i).click();
+      const panel = page.locator('.embed-panel').first();
+      const code = await panel.locator('.embed-snippet').inputValue();
+      const widget = code.match(/#\/embed\/([a-z-]+)\?/)?.[1];
+      seen.push(widget);
+      if (widget === 'lesson') assert.match(code, /lesson=(roofline|vram)/);
+      if (widget === 'editor' || widget === 'matmul') assert.match(code, /stage=matmul-tiled/);
+      if (widget === 'puzzle') assert.match(code, /id=map/);
+      const src = await panel.locator('.embed-preview').getAttribute('src');
+      assert.ok(code.includes(src.replaceAll('&', '&amp;')), 'the preview shows the snippet\'s address');
+      await toggles.nth(i).click();
+    }
+    assert.deepEqual(seen.sort(), [...widgets].sort(), `${path}: the Embed buttons' widgets`);
+  }
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const lang of ['en', 'zh']) {
+  for (const width of [390, 1280, 1920]) {
+    test(`the Embed panel of a lesson, open, at ${width} px (${lang})`, async () => {
+      const context = await browser.newContext({ viewport: { width, height: 1000 } });
+      await context.addInitScript(RECORD_VIOLATIONS);
+      const page = await context.newPage();
+      const errors = [];
+      page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+      page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+      await page.goto(new URL(`#/learn/roofline?lang=${lang}`, BASE_URL).href);
+      await page.click('.embed-toggle');
+      const src = await page.getAttribute('.embed-preview', 'src');
+      let preview;
+      for (const end = Date.now() + 30_000; !preview && Date.now() < end; await page.waitForTimeout(100)) {
+        preview = page.frames().find((f) => f.url() === src);
+      }
+      assert.ok(preview, 'the live preview loaded');
+      await preview.waitForSelector('.embed-root[data-widget="lesson"] .lesson');
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px`);
+      await page.waitForTimeout(500);
+      await page.locator('.embed-panel').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/embed-panel-lesson-${lang}-${width}.png` });
+      for (const f of page.frames()) assert.deepEqual(await f.evaluate(() => window.__csp ?? []), [], f.url());
+      assertNoErrors(errors);
+      await context.close();
+    });
+  }
+}

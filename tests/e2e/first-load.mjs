@@ -1,7 +1,8 @@
 // First-load benchmark (not a test): bytes a visitor downloads and time until the page can be
 // used, for the landing page and an embed, each in a fresh browser context (cold cache),
-// headless Chromium on this machine. Bytes are counted as a static host would send them
-// gzip-compressed (zlib level 6, what common servers use), next to the raw sizes.
+// headless Chromium on this machine. Bytes are counted as a static host would send them:
+// gzip-compressed (zlib level 6, what common servers use) except images, next to the raw
+// sizes. LIST=1 prints every response.
 //
 //   cargo xtask e2e --no-build   (or any server of a built site), then:
 //   BASE_URL=http://127.0.0.1:PORT/course/gpu-playground/ node tests/e2e/first-load.mjs
@@ -36,7 +37,7 @@ for (const c of CASES) {
     await context.addInitScript(() => { try { delete Navigator.prototype.serviceWorker; } catch {} });
     const page = await context.newPage();
     const bodies = [];
-    page.on('response', (r) => bodies.push(r.body().then((b) => b, () => Buffer.alloc(0))));
+    page.on('response', (r) => bodies.push(r.body().then((b) => ({ url: r.url(), b }), () => ({ url: r.url(), b: Buffer.alloc(0) }))));
     await page.goto(new URL(c.path, BASE_URL).href);
     await page.waitForFunction(c.ready, null, { timeout: 60_000, polling: 10 });
     times.push(await page.evaluate(() => performance.now()));
@@ -44,8 +45,11 @@ for (const c of CASES) {
     const all = await Promise.all(bodies);
     if (i === 0) {
       files = all.length;
-      raw = all.reduce((s, b) => s + b.length, 0);
-      gz = all.reduce((s, b) => s + (b.length ? gzipSync(b, { level: 6 }).length : 0), 0);
+      raw = all.reduce((s, { b }) => s + b.length, 0);
+      // Images go over the wire as they are (hosts do not gzip PNG); the rest gzip-compressed.
+      gz = all.reduce((s, { url, b }) => s + (!b.length ? 0
+        : /\.png$/.test(new URL(url).pathname) ? b.length : gzipSync(b, { level: 6 }).length), 0);
+      if (process.env.LIST) for (const { url, b } of all) console.log(`${b.length}\t${gzipSync(b, { level: 6 }).length}\t${url}`);
     }
     await context.close();
   }

@@ -5,12 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile, rename, cp, rm, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join, extname, normalize } from 'node:path';
 import { launch, screenshot, assertNoErrors } from './helpers.mjs';
 
-const SITE = fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
+const SITE = process.env.SITE_DIR ?? fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm',
   '.css': 'text/css', '.json': 'application/json', '.png': 'image/png',
@@ -18,13 +19,14 @@ const TYPES = {
 };
 let browser;
 
-function serve() {
+/** Serves `root()` (a function, so a test can switch the site under a running server). */
+function serve(root = () => SITE) {
   const server = http.createServer(async (req, res) => {
     let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (path.includes('..')) return res.writeHead(404).end();
     if (path.endsWith('/')) path += 'index.html';
     try {
-      const body = await readFile(join(SITE, path));
+      const body = await readFile(join(root(), path));
       res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
       res.end(body);
     } catch {
@@ -87,3 +89,168 @@ test('after one visit the site reloads and runs with its server stopped; updates
   assertNoErrors(errors);
   await context.close();
 });
+
+/** The built site's hashed names and version. */
+async function hashes(dir) {
+  const pkg = await readdir(join(dir, 'pkg'));
+  const top = await readdir(dir);
+  const wasm = pkg.find((f) => /^gpu_playground_bg\.[0-9a-f]{16}\.wasm$/.test(f));
+  const glue = pkg.find((f) => /^gpu_playground\.[0-9a-f]{16}\.js$/.test(f));
+  const boot = top.find((f) => /^boot\.[0-9a-f]{16}\.js$/.test(f));
+  const version = (await readFile(join(dir, 'sw.js'), 'utf8')).match(/const VERSION = '([0-9a-f]{16})'/)?.[1];
+  assert.ok(wasm && glue && boot && version, `hashed names in ${dir}`);
+  return { wasm, glue, boot, version };
+}
+
+/**
+ * "Build B": the same site as a new release would look to a browser — every content hash and
+ * the version replaced by new ones (files renamed, every reference rewritten), and the wasm's
+ * bytes changed (a custom section appended, which changes nothing it does).
+ */
+async function makeBuildB() {
+  const dir = await mkdtemp(join(tmpdir(), 'gp-build-b-'));
+  await cp(SITE, dir, { recursive: true });
+  const a = await hashes(dir);
+  const swap = new Map();
+  for (const name of [a.wasm, a.glue, a.boot]) {
+    const h = name.match(/[0-9a-f]{16}/)[0];
+    swap.set(h, [...h].reverse().join('') === h ? h.replace(/^./, (c) => (c === 'f' ? '0' : 'f')) : [...h].reverse().join(''));
+  }
+  swap.set(a.version, 'b'.repeat(16));
+  const rewrite = (t) => { for (const [from, to] of swap) t = t.replaceAll(from, to); return t; };
+  for (const f of ['index.html', 'sw.js', a.boot, 'cpu-worker.js', `pkg/${a.glue}`]) {
+    await writeFile(join(dir, f), rewrite(await readFile(join(dir, f), 'utf8')));
+  }
+  // A custom section ("b", one byte) at the end of the module: a different file, same program.
+  const wasm = await readFile(join(dir, 'pkg', a.wasm));
+  await writeFile(join(dir, 'pkg', a.wasm), Buffer.concat([wasm, Buffer.from([0, 3, 1, 0x62, 0x42])]));
+  for (const f of [`pkg/${a.wasm}`, `pkg/${a.glue}`, a.boot]) await rename(join(dir, f), join(dir, rewrite(f)));
+  const b = await hashes(dir);
+  assert.notEqual(b.wasm, a.wasm);
+  assert.notEqual(b.version, a.version);
+  return { dir, a, b };
+}
+
+test('a new build is picked up on the next visit and announced; no old wasm runs beside the new JS', async () => {
+  const { dir: buildB, a, b } = await makeBuildB();
+  let root = SITE;
+  const server = await serve(() => root);
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  const pkgResponses = [];
+  context.on('response', (r) => { if (r.url().includes('/pkg/')) pkgResponses.push(new URL(r.url()).pathname.split('/').pop()); });
+  const open = async (path) => {
+    const page = await context.newPage();
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await page.goto(`${origin}/${path}`);
+    await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+    return page;
+  };
+  const swVersion = (page) => page.evaluate(() => new Promise((resolve) => {
+    navigator.serviceWorker.addEventListener('message', (e) => resolve(e.data.swVersion), { once: true });
+    navigator.serviceWorker.controller.postMessage('version');
+  }));
+  /** The JS glue and wasm the pages received since the last call (network or service worker). */
+  const loaded = () => {
+    const names = [...new Set(pkgResponses.filter((n) => /^gpu_playground/.test(n)))].sort();
+    pkgResponses.length = 0;
+    return names;
+  };
+
+  // Visit 1: build A installs its service worker.
+  let page = await open('#/kernels?lang=en&m=16&n=16&k=16');
+  await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000 });
+  assert.equal(await swVersion(page), a.version);
+  assert.deepEqual(loaded(), [a.glue, a.wasm].sort());
+
+  // Build B is deployed. Visit 2 (a reload of the open tab) runs B and says so; B's worker
+  // installs beside A's and the page says a new version is ready.
+  root = buildB;
+  await page.reload();
+  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+  // (A response for the wasm is not always reported when A's worker passes it through; B's
+  // glue names only B's wasm, which A's cache cannot hold, and the run below needs it.)
+  const visit2 = loaded();
+  assert.ok(visit2.includes(b.glue), `visit 2 runs build B's JS: ${visit2}`);
+  assert.deepEqual(visit2.filter((n) => n === a.glue || n === a.wasm), [], 'nothing of build A');
+  assert.ok((await readFile(join(buildB, 'pkg', b.glue), 'utf8')).includes(b.wasm), 'B\'s glue loads B\'s wasm');
+  await page.waitForSelector('p.notice[data-update="installed"]', { timeout: 30_000 });
+  assert.match(await page.textContent('p.notice[data-update="installed"]'), /updated since your last visit/);
+  await page.waitForSelector('p.notice[data-update="available"]', { timeout: 120_000 });
+  assert.match(await page.textContent('p.notice[data-update="available"]'), /new version of GPU Playground has been downloaded/);
+  await screenshot(page, 'offline-update-available-en');
+  await page.close();
+
+  // Visit 3, no tab of the old version left: B's worker is in charge, A's cache is gone, and
+  // the site works offline from B's files.
+  page = await open('#/kernels?lang=zh&m=16&n=16&k=16');
+  // The waiting worker takes over once no page of the old version is open; the browser may
+  // need a moment after the last one closed.
+  let version;
+  for (let i = 0; i < 20 && version !== b.version; i++) {
+    if (i > 0) {
+      await page.waitForTimeout(500);
+      await page.reload();
+      await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+    }
+    await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
+    version = await swVersion(page);
+  }
+  assert.equal(version, b.version, 'build B\'s service worker controls the next visit');
+  const cacheNames = await page.evaluate(() => caches.keys());
+  assert.deepEqual(cacheNames, [`gpu-playground-${b.version}`], 'only the new version\'s cache is left');
+  loaded();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  await page.reload();
+  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+  const offline = loaded();
+  assert.ok(offline.includes(b.glue), `offline: build B from the cache: ${offline}`);
+  assert.deepEqual(offline.filter((n) => n === a.glue || n === a.wasm), [], 'offline: nothing of build A');
+  await page.click('#run-button');
+  await page.waitForFunction(() => document.querySelector('.result [data-verified]')?.dataset.verified === 'true', null, { timeout: 120_000 });
+
+  assertNoErrors(errors);
+  await context.close();
+  await rm(buildB, { recursive: true, force: true });
+});
+
+for (const lang of ['en', 'zh']) {
+  test(`the browser's install offer shows the install notice, and Install calls its prompt (${lang})`, async () => {
+    const server = await serve();
+    const origin = `http://127.0.0.1:${server.address().port}`;
+    const context = await browser.newContext({ viewport: { width: 390, height: 800 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    await page.goto(`${origin}/#/?lang=${lang}`);
+    await page.waitForSelector('[data-webgpu]', { timeout: 60_000 });
+    assert.equal(await page.$('#install-app'), null, 'no install notice before the browser offers it');
+    // What Chromium fires when the site meets its install criteria (a headless browser never
+    // does): an event whose default is to show the browser's own bar, with a prompt() method.
+    await page.evaluate(() => {
+      window.prompted = 0;
+      const e = new Event('beforeinstallprompt', { cancelable: true });
+      e.prompt = () => { window.prompted += 1; return Promise.resolve(); };
+      e.userChoice = Promise.resolve({ outcome: 'accepted' });
+      window.dispatchEvent(e);
+      window.defaultPrevented = e.defaultPrevented;
+    });
+    assert.equal(await page.evaluate(() => window.defaultPrevented), true, 'the browser\'s own bar is held back');
+    const notice = await page.waitForSelector('p.notice.install');
+    assert.match(await notice.textContent(), lang === 'zh' ? /安装/ : /can be installed as an app/);
+    await screenshot(page, `offline-install-notice-${lang}-390`);
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px`);
+    await page.click('#install-app');
+    assert.equal(await page.evaluate(() => window.prompted), 1, 'Install opened the browser\'s prompt once');
+    await page.waitForSelector('p.notice.install', { state: 'detached' });
+    assertNoErrors(errors);
+    await context.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+}

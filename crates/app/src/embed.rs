@@ -350,6 +350,8 @@ pub enum Field {
     Num(f64),
     Str(String),
     Bool(bool),
+    /// An array of objects (a sweep's points, a batch experiment's rows).
+    List(Vec<Report>),
 }
 
 /// What a widget reports when a run has finished (in the order given).
@@ -426,20 +428,7 @@ impl Out<'_> {
                 j.id(*id);
                 j.str("widget", widget);
                 j.key("results");
-                j.0.push('{');
-                for (i, (k, v)) in results.iter().enumerate() {
-                    if i > 0 {
-                        j.0.push(',');
-                    }
-                    quote(&mut j.0, k);
-                    j.0.push(':');
-                    match v {
-                        Field::Num(n) => push_num(&mut j.0, *n),
-                        Field::Str(s) => quote(&mut j.0, s),
-                        Field::Bool(b) => j.0.push_str(if *b { "true" } else { "false" }),
-                    }
-                }
-                j.0.push('}');
+                push_object(&mut j.0, results);
             }
             Out::Error { id, code, message } => {
                 j.id(*id);
@@ -505,6 +494,34 @@ impl Json {
         }
         self.0.push('}');
     }
+}
+
+/// `{"k":v,…}` of a report; lists nest (objects inside arrays).
+fn push_object(s: &mut String, fields: &[(&'static str, Field)]) {
+    s.push('{');
+    for (i, (k, v)) in fields.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        quote(s, k);
+        s.push(':');
+        match v {
+            Field::Num(n) => push_num(s, *n),
+            Field::Str(t) => quote(s, t),
+            Field::Bool(b) => s.push_str(if *b { "true" } else { "false" }),
+            Field::List(items) => {
+                s.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        s.push(',');
+                    }
+                    push_object(s, item);
+                }
+                s.push(']');
+            }
+        }
+    }
+    s.push('}');
 }
 
 fn push_num(s: &mut String, n: f64) {
@@ -811,6 +828,14 @@ mod tests {
             ("verified", Field::Bool(true)),
             ("kernel", Field::Str("matmul-naive".into())),
             ("bad", Field::Num(f64::NAN)),
+            (
+                "points",
+                Field::List(vec![
+                    vec![("n", Field::Num(32.0))],
+                    vec![("n", Field::Num(64.0)), ("ok", Field::Bool(false))],
+                ]),
+            ),
+            ("none", Field::List(vec![])),
         ];
         let out = Out::RunFinished {
             id: Some(&id),
@@ -820,7 +845,7 @@ mod tests {
         .to_json();
         assert_eq!(
             out,
-            r#"{"api":"gpu-playground","version":1,"type":"run-finished","id":"a\"b","widget":"matmul","results":{"gflops":1.5,"verified":true,"kernel":"matmul-naive","bad":null}}"#
+            r#"{"api":"gpu-playground","version":1,"type":"run-finished","id":"a\"b","widget":"matmul","results":{"gflops":1.5,"verified":true,"kernel":"matmul-naive","bad":null,"points":[{"n":32},{"n":64,"ok":false}],"none":[]}}"#
         );
         let p = vec![("m".to_string(), "1\n2".to_string())];
         assert_eq!(

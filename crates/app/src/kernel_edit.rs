@@ -2,8 +2,10 @@
 //! base64url-encoded into the URL, with a limit), local-storage draft keys, and the
 //! explanation of a wrong matmul result (which elements differ, expected and got).
 
-use cpu_kernels::matmul::{MatmulSize, Reference};
-use cpu_kernels::verify::{compare, Precision};
+use gpu_runtime::cpu_kernels::matmul::{MatmulSize, Reference};
+use gpu_runtime::cpu_kernels::verify::{compare, Precision};
+
+use crate::edit_target::{compare_elements, Differences, Layout};
 
 /// Longest share code we put in a URL. Browsers and hosts accept far longer URLs, but chat
 /// apps and mail clients cut around 8 000 characters; 6 000 leaves room for the rest.
@@ -87,50 +89,72 @@ pub fn draft_key(kind: &str, id: &str) -> String {
     format!("gpu-playground.draft.{kind}.{id}")
 }
 
-/// One wrong element of C.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Difference {
-    pub index: usize,
-    pub row: u32,
-    pub col: u32,
-    pub expected: f64,
-    pub got: f32,
-}
-
 /// Which elements of C are outside the verification bound (the same rule as the ladder's
-/// check, element by element): how many, and the first `max` in row-major order.
+/// check, element by element): how many, the first `max` in row-major order, and where they
+/// sit on the C matrix.
 pub fn differences(
     size: MatmulSize,
     got: &[f32],
     reference: &Reference,
     precision: Precision,
     max: usize,
-) -> (usize, Vec<Difference>) {
-    let mut count = 0;
-    let mut first = Vec::new();
-    for (i, (&r, &mag)) in reference.value.iter().zip(&reference.magnitude).enumerate() {
+) -> Differences {
+    let layout = Layout::Matrix {
+        rows: size.m,
+        cols: size.n,
+    };
+    compare_elements(
+        &layout,
+        got,
+        &reference.value,
+        max,
+        reference_rule(reference, precision),
+    )
+}
+
+/// The ladder's verification rule applied to one element at a time (matmul and conv: the
+/// bound scales with that element's Σ|terms|).
+pub fn reference_rule(
+    reference: &Reference,
+    precision: Precision,
+) -> impl Fn(usize, f32, f64) -> bool + '_ {
+    move |i, g, r| {
         let one = Reference {
             value: vec![r],
-            magnitude: vec![mag],
+            magnitude: vec![reference.magnitude.get(i).copied().unwrap_or(0.0)],
             reduction_len: reference.reduction_len,
             max_abs_input: reference.max_abs_input,
         };
-        let g = got.get(i).copied().unwrap_or(f32::NAN);
-        if !compare(&[g], &one, precision).ok {
-            count += 1;
-            if first.len() < max {
-                let n = size.n.max(1);
-                first.push(Difference {
-                    index: i,
-                    row: i as u32 / n,
-                    col: i as u32 % n,
-                    expected: r,
-                    got: g,
-                });
-            }
+        !compare(&[g], &one, precision).ok
+    }
+}
+
+/// One reason (from naga, in the editor's checker) why an edited kernel does not fit the
+/// buffers its page binds: `kind` names it, `fields` hold its details as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BindingProblem {
+    pub kind: String,
+    pub fields: Vec<(&'static str, String)>,
+}
+
+impl BindingProblem {
+    /// Translation key of its sentence (`editor.bind.<kind>`); unknown kinds get a generic one.
+    pub fn key(&self) -> &'static str {
+        match self.kind.as_str() {
+            "no_entry" => "editor.bind.no_entry",
+            "extra" => "editor.bind.extra",
+            "missing" => "editor.bind.missing",
+            "wrong_class" => "editor.bind.wrong_class",
+            "read_only_output" => "editor.bind.read_only_output",
+            "uniform_too_large" => "editor.bind.uniform_too_large",
+            _ => "editor.bind.other",
         }
     }
-    (count, first)
+
+    /// The sentence's arguments.
+    pub fn args(&self) -> Vec<(&'static str, &str)> {
+        self.fields.iter().map(|(k, v)| (*k, v.as_str())).collect()
+    }
 }
 
 /// A message of the browser's WGSL compiler that names a place: `:line:column error: text`
@@ -141,6 +165,42 @@ pub struct PlacedMessage {
     pub line: u32,
     pub column: u32,
     pub message: String,
+    /// A warning or note (the code still compiles), not an error.
+    pub warning: bool,
+    /// A note (the browser's "info"), which explains another message.
+    pub note: bool,
+}
+
+/// A message of the browser's compiler (from `getCompilationInfo`) placed for the editor:
+/// wgpu gives its place as a line and a UTF-8 byte offset; the editor counts UTF-16 code
+/// units, so the column is counted again from the line's start (a Chinese comment earlier
+/// on the line must not shift it). No place (`byte_offset` None): line and column 0.
+pub fn browser_message(
+    source: &str,
+    line: u32,
+    byte_offset: Option<usize>,
+    message: &str,
+    warning: bool,
+) -> PlacedMessage {
+    let (line, column) = match byte_offset {
+        None => (0, 0),
+        Some(b) => {
+            let mut b = b.min(source.len());
+            while !source.is_char_boundary(b) {
+                b -= 1;
+            }
+            let start = source[..b].rfind('\n').map_or(0, |i| i + 1);
+            let col: usize = source[start..b].chars().map(char::len_utf16).sum();
+            (line.max(1), col as u32 + 1)
+        }
+    };
+    PlacedMessage {
+        line,
+        column,
+        message: message.trim().to_string(),
+        warning,
+        note: false,
+    }
 }
 
 /// Finds the placed messages in a shader-compile error text, so the editor can underline
@@ -162,6 +222,8 @@ pub fn placed_messages(text: &str) -> Vec<PlacedMessage> {
             line: line.max(1),
             column: column.max(1),
             message: m.trim().to_string(),
+            warning: false,
+            note: false,
         })
     }
     text.lines()
@@ -231,6 +293,48 @@ mod tests {
     }
 
     #[test]
+    fn binding_problems_have_a_sentence_each() {
+        let p = |kind: &str| BindingProblem {
+            kind: kind.into(),
+            fields: vec![("binding", "3".into())],
+        };
+        for kind in [
+            "no_entry",
+            "extra",
+            "missing",
+            "wrong_class",
+            "read_only_output",
+            "uniform_too_large",
+        ] {
+            assert_eq!(p(kind).key(), format!("editor.bind.{kind}"));
+        }
+        assert_eq!(p("new").key(), "editor.bind.other");
+        assert_eq!(p("extra").args(), vec![("binding", "3")]);
+    }
+
+    #[test]
+    fn browser_messages_count_utf16_columns() {
+        // Line 2 holds 4 Chinese characters (12 bytes, 4 UTF-16 units) before `x`.
+        let src = "fn f() {\n/*矩阵乘法*/x\n}";
+        let x = src.find('x').expect("x");
+        let m = browser_message(src, 2, Some(x), " unknown identifier ", false);
+        assert_eq!(
+            (m.line, m.column, m.message.as_str()),
+            (2, 9, "unknown identifier")
+        );
+        // Inside a character, past the end, or without a place: clamped, never a panic.
+        assert_eq!(browser_message(src, 2, Some(x - 1), "", true).column, 8);
+        assert_eq!(browser_message(src, 3, Some(10_000), "", true).column, 2);
+        assert_eq!(
+            (
+                browser_message(src, 7, None, "", true).line,
+                browser_message(src, 7, None, "", true).column
+            ),
+            (0, 0)
+        );
+    }
+
+    #[test]
     fn browser_compiler_messages_are_placed() {
         let text = "Shader validation error: \n  ┌─ :3:18\nError while parsing WGSL: :3:18 error: expected expression\n    let x = 1.0 +;\n";
         assert_eq!(
@@ -238,7 +342,9 @@ mod tests {
             vec![PlacedMessage {
                 line: 3,
                 column: 18,
-                message: "expected expression".into()
+                message: "expected expression".into(),
+                warning: false,
+                note: false,
             }]
         );
         assert_eq!(placed_messages("no place here: 12: not a number"), vec![]);
@@ -252,19 +358,25 @@ mod tests {
         let reference = matmul::reference(size, &a, &b);
         let mut got: Vec<f32> = reference.value.iter().map(|&v| v as f32).collect();
         assert_eq!(
-            differences(size, &got, &reference, Precision::F32, 4),
-            (0, vec![])
+            differences(size, &got, &reference, Precision::F32, 4).wrong,
+            0
         );
         got[6] += 1.0; // row 1, col 2
         got[11] = f32::NAN; // row 2, col 3
-        let (count, first) = differences(size, &got, &reference, Precision::F32, 1);
-        assert_eq!(count, 2);
-        assert_eq!(first.len(), 1);
-        assert_eq!((first[0].index, first[0].row, first[0].col), (6, 1, 2));
-        assert_eq!(first[0].expected, reference.value[6]);
+        let d = differences(size, &got, &reference, Precision::F32, 1);
+        assert_eq!(d.wrong, 2);
+        assert_eq!(d.first.len(), 1);
+        assert_eq!(
+            (d.first[0].index, d.first[0].label.as_str()),
+            (6, "C[1][2]")
+        );
+        assert_eq!(d.first[0].expected, reference.value[6]);
+        assert_eq!(d.map.marked(), 2);
+        assert_eq!((d.map.rows, d.map.cols), (3, 4));
+        assert_eq!(d.map.wrong[6], 1);
         // A short output counts its missing elements as wrong.
         assert_eq!(
-            differences(size, &got[..10], &reference, Precision::F32, 8).0,
+            differences(size, &got[..10], &reference, Precision::F32, 8).wrong,
             3
         );
     }

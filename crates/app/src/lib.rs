@@ -5,6 +5,7 @@
 pub mod chart;
 pub mod components;
 pub mod conv_page;
+pub mod edit_target;
 pub mod embed;
 pub mod format;
 pub mod i18n;
@@ -13,6 +14,7 @@ pub mod probe;
 pub mod query;
 pub mod race;
 pub mod route;
+pub mod scratch;
 pub mod session;
 pub mod source_view;
 pub mod vis_params;

@@ -61,6 +61,11 @@ impl Query {
     }
 }
 
+/// Percent-encodes one URL component (a query value, a path segment).
+pub fn encode_component(s: &str) -> String {
+    encode(s)
+}
+
 fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {

@@ -158,3 +158,30 @@ fn unit_detection() {
     assert_eq!(values_with_unit("{n} steps", "s"), Vec::<String>::new());
     assert_eq!(values_with_unit("{bw} GB/s and {m} GB", "GB"), ["{m}"]);
 }
+
+/// The glossary page's table (`lessons::glossary::TERMS`) and this file's terms never disagree:
+/// where a row's English name is a term here, its Chinese is this file's; every row has an
+/// explanation in both languages; and the page has at least 25 rows.
+#[test]
+fn the_glossary_page_agrees_with_the_term_list() {
+    use gpu_playground::i18n::has;
+    let (terms, _) = glossary();
+    let rows = lessons::glossary::TERMS;
+    assert!(rows.len() >= 25, "{} rows", rows.len());
+    let mut wrong = Vec::new();
+    for row in rows {
+        if let Some(t) = terms.iter().find(|t| t.en == row.english) {
+            if t.zh != row.zh {
+                wrong.push(format!(
+                    "{}: page says {}, glossary.txt {}",
+                    row.id, row.zh, t.zh
+                ));
+            }
+        }
+        let key = format!("gloss.{}", row.id);
+        if !has(&key) {
+            wrong.push(format!("{key} is missing"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

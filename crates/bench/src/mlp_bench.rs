@@ -130,6 +130,7 @@ fn measure(
             net: net.clone(),
             hyper,
             batch,
+            accum: 1,
             params: &params,
             features: x.clone(),
             labels: pts.label.clone(),

@@ -343,3 +343,57 @@ mod tests {
         assert_eq!(gb_per_s(1e9, 0.0), 0.0);
     }
 }
+
+/// Bytes the transfer probe sends: a counter pattern, so a shifted, truncated or stale copy
+/// cannot match.
+pub fn transfer_pattern(bytes: usize) -> Vec<u8> {
+    let words = bytes / 4;
+    (0..words as u32)
+        .flat_map(|i| i.wrapping_mul(2_654_435_761).to_le_bytes())
+        .collect()
+}
+
+/// One transfer size: every repetition's upload and readback times (ms).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferRuns {
+    pub bytes: u64,
+    pub upload_ms: Vec<f64>,
+    pub readback_ms: Vec<f64>,
+}
+
+/// Host → GPU and GPU → host on this machine: for each size, `reps` round trips through
+/// [`Gpu::time_transfer`], each read back and compared byte for byte with what was sent
+/// before its time counts. `progress(done, total)` after each.
+pub async fn transfer_bandwidth(
+    gpu: &Gpu,
+    sizes: &[u64],
+    reps: u32,
+    progress: &dyn Fn(u32, u32),
+) -> Result<Vec<TransferRuns>, GpuError> {
+    let total = sizes.len() as u32 * reps;
+    let mut out = Vec::new();
+    let mut done = 0;
+    for &bytes in sizes {
+        let data = transfer_pattern(bytes as usize);
+        let mut runs = TransferRuns {
+            bytes: data.len() as u64,
+            upload_ms: Vec::new(),
+            readback_ms: Vec::new(),
+        };
+        for _ in 0..reps {
+            let t = gpu.time_transfer(&data).await?;
+            if t.read != data {
+                let at = t.read.iter().zip(&data).position(|(a, b)| a != b);
+                return Err(GpuError::Readback(format!(
+                    "the {bytes}-byte transfer came back different (first at byte {at:?})"
+                )));
+            }
+            runs.upload_ms.push(t.upload_ms);
+            runs.readback_ms.push(t.readback_ms);
+            done += 1;
+            progress(done, total);
+        }
+        out.push(runs);
+    }
+    Ok(out)
+}

@@ -366,6 +366,23 @@ impl Gpu {
         Ok(pipeline)
     }
 
+    /// The compiler's own messages about `wgsl` (errors, warnings, notes): in a browser, the
+    /// browser's WGSL compiler through `GPUShaderModule.getCompilationInfo()` — the compiler
+    /// that will run the kernel; natively, naga's. The module is made inside an error scope,
+    /// so a shader with errors is reported here, not as an uncaptured error.
+    pub async fn compilation_messages(&self, wgsl: &str) -> Vec<wgpu::CompilationMessage> {
+        let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let module = self
+            .device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("compiler messages"),
+                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+            });
+        let info = module.get_compilation_info().await;
+        let _ = scope.pop().await;
+        info.messages
+    }
+
     /// Resolves once every piece of work submitted to the queue so far (by anyone) has
     /// finished; returns how long that took (ms).
     pub async fn drain(&self) -> Result<f64, GpuError> {
@@ -813,6 +830,82 @@ impl Gpu {
 
 /// Maps a whole buffer for reading; yields its bytes and the time from the buffer being
 /// mapped to the bytes being copied out.
+/// One host ↔ GPU copy of the same bytes both ways, timed on the wall clock (see
+/// [`Gpu::time_transfer`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TransferTiming {
+    pub bytes: u64,
+    /// `queue.writeBuffer` of the bytes into a GPU buffer until the queue reports it done.
+    pub upload_ms: f64,
+    /// A copy into a mappable buffer, `mapAsync` and the bytes copied out, until they are in
+    /// the page's memory.
+    pub readback_ms: f64,
+    /// The bytes read back (the caller checks them against what it sent).
+    pub read: Vec<u8>,
+}
+
+impl Gpu {
+    /// Moves `data` to the GPU and back, timing each direction on the wall clock after the
+    /// queue has drained (nobody else's work inside). Upload: `write_buffer` into a storage
+    /// buffer, then an empty submit whose completion means the copy has landed. Readback: a
+    /// GPU copy into a `MAP_READ` buffer (a device-local to host-visible copy, as every
+    /// readback needs), `map_async`, and the bytes copied out. Both buffers are destroyed on
+    /// every exit path. `data` must be a non-empty multiple of 4 bytes.
+    pub async fn time_transfer(&self, data: &[u8]) -> Result<TransferTiming, GpuError> {
+        if self.is_lost() {
+            return Err(GpuError::DeviceLost("lost before the transfer".into()));
+        }
+        let bytes = data.len() as u64;
+        let limits = self.buffer_limits();
+        if bytes == 0 || !bytes.is_multiple_of(4) || bytes > limits.max_buffer_size {
+            return Err(GpuError::Dispatch(format!(
+                "a transfer of {bytes} bytes (a non-zero multiple of 4, at most maxBufferSize {})",
+                limits.max_buffer_size
+            )));
+        }
+        let mut held = ResidentBuffers::default();
+        let scopes = self.scopes();
+        let target = held.create(
+            self,
+            "transfer",
+            wgpu::BufferUsages::STORAGE
+                | wgpu::BufferUsages::COPY_DST
+                | wgpu::BufferUsages::COPY_SRC,
+            Err(bytes),
+        );
+        let staging = held.create(
+            self,
+            "transfer readback",
+            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            Err(bytes),
+        );
+        self.pop_scopes(scopes).await?;
+        self.drain().await?;
+
+        let t0 = now_ms();
+        self.queue.write_buffer(&target, 0, data);
+        self.queue.submit([]);
+        self.drain().await?;
+        let upload_ms = now_ms() - t0;
+
+        let t1 = now_ms();
+        let mut enc = encoder(self);
+        enc.copy_buffer_to_buffer(&target, 0, &staging, 0, bytes);
+        self.queue.submit([enc.finish()]);
+        let (read, _) = map_read(&staging, self).await?;
+        let readback_ms = now_ms() - t1;
+        if self.is_lost() {
+            return Err(GpuError::DeviceLost("lost during the transfer".into()));
+        }
+        Ok(TransferTiming {
+            bytes,
+            upload_ms,
+            readback_ms,
+            read,
+        })
+    }
+}
+
 async fn map_read(buffer: &wgpu::Buffer, gpu: &Gpu) -> Result<(Vec<u8>, f64), GpuError> {
     let (tx, rx) = futures_channel::oneshot::channel();
     buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {

@@ -258,6 +258,10 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<Pla
                 u[7],
                 offs[depth] as u32,
                 net.loss as u32,
+                // The mean is over this many samples and the losses start at 0: a session
+                // with gradient accumulation makes one copy per micro-batch (`micro_loss`).
+                batch as u32,
+                0,
             ],
         ));
     } else {
@@ -271,7 +275,7 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<Pla
                 offs[depth] as u32,
                 offs[depth] as u32,
                 net.loss as u32,
-                0,
+                batch as u32,
                 0,
                 0,
             ],
@@ -375,6 +379,46 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper) -> PlannedDispatch {
     }
 }
 
+/// The loss dispatch of micro-batch `j` of `accum` in one step, made from the plan's loss
+/// dispatch (`mlp-loss` or the fused `mlp-forward-loss`): the gradient is divided by the
+/// effective batch (`accum · batch`), the losses go to `j · batch`. A session with
+/// accumulation keeps one such dispatch (and uniform) per micro-batch, so nothing is written
+/// between micro-batches.
+pub fn micro_loss(loss: &PlannedDispatch, batch: usize, accum: usize, j: usize) -> PlannedDispatch {
+    let (mean_over, loss_off) = if loss.kernel_id == "mlp-forward-loss" {
+        (10, 11)
+    } else {
+        (5, 6)
+    };
+    let mut d = loss.clone();
+    d.uniform[mean_over] = (accum.max(1) * batch) as u32;
+    d.uniform[loss_off] = (j * batch) as u32;
+    d
+}
+
+/// Memory of one step with gradient accumulation: the activations and deltas a session keeps
+/// for one micro-batch, against what one batch of the effective size would need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AccumMemory {
+    pub micro_batch: usize,
+    pub effective_batch: usize,
+    /// Activations + deltas for one micro-batch (what the session allocates).
+    pub micro_bytes: u64,
+    /// Activations + deltas for the whole effective batch at once.
+    pub effective_bytes: u64,
+}
+
+/// What accumulating `accum` micro-batches of `batch` saves in activation memory.
+pub fn accum_memory(net: &Net, batch: usize, accum: usize) -> AccumMemory {
+    let effective = batch * accum.max(1);
+    AccumMemory {
+        micro_batch: batch,
+        effective_batch: effective,
+        micro_bytes: 2 * activation_bytes(net, batch),
+        effective_bytes: 2 * activation_bytes(net, effective),
+    }
+}
+
 /// Bytes of the largest buffer a session needs for `rows` samples: the activations (the
 /// deltas are as large).
 pub fn activation_bytes(net: &Net, rows: usize) -> u64 {
@@ -395,7 +439,10 @@ pub fn max_batch(net: &Net, limits: &BufferLimits) -> u64 {
 pub struct SessionConfig<'a> {
     pub net: Net,
     pub hyper: Hyper,
+    /// Samples per micro-batch.
     pub batch: usize,
+    /// Micro-batches per update (gradient accumulation; 1 = none).
+    pub accum: usize,
     /// Initial parameters (see [`Net::init_params`]).
     pub params: &'a [f32],
     /// Training features (rows × inputs) and labels.
@@ -414,7 +461,7 @@ pub struct EvalReadback {
     pub step: u64,
     /// Logits of every evaluation row (rows × classes).
     pub logits: Vec<f32>,
-    /// Each sample's loss in the last training batch.
+    /// Each sample's loss in the last training step (all its micro-batches: `accum · batch`).
     pub batch_losses: Vec<f32>,
     /// The parameters at that step (for drawing the weights).
     pub params: Vec<f32>,
@@ -439,6 +486,7 @@ pub struct TrainingSession {
     net: Net,
     hyper: Hyper,
     batch: usize,
+    accum: usize,
     plan: Vec<PlannedDispatch>,
     step_passes: Vec<Pass>,
     eval_passes: Vec<Pass>,
@@ -451,7 +499,14 @@ pub struct TrainingSession {
     /// Uniforms of the dispatches that hold the learning rate (those over all layers), in
     /// plan order; `set_lr` rewrites them.
     lr_uniforms: Vec<wgpu::Buffer>,
+    /// Where the loss dispatch sits in the step, and (with gradient accumulation) one copy of
+    /// it per micro-batch, each with its own uniform (`micro_loss`).
+    loss_pass: Option<usize>,
+    loss_passes: Vec<Pass>,
+    /// Whether the gradients are summed into (the per-layer path) and so cleared per update.
+    clear_grads: bool,
     rows: usize,
+    grads: wgpu::Buffer,
     eval_rows: usize,
     eval_out_off: u64,
     step: u64,
@@ -464,6 +519,17 @@ impl TrainingSession {
     /// Creates the buffers, pipelines and bind groups. Fails with a [`GpuError`] when the
     /// device is lost, a shader does not compile or the sizes exceed the device's limits.
     pub async fn new(gpu: Rc<Gpu>, cfg: SessionConfig<'_>) -> Result<Self, GpuError> {
+        Self::new_with(gpu, cfg, &[]).await
+    }
+
+    /// [`TrainingSession::new`] where a dispatch whose kernel id matches one of
+    /// `replacements` runs it instead of the catalogue's (the editor runs a learner's edited
+    /// copy, made with [`KernelSpec::with_source`], for one step against the CPU twin).
+    pub async fn new_with(
+        gpu: Rc<Gpu>,
+        cfg: SessionConfig<'_>,
+        replacements: &[&KernelSpec],
+    ) -> Result<Self, GpuError> {
         if gpu.is_lost() {
             return Err(GpuError::DeviceLost("lost before training started".into()));
         }
@@ -471,6 +537,7 @@ impl TrainingSession {
         let width = net.inputs();
         let classes = net.classes();
         let batch = cfg.batch.max(1);
+        let accum = cfg.accum.max(1);
         if cfg.labels.is_empty()
             || cfg.features.len() != cfg.labels.len() * width
             || cfg.order.len() != cfg.labels.len()
@@ -495,7 +562,19 @@ impl TrainingSession {
         }
         let max_groups = gpu.limits().max_compute_workgroups_per_dimension;
         let rows = cfg.labels.len();
-        let plan = step_plan(&net, &cfg.hyper, batch, rows);
+        let mut plan = step_plan(&net, &cfg.hyper, batch, rows);
+        if accum > 1 && plan.iter().all(|p| p.kernel_id != "mlp-backward-params") {
+            return Err(GpuError::Dispatch(
+                "gradient accumulation needs the per-layer step path".into(),
+            ));
+        }
+        // The gather advances Adam's step counter once per update: after `accum` micro-batches.
+        if let Some(gather) = plan
+            .iter_mut()
+            .find(|p| p.kernel_id == "mlp-forward-gather")
+        {
+            gather.uniform[9] = accum as u32;
+        }
         let eval_plan = forward_plan(&net, eval_rows.max(1));
         if let Some(p) = plan
             .iter()
@@ -510,9 +589,14 @@ impl TrainingSession {
         let mut pipelines: Vec<(&'static str, wgpu::ComputePipeline)> = Vec::new();
         for p in plan.iter().chain(&eval_plan) {
             if pipelines.iter().all(|(id, _)| *id != p.kernel_id) {
-                let spec: &'static KernelSpec = kernel(p.kernel_id).ok_or_else(|| {
-                    GpuError::Shader(format!("{} is not catalogued", p.kernel_id))
-                })?;
+                let spec: &KernelSpec = replacements
+                    .iter()
+                    .copied()
+                    .find(|k| k.id == p.kernel_id)
+                    .or_else(|| kernel(p.kernel_id))
+                    .ok_or_else(|| {
+                        GpuError::Shader(format!("{} is not catalogued", p.kernel_id))
+                    })?;
                 pipelines.push((p.kernel_id, gpu.pipeline(spec).await?));
             }
         }
@@ -542,7 +626,7 @@ impl TrainingSession {
         let acts = make("mlp acts", activation_bytes(&net, batch), storage);
         let deltas = make("mlp deltas", activation_bytes(&net, batch), storage);
         let labels_buf = make("mlp labels", batch as u64 * 4, storage);
-        let losses = make("mlp losses", batch as u64 * 4, storage);
+        let losses = make("mlp losses", (accum * batch) as u64 * 4, storage);
         let data_x = make("mlp data x", (rows * width) as u64 * 4, storage);
         let data_y = make("mlp data y", rows as u64 * 4, storage);
         let states = [
@@ -559,7 +643,7 @@ impl TrainingSession {
         let eval_out_bytes = (eval_rows * classes) as u64 * 4;
         let staging = make(
             "mlp readback",
-            eval_out_bytes + batch as u64 * 4 + n_params * 4,
+            eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4,
             wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         );
         gpu.queue
@@ -660,6 +744,15 @@ impl TrainingSession {
             .iter()
             .map(|p| build(p, &acts))
             .collect::<Result<Vec<_>, _>>();
+        let loss_pass = plan
+            .iter()
+            .position(|p| matches!(p.kernel_id, "mlp-loss" | "mlp-forward-loss"));
+        let loss_passes = match loss_pass {
+            Some(at) if accum > 1 => (0..accum)
+                .map(|j| build(&micro_loss(&plan[at], batch, accum, j), &acts))
+                .collect::<Result<Vec<_>, _>>(),
+            _ => Ok(Vec::new()),
+        };
         let eval_passes = if eval_rows > 0 {
             eval_plan
                 .iter()
@@ -673,10 +766,11 @@ impl TrainingSession {
             (Some(e), _) | (None, Some(e)) => Some(e.to_string()),
             _ => None,
         };
-        let (step_passes, eval_passes) = match (step_passes, eval_passes) {
-            (Ok(s), Ok(e)) if failure.is_none() && !lr_uniforms.is_empty() => (s, e),
+        let (step_passes, eval_passes, loss_passes) = match (step_passes, eval_passes, loss_passes)
+        {
+            (Ok(s), Ok(e), Ok(l)) if failure.is_none() && !lr_uniforms.is_empty() => (s, e, l),
             // Dropping `buffers` destroys what was made.
-            (Err(e), _) | (_, Err(e)) => return Err(e),
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e),
             _ => {
                 let msg = failure.unwrap_or_else(|| "no optimiser dispatch".into());
                 return Err(if gpu.is_lost() {
@@ -687,10 +781,12 @@ impl TrainingSession {
             }
         };
         let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
+        let clear_grads = plan.iter().any(|p| p.kernel_id == "mlp-backward-params");
         Ok(Self {
             net,
             hyper: cfg.hyper,
             batch,
+            accum,
             plan,
             step_passes,
             eval_passes,
@@ -700,7 +796,11 @@ impl TrainingSession {
             eval_acts,
             staging,
             lr_uniforms,
+            loss_pass,
+            loss_passes,
+            clear_grads,
             rows,
+            grads,
             eval_rows,
             eval_out_off: last,
             step: 0,
@@ -742,13 +842,21 @@ impl TrainingSession {
         self.completed.load(Ordering::SeqCst)
     }
 
-    /// Submits one training step (one command buffer) without waiting for it.
+    /// Micro-batches per update.
+    pub fn accum(&self) -> usize {
+        self.accum
+    }
+
+    /// Submits one training step (one command buffer) without waiting for it. With gradient
+    /// accumulation the step is `accum` micro-batches in one compute pass, each gathering its
+    /// own rows on the GPU; the gradients are cleared before the first and only the last ends
+    /// with the optimiser.
     pub fn step(&mut self) -> Result<(), GpuError> {
         self.steps(1)
     }
 
-    /// Submits `count` training steps recorded back to back in one compute pass of one
-    /// command buffer, without waiting. Each step picks its batch and advances the step state
+    /// Submits `count` training steps recorded back to back in one command buffer (one compute
+    /// pass per step, after clearing the gradients), without waiting. Each step picks its batch and advances the step state
     /// on the GPU, so nothing is written between them.
     pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
         if self.gpu.is_lost() {
@@ -757,16 +865,31 @@ impl TrainingSession {
         if count == 0 {
             return Ok(());
         }
+        let k = self.accum as u64;
+        let (last, _) = self.step_passes.split_last().ok_or(GpuError::WrongJob)?;
         let queue = &self.gpu.queue;
         let mut encoder = encoder(&self.gpu);
-        {
+        for s in 0..count as u64 {
+            // The gradients are summed into over the micro-batches: cleared once per update.
+            if self.clear_grads {
+                encoder.clear_buffer(&self.grads, 0, None);
+            }
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("mlp step"),
                 timestamp_writes: None,
             });
-            for s in 0..count as u64 {
-                let parity = ((self.step + s) % 2) as usize;
-                for p in &self.step_passes {
+            for j in 0..k {
+                // The state buffers swap once per micro-batch (each gathers its own rows).
+                let parity = (((self.step + s) * k + j) % 2) as usize;
+                let final_micro = j + 1 == k;
+                for (i, p) in self.step_passes.iter().enumerate() {
+                    if std::ptr::eq(p, last) && !final_micro {
+                        continue;
+                    }
+                    let p = match self.loss_pass {
+                        Some(at) if at == i && k > 1 => &self.loss_passes[j as usize],
+                        _ => p,
+                    };
                     pass.set_pipeline(&p.pipeline);
                     pass.set_bind_group(0, &p.bind_groups[parity], &[]);
                     pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
@@ -865,13 +988,13 @@ impl TrainingSession {
             0,
             &self.staging,
             out_bytes,
-            self.batch as u64 * 4,
+            (self.accum * self.batch) as u64 * 4,
         );
         encoder.copy_buffer_to_buffer(
             &self.params,
             0,
             &self.staging,
-            out_bytes + self.batch as u64 * 4,
+            out_bytes + (self.accum * self.batch) as u64 * 4,
             self.net.layout().param_count as u64 * 4,
         );
         self.gpu.queue.submit([encoder.finish()]);
@@ -922,11 +1045,12 @@ impl TrainingSession {
         };
         self.staging.unmap();
         let n = self.eval_rows * self.net.classes();
+        let losses = self.accum * self.batch;
         Ok(Some(EvalReadback {
             step: self.read_step,
             logits: floats[..n].to_vec(),
-            batch_losses: floats[n..n + self.batch].to_vec(),
-            params: floats[n + self.batch..n + self.batch + self.net.layout().param_count].to_vec(),
+            batch_losses: floats[n..n + losses].to_vec(),
+            params: floats[n + losses..n + losses + self.net.layout().param_count].to_vec(),
         }))
     }
 

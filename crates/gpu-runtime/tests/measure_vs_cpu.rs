@@ -164,3 +164,32 @@ fn a_shortened_loop_fails_verification() {
         }
     }
 }
+
+/// Lesson 19's transfer probe: every byte comes back as sent, each direction has a positive,
+/// finite time, odd sizes and sizes the device refuses are errors (not panics), and the
+/// repetitions are all recorded.
+#[test]
+fn transfers_round_trip_every_byte() {
+    let gpu = gpu();
+    let sizes = [4u64, 1 << 20, (3 << 20) + 12];
+    let runs = pollster::block_on(measure::transfer_bandwidth(&gpu, &sizes, 3, &|_, _| {}))
+        .expect("transfer");
+    assert_eq!(runs.len(), 3);
+    for r in &runs {
+        assert_eq!(r.upload_ms.len(), 3);
+        assert_eq!(r.readback_ms.len(), 3);
+        for t in r.upload_ms.iter().chain(&r.readback_ms) {
+            assert!(t.is_finite() && *t >= 0.0, "{t}");
+        }
+    }
+    // The pattern differs word by word, so a shifted or stale copy cannot pass.
+    let p = measure::transfer_pattern(16);
+    assert_ne!(p[..4], p[4..8]);
+    for bad in [0usize, 6] {
+        let data = vec![0u8; bad];
+        assert!(
+            pollster::block_on(gpu.time_transfer(&data)).is_err(),
+            "{bad} bytes"
+        );
+    }
+}

@@ -51,6 +51,7 @@ fn pair(g: &Rc<Gpu>, s: Spec) -> Pair {
             net: net.clone(),
             hyper: s.hyper(),
             batch: s.batch,
+            accum: s.accum,
             params: &params,
             features: train_x.clone(),
             labels: train.label.clone(),
@@ -59,7 +60,7 @@ fn pair(g: &Rc<Gpu>, s: Spec) -> Pair {
         },
     ))
     .expect("session");
-    let cpu = CpuTrainer::new(
+    let mut cpu = CpuTrainer::new(
         net,
         s.hyper(),
         params,
@@ -68,6 +69,7 @@ fn pair(g: &Rc<Gpu>, s: Spec) -> Pair {
         train.label.clone(),
         order,
     );
+    cpu.accum = s.accum;
     Pair {
         gpu: session,
         cpu,
@@ -368,6 +370,7 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
                 labels: train.label.clone(),
                 order: order.clone(),
                 eval_features: &x,
+                accum: 1,
             },
         ))
         .expect("session");
@@ -401,4 +404,171 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
         );
     }
     force_step_path(None);
+}
+
+/// Gradient accumulation: with `accum=k` the GPU runs k micro-batches of `batch` per update,
+/// and its train-loss trajectory follows the CPU twin doing the same, step by step, within the
+/// tolerance of the plain comparison above (1e-3 + 1 %); every parameter after 50 steps within
+/// the same ulps-per-step bound. The readback holds the losses of all k·b samples of the step.
+#[test]
+fn accumulated_micro_batches_agree_with_the_twin() {
+    let g = gpu();
+    for q in [
+        "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=8&accum=4&opt=adam&noise=0.1&seed=1",
+        "data=circle&layers=6&act=relu&lr=0.1&batch=17&accum=3&opt=momentum&seed=2",
+        "data=hills&layers=8&act=tanh&lr=0.03&batch=70&accum=2&opt=sgd&noise=0.1&seed=8",
+    ] {
+        let mut p = pair(&g, spec(q));
+        let k = p.spec.accum;
+        let mut worst = 0.0f32;
+        for step in 1..=PARAM_STEPS {
+            p.gpu.step().expect("step");
+            p.cpu.step();
+            let (gpu_loss, _, _) = p.gpu_metrics();
+            let (cpu_loss, _) = p.cpu.evaluate(&p.train_x, &p.train_y);
+            let diff = (gpu_loss - cpu_loss).abs();
+            worst = worst.max(diff);
+            assert!(
+                diff <= 1e-3 + 0.01 * cpu_loss.abs(),
+                "{q}, step {step}: GPU loss {gpu_loss} vs CPU {cpu_loss}"
+            );
+        }
+        let r = p.gpu.eval_blocking().expect("eval");
+        assert_eq!(r.batch_losses.len(), k * p.spec.batch);
+        // The step's mean loss over all its micro-batches is the twin's.
+        let gpu_mean =
+            r.batch_losses.iter().map(|&l| l as f64).sum::<f64>() / (k * p.spec.batch) as f64;
+        let cpu_mean = p.cpu.last_batch_loss as f64;
+        assert!(
+            (gpu_mean - cpu_mean).abs() <= 1e-4 * cpu_mean.abs().max(1.0),
+            "{q}: step loss {gpu_mean} vs {cpu_mean}"
+        );
+        let ratio = worst_ratio(&r.params, &p.cpu.params);
+        eprintln!(
+            "{q}: worst |GPU − CPU| train loss {worst:e}, parameters {ratio:.4} of their bound"
+        );
+        assert!(ratio <= 1.0, "{q}: parameters {ratio}× their bound apart");
+        assert_eq!(p.gpu.steps_completed(), PARAM_STEPS as u64);
+    }
+    // Accumulated updates recorded five to a command buffer (`steps(5)`): the step state
+    // swaps per micro-batch and Adam's t advances once per update, all on the GPU.
+    let q = "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=8&accum=3&opt=adam&noise=0.1&seed=4";
+    let mut p = pair(&g, spec(q));
+    for _ in 0..PARAM_STEPS / 5 {
+        p.gpu.steps(5).expect("steps");
+        for _ in 0..5 {
+            p.cpu.step();
+        }
+    }
+    let r = p.gpu.eval_blocking().expect("eval");
+    let ratio = worst_ratio(&r.params, &p.cpu.params);
+    eprintln!("{q}, 5 per submit: parameters {ratio:.4} of their bound");
+    assert!(ratio <= 1.0, "{q}, 5 per submit: {ratio}x the bound");
+}
+
+/// Mean of means: two micro-batches of b give the same update as one batch of 2b. Each
+/// sample's gradient term δ·a is computed identically both ways (the forward pass and the
+/// loss gradient, scaled by 1/(2b), are per sample); only the order of the 2b additions
+/// differs. Each order's sum is within (n − 1)·u·Σ|terms| of the exact sum (u = 2⁻²⁴, n = 2b),
+/// so the two gradients differ by at most 2(n − 1)·u·Σ|terms|, and one SGD step moves the
+/// parameters apart by at most lr times that, plus one rounding of each update (u·|p| each).
+/// Σ|terms| is measured from each sample's own gradient (a twin with a batch of one). Checked
+/// on the CPU twin and on the GPU; a "sum, not mean" accumulation (each micro-batch divided by
+/// b instead of 2b) is twice the gradient and fails.
+#[test]
+fn two_micro_batches_of_b_equal_one_batch_of_2b() {
+    let g = gpu();
+    for (q, b) in [
+        (
+            "data=spiral&layers=8,8&act=tanh&lr=0.5&opt=sgd&noise=0.1&seed=1",
+            16usize,
+        ),
+        (
+            "data=xor&layers=5,3&act=sigmoid&lr=0.5&opt=sgd&loss=mse&features=x,y,xy&seed=3",
+            40,
+        ),
+    ] {
+        let half = spec(&format!("{q}&batch={b}&accum=2"));
+        let whole = spec(&format!("{q}&batch={}&accum=1", 2 * b));
+        let mut a = pair(&g, half.clone());
+        let mut w = pair(&g, whole);
+        a.cpu.step();
+        w.cpu.step();
+        a.gpu.step().expect("step");
+        w.gpu.step().expect("step");
+        let (pa, pw) = (
+            a.gpu.eval_blocking().expect("eval").params,
+            w.gpu.eval_blocking().expect("eval").params,
+        );
+        // Σ|terms| per parameter from each sample's own gradient, scaled by 1/(2b).
+        let n = 2 * b;
+        let (train, _) = half.data();
+        let order = batch_order(train.len(), half.seed);
+        let mut abs_sum = vec![0.0f64; a.cpu.params.len()];
+        for &i in &order[..n] {
+            let mut one = CpuTrainer::new(
+                half.net(),
+                gpu_runtime::mlp::Hyper {
+                    lr: 0.0,
+                    ..half.hyper()
+                },
+                half.net().init_params(half.seed),
+                1,
+                a.train_x.clone(),
+                train.label.clone(),
+                vec![i],
+            );
+            one.step();
+            for (s, &gi) in abs_sum.iter_mut().zip(one.grads()) {
+                *s += (gi as f64).abs() / n as f64;
+            }
+        }
+        let u = f64::from(f32::EPSILON) / 2.0;
+        let lr = half.lr as f64;
+        let check = |who: &str, x: &[f32], y: &[f32], factor: f64| {
+            let mut worst = 0.0f64;
+            for (i, (&p, &q)) in x.iter().zip(y).enumerate() {
+                // 1.01: the per-sample terms above are each one rounding from the batch's own.
+                let bound = factor
+                    * (lr * 2.0 * (n - 1) as f64 * u * abs_sum[i] * 1.01
+                        + 2.0 * u * (p.abs().max(q.abs()) as f64))
+                    + f64::MIN_POSITIVE;
+                worst = worst.max((p - q).abs() as f64 / bound);
+            }
+            eprintln!("{who}: k=2,b={b} vs b={n}: worst gap {worst:.4} of its bound");
+            worst
+        };
+        assert!(
+            check("CPU", &a.cpu.params, &w.cpu.params, 1.0) <= 1.0,
+            "{q}: CPU twin"
+        );
+        // The GPU may fuse multiply-adds; its per-sample terms are then rounded once less,
+        // which the same bound covers.
+        assert!(check("GPU", &pa, &pw, 1.0) <= 1.0, "{q}: GPU");
+        // Losses: the mean over the step's 2b samples is the same number both ways.
+        assert!(
+            (a.cpu.last_batch_loss - w.cpu.last_batch_loss).abs()
+                <= 2.0 * n as f32 * f32::EPSILON * w.cpu.last_batch_loss
+        );
+        // The test can see a wrong rule: a twin that sums the micro-batch means instead of
+        // averaging them (δ divided by b, not 2b) takes twice the step.
+        let mut sum_of_means = CpuTrainer::new(
+            half.net(),
+            gpu_runtime::mlp::Hyper {
+                lr: 2.0 * half.lr,
+                ..half.hyper()
+            },
+            half.net().init_params(half.seed),
+            b,
+            a.train_x.clone(),
+            train.label.clone(),
+            order.clone(),
+        );
+        sum_of_means.accum = 2;
+        sum_of_means.step();
+        assert!(
+            check("sum of means", &sum_of_means.params, &w.cpu.params, 1.0) > 1.0,
+            "{q}: a sum of means would pass"
+        );
+    }
 }

@@ -4,10 +4,14 @@
 //! this list. Calculators live in their own modules, with hand-computed tests, so the
 //! components only render what these functions return.
 
+pub mod accum;
 pub mod allreduce;
 pub mod claims;
+pub mod cost;
+pub mod glossary;
 pub mod gpus;
 pub mod launch;
+pub mod transfer;
 pub mod units;
 pub mod vram;
 
@@ -31,7 +35,7 @@ macro_rules! lesson {
 }
 
 /// The lessons, in reading order.
-pub const LESSONS: [LessonInfo; 12] = [
+pub const LESSONS: [LessonInfo; 15] = [
     lesson!("latency-throughput"),
     lesson!("simt"),
     lesson!("occupancy"),
@@ -44,7 +48,13 @@ pub const LESSONS: [LessonInfo; 12] = [
     lesson!("stack"),
     lesson!("choosing"),
     lesson!("claims"),
+    lesson!("grad-accum"),
+    lesson!("cost"),
+    lesson!("data-movement"),
 ];
+
+/// The glossary's URL id (`#/learn/glossary`): a page of the Learn area, not a lesson.
+pub const GLOSSARY_ID: &str = "glossary";
 
 /// The lesson with this id and its position (0-based) in [`LESSONS`].
 pub fn lesson(id: &str) -> Option<(usize, &'static LessonInfo)> {
@@ -62,6 +72,7 @@ mod tests {
             assert_eq!(lesson(l.id).map(|(j, _)| j), Some(i));
         }
         assert!(lesson("nope").is_none());
+        assert!(lesson(GLOSSARY_ID).is_none());
     }
 }
 

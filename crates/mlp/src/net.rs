@@ -434,6 +434,12 @@ pub struct CpuTrainer {
     /// The bias column's input (1). A field for the same reason: a twin with a wrong bias
     /// rule must fail the comparison.
     pub bias_input: f32,
+    /// Micro-batches per step (gradient accumulation, ≥ 1): a step runs forward and backward
+    /// on `accum` consecutive micro-batches of `batch` samples, adds their gradients, and
+    /// updates once. Each micro-batch's loss gradient is divided by `accum · batch`, so the sum
+    /// is the gradient of the mean loss over the effective batch (the mean of the micro-batch
+    /// means), as `mlp_loss.wgsl` does.
+    pub accum: usize,
 }
 
 impl CpuTrainer {
@@ -471,13 +477,32 @@ impl CpuTrainer {
             last_batch_loss: 0.0,
             epsilon: EPSILON,
             bias_input: 1.0,
+            accum: 1,
         }
     }
 
-    /// One training step: forward, loss, backward, update. Index loops on purpose: they read
-    /// like the kernels they mirror.
-    #[allow(clippy::needless_range_loop)]
+    /// Samples per update: `accum · batch`.
+    pub fn effective_batch(&self) -> usize {
+        self.accum.max(1) * self.batch
+    }
+
+    /// One training step: forward, loss and backward over `accum` micro-batches, then one
+    /// update. Index loops on purpose: they read like the kernels they mirror.
     pub fn step(&mut self) {
+        let k = self.accum.max(1);
+        self.grads.iter_mut().for_each(|g| *g = 0.0);
+        let mut loss_sum = 0.0f32;
+        for j in 0..k {
+            loss_sum += self.micro_batch(self.step * k as u64 + j as u64, k);
+        }
+        self.last_batch_loss = loss_sum / (k * self.batch) as f32;
+        self.update();
+    }
+
+    /// Forward and backward over micro-batch `index` (the `index`-th run of `batch` samples
+    /// in the batch order), adding its gradients to `grads`; returns its summed loss.
+    #[allow(clippy::needless_range_loop)]
+    fn micro_batch(&mut self, index: u64, k: usize) -> f32 {
         let net = &self.net;
         let rows = self.batch;
         gather_batch(
@@ -485,7 +510,7 @@ impl CpuTrainer {
             &self.labels,
             net.inputs(),
             &self.order,
-            self.step,
+            index,
             rows,
             &mut self.x,
             &mut self.y,
@@ -497,7 +522,7 @@ impl CpuTrainer {
 
         // Loss gradient on the logits (mlp_loss.wgsl).
         let z_off = offs[depth];
-        let inv_b = 1.0 / rows as f32;
+        let inv_b = 1.0 / (k * rows) as f32;
         let mut loss_sum = 0.0f32;
         for b in 0..rows {
             let z = &acts[z_off + b * classes..z_off + (b + 1) * classes];
@@ -525,7 +550,6 @@ impl CpuTrainer {
                 }
             }
         }
-        self.last_batch_loss = loss_sum / rows as f32;
 
         // Backward, last layer first (mlp_backward_params.wgsl, mlp_backward_input.wgsl).
         for l in (1..=depth).rev() {
@@ -560,11 +584,17 @@ impl CpuTrainer {
                 }
                 s /= 2;
             }
+            // Added to what earlier micro-batches left (`mlp_backward_params.wgsl` adds too;
+            // the step starts from zero, and 0 + x = x exactly).
             for n in 0..lo.fan_out {
                 let row = &part[n * cols..(n + 1) * cols];
-                self.grads[lo.w_off + n * lo.fan_in..][..lo.fan_in]
-                    .copy_from_slice(&row[..lo.fan_in]);
-                self.grads[lo.b_off + n] = row[lo.fan_in];
+                for (g, &r) in self.grads[lo.w_off + n * lo.fan_in..][..lo.fan_in]
+                    .iter_mut()
+                    .zip(&row[..lo.fan_in])
+                {
+                    *g += r;
+                }
+                self.grads[lo.b_off + n] += row[lo.fan_in];
             }
             if l > 1 {
                 let act = net.activation_of(l - 1);
@@ -582,7 +612,12 @@ impl CpuTrainer {
             }
         }
 
-        // Update (mlp_sgd.wgsl / mlp_adam.wgsl).
+        loss_sum
+    }
+
+    /// The optimiser's update from the accumulated gradients (mlp_sgd.wgsl / mlp_adam.wgsl).
+    #[allow(clippy::needless_range_loop)]
+    fn update(&mut self) {
         self.step += 1;
         let (lr, l1, l2) = (self.hyper.lr, self.hyper.l1, self.hyper.l2);
         match self.hyper.optimiser {

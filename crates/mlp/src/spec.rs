@@ -15,6 +15,8 @@ pub const MAX_NOISE: f32 = 0.5;
 pub const MIN_POINTS: usize = 20;
 pub const MAX_POINTS: usize = 2000;
 pub const MAX_ADDED: usize = 200;
+/// Most micro-batches accumulated into one update.
+pub const MAX_ACCUM: usize = 64;
 pub const CLASSES: usize = 2;
 
 /// Regularisation of the parameters, with its strength λ.
@@ -79,7 +81,11 @@ pub struct Spec {
     pub hidden: Vec<usize>,
     pub activation: Activation,
     pub lr: f32,
+    /// Samples per micro-batch (per forward/backward pass).
     pub batch: usize,
+    /// Micro-batches whose gradients are added before one update (gradient accumulation):
+    /// the effective batch is `accum · batch`.
+    pub accum: usize,
     pub optimiser: Optimiser,
     pub loss: LossKind,
     pub features: Vec<Feature>,
@@ -100,6 +106,7 @@ impl Default for Spec {
             activation: Activation::Tanh,
             lr: 0.03,
             batch: 16,
+            accum: 1,
             optimiser: Optimiser::Adam,
             loss: LossKind::CrossEntropy,
             features: vec![Feature::X, Feature::Y],
@@ -122,6 +129,8 @@ pub enum SpecError {
         value: String,
         max: usize,
     },
+    /// Micro-batches per update that are not a whole number from 1 to [`MAX_ACCUM`].
+    Accum(String),
     UnknownActivation(String),
     UnknownOptimiser(String),
     UnknownLoss(String),
@@ -145,6 +154,7 @@ impl SpecError {
             SpecError::TooManyLayers(_) => "train.err.layers",
             SpecError::LearningRate(_) => "train.err.lr",
             SpecError::Batch { .. } => "train.err.batch",
+            SpecError::Accum(_) => "train.err.accum",
             SpecError::UnknownActivation(_) => "train.err.act",
             SpecError::UnknownOptimiser(_) => "train.err.opt",
             SpecError::UnknownLoss(_) => "train.err.loss",
@@ -183,6 +193,7 @@ impl SpecError {
             SpecError::LearningRate(s) => vec![v(s), ("max", MAX_LR.to_string())],
             SpecError::RegRate(s) => vec![v(s), ("max", MAX_REG.to_string())],
             SpecError::Batch { value, max } => vec![v(value), ("max", max.to_string())],
+            SpecError::Accum(s) => vec![v(s), ("max", MAX_ACCUM.to_string())],
             SpecError::NoFeatures => vec![("value", String::new())],
             SpecError::Noise(s) => vec![v(s), ("max", MAX_NOISE.to_string())],
             SpecError::Split(s) => vec![v(s), ("max", "90".to_string())],
@@ -342,6 +353,12 @@ impl Spec {
             }
         }
         s.batch = s.batch.min(max).max(1);
+        if let Some(v) = get("accum") {
+            match parse_accum(v) {
+                Ok(k) => s.accum = k,
+                Err(e) => errors.push(e),
+            }
+        }
         (s, errors)
     }
 
@@ -357,6 +374,7 @@ impl Spec {
             ("act", self.activation.code().to_string()),
             ("lr", format!("{}", self.lr)),
             ("batch", self.batch.to_string()),
+            ("accum", self.accum.to_string()),
             ("opt", self.optimiser.code().to_string()),
             ("loss", self.loss.code().to_string()),
             (
@@ -455,6 +473,21 @@ pub fn parse_batch(v: &str, max: usize) -> Result<usize, SpecError> {
     }
 }
 
+/// Micro-batches per update as typed: a whole number from 1 to [`MAX_ACCUM`].
+pub fn parse_accum(v: &str) -> Result<usize, SpecError> {
+    match v.trim().parse::<usize>() {
+        Ok(k) if (1..=MAX_ACCUM).contains(&k) => Ok(k),
+        _ => Err(SpecError::Accum(v.to_string())),
+    }
+}
+
+impl Spec {
+    /// The effective batch: samples whose gradients one update averages.
+    pub fn effective_batch(&self) -> usize {
+        self.accum.max(1) * self.batch
+    }
+}
+
 fn parse_point(s: &str) -> Option<(f32, f32, u32)> {
     let mut it = s.split('_');
     let x = it.next()?.parse::<f32>().ok()?;
@@ -515,7 +548,7 @@ mod tests {
     #[test]
     fn round_trip() {
         let (s, _) =
-            parse("data=xor&layers=4&features=x,xy,sinx&opt=momentum&reg=l2&regrate=0.003&add=1.50_-2.00_1~0.00_0.00_0");
+            parse("data=xor&layers=4&features=x,xy,sinx&opt=momentum&reg=l2&regrate=0.003&accum=4&add=1.50_-2.00_1~0.00_0.00_0");
         let params = s.to_params();
         let map: HashMap<&str, &str> = params.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let (t, e) = Spec::from_params(|k| map.get(k).copied());
@@ -525,6 +558,7 @@ mod tests {
         assert_eq!(t.reg, Regularisation::L2(0.003));
         assert_eq!(t.hyper().l2, 0.003);
         assert_eq!(t.train_len(), 202);
+        assert_eq!((t.accum, t.effective_batch()), (4, 64));
     }
 
     #[test]
@@ -558,6 +592,10 @@ mod tests {
                     max: 200,
                 },
             ),
+            ("accum=0", SpecError::Accum("0".into())),
+            ("accum=65", SpecError::Accum("65".into())),
+            ("accum=2.5", SpecError::Accum("2.5".into())),
+            ("accum=x", SpecError::Accum("x".into())),
             ("data=moons", SpecError::UnknownDataset("moons".into())),
             ("act=gelu", SpecError::UnknownActivation("gelu".into())),
             ("opt=lion", SpecError::UnknownOptimiser("lion".into())),

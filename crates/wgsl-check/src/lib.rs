@@ -113,6 +113,202 @@ pub fn check(source: &str) -> Vec<Diagnostic> {
     }
 }
 
+/// How a resource is bound, as far as a bind group cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// A storage buffer; `write` when the shader may write it (`read_write`).
+    Storage {
+        write: bool,
+    },
+    Uniform,
+    /// Anything else bound to a slot (textures, samplers): the kernels here have none.
+    Other,
+}
+
+impl Class {
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Storage { write: false } => "storage, read",
+            Class::Storage { write: true } => "storage, read_write",
+            Class::Uniform => "uniform",
+            Class::Other => "other",
+        }
+    }
+}
+
+/// One resource an entry point uses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resource {
+    pub group: u32,
+    pub binding: u32,
+    pub name: String,
+    pub class: Class,
+    /// Bytes of its type (a runtime-sized array: one element).
+    pub size: u32,
+}
+
+/// What a pipeline built from this module needs: whether `entry` is a compute entry point,
+/// the compute entry points there are, and the resources `entry` uses (an unused
+/// declaration is left out of the layout wgpu derives, exactly like the browser does).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interface {
+    pub compute_entries: Vec<String>,
+    pub has_entry: bool,
+    pub resources: Vec<Resource>,
+}
+
+/// The interface of `source` for entry point `entry`; None when naga rejects the source
+/// (its diagnostics say why).
+pub fn interface(source: &str, entry: &str) -> Option<Interface> {
+    let module = naga::front::wgsl::parse_str(source).ok()?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .ok()?;
+    let compute = |e: &naga::EntryPoint| matches!(e.stage, naga::ShaderStage::Compute);
+    let compute_entries = module
+        .entry_points
+        .iter()
+        .filter(|e| compute(e))
+        .map(|e| e.name.clone())
+        .collect();
+    let index = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == entry && compute(e));
+    let mut resources = Vec::new();
+    if let Some(i) = index {
+        let uses = info.get_entry_point(i);
+        for (h, g) in module.global_variables.iter() {
+            let Some(b) = &g.binding else { continue };
+            if uses[h].is_empty() {
+                continue;
+            }
+            let class = match g.space {
+                naga::AddressSpace::Storage { access } => Class::Storage {
+                    write: access.contains(naga::StorageAccess::STORE),
+                },
+                naga::AddressSpace::Uniform => Class::Uniform,
+                _ => Class::Other,
+            };
+            resources.push(Resource {
+                group: b.group,
+                binding: b.binding,
+                name: g.name.clone().unwrap_or_default(),
+                class,
+                size: module.types[g.ty].inner.size(module.to_ctx()),
+            });
+        }
+    }
+    resources.sort_by_key(|r| (r.group, r.binding));
+    Some(Interface {
+        compute_entries,
+        has_entry: index.is_some(),
+        resources,
+    })
+}
+
+/// Why an edited kernel cannot run where the original ran, in terms the learner can fix.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Mismatch {
+    /// No compute entry point called `entry`; the compute entry points found.
+    NoEntry { entry: String, found: Vec<String> },
+    /// The shader uses a slot the kernel does not provide; `provided` lists what it does.
+    Extra {
+        group: u32,
+        binding: u32,
+        name: String,
+        provided: String,
+    },
+    /// The kernel binds a buffer there but the shader does not use it (or does not declare it).
+    Missing { binding: u32, name: String },
+    /// Declared with another kind of buffer than the kernel binds there.
+    WrongClass {
+        binding: u32,
+        name: String,
+        expected: Class,
+        got: Class,
+    },
+    /// The kernel reads its result from this buffer, but the shader declares it read-only.
+    ReadOnlyOutput { binding: u32, name: String },
+    /// A uniform larger than the one the kernel fills.
+    UniformTooLarge {
+        binding: u32,
+        name: String,
+        bytes: u32,
+        provided: u32,
+    },
+}
+
+/// "0 a (storage, read), 1 b (storage, read), …": what the original binds.
+fn provided(original: &Interface) -> String {
+    original
+        .resources
+        .iter()
+        .map(|r| format!("{} {} ({})", r.binding, r.name, r.class.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Compares an edited module's interface with the original's (which is exactly what the
+/// kernel's plan binds, since the original runs with it). Empty when they fit.
+pub fn mismatches(original: &Interface, edited: &Interface, entry: &str) -> Vec<Mismatch> {
+    if !edited.has_entry {
+        return vec![Mismatch::NoEntry {
+            entry: entry.to_string(),
+            found: edited.compute_entries.clone(),
+        }];
+    }
+    let mut out = Vec::new();
+    let slot = |r: &Resource| (r.group, r.binding);
+    for e in &edited.resources {
+        match original.resources.iter().find(|o| slot(o) == slot(e)) {
+            None => out.push(Mismatch::Extra {
+                group: e.group,
+                binding: e.binding,
+                name: e.name.clone(),
+                provided: provided(original),
+            }),
+            Some(o) => {
+                let kind = |c: Class| std::mem::discriminant(&c);
+                if kind(o.class) != kind(e.class) {
+                    out.push(Mismatch::WrongClass {
+                        binding: e.binding,
+                        name: e.name.clone(),
+                        expected: o.class,
+                        got: e.class,
+                    });
+                } else if o.class == (Class::Storage { write: true })
+                    && e.class == (Class::Storage { write: false })
+                {
+                    out.push(Mismatch::ReadOnlyOutput {
+                        binding: e.binding,
+                        name: e.name.clone(),
+                    });
+                } else if o.class == Class::Uniform && e.size > o.size {
+                    out.push(Mismatch::UniformTooLarge {
+                        binding: e.binding,
+                        name: e.name.clone(),
+                        bytes: e.size,
+                        provided: o.size,
+                    });
+                }
+            }
+        }
+    }
+    for o in &original.resources {
+        if !edited.resources.iter().any(|e| slot(e) == slot(o)) {
+            out.push(Mismatch::Missing {
+                binding: o.binding,
+                name: o.name.clone(),
+            });
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +379,103 @@ mod tests {
         let d = check(src);
         assert!(!d.is_empty());
         assert_eq!(d[0].line, 4, "{d:?}");
+    }
+
+    const MATMUL: &str = "struct D { m: u32, n: u32, k: u32, p: u32 }\n\
+        @group(0) @binding(0) var<storage, read> a: array<f32>;\n\
+        @group(0) @binding(1) var<storage, read> b: array<f32>;\n\
+        @group(0) @binding(2) var<storage, read_write> c: array<f32>;\n\
+        @group(0) @binding(3) var<uniform> d: D;\n\
+        @compute @workgroup_size(8)\n\
+        fn main(@builtin(global_invocation_id) g: vec3<u32>) { c[g.x] = a[g.x] * b[g.x] + f32(d.m); }\n";
+
+    fn mism(edited: &str) -> Vec<Mismatch> {
+        let o = interface(MATMUL, "main").expect("original");
+        let e = interface(edited, "main").expect("edited");
+        mismatches(&o, &e, "main")
+    }
+
+    #[test]
+    fn the_original_fits_itself() {
+        let i = interface(MATMUL, "main").expect("valid");
+        assert_eq!(i.resources.len(), 4);
+        assert_eq!(i.resources[3].class, Class::Uniform);
+        assert_eq!(i.resources[3].size, 16);
+        assert_eq!(mismatches(&i, &i, "main"), vec![]);
+        assert_eq!(interface("fn f( {", "main"), None);
+    }
+
+    #[test]
+    fn a_wrong_binding_number_names_what_is_provided() {
+        let m = mism(&MATMUL.replace("@binding(2)", "@binding(4)"));
+        assert_eq!(
+            m,
+            vec![
+                Mismatch::Extra {
+                    group: 0,
+                    binding: 4,
+                    name: "c".into(),
+                    provided: "0 a (storage, read), 1 b (storage, read), 2 c (storage, read_write), 3 d (uniform)".into()
+                },
+                Mismatch::Missing {
+                    binding: 2,
+                    name: "c".into()
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn entry_points_types_and_unused_buffers_are_named() {
+        assert_eq!(
+            mism(&MATMUL.replace("fn main", "fn go")),
+            vec![Mismatch::NoEntry {
+                entry: "main".into(),
+                found: vec!["go".into()]
+            }]
+        );
+        let m = mism(
+            &MATMUL
+                .replace(
+                    "var<storage, read> b: array<f32>",
+                    "var<uniform> b: vec4<f32>",
+                )
+                .replace("b[g.x]", "b.x"),
+        );
+        assert!(
+            matches!(
+                &m[..],
+                [Mismatch::WrongClass {
+                    binding: 1,
+                    expected: Class::Storage { write: false },
+                    got: Class::Uniform,
+                    ..
+                }]
+            ),
+            "{m:?}"
+        );
+        // b no longer read: the kernel still binds it.
+        let m = mism(&MATMUL.replace("* b[g.x]", ""));
+        assert_eq!(
+            m,
+            vec![Mismatch::Missing {
+                binding: 1,
+                name: "b".into()
+            }]
+        );
+        let m = mism(&MATMUL.replace(
+            "struct D { m: u32, n: u32, k: u32, p: u32 }",
+            "struct D { m: u32, n: u32, k: u32, p: u32, q: vec4<u32> }",
+        ));
+        assert_eq!(
+            m,
+            vec![Mismatch::UniformTooLarge {
+                binding: 3,
+                name: "d".into(),
+                bytes: 32,
+                provided: 16
+            }]
+        );
     }
 
     #[test]

@@ -21,3 +21,88 @@ pub fn validate(source: &str) -> js_sys::Array {
     }
     out
 }
+
+/// Compares the edited source's bindings and entry point with the original's (what the
+/// kernel binds): an array of `{kind, group, binding, name, provided, expected, got, bytes,
+/// limit, entry, found}` objects (only the fields the kind needs), empty when they fit or
+/// when either source does not validate (its diagnostics already say why).
+#[wasm_bindgen]
+pub fn binding_check(original: &str, edited: &str, entry: &str) -> js_sys::Array {
+    use crate::Mismatch;
+    let out = js_sys::Array::new();
+    let (Some(o), Some(e)) = (
+        crate::interface(original, entry),
+        crate::interface(edited, entry),
+    ) else {
+        return out;
+    };
+    for m in crate::mismatches(&o, &e, entry) {
+        let obj = js_sys::Object::new();
+        let set = |k: &str, v: JsValue| {
+            let _ = js_sys::Reflect::set(&obj, &JsValue::from_str(k), &v);
+        };
+        let s = |v: &str| JsValue::from_str(v);
+        match m {
+            Mismatch::NoEntry { entry, found } => {
+                set("kind", s("no_entry"));
+                set("entry", s(&entry));
+                set(
+                    "found",
+                    s(&if found.is_empty() {
+                        "—".to_string()
+                    } else {
+                        found.join(", ")
+                    }),
+                );
+            }
+            Mismatch::Extra {
+                group,
+                binding,
+                name,
+                provided,
+            } => {
+                set("kind", s("extra"));
+                set("group", JsValue::from(group));
+                set("binding", JsValue::from(binding));
+                set("name", s(&name));
+                set("provided", s(&provided));
+            }
+            Mismatch::Missing { binding, name } => {
+                set("kind", s("missing"));
+                set("binding", JsValue::from(binding));
+                set("name", s(&name));
+            }
+            Mismatch::WrongClass {
+                binding,
+                name,
+                expected,
+                got,
+            } => {
+                set("kind", s("wrong_class"));
+                set("binding", JsValue::from(binding));
+                set("name", s(&name));
+                set("expected", s(expected.name()));
+                set("got", s(got.name()));
+            }
+            Mismatch::ReadOnlyOutput { binding, name } => {
+                set("kind", s("read_only_output"));
+                set("binding", JsValue::from(binding));
+                set("name", s(&name));
+            }
+            Mismatch::UniformTooLarge {
+                binding,
+                name,
+                bytes,
+                provided,
+            } => {
+                set("kind", s("uniform_too_large"));
+                set("binding", JsValue::from(binding));
+                set("name", s(&name));
+                set("bytes", JsValue::from(bytes));
+                set("limit", JsValue::from(provided));
+            }
+        }
+        out.push(&obj);
+    }
+    out
+}

@@ -12,6 +12,8 @@ const APP_LIB: &str = "gpu_playground";
 /// naga's WGSL checker for the editor: its own wasm module, loaded only when an editor opens.
 const CHECK_PACKAGE: &str = "wgsl-check";
 const CHECK_LIB: &str = "wgsl_check";
+/// The cargo profile of the site's wasm (Cargo.toml: release, tuned for size).
+const WEB_PROFILE: &str = "web";
 
 /// Sizes of the built wasm module, for the build report.
 pub struct BuildReport {
@@ -24,6 +26,8 @@ pub struct BuildReport {
 
 /// Builds the release app into `out` (replacing what was there).
 pub fn dist(out: &Path) -> Result<BuildReport, String> {
+    // Absolute: some steps run in other directories (the editor's bundler runs in editor/).
+    let out = &std::path::absolute(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let toolchain = ensure_wasm_toolchain()?;
     let bindgen = ensure_wasm_bindgen()?;
     // wasm-opt is an optimisation, not a requirement: without npm the build still works.
@@ -36,13 +40,14 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     };
 
     step(&format!(
-        "Building {APP_PACKAGE} for wasm32 (release; a clean build takes ~4 min on 2 cores)"
+        "Building {APP_PACKAGE} for wasm32 (profile `web`; a clean build takes ~4 min on 2 cores)"
     ));
     let mut cargo = Command::new("cargo");
     cargo
         .args([
             "build",
-            "--release",
+            "--profile",
+            WEB_PROFILE,
             "--target",
             "wasm32-unknown-unknown",
             "-p",
@@ -55,7 +60,8 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     run(&mut cargo)?;
     let release = toolchain
         .target_dir()
-        .join("wasm32-unknown-unknown/release");
+        .join("wasm32-unknown-unknown")
+        .join(WEB_PROFILE);
     let wasm = release.join(format!("{APP_LIB}.wasm"));
 
     step(&format!("Writing the site to {}", out.display()));

@@ -83,8 +83,12 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     )?;
 
     // index.html changed after the file list was taken: list again for the precache.
+    // The editor's files (CodeMirror and naga's checker, ~500 KiB gzip) are left out: a first
+    // visit should not download what most visitors never open. The service worker caches
+    // them when the editor first loads them (network-first requests are stored), so the
+    // editor works offline after it has been opened once.
     let mut precache = list_files(out)?;
-    precache.retain(|f| f != "sw.js");
+    precache.retain(|f| f != "sw.js" && !f.starts_with(EDITOR_DIR));
     precache.insert(0, "./".into());
     let list = precache
         .iter()
@@ -100,6 +104,9 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     write(&sw, sw_text.as_bytes())?;
     Ok(version)
 }
+
+/// Files under this folder are not precached (see `finish_site`).
+pub const EDITOR_DIR: &str = "editor/";
 
 /// Every file under `dir`, as `/`-separated relative paths, sorted.
 fn list_files(dir: &Path) -> Result<Vec<String>, String> {
@@ -254,11 +261,13 @@ fn adler32(bytes: &[u8]) -> u32 {
     (b << 16) | a
 }
 
-/// Writes `icons/icon-192.png` and `icons/icon-512.png` (named in the web app manifest).
+/// Writes `icons/icon-192.png` and `icons/icon-512.png` (named in the web app manifest) and
+/// `icons/icon-32.png`, the page's favicon: the PNGs are stored uncompressed (148 KiB at 192 px,
+/// and hosts do not gzip images), so the page itself links the small one.
 pub fn write_icons(out: &Path) -> Result<(), String> {
     let dir = out.join("icons");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    for size in [192, 512] {
+    for size in [32, 192, 512] {
         write(
             &dir.join(format!("icon-{size}.png")),
             &png(size, size, &icon_rgba(size)),
@@ -316,6 +325,8 @@ mod tests {
             "import './pkg/gpu_playground.js'; v='__BUILD_VERSION__';",
         );
         w("cpu-worker.js", "import './pkg/gpu_playground.js';");
+        std::fs::create_dir_all(dir.join("editor")).unwrap();
+        w("editor/editor.js", "// CodeMirror");
         w(
             "index.html",
             r#"<script type="module" src="./boot.js"></script>"#,
@@ -354,6 +365,10 @@ mod tests {
             assert!(sw.contains(&format!("'{f}'")), "{f} not precached");
         }
         assert!(!files.contains(&"pkg/gpu_playground.js".to_string()));
+        // The editor is cached when first opened, not on the first visit; it still counts
+        // towards the version (a new editor is a new build).
+        assert!(files.contains(&"editor/editor.js".to_string()));
+        assert!(!sw.contains("editor/"), "the editor is precached");
         // A glue file that no longer names the wasm the way we expect fails the build.
         w("pkg/gpu_playground_bg.wasm", "WASM");
         w("pkg/gpu_playground.js", "fetch(somewhere)");

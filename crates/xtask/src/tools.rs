@@ -46,6 +46,16 @@ impl WasmToolchain {
                 cmd.env("RUSTC", "/usr/bin/rustc")
                     .env("RUSTC_BOOTSTRAP", "1")
                     .env("CARGO_UNSTABLE_BUILD_STD", "std,panic_abort")
+                    // A panic in wasm32-unknown-unknown is a trap either way: std's panic
+                    // message goes to a stderr that does not exist there, so the message
+                    // formatting and location tables are dead weight (~N KiB gzip, see
+                    // docs/benchmarks.md "First load"). `immediate-abort` leaves them out; a
+                    // panic still ends in the same `unreachable` trap. (Replaces the config's
+                    // target rustflags, so simd128 is repeated.)
+                    .env(
+                        "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+                        "-C target-feature=+simd128 -Zunstable-options -Cpanic=immediate-abort",
+                    )
                     .env("CARGO_TARGET_DIR", root().join("target/web-debian"));
             }
         }

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::Ctx;
-use crate::kernel_edit::PlacedMessage;
+use crate::kernel_edit::{BindingProblem, PlacedMessage};
 
 #[wasm_bindgen(inline_js = "
 let loading = null;
@@ -40,6 +40,55 @@ extern "C" {
     fn destroy(this: &EditorHandle);
     #[wasm_bindgen(method, js_name = setExternal)]
     fn set_external(this: &EditorHandle, list: &js_sys::Array);
+}
+
+/// naga's comparison of `edited` with `original` (bindings and entry point `entry`), from
+/// the editor module (loaded if it is not yet): what would stop the pipeline, in words,
+/// before anything is sent to the GPU.
+pub async fn binding_check(
+    original: &str,
+    edited: &str,
+    entry: &str,
+) -> Result<Vec<BindingProblem>, String> {
+    let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
+    let module = load_editor().await.map_err(describe)?;
+    let check = js_sys::Reflect::get(&module, &"bindingCheck".into())
+        .map_err(describe)?
+        .dyn_into::<js_sys::Function>()
+        .map_err(describe)?;
+    let promise = check
+        .call3(
+            &JsValue::NULL,
+            &original.into(),
+            &edited.into(),
+            &entry.into(),
+        )
+        .map_err(describe)?;
+    let list = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .map_err(describe)?;
+    let list: js_sys::Array = list.dyn_into().map_err(describe)?;
+    Ok(list
+        .iter()
+        .map(|o| {
+            let field = |k: &str| {
+                js_sys::Reflect::get(&o, &k.into())
+                    .ok()
+                    .and_then(|v| v.as_string().or_else(|| v.as_f64().map(|n| n.to_string())))
+                    .unwrap_or_default()
+            };
+            BindingProblem {
+                kind: field("kind"),
+                fields: [
+                    "group", "binding", "name", "provided", "expected", "got", "bytes", "limit",
+                    "entry", "found",
+                ]
+                .iter()
+                .map(|k| (*k, field(k)))
+                .collect(),
+            }
+        })
+        .collect())
 }
 
 /// A mounted editor and the closures it calls (dropped with it).
@@ -166,8 +215,16 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
             move |(list, _)| {
                 if let Some(m) = mounted.borrow().as_ref() {
                     let out = js_sys::Array::new();
-                    for p in list.iter() {
+                    for p in list.iter().filter(|p| p.line > 0) {
                         let o = js_sys::Object::new();
+                        let severity = if p.note {
+                            "info"
+                        } else if p.warning {
+                            "warning"
+                        } else {
+                            "error"
+                        };
+                        let _ = js_sys::Reflect::set(&o, &"severity".into(), &severity.into());
                         let _ = js_sys::Reflect::set(&o, &"line".into(), &p.line.into());
                         let _ = js_sys::Reflect::set(&o, &"column".into(), &p.column.into());
                         let _ =

@@ -429,7 +429,7 @@ pub fn Conv() -> Html {
                 if let Some(m) = &shape_message {
                     <p class="message error" role="alert" id="conv-shape-error">{ m.clone() }</p>
                 }
-                <p class="summary">{ ctx.t(&stage_keys[1]) }</p>
+                <p class="summary">{ ctx.t(&stage_keys[1]) }{ " " }{ super::editor_page::edit_link(&ctx, settings.stage.id()) }</p>
                 if gpu.is_none() && !checking {
                     <p class="message" id="conv-cpu-note">{ ctx.t("conv.cpu_note") }</p>
                 }

@@ -1,7 +1,10 @@
-//! `#/editor?stage=<kernel>`: edit a ladder stage's WGSL and run it beside the original.
-//! Run = naga's check in the editor → the browser compiles it → it runs on the stage's seeded
-//! inputs → checked against the CPU reference → timed, then the original runs on the same
-//! inputs. Drafts live in local storage; Share puts the source, deflated, in the URL (`src`).
+//! `#/editor?stage=<id>`: edit any kernel the site shows — a matmul stage, a conv stage, an
+//! MLP kernel, a measuring kernel (`crate::edit_target::Target`) — and run it beside the
+//! original. Run = naga's check in the editor → the browser compiles it → it runs on the
+//! family's inputs → checked element by element against the family's CPU reference → timed,
+//! then the original runs on the same inputs (`edit_run::run_target`). Wrong elements are
+//! listed and marked on the output's picture. Drafts live in local storage; Share puts the
+//! source, deflated, in the URL (`src`).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -9,14 +12,16 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
-use gpu_runtime::{CancelToken, Family, GpuError, KernelSpec, RunControl, RunOptions};
+use gpu_runtime::{CancelToken, Family, GpuError, RunControl};
+use wasm_bindgen::JsCast;
 
 use super::code_editor::CodeEditor;
+use super::edit_run::{run_target, EditedRun, Problem};
 use super::matmul_run::sizes_from_query;
 use super::Ctx;
+use crate::edit_target::{Target, WrongMap, GROUPS};
 use crate::kernel_edit::{
-    differences, draft_key, placed_messages, share_code, source_from_code, Difference,
+    browser_message, draft_key, placed_messages, share_code, source_from_code, BindingProblem,
     PlacedMessage, ShareError,
 };
 use crate::probe::WebGpuStatus;
@@ -29,8 +34,16 @@ use crate::{format, session};
 pub const MAX_EDITOR_DIM: u32 = 1024;
 /// A run that has not finished after this long is stopped and its device dropped.
 pub const RUN_TIMEOUT_MS: u32 = 20_000;
-/// Wrong elements listed.
-const SHOWN: usize = 8;
+/// The shortest watchdog a test may ask for with `watchdog=<ms>` in the URL.
+const MIN_TIMEOUT_MS: u32 = 1_000;
+
+/// The watchdog's limit: [`RUN_TIMEOUT_MS`], or a shorter one from the URL (tests).
+pub fn timeout_ms(query: &crate::query::Query) -> u32 {
+    query
+        .get("watchdog")
+        .and_then(|v| v.parse::<u32>().ok())
+        .map_or(RUN_TIMEOUT_MS, |v| v.clamp(MIN_TIMEOUT_MS, RUN_TIMEOUT_MS))
+}
 
 fn storage() -> Option<web_sys::Storage> {
     gloo::utils::window().local_storage().ok().flatten()
@@ -50,23 +63,24 @@ pub fn save_draft(key: &str, text: Option<&str>) {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct EditedRun {
-    pub wrong: usize,
-    pub total: usize,
-    pub first: Vec<Difference>,
-    pub ms: f64,
-    pub method: gpu_runtime::TimingMethod,
-    pub original_ms: Option<f64>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
 pub enum Outcome {
     Idle,
     Running,
     Done(Box<EditedRun>),
     HasErrors(usize),
     Failed(String),
-    TimedOut,
+    /// Stopped by the watchdog after this many milliseconds.
+    TimedOut(u32),
+    /// naga found that the kernel does not fit the page's bindings; nothing was run.
+    Bindings(Vec<BindingProblem>),
+}
+
+/// Why a run did not produce a result.
+enum RunError {
+    Gpu(GpuError),
+    Bindings(Vec<BindingProblem>),
+    /// The browser's compiler reported errors (they are in the page's message list).
+    Compiler,
 }
 
 /// The page's state, changed by the editor, Run, Reset and Share.
@@ -117,37 +131,6 @@ impl Reducible for EditorState {
     }
 }
 
-/// Runs the edited kernel, then the original, on the same seeded inputs.
-async fn run_both(
-    original: &'static KernelSpec,
-    edited: KernelSpec,
-    size: MatmulSize,
-    ctl: RunControl,
-    software: bool,
-) -> Result<EditedRun, GpuError> {
-    let (gpu, _) = session::gpu(software).await?;
-    let (a, b) = size.inputs(1);
-    let job = gpu_runtime::Job::Matmul { size, a: &a, b: &b };
-    let out = gpu
-        .run_with(&edited, &job, &RunOptions::default(), &ctl)
-        .await?;
-    let reference = matmul::reference(size, &a, &b);
-    let (wrong, first) = differences(size, &out.output, &reference, edited.precision, SHOWN);
-    let original_ms = gpu
-        .run_with(original, &job, &RunOptions::default(), &ctl)
-        .await
-        .ok()
-        .map(|o| o.timing.kernel_ms());
-    Ok(EditedRun {
-        wrong,
-        total: size.c_len(),
-        first,
-        ms: out.timing.kernel_ms(),
-        method: out.timing.method,
-        original_ms,
-    })
-}
-
 /// Turns the runtime's error into words the learner can act on.
 pub fn error_text(ctx: &Ctx, e: &GpuError) -> String {
     match e {
@@ -166,8 +149,12 @@ pub fn error_text(ctx: &Ctx, e: &GpuError) -> String {
 
 /// Starts `work` and gives up on it after [`RUN_TIMEOUT_MS`]: the outcome is then TimedOut,
 /// the run is cancelled and the page's device dropped, so the next run gets a fresh one.
-pub fn run_with_timeout<F, T>(work: F, cancel: CancelToken, finish: impl Fn(Option<T>) + 'static)
-where
+pub fn run_with_timeout<F, T>(
+    work: F,
+    cancel: CancelToken,
+    limit_ms: u32,
+    finish: impl Fn(Option<T>) + 'static,
+) where
     F: std::future::Future<Output = T> + 'static,
     T: 'static,
 {
@@ -176,7 +163,7 @@ where
     {
         let (settled, finish) = (settled.clone(), finish.clone());
         wasm_bindgen_futures::spawn_local(async move {
-            gloo::timers::future::TimeoutFuture::new(RUN_TIMEOUT_MS).await;
+            gloo::timers::future::TimeoutFuture::new(limit_ms).await;
             if !settled.replace(true) {
                 cancel.cancel();
                 session::forget();
@@ -196,26 +183,71 @@ fn href(ctx: &Ctx, id: &str) -> String {
     format!("#/editor?lang={}&stage={id}", ctx.lang.code())
 }
 
+/// `run-finished` of an edited kernel (docs/embedding.md): its time beside the original's and
+/// how many output elements differ from the CPU reference.
+fn editor_report(
+    stage: &str,
+    size: Option<gpu_runtime::cpu_kernels::matmul::MatmulSize>,
+    run: &EditedRun,
+) -> crate::embed::Report {
+    use crate::embed::Field;
+    let mut r = vec![("stage", Field::Str(stage.into()))];
+    if let Some(size) = size {
+        r.push(("m", Field::Num(size.m as f64)));
+        r.push(("n", Field::Num(size.n as f64)));
+        r.push(("k", Field::Num(size.k as f64)));
+    }
+    r.push(("ms", Field::Num(run.ms)));
+    r.push(("wrong", Field::Num(run.diff.wrong as f64)));
+    r.push(("checked", Field::Num(run.diff.total as f64)));
+    r.push(("verified", Field::Bool(run.diff.wrong == 0)));
+    if let Some(o) = run.original_ms {
+        r.push(("originalMs", Field::Num(o)));
+    }
+    r
+}
+
+/// "Edit this kernel": the link every page that shows a kernel puts beside it (`id` is a
+/// kernel's id, or a conv stage's).
+pub fn edit_link(ctx: &Ctx, id: &str) -> Html {
+    let title = Target::from_id(id)
+        .map(|t| ctx.tf("editor.edit_named", &[("title", ctx.t(&t.title_key()))]))
+        .unwrap_or_default();
+    html! {
+        <a class="button edit-kernel" href={href(ctx, id)} data-edit={id.to_string()} title={title.clone()} aria-label={title}>{ ctx.t("editor.edit_this") }</a>
+    }
+}
+
+/// Translation key of a family's heading in the kernel list.
+fn group_key(f: Family) -> &'static str {
+    match f {
+        Family::Matmul => "editor.group.matmul",
+        Family::Conv => "editor.group.conv",
+        Family::Mlp => "editor.group.mlp",
+        _ => "editor.group.measure",
+    }
+}
+
 #[function_component]
 pub fn KernelEditor() -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
-    let stages: Vec<&'static KernelSpec> =
-        KernelSpec::ladder(Family::Matmul).map(|(_, k)| k).collect();
+    let targets = Target::all();
     let requested = ctx
         .as_ref()
         .and_then(|c| c.query.get("stage").map(str::to_string));
-    let kernel = requested
+    let target = requested
         .as_deref()
-        .and_then(|id| stages.iter().copied().find(|k| k.id == id))
-        .or(stages.first().copied());
-    let original = use_memo(kernel.map(|k| k.id), move |_| {
+        .and_then(Target::from_id)
+        .or(targets.first().copied());
+    let kernel = target.and_then(|t| t.kernel());
+    let original = use_memo(target.map(|t| t.id()), move |_| {
         kernel.map(|k| k.wgsl()).unwrap_or_default()
     });
     let shared = ctx
         .as_ref()
         .and_then(|c| c.query.get("src").map(source_from_code));
-    let key = draft_key("kernel", kernel.map(|k| k.id).unwrap_or(""));
+    let key = draft_key("kernel", target.map(|t| t.id()).unwrap_or(""));
     let state = {
         let (original, shared, key) = (original.clone(), shared.clone(), key.clone());
         use_reducer(move || EditorState {
@@ -231,12 +263,26 @@ pub fn KernelEditor() -> Html {
         })
     };
     let cancel = super::matmul_run::use_cancel_on_unmount();
-    let (Some(ctx), Some(kernel)) = (ctx, kernel) else {
+    let picture = use_node_ref();
+    {
+        let (picture, outcome) = (picture.clone(), state.outcome.clone());
+        use_effect_with(outcome, move |o| {
+            if let Outcome::Done(run) = o {
+                if run.diff.wrong > 0 {
+                    draw_wrong_map(&picture, &run.diff.map);
+                }
+            }
+        });
+    }
+    let (Some(ctx), Some(target), Some(kernel)) = (ctx, target, kernel) else {
         return html! {};
     };
+    let is_matmul = matches!(target, Target::Matmul(_));
     let size = sizes_from_query(&ctx.query).filter(|s| s.m.max(s.n).max(s.k) <= MAX_EDITOR_DIM);
+    let size_ok = !is_matmul || size.is_some();
     let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
     let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+    let limit_ms = timeout_ms(&ctx.query);
 
     let on_change = {
         let (state, key) = (state.clone(), key.clone());
@@ -270,9 +316,12 @@ pub fn KernelEditor() -> Html {
         })
     };
     let run = {
-        let (state, cancel, ctx) = (state.clone(), cancel.clone(), ctx.clone());
+        let (state, cancel, ctx, original) =
+            (state.clone(), cancel.clone(), ctx.clone(), original.clone());
         Callback::from(move |_| {
-            let Some(size) = size else { return };
+            if !size_ok {
+                return;
+            }
             if state.errors > 0 {
                 state.dispatch(Action::Outcome(Outcome::HasErrors(state.errors)));
                 return;
@@ -287,33 +336,97 @@ pub fn KernelEditor() -> Html {
             state.dispatch(Action::Outcome(Outcome::Running));
             let state = state.clone();
             let ctx2 = ctx.clone();
-            run_with_timeout(
-                run_both(kernel, edited, size, ctl, software),
-                flag,
-                move |r| {
-                    let placed = match &r {
-                        Some(Err(GpuError::Shader(m))) => placed_messages(m),
-                        _ => Vec::new(),
-                    };
-                    state.dispatch(Action::Compiler(placed));
-                    let o = match r {
-                        None => Outcome::TimedOut,
-                        Some(Ok(run)) => Outcome::Done(Box::new(run)),
-                        Some(Err(GpuError::Cancelled)) => Outcome::Idle,
-                        Some(Err(e)) => Outcome::Failed(error_text(&ctx2, &e)),
-                    };
-                    state.dispatch(Action::Outcome(o));
-                },
-            );
+            let (original, source) = ((*original).clone(), state.source.clone());
+            // naga compares the bindings and entry point with the original's first: a
+            // mismatch is named in words and nothing reaches the GPU. Then the browser's own
+            // compiler gives its messages (shown beside naga's); errors there stop the run.
+            let work = async move {
+                if let Ok(problems) =
+                    super::code_editor::binding_check(&original, &source, kernel.entry_point).await
+                {
+                    if !problems.is_empty() {
+                        return (Vec::new(), Err(RunError::Bindings(problems)));
+                    }
+                }
+                let gpu = match session::gpu(software).await {
+                    Ok((g, _)) => g,
+                    Err(e) => return (Vec::new(), Err(RunError::Gpu(e))),
+                };
+                let browser: Vec<PlacedMessage> = gpu
+                    .compilation_messages(&source)
+                    .await
+                    .iter()
+                    .map(|m| {
+                        use gpu_runtime::wgpu::CompilationMessageType as T;
+                        PlacedMessage {
+                            note: m.message_type == T::Info,
+                            ..browser_message(
+                                &source,
+                                m.location.map_or(0, |l| l.line_number),
+                                m.location.map(|l| l.offset as usize),
+                                &m.message,
+                                m.message_type != T::Error,
+                            )
+                        }
+                    })
+                    .collect();
+                if browser.iter().any(|m| !m.warning) {
+                    return (browser, Err(RunError::Compiler));
+                }
+                let r = run_target(target, edited, size, ctl, software)
+                    .await
+                    .map_err(RunError::Gpu);
+                (browser, r)
+            };
+            let target_id = target.id();
+            run_with_timeout(work, flag, limit_ms, move |r| {
+                let (browser, r) = match r {
+                    Some((b, r)) => (b, Some(r)),
+                    None => (Vec::new(), None),
+                };
+                let placed = match &r {
+                    Some(Err(RunError::Gpu(GpuError::Shader(m)))) if browser.is_empty() => {
+                        placed_messages(m)
+                    }
+                    _ => browser,
+                };
+                state.dispatch(Action::Compiler(placed));
+                super::embed::report(match &r {
+                    Some(Ok(run)) => Ok(editor_report(target_id, size, run)),
+                    None => Err("timed out".into()),
+                    Some(Err(RunError::Gpu(e))) => Err(e.to_string()),
+                    Some(Err(RunError::Bindings(_))) => Err("binding mismatch".into()),
+                    Some(Err(RunError::Compiler)) => Err("compile error".into()),
+                });
+                let o = match r {
+                    None => Outcome::TimedOut(limit_ms),
+                    Some(Ok(run)) => Outcome::Done(Box::new(run)),
+                    Some(Err(RunError::Gpu(GpuError::Cancelled))) => Outcome::Idle,
+                    Some(Err(RunError::Gpu(e))) => Outcome::Failed(error_text(&ctx2, &e)),
+                    Some(Err(RunError::Bindings(p))) => Outcome::Bindings(p),
+                    Some(Err(RunError::Compiler)) => {
+                        Outcome::Failed(ctx2.t("editor.browser.rejected").to_string())
+                    }
+                };
+                state.dispatch(Action::Outcome(o));
+            });
         })
     };
 
-    let links = stages.iter().map(|k| {
+    let groups = GROUPS.iter().map(|&f| {
+        let links = targets.iter().filter(|t| t.family() == f).map(|t| {
+            html! {
+                <li><a href={href(&ctx, t.id())} aria-current={(t.id() == target.id()).then_some("page")}>{ ctx.t(&t.title_key()) }</a></li>
+            }
+        });
         html! {
-            <li><a href={href(&ctx, k.id)} aria-current={(k.id == kernel.id).then_some("page")}>{ ctx.t(k.title_key) }</a></li>
+            <li class="editor-group">
+                <span class="editor-group-name">{ ctx.t(group_key(f)) }</span>
+                <ul class="editor-stages">{ for links }</ul>
+            </li>
         }
     });
-    let unknown = requested.filter(|id| id != kernel.id).map(|id| {
+    let unknown = requested.filter(|id| id != target.id()).map(|id| {
         let id: String = id.chars().take(40).collect();
         html! { <p class="message error" role="alert">{ ctx.tf("ladder.unknown_stage", &[("name", &id)]) }</p> }
     });
@@ -328,28 +441,36 @@ pub fn KernelEditor() -> Html {
         .map(|(i, (_, l))| (i + 1, l.to_string()))
         .collect();
     let running = state.outcome == Outcome::Running;
+    let context = (!is_matmul).then(|| {
+        html! { <p class="editor-context">{ ctx.t(&format!("editor.context.{}", match target.family() {
+            Family::Conv => "conv", Family::Mlp => "mlp", _ => "measure" })) }</p> }
+    });
 
     html! {
         <section class="page editor-page">
             <h1>{ ctx.t("editor.heading") }</h1>
             <p class="lead">{ ctx.t("editor.intro") }</p>
+            <super::EmbedButton widget="editor" extra={vec![("stage", target.id().to_string())]} />
+            <p><a class="scratch-link" href={format!("#/editor?lang={}&scratch", ctx.lang.code())}>{ ctx.t("scratch.open") }</a></p>
             { for unknown }
             { for shared_error }
-            <nav aria-label={ctx.t("editor.stages")}><ul class="editor-stages">{ for links }</ul></nav>
-            <h2>{ ctx.tf("editor.editing", &[("title", ctx.t(kernel.title_key))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
+            <nav aria-label={ctx.t("editor.stages")}><ul class="editor-groups">{ for groups }</ul></nav>
+            <h2>{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
+            { for context }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} external={state.external.clone()} />
             <div class="editor-actions">
-                <button class="button primary" onclick={run} disabled={running || !has_gpu || size.is_none()}>
+                <button id="editor-run" class="button primary" onclick={run} disabled={running || !has_gpu || !size_ok}>
                     { ctx.t("editor.run") }
                 </button>
                 <button class="button" onclick={reset} disabled={running}>{ ctx.t("editor.reset") }</button>
                 <button class="button" onclick={share}>{ ctx.t("editor.share") }</button>
             </div>
-            { if size.is_none() { html!{ <p class="message error" role="alert">{ ctx.tf("editor.size_refused", &[("max", &MAX_EDITOR_DIM.to_string())]) }</p> } } else { html!{} } }
+            { if !size_ok { html!{ <p class="message error" role="alert">{ ctx.tf("editor.size_refused", &[("max", &MAX_EDITOR_DIM.to_string())]) }</p> } } else { html!{} } }
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
             { share_view(&ctx, &state.share) }
-            <div class="editor-result" aria-live="polite">{ outcome_view(&ctx, &state.outcome, size) }</div>
+            { browser_messages_view(&ctx, &state.external) }
+            <div class="editor-result" aria-live="polite">{ outcome_view(&ctx, &state.outcome, picture) }</div>
             <details class="editor-diff">
                 <summary>{ ctx.tf("editor.diff", &[("n", &changed.len().to_string())]) }</summary>
                 <pre class="source"><code>
@@ -362,6 +483,39 @@ pub fn KernelEditor() -> Html {
     }
 }
 
+/// Draws the wrong-element map: one pixel per cell (CSS scales it up without smoothing),
+/// wrong cells red, darker the more of their elements are wrong, right ones pale green.
+fn draw_wrong_map(canvas: &NodeRef, map: &WrongMap) {
+    let Some(canvas) = canvas.cast::<web_sys::HtmlCanvasElement>() else {
+        return;
+    };
+    canvas.set_width(map.cols);
+    canvas.set_height(map.rows);
+    let Ok(Some(c2d)) = canvas.get_context("2d") else {
+        return;
+    };
+    let Ok(c2d) = c2d.dyn_into::<web_sys::CanvasRenderingContext2d>() else {
+        return;
+    };
+    let per_cell = (map.block.0 * map.block.1).max(1) as f64;
+    let mut rgba = Vec::with_capacity(map.wrong.len() * 4);
+    for &w in &map.wrong {
+        if w == 0 {
+            rgba.extend_from_slice(&[214, 238, 214, 255]);
+        } else {
+            let f = (w as f64 / per_cell).min(1.0);
+            let shade = (200.0 * (1.0 - f)) as u8;
+            rgba.extend_from_slice(&[200 + (55.0 * f) as u8, shade / 3, shade / 3, 255]);
+        }
+    }
+    if let Ok(img) = web_sys::ImageData::new_with_u8_clamped_array_and_sh(
+        wasm_bindgen::Clamped(&rgba),
+        map.cols,
+        map.rows,
+    ) {
+        let _ = c2d.put_image_data(&img, 0.0, 0.0);
+    }
+}
 fn share_view(ctx: &Ctx, share: &Option<Result<String, ShareError>>) -> Html {
     match share {
         None => html! {},
@@ -377,7 +531,72 @@ fn share_view(ctx: &Ctx, share: &Option<Result<String, ShareError>>) -> Html {
     }
 }
 
-fn outcome_view(ctx: &Ctx, outcome: &Outcome, size: Option<MatmulSize>) -> Html {
+/// The browser's own compiler messages from the last run, each with its place.
+fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
+    if list.is_empty() {
+        return html! {};
+    }
+    html! {
+        <div class="browser-messages" role="status">
+            <p>{ ctx.tf("editor.browser.heading", &[("n", &list.len().to_string())]) }</p>
+            <ul>
+                { for list.iter().map(|m| {
+                    let kind = if m.note {
+                        ctx.t("editor.browser.note")
+                    } else if m.warning {
+                        ctx.t("editor.browser.warning")
+                    } else {
+                        ctx.t("editor.browser.error")
+                    };
+                    let place = if m.line > 0 {
+                        ctx.tf("editor.browser.place", &[("line", &m.line.to_string()), ("column", &m.column.to_string())])
+                    } else {
+                        String::new()
+                    };
+                    html! {
+                        <li class={classes!(if m.note { "note" } else if m.warning { "warning" } else { "error" })}
+                            data-line={m.line.to_string()} data-column={m.column.to_string()}>
+                            <span class="kind">{ kind }</span>{ " " }{ place }{ " " }<span class="text">{ m.message.clone() }</span>
+                        </li>
+                    }
+                }) }
+            </ul>
+        </div>
+    }
+}
+
+fn problem_text(ctx: &Ctx, p: &Problem) -> String {
+    match *p {
+        Problem::Matmul(s) => format!("{}×{}×{}", s.m, s.n, s.k),
+        Problem::Conv {
+            n,
+            c,
+            h,
+            w,
+            k,
+            r,
+            s,
+        } => ctx.tf(
+            "editor.problem.conv",
+            &[
+                ("input", &format!("{n}×{h}×{w}×{c}")),
+                ("filter", &format!("{k}×{r}×{s}")),
+            ],
+        ),
+        Problem::MlpStep { batch } => {
+            ctx.tf("editor.problem.mlp", &[("batch", &batch.to_string())])
+        }
+        Problem::Measure { elements, threads } => ctx.tf(
+            "editor.problem.measure",
+            &[
+                ("elements", &elements.to_string()),
+                ("threads", &threads.to_string()),
+            ],
+        ),
+    }
+}
+
+fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
     match outcome {
         Outcome::Idle => html! {},
         Outcome::Running => {
@@ -387,16 +606,24 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, size: Option<MatmulSize>) -> Html 
             <p class="message error" role="alert">{ ctx.tf("editor.has_errors", &[("n", &n.to_string())]) }</p>
         },
         Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
-        Outcome::TimedOut => html! {
-            <p class="message error" role="alert">{ ctx.tf("editor.timed_out", &[("s", &(RUN_TIMEOUT_MS / 1000).to_string())]) }</p>
+        Outcome::Bindings(list) => html! {
+            <div class="message error binding-problems" role="alert">
+                <p>{ ctx.t("editor.bind.heading") }</p>
+                <ul>
+                    { for list.iter().map(|p| html! {
+                        <li data-kind={p.kind.clone()}>{ ctx.tf(p.key(), &p.args()) }</li>
+                    }) }
+                </ul>
+            </div>
+        },
+        Outcome::TimedOut(ms) => html! {
+            <p class="message error timed-out" role="alert">{ ctx.tf("editor.timed_out", &[("s", &format!("{}", *ms as f64 / 1000.0))]) }</p>
         },
         Outcome::Done(run) => {
-            let dims = size
-                .map(|s| format!("{}×{}×{}", s.m, s.n, s.k))
-                .unwrap_or_default();
+            let run: &EditedRun = run;
             let times = html! {
                 <p class="editor-times">
-                    { ctx.tf("editor.time.edited", &[("size", &dims)]) }
+                    { ctx.tf("editor.time.edited", &[("size", &problem_text(ctx, &run.problem))]) }
                     { " " }
                     { match run.method {
                         gpu_runtime::TimingMethod::Timestamps => ctx.tf("run.time.timestamps", &[("ms", &format::ms(run.ms))]),
@@ -409,28 +636,58 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, size: Option<MatmulSize>) -> Html 
                     } }
                 </p>
             };
-            if run.wrong == 0 {
+            let d = &run.diff;
+            if d.wrong == 0 {
                 html! { <div class="verdict ok"><p>{ ctx.t("editor.correct") }</p>{ times }</div> }
             } else {
+                let (rows, cols) = run.layout.picture();
+                let caption = if d.map.block == (1, 1) {
+                    ctx.tf(
+                        "editor.map.caption",
+                        &[
+                            ("rows", &rows.to_string()),
+                            ("cols", &cols.to_string()),
+                            ("cells", &d.map.marked().to_string()),
+                        ],
+                    )
+                } else {
+                    ctx.tf(
+                        "editor.map.caption_blocks",
+                        &[
+                            ("rows", &rows.to_string()),
+                            ("cols", &cols.to_string()),
+                            ("h", &d.map.block.0.to_string()),
+                            ("w", &d.map.block.1.to_string()),
+                            ("cells", &d.map.marked().to_string()),
+                        ],
+                    )
+                };
                 html! {
                     <div class="verdict wrong">
-                        <p role="alert">{ ctx.tf("editor.wrong", &[("wrong", &run.wrong.to_string()), ("total", &run.total.to_string())]) }</p>
-                        <table class="differences">
-                            <thead><tr>
-                                <th>{ ctx.t("editor.col.element") }</th>
-                                <th>{ ctx.t("editor.col.expected") }</th>
-                                <th>{ ctx.t("editor.col.got") }</th>
-                            </tr></thead>
-                            <tbody>
-                                { for run.first.iter().map(|d| html! {
-                                    <tr>
-                                        <td>{ format!("C[{}][{}]", d.row, d.col) }</td>
-                                        <td>{ format!("{:.4}", d.expected) }</td>
-                                        <td>{ format!("{:.4}", d.got) }</td>
-                                    </tr>
-                                }) }
-                            </tbody>
-                        </table>
+                        <p role="alert">{ ctx.tf("editor.wrong", &[("wrong", &d.wrong.to_string()), ("total", &d.total.to_string())]) }</p>
+                        <div class="wrong-layout">
+                            <table class="differences">
+                                <thead><tr>
+                                    <th>{ ctx.t("editor.col.element") }</th>
+                                    <th>{ ctx.t("editor.col.expected") }</th>
+                                    <th>{ ctx.t("editor.col.got") }</th>
+                                </tr></thead>
+                                <tbody>
+                                    { for d.first.iter().map(|e| html! {
+                                        <tr>
+                                            <td>{ e.label.clone() }</td>
+                                            <td>{ format!("{:.4}", e.expected) }</td>
+                                            <td>{ format!("{:.4}", e.got) }</td>
+                                        </tr>
+                                    }) }
+                                </tbody>
+                            </table>
+                            <figure class="wrong-map">
+                                <canvas ref={picture} class="wrong-map-canvas" data-rows={d.map.rows.to_string()} data-cols={d.map.cols.to_string()}
+                                    data-marked={d.map.marked().to_string()} role="img" aria-label={caption.clone()}></canvas>
+                                <figcaption>{ caption }</figcaption>
+                            </figure>
+                        </div>
                         { times }
                     </div>
                 }

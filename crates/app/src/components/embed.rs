@@ -31,8 +31,11 @@ pub struct Widget {
     pub defaults: &'static [(&'static str, &'static str)],
     /// Controls `hide=` can hide; each has a rule in `www/css/embed.css`.
     pub hideable: &'static [&'static str],
-    /// The button a `run` request presses, if the widget runs anything.
+    /// The button a `run` request presses (a CSS selector), if the widget runs anything.
     pub run_button: Option<&'static str>,
+    /// Whether a `run` while the host's run is going presses the button again, to stop it
+    /// (training: Play, then Pause ends the run and reports it). Otherwise it is `busy`.
+    pub run_stops: bool,
     /// The iframe size the "Embed" button suggests (CSS px; `resize` adjusts the height).
     pub size: (u32, u32),
 }
@@ -65,7 +68,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["title", "notes"],
         size: (640, 560),
-        run_button: Some("run-button"),
+        run_button: Some("#run-button"),
+        run_stops: false,
     },
     Widget {
         id: "ladder",
@@ -76,7 +80,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["stages", "source", "run-all"],
         size: (960, 900),
-        run_button: Some("run-all-button"),
+        run_button: Some("#run-all-button"),
+        run_stops: false,
     },
     Widget {
         id: "race",
@@ -87,7 +92,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "tabs"],
         size: (760, 700),
-        run_button: Some("race-start"),
+        run_button: Some("#race-start"),
+        run_stops: false,
     },
     Widget {
         id: "sweep",
@@ -98,7 +104,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "tabs"],
         size: (760, 820),
-        run_button: Some("sweep-start"),
+        run_button: Some("#sweep-start"),
+        run_stops: false,
     },
     Widget {
         id: "claim",
@@ -109,7 +116,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "tabs"],
         size: (760, 760),
-        run_button: Some("claim-start"),
+        run_button: Some("#claim-start"),
+        run_stops: false,
     },
     Widget {
         id: "simt",
@@ -120,7 +128,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "replay"],
         size: (960, 900),
-        run_button: Some("vis-play"),
+        run_button: Some("#vis-play"),
+        run_stops: false,
     },
     Widget {
         id: "simt-compare",
@@ -131,7 +140,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[("stage", "naive"), ("compare", "tiled")],
         hideable: &["heading", "replay"],
         size: (960, 1000),
-        run_button: Some("vis-play"),
+        run_button: Some("#vis-play"),
+        run_stops: false,
     },
     Widget {
         id: "schedule",
@@ -142,7 +152,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &[],
         size: (760, 600),
-        run_button: Some("real-record"),
+        run_button: Some("#real-record"),
+        run_stops: false,
     },
     Widget {
         id: "train",
@@ -153,7 +164,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "kernels", "experiment"],
         size: (1000, 1000),
-        run_button: Some("train-play"),
+        run_button: Some("#train-play"),
+        run_stops: true,
     },
     Widget {
         id: "batch",
@@ -164,7 +176,8 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "playground"],
         size: (800, 600),
-        run_button: Some("train-exp-run"),
+        run_button: Some("#train-exp-run"),
+        run_stops: false,
     },
     Widget {
         id: "lesson",
@@ -173,12 +186,50 @@ pub const WIDGETS: &[Widget] = &[
             let id = ctx.query.get("lesson").unwrap_or("latency-throughput");
             html! { <Lesson id={id.to_string()} /> }
         },
-        params: &[],
+        params: &["lesson"],
         forced: &[],
         defaults: &[],
         hideable: &["heading", "prose"],
         size: (800, 900),
-        run_button: None,
+        run_button: Some("button.measure"),
+        run_stops: false,
+    },
+    Widget {
+        id: "editor",
+        title_key: "embed.widget.editor",
+        render: |ctx| {
+            // Keyed by stage, as on the full page: another stage starts from its own source.
+            let key = ctx.query.get("stage").unwrap_or_default().to_string();
+            html! { <super::KernelEditor {key} /> }
+        },
+        params: &["stage", "m", "n", "k", "src"],
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "stages"],
+        size: (960, 1000),
+        run_button: Some("#editor-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "puzzle",
+        title_key: "embed.widget.puzzle",
+        render: |ctx| {
+            let id = ctx
+                .query
+                .get("id")
+                .or(puzzles::PUZZLES.first().map(|p| p.id))
+                .unwrap_or_default()
+                .to_string();
+            let key = id.clone();
+            html! { <super::PuzzlePage {key} id={id} /> }
+        },
+        params: &["id"],
+        forced: &[],
+        defaults: &[],
+        hideable: &["hints", "solution"],
+        size: (900, 1000),
+        run_button: Some("#puzzle-run"),
+        run_stops: false,
     },
     Widget {
         id: "gpu",
@@ -190,6 +241,7 @@ pub const WIDGETS: &[Widget] = &[
         hideable: &[],
         size: (560, 640),
         run_button: None,
+        run_stops: false,
     },
 ];
 
@@ -395,14 +447,19 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
     match request.command {
         Command::GetState => post(&allowed, &state_json(&shared.borrow(), id)),
         Command::Run => {
-            if shared.borrow().pending.is_some() {
-                return post(&allowed, &error_json(id, &RequestError::Busy));
-            }
             let button = widget
                 .run_button
-                .and_then(|b| gloo::utils::document().get_element_by_id(b))
+                .and_then(|b| gloo::utils::document().query_selector(b).ok().flatten())
                 .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
                 .filter(|e| !e.has_attribute("disabled"));
+            if shared.borrow().pending.is_some() {
+                // A second `run` stops a run that only ends when told to (training).
+                if let (true, Some(b)) = (widget.run_stops, &button) {
+                    b.click();
+                    return;
+                }
+                return post(&allowed, &error_json(id, &RequestError::Busy));
+            }
             let Some(button) = button else {
                 return post(&allowed, &error_json(id, &RequestError::NotRunnable));
             };
@@ -633,7 +690,7 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
         query: query.clone(),
         ..ctx.clone()
     };
-    let full = format!("#/{}?{}", full_page(widget), {
+    let full = format!("#/{}?{}", full_page(widget, &query), {
         let mut q = query.clone();
         for k in ["parentOrigin", "hide", "theme"] {
             q.remove(k);
@@ -670,7 +727,8 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
     }
     html! {
         <ContextProvider<Ctx> context={inner.clone()}>
-            <div class="embed-root" data-widget={widget.id} data-hide={hidden.join(" ")}>
+            <div class="embed-root" data-widget={widget.id} data-hide={hidden.join(" ")}
+                data-hideable={widget.hideable.join(" ")}>
                 { for notes.iter().map(|n| html! { <p class="message error embed-note" role="alert">{ n.clone() }</p> }) }
                 <div key={*generation} class="embed-body">{ (widget.render)(&inner) }</div>
                 <p class="embed-open"><a href={full} target="_blank" rel="noopener">{ ctx.t("embed.open") }</a></p>
@@ -680,14 +738,20 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
 }
 
 /// The full page a widget belongs to (for "Open in GPU Playground").
-fn full_page(w: &Widget) -> &'static str {
+fn full_page(w: &Widget, query: &Query) -> String {
+    let with_id = |page: &str, key: &str| match query.get(key) {
+        Some(id) if !id.is_empty() => format!("{page}/{}", crate::query::encode_component(id)),
+        _ => page.to_string(),
+    };
     match w.id {
-        "matmul" | "ladder" => "kernels",
-        "race" | "sweep" | "claim" => "race",
-        "simt" | "simt-compare" | "schedule" => "visualiser",
-        "train" | "batch" => "train",
-        "lesson" => "learn",
-        _ => "",
+        "matmul" | "ladder" => "kernels".into(),
+        "race" | "sweep" | "claim" => "race".into(),
+        "simt" | "simt-compare" | "schedule" => "visualiser".into(),
+        "train" | "batch" => "train".into(),
+        "lesson" => with_id("learn", "lesson"),
+        "editor" => "editor".into(),
+        "puzzle" => with_id("puzzles", "id"),
+        _ => String::new(),
     }
 }
 
@@ -753,15 +817,26 @@ mod tests {
             include_str!("./visualiser.rs"),
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
+            include_str!("./editor_page.rs"),
+            include_str!("./puzzle_page.rs"),
+            include_str!("./learn/kit.rs"),
         ];
         for w in WIDGETS {
             if let Some(b) = w.run_button {
-                let attr = format!(r#"id="{b}""#);
-                assert!(
-                    sources.iter().any(|s| s.contains(&attr)),
-                    "{}: no element with {attr}",
-                    w.id
-                );
+                // `#id` or `tag.class`: the id attribute, or the class among an element's.
+                let found = if let Some(id) = b.strip_prefix('#') {
+                    let attr = format!(r#"id="{id}""#);
+                    sources.iter().any(|s| s.contains(&attr))
+                } else {
+                    let (tag, class) = b.split_once('.').unwrap_or((b, ""));
+                    sources.iter().any(|s| {
+                        s.match_indices(&format!("<{tag} ")).any(|(i, _)| {
+                            let el = &s[i..s[i..].find('>').map_or(s.len(), |e| i + e)];
+                            el.split('"').any(|v| v.split(' ').any(|c| c == class))
+                        })
+                    })
+                };
+                assert!(found, "{}: no element matches {b}", w.id);
             }
         }
     }

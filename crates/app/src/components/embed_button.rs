@@ -12,6 +12,10 @@ use crate::embed::{snippet, Snippet, SnippetWidget};
 pub struct EmbedButtonProps {
     /// The widget's id in the embed registry (`components/embed.rs`).
     pub widget: AttrValue,
+    /// Settings that live in the page's route rather than its query (a lesson's or a
+    /// puzzle's id), added to the snippet.
+    #[prop_or_default]
+    pub extra: Vec<(&'static str, String)>,
 }
 
 /// The site's address without the hash (where the embed will point).
@@ -50,7 +54,11 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         size: w.size,
         title: ctx.t(w.title_key),
     };
-    let s: Snippet = snippet(&site_base(), &info, ctx.lang.code(), ctx.query.pairs());
+    let mut query = ctx.query.clone();
+    for (k, v) in &props.extra {
+        query.set(k, v);
+    }
+    let s: Snippet = snippet(&site_base(), &info, ctx.lang.code(), query.pairs());
     let toggle = {
         let open = open.clone();
         Callback::from(move |_| open.set(!*open))

@@ -320,6 +320,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     html! {
         <section class="panel run-widget" aria-labelledby="run-heading">
             <h2 id="run-heading">{ ctx.t("run.heading") }</h2>
+            <super::EmbedButton widget="matmul" extra={vec![("stage", kernel.id.to_string())]} />
             if !props.compact {
                 <h3>{ ctx.t(kernel.title_key) }</h3>
                 <p class="summary">{ ctx.t(kernel.summary_key) }</p>

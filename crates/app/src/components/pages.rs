@@ -5,7 +5,7 @@ use yew::prelude::*;
 use super::embed::{EmbedHost, WIDGETS};
 use super::{
     Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
-    Race, Train, Visualiser,
+    Race, ScratchEditor, Train, Visualiser,
 };
 use crate::route::Route;
 
@@ -18,6 +18,7 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Visualiser => html! { <Visualiser /> },
         Route::Race => html! { <Race /> },
         Route::Train => html! { <Train /> },
+        Route::Editor if ctx.query.get("scratch").is_some() => html! { <ScratchEditor /> },
         Route::Editor => {
             // Keyed by stage, so another stage starts from its own source and draft.
             let key = ctx.query.get("stage").unwrap_or_default().to_string();

@@ -86,6 +86,18 @@ enum Outcome {
     TimedOut,
 }
 
+/// `run-finished` of a puzzle (docs/embedding.md): the checker's verdict.
+fn puzzle_report(id: &str, v: &Verdict) -> crate::embed::Report {
+    use crate::embed::Field;
+    vec![
+        ("puzzle", Field::Str(id.into())),
+        ("passed", Field::Bool(v.passed())),
+        ("wrong", Field::Num(v.wrong as f64)),
+        ("writtenPastEnd", Field::Num(v.written_past_end as f64)),
+        ("wrongLength", Field::Bool(v.wrong_length)),
+    ]
+}
+
 /// A spec for the learner's kernel: the measuring family's layout rules do not matter here,
 /// since the puzzle's plan names every binding and dispatch itself.
 fn spec_for(source: String) -> Option<KernelSpec> {
@@ -241,7 +253,13 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             run_with_timeout(
                 run_puzzle(p, (*source).clone(), software, ctl),
                 flag,
+                RUN_TIMEOUT_MS,
                 move |r| {
+                    super::embed::report(match &r {
+                        Some(Ok((v, _, _))) => Ok(puzzle_report(p.id, v)),
+                        None => Err("timed out".into()),
+                        Some(Err(e)) => Err(e.to_string()),
+                    });
                     outcome.set(match r {
                         None => Outcome::TimedOut,
                         Some(Ok((verdict, output, inputs))) => {
@@ -287,14 +305,15 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     );
     html! {
         <section class="page puzzle-page" data-puzzle={p.id}>
-            <p><a href={format!("#/puzzles?lang={}", ctx.lang.code())}>{ ctx.t("puzzles.back") }</a></p>
+            <p class="puzzle-nav"><a href={format!("#/puzzles?lang={}", ctx.lang.code())}>{ ctx.t("puzzles.back") }</a></p>
             <h1>{ ctx.tf("puzzles.title", &[("n", &(index + 1).to_string()), ("title", t("title"))]) }</h1>
             <p class="lead">{ t("goal") }</p>
+            <super::EmbedButton widget="puzzle" extra={vec![("id", p.id.to_string())]} />
             <p class="puzzle-geometry">{ geometry }</p>
             <CodeEditor doc={AttrValue::from((*source).clone())} revision={*revision}
                 on_change={on_change} on_errors={on_errors} />
             <div class="editor-actions">
-                <button class="button primary" onclick={run} disabled={*outcome == Outcome::Running || !has_gpu}>{ ctx.t("editor.run") }</button>
+                <button id="puzzle-run" class="button primary" onclick={run} disabled={*outcome == Outcome::Running || !has_gpu}>{ ctx.t("editor.run") }</button>
                 <button class="button" onclick={reset}>{ ctx.t("puzzles.restart") }</button>
             </div>
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
@@ -309,7 +328,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                     <button class="button" onclick={reveal}>{ ctx.t("puzzles.reveal") }</button>
                 }
             </div>
-            { for next.map(|q| html! { <p><a href={href(&ctx, q.id)}>{ ctx.tf("puzzles.next", &[("title", ctx.t(&format!("puzzle.{}.title", q.id)))]) }</a></p> }) }
+            { for next.map(|q| html! { <p class="puzzle-nav"><a href={href(&ctx, q.id)}>{ ctx.tf("puzzles.next", &[("title", ctx.t(&format!("puzzle.{}.title", q.id)))]) }</a></p> }) }
         </section>
     }
 }

@@ -22,6 +22,20 @@ const PALETTE: [&str; 6] = [
 ];
 const CELL: u32 = 11;
 
+/// `run-finished` of a recording (docs/embedding.md). `record_schedule` has already checked
+/// that every workgroup ran exactly once, so a replay is a verified one.
+fn schedule_report(r: &Replay) -> crate::embed::Report {
+    use crate::embed::Field;
+    vec![
+        ("workgroups", Field::Num(r.start_order.len() as f64)),
+        ("grid", Field::Str(format!("{}x{}", r.gx, r.gy))),
+        ("maxResident", Field::Num(r.max_resident as f64)),
+        ("waves", Field::Num(r.waves as f64)),
+        ("rowMajorShare", Field::Num(r.row_major_share)),
+        ("verified", Field::Bool(true)),
+    ]
+}
+
 #[function_component]
 pub fn ScheduleReplay() -> Html {
     let ctx = use_context::<Ctx>();
@@ -63,11 +77,11 @@ pub fn ScheduleReplay() -> Html {
                 if let Err(GpuError::DeviceLost(_)) = &result {
                     session::forget();
                 }
-                record.set(Some(
-                    result
-                        .map(|r| replay(r.size.gx, r.size.gy, &r.events))
-                        .map_err(|e| e.to_string()),
-                ));
+                let result = result
+                    .map(|r| replay(r.size.gx, r.size.gy, &r.events))
+                    .map_err(|e| e.to_string());
+                super::embed::report(result.as_ref().map(schedule_report).map_err(Clone::clone));
+                record.set(Some(result));
                 shown.set(0);
                 playing.set(true);
                 busy.set(false);
@@ -146,6 +160,7 @@ pub fn ScheduleReplay() -> Html {
         <section class="panel real-gpu" aria-labelledby="real-heading">
             <h2 id="real-heading">{ ctx.t("vis.real.heading") }</h2>
             <p>{ ctx.t("vis.real.intro") }</p>
+            <super::EmbedButton widget="schedule" />
             <button type="button" class="button primary" id="real-record" disabled={!has_gpu || *busy} onclick={start}>
                 { ctx.t(if *busy { "run.running" } else { "vis.real.record" }) }
             </button>

@@ -26,7 +26,7 @@ use gpu_runtime::mlp::spec::{
 use gpu_runtime::mlp::{
     Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec, SpecError,
 };
-use gpu_runtime::training::max_batch;
+use gpu_runtime::training::{accum_memory, max_batch};
 use gpu_runtime::BufferLimits;
 
 use self::experiment::{growth, verdict, GpuCell, Row, Verdict};
@@ -304,7 +304,12 @@ pub fn Train() -> Html {
         let (runner, redraw) = (runner.clone(), redraw.clone());
         Callback::from(move |_: MouseEvent| {
             if let Some(r) = runner.borrow_mut().as_mut() {
+                let pausing = r.playing;
                 r.set_playing(!r.playing);
+                // Pausing ends a training run: an embed reports where it got to.
+                if pausing {
+                    super::embed::report(Ok(train_report(r)));
+                }
             }
             redraw.force_update();
         })
@@ -488,6 +493,32 @@ pub fn Train() -> Html {
             set.emit(next.to_string());
         })
     };
+    // Gradient accumulation: micro-batches per update, a structural change (the losses buffer
+    // holds every micro-batch's samples). What it buys is activation memory.
+    let mut accum_choices = vec![1usize, 2, 4, 8, 16];
+    if !accum_choices.contains(&spec.accum) {
+        accum_choices.push(spec.accum);
+        accum_choices.sort_unstable();
+    }
+    let accum_summary = {
+        let m = accum_memory(&spec.net(), spec.batch, spec.accum);
+        html! {
+            <p id="train-accum-summary" class="hint"
+                data-effective={m.effective_batch.to_string()}
+                data-micro-bytes={m.micro_bytes.to_string()}
+                data-effective-bytes={m.effective_bytes.to_string()}>
+                { ctx.tf("train.accum.summary", &[
+                    ("k", &spec.accum.to_string()),
+                    ("batch", &format::count(spec.batch as u64)),
+                    ("effective", &format::count(m.effective_batch as u64)),
+                    ("micro", &format::bytes(m.micro_bytes)),
+                    ("whole", &format::bytes(m.effective_bytes)),
+                ]) }
+                { SPACE }
+                <a href={format!("#/learn/grad-accum?lang={}", ctx.lang.code())}>{ ctx.t("train.accum.lesson") }</a>
+            </p>
+        }
+    };
     let reg_rate = match spec.reg {
         Regularisation::None => 0.001,
         r => r.rate(),
@@ -601,7 +632,16 @@ pub fn Train() -> Html {
                         oninput={on_batch_input} onchange={on_batch_change} onkeydown={on_batch_key} />
                     { field_error(&ctx, "train-batch-error", batch_error.as_ref()) }
                 </label>
+                <label class="train-field">
+                    <span>{ ctx.t("train.accum") }</span>
+                    <select id="train-accum" onchange={on_select("accum")}>
+                        { for accum_choices.iter().map(|k| html! {
+                            <option value={k.to_string()} selected={*k == spec.accum}>{ k.to_string() }</option>
+                        }) }
+                    </select>
+                </label>
             </div>
+            { accum_summary }
         </section>
     };
 
@@ -683,8 +723,12 @@ pub fn Train() -> Html {
                         None => None,
                     };
                     let rows = Rc::new(RefCell::new(Vec::new()));
-                    let (rows2, exp2, gen2) =
-                        (rows.clone(), experiment.clone(), experiment_gen.clone());
+                    let (rows2, exp2, gen2, gen3) = (
+                        rows.clone(),
+                        experiment.clone(),
+                        experiment_gen.clone(),
+                        experiment_gen.clone(),
+                    );
                     experiment::run(
                         gpu,
                         spec,
@@ -698,6 +742,10 @@ pub fn Train() -> Html {
                     )
                     .await;
                     let rows = rows.borrow().clone();
+                    // A cancelled experiment (a second press, new settings) reports nothing.
+                    if *gen3.borrow() == gen {
+                        super::embed::report(Ok(experiment_report(&rows)));
+                    }
                     experiment.set(ExperimentState::Done(rows));
                 });
             })
@@ -709,6 +757,7 @@ pub fn Train() -> Html {
         html! {
             <section class="train-experiment">
                 <h2>{ ctx.t("train.exp.title") }</h2>
+                <super::EmbedButton widget="batch" />
                 <p>{ ctx.t("train.exp.intro") }</p>
                 { ceiling.map(|c| html! {
                     <p class="hint">{ ctx.tf("train.exp.ceiling", &[("batch", &format::count(c))]) }</p>
@@ -752,6 +801,69 @@ pub fn Train() -> Html {
 
 /// `<option>`s for setting codes, each labelled by the key `{prefix}{code}` (`prefix` ends in a
 /// dot), `current` selected.
+/// `run-finished` of training (docs/embedding.md): the latest evaluation of the GPU's network
+/// and of its CPU twin (each evaluated every few steps, so `step` says which step it is).
+fn train_report(r: &Runner) -> crate::embed::Report {
+    use crate::embed::Field;
+    let sample = |s: Option<&runner::Sample>| match s {
+        None => Field::List(Vec::new()),
+        Some(s) => Field::List(vec![vec![
+            ("step", Field::Num(s.step as f64)),
+            ("trainLoss", Field::Num(s.train as f64)),
+            ("testLoss", Field::Num(s.test as f64)),
+            ("testAccuracy", Field::Num(s.test_acc as f64)),
+        ]]),
+    };
+    let mut out = vec![
+        ("data", Field::Str(r.spec.dataset.code().into())),
+        ("batch", Field::Num(r.spec.batch as f64)),
+        ("cpuSteps", Field::Num(r.cpu.step as f64)),
+    ];
+    if let Some(g) = r.gpu.as_ref() {
+        out.push(("gpuSteps", Field::Num(g.steps_completed() as f64)));
+    }
+    out.push(("gpu", sample(r.gpu_hist.last())));
+    out.push(("cpu", sample(r.cpu_hist.last())));
+    out
+}
+
+/// `run-finished` of the batch-size experiment: samples per second per batch size on each
+/// side, and the conclusion drawn from them.
+fn experiment_report(rows: &[Row]) -> crate::embed::Report {
+    use crate::embed::Field;
+    let rows_out = rows
+        .iter()
+        .map(|row| {
+            let mut o = vec![
+                ("batch", Field::Num(row.batch as f64)),
+                ("cpuSamplesPerSecond", Field::Num(row.cpu)),
+            ];
+            match &row.gpu {
+                GpuCell::SamplesPerSecond(v) => o.push(("gpuSamplesPerSecond", Field::Num(*v))),
+                GpuCell::TooLarge => o.push(("gpu", Field::Str("too-large".into()))),
+                GpuCell::NoGpu => o.push(("gpu", Field::Str("no-gpu".into()))),
+                GpuCell::Failed(e) => o.push(("gpuError", Field::Str(e.clone()))),
+            }
+            o
+        })
+        .collect();
+    let (verdict_code, at) = match verdict(rows) {
+        Verdict::NoGpu => ("no-gpu", None),
+        Verdict::CpuEverywhere { largest } => ("cpu-everywhere", Some(largest)),
+        Verdict::GpuEverywhere { smallest } => ("gpu-everywhere", Some(smallest)),
+        Verdict::GpuFrom { from } => ("gpu-from", Some(from)),
+        Verdict::Mixed => ("mixed", None),
+    };
+    let mut out = vec![
+        ("rows", Field::List(rows_out)),
+        ("verdict", Field::Str(verdict_code.into())),
+    ];
+    if let Some(b) = at {
+        out.push(("verdictBatch", Field::Num(b as f64)));
+    }
+    out
+}
+
 fn code_options<const N: usize>(
     ctx: &Ctx,
     prefix: &str,
@@ -1067,7 +1179,7 @@ fn kernel_source(ctx: &Ctx, id: Option<&'static str>) -> Html {
     html! {
         <div class="source-view">
             <h4>{ ctx.t(k.title_key) }{ " — " }<code>{ k.source_path }</code></h4>
-            <p>{ ctx.t(k.summary_key) }</p>
+            <p>{ ctx.t(k.summary_key) }{ " " }{ super::editor_page::edit_link(ctx, k.id) }</p>
             <pre class="source" tabindex="0"><code>
                 { for src.lines().enumerate().map(|(i, line)| html! {
                     <span class="line">

@@ -229,6 +229,22 @@ fn compare_section(
     }
 }
 
+/// One stage's totals over the whole launch, as `run-finished` carries them.
+fn stage_report(stage: &str, total: Option<&StepCost>) -> crate::embed::Report {
+    use crate::embed::Field;
+    let t = total.copied().unwrap_or_default();
+    let n = |v: u32| Field::Num(v as f64);
+    vec![
+        ("stage", Field::Str(stage.into())),
+        ("globalAccesses", n(t.global_accesses)),
+        ("sectors", n(t.sectors)),
+        ("lines", n(t.lines)),
+        ("sharedAccesses", n(t.shared_accesses)),
+        ("bankConflicts", n(t.bank_conflicts)),
+        ("inactiveLanes", n(t.inactive_lanes)),
+    ]
+}
+
 #[function_component]
 pub fn Visualiser() -> Html {
     let ctx = use_context::<Ctx>();
@@ -289,6 +305,27 @@ pub fn Visualiser() -> Html {
         1,
         1000 / (*speed).max(1),
     );
+    // A playback that reached the last step is a finished run: an embed reports the whole
+    // launch's totals (docs/embedding.md). Stepping by hand or pausing early reports nothing.
+    {
+        let was_playing = use_mut_ref(|| false);
+        let (params, totals, compare_totals) =
+            (params.clone(), totals.clone(), compare_totals.clone());
+        use_effect_with((*playing, cur_step == last), move |&(on, at_end)| {
+            let before = std::mem::replace(&mut *was_playing.borrow_mut(), on);
+            if before && !on && at_end {
+                let mut stages = vec![stage_report(params.stage, totals.last())];
+                if let Some(b) = params.compare {
+                    stages.push(stage_report(b, compare_totals.last()));
+                }
+                super::embed::report(Ok(vec![
+                    ("size", crate::embed::Field::Num(params.size as f64)),
+                    ("steps", crate::embed::Field::Num(totals.len() as f64)),
+                    ("stages", crate::embed::Field::List(stages)),
+                ]));
+            }
+        });
+    }
     // Keep step, workgroup and thread in the URL.
     {
         let (nav, route, q) = (

@@ -81,6 +81,23 @@ impl<T> Phase<T> {
     }
 }
 
+/// Tells an embedding page that a lesson's measurement ended (`run-finished` with the lesson's
+/// id first, or `error`); does nothing outside an embed. Fields per lesson: docs/embedding.md.
+pub fn report<T, E: std::fmt::Display>(
+    lesson: &'static str,
+    result: &Result<T, E>,
+    fields: impl FnOnce(&T) -> crate::embed::Report,
+) {
+    crate::components::embed::report(match result {
+        Ok(v) => {
+            let mut r = vec![("lesson", crate::embed::Field::Str(lesson.into()))];
+            r.extend(fields(v));
+            Ok(r)
+        }
+        Err(e) => Err(e.to_string()),
+    });
+}
+
 /// Whether a measuring widget may start: Ok(software adapter?) or the reason, rendered.
 pub fn gpu_gate(ctx: &Ctx) -> Result<bool, Html> {
     match &ctx.webgpu {

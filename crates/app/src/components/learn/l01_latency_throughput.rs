@@ -112,6 +112,21 @@ pub fn Body() -> Html {
                     Ok(rows)
                 }
                 .await;
+                common::report("latency-throughput", &result, |rows: &Vec<Row>| {
+                    use crate::embed::Field;
+                    let rows = rows
+                        .iter()
+                        .map(|r| {
+                            vec![
+                                ("n", Field::Num(r.n as f64)),
+                                ("cpuMs", Field::Num(r.cpu_ms)),
+                                ("gpuMs", Field::Num(r.gpu_ms)),
+                            ]
+                        })
+                        .collect();
+                    // Every GPU result was checked against the CPU reference (else an error).
+                    vec![("rows", Field::List(rows)), ("verified", Field::Bool(true))]
+                });
                 phase.set(match result {
                     Ok(rows) => Phase::Done(rows),
                     Err(e) => Phase::from_error(e),

@@ -48,6 +48,14 @@ pub fn Body() -> Html {
                     measure::divergence(&gpu, threads, iters, &opts).await
                 }
                 .await;
+                common::report("simt", &result, |&(d, u): &(f64, f64)| {
+                    use crate::embed::Field;
+                    vec![
+                        ("divergentMs", Field::Num(d)),
+                        ("uniformMs", Field::Num(u)),
+                        ("ratio", Field::Num(if u > 0.0 { d / u } else { f64::NAN })),
+                    ]
+                });
                 phase.set(match result {
                     Ok((d, u)) => Phase::Done(Result2 {
                         divergent_ms: d,
@@ -87,7 +95,7 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="divergence">
                 <h2>{ ctx.t("lesson.simt.widget") }</h2>
                 <p>{ ctx.t("lesson.simt.widget_intro") }</p>
-                <p class="source"><code>{ gpu_runtime::kernel("measure-divergent").map(|k| k.source_path).unwrap_or_default() }</code></p>
+                <p class="source"><code>{ gpu_runtime::kernel("measure-divergent").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-divergent") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.simt.p5"]) }

@@ -58,6 +58,19 @@ pub fn Body() -> Html {
                     Ok(points)
                 }
                 .await;
+                common::report("memory", &result, |points: &Vec<(u32, f64)>| {
+                    use crate::embed::Field;
+                    let points = points
+                        .iter()
+                        .map(|&(stride, gbs)| {
+                            vec![
+                                ("stride", Field::Num(stride as f64)),
+                                ("gbPerSecond", Field::Num(gbs)),
+                            ]
+                        })
+                        .collect();
+                    vec![("points", Field::List(points))]
+                });
                 phase.set(match result {
                     Ok(p) => Phase::Done(p),
                     Err(e) => Phase::from_error(e),
@@ -97,7 +110,7 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="strided">
                 <h2>{ ctx.t("lesson.memory.widget") }</h2>
                 <p>{ ctx.tf("lesson.memory.widget_intro", &[("size", &format::bytes(elements(software) as u64 * 4))]) }</p>
-                <p class="source"><code>{ gpu_runtime::kernel("measure-strided").map(|k| k.source_path).unwrap_or_default() }</code></p>
+                <p class="source"><code>{ gpu_runtime::kernel("measure-strided").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-strided") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.memory.p4"]) }

@@ -146,6 +146,27 @@ pub fn Body() -> Html {
                     })
                 }
                 .await;
+                common::report("roofline", &result, |m: &Measured| {
+                    use crate::embed::Field;
+                    let points = m
+                        .points
+                        .iter()
+                        .map(|p| {
+                            vec![
+                                ("kernel", Field::Str(p.id.into())),
+                                ("intensity", Field::Num(p.ai)),
+                                ("gflops", Field::Num(p.gflops)),
+                                ("verified", Field::Bool(true)),
+                            ]
+                        })
+                        .collect();
+                    vec![
+                        ("n", Field::Num(m.n as f64)),
+                        ("gbPerSecond", Field::Num(m.roof.gb_per_s)),
+                        ("peakGflops", Field::Num(m.roof.gflop_per_s)),
+                        ("points", Field::List(points)),
+                    ]
+                });
                 phase.set(match result {
                     Ok(m) => Phase::Done(m),
                     Err(e) => Phase::from_error(e),
@@ -201,6 +222,7 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="roofline">
                 <h2>{ ctx.t("lesson.roofline.widget") }</h2>
                 <p>{ ctx.t("lesson.roofline.widget_intro") }</p>
+                <p class="source">{ crate::components::editor_page::edit_link(&ctx, "measure-copy") }{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-fma") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.roofline.p5"]) }

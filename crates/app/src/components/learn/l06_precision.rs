@@ -218,6 +218,7 @@ pub fn Body() -> Html {
                     match r {
                         Ok(v) => Some(v),
                         Err(e) => {
+                            common::report("precision", &Err::<(), _>(&e), |_| Vec::new());
                             phase.set(Phase::from_error(e));
                             return;
                         }
@@ -225,12 +226,27 @@ pub fn Body() -> Html {
                 } else {
                     None
                 };
-                phase.set(Phase::Done(ErrorResult {
+                let result = ErrorResult {
                     n,
                     cpu_max_rel,
                     cpu_mean_rel,
                     gpu,
-                }));
+                };
+                common::report("precision", &Ok::<_, String>(&result), |r| {
+                    use crate::embed::Field;
+                    let mut f = vec![
+                        ("n", Field::Num(r.n as f64)),
+                        ("cpuMaxRelError", Field::Num(r.cpu_max_rel)),
+                        ("cpuMeanRelError", Field::Num(r.cpu_mean_rel)),
+                    ];
+                    if let Some((f32_ms, f16_ms, f16_err)) = r.gpu {
+                        f.push(("gpuF32Ms", Field::Num(f32_ms)));
+                        f.push(("gpuF16Ms", Field::Num(f16_ms)));
+                        f.push(("gpuF16MaxRelError", Field::Num(f16_err)));
+                    }
+                    f
+                });
+                phase.set(Phase::Done(result));
             });
         })
     };

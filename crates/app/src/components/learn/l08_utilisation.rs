@@ -53,6 +53,16 @@ pub fn Body() -> Html {
                     .await
                 }
                 .await;
+                common::report("utilisation", &result, |c: &measure::LaunchCosts| {
+                    use crate::embed::Field;
+                    vec![
+                        ("dispatches", Field::Num(c.dispatches as f64)),
+                        ("fusedMs", Field::Num(c.fused_ms)),
+                        ("oneSubmitMs", Field::Num(c.one_submit_ms)),
+                        ("separateMs", Field::Num(c.separate_ms)),
+                        ("perDispatchUs", Field::Num(c.per_dispatch_us())),
+                    ]
+                });
                 phase.set(match result {
                     Ok(c) => Phase::Done(c),
                     Err(e) => Phase::from_error(e),

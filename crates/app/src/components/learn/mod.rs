@@ -1,6 +1,7 @@
 //! The Learn area: the lesson index and one page per lesson (`#/learn/<id>`). The list of
 //! lessons lives in the `lessons` crate; each lesson's body is its own module here.
 
+mod glossary;
 mod kit;
 mod l01_latency_throughput;
 mod l02_simt;
@@ -14,11 +15,18 @@ mod l09_multi_gpu;
 mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
+mod l17_grad_accum;
+mod l18_cost;
+mod l19_data_movement;
 
-use lessons::{LessonInfo, LESSONS};
+use lessons::{LessonInfo, GLOSSARY_ID, LESSONS};
 use yew::prelude::*;
 
 use super::Ctx;
+
+fn glossary_href(ctx: &Ctx) -> String {
+    format!("#/learn/{GLOSSARY_ID}?lang={}", ctx.lang.code())
+}
 
 fn href(ctx: &Ctx, lesson: &LessonInfo) -> String {
     format!("#/learn/{}?lang={}", lesson.id, ctx.lang.code())
@@ -34,6 +42,7 @@ pub fn Learn() -> Html {
         <section class="page learn">
             <h1>{ ctx.t("learn.heading") }</h1>
             <p class="lead">{ ctx.t("learn.intro") }</p>
+            <p class="glossary-link"><a href={glossary_href(&ctx)}>{ ctx.t("gloss.link") }</a></p>
             <ol class="lesson-list">
                 { for LESSONS.iter().map(|l| html! {
                     <li>
@@ -57,6 +66,9 @@ pub fn Lesson(props: &LessonProps) -> Html {
     let Some(ctx) = use_context::<Ctx>() else {
         return Html::default();
     };
+    if props.id == GLOSSARY_ID {
+        return html! { <glossary::Glossary /> };
+    }
     let Some((index, info)) = lessons::lesson(&props.id) else {
         let name: String = props.id.chars().take(40).collect();
         return html! {
@@ -82,6 +94,9 @@ pub fn Lesson(props: &LessonProps) -> Html {
         "stack" => html! { <l10_stack::Body /> },
         "choosing" => html! { <l11_choosing::Body /> },
         "claims" => html! { <l12_claims::Body /> },
+        "grad-accum" => html! { <l17_grad_accum::Body /> },
+        "cost" => html! { <l18_cost::Body /> },
+        "data-movement" => html! { <l19_data_movement::Body /> },
         _ => Html::default(),
     };
     let number = (index + 1).to_string();
@@ -91,6 +106,8 @@ pub fn Lesson(props: &LessonProps) -> Html {
         <article class="page lesson" data-lesson={info.id}>
             <p class="lesson-number">{ ctx.tf("learn.number", &[("n", &number)]) }</p>
             <h1>{ ctx.t(info.title_key) }</h1>
+            <super::EmbedButton widget="lesson" extra={vec![("lesson", info.id.to_string())]} />
+            <p class="glossary-link"><a href={glossary_href(&ctx)}>{ ctx.t("gloss.link") }</a></p>
             { body }
             <nav class="lesson-nav">
                 { for prev.map(|l| html! {

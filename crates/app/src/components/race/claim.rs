@@ -198,9 +198,57 @@ fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Se
         let mut m = model.borrow_mut();
         m.running = false;
         m.finished += 1;
+        crate::components::embed::report(Ok(claim_report(&m)));
         drop(m);
         redraw.force_update();
     });
+}
+
+/// `run-finished` of a claim check (docs/embedding.md): each contender's time at `at`, its
+/// N³ estimate at the claim's size, and the GPU's speed-up over each verified CPU time.
+fn claim_report(m: &Model) -> crate::embed::Report {
+    use crate::embed::Field;
+    let gpu_ms = m
+        .contenders
+        .iter()
+        .zip(&m.rows)
+        .find(|(c, _)| c.is_gpu())
+        .and_then(|(_, r)| match r {
+            Row::Done { ms, verified: true } => Some(*ms),
+            _ => None,
+        });
+    let mut rows = Vec::new();
+    let mut all_verified = !m.rows.is_empty();
+    for (c, r) in m.contenders.iter().zip(&m.rows) {
+        let mut row = vec![("contender", Field::Str(c.key()))];
+        match r {
+            Row::Done { ms, verified } => {
+                all_verified &= *verified;
+                row.push(("ms", Field::Num(*ms)));
+                row.push((
+                    "msAtClaim",
+                    Field::Num(extrapolate_cubic(*ms, m.at, CLAIM_N)),
+                ));
+                row.push(("verified", Field::Bool(*verified)));
+                if let (false, true, Some(g)) = (c.is_gpu(), *verified, gpu_ms) {
+                    row.push(("gpuSpeedup", Field::Num(ms / g)));
+                }
+            }
+            Row::Failed(e) => {
+                all_verified = false;
+                row.push(("error", Field::Str(e.clone())));
+            }
+            Row::Pending | Row::Running => all_verified = false,
+        }
+        rows.push(row);
+    }
+    vec![
+        ("at", Field::Num(m.at as f64)),
+        ("claimN", Field::Num(CLAIM_N as f64)),
+        ("claimedSpeedup", Field::Num(CLAIMED_SPEEDUP)),
+        ("rows", Field::List(rows)),
+        ("verified", Field::Bool(all_verified)),
+    ]
 }
 
 fn table(ctx: &Ctx, m: &Model) -> Html {

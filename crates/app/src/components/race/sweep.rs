@@ -300,6 +300,7 @@ fn start_sweep(
             m.running = false;
             m.current = None;
             m.finished += 1;
+            crate::components::embed::report(Ok(sweep_report(&m)));
             drop(m);
             redraw.force_update();
         }
@@ -338,13 +339,10 @@ fn time_of(c: &Cell) -> Option<f64> {
     }
 }
 
-fn chart(ctx: &Ctx, m: &Model) -> Html {
-    let xs: Vec<f64> = m.sizes.iter().map(|&n| n as f64).collect();
-    let ys: Vec<f64> = m.cells.iter().flatten().filter_map(time_of).collect();
-    let p = LogLog::new(&xs, &ys);
+/// (N, fastest verified CPU time, verified GPU time) per size, as `crossover` takes them.
+fn best_times(m: &Model) -> Vec<(u32, Option<f64>, Option<f64>)> {
     let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
-    let points: Vec<(u32, Option<f64>, Option<f64>)> = m
-        .sizes
+    m.sizes
         .iter()
         .zip(&m.cells)
         .map(|(&n, row)| {
@@ -359,7 +357,52 @@ fn chart(ctx: &Ctx, m: &Model) -> Html {
             let gpu = gpu_col.and_then(|g| time_of(&row[g]));
             (n, best_cpu, gpu)
         })
-        .collect();
+        .collect()
+}
+
+/// `run-finished` of a sweep (docs/embedding.md): every cell measured, and the crossover.
+fn sweep_report(m: &Model) -> crate::embed::Report {
+    use crate::embed::Field;
+    let mut points = Vec::new();
+    for (&n, row) in m.sizes.iter().zip(&m.cells) {
+        for (cell, c) in row.iter().zip(&m.contenders) {
+            let (ms, verified) = match cell {
+                Cell::Time(ms) => (*ms, true),
+                Cell::Wrong(ms) => (*ms, false),
+                _ => continue,
+            };
+            let flops = MatmulSize::new(n, n, n).flops();
+            points.push(vec![
+                ("n", Field::Num(n as f64)),
+                ("contender", Field::Str(c.key())),
+                ("ms", Field::Num(ms)),
+                ("gflops", Field::Num(flops / (ms * 1e6))),
+                ("verified", Field::Bool(verified)),
+            ]);
+        }
+    }
+    let crossover = match crossover(&best_times(m)) {
+        Crossover::At(n) => Field::Num(n as f64),
+        Crossover::GpuEverywhere => Field::Str("gpu-everywhere".into()),
+        Crossover::None => Field::Str("none".into()),
+    };
+    let all_verified = points.iter().all(|p| {
+        p.iter()
+            .any(|(k, v)| *k == "verified" && *v == Field::Bool(true))
+    });
+    vec![
+        ("points", Field::List(points)),
+        ("crossover", crossover),
+        ("verified", Field::Bool(all_verified)),
+    ]
+}
+
+fn chart(ctx: &Ctx, m: &Model) -> Html {
+    let xs: Vec<f64> = m.sizes.iter().map(|&n| n as f64).collect();
+    let ys: Vec<f64> = m.cells.iter().flatten().filter_map(time_of).collect();
+    let p = LogLog::new(&xs, &ys);
+    let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
+    let points = best_times(m);
     let done = !m.running && m.finished > 0 && !m.cancelled;
     let cross = crossover(&points);
     let lines = m.contenders.iter().enumerate().map(|(ci, c)| {

@@ -51,6 +51,7 @@ async fn gpu_rate(gpu: &Rc<Gpu>, spec: &Spec, batch: usize) -> Result<f64, GpuEr
             net: net.clone(),
             hyper: spec.hyper(),
             batch,
+            accum: 1,
             params: &params,
             features: pts.features(&spec.features),
             labels: pts.label.clone(),

@@ -84,7 +84,7 @@ impl Reducible for Form {
 /// The settings (as `train.setting.*` keys) whose change from `old` to `new` needs a new
 /// network and GPU buffers; the learning rate is applied live and is never among them.
 pub fn structural_changes(old: &Spec, new: &Spec) -> Vec<&'static str> {
-    let checks: [(&'static str, bool); 13] = [
+    let checks: [(&'static str, bool); 14] = [
         ("train.setting.data", old.dataset != new.dataset),
         ("train.setting.noise", old.noise != new.noise),
         ("train.setting.seed", old.seed != new.seed),
@@ -93,6 +93,7 @@ pub fn structural_changes(old: &Spec, new: &Spec) -> Vec<&'static str> {
         ("train.setting.layers", old.hidden != new.hidden),
         ("train.setting.act", old.activation != new.activation),
         ("train.setting.batch", old.batch != new.batch),
+        ("train.setting.accum", old.accum != new.accum),
         ("train.setting.opt", old.optimiser != new.optimiser),
         ("train.setting.loss", old.loss != new.loss),
         ("train.setting.features", old.features != new.features),

@@ -145,7 +145,7 @@ impl Runner {
         let neuron_x = grid_points(NEURON_GRID).features(&spec.features);
         let order = batch_order(train.len(), spec.seed);
         let init = net.init_params(spec.seed);
-        let cpu = CpuTrainer::new(
+        let mut cpu = CpuTrainer::new(
             net.clone(),
             spec.hyper(),
             init.clone(),
@@ -154,6 +154,7 @@ impl Runner {
             train.label.clone(),
             order.clone(),
         );
+        cpu.accum = spec.accum;
         let plan = step_plan(&net, &spec.hyper(), spec.batch, train.len());
         let mut r = Self {
             net,
@@ -225,6 +226,7 @@ impl Runner {
                 net,
                 hyper: spec.hyper(),
                 batch: spec.batch,
+                accum: spec.accum,
                 params: &params,
                 features,
                 labels,

@@ -1,0 +1,541 @@
+//! `#/editor?scratch`: a blank compute shader over buffers the learner declares in a table
+//! (`crate::scratch` checks every field and writes the WGSL declarations into the source),
+//! run as a one-step `Plan` (every buffer read back), results as a table and a heatmap.
+//! The setup is kept in local storage and shared in the URL (`src`, the same share code as
+//! the kernel editor).
+
+use std::borrow::Cow;
+use std::rc::Rc;
+
+use wasm_bindgen::JsCast;
+use yew::prelude::*;
+use yew_router::prelude::*;
+
+use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
+use gpu_runtime::{CancelToken, GpuError, KernelSpec, RunControl, RunOptions};
+
+use super::code_editor::CodeEditor;
+use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, timeout_ms};
+use super::Ctx;
+use crate::kernel_edit::{draft_key, share_code, source_from_code, ShareError};
+use crate::probe::WebGpuStatus;
+use crate::route::Route;
+use crate::scratch::{
+    check, declarations, from_text, starter, to_text, with_declarations, BufferDecl, ElemType,
+    InitKind, Ready, Scratch,
+};
+use crate::session;
+
+/// Plan buffer names by binding (the plan wants static names; the learner's are in the WGSL).
+const NAMES: [&str; 8] = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"];
+/// Elements shown in each buffer's table.
+const TABLE: usize = 256;
+/// Columns of the table and of the heatmap.
+const COLS: usize = 16;
+
+#[derive(Clone, Debug, PartialEq)]
+enum Outcome {
+    Idle,
+    Running,
+    Done {
+        results: Rc<Vec<(String, ElemType, Vec<u32>)>>,
+        ms: f64,
+    },
+    Failed(String),
+    TimedOut(u32),
+}
+
+fn spec_for(source: String) -> Option<KernelSpec> {
+    let base = gpu_runtime::kernels().find(|k| k.family == gpu_runtime::Family::Measure)?;
+    let mut spec = base.with_source(source);
+    spec.id = "scratch";
+    spec.entry_point = "main";
+    spec.constants = &[];
+    spec.required_features = gpu_runtime::wgpu::Features::empty();
+    Some(spec)
+}
+
+async fn run_scratch(
+    ready: Ready,
+    source: String,
+    software: bool,
+    ctl: RunControl,
+) -> Result<(Vec<(String, ElemType, Vec<u32>)>, f64), GpuError> {
+    let spec = spec_for(source).ok_or(GpuError::WrongJob)?;
+    let (gpu, _) = session::gpu(software).await?;
+    let limit = gpu
+        .limits()
+        .max_storage_buffer_binding_size
+        .min(gpu.limits().max_buffer_size);
+    if let Some(b) = ready
+        .buffers
+        .iter()
+        .find(|b| b.bits.len() as u64 * 4 > limit)
+    {
+        return Err(GpuError::Dispatch(format!(
+            "buffer {} needs {} bytes, over this device's limit of {limit}",
+            b.name,
+            b.bits.len() * 4
+        )));
+    }
+    let buffers: Vec<PlanBuffer> = ready
+        .buffers
+        .iter()
+        .zip(NAMES)
+        .map(|(b, name)| PlanBuffer {
+            name,
+            init: Init::Bytes(Cow::Owned(
+                b.bits.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            )),
+            read_back: true,
+        })
+        .collect();
+    let bindings = NAMES[..ready.buffers.len()]
+        .iter()
+        .map(|n| Binding::whole(n))
+        .collect();
+    let plan = Plan {
+        buffers,
+        steps: vec![Step {
+            kernel: &spec,
+            dispatch: Dispatch {
+                bindings,
+                uniform: Vec::new(),
+                workgroups: ready.groups,
+            },
+            cost: 1.0,
+            split: None,
+        }],
+    };
+    let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
+    let results = ready
+        .buffers
+        .iter()
+        .zip(NAMES)
+        .map(|(b, name)| {
+            let bits: Vec<u32> = out
+                .bytes(name)
+                .unwrap_or_default()
+                .chunks_exact(4)
+                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            (b.name.clone(), b.ty, bits)
+        })
+        .collect();
+    Ok((results, out.timing.kernel_ms()))
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct State {
+    scratch: Scratch,
+    revision: u32,
+    errors: usize,
+}
+
+enum Action {
+    Source(String),
+    /// A table change: the declarations in the source follow it.
+    Buffers(Vec<BufferDecl>),
+    Groups([String; 3]),
+    Errors(usize),
+}
+
+impl Reducible for State {
+    type Action = Action;
+    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
+        let mut s = (*self).clone();
+        match action {
+            Action::Source(t) => {
+                if t == s.scratch.source {
+                    return self;
+                }
+                s.scratch.source = t;
+            }
+            Action::Buffers(b) => {
+                s.scratch.source = with_declarations(&s.scratch.source, &declarations(&b));
+                s.scratch.buffers = b;
+                s.revision += 1;
+            }
+            Action::Groups(g) => s.scratch.groups = g,
+            Action::Errors(n) => s.errors = n,
+        }
+        Rc::new(s)
+    }
+}
+
+fn input_value(e: &Event) -> String {
+    e.target()
+        .and_then(|t| {
+            t.dyn_ref::<web_sys::HtmlInputElement>()
+                .map(|i| i.value())
+                .or_else(|| t.dyn_ref::<web_sys::HtmlSelectElement>().map(|s| s.value()))
+        })
+        .unwrap_or_default()
+}
+
+#[function_component]
+pub fn ScratchEditor() -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let key = draft_key("scratch", "main");
+    let shared = ctx
+        .as_ref()
+        .and_then(|c| c.query.get("src").map(source_from_code));
+    let shared_bad =
+        matches!(&shared, Some(Err(_))) || matches!(&shared, Some(Ok(t)) if from_text(t).is_none());
+    let state = {
+        let (key, shared) = (key.clone(), shared.clone());
+        use_reducer(move || State {
+            scratch: shared
+                .and_then(|r| r.ok())
+                .and_then(|t| from_text(&t))
+                .or_else(|| load_draft(&key).and_then(|t| from_text(&t)))
+                .unwrap_or_else(starter),
+            revision: 0,
+            errors: 0,
+        })
+    };
+    let outcome = use_state(|| Outcome::Idle);
+    let share = use_state(|| None::<Result<String, ShareError>>);
+    let cancel = super::matmul_run::use_cancel_on_unmount();
+    {
+        let (key, scratch) = (key.clone(), state.scratch.clone());
+        use_effect_with(scratch, move |s| save_draft(&key, Some(&to_text(s))));
+    }
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
+    let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+    let checked = check(&state.scratch.buffers, &state.scratch.groups);
+    let limit_ms = timeout_ms(&ctx.query);
+
+    let on_change = {
+        let state = state.clone();
+        Callback::from(move |t: String| state.dispatch(Action::Source(t)))
+    };
+    let on_errors = {
+        let state = state.clone();
+        Callback::from(move |n| state.dispatch(Action::Errors(n)))
+    };
+    let edit_buffer = {
+        let state = state.clone();
+        move |i: usize, f: fn(&mut BufferDecl, String)| {
+            let state = state.clone();
+            Callback::from(move |e: Event| {
+                let mut b = state.scratch.buffers.clone();
+                if let Some(d) = b.get_mut(i) {
+                    f(d, input_value(&e));
+                }
+                state.dispatch(Action::Buffers(b));
+            })
+        }
+    };
+    let add = {
+        let state = state.clone();
+        Callback::from(move |_| {
+            let mut b = state.scratch.buffers.clone();
+            b.push(BufferDecl {
+                name: format!("buf{}", b.len()),
+                ty: ElemType::F32,
+                len: "256".into(),
+                init: InitKind::Zeros,
+                arg: String::new(),
+            });
+            state.dispatch(Action::Buffers(b));
+        })
+    };
+    let remove = |i: usize| {
+        let state = state.clone();
+        Callback::from(move |_| {
+            let mut b = state.scratch.buffers.clone();
+            if i < b.len() {
+                b.remove(i);
+            }
+            state.dispatch(Action::Buffers(b));
+        })
+    };
+    let group = |axis: usize| {
+        let state = state.clone();
+        Callback::from(move |e: Event| {
+            let mut g = state.scratch.groups.clone();
+            g[axis] = input_value(&e);
+            state.dispatch(Action::Groups(g));
+        })
+    };
+    let run = {
+        let (state, outcome, cancel, ctx, checked) = (
+            state.clone(),
+            outcome.clone(),
+            cancel.clone(),
+            ctx.clone(),
+            checked.clone(),
+        );
+        Callback::from(move |_| {
+            let Ok(ready) = checked.clone() else { return };
+            if state.errors > 0 {
+                outcome.set(Outcome::Failed(
+                    ctx.tf("editor.has_errors", &[("n", &state.errors.to_string())]),
+                ));
+                return;
+            }
+            let flag = CancelToken::new();
+            *cancel.borrow_mut() = flag.clone();
+            let ctl = RunControl {
+                cancel: flag.clone(),
+                ..Default::default()
+            };
+            outcome.set(Outcome::Running);
+            let (outcome, ctx) = (outcome.clone(), ctx.clone());
+            run_with_timeout(
+                run_scratch(ready, state.scratch.source.clone(), software, ctl),
+                flag,
+                limit_ms,
+                move |r| {
+                    outcome.set(match r {
+                        None => Outcome::TimedOut(limit_ms),
+                        Some(Ok((results, ms))) => Outcome::Done {
+                            results: Rc::new(results),
+                            ms,
+                        },
+                        Some(Err(GpuError::Cancelled)) => Outcome::Idle,
+                        Some(Err(e)) => Outcome::Failed(error_text(&ctx, &e)),
+                    })
+                },
+            );
+        })
+    };
+    let on_share = {
+        let (state, share, navigator, ctx) =
+            (state.clone(), share.clone(), navigator.clone(), ctx.clone());
+        Callback::from(move |_| {
+            let r = share_code(&to_text(&state.scratch));
+            if let (Ok(code), Some(nav)) = (&r, &navigator) {
+                let q = ctx.query.clone().with("src", code);
+                super::replace_query(nav, &Route::Editor, &q);
+            }
+            share.set(Some(r.map(|_| {
+                gloo::utils::window().location().href().unwrap_or_default()
+            })));
+        })
+    };
+    let reset = {
+        let state = state.clone();
+        Callback::from(move |_| {
+            let s = starter();
+            state.dispatch(Action::Groups(s.groups.clone()));
+            state.dispatch(Action::Source(s.source.clone()));
+            state.dispatch(Action::Buffers(s.buffers));
+        })
+    };
+
+    let rows = state.scratch.buffers.iter().enumerate().map(|(i, d)| {
+        let types = ElemType::ALL.iter().map(|t| html! {
+            <option value={t.code()} selected={*t == d.ty}>{ t.code() }</option>
+        });
+        let inits = InitKind::ALL.iter().map(|k| html! {
+            <option value={k.code()} selected={*k == d.init}>{ ctx.t(&format!("scratch.init.{}", k.code())) }</option>
+        });
+        let arg = match d.init {
+            InitKind::Random => html! {
+                <input class="scratch-arg" aria-label={ctx.t("scratch.col.seed")} placeholder={ctx.t("scratch.col.seed")}
+                    value={d.arg.clone()} onchange={edit_buffer(i, |d, v| d.arg = v)} />
+            },
+            InitKind::List => html! {
+                <input class="scratch-arg" aria-label={ctx.t("scratch.col.list")} placeholder={ctx.t("scratch.col.list")}
+                    value={d.arg.clone()} onchange={edit_buffer(i, |d, v| d.arg = v)} />
+            },
+            _ => html! {},
+        };
+        html! {
+            <tr data-buffer={i.to_string()}>
+                <td><input class="scratch-name" aria-label={ctx.t("scratch.col.name")} value={d.name.clone()}
+                    onchange={edit_buffer(i, |d, v| d.name = v)} /></td>
+                <td><select class="scratch-type" aria-label={ctx.t("scratch.col.type")}
+                    onchange={edit_buffer(i, |d, v| d.ty = ElemType::from_code(&v).unwrap_or(d.ty))}>{ for types }</select></td>
+                <td><input class="scratch-len" inputmode="numeric" aria-label={ctx.t("scratch.col.length")} value={d.len.clone()}
+                    onchange={edit_buffer(i, |d, v| d.len = v)} /></td>
+                <td><select class="scratch-init" aria-label={ctx.t("scratch.col.init")}
+                    onchange={edit_buffer(i, |d, v| d.init = InitKind::from_code(&v).unwrap_or(d.init))}>{ for inits }</select>
+                    { arg }</td>
+                <td><button class="button scratch-remove" onclick={remove(i)}>{ ctx.t("scratch.remove") }</button></td>
+            </tr>
+        }
+    });
+    let errors = match &checked {
+        Ok(_) => html! {},
+        Err(list) => html! {
+            <ul class="message error scratch-errors" role="alert">
+                { for list.iter().map(|e| {
+                    let args = e.args();
+                    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    html! { <li data-error={e.key()}>{ ctx.tf(e.key(), &args) }</li> }
+                }) }
+            </ul>
+        },
+    };
+    let running = *outcome == Outcome::Running;
+    html! {
+        <section class="page editor-page scratch-page">
+            <h1>{ ctx.t("scratch.heading") }</h1>
+            <p class="lead">{ ctx.t("scratch.intro") }</p>
+            if shared_bad {
+                <p class="message error" role="alert">{ ctx.t("editor.share.corrupt") }</p>
+            }
+            <p><a href={format!("#/editor?lang={}", ctx.lang.code())}>{ ctx.t("scratch.back") }</a></p>
+            <div class="scratch-table-wrap">
+                <table class="scratch-buffers">
+                    <caption>{ ctx.t("scratch.buffers") }</caption>
+                    <thead><tr>
+                        <th>{ ctx.t("scratch.col.name") }</th><th>{ ctx.t("scratch.col.type") }</th>
+                        <th>{ ctx.t("scratch.col.length") }</th><th>{ ctx.t("scratch.col.init") }</th><th></th>
+                    </tr></thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            </div>
+            <p><button class="button scratch-add" onclick={add} disabled={state.scratch.buffers.len() >= crate::scratch::MAX_BUFFERS}>{ ctx.t("scratch.add") }</button></p>
+            <fieldset class="scratch-groups">
+                <legend>{ ctx.t("scratch.groups") }</legend>
+                { for ["x", "y", "z"].iter().enumerate().map(|(i, axis)| html! {
+                    <label>{ *axis }{ " " }<input class="scratch-group" inputmode="numeric" data-axis={*axis}
+                        value={state.scratch.groups[i].clone()} onchange={group(i)} /></label>
+                }) }
+            </fieldset>
+            { errors }
+            <CodeEditor doc={AttrValue::from(state.scratch.source.clone())} revision={state.revision}
+                on_change={on_change} on_errors={on_errors} />
+            <div class="editor-actions">
+                <button class="button primary" onclick={run} disabled={running || !has_gpu || checked.is_err()}>{ ctx.t("editor.run") }</button>
+                <button class="button" onclick={reset} disabled={running}>{ ctx.t("scratch.reset") }</button>
+                <button class="button" onclick={on_share}>{ ctx.t("editor.share") }</button>
+            </div>
+            if !has_gpu {
+                <p class="message">{ ctx.t("editor.no_webgpu") }</p>
+            }
+            { match &*share {
+                None => html! {},
+                Some(Ok(url)) => html! { <p class="message share-link" role="status">{ ctx.t("editor.share.done") }{ " " }<a href={url.clone()}>{ ctx.t("editor.share.link") }</a></p> },
+                Some(Err(ShareError::TooLong { chars, limit })) => html! {
+                    <p class="message error" role="alert">{ ctx.tf("editor.share.too_long", &[("chars", &chars.to_string()), ("limit", &limit.to_string())]) }</p>
+                },
+                Some(Err(ShareError::Corrupt)) => html! { <p class="message error" role="alert">{ ctx.t("editor.share.corrupt") }</p> },
+            } }
+            <div class="editor-result scratch-result" aria-live="polite">{ outcome_view(&ctx, &outcome) }</div>
+        </section>
+    }
+}
+
+fn outcome_view(ctx: &Ctx, outcome: &Outcome) -> Html {
+    match outcome {
+        Outcome::Idle => html! {},
+        Outcome::Running => {
+            html! { <p class="message" role="status">{ ctx.t("editor.running") }</p> }
+        }
+        Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
+        Outcome::TimedOut(ms) => html! {
+            <p class="message error timed-out" role="alert">{ ctx.tf("editor.timed_out", &[("s", &format!("{}", *ms as f64 / 1000.0))]) }</p>
+        },
+        Outcome::Done { results, ms } => html! {
+            <div class="verdict ok">
+                <p>{ ctx.tf("scratch.done", &[("ms", &crate::format::ms(*ms))]) }</p>
+                { for results.iter().map(|(name, ty, bits)| html! {
+                    <ScratchResult name={name.clone()} ty={*ty} bits={Rc::new(bits.clone())} />
+                }) }
+            </div>
+        },
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct ResultProps {
+    name: String,
+    ty: ElemType,
+    bits: Rc<Vec<u32>>,
+}
+
+/// One buffer after the run: the first [`TABLE`] values, [`COLS`] a row, and a heatmap of
+/// all of them (blue = smallest, yellow = largest).
+#[function_component]
+fn ScratchResult(props: &ResultProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let canvas = use_node_ref();
+    {
+        let (canvas, bits, ty) = (canvas.clone(), props.bits.clone(), props.ty);
+        use_effect_with(bits.clone(), move |_| draw_heatmap(&canvas, ty, &bits));
+    }
+    let Some(ctx) = ctx else { return html! {} };
+    let shown = props.bits.len().min(TABLE);
+    let rows = props.bits[..shown]
+        .chunks(COLS)
+        .enumerate()
+        .map(|(r, chunk)| {
+            html! {
+                <tr>
+                    <th scope="row">{ r * COLS }</th>
+                    { for chunk.iter().map(|&b| html! { <td>{ props.ty.show(b) }</td> }) }
+                </tr>
+            }
+        });
+    html! {
+        <section class="scratch-out" data-buffer-name={props.name.clone()}>
+            <h3><code>{ props.name.clone() }</code>{ " " }{ ctx.tf("scratch.out.caption", &[("n", &props.bits.len().to_string()), ("type", props.ty.code())]) }</h3>
+            <div class="scratch-out-layout">
+                <div class="scratch-table-wrap">
+                    <table class="scratch-values"><tbody>{ for rows }</tbody></table>
+                </div>
+                <canvas ref={canvas} class="scratch-heatmap" role="img" aria-label={ctx.tf("scratch.out.heatmap", &[("name", &props.name)])}></canvas>
+            </div>
+            if props.bits.len() > TABLE {
+                <p class="hint">{ ctx.tf("scratch.out.more", &[("shown", &TABLE.to_string()), ("n", &props.bits.len().to_string())]) }</p>
+            }
+        </section>
+    }
+}
+
+fn draw_heatmap(canvas: &NodeRef, ty: ElemType, bits: &[u32]) {
+    let Some(canvas) = canvas.cast::<web_sys::HtmlCanvasElement>() else {
+        return;
+    };
+    if bits.is_empty() {
+        return;
+    }
+    let cols = COLS
+        .max((bits.len() as f64).sqrt().ceil() as usize)
+        .min(1024);
+    let rows = bits.len().div_ceil(cols);
+    canvas.set_width(cols as u32);
+    canvas.set_height(rows as u32);
+    let Ok(Some(c2d)) = canvas.get_context("2d") else {
+        return;
+    };
+    let Ok(c2d) = c2d.dyn_into::<web_sys::CanvasRenderingContext2d>() else {
+        return;
+    };
+    let values: Vec<f64> = bits.iter().map(|&b| ty.value(b)).collect();
+    let finite = values.iter().copied().filter(|v| v.is_finite());
+    let lo = finite.clone().fold(f64::INFINITY, f64::min);
+    let hi = finite.fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let mut rgba = vec![255u8; cols * rows * 4];
+    for (i, v) in values.iter().enumerate() {
+        let px = &mut rgba[i * 4..i * 4 + 4];
+        if !v.is_finite() {
+            px.copy_from_slice(&[200, 0, 0, 255]);
+            continue;
+        }
+        let t = ((v - lo) / span).clamp(0.0, 1.0);
+        px.copy_from_slice(&[
+            (40.0 + 215.0 * t) as u8,
+            (60.0 + 160.0 * t) as u8,
+            (160.0 * (1.0 - t)) as u8,
+            255,
+        ]);
+    }
+    if let Ok(img) = web_sys::ImageData::new_with_u8_clamped_array_and_sh(
+        wasm_bindgen::Clamped(&rgba),
+        cols as u32,
+        rows as u32,
+    ) {
+        let _ = c2d.put_image_data(&img, 0.0, 0.0);
+    }
+}

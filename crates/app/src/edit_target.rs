@@ -1,0 +1,437 @@
+//! What the editor can open, family by family, without DOM or GPU: every kernel the site shows
+//! (the matmul ladder, each conv stage, the MLP's kernels, the measuring kernels) as one
+//! [`Target`], the fixed problem it runs on in the editor, how its output elements are named
+//! and where each one sits on the result picture, and the comparison rules of the families
+//! whose CPU check is not the matmul one (measuring kernels, the MLP's step against its twin).
+//! The page (`components/editor_page.rs`) is written once against this interface.
+
+use gpu_runtime::conv::ConvStage;
+use gpu_runtime::cpu_kernels::conv::ConvShape;
+use gpu_runtime::mlp::net::Optimiser;
+use gpu_runtime::{Family, KernelSpec, MeasureSize};
+
+/// One editable kernel, in the context it runs in.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// A matmul ladder stage, on the sizes in the URL.
+    Matmul(&'static KernelSpec),
+    /// A conv stage: its first kernel is edited, the rest of its plan runs as catalogued.
+    Conv(ConvStage),
+    /// One of the MLP's kernels: one training step and an evaluation, against the CPU twin.
+    Mlp(&'static KernelSpec),
+    /// A measuring kernel of the lessons, against its own CPU reference.
+    Measure(&'static KernelSpec),
+}
+
+impl PartialEq for Target {
+    fn eq(&self, other: &Self) -> bool {
+        self.family() == other.family() && self.id() == other.id()
+    }
+}
+
+/// The groups the editor's kernel list shows, in order.
+pub const GROUPS: [Family; 4] = [Family::Matmul, Family::Conv, Family::Mlp, Family::Measure];
+
+impl Target {
+    /// Every editable kernel, grouped by family in [`GROUPS`] order.
+    pub fn all() -> Vec<Target> {
+        let mut v: Vec<Target> = KernelSpec::ladder(Family::Matmul)
+            .map(|(_, k)| Target::Matmul(k))
+            .collect();
+        v.extend(ConvStage::ALL.into_iter().map(Target::Conv));
+        v.extend(
+            gpu_runtime::kernels()
+                .filter(|k| k.family == Family::Mlp)
+                .map(Target::Mlp),
+        );
+        v.extend(
+            gpu_runtime::kernels()
+                .filter(|k| k.family == Family::Measure)
+                .map(Target::Measure),
+        );
+        v
+    }
+
+    /// The id in the URL (`#/editor?stage=<id>`): a conv stage's id, else the kernel's.
+    pub fn id(&self) -> &'static str {
+        match self {
+            Target::Conv(s) => s.id(),
+            Target::Matmul(k) | Target::Mlp(k) | Target::Measure(k) => k.id,
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Target> {
+        Self::all().into_iter().find(|t| t.id() == id)
+    }
+
+    pub fn family(&self) -> Family {
+        match self {
+            Target::Matmul(_) => Family::Matmul,
+            Target::Conv(_) => Family::Conv,
+            Target::Mlp(_) => Family::Mlp,
+            Target::Measure(_) => Family::Measure,
+        }
+    }
+
+    /// The kernel whose source the editor opens.
+    pub fn kernel(&self) -> Option<&'static KernelSpec> {
+        match self {
+            Target::Conv(s) => s.kernels().first().copied(),
+            Target::Matmul(k) | Target::Mlp(k) | Target::Measure(k) => Some(k),
+        }
+    }
+
+    /// Translation key of its title (a conv stage's, else its kernel's).
+    pub fn title_key(&self) -> String {
+        match self {
+            Target::Conv(s) => format!("kernel.{}.title", s.id()),
+            Target::Matmul(k) | Target::Mlp(k) | Target::Measure(k) => k.title_key.to_string(),
+        }
+    }
+}
+
+/// The problem a conv stage runs on in the editor: small enough for the CPU reference of
+/// every element in a moment, large enough to cross the tiles' edges (16×16 output tiles,
+/// 8-channel blocks): 2 images of 19×21 pixels, 9 channels in, 10 filters of 3×3 "same".
+/// The 1×1 stage gets the same sizes with a 1×1 filter.
+pub fn conv_shape(stage: ConvStage) -> ConvShape {
+    match stage {
+        ConvStage::Pointwise => ConvShape::new(2, 9, 19, 21, 10, 1, 1),
+        _ => ConvShape::new(2, 9, 19, 21, 10, 3, 3).with(1, 1, 1),
+    }
+}
+
+/// The problem a measuring kernel runs on in the editor (a few thousand threads).
+pub fn measure_size(id: &str) -> MeasureSize {
+    match id {
+        "measure-copy" => MeasureSize {
+            elements: 1 << 14,
+            threads: 1 << 14,
+            param: 0,
+        },
+        "measure-strided" => MeasureSize {
+            elements: 1 << 14,
+            threads: 1 << 12,
+            param: 8,
+        },
+        _ => MeasureSize {
+            elements: 1 << 12,
+            threads: 1 << 12,
+            param: 64,
+        },
+    }
+}
+
+/// The training setup an MLP kernel runs one step of: the train page's default network
+/// (circle data, 8-8 tanh, batch 16), with the optimiser whose kernel is edited.
+pub fn mlp_spec(kernel_id: &str) -> gpu_runtime::mlp::Spec {
+    gpu_runtime::mlp::Spec {
+        optimiser: if kernel_id == "mlp-sgd" {
+            Optimiser::Sgd
+        } else {
+            Optimiser::Adam
+        },
+        ..Default::default()
+    }
+}
+
+/// How far the MLP's parameters and logits after one step may be from the twin's, relative
+/// to max(|value|, 1): both run the same formulas in f32, so they differ by rounding only
+/// (a few ulps; tanh/exp of the browser's compiler a few more). 2⁻¹⁶ ≈ 1.5·10⁻⁵ is about
+/// 128 ulps, while the smallest wrong step (one term dropped from a gradient) moves a
+/// parameter by lr·|g| ≈ 10⁻³.
+pub const MLP_REL_BOUND: f64 = 1.0 / 65536.0;
+
+/// Where one output element is drawn, and what it is called.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// A rows × cols matrix (matmul's C): element i is row i / cols, column i % cols.
+    Matrix { rows: u32, cols: u32 },
+    /// The conv output, NPQK: drawn as N pictures of P × Q stacked, a pixel marked when any
+    /// of its K channels is wrong.
+    Conv { n: u32, p: u32, q: u32, k: u32 },
+    /// A flat list (measuring kernels; the MLP's parameters then logits), `cols` per row.
+    List {
+        len: u32,
+        cols: u32,
+        name: &'static str,
+    },
+    /// The MLP after one step: its `params` parameters, then the logits of the evaluation
+    /// rows (`classes` per row), drawn `cols` per row.
+    Mlp {
+        params: u32,
+        logits: u32,
+        classes: u32,
+        cols: u32,
+    },
+}
+
+impl Layout {
+    /// The picture's size in cells (rows, columns).
+    pub fn picture(&self) -> (u32, u32) {
+        match *self {
+            Layout::Matrix { rows, cols } => (rows, cols),
+            Layout::Conv { n, p, q, .. } => (n * p, q),
+            Layout::List { len, cols, .. } => (len.div_ceil(cols.max(1)), cols.max(1)),
+            Layout::Mlp {
+                params,
+                logits,
+                cols,
+                ..
+            } => ((params + logits).div_ceil(cols.max(1)), cols.max(1)),
+        }
+    }
+
+    /// The cell element `i` is drawn in.
+    pub fn cell(&self, i: usize) -> (u32, u32) {
+        let i = i as u32;
+        match *self {
+            Layout::Matrix { cols, .. } | Layout::List { cols, .. } | Layout::Mlp { cols, .. } => {
+                (i / cols.max(1), i % cols.max(1))
+            }
+            Layout::Conv { q, k, .. } => {
+                let pixel = i / k.max(1);
+                (pixel / q.max(1), pixel % q.max(1))
+            }
+        }
+    }
+
+    /// The element's name as the learner reads it in the kernel: `C[row][col]`,
+    /// `y[n][p][q][k]`, `out[i]`.
+    pub fn label(&self, i: usize) -> String {
+        match *self {
+            Layout::Matrix { cols, .. } => {
+                let i = i as u32;
+                format!("C[{}][{}]", i / cols.max(1), i % cols.max(1))
+            }
+            Layout::Conv { p, q, k, .. } => {
+                let i = i as u32;
+                let (kk, pix) = (i % k.max(1), i / k.max(1));
+                let (qq, rest) = (pix % q.max(1), pix / q.max(1));
+                let (pp, nn) = (rest % p.max(1), rest / p.max(1));
+                format!("y[{nn}][{pp}][{qq}][{kk}]")
+            }
+            Layout::List { name, .. } => format!("{name}[{i}]"),
+            Layout::Mlp {
+                params, classes, ..
+            } => match (i as u32).checked_sub(params) {
+                None => format!("params[{i}]"),
+                Some(j) => format!("logit[{}][{}]", j / classes.max(1), j % classes.max(1)),
+            },
+        }
+    }
+}
+
+/// The wrong elements on the result picture, at most `MAX_SIDE` cells a side: a cell of a
+/// large output stands for a block of elements and counts the wrong ones in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WrongMap {
+    pub rows: u32,
+    pub cols: u32,
+    /// Elements per cell, down and across.
+    pub block: (u32, u32),
+    /// Wrong elements in each cell, row-major.
+    pub wrong: Vec<u32>,
+}
+
+pub const MAX_SIDE: u32 = 64;
+
+impl WrongMap {
+    pub fn new(layout: &Layout) -> Self {
+        let (r, c) = layout.picture();
+        let block = (r.div_ceil(MAX_SIDE).max(1), c.div_ceil(MAX_SIDE).max(1));
+        let (rows, cols) = (r.div_ceil(block.0).max(1), c.div_ceil(block.1).max(1));
+        Self {
+            rows,
+            cols,
+            block,
+            wrong: vec![0; (rows * cols) as usize],
+        }
+    }
+
+    pub fn mark(&mut self, layout: &Layout, i: usize) {
+        let (r, c) = layout.cell(i);
+        let (r, c) = (r / self.block.0, c / self.block.1);
+        if r < self.rows && c < self.cols {
+            self.wrong[(r * self.cols + c) as usize] += 1;
+        }
+    }
+
+    /// Cells with at least one wrong element.
+    pub fn marked(&self) -> usize {
+        self.wrong.iter().filter(|&&w| w > 0).count()
+    }
+}
+
+/// One wrong element: where, its name, what the CPU says and what the GPU gave.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    pub index: usize,
+    pub label: String,
+    pub expected: f64,
+    pub got: f32,
+}
+
+/// The outcome of comparing an output element by element.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Differences {
+    pub wrong: usize,
+    pub total: usize,
+    pub first: Vec<Difference>,
+    pub map: WrongMap,
+}
+
+/// Compares `got` with `expected` under a per-element rule `bad(i, got, expected)`, naming
+/// the first `max` wrong elements and marking every one on the picture. A missing element
+/// (short output) is wrong.
+pub fn compare_elements(
+    layout: &Layout,
+    got: &[f32],
+    expected: &[f64],
+    max: usize,
+    bad: impl Fn(usize, f32, f64) -> bool,
+) -> Differences {
+    let mut d = Differences {
+        wrong: 0,
+        total: expected.len(),
+        first: Vec::new(),
+        map: WrongMap::new(layout),
+    };
+    for (i, &e) in expected.iter().enumerate() {
+        let g = got.get(i).copied().unwrap_or(f32::NAN);
+        if bad(i, g, e) {
+            d.wrong += 1;
+            d.map.mark(layout, i);
+            if d.first.len() < max {
+                d.first.push(Difference {
+                    index: i,
+                    label: layout.label(i),
+                    expected: e,
+                    got: g,
+                });
+            }
+        }
+    }
+    d
+}
+
+/// A rule within `rel` of max(|expected|, 1) (NaN or ∞ where a finite value is expected is
+/// always wrong); `rel` = 0 asks for the same bits.
+pub fn within(rel: f64) -> impl Fn(usize, f32, f64) -> bool {
+    move |_, g, e| {
+        if rel == 0.0 {
+            return g.to_bits() != (e as f32).to_bits();
+        }
+        !g.is_finite() || (g as f64 - e).abs() > rel * e.abs().max(1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_is_listed_and_ids_round_trip() {
+        let all = Target::all();
+        for f in GROUPS {
+            assert!(all.iter().any(|t| t.family() == f), "{f:?}");
+        }
+        assert_eq!(all.iter().filter(|t| t.family() == Family::Conv).count(), 5);
+        for t in &all {
+            assert_eq!(Target::from_id(t.id()), Some(*t));
+            assert!(t.kernel().is_some(), "{}", t.id());
+        }
+        // The im2col stage opens its own kernel; the 1×1 stage opens the matmul kernel it runs.
+        assert_eq!(
+            Target::Conv(ConvStage::Im2colGemm).kernel().map(|k| k.id),
+            Some("conv-im2col")
+        );
+        assert_eq!(
+            Target::Conv(ConvStage::Pointwise).kernel().map(|k| k.id),
+            Some("matmul-vec4")
+        );
+        assert_eq!(Target::from_id("nope"), None);
+    }
+
+    #[test]
+    fn editor_problems_are_valid_for_every_stage() {
+        for s in ConvStage::ALL {
+            let shape = conv_shape(s);
+            assert!(shape.validate().is_ok());
+            assert!(s.plan_kernels(&shape).is_ok(), "{s:?}");
+        }
+        for k in gpu_runtime::kernels().filter(|k| k.family == Family::Measure) {
+            let m = measure_size(k.id);
+            let input = gpu_runtime::measure::input(m.elements as usize);
+            assert!(!gpu_runtime::measure::reference(k.id, m, &input).is_empty());
+        }
+    }
+
+    #[test]
+    fn conv_elements_are_named_and_placed_in_npqk_order() {
+        let l = Layout::Conv {
+            n: 2,
+            p: 3,
+            q: 4,
+            k: 5,
+        };
+        // n = 1, p = 2, q = 3, k = 4 → ((1·3 + 2)·4 + 3)·5 + 4.
+        let i = ((3 + 2) * 4 + 3) * 5 + 4;
+        assert_eq!(l.label(i), "y[1][2][3][4]");
+        assert_eq!(l.cell(i), (5, 3));
+        assert_eq!(l.picture(), (6, 4));
+    }
+
+    #[test]
+    fn big_outputs_are_drawn_in_blocks_and_every_wrong_element_counts() {
+        let l = Layout::Matrix {
+            rows: 1000,
+            cols: 100,
+        };
+        let got = vec![1.0f32; 100_000];
+        let mut expected = vec![1.0f64; 100_000];
+        expected[0] = 2.0;
+        expected[99_999] = 2.0;
+        expected[99_998] = 2.0;
+        let d = compare_elements(&l, &got, &expected, 2, within(1e-6));
+        assert_eq!((d.wrong, d.total, d.first.len()), (3, 100_000, 2));
+        assert_eq!(d.first[0].label, "C[0][0]");
+        assert_eq!((d.map.rows, d.map.cols, d.map.block), (63, 50, (16, 2)));
+        assert_eq!(d.map.wrong[0], 1);
+        assert_eq!(*d.map.wrong.last().expect("cells"), 2);
+        assert_eq!(d.map.marked(), 2);
+    }
+
+    #[test]
+    fn rules_catch_nan_and_bits() {
+        let exact = within(0.0);
+        assert!(!exact(0, 3.0, 3.0));
+        assert!(exact(0, 3.0000002, 3.0));
+        let loose = within(1e-3);
+        assert!(!loose(0, 1000.5, 1000.0));
+        assert!(loose(0, 1002.0, 1000.0));
+        assert!(loose(0, f32::NAN, 1.0));
+        let short = compare_elements(
+            &Layout::List {
+                len: 3,
+                cols: 64,
+                name: "out",
+            },
+            &[1.0],
+            &[1.0, 2.0, 3.0],
+            8,
+            loose,
+        );
+        assert_eq!(short.wrong, 2);
+        assert_eq!(short.first[1].label, "out[2]");
+        let mlp = Layout::Mlp {
+            params: 10,
+            logits: 6,
+            classes: 2,
+            cols: 4,
+        };
+        assert_eq!(mlp.label(9), "params[9]");
+        assert_eq!(mlp.label(13), "logit[1][1]");
+        assert_eq!(mlp.picture(), (4, 4));
+    }
+}

@@ -1,0 +1,127 @@
+// What stops an edited kernel before or after it reaches the GPU: a binding or entry point
+// that does not fit the page's buffers is named from naga's module info before any GPU call,
+// and a kernel that runs far too long is cancelled by the watchdog (shortened here with the
+// page's `watchdog=` test parameter), with the source kept and the page still working.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function editorReady(page) {
+  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
+  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
+}
+
+async function setDoc(page, text) {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+  await page.waitForTimeout(400);
+}
+
+const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
+
+async function run(page) {
+  await page.click('.editor-actions .button.primary');
+  await page.waitForSelector('.editor-result .verdict, .editor-result .message.error', { timeout: 120_000 });
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`binding mismatches are named before the GPU is asked (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/editor?lang=${lang}&stage=matmul-naive&m=16&n=16&k=16`);
+    await editorReady(page);
+    const original = await docText(page);
+    const cases = [
+      // A wrong binding number: the shader's 4 is not among the kernel's 0–3, and 2 is unbound.
+      [original.replace('@binding(2) var<storage, read_write> c', '@binding(4) var<storage, read_write> c'), ['extra', 'missing'],
+        lang === 'en' ? /Binding 4 \(group 0, “c”\) is used in your shader, but the kernel provides only these bindings in group 0: 0 a \(storage, read\), 1 b \(storage, read\), 2 c \(storage, read_write\), 3 dims \(uniform\)/
+          : /你的着色器使用了绑定 4（组 0，“c”），但该内核在组 0 中只提供这些绑定：0 a/],
+      // A missing entry point.
+      [original.replace('fn main(', 'fn matmul('), ['no_entry'], lang === 'en' ? /no compute entry point named “main”.*found: matmul/ : /没有名为“main”的计算入口点/],
+      // The wrong kind of buffer.
+      [original.replace('var<storage, read> b: array<f32>', 'var<uniform> b: array<vec4<f32>, 4>').replace('b[p * dims.n + col]', 'b[p % 4u].x'),
+        ['wrong_class'], lang === 'en' ? /Binding 1 \(“b”\) is declared as uniform in your shader, but the kernel binds storage, read there/ : /绑定 1（“b”）在你的着色器中声明为 uniform/],
+    ];
+    for (const [src, kinds, text] of cases) {
+      await setDoc(page, src);
+      await run(page);
+      const items = await page.$$eval('.binding-problems li', (li) => li.map((l) => [l.dataset.kind, l.textContent]));
+      assert.deepEqual(items.map((i) => i[0]), kinds, JSON.stringify(items));
+      assert.match(items[0][1], text);
+    }
+    await screenshot(page, `editor-bindings-${lang}-1280`);
+    await page.setViewportSize({ width: 390, height: 900 });
+    await screenshot(page, `editor-bindings-${lang}-390`);
+    const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    assert.ok(noScroll, 'horizontal scroll at 390px');
+    // The original still runs: the check passes what fits.
+    await setDoc(page, original);
+    await run(page);
+    await page.waitForSelector('.editor-result .verdict.ok');
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
+
+test('the browser\'s own compiler messages are listed with their place and underlined', async () => {
+  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=matmul-naive&m=16&n=16&k=16');
+  await editorReady(page);
+  const original = await docText(page);
+  // naga accepts this; the browser's compiler (Tint) refuses a barrier in non-uniform
+  // control flow. The Chinese comment before it on the same line tests UTF-16 columns.
+  const line = '    /*每行一个线程*/ if (row == 0u) { workgroupBarrier(); }';
+  const src = original.replace('    var acc = 0.0;', `${line}\n    var acc = 0.0;`);
+  await setDoc(page, src);
+  assert.equal(await page.$$eval('.cm-lintRange-error', (e) => e.length), 0, 'naga accepted it');
+  await run(page);
+  await page.waitForSelector('.browser-messages li.error');
+  assert.match(await page.textContent('.editor-result .message.error'), /browser's WGSL compiler rejected/);
+  const items = await page.$$eval('.browser-messages li', (li) => li.map((l) => ({
+    line: +l.dataset.line, column: +l.dataset.column, text: l.textContent, error: l.classList.contains('error') })));
+  const lineNo = src.split('\n').indexOf(line) + 1;
+  const column = line.indexOf('workgroupBarrier') + 1; // UTF-16 units, as JS counts
+  const barrier = items.find((i) => i.error && /uniform/.test(i.text));
+  assert.ok(barrier, JSON.stringify(items));
+  assert.deepEqual([barrier.line, barrier.column], [lineNo, column], JSON.stringify(items));
+  assert.match(barrier.text, new RegExp(`line ${lineNo}, column ${column}:`));
+  // Underlined in the editor too, at that word.
+  await screenshot(page, 'editor-browser-messages-en-1280');
+  await page.waitForSelector('.cm-lintRange-error', { timeout: 10_000 });
+  const marks = await page.$$eval('.cm-lintRange-error', (e) => e.map((m) => m.textContent));
+  assert.ok(marks.includes('workgroupBarrier'), JSON.stringify(marks));
+  await screenshot(page, 'editor-browser-messages-en-1280');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+// Runs last in this file: the cancelled kernel may keep the software GPU busy a while.
+test('a kernel that runs far too long is stopped by the watchdog; the source stays, the page works', async () => {
+  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=matmul-naive&m=4&n=4&k=4&watchdog=3000');
+  await editorReady(page);
+  const original = await docText(page);
+  const endless = original.replace('for (var p = 0u; p < dims.k; p = p + 1u) {',
+    'for (var p = 0u; p < 0xffffffffu; p = p + 1u) {\n        if (acc < -1e30) { break; }').replace(
+    'a[row * dims.k + p] * b[p * dims.n + col]', 'a[row * dims.k + p % dims.k] * b[(p % dims.k) * dims.n + col] * 1e-9');
+  assert.notEqual(endless, original);
+  await setDoc(page, endless);
+  const started = Date.now();
+  await page.click('.editor-actions .button.primary');
+  const message = await page.waitForSelector('.editor-result .timed-out', { timeout: 30_000 });
+  const waited = Date.now() - started;
+  assert.match(await message.textContent(), /did not finish within 3 s/);
+  assert.ok(waited >= 2900 && waited < 15_000, `stopped after ${waited} ms`);
+  // The source is kept, the buttons answer, and the page still moves and edits.
+  assert.equal(await docText(page), endless);
+  assert.equal(await page.isDisabled('.editor-actions .button.primary'), false);
+  await page.click('.editor-actions .button:nth-child(2)'); // Reset
+  await page.waitForFunction((o) => document.querySelector('.cm-host')?.editorText?.() === o, original);
+  await page.goto(new URL('#/editor?lang=en&stage=conv-direct', page.url()).href);
+  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
+  await screenshot(page, 'editor-after-watchdog-en-1280');
+  assertNoErrors(errors);
+  await context.close();
+});
