@@ -752,3 +752,27 @@ for (const lang of ['en', 'zh']) {
     });
   }
 }
+
+test('a conv stage embed runs from the host and reports its shape, verified', async () => {
+  const { page, context, errors, requests, frame } = await openHost(
+    'conv-tiled?lang=en&n=1&h=10&w=12&c=3&k=4&r=3&s=3&stride=1&pad=1&dil=1',
+  );
+  const ready = await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+  assert.equal(ready.data.widget, 'conv-tiled');
+  const from = await page.evaluate(() => window.received.length);
+  await page.evaluate((api) => window.send({ api, version: 1, type: 'run', id: 'c1' }), API);
+  const done = await waitMessage(page, (d) => d && d.type === 'run-finished', { from, timeout: 120_000 });
+  const r = done.data.results;
+  assert.equal(r.kernel, 'conv-tiled');
+  assert.equal(r.family, 'conv');
+  assert.deepEqual([r.n, r.h, r.w, r.c, r.k, r.r, r.s, r.stride, r.pad, r.dil], [1, 10, 12, 3, 4, 3, 3, 1, 1, 1]);
+  assert.equal(r.verified, true);
+  // FLOPs = 2·N·P·Q·K·R·S·C = 2·10·12·4·27 ("same" padding keeps 10×12).
+  const expected = (2 * 10 * 12 * 4 * 27) / (r.kernelMs * 1e6);
+  assert.ok(Math.abs(r.gflops - expected) <= 1e-9 * Math.max(1, expected), `${r.gflops} vs ${expected}`);
+  assert.equal(r.checked, 10 * 12 * 4, 'every output element checked');
+  assert.deepEqual(await violations(frame), []);
+  assertNoErrors(errors);
+  assertOwnOrigins(requests);
+  await context.close();
+});

@@ -207,3 +207,107 @@ for (const lang of ['en', 'zh']) {
     }
   });
 }
+
+// ------------------------------------------------------------- the conv ladder (family=conv)
+
+const CONV_STAGES = ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise'];
+
+test('conv ladder: every stage at an odd shape verified against the CPU, source shown', async () => {
+  // 2 images of 11×13×5, 6 filters 3×3, stride 2, "same" padding, dilation 1: odd everywhere.
+  const { page, context, errors } = await openPage(
+    browser, '#/kernels?lang=en&family=conv&n=2&h=11&w=13&c=5&k=6&r=3&s=3&stride=2&pad=1&dil=1',
+  );
+  assert.equal(await waitForProbe(page), 'available');
+  assert.equal(await page.getAttribute('.ladder', 'data-family'), 'conv');
+  assert.match(await page.textContent('#ladder-heading'), /convolution ladder/);
+  const listed = await page.$$eval('.stage-list a', (as) => as.map((a) => a.dataset.stage));
+  assert.deepEqual(listed, CONV_STAGES);
+  for (const id of CONV_STAGES.slice(0, 4)) {
+    await page.click(`.stage-list a[data-stage="${id}"]`);
+    await page.waitForSelector(`.stage-detail[data-current-stage="${id}"]`);
+    assert.match(new URL(page.url()).hash, /family=conv/);
+    assert.match(new URL(page.url()).hash, /n=2&h=11&w=13&c=5&k=6/, 'the shape survives stage changes');
+    const why = await page.textContent('.stage-detail .why');
+    assert.doesNotMatch(why, /kernel\.conv/, 'the explanation is translated text, not a key');
+    assert.ok((await page.$$('.source .line')).length > 10, `${id} shows its WGSL`);
+    // Output 2×6×7×6 (P = (11 + 2 − 2 − 1)/2 + 1 = 6, Q = (13 + 2 − 3)/2 + 1 = 7), R·S·C = 45.
+    assert.match(await page.textContent('.run-widget .shape'), /output 2×6×7×6, each a sum of 45 products/);
+    await runAndWait(page);
+    assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true', id);
+    assert.match(await page.textContent('.result .checked'), /all 504 elements/);
+  }
+  // im2col + GEMM shows both kernels' sources.
+  await page.click('.stage-list a[data-stage="conv-im2col-gemm"]');
+  await page.waitForSelector('.stage-detail[data-current-stage="conv-im2col-gemm"]');
+  const paths = await page.$$eval('.source-view h4 code', (cs) => cs.map((c) => c.textContent));
+  assert.deepEqual(paths, ['shaders/conv_im2col.wgsl', 'shaders/matmul_vec4.wgsl']);
+  // The 1×1 stage refuses a 3×3 filter by name, before any GPU call.
+  await page.click('.stage-list a[data-stage="conv-pointwise"]');
+  await page.waitForSelector('.stage-detail[data-current-stage="conv-pointwise"]');
+  assert.match(await page.textContent('.run-widget .limit-error'), /1×1 stage runs only a 1×1 filter/);
+  assert.ok(await page.isDisabled('#run-button'));
+  // …and runs a 1×1 one.
+  await page.fill('#dim-r', '1');
+  await page.fill('#dim-s', '1');
+  await page.fill('#dim-stride', '1');
+  await page.fill('#dim-pad', '0');
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('conv ladder: a bad shape is named at its field or for the whole shape; nothing runs', async () => {
+  const { page, context, errors } = await openPage(
+    browser, '#/kernels?lang=en&family=conv&n=1&h=0&w=9&c=3&k=4&r=3&s=3&stride=1&pad=0&dil=1',
+  );
+  await waitForProbe(page);
+  assert.match(await page.textContent('#dim-h-error'), /h must be at least 1/);
+  assert.ok(await page.isDisabled('#run-button'));
+  await page.fill('#dim-h', '4');
+  await page.fill('#dim-r', '7');
+  assert.match(await page.textContent('.run-widget .shape-error'),
+    /filter spans 7 along h, but the padded input has only 4/);
+  assert.ok(await page.isDisabled('#run-button'));
+  await page.fill('#dim-dil', 'two');
+  assert.match(await page.textContent('#dim-dil-error'), /whole number/);
+  await page.fill('#dim-dil', '1');
+  await page.fill('#dim-r', '3');
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  // An unknown family is named; the matmul ladder is shown.
+  await page.goto(new URL('#/kernels?lang=en&family=fft', page.url()).href);
+  await page.waitForSelector('[data-bad-family="true"]');
+  assert.match(await page.textContent('.ladder'), /no kernel family called "fft"/);
+  assert.equal(await page.getAttribute('.ladder', 'data-family'), 'matmul');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const lang of ['en', 'zh']) {
+  test(`conv Run all: a verified bar per stage, the 1×1 stage skipped with its reason (${lang})`, async () => {
+    for (const width of [390, 1280, 1920]) {
+      const { page, context, errors } = await openPage(
+        browser, `#/kernels?lang=${lang}&family=conv&n=1&h=9&w=7&c=3&k=5&r=3&s=3&stride=1&pad=1&dil=2`,
+        { viewport: { width, height: 900 } },
+      );
+      await waitForProbe(page);
+      if (width === 1280) {
+        await page.click('#run-all-button');
+        await page.waitForFunction(() => Number(document.querySelector('.chart')?.dataset.runs) > 0,
+          null, { timeout: 180_000 });
+        const verifiedRows = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
+        assert.deepEqual(verifiedRows, CONV_STAGES.slice(0, 4));
+        assert.match(await page.textContent('.skipped-reasons li[data-stage="conv-pointwise"]'),
+          lang === 'en' ? /1×1 stage runs only/ : /1×1 阶段只运行/);
+        assert.match(await page.textContent('.chart figcaption'), /1×9×7×3 → 5, 3×3/);
+      }
+      await screenshot(page, `conv-ladder-${width}-${lang}`);
+      const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+      const fields = await page.$eval('.conv-sizes', (f) => f.scrollWidth <= f.clientWidth + 1);
+      assert.ok(fields, `the ten fields fit at ${width} px (page ${scroll})`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  });
+}

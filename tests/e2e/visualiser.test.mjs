@@ -153,3 +153,66 @@ test('compare mode counts two stages on the same problem side by side', async ()
   assertNoErrors(errors);
   await context.close();
 });
+
+// ------------------------------------------------------------------ conv stages
+
+test('conv direct: each term from global memory, counters and reuse as computed by hand', async () => {
+  // 4×4 picture, 3 channels, 8 filters 3×3, padding 1: 16 pixels × 8 filters in one 16×16
+  // workgroup. Step 13 is the centre tap (r 1, s 1, c 0): subgroup 0 = pixels 0 and 1 × 8
+  // filters (16 lanes; 16 lanes past the last filter idle) reads x[0], x[3] (1 sector) and
+  // f[96..104] (1 sector, lines 0 and 3): 32 loads, 2 sectors, 2 lines.
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=conv-direct&size=4&sg=32&step=12&t=0');
+  await page.waitForSelector('#vis-step');
+  assert.match(await page.textContent('#vis-step'), /Step 13 of 28 · every thread adds term \(r 1, s 1, channel 0\)/);
+  assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.global'), 32);
+  assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.sectors'), 2);
+  assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.lines'), 2);
+  assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.inactive'), 16);
+  assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.shared'), 0);
+  // The whole launch: (2+3+3+2)² = 100 taps inside the picture × 3 channels × 8 filters =
+  // 2,400 reads of 48 values.
+  assert.equal(await page.getAttribute('.vis-reuse', 'data-reads'), '2400');
+  assert.equal(await page.getAttribute('.vis-reuse', 'data-distinct'), '48');
+  assert.match(await page.textContent('.vis-reuse'), /fetched 50\.00 times/);
+  // Lit: two input cells and eight filter cells.
+  const lit = await page.$$eval('.vis-matrix .cell', (cs) => cs.length);
+  assert.equal(lit, 2 + 8);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const lang of ['en', 'zh']) {
+  test(`conv tiled: the halo is staged once into workgroup memory, then read from there (${lang})`, async () => {
+    for (const width of [390, 1280, 1920]) {
+      // Patch 10×10×3 = 300 words, staged in 5 passes of 64. Thread 40 is in subgroup 1
+      // (words 32–63): patch row 1 = image row 0, columns 1–4 (words 33–44, x[0..12]) and
+      // word 63 (x[12]): 13 loads in 2 sectors, 1 line; 32 consecutive words written: no
+      // bank conflict.
+      const { page, context, errors } = await openPage(
+        browser, `#/visualiser?lang=${lang}&stage=conv-tiled&size=4&sg=32&step=0&t=40`, { viewport: { width, height: 1000 } },
+      );
+      await page.waitForSelector('#vis-step');
+      assert.match(await page.textContent('#vis-step'), lang === 'en' ? /Step 1 of 33/ : /33/);
+      assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.global'), 13);
+      assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.sectors'), 2);
+      assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.lines'), 1);
+      assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.shared'), 32);
+      assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.conflicts'), 0);
+      // Each of the 48 input values is read from global memory once.
+      assert.equal(await page.getAttribute('.vis-reuse', 'data-reads'), '48');
+      assert.equal(await page.getAttribute('.vis-reuse', 'data-distinct'), '48');
+      // The patch is drawn with what it holds: after pass 1 the first 64 words are staged.
+      assert.equal(await page.$$eval('.vis-matrix rect.held', (r) => r.length), 13 + 0);
+      // Stepping on to the first term read from workgroup memory: no global input reads.
+      await page.goto(new URL(`#/visualiser?lang=${lang}&stage=conv-tiled&size=4&sg=32&step=5&t=0`, page.url()).href);
+      await page.waitForFunction(() => document.querySelector('#vis-step')?.dataset.step === '5');
+      assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.shared'), 32);
+      assert.equal(await page.$$eval('.vis-matrix rect.held', (r) => r.length), 48, 'the whole patch is staged');
+      await screenshot(page, `visualiser-conv-tiled-${width}-${lang}`);
+      const over = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);
+      assert.ok(over <= 1, `the page is ${over} px wider than ${width}`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  });
+}

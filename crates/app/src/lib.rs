@@ -4,6 +4,7 @@
 
 pub mod chart;
 pub mod components;
+pub mod conv_layers;
 pub mod conv_page;
 pub mod edit_target;
 pub mod embed;
@@ -14,6 +15,7 @@ pub mod probe;
 pub mod query;
 pub mod race;
 pub mod route;
+pub mod run_family;
 pub mod scratch;
 pub mod session;
 pub mod source_view;

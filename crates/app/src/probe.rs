@@ -161,3 +161,20 @@ pub async fn probe() -> WebGpuStatus {
         is_software,
     })
 }
+
+/// Whether the browser's WGSL compiler offers a language feature
+/// (`navigator.gpu.wgslLanguageFeatures`, e.g. `packed_4x8_integer_dot_product`); false where
+/// there is no WebGPU or no such set.
+pub fn wgsl_language_feature(name: &str) -> bool {
+    let gpu = get(&get(&js_sys::global(), "navigator"), "gpu");
+    if gpu.is_undefined() || gpu.is_null() {
+        return false;
+    }
+    let set = get(&gpu, "wgslLanguageFeatures");
+    get(&set, "has")
+        .dyn_into::<Function>()
+        .ok()
+        .and_then(|f| f.call1(&set, &name.into()).ok())
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}

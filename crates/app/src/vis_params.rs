@@ -1,17 +1,27 @@
 //! The visualiser's parameters from the URL (`#/visualiser?stage=tiled&size=32&wg=8&sg=32`),
 //! validated into a trace configuration. Pure, unit-tested.
 
+use simt_model::conv_trace::{ConvMapping, ConvTrace};
+use simt_model::stage_trace::StageTrace;
 use simt_model::trace::{Mapping, MatmulTrace};
 
 use crate::query::Query;
 
 /// The stages the visualiser can show, by URL name, with their text keys.
-pub const STAGES: [(&str, &str); 4] = [
+pub const STAGES: [(&str, &str); 6] = [
     ("naive", "vis.stage.naive"),
     ("coalesced", "vis.stage.coalesced"),
     ("tiled", "vis.stage.tiled"),
     ("tiled-transposed", "vis.stage.tiled-transposed"),
+    ("conv-direct", "vis.stage.conv-direct"),
+    ("conv-tiled", "vis.stage.conv-tiled"),
 ];
+/// The conv stages' picture side is at most this (their launch is larger per output than a
+/// matmul's: R·S·C steps), with 3 channels, 8 filters of 3×3 and "same" padding.
+pub const CONV_MAX_SIDE: u32 = 24;
+pub const CONV_C: u32 = 3;
+pub const CONV_K: u32 = 8;
+pub const CONV_RS: u32 = 3;
 pub const SUBGROUP_WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
 pub const SIZE_RANGE: (u32, u32) = (4, 64);
 pub const WG_RANGE: (u32, u32) = (4, 16);
@@ -137,7 +147,45 @@ impl VisParams {
         }
     }
 
-    pub fn trace(&self) -> MatmulTrace {
+    /// Whether the stage is a convolution's.
+    pub fn is_conv(&self) -> bool {
+        self.stage.starts_with("conv-")
+    }
+
+    /// The conv stages' picture side: the size, at most [`CONV_MAX_SIDE`].
+    pub fn conv_side(&self) -> u32 {
+        self.size.min(CONV_MAX_SIDE)
+    }
+
+    /// The trace of the stage: a matmul launch of size³, or a convolution of one
+    /// side×side picture with [`CONV_C`] channels and [`CONV_K`] 3×3 filters, "same" padding.
+    /// The conv stages keep their shaders' workgroups (16×16 direct, 8×8 tiled).
+    pub fn trace(&self) -> StageTrace {
+        if self.is_conv() {
+            let side = self.conv_side();
+            return StageTrace::Conv(ConvTrace {
+                n: 1,
+                c: CONV_C,
+                h: side,
+                w: side,
+                k: CONV_K,
+                r: CONV_RS,
+                s: CONV_RS,
+                stride: 1,
+                pad: CONV_RS / 2,
+                dil: 1,
+                subgroup_width: self.sg,
+                mapping: if self.stage == "conv-tiled" {
+                    ConvMapping::Tiled
+                } else {
+                    ConvMapping::Direct
+                },
+            });
+        }
+        StageTrace::Matmul(self.matmul_trace())
+    }
+
+    fn matmul_trace(&self) -> MatmulTrace {
         let mapping = match self.stage {
             "coalesced" => Mapping::ColumnPerLane,
             "tiled" => Mapping::Tiled {
@@ -219,6 +267,28 @@ mod tests {
         let p = VisParams::from_query(&Query::parse("size=-5&wg=7"));
         assert_eq!((p.size, p.wg), (4, 7));
         assert!(p.rejected.is_empty());
+    }
+
+    #[test]
+    fn conv_stages_trace_a_small_convolution() {
+        let p = VisParams::from_query(&Query::parse("stage=conv-tiled&size=64&sg=16"));
+        assert!(p.is_conv() && p.rejected.is_empty());
+        let StageTrace::Conv(t) = p.trace() else {
+            panic!("a conv trace")
+        };
+        assert_eq!((t.h, t.w, t.c, t.k), (24, 24, 3, 8));
+        assert_eq!(
+            (t.mapping, t.subgroup_width, t.pad),
+            (ConvMapping::Tiled, 16, 1)
+        );
+        let p = VisParams::from_query(&Query::parse("stage=conv-direct&size=10"));
+        assert!(
+            matches!(p.trace(), StageTrace::Conv(t) if t.mapping == ConvMapping::Direct && t.h == 10)
+        );
+        assert!(matches!(
+            VisParams::from_query(&Query::parse("stage=tiled")).trace(),
+            StageTrace::Matmul(_)
+        ));
     }
 
     /// The value a field shows after a change is the one used.

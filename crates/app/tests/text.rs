@@ -101,14 +101,24 @@ fn components_hold_no_literal_user_text() {
     for (path, text) in sources(&src_dir().join("components")) {
         for (n, line) in text.lines().enumerate() {
             let l = line.trim();
-            // Text nodes written as a literal: { "Some words" }.
-            let text_node = l.starts_with("{ \"") || l.contains(">{ \"");
+            let has_letters = |s: &str| s.chars().any(|c| c.is_alphabetic());
+            // The literal right after each marker, e.g. the words of `{ "Some words" }`.
+            let literal_after = |marker: &str| {
+                l.match_indices(marker).any(|(i, _)| {
+                    has_letters(l[i + marker.len()..].split('"').next().unwrap_or(""))
+                })
+            };
+            // Text nodes written as a literal: { "Some words" } (at the start of a line, or
+            // after a tag; a class name earlier on the line is not text).
+            let text_node = l
+                .strip_prefix("{ \"")
+                .is_some_and(|rest| has_letters(rest.split('"').next().unwrap_or("")))
+                || literal_after(">{ \"");
             // Attributes a person reads.
             let attr = ["title=\"", "placeholder=\"", "aria-label=\"", "alt=\""]
                 .iter()
-                .any(|a| l.contains(a));
-            let has_letters = |s: &str| s.chars().any(|c| c.is_alphabetic());
-            if (text_node || attr) && has_letters(l.split('"').nth(1).unwrap_or("")) {
+                .any(|a| literal_after(a));
+            if text_node || attr {
                 offenders.push(format!("{}:{}: {l}", path.display(), n + 1));
             }
         }

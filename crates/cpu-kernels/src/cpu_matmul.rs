@@ -267,6 +267,17 @@ impl PackedB {
     }
 }
 
+/// `rows` rows of A (K each) times packed B, added into `c` (`rows`·N, zero for a plain
+/// product): the SIMD micro-kernel for callers that make their own rows of A (the conv race's
+/// im2col rows).
+pub fn multiply_packed(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
+    assert!(
+        a.len() >= rows * packed.k && c.len() >= rows * packed.n,
+        "A or C too short"
+    );
+    simd(a, packed, c, rows);
+}
+
 /// Register-tiled multiply of `rows` rows of A by packed B into C.
 fn simd(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
     let (n, k, strips) = (packed.n, packed.k, packed.strips);

@@ -20,8 +20,11 @@ pub enum GpuError {
     DeviceLost(String),
     /// WGSL failed to compile or a pipeline was invalid.
     Shader(String),
-    /// Validation or out-of-memory error while running.
+    /// Validation error while running.
     Dispatch(String),
+    /// The device could not allocate a buffer the run needs (sizes within the limits, but not
+    /// enough memory); the run's other buffers are destroyed, the device stays usable.
+    OutOfMemory(String),
     /// Reading results back failed.
     Readback(String),
     /// The kernel needs features this device lacks.
@@ -42,6 +45,7 @@ impl fmt::Display for GpuError {
             GpuError::DeviceLost(e) => write!(f, "the GPU device was lost: {e}"),
             GpuError::Shader(e) => write!(f, "shader error: {e}"),
             GpuError::Dispatch(e) => write!(f, "GPU error while running: {e}"),
+            GpuError::OutOfMemory(e) => write!(f, "the GPU is out of memory: {e}"),
             GpuError::Readback(e) => write!(f, "reading results back failed: {e}"),
             GpuError::MissingFeatures(e) => write!(f, "the device lacks features: {e}"),
             GpuError::WrongJob => write!(f, "this kernel cannot run that job"),

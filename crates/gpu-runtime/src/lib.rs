@@ -29,6 +29,7 @@ pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::RunOutput;
 pub use family::conv;
+pub use family::numeric;
 pub use plan::{
     live_buffers, CancelToken, Plan, PlanOutput, Progress, RunControl, RunOptions, Timing,
     TimingMethod,

@@ -818,7 +818,7 @@ impl Gpu {
         let validation = validation.pop();
         async move {
             if let Some(e) = oom.await {
-                return Err(GpuError::Dispatch(e.to_string()));
+                return Err(GpuError::OutOfMemory(e.to_string()));
             }
             if let Some(e) = validation.await {
                 return Err(GpuError::Dispatch(e.to_string()));

@@ -21,6 +21,9 @@ pub enum Family {
     Measure,
     /// 2-D convolution stages (`family/conv.rs`); run as plans by `conv::run_conv`, no `Job`.
     Conv,
+    /// INT8 and double-float matmuls of lessons 14 and 15 (`family/numeric.rs`); run by its
+    /// own plans, no `Job`.
+    Numeric,
 }
 
 /// How the inputs and output are laid out in GPU buffers.

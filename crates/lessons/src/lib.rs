@@ -7,10 +7,12 @@
 pub mod accum;
 pub mod allreduce;
 pub mod claims;
+pub mod cnn;
 pub mod cost;
 pub mod glossary;
 pub mod gpus;
 pub mod launch;
+pub mod quiz;
 pub mod transfer;
 pub mod units;
 pub mod vram;
@@ -35,7 +37,7 @@ macro_rules! lesson {
 }
 
 /// The lessons, in reading order.
-pub const LESSONS: [LessonInfo; 15] = [
+pub const LESSONS: [LessonInfo; 20] = [
     lesson!("latency-throughput"),
     lesson!("simt"),
     lesson!("occupancy"),
@@ -48,6 +50,11 @@ pub const LESSONS: [LessonInfo; 15] = [
     lesson!("stack"),
     lesson!("choosing"),
     lesson!("claims"),
+    lesson!("conv"),
+    lesson!("systolic"),
+    lesson!("int8"),
+    lesson!("fp64"),
+    lesson!("thermal"),
     lesson!("grad-accum"),
     lesson!("cost"),
     lesson!("data-movement"),
@@ -68,7 +75,10 @@ mod tests {
     #[test]
     fn ids_are_unique_and_url_safe() {
         for (i, l) in LESSONS.iter().enumerate() {
-            assert!(l.id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'));
+            assert!(l
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'));
             assert_eq!(lesson(l.id).map(|(j, _)| j), Some(i));
         }
         assert!(lesson("nope").is_none());
@@ -76,6 +86,9 @@ mod tests {
     }
 }
 
+pub mod fp64;
 pub mod occupancy;
 pub mod precision;
 pub mod roofline;
+pub mod systolic;
+pub mod thermal;

@@ -79,6 +79,41 @@ impl Format {
     }
 }
 
+/// Why a typed number cannot be rounded by the widget.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TypedError {
+    Empty,
+    /// Not decimal notation at all ("abc", "1,5").
+    NotANumber,
+    /// "NaN": a value every format stores as NaN, so there is no rounding to show.
+    NaN,
+    /// "inf", "-Infinity": stored as infinity in every format, likewise.
+    Infinite,
+    /// A finite literal past f64's range ("1e309"), which f64 itself would round to infinity.
+    TooLarge,
+}
+
+/// The number a learner typed into the rounding widget: a finite f64, or why not. Rust's
+/// `f64::from_str` accepts "NaN", "inf" and "infinity" (any case, with a sign) and turns a
+/// literal past f64's range into infinity; each case gets its own name here.
+pub fn parse_typed(text: &str) -> Result<f64, TypedError> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Err(TypedError::Empty);
+    }
+    let v = t.parse::<f64>().map_err(|_| TypedError::NotANumber)?;
+    let word = t.trim_start_matches(['+', '-']).to_ascii_lowercase();
+    if v.is_nan() {
+        Err(TypedError::NaN)
+    } else if word.starts_with("inf") {
+        Err(TypedError::Infinite)
+    } else if v.is_infinite() {
+        Err(TypedError::TooLarge)
+    } else {
+        Ok(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +161,24 @@ mod tests {
         assert_eq!(FP16.round(2f64.powi(-26)), 0.0);
         assert_eq!(FP16.round(-0.0).to_bits(), (-0.0f64).to_bits());
         assert!(FP16.round(f64::NAN).is_nan());
+    }
+
+    #[test]
+    fn typed_numbers_are_finite_or_named() {
+        assert_eq!(parse_typed(" 0.1 "), Ok(0.1));
+        assert_eq!(parse_typed("-1e-6"), Ok(-1e-6));
+        assert_eq!(parse_typed("1.7976931348623157e308"), Ok(f64::MAX));
+        assert_eq!(parse_typed(""), Err(TypedError::Empty));
+        assert_eq!(parse_typed("abc"), Err(TypedError::NotANumber));
+        assert_eq!(parse_typed("1,5"), Err(TypedError::NotANumber));
+        for nan in ["NaN", "nan", "-NaN", "+nan"] {
+            assert_eq!(parse_typed(nan), Err(TypedError::NaN), "{nan}");
+        }
+        for inf in ["inf", "-inf", "Infinity", "+INFINITY"] {
+            assert_eq!(parse_typed(inf), Err(TypedError::Infinite), "{inf}");
+        }
+        for big in ["1e309", "-2e400", "1e99999"] {
+            assert_eq!(parse_typed(big), Err(TypedError::TooLarge), "{big}");
+        }
     }
 }

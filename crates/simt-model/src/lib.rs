@@ -8,8 +8,10 @@
 //! - [`memory`]: what one subgroup-wide access costs — 32-byte sectors and 128-byte lines of
 //!   global memory (coalescing), and shared-memory bank conflicts.
 
+pub mod conv_trace;
 pub mod memory;
 pub mod schedule;
+pub mod stage_trace;
 pub mod trace;
 
 /// A dispatch: how many workgroups, how big each is, and how wide a subgroup is.

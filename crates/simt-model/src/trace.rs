@@ -33,6 +33,18 @@ pub enum Array {
     C,
     TileA,
     TileB,
+    /// Convolution (`crate::conv_trace`): input NHWC, filter R×S×C×K, output NPQK, and the
+    /// tiled stage's staged input patch in workgroup memory.
+    X,
+    F,
+    Y,
+    TileX,
+}
+
+impl Array {
+    /// Arrays in global memory, then in workgroup (shared) memory.
+    pub const GLOBAL: [Array; 6] = [Array::A, Array::B, Array::C, Array::X, Array::F, Array::Y];
+    pub const SHARED: [Array; 3] = [Array::TileA, Array::TileB, Array::TileX];
 }
 
 /// What happens at one step.
@@ -46,6 +58,20 @@ pub enum Step {
     ComputeTile { t: u32, p: u32 },
     /// The result written to C.
     Store,
+    /// Direct convolution: the term (r, s, c) of every output's sum.
+    ConvTap { r: u32, s: u32, c: u32 },
+    /// Tiled convolution: pass `pass` of copying the input patch (channels c0…) into
+    /// workgroup memory, 64 words per pass; a barrier follows the last pass.
+    ConvStage { c0: u32, pass: u32, last: bool },
+    /// Tiled convolution: the term (r, s, c0 + cc) read from the patch; a barrier follows the
+    /// chunk's last term.
+    ConvTileTap {
+        c0: u32,
+        r: u32,
+        s: u32,
+        cc: u32,
+        last: bool,
+    },
 }
 
 impl Step {
@@ -54,6 +80,7 @@ impl Step {
         match *self {
             Step::LoadTile { .. } => true,
             Step::ComputeTile { p, .. } => p + 1 == tile,
+            Step::ConvStage { last, .. } | Step::ConvTileTap { last, .. } => last,
             _ => false,
         }
     }
@@ -286,45 +313,7 @@ impl MatmulTrace {
 
     /// What one subgroup's accesses at `step` cost.
     pub fn subgroup_cost(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> StepCost {
-        let lanes = self.lanes(step, workgroup, subgroup);
-        let mut cost = StepCost {
-            active_lanes: lanes.iter().filter(|l| l.active).count() as u32,
-            inactive_lanes: lanes.iter().filter(|l| !l.active).count() as u32,
-            ..Default::default()
-        };
-        // One memory instruction per (kind of access, array): the lanes' addresses together.
-        type Pick = fn(&LaneAccess) -> &[(Array, u32)];
-        let global: [Pick; 2] = [|l| &l.global_reads, |l| &l.global_writes];
-        let shared: [Pick; 2] = [|l| &l.shared_reads, |l| &l.shared_writes];
-        let byte_addresses = |pick: Pick, arr: Array| -> Vec<u64> {
-            lanes
-                .iter()
-                .flat_map(|l| pick(l).iter())
-                .filter(|(a, _)| *a == arr)
-                .map(|(_, i)| *i as u64 * 4)
-                .collect()
-        };
-        for pick in global {
-            for arr in [Array::A, Array::B, Array::C] {
-                let addrs = byte_addresses(pick, arr);
-                if !addrs.is_empty() {
-                    let g = global_cost(&addrs, 4);
-                    cost.global_accesses += addrs.len() as u32;
-                    cost.sectors += g.sectors;
-                    cost.lines += g.lines;
-                }
-            }
-        }
-        for pick in shared {
-            for arr in [Array::TileA, Array::TileB] {
-                let addrs = byte_addresses(pick, arr);
-                if !addrs.is_empty() {
-                    cost.shared_accesses += addrs.len() as u32;
-                    cost.bank_conflicts += bank_conflict_degree(&addrs).saturating_sub(1);
-                }
-            }
-        }
-        cost
+        lanes_cost(&self.lanes(step, workgroup, subgroup))
     }
 
     /// Costs of `step` summed over every subgroup of the launch.
@@ -354,6 +343,49 @@ impl MatmulTrace {
             })
             .collect()
     }
+}
+
+/// What one subgroup's lanes cost together: per (kind of access, array) one memory
+/// instruction, the lanes' addresses together — global sectors and lines, shared-memory
+/// bank-conflict passes.
+pub fn lanes_cost(lanes: &[LaneAccess]) -> StepCost {
+    let mut cost = StepCost {
+        active_lanes: lanes.iter().filter(|l| l.active).count() as u32,
+        inactive_lanes: lanes.iter().filter(|l| !l.active).count() as u32,
+        ..Default::default()
+    };
+    type Pick = fn(&LaneAccess) -> &[(Array, u32)];
+    let global: [Pick; 2] = [|l| &l.global_reads, |l| &l.global_writes];
+    let shared: [Pick; 2] = [|l| &l.shared_reads, |l| &l.shared_writes];
+    let byte_addresses = |pick: Pick, arr: Array| -> Vec<u64> {
+        lanes
+            .iter()
+            .flat_map(|l| pick(l).iter())
+            .filter(|(a, _)| *a == arr)
+            .map(|(_, i)| *i as u64 * 4)
+            .collect()
+    };
+    for pick in global {
+        for arr in Array::GLOBAL {
+            let addrs = byte_addresses(pick, arr);
+            if !addrs.is_empty() {
+                let g = global_cost(&addrs, 4);
+                cost.global_accesses += addrs.len() as u32;
+                cost.sectors += g.sectors;
+                cost.lines += g.lines;
+            }
+        }
+    }
+    for pick in shared {
+        for arr in Array::SHARED {
+            let addrs = byte_addresses(pick, arr);
+            if !addrs.is_empty() {
+                cost.shared_accesses += addrs.len() as u32;
+                cost.bank_conflicts += bank_conflict_degree(&addrs).saturating_sub(1);
+            }
+        }
+    }
+    cost
 }
 
 #[cfg(test)]

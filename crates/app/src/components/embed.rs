@@ -11,10 +11,13 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::{replace_query, Ctx, GpuPanel, Ladder, Lesson, MatmulRun, Race, Train, Visualiser};
+use super::{
+    replace_query, Conv, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser,
+};
 use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
 use crate::probe::WebGpuStatus;
 use crate::query::Query;
+use crate::run_family::{Problem, RunFamily};
 
 /// One embeddable widget. Adding a widget (a conv view, the editor, a puzzle) is one entry.
 pub struct Widget {
@@ -41,7 +44,41 @@ pub struct Widget {
 }
 
 const MATMUL: &[&str] = &["stage", "m", "n", "k"];
+/// A conv stage's Run: its shape fields (the stage is fixed by the widget).
+const CONV: &[&str] = &["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
+const CONV_LADDER: &[&str] = &[
+    "stage", "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
+];
+
+/// The Run widget of the conv stage the widget's forced `stage=` names.
+fn conv_run(ctx: &Ctx) -> Html {
+    let id = ctx.query.get("stage").unwrap_or("conv-direct").to_string();
+    html! { <KernelRun family={RunFamily::Conv} stage_id={id} /> }
+}
+
+macro_rules! conv_stage_widget {
+    ($id:literal, $title:literal) => {
+        Widget {
+            id: $id,
+            title_key: $title,
+            render: conv_run,
+            params: CONV,
+            forced: &[("family", "conv"), ("stage", $id)],
+            defaults: &[],
+            hideable: &["title", "notes"],
+            size: (640, 760),
+            run_button: Some("#run-button"),
+            run_stops: false,
+        }
+    };
+}
+const CONV_PAGE: &[&str] = &[
+    "img", "filter", "size", "stage", "stride", "pad", "dil", "w", "k1", "k2", "init", "seed",
+];
 const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
+const CONV_RACE: &[&str] = &[
+    "batch", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil", "ccpu", "cgpu", "workers",
+];
 const SIMT: &[&str] = &[
     "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
 ];
@@ -60,8 +97,8 @@ pub const WIDGETS: &[Widget] = &[
                 .get("stage")
                 .and_then(gpu_runtime::kernel)
                 .map(|k| k.id)
-                .unwrap_or(super::matmul_run::DEFAULT_KERNEL);
-            html! { <MatmulRun kernel_id={id} /> }
+                .unwrap_or(super::kernel_run::DEFAULT_KERNEL);
+            html! { <KernelRun stage_id={id} /> }
         },
         params: MATMUL,
         forced: &[],
@@ -84,6 +121,23 @@ pub const WIDGETS: &[Widget] = &[
         run_stops: false,
     },
     Widget {
+        id: "conv-ladder",
+        title_key: "embed.widget.conv_ladder",
+        render: |_| html! { <Ladder /> },
+        params: CONV_LADDER,
+        forced: &[("family", "conv")],
+        defaults: &[],
+        hideable: &["stages", "source", "run-all"],
+        size: (960, 1000),
+        run_button: Some("#run-all-button"),
+        run_stops: false,
+    },
+    conv_stage_widget!("conv-direct", "embed.widget.conv_direct"),
+    conv_stage_widget!("conv-tiled", "embed.widget.conv_tiled"),
+    conv_stage_widget!("conv-im2col-gemm", "embed.widget.conv_im2col_gemm"),
+    conv_stage_widget!("conv-implicit-gemm", "embed.widget.conv_implicit_gemm"),
+    conv_stage_widget!("conv-pointwise", "embed.widget.conv_pointwise"),
+    Widget {
         id: "race",
         title_key: "embed.widget.race",
         render: |_| html! { <Race /> },
@@ -92,6 +146,18 @@ pub const WIDGETS: &[Widget] = &[
         defaults: &[],
         hideable: &["heading", "tabs"],
         size: (760, 700),
+        run_button: Some("#race-start"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-race",
+        title_key: "embed.widget.conv_race",
+        render: |_| html! { <Race /> },
+        params: CONV_RACE,
+        forced: &[("view", "conv")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 900),
         run_button: Some("#race-start"),
         run_stops: false,
     },
@@ -177,6 +243,30 @@ pub const WIDGETS: &[Widget] = &[
         hideable: &["heading", "playground"],
         size: (800, 600),
         run_button: Some("#train-exp-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-filter",
+        title_key: "embed.widget.conv_filter",
+        render: |_| html! { <Conv views={super::conv::Views::Filter} /> },
+        params: CONV_PAGE,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (800, 900),
+        run_button: Some("#conv-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-field",
+        title_key: "embed.widget.conv_field",
+        render: |_| html! { <Conv views={super::conv::Views::Field} /> },
+        params: CONV_PAGE,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (900, 1100),
+        run_button: Some("#conv-layers-run"),
         run_stops: false,
     },
     Widget {
@@ -295,6 +385,82 @@ pub fn matmul_report(
         ("maxRelError", Field::Num(v.verdict.max_rel_error)),
         ("checked", Field::Num(v.checked as f64)),
     ]
+}
+
+/// The results of a verified run of any family's stage, as `run-finished` carries them: the
+/// matmul fields as before, or a conv stage's shape.
+pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem) -> Report {
+    match problem {
+        Problem::Matmul(size) => matmul_report(stage, v, *size),
+        Problem::Conv(s) => {
+            let mut r = matmul_report(
+                stage,
+                v,
+                gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+            );
+            r.retain(|(k, _)| !matches!(*k, "m" | "n" | "k"));
+            let dims = [
+                ("n", s.n),
+                ("h", s.h),
+                ("w", s.w),
+                ("c", s.c),
+                ("k", s.k),
+                ("r", s.r),
+                ("s", s.s),
+                ("stride", s.stride),
+                ("pad", s.pad),
+                ("dil", s.dilation),
+            ];
+            for (i, (k, d)) in dims.into_iter().enumerate() {
+                r.insert(1 + i, (k, Field::Num(d as f64)));
+            }
+            r.insert(1, ("family", Field::Str("conv".into())));
+            r
+        }
+    }
+}
+
+/// The results of a conv race: the shape, both end-to-end times, the winner, verification.
+pub fn conv_race_report(
+    shape: &gpu_runtime::cpu_kernels::conv::ConvShape,
+    cpu_ms: Option<f64>,
+    gpu_ms: Option<f64>,
+    verified: Option<bool>,
+) -> Report {
+    let mut r = race_report(
+        gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+        None,
+        None,
+        verified,
+    );
+    r.retain(|(k, _)| *k != "n");
+    let rate = |ms: f64| shape.flops() / (ms * 1e6);
+    let mut front = vec![
+        ("family", Field::Str("conv".into())),
+        ("n", Field::Num(shape.n as f64)),
+        ("h", Field::Num(shape.h as f64)),
+        ("w", Field::Num(shape.w as f64)),
+        ("c", Field::Num(shape.c as f64)),
+        ("k", Field::Num(shape.k as f64)),
+        ("r", Field::Num(shape.r as f64)),
+        ("s", Field::Num(shape.s as f64)),
+    ];
+    if let Some(c) = cpu_ms {
+        front.push(("cpuMs", Field::Num(c)));
+        front.push(("cpuGflops", Field::Num(rate(c))));
+    }
+    if let Some(g) = gpu_ms {
+        front.push(("gpuMs", Field::Num(g)));
+        front.push(("gpuGflops", Field::Num(rate(g))));
+    }
+    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
+        front.push((
+            "winner",
+            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
+        ));
+    }
+    front.extend(r);
+    front
 }
 
 /// The results of a race: both end-to-end times, the winner (the duel's own rule: the
@@ -745,10 +911,13 @@ fn full_page(w: &Widget, query: &Query) -> String {
     };
     match w.id {
         "matmul" | "ladder" => "kernels".into(),
-        "race" | "sweep" | "claim" => "race".into(),
+        "conv-ladder" | "conv-direct" | "conv-tiled" | "conv-im2col-gemm"
+        | "conv-implicit-gemm" | "conv-pointwise" => "kernels".into(),
+        "race" | "sweep" | "claim" | "conv-race" => "race".into(),
         "simt" | "simt-compare" | "schedule" => "visualiser".into(),
         "train" | "batch" => "train".into(),
         "lesson" => with_id("learn", "lesson"),
+        "conv-filter" | "conv-field" => "conv".into(),
         "editor" => "editor".into(),
         "puzzle" => with_id("puzzles", "id"),
         _ => String::new(),
@@ -773,7 +942,9 @@ mod tests {
     fn ids_are_unique_and_url_safe() {
         for (i, w) in WIDGETS.iter().enumerate() {
             assert!(
-                w.id.chars().all(|c| c.is_ascii_lowercase() || c == '-'),
+                // Digits are URL-safe too (the conv stage `conv-im2col-gemm`).
+                w.id.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
                 "{}",
                 w.id
             );
@@ -809,7 +980,7 @@ mod tests {
     #[test]
     fn run_buttons_exist() {
         let sources = [
-            include_str!("./matmul_run.rs"),
+            include_str!("./kernel_run.rs"),
             include_str!("./ladder.rs"),
             include_str!("race/duel.rs"),
             include_str!("race/sweep.rs"),
@@ -817,6 +988,8 @@ mod tests {
             include_str!("./visualiser.rs"),
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
+            include_str!("conv/mod.rs"),
+            include_str!("conv/layers.rs"),
             include_str!("./editor_page.rs"),
             include_str!("./puzzle_page.rs"),
             include_str!("./learn/kit.rs"),

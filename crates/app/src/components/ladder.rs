@@ -6,27 +6,30 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use gpu_runtime::{
-    run_matmul_verified_with, CancelToken, Family, GpuError, KernelSpec, Progress, RunControl,
-    RunOptions, VerifiedRun,
-};
+use gpu_runtime::{CancelToken, GpuError, Progress, RunControl, RunOptions, VerifiedRun};
 
-use super::matmul_run::{sizes_from_query, unavailable_reason, MatmulRun};
+use super::kernel_run::{run_stage_verified, stage_unavailable, KernelRun, RunError};
 use super::Ctx;
 use crate::probe::WebGpuStatus;
+use crate::run_family::{family_from_query, Problem, RunFamily, Stage};
 use crate::source_view::{changed_lines, highlight_line};
 use crate::{chart, format, session};
 
 /// Ends each source line inside the <pre>, so copying the code keeps its line breaks.
 const NEWLINE: &str = "\n";
 
-fn stages() -> Vec<(usize, &'static KernelSpec)> {
-    KernelSpec::ladder(Family::Matmul).collect()
-}
-
 /// `#/kernels?…` with `stage` set, other parameters kept.
 fn stage_href(ctx: &Ctx, id: &str) -> String {
     format!("#/kernels?{}", ctx.query.clone().with("stage", id).encode())
+}
+
+/// `#/kernels?…` for another family: only the language is kept (the sizes mean other things).
+fn family_href(ctx: &Ctx, family: RunFamily) -> String {
+    let mut q = crate::query::Query::default().with("lang", ctx.lang.code());
+    if family != RunFamily::Matmul {
+        q.set("family", family.id());
+    }
+    format!("#/kernels?{}", q.encode())
 }
 
 #[function_component]
@@ -34,28 +37,37 @@ pub fn Ladder() -> Html {
     let Some(ctx) = use_context::<Ctx>() else {
         return html! {};
     };
-    let all = stages();
+    let (family, bad_family) = match family_from_query(&ctx.query) {
+        Ok(f) => (f, None),
+        Err(name) => (RunFamily::Matmul, Some(name)),
+    };
+    let all = family.stages();
     let requested = ctx.query.get("stage");
-    let found = requested.and_then(|id| all.iter().find(|(_, k)| k.id == id).copied());
+    let found = requested.and_then(|id| family.stage(id));
     let Some(&first) = all.first() else {
         return html! {};
     };
-    let (number, kernel) = found.unwrap_or(first);
+    let (number, stage) = found.unwrap_or(first);
     let unknown = requested.filter(|_| found.is_none()).map(|name| {
         let name: String = name.chars().take(40).collect();
         html! {
             <p class="message error" role="alert">{ ctx.tf("ladder.unknown_stage", &[("name", &name)]) }</p>
         }
     });
+    let unknown_family = bad_family.map(|name| {
+        html! {
+            <p class="message error" role="alert" data-bad-family="true">{ ctx.tf("ladder.unknown_family", &[("name", &name)]) }</p>
+        }
+    });
 
     let list = all.iter().map(|(n, k)| {
-        let available = unavailable_reason(&ctx, k).is_none();
+        let available = stage_unavailable(&ctx, k).is_none();
         html! {
             <li>
-                <a href={stage_href(&ctx, k.id)} data-stage={k.id}
-                    aria-current={(k.id == kernel.id).then_some("page")}>
+                <a href={stage_href(&ctx, k.id())} data-stage={k.id()}
+                    aria-current={(k.id() == stage.id()).then_some("page")}>
                     <span class="stage-n">{ *n }</span>
-                    <span class="stage-title">{ ctx.t(k.title_key) }</span>
+                    <span class="stage-title">{ ctx.t(&k.title_key()) }</span>
                     <span class={classes!("badge", if available { "ok" } else { "off" })}>
                         { ctx.t(if available { "ladder.available" } else { "ladder.unavailable" }) }
                     </span>
@@ -63,81 +75,111 @@ pub fn Ladder() -> Html {
             </li>
         }
     });
+    let families = RunFamily::ALL.iter().map(|&f| {
+        html! {
+            <a class={classes!("family-tab", (f == family).then_some("active"))} href={family_href(&ctx, f)}
+                data-family={f.id()} aria-current={(f == family).then_some("page")}>
+                { ctx.t(f.name_key()) }
+            </a>
+        }
+    });
 
     html! {
-        <section class="ladder" aria-labelledby="ladder-heading">
-            <h2 id="ladder-heading">{ ctx.t("ladder.heading") }</h2>
+        <section class="ladder" aria-labelledby="ladder-heading" data-family={family.id()}>
+            <nav class="family-tabs" aria-label={ctx.t("ladder.families")}>{ for families }</nav>
+            <h2 id="ladder-heading">{ ctx.t(family.heading_key()) }</h2>
+            { for unknown_family }
             { for unknown }
             <div class="ladder-layout">
                 <nav class="stage-list" aria-label={ctx.t("ladder.stages")}>
                     <ol>{ for list }</ol>
                 </nav>
-                <div class="stage-detail" data-current-stage={kernel.id}>
+                <div class="stage-detail" data-current-stage={stage.id()}>
                     <h3>
-                        { ctx.tf("ladder.stage_title", &[("n", &number.to_string()), ("title", ctx.t(kernel.title_key))]) }
+                        { ctx.tf("ladder.stage_title", &[("n", &number.to_string()), ("title", ctx.t(&stage.title_key()))]) }
                     </h3>
-                    <p class="summary">{ ctx.t(kernel.summary_key) }</p>
+                    <p class="summary">{ ctx.t(&stage.summary_key()) }</p>
                     <h4>{ ctx.t("ladder.why") }</h4>
-                    <p class="why">{ ctx.t(&format!("kernel.{}.why", kernel.id)) }</p>
-                    <MatmulRun kernel_id={kernel.id} compact=true />
-                    <SourceView kernel_id={kernel.id} />
+                    <p class="why">{ ctx.t(&stage.why_key()) }</p>
+                    <KernelRun family={family} stage_id={stage.id()} compact=true />
+                    <SourceView family={family} stage_id={stage.id()} />
                 </div>
             </div>
-            <RunAll />
+            <RunAll family={family} />
         </section>
     }
 }
 
 #[derive(Properties, PartialEq)]
 struct SourceProps {
-    kernel_id: AttrValue,
+    family: RunFamily,
+    stage_id: AttrValue,
 }
+
+/// One kernel's source, each line marked when it differs from the previous stage's.
+type Listing = (&'static str, Vec<(String, bool)>);
 
 #[function_component]
 fn SourceView(props: &SourceProps) -> Html {
     let ctx = use_context::<Ctx>();
     // The diff is recomputed only when the stage changes.
-    let lines = use_memo(props.kernel_id.clone(), |id| {
-        let Some(k) = gpu_runtime::kernel(id) else {
-            return (Vec::new(), false);
+    let listings = use_memo((props.family, props.stage_id.clone()), |(family, id)| {
+        let Some((_, stage)) = family.stage(id) else {
+            return (Vec::<Listing>::new(), false);
         };
-        let src = k.wgsl();
-        let marks = match k.previous() {
-            Some(p) => changed_lines(&p.wgsl(), &src),
-            None => vec![false; src.lines().count()],
-        };
-        let lines: Vec<(String, bool)> = src
-            .lines()
-            .zip(marks)
-            .map(|(l, c)| (l.to_string(), c))
+        let previous = family.previous(&stage).and_then(|p| p.main_kernel());
+        let listings = stage
+            .kernels()
+            .into_iter()
+            .enumerate()
+            .map(|(i, k)| {
+                let src = k.wgsl();
+                // The first kernel is compared with the previous stage's first kernel.
+                let marks = match previous.filter(|_| i == 0) {
+                    Some(p) => changed_lines(&p.wgsl(), &src),
+                    None => vec![false; src.lines().count()],
+                };
+                let lines = src
+                    .lines()
+                    .zip(marks)
+                    .map(|(l, c)| (l.to_string(), c))
+                    .collect();
+                (k.source_path, lines)
+            })
             .collect();
-        (lines, k.previous().is_some())
+        (listings, previous.is_some())
     });
     let Some(ctx) = ctx else {
         return html! {};
     };
-    let (lines, has_previous) = (&lines.0, lines.1);
-    let path = gpu_runtime::kernel(&props.kernel_id)
-        .map(|k| k.source_path)
-        .unwrap_or_default();
+    let (listings, has_previous) = (&listings.0, listings.1);
+    let edit = (props.family == RunFamily::Matmul).then(|| html! {
+        <p><a class="button" href={format!("#/editor?lang={}&stage={}", ctx.lang.code(), props.stage_id)}>{ ctx.t("editor.edit_this") }</a></p>
+    });
     html! {
         <div class="source-view">
-            <h4>{ ctx.t("ladder.source") }{ " — " }<code>{ path }</code></h4>
-            <p><a class="button" href={format!("#/editor?lang={}&stage={}", ctx.lang.code(), props.kernel_id)}>{ ctx.t("editor.edit_this") }</a></p>
-            <p class="legend">
-                { ctx.t(if has_previous { "ladder.changed_legend" } else { "ladder.first_legend" }) }
-            </p>
-            <pre class="source" tabindex="0"><code>
-                { for lines.iter().enumerate().map(|(i, (line, changed))| html! {
-                    <span class={classes!("line", changed.then_some("changed"))}>
-                        <span class="ln" aria-hidden="true">{ i + 1 }</span>
-                        { for highlight_line(line).into_iter().map(|(tok, text)| html! {
-                            <span class={tok.class()}>{ text }</span>
+            { for listings.iter().enumerate().map(|(i, (path, lines))| html! {
+                <>
+                    <h4>{ ctx.t("ladder.source") }{ " — " }<code>{ *path }</code></h4>
+                    if i == 0 {
+                        { for edit.clone() }
+                        <p class="legend">
+                            { ctx.t(if has_previous { "ladder.changed_legend" } else { "ladder.first_legend" }) }
+                        </p>
+                    }
+                    <pre class="source" tabindex="0"><code>
+                        { for lines.iter().enumerate().map(|(i, (line, changed))| html! {
+                            <span class={classes!("line", changed.then_some("changed"))}>
+                                <span class="ln" aria-hidden="true">{ i + 1 }</span>
+                                { for highlight_line(line).into_iter().map(|(tok, text)| html! {
+                                    <span class={tok.class()}>{ text }</span>
+                                }) }
+                                { NEWLINE }
+                            </span>
                         }) }
-                        { NEWLINE }
-                    </span>
-                }) }
-            </code></pre>
+                    </code></pre>
+                </>
+            }) }
         </div>
     }
 }
@@ -157,21 +199,27 @@ enum Notice {
     Lost(String),
 }
 
+#[derive(Properties, PartialEq)]
+struct RunAllProps {
+    family: RunFamily,
+}
+
 #[function_component]
-fn RunAll() -> Html {
+fn RunAll(props: &RunAllProps) -> Html {
     let ctx = use_context::<Ctx>();
-    let rows = use_state(Vec::<(usize, &'static KernelSpec, RowState)>::new);
+    let family = props.family;
+    let rows = use_state(Vec::<(usize, Stage, RowState)>::new);
     let progress = use_state(|| None::<(usize, usize)>);
     let notice = use_state(|| None::<Notice>);
-    let cancel = super::matmul_run::use_cancel_on_unmount();
+    let cancel = super::kernel_run::use_cancel_on_unmount();
     let stage_progress = use_state(|| None::<Progress>);
     let finished = use_state(|| 0u32);
-    // The sizes the chart was measured at (the fields may have changed since).
-    let ran_at = use_state(|| None::<gpu_runtime::cpu_kernels::matmul::MatmulSize>);
+    // The problem the chart was measured at (the fields may have changed since).
+    let ran_at = use_state(|| None::<Problem>);
     let Some(ctx) = ctx else {
         return html! {};
     };
-    let size = sizes_from_query(&ctx.query);
+    let size = family.problem_from_query(&ctx.query);
     let running = progress.is_some();
     let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
     let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
@@ -201,10 +249,16 @@ fn RunAll() -> Html {
                 ..Default::default()
             };
             notice.set(None);
-            let mut table: Vec<(usize, &'static KernelSpec, RowState)> = stages()
+            let limits = super::kernel_run::adapter_limits(&ctx);
+            let mut table: Vec<(usize, Stage, RowState)> = family
+                .stages()
                 .into_iter()
                 .map(|(n, k)| {
-                    let state = match unavailable_reason(&ctx, k) {
+                    let refused = limits
+                        .as_ref()
+                        .and_then(|l| crate::run_family::check_limits(&k, &size, l))
+                        .map(|e| super::kernel_run::limit_message(&ctx, &e));
+                    let state = match stage_unavailable(&ctx, &k).or(refused) {
                         Some(why) => RowState::Skipped(why),
                         None => RowState::Pending,
                     };
@@ -243,24 +297,27 @@ fn RunAll() -> Html {
                         if replaced_lost && done > 0 {
                             // The device went away between two stages: stop, as for a loss
                             // during a stage, rather than mixing two devices in one chart.
-                            return Err(GpuError::DeviceLost("between stages".into()));
+                            return Err(RunError::Gpu(GpuError::DeviceLost(
+                                "between stages".into(),
+                            )));
                         }
-                        run_matmul_verified_with(&gpu, kernel, size, 1, &opts, &ctl).await
+                        run_stage_verified(&gpu, &kernel, &size, 1, &opts, &ctl).await
                     }
                     .await;
                     match result {
                         // Stages finished before the cancel stay in the table.
-                        Err(GpuError::Cancelled) => {
+                        Err(RunError::Gpu(GpuError::Cancelled)) => {
                             notice.set(Some(Notice::Cancelled));
                             break;
                         }
                         Ok(v) => table[i].2 = RowState::Done(Box::new(v)),
-                        Err(GpuError::DeviceLost(e)) => {
+                        Err(RunError::Gpu(GpuError::DeviceLost(e))) => {
                             session::forget();
                             notice.set(Some(Notice::Lost(e)));
                             break;
                         }
-                        Err(e) => table[i].2 = RowState::Failed(e.to_string()),
+                        Err(RunError::Gpu(e)) => table[i].2 = RowState::Failed(e.to_string()),
+                        Err(RunError::Conv(e)) => table[i].2 = RowState::Failed(e.to_string()),
                     }
                     done += 1;
                     rows.set(table.clone());
@@ -276,9 +333,7 @@ fn RunAll() -> Html {
         Callback::from(move |_| cancel.borrow().cancel())
     };
 
-    let shape = ran_at
-        .map(|s| format!("{}×{}×{}", s.m, s.n, s.k))
-        .unwrap_or_default();
+    let shape = ran_at.map(|p| p.chart_shape()).unwrap_or_default();
     let values: Vec<f64> = rows
         .iter()
         .map(|(_, _, st)| match st {
@@ -300,9 +355,9 @@ fn RunAll() -> Html {
             RowState::Done(_) => (ctx.t("ladder.failed_badge").to_string(), "failed"),
         };
         html! {
-            <g class={classes!("row", class)} data-stage={k.id}>
+            <g class={classes!("row", class)} data-stage={k.id()}>
                 <text x="0" y={label_y.to_string()} class="label">
-                    { format!("{n}. {}", ctx.t(k.title_key)) }
+                    { format!("{n}. {}", ctx.t(&k.title_key())) }
                 </text>
                 <rect x={chart::LABEL_WIDTH.to_string()} y={bar.y.to_string()}
                     width={bar.width.to_string()} height={bar.height.to_string()} rx="3" />
@@ -314,15 +369,26 @@ fn RunAll() -> Html {
     });
     let failures = rows.iter().filter_map(|(n, k, st)| match st {
         RowState::Failed(e) => Some(html! {
-            <li>{ format!("{n}. {}: ", ctx.t(k.title_key)) }{ e.clone() }</li>
+            <li>{ format!("{n}. {}: ", ctx.t(&k.title_key())) }{ e.clone() }</li>
         }),
         _ => None,
     });
 
+    // Why a stage was skipped (the conv ladder's 1×1 stage at a 3×3 shape, a missing feature).
+    let mut skipped = rows
+        .iter()
+        .filter_map(|(n, k, st)| match st {
+            RowState::Skipped(why) => Some(html! {
+                <li data-stage={k.id()}>{ format!("{n}. {}: ", ctx.t(&k.title_key())) }{ why.clone() }</li>
+            }),
+            _ => None,
+        })
+        .peekable();
+
     html! {
         <section class="panel run-all" aria-labelledby="run-all-heading">
             <h3 id="run-all-heading">{ ctx.t("ladder.run_all") }</h3>
-            <p>{ ctx.t("ladder.run_all.intro") }</p>
+            <p>{ ctx.t(family.run_all_intro_key()) }</p>
             <div class="run-all-controls">
                 <button type="button" class="button primary" id="run-all-button"
                     disabled={running || size.is_none() || !has_gpu} onclick={start}>
@@ -336,7 +402,7 @@ fn RunAll() -> Html {
                     <span class="progress-text">
                         { ctx.tf("ladder.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
                     </span>
-                    { super::matmul_run::progress_view(&ctx, *stage_progress) }
+                    { super::kernel_run::progress_view(&ctx, *stage_progress) }
                 }
             </div>
             if size.is_none() {
@@ -359,6 +425,9 @@ fn RunAll() -> Html {
                     </svg>
                 </figure>
                 <ul class="failures">{ for failures }</ul>
+                if skipped.peek().is_some() {
+                    <ul class="skipped-reasons" aria-label={ctx.t("convrun.skipped_title")}>{ for skipped }</ul>
+                }
                 if software {
                     <p class="note">{ ctx.t("ladder.software_note") }</p>
                 }

@@ -73,9 +73,15 @@ fn kernels(ctx: &Ctx) -> Html {
     html! {
         <section class="page">
             <h1>{ ctx.t("kernels.heading") }</h1>
-            <p class="lead">{ ctx.t("kernels.intro") }</p>
+            <p class="lead">{ ctx.t(match crate::run_family::family_from_query(&ctx.query) {
+                Ok(crate::run_family::RunFamily::Conv) => "convrun.intro",
+                _ => "kernels.intro",
+            }) }</p>
             <Ladder />
-            <EmbedButton widget="ladder" />
+            <EmbedButton widget={match crate::run_family::family_from_query(&ctx.query) {
+                Ok(crate::run_family::RunFamily::Conv) => "conv-ladder",
+                _ => "ladder",
+            }} />
             <details class="gpu-details" open=true>
                 <summary>{ ctx.t("gpu.heading") }</summary>
                 <GpuPanel />

@@ -128,6 +128,14 @@ fn setup(ctx: &Ctx) -> Setup {
     }
 }
 
+/// The embed widget of a view of the race page.
+fn embed_widget(view: View) -> &'static str {
+    match view {
+        View::Conv => "conv-race",
+        other => other.id(),
+    }
+}
+
 /// Writes new settings into the URL.
 pub(crate) fn write_params(ctx: &Ctx, navigator: &Option<Navigator>, params: &RaceParams) {
     if let Some(nav) = navigator {
@@ -141,6 +149,16 @@ pub fn Race() -> Html {
         return Html::default();
     };
     let s = setup(&ctx);
+    // The conv view's own settings (CPU variant, GPU stage) are named like the others.
+    let conv_issues = if s.params.view == View::Conv {
+        crate::race::conv_params::parse(&ctx.query).1
+    } else {
+        Vec::new()
+    };
+    let s = Setup {
+        issues: s.issues.iter().cloned().chain(conv_issues).collect(),
+        ..s
+    };
     let tabs = View::ALL.iter().map(|&v| {
         let mut p = s.params.clone();
         p.view = v;
@@ -175,7 +193,7 @@ pub fn Race() -> Html {
             <nav class="race-tabs" aria-label={ctx.t("race.views")}>
                 <ul>{ for tabs }</ul>
             </nav>
-            <super::EmbedButton widget={s.params.view.id()} />
+            <super::EmbedButton widget={embed_widget(s.params.view)} />
             if let Some(note) = &s.gpu_note {
                 <p class="message race-gpu-note" data-gpu-note="true">{ note.clone() }</p>
             }
@@ -186,6 +204,7 @@ pub fn Race() -> Html {
                 View::Race => html! { <duel::Duel setup={Rc::new(s.clone())} /> },
                 View::Sweep => html! { <sweep::Sweep setup={Rc::new(s.clone())} /> },
                 View::Claim => html! { <claim::Claim setup={Rc::new(s.clone())} /> },
+                View::Conv => html! { <duel::Duel setup={Rc::new(s.clone())} conv=true /> },
             } }
         </section>
     }

@@ -1,4 +1,4 @@
-//! The SIMT visualiser: step through a scaled-down matmul launch and see which cells each
+//! The SIMT visualiser: step through a scaled-down matmul or convolution launch and see which cells each
 //! subgroup (warp) and thread touches, what that costs in memory transactions and bank
 //! conflicts, and how the ids of a thread read in WGSL and in CUDA. The model is
 //! `simt_model::trace`; this component only draws it.
@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use simt_model::trace::{Array, MatmulTrace, Step, StepCost};
+use simt_model::stage_trace::StageTrace;
+use simt_model::trace::{Array, Step, StepCost};
 
 use super::playback::use_autoplay;
 use super::schedule_replay::ScheduleReplay;
@@ -45,13 +46,104 @@ fn step_label(ctx: &Ctx, step: Step, tile: u32) -> String {
             s
         }
         Step::Store => ctx.t("vis.step.store").to_string(),
+        Step::ConvTap { r, s, c } => ctx.tf(
+            "vis.step.conv_tap",
+            &[
+                ("r", &r.to_string()),
+                ("s", &s.to_string()),
+                ("c", &c.to_string()),
+            ],
+        ),
+        Step::ConvStage { c0, pass, .. } => {
+            let mut t = ctx.tf(
+                "vis.step.conv_stage",
+                &[("c", &c0.to_string()), ("pass", &(pass + 1).to_string())],
+            );
+            if step.ends_with_barrier(tile) {
+                t.push_str(ctx.t("vis.step.barrier"));
+            }
+            t
+        }
+        Step::ConvTileTap { c0, r, s, cc, .. } => {
+            let mut t = ctx.tf(
+                "vis.step.conv_tile_tap",
+                &[
+                    ("r", &r.to_string()),
+                    ("s", &s.to_string()),
+                    ("c", &(c0 + cc).to_string()),
+                ],
+            );
+            if step.ends_with_barrier(tile) {
+                t.push_str(ctx.t("vis.step.barrier"));
+            }
+            t
+        }
+    }
+}
+
+/// The arrays of the stage's problem, drawn as grids with the selected subgroup's cells lit:
+/// A, B, C (and the shared tiles) for a matmul; for a convolution the input (rows × W·C),
+/// the filter (R·S·C × K), the output (rows × Q·K) and, for the tiled stage, the patch in
+/// workgroup memory (th rows × tw·chunk).
+fn arrays(
+    ctx: &Ctx,
+    trace: &StageTrace,
+    params: &VisParams,
+    lit: &HashMap<Array, HashMap<u32, bool>>,
+    color: &'static str,
+    contents: &[(Array, Vec<Option<u32>>)],
+    tiles: bool,
+) -> Html {
+    match trace {
+        StageTrace::Matmul(_) => {
+            let (n, tile) = (params.size, params.wg);
+            let is_tiled = tiles && params.stage.starts_with("tiled");
+            html! {
+                <>
+                    { matrix(ctx.tf("vis.matrix_a", &[("n", &n.to_string())]), n, n, lit.get(&Array::A), color) }
+                    { matrix(ctx.tf("vis.matrix_b", &[("n", &n.to_string())]), n, n, lit.get(&Array::B), color) }
+                    if tiles {
+                        { matrix(ctx.tf("vis.matrix_c", &[("n", &n.to_string())]), n, n, lit.get(&Array::C), color) }
+                    }
+                    if is_tiled {
+                        { matrix_with_contents(ctx.t("vis.tile_a").to_string(), tile, tile + params.pad, lit.get(&Array::TileA), color,
+                            contents.first().map(|(_, w)| ("A", n, w.as_slice()))) }
+                        { matrix_with_contents(ctx.t("vis.tile_b").to_string(), tile, tile, lit.get(&Array::TileB), color,
+                            contents.get(1).map(|(_, w)| ("B", n, w.as_slice()))) }
+                    }
+                </>
+            }
+        }
+        StageTrace::Conv(t) => {
+            let (p, q) = t.out_hw();
+            let (th, tw, chunk) = t.patch();
+            let x_cols = t.w * t.c;
+            let is_tiled = tiles && t.mapping == simt_model::conv_trace::ConvMapping::Tiled;
+            html! {
+                <>
+                    { matrix(ctx.tf("vis.conv.x", &[("h", &t.h.to_string()), ("w", &t.w.to_string()), ("c", &t.c.to_string())]),
+                        t.n * t.h, x_cols, lit.get(&Array::X), color) }
+                    { matrix(ctx.tf("vis.conv.f", &[("r", &t.r.to_string()), ("s", &t.s.to_string()), ("c", &t.c.to_string()), ("k", &t.k.to_string())]),
+                        t.r * t.s * t.c, t.k, lit.get(&Array::F), color) }
+                    if tiles {
+                        { matrix(ctx.tf("vis.conv.y", &[("p", &p.to_string()), ("q", &q.to_string()), ("k", &t.k.to_string())]),
+                            t.n * p, q * t.k, lit.get(&Array::Y), color) }
+                    }
+                    if is_tiled {
+                        { matrix_with_contents(ctx.tf("vis.conv.tile", &[("h", &th.to_string()), ("w", &tw.to_string()), ("c", &chunk.to_string())]),
+                            th, tw * chunk, lit.get(&Array::TileX), color,
+                            contents.first().map(|(_, w)| ("x", x_cols, w.as_slice()))) }
+                    }
+                </>
+            }
+        }
     }
 }
 
 /// Which cells of each array the selected subgroup touches at a step: index → (touched by the
 /// selected thread?).
 fn touched(
-    trace: &MatmulTrace,
+    trace: &StageTrace,
     step: Step,
     wg: [u32; 3],
     sg: u32,
@@ -197,7 +289,6 @@ fn compare_section(
     let ids_b = lb.ids(wg_b, thread.min(lb.invocations_per_workgroup() - 1));
     let lit = touched(&tb, sb, wg_b, ids_b.subgroup, Some(ids_b.lane));
     let color = PALETTE[ids_b.subgroup as usize % PALETTE.len()];
-    let n = b.size;
     html! {
         <section class="panel vis-compare" aria-labelledby="compare-heading">
             <h2 id="compare-heading">
@@ -222,8 +313,7 @@ fn compare_section(
             <p class="note">{ ctx.t("vis.compare.note") }</p>
             <h3>{ ctx.tf("vis.compare.same_step", &[("stage", stage_title(ctx, b.stage))]) }</h3>
             <div class="vis-matrices">
-                { matrix(ctx.tf("vis.matrix_a", &[("n", &n.to_string())]), n, n, lit.get(&Array::A), color) }
-                { matrix(ctx.tf("vis.matrix_b", &[("n", &n.to_string())]), n, n, lit.get(&Array::B), color) }
+                { arrays(ctx, &tb, b, &lit, color, &[], false) }
             </div>
         </section>
     }
@@ -255,6 +345,11 @@ pub fn Visualiser() -> Html {
     let trace = params.trace();
     let steps = use_memo(trace, |t| t.steps());
     let totals = use_memo(trace, |t| t.running_totals());
+    // How often the conv stages fetch each input value (the whole launch, so memoised).
+    let reuse = use_memo(trace, |t| match t {
+        StageTrace::Conv(c) => Some(c.x_reuse()),
+        StageTrace::Matmul(_) => None,
+    });
     let compare_trace = params.compare.map(|stage| {
         VisParams {
             stage,
@@ -495,8 +590,11 @@ pub fn Visualiser() -> Html {
 
     let tile = params.wg;
     let contents = trace.tile_contents(current, wg3);
-    let is_tiled = params.stage.starts_with("tiled");
-    let n = params.size;
+    let n = if params.is_conv() {
+        params.conv_side()
+    } else {
+        params.size
+    };
     let sg_color = PALETTE[sg as usize % PALETTE.len()];
     let stage_options = STAGES.iter().map(|(name, key)| {
         html! { <option value={*name} selected={*name == params.stage}>{ ctx.t(key) }</option> }
@@ -568,7 +666,11 @@ pub fn Visualiser() -> Html {
                     <select id="vis-compare" onchange={set_param("compare")}>{ for compare_options }</select>
                 </label>
             </div>
-            <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
+            if params.is_conv() {
+                <p class="note">{ ctx.tf("vis.conv.scaled", &[("n", &n.to_string()), ("max", &crate::vis_params::CONV_MAX_SIDE.to_string())]) }</p>
+            } else {
+                <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
+            }
             <div class="vis-view" tabindex="0" {onkeydown} aria-label={ctx.t("vis.view")}
                 aria-describedby="vis-keys">
             <div class="vis-controls" role="group" aria-label={ctx.t("vis.controls")}>
@@ -603,20 +705,21 @@ pub fn Visualiser() -> Html {
                     </table>
                 </div>
                 <div class="vis-matrices">
-                    { matrix(ctx.tf("vis.matrix_a", &[("n", &n.to_string())]), n, n, lit.get(&Array::A), sg_color) }
-                    { matrix(ctx.tf("vis.matrix_b", &[("n", &n.to_string())]), n, n, lit.get(&Array::B), sg_color) }
-                    { matrix(ctx.tf("vis.matrix_c", &[("n", &n.to_string())]), n, n, lit.get(&Array::C), sg_color) }
-                    if is_tiled {
-                        { matrix_with_contents(ctx.t("vis.tile_a").to_string(), tile, tile + params.pad, lit.get(&Array::TileA), sg_color,
-                            contents.first().map(|(_, w)| ("A", n, w.as_slice()))) }
-                        { matrix_with_contents(ctx.t("vis.tile_b").to_string(), tile, tile, lit.get(&Array::TileB), sg_color,
-                            contents.get(1).map(|(_, w)| ("B", n, w.as_slice()))) }
-                    }
+                    { arrays(&ctx, &trace, &params, &lit, sg_color, &contents, true) }
                 </div>
                 <div class="vis-counts">
                     { counters(&ctx, "vis.counters.subgroup", &sg_cost) }
                     { counters(&ctx, "vis.counters.step", &step_cost) }
                     { counters(&ctx, "vis.counters.total", &running) }
+                    if let Some((reads, distinct)) = *reuse {
+                        <p class="vis-reuse" data-reads={reads.to_string()} data-distinct={distinct.to_string()}>
+                            { ctx.tf("vis.conv.reuse", &[
+                                ("reads", &format::count(reads)),
+                                ("distinct", &format::count(distinct)),
+                                ("times", &format!("{:.2}", reads as f64 / distinct.max(1) as f64)),
+                            ]) }
+                        </p>
+                    }
                     <p class="note">{ ctx.t("vis.explain") }</p>
                 </div>
             </div>

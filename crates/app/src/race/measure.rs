@@ -2,8 +2,10 @@
 //! checks that make a race worth watching: CPU and GPU each against the reference, and against
 //! each other.
 
+use cpu_kernels::conv::{self, ConvShape};
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::{self, Precision, Verdict};
+use gpu_runtime::conv::{ConvError, ConvStage};
 use gpu_runtime::{Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, Timing, TimingMethod};
 use gpu_runtime::{FULL_CHECK_MACS, SAMPLED_ELEMENTS};
 
@@ -102,9 +104,54 @@ pub fn check(
         None => (matmul::reference(size, a, b), None),
         Some(idx) => (matmul::reference_at(size, a, b, &idx), Some(idx)),
     };
+    judge(
+        &reference,
+        idx.as_deref(),
+        cpu,
+        gpu,
+        cpu_precision,
+        size.c_len(),
+    )
+}
+
+/// [`check`] for a convolution: both sides against the f64 conv reference (every element
+/// when cheap, else corners, borders and a seeded sample) and against each other.
+pub fn check_conv(
+    shape: &ConvShape,
+    x: &[f32],
+    f: &[f32],
+    cpu: &[f32],
+    gpu: Option<&[f32]>,
+) -> Checks {
+    let indices = conv::check_indices(shape, FULL_CHECK_MACS, SAMPLED_ELEMENTS, 1);
+    let (reference, idx) = match indices {
+        None => (conv::reference(shape, x, f), None),
+        Some(idx) => (conv::reference_at(shape, x, f, &idx), Some(idx)),
+    };
+    judge(
+        &reference,
+        idx.as_deref(),
+        cpu,
+        gpu.map(|g| (g, Precision::F32)),
+        Precision::F32,
+        shape.y_len(),
+    )
+}
+
+fn judge(
+    reference: &matmul::Reference,
+    idx: Option<&[usize]>,
+    cpu: &[f32],
+    gpu: Option<(&[f32], Precision)>,
+    cpu_precision: Precision,
+    total: usize,
+) -> Checks {
     let pick = |v: &[f32]| -> Vec<f32> {
-        match &idx {
-            None => v.to_vec(),
+        match idx {
+            // A result of the wrong length is wrong: pad it with NaN so it fails.
+            None => (0..total)
+                .map(|i| v.get(i).copied().unwrap_or(f32::NAN))
+                .collect(),
             Some(idx) => idx
                 .iter()
                 .map(|&i| v.get(i).copied().unwrap_or(f32::NAN))
@@ -112,11 +159,11 @@ pub fn check(
         }
     };
     let cpu_got = pick(cpu);
-    let cpu_verdict = verify::compare(&cpu_got, &reference, cpu_precision);
+    let cpu_verdict = verify::compare(&cpu_got, reference, cpu_precision);
     let (gpu_verdict, diff) = match gpu {
         Some((g, precision)) => {
             let got = pick(g);
-            let v = verify::compare(&got, &reference, precision);
+            let v = verify::compare(&got, reference, precision);
             let diff = cpu_got
                 .iter()
                 .zip(&got)
@@ -135,8 +182,36 @@ pub fn check(
         gpu: gpu_verdict,
         max_rel_diff: diff,
         checked: cpu_got.len(),
-        total: size.c_len(),
+        total,
     }
+}
+
+/// Compiles every pipeline a conv stage may dispatch and returns how long that took.
+pub async fn prepare_conv(gpu: &Gpu, stage: ConvStage) -> Result<f64, GpuError> {
+    let t0 = super::worker_api::now_ms();
+    for k in stage.kernels() {
+        gpu.pipeline(k).await?;
+    }
+    Ok(super::worker_api::now_ms() - t0)
+}
+
+/// One run of a conv stage on the given inputs, timed like [`run_gpu`] (queue drained first).
+pub async fn run_gpu_conv(
+    gpu: &Gpu,
+    stage: ConvStage,
+    shape: &ConvShape,
+    x: &[f32],
+    f: &[f32],
+    ctl: &RunControl,
+) -> Result<GpuRun, ConvError> {
+    let out =
+        gpu_runtime::conv::run_conv_with(gpu, stage, &[], shape, x, f, &RunOptions::default(), ctl)
+            .await?;
+    Ok(GpuRun {
+        total_ms: out.timing.upload_ms + out.timing.submit_to_result_ms,
+        c: out.output,
+        timing: out.timing,
+    })
 }
 
 #[cfg(test)]
@@ -175,6 +250,25 @@ mod tests {
         assert!(caught.max_rel_diff.is_some_and(|d| d > 1e-3));
         let cpu_only = check(size, &a, &b, &c1, None, Precision::F32);
         assert!(cpu_only.all_ok() && cpu_only.gpu.is_none());
+    }
+
+    #[test]
+    fn conv_sides_are_checked_against_the_reference_and_each_other() {
+        use cpu_kernels::cpu_conv::{conv, CpuConvVariant};
+        let s = ConvShape::new(2, 3, 9, 7, 5, 3, 3).with(2, 1, 1);
+        let (x, f) = s.inputs(1);
+        let direct = conv(CpuConvVariant::Direct, &s, &x, &f).expect("ok");
+        let simd = conv(CpuConvVariant::Im2colSimd, &s, &x, &f).expect("ok");
+        let ok = check_conv(&s, &x, &f, &direct, Some(&simd));
+        assert!(ok.all_ok());
+        assert_eq!((ok.checked, ok.total), (s.y_len(), s.y_len()));
+        assert!(ok.max_rel_diff.is_some_and(|d| d < 1e-5));
+        // One wrong element on the "GPU" side, and a result one value short, are caught.
+        let mut bad = simd.clone();
+        bad[7] += 0.25;
+        assert!(!check_conv(&s, &x, &f, &direct, Some(&bad)).all_ok());
+        let short = &direct[..direct.len() - 1];
+        assert!(!check_conv(&s, &x, &f, short, None).all_ok());
     }
 
     #[test]

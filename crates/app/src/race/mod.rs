@@ -8,6 +8,7 @@
 //! progress, and the page assembles C; the GPU side runs the same inputs through
 //! `Gpu::run`. Both results are checked against the CPU reference and against each other.
 
+pub mod conv_params;
 pub mod measure;
 pub mod params;
 pub mod plot;

@@ -32,26 +32,30 @@ pub enum View {
     Race,
     Sweep,
     Claim,
+    /// The race on a convolution (`view=conv`).
+    Conv,
 }
 
 impl View {
-    pub const ALL: [View; 3] = [View::Race, View::Sweep, View::Claim];
+    pub const ALL: [View; 4] = [View::Race, View::Sweep, View::Claim, View::Conv];
 
     pub fn id(self) -> &'static str {
         match self {
             View::Race => "race",
             View::Sweep => "sweep",
             View::Claim => "claim",
+            View::Conv => "conv",
         }
     }
 }
 
-/// What the two sides race on. Only a square matmul today; a convolution or an MLP step would
-/// add a variant here, its CPU rows kernel in `cpu-kernels` and its GPU job in the catalogue,
-/// and the race view, the workers and the verification take it through the same steps.
+/// What the two sides race on: a square matmul, or a convolution (its CPU rows kernel in
+/// `cpu_kernels::cpu_conv`, its GPU side a conv stage's plan). An MLP step would add a variant
+/// here, and the race view, the workers and the verification take it through the same steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
     Matmul(MatmulSize),
+    Conv(cpu_kernels::conv::ConvShape),
 }
 
 impl Workload {
@@ -62,6 +66,7 @@ impl Workload {
     pub fn flops(&self) -> f64 {
         match self {
             Workload::Matmul(s) => s.flops(),
+            Workload::Conv(s) => s.flops(),
         }
     }
 
@@ -69,6 +74,7 @@ impl Workload {
     pub fn rows(&self) -> u32 {
         match self {
             Workload::Matmul(s) => s.m,
+            Workload::Conv(s) => s.out_pixels() as u32,
         }
     }
 }

@@ -12,6 +12,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 
+use cpu_kernels::conv::ConvShape;
+use cpu_kernels::cpu_conv::CpuConvVariant;
 use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
 
@@ -207,14 +209,74 @@ pub async fn run_matmul(
     progress: Rc<dyn Fn(f64)>,
 ) -> Result<CpuRun, CpuError> {
     let ranges = split_rows(size.m, workers);
+    let k = size.k as usize;
+    run_ranges(&ranges, size.n as usize, progress, |msg, r0, r1| {
+        let a_rows = Float32Array::from(&a[r0 as usize * k..r1 as usize * k]);
+        let b_all = Float32Array::from(b);
+        set(msg, "type", "run".into());
+        set(msg, "variant", variant.id().into());
+        set(msg, "m", size.m.into());
+        set(msg, "n", size.n.into());
+        set(msg, "k", size.k.into());
+        set(msg, "a", a_rows.clone().into());
+        set(msg, "b", b_all.clone().into());
+        Array::of2(&a_rows.buffer(), &b_all.buffer())
+    })
+    .await
+}
+
+/// A convolution on `workers` workers, each taking a block of output pixels (the rows of the
+/// (N·P·Q)×K output); each gets the whole input and filter (a window may reach any row).
+pub async fn run_conv(
+    variant: CpuConvVariant,
+    workers: u32,
+    shape: ConvShape,
+    x: &[f32],
+    f: &[f32],
+    progress: Rc<dyn Fn(f64)>,
+) -> Result<CpuRun, CpuError> {
+    let ranges = split_rows(shape.out_pixels() as u32, workers);
+    let s = shape;
+    let dims = [
+        s.n, s.c, s.h, s.w, s.k, s.r, s.s, s.stride, s.pad, s.dilation,
+    ];
+    run_ranges(&ranges, shape.k as usize, progress, |msg, _, _| {
+        let x_all = Float32Array::from(x);
+        let f_all = Float32Array::from(f);
+        set(msg, "type", "conv".into());
+        set(msg, "variant", variant.id().into());
+        let d = Array::new();
+        for v in dims {
+            d.push(&v.into());
+        }
+        set(msg, "dims", d.into());
+        set(msg, "x", x_all.clone().into());
+        set(msg, "f", f_all.clone().into());
+        Array::of2(&x_all.buffer(), &f_all.buffer())
+    })
+    .await
+}
+
+fn set(msg: &Object, key: &str, v: JsValue) {
+    let _ = Reflect::set(msg, &key.into(), &v);
+}
+
+/// Posts each worker its range (`fill` adds the work's fields to the message and returns
+/// what to transfer), gathers the rows of `row_len` values in order, and times the copies.
+async fn run_ranges(
+    ranges: &[(u32, u32)],
+    row_len: usize,
+    progress: Rc<dyn Fn(f64)>,
+    fill: impl Fn(&Object, u32, u32) -> Array,
+) -> Result<CpuRun, CpuError> {
     ensure(ranges.len()).await?;
     let run = RUN.with(|r| {
         let mut r = r.borrow_mut();
         *r += 1.0;
         *r
     });
-    let (n, k) = (size.n as usize, size.k as usize);
-    let total_rows = size.m.max(1) as f64;
+    let n = row_len;
+    let total_rows = ranges.last().map_or(0, |r| r.1).max(1) as f64;
     let done_rows = Rc::new(RefCell::new(vec![0u32; ranges.len()]));
     let on_progress: Rc<dyn Fn(usize, u32)> = {
         let done_rows = done_rows.clone();
@@ -244,24 +306,12 @@ pub async fn run_matmul(
                 s.done_tx = Some(tx);
             }
             receivers.push(rx);
-            let a_rows = Float32Array::from(&a[r0 as usize * k..r1 as usize * k]);
-            let b_all = Float32Array::from(b);
             let msg = Object::new();
-            let set = |key: &str, v: JsValue| {
-                let _ = Reflect::set(&msg, &key.into(), &v);
-            };
-            set("type", "run".into());
-            set("run", run.into());
-            set("variant", variant.id().into());
-            set("m", size.m.into());
-            set("n", size.n.into());
-            set("k", size.k.into());
-            set("r0", r0.into());
-            set("r1", r1.into());
-            set("chunk", chunk_rows(r1 - r0).into());
-            set("a", a_rows.clone().into());
-            set("b", b_all.clone().into());
-            let transfer = Array::of2(&a_rows.buffer(), &b_all.buffer());
+            let transfer = fill(&msg, r0, r1);
+            set(&msg, "run", run.into());
+            set(&msg, "r0", r0.into());
+            set(&msg, "r1", r1.into());
+            set(&msg, "chunk", chunk_rows(r1 - r0).into());
             slot.worker
                 .post_message_with_transfer(&msg, &transfer)
                 .map_err(|e| get(&e, "message").as_string().unwrap_or_default())?;
@@ -270,12 +320,12 @@ pub async fn run_matmul(
     });
     posted.map_err(CpuError::Worker)?;
 
-    let mut c = vec![0f32; size.c_len()];
+    let mut c = vec![0f32; ranges.last().map_or(0, |r| r.1) as usize * n];
     // The breakdown follows the worker whose result arrived last: the race's total is its
     // timeline, so the parts add up to the total (a maximum per part, over different
     // workers, would not).
     let mut last: Option<[f64; 4]> = None;
-    for (rx, &(r0, r1)) in receivers.into_iter().zip(&ranges) {
+    for (rx, &(r0, r1)) in receivers.into_iter().zip(ranges) {
         let data = match rx.await {
             Ok(Ok(d)) => d,
             Ok(Err(e)) => return Err(CpuError::Worker(e)),

@@ -2,6 +2,8 @@
 //! multiply, computed a chunk at a time. Also the entry point of the CPU benchmark
 //! (`crates/bench/cpu_vs_wasm.mjs`).
 
+use cpu_kernels::conv::ConvShape;
+use cpu_kernels::cpu_conv::{ConvRowJob, CpuConvVariant};
 use cpu_kernels::cpu_matmul::{self, CpuVariant, RowJob};
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::{self, Precision};
@@ -50,6 +52,48 @@ impl CpuRowJob {
     }
 
     /// The rows of C (copied out into a new Float32Array).
+    pub fn result(&self) -> Vec<f32> {
+        self.0.result().to_vec()
+    }
+}
+
+/// One worker's output pixels of a convolution (the conv race).
+#[wasm_bindgen]
+pub struct CpuConvJob(ConvRowJob);
+
+#[wasm_bindgen]
+impl CpuConvJob {
+    /// `dims`: [N, C, H, W, K, R, S, stride, pad, dilation]; pixels r0..r1 (NPQ order) of the
+    /// output; `x` the whole NHWC input, `f` the whole R×S×C×K filter.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        variant: &str,
+        dims: Vec<u32>,
+        r0: u32,
+        r1: u32,
+        x: Vec<f32>,
+        f: Vec<f32>,
+    ) -> Result<CpuConvJob, JsError> {
+        let variant = CpuConvVariant::from_id(variant)
+            .ok_or_else(|| JsError::new(&format!("unknown CPU variant {variant}")))?;
+        let [n, c, h, w, k, r, s, stride, pad, dil] = <[u32; 10]>::try_from(dims)
+            .map_err(|_| JsError::new("a convolution needs ten sizes"))?;
+        let shape = ConvShape::new(n, c, h, w, k, r, s).with(stride, pad, dil);
+        ConvRowJob::new(variant, shape, r0 as usize, r1 as usize, x, f)
+            .map(CpuConvJob)
+            .map_err(|e| JsError::new(&format!("{e:?}")))
+    }
+
+    /// Computes up to `rows` more output pixels; returns the pixels done so far.
+    pub fn step(&mut self, rows: u32) -> u32 {
+        self.0.step(rows as usize) as u32
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.0.is_done()
+    }
+
+    /// The pixels' outputs, K each (copied out into a new Float32Array).
     pub fn result(&self) -> Vec<f32> {
         self.0.result().to_vec()
     }

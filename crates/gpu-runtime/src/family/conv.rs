@@ -872,10 +872,22 @@ pub async fn run_conv_verified(
     seed: u64,
     opts: &RunOptions,
 ) -> Result<VerifiedRun, ConvError> {
+    run_conv_verified_with(gpu, stage, shape, seed, opts, &RunControl::default()).await
+}
+
+/// [`run_conv_verified`] with cancel and progress (the ladder's Run widget).
+pub async fn run_conv_verified_with(
+    gpu: &Gpu,
+    stage: ConvStage,
+    shape: &ConvShape,
+    seed: u64,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<VerifiedRun, ConvError> {
     shape.validate().map_err(ConvError::Shape)?;
     check(stage, shape, &gpu.limits())?;
     let (x, f) = shape.inputs(seed);
-    let out = run_conv(gpu, stage, shape, &x, &f, opts).await?;
+    let out = run_conv_with(gpu, stage, &[], shape, &x, &f, opts, ctl).await?;
     let (verdict, checked) = verify_conv(shape, &x, &f, &out.output, seed);
     Ok(VerifiedRun {
         verdict,

@@ -18,6 +18,7 @@ pub mod conv;
 pub mod matmul;
 pub mod measure;
 pub mod mlp;
+pub mod numeric;
 pub mod schedule;
 
 /// Every family's kernels; the catalogue's lookups walk this list.
@@ -27,6 +28,7 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Mlp, mlp::KERNELS),
     (Family::Measure, measure::KERNELS),
     (Family::Conv, conv::KERNELS),
+    (Family::Numeric, numeric::KERNELS),
 ];
 
 /// The buffers and uniform of a one-kernel job: inputs at bindings 0, 1, …, the output next,

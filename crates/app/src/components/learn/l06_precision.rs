@@ -5,7 +5,7 @@
 use gpu_runtime::cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::{run_matmul_verified, RunOptions};
-use lessons::precision::{Format, FORMATS};
+use lessons::precision::{Format, TypedError, FORMATS};
 use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
@@ -135,18 +135,14 @@ pub fn Body() -> Html {
     };
 
     // Round a number to each format.
-    let parsed: Result<f64, &'static str> = {
-        let t = number.trim();
-        if t.is_empty() {
-            Err("size.empty")
-        } else {
-            match t.parse::<f64>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                Ok(_) => Err("lesson.precision.round.too_big"),
-                Err(_) => Err("lesson.precision.round.not_number"),
-            }
-        }
-    };
+    let parsed: Result<f64, &'static str> =
+        lessons::precision::parse_typed(&number).map_err(|e| match e {
+            TypedError::Empty => "size.empty",
+            TypedError::NotANumber => "lesson.precision.round.not_number",
+            TypedError::NaN => "lesson.precision.round.nan",
+            TypedError::Infinite => "lesson.precision.round.infinite",
+            TypedError::TooLarge => "lesson.precision.round.too_big",
+        });
     let round_rows = match parsed {
         Ok(x) => html! {
             <table class="facts rounding">

@@ -58,7 +58,12 @@ pub fn Body() -> Html {
     }
     let rate = |key: &'static str, text: &str, errors: &mut Vec<(&'static str, String)>| {
         match parse_number(text) {
-            Some(v) if v > 0.0 => Some(v),
+            Some(v) if v > 0.0 && v <= claims::MAX_GFLOPS => Some(v),
+            // Too large is named at the field it was typed in, not at the GPU's.
+            Some(v) if v > 0.0 => {
+                errors.push((key, ctx.t("lb.err.too_large").into()));
+                None
+            }
             Some(_) => {
                 errors.push((key, ctx.t("lb.err.positive").into()));
                 None

@@ -15,9 +15,15 @@ mod l09_multi_gpu;
 mod l10_stack;
 mod l11_choosing;
 mod l12_claims;
+mod l13_conv;
+mod l13_systolic;
+mod l14_int8;
+mod l15_fp64;
+mod l16_thermal;
 mod l17_grad_accum;
 mod l18_cost;
 mod l19_data_movement;
+mod quiz;
 
 use lessons::{LessonInfo, GLOSSARY_ID, LESSONS};
 use yew::prelude::*;
@@ -60,7 +66,8 @@ pub struct LessonProps {
     pub id: String,
 }
 
-/// One lesson page: its title, body, and links to the lessons before and after it.
+/// One lesson page: its title, body, its self-check questions, and links to the lessons before
+/// and after it.
 #[function_component]
 pub fn Lesson(props: &LessonProps) -> Html {
     let Some(ctx) = use_context::<Ctx>() else {
@@ -94,9 +101,14 @@ pub fn Lesson(props: &LessonProps) -> Html {
         "stack" => html! { <l10_stack::Body /> },
         "choosing" => html! { <l11_choosing::Body /> },
         "claims" => html! { <l12_claims::Body /> },
+        "conv" => html! { <l13_conv::Body /> },
         "grad-accum" => html! { <l17_grad_accum::Body /> },
         "cost" => html! { <l18_cost::Body /> },
         "data-movement" => html! { <l19_data_movement::Body /> },
+        "systolic" => html! { <l13_systolic::Body /> },
+        "int8" => html! { <l14_int8::Body /> },
+        "fp64" => html! { <l15_fp64::Body /> },
+        "thermal" => html! { <l16_thermal::Body /> },
         _ => Html::default(),
     };
     let number = (index + 1).to_string();
@@ -109,6 +121,7 @@ pub fn Lesson(props: &LessonProps) -> Html {
             <super::EmbedButton widget="lesson" extra={vec![("lesson", info.id.to_string())]} />
             <p class="glossary-link"><a href={glossary_href(&ctx)}>{ ctx.t("gloss.link") }</a></p>
             { body }
+            <quiz::Quiz key={info.id} lesson={info.id} />
             <nav class="lesson-nav">
                 { for prev.map(|l| html! {
                     <a class="prev" href={href(&ctx, l)}>{ ctx.tf("learn.prev", &[("title", ctx.t(l.title_key))]) }</a>

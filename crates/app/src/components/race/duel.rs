@@ -1,5 +1,7 @@
 //! The live race: both sides start on identical inputs at the same moment; progress bars,
-//! timers, a finish line, then the breakdown that explains the result.
+//! timers, a finish line, then the breakdown that explains the result. The same view races a
+//! square matmul (`view=race`) or a convolution (`view=conv`: its shape fields, the CPU's
+//! direct or im2col + SIMD convolution, a conv stage on the GPU).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -8,6 +10,9 @@ use gloo::timers::callback::Interval;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
+use gpu_runtime::conv::{ConvError, ConvStage};
+use gpu_runtime::cpu_kernels::conv::ConvShape;
+use gpu_runtime::cpu_kernels::cpu_conv::CpuConvVariant;
 use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::cpu_kernels::verify::Precision;
@@ -18,15 +23,44 @@ use super::{
 };
 use crate::components::Ctx;
 use crate::format;
+use crate::race::conv_params::{self, ConvRaceParams};
 use crate::race::measure::{self, Checks, GpuRun};
-use crate::race::params::{RaceParams, MAX_RACE_N, SEED};
+use crate::race::params::{RaceParams, Workload, MAX_RACE_N, SEED};
 use crate::race::pool::{self, CpuError, CpuRun};
 use crate::race::worker_api::now_ms;
+use crate::run_family::{check_limits, Problem, Stage};
 use crate::session;
 
 #[derive(Properties, PartialEq)]
 pub struct DuelProps {
     pub setup: Rc<Setup>,
+    /// Race a convolution (its settings from the URL, `race::conv_params`).
+    #[prop_or_default]
+    pub conv: bool,
+}
+
+/// What one race runs: the work, the CPU variant, the GPU side (if any).
+#[derive(Clone, Copy, Debug)]
+enum Job {
+    Matmul {
+        size: MatmulSize,
+        variant: CpuVariant,
+        kernel: Option<&'static gpu_runtime::KernelSpec>,
+    },
+    Conv {
+        shape: ConvShape,
+        variant: CpuConvVariant,
+        stage: Option<ConvStage>,
+    },
+}
+
+impl Job {
+    fn work(&self) -> Workload {
+        match self {
+            Job::Matmul { size, .. } => Workload::Matmul(*size),
+            Job::Conv { shape, .. } => Workload::Conv(*shape),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -55,7 +89,7 @@ struct Model {
     /// Bumped by every Start and Cancel: results of an older race are ignored.
     run: u32,
     phase: Phase,
-    size: Option<MatmulSize>,
+    work: Option<Workload>,
     started_at: f64,
     cpu: Lane,
     gpu: Lane,
@@ -79,6 +113,29 @@ struct Model {
     hidden: crate::visibility::HiddenWatch,
     /// The settings this race runs with (N from the field, the rest from the URL).
     settings: Option<RaceParams>,
+    /// A conv race's settings: variant and stage, and the shape fields' text.
+    conv_settings: Option<(ConvRaceParams, Vec<String>)>,
+}
+
+fn running(phase: Phase) -> bool {
+    matches!(
+        phase,
+        Phase::Preparing | Phase::WaitingForGpu | Phase::Running | Phase::Checking
+    )
+}
+
+/// Ends a race in progress (Cancel, new settings from outside, leaving the page).
+fn stop(model: &Rc<RefCell<Model>>, phase: Phase) {
+    {
+        let mut m = model.borrow_mut();
+        m.run += 1;
+        m.phase = phase;
+        m.ticker = None;
+        m.gpu_cancel.cancel();
+    }
+    // Stops the CPU side at once and the GPU side at its next submission (well within a
+    // second); a GPU result that still comes is ignored.
+    pool::terminate();
 }
 
 #[function_component]
@@ -130,6 +187,34 @@ pub fn Duel(props: &DuelProps) -> Html {
             }
         });
     }
+    // The conv race's settings as the URL has them, and the shape fields as typed.
+    let conv_url = ctx.as_ref().map(|c| {
+        (
+            conv_params::parse(&c.query).0,
+            conv_params::field_values(&c.query),
+        )
+    });
+    let conv_text = use_state(|| conv_url.as_ref().map(|u| u.1.clone()).unwrap_or_default());
+    {
+        // As for the matmul settings: a change from outside cancels a conv race, and the
+        // fields take the URL's values.
+        let (model, redraw, conv_text) = (model.clone(), redraw.clone(), conv_text.clone());
+        use_effect_with(conv_url.clone(), move |u| {
+            if let Some(u) = u {
+                let stale = {
+                    let m = model.borrow();
+                    running(m.phase) && m.conv_settings.as_ref().is_some_and(|c| c != u)
+                };
+                if stale {
+                    stop(&model, Phase::Cancelled);
+                    redraw.force_update();
+                }
+                if *conv_text != u.1 {
+                    conv_text.set(u.1.clone());
+                }
+            }
+        });
+    }
     {
         // Leaving the page cancels a race in progress.
         let model = model.clone();
@@ -159,28 +244,62 @@ pub fn Duel(props: &DuelProps) -> Html {
         Phase::Preparing | Phase::WaitingForGpu | Phase::Running | Phase::Checking
     );
 
+    // The conv race: its settings, shape, GPU stage (when it runs here) and what stops it.
+    let (conv_p, _) = conv_params::parse(&ctx.query);
+    let conv_parsed = conv_params::parse_shape(&conv_text);
+    let conv_shape = match conv_parsed.problem {
+        Some(Problem::Conv(shape)) => Some(shape),
+        _ => None,
+    };
+    let conv_stage = (props.conv && s.kernel.is_some())
+        .then_some(conv_p.gpu)
+        .filter(|st| {
+            super::super::kernel_run::stage_unavailable(&ctx, &Stage::Conv(*st)).is_none()
+        });
+    let conv_limit = match (
+        conv_shape,
+        conv_stage,
+        super::super::kernel_run::adapter_limits(&ctx),
+    ) {
+        (Some(shape), Some(st), Some(l)) => {
+            check_limits(&Stage::Conv(st), &Problem::Conv(shape), &l)
+        }
+        _ => None,
+    };
+    let job = if props.conv {
+        conv_shape
+            .filter(|_| conv_limit.is_none())
+            .map(|shape| Job::Conv {
+                shape,
+                variant: conv_p.cpu,
+                stage: conv_stage,
+            })
+    } else {
+        parsed_n.clone().ok().map(|n| Job::Matmul {
+            size: MatmulSize::new(n, n, n),
+            variant: p.cpu,
+            kernel: s.kernel,
+        })
+    };
     let start = {
         let (model, redraw, s) = (model.clone(), redraw.clone(), s.clone());
-        let n = parsed_n.clone().ok();
+        let conv_settings = props.conv.then(|| (conv_p, (*conv_text).clone()));
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let Some(n) = n else { return };
-            start_race(model.clone(), redraw.clone(), s.clone(), n);
+            let Some(job) = job else { return };
+            start_race(
+                model.clone(),
+                redraw.clone(),
+                s.clone(),
+                job,
+                conv_settings.clone(),
+            );
         })
     };
     let cancel = {
         let (model, redraw) = (model.clone(), redraw.clone());
         Callback::from(move |_| {
-            {
-                let mut m = model.borrow_mut();
-                m.run += 1;
-                m.phase = Phase::Cancelled;
-                m.ticker = None;
-                m.gpu_cancel.cancel();
-            }
-            // Stops the CPU side at once and the GPU side at its next submission (well
-            // within a second); a GPU result that still comes is ignored.
-            pool::terminate();
+            stop(&model, Phase::Cancelled);
             redraw.force_update();
         })
     };
@@ -205,6 +324,23 @@ pub fn Duel(props: &DuelProps) -> Html {
             let sel: web_sys::HtmlSelectElement = e.target_unchecked_into();
             let v = sel.value();
             let mut p = p.clone();
+            if key == "ccpu" || key == "cgpu" {
+                let (mut c, _) = conv_params::parse(&ctx.query);
+                if let Some(x) = CpuConvVariant::from_id(&v) {
+                    c.cpu = x;
+                }
+                if let Some(x) = ConvStage::from_id(&v) {
+                    c.gpu = x;
+                }
+                if let Some(nav) = &navigator {
+                    super::replace_query(
+                        nav,
+                        &ctx.route,
+                        &conv_params::write(&c, ctx.query.clone()),
+                    );
+                }
+                return;
+            }
             match key {
                 "cpu" => {
                     if let Some(c) = CpuVariant::from_id(&v) {
@@ -222,15 +358,70 @@ pub fn Duel(props: &DuelProps) -> Html {
         })
     };
 
+    let on_conv_field = |index: usize| {
+        let (conv_text, ctx, navigator) = (conv_text.clone(), ctx.clone(), navigator.clone());
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            let mut next = (*conv_text).clone();
+            next[index] = input.value();
+            if let Some(nav) = &navigator {
+                let mut q = ctx.query.clone();
+                for (f, v) in conv_params::FIELDS.iter().zip(&next) {
+                    q.set(f.key, v);
+                }
+                super::replace_query(nav, &ctx.route, &q);
+            }
+            conv_text.set(next);
+        })
+    };
+    let conv_fields = props.conv.then(|| {
+        let fields = conv_params::FIELDS.iter().enumerate().map(|(i, f)| {
+            let error = conv_parsed.fields[i]
+                .as_ref()
+                .map(|e| super::super::kernel_run::field_message(&ctx, e));
+            let id = format!("race-conv-{}", f.key);
+            let err_id = format!("{id}-error");
+            html! {
+                <div class={classes!("field", error.is_some().then_some("invalid"))}>
+                    <label for={id.clone()}>{ ctx.t(f.label_key) }</label>
+                    <input id={id} type="text" inputmode="numeric" autocomplete="off"
+                        value={conv_text.get(i).cloned().unwrap_or_default()} oninput={on_conv_field(i)}
+                        disabled={busy} aria-invalid={error.is_some().to_string()} aria-describedby={err_id.clone()} />
+                    <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>
+                </div>
+            }
+        });
+        html! {
+            <>
+                <div class="conv-race-fields">{ for fields }</div>
+                if let Some(e) = &conv_parsed.shape_error {
+                    <p class="message error" role="alert" data-shape-error="true">{ super::super::kernel_run::shape_message(&ctx, e) }</p>
+                }
+                if let Some(e) = &conv_limit {
+                    <p class="message error" role="alert" data-limit-error="true">{ super::super::kernel_run::limit_message(&ctx, e) }</p>
+                }
+            </>
+        }
+    });
     let n_error = parsed_n
         .as_ref()
         .err()
         .map(|_| ctx.tf("race.n_error", &[("max", &MAX_RACE_N.to_string())]));
-    let cpu_options = CpuVariant::ALL.iter().map(|v| {
-        html! {
-            <option value={v.id()} selected={*v == p.cpu}>{ ctx.t(&format!("race.cpu.{}", v.id())) }</option>
-        }
-    });
+    let cpu_options: Vec<Html> = if props.conv {
+        CpuConvVariant::ALL
+            .iter()
+            .map(|v| html! {
+                <option value={v.id()} selected={*v == conv_p.cpu}>{ ctx.t(&format!("race.conv.cpu.{}", v.id())) }</option>
+            })
+            .collect()
+    } else {
+        CpuVariant::ALL
+            .iter()
+            .map(|v| html! {
+                <option value={v.id()} selected={*v == p.cpu}>{ ctx.t(&format!("race.cpu.{}", v.id())) }</option>
+            })
+            .collect()
+    };
     let worker_options = worker_choices(s.cores).into_iter().map(|w| {
         let label = if w == s.cores {
             ctx.tf("race.workers.cores", &[("n", &w.to_string())])
@@ -240,7 +431,18 @@ pub fn Duel(props: &DuelProps) -> Html {
         html! { <option value={w.to_string()} selected={w == p.workers}>{ label }</option> }
     });
     let stages = browser_stages(&ctx);
-    let gpu_select = s.kernel.map(|k| {
+    let conv_gpu_select = (props.conv && s.kernel.is_some()).then(|| {
+        let options = ConvStage::ALL.iter().map(|st| {
+            html! { <option value={st.id()} selected={*st == conv_p.gpu}>{ ctx.t(&format!("kernel.{}.title", st.id())) }</option> }
+        });
+        html! {
+            <div class="field">
+                <label for="race-conv-gpu">{ ctx.t("race.gpu_stage") }</label>
+                <select id="race-conv-gpu" onchange={on_select("cgpu")} disabled={busy}>{ for options }</select>
+            </div>
+        }
+    });
+    let gpu_select = s.kernel.filter(|_| !props.conv).map(|k| {
         let options = stages.iter().map(|st| {
             html! { <option value={st.id} selected={st.id == k.id}>{ ctx.t(st.title_key) }</option> }
         });
@@ -300,9 +502,37 @@ pub fn Duel(props: &DuelProps) -> Html {
             ("workers", &p.workers.to_string()),
         ],
     );
-    let gpu_title = match s.kernel {
-        Some(k) => ctx.tf("race.contender.gpu", &[("stage", ctx.t(k.title_key))]),
-        None => ctx.t("race.gpu.absent").to_string(),
+    let cpu_title = if props.conv {
+        ctx.tf(
+            "race.contender.cpu",
+            &[
+                (
+                    "variant",
+                    ctx.t(&format!("race.conv.cpu.{}", conv_p.cpu.id())),
+                ),
+                ("workers", &p.workers.to_string()),
+            ],
+        )
+    } else {
+        cpu_title
+    };
+    let gpu_title = match (props.conv, s.kernel, conv_stage) {
+        (true, _, Some(st)) => ctx.tf(
+            "race.contender.gpu",
+            &[("stage", ctx.t(&format!("kernel.{}.title", st.id())))],
+        ),
+        (false, Some(k), _) => ctx.tf("race.contender.gpu", &[("stage", ctx.t(k.title_key))]),
+        _ => ctx.t("race.gpu.absent").to_string(),
+    };
+    let gpu_present = if props.conv {
+        conv_stage.is_some()
+    } else {
+        s.kernel.is_some()
+    };
+    let start_blocked = if props.conv {
+        job.is_none()
+    } else {
+        n_error.is_some()
     };
     let status = match m.phase {
         Phase::Idle => String::new(),
@@ -315,10 +545,12 @@ pub fn Duel(props: &DuelProps) -> Html {
     };
 
     html! {
-        <section class="panel race" aria-labelledby="race-run-heading">
-            <h2 id="race-run-heading">{ ctx.t("race.run.heading") }</h2>
-            <p>{ ctx.t("race.run.intro") }</p>
+        <section class={classes!("panel", "race", props.conv.then_some("conv-race"))} aria-labelledby="race-run-heading">
+            <h2 id="race-run-heading">{ ctx.t(if props.conv { "race.conv.heading" } else { "race.run.heading" }) }</h2>
+            <p>{ ctx.t(if props.conv { "race.conv.intro" } else { "race.run.intro" }) }</p>
             <form class="race-controls" onsubmit={start} novalidate=true>
+                { for conv_fields }
+                if !props.conv {
                 <div class={classes!("field", n_error.is_some().then_some("invalid"))}>
                     <label for="race-n">{ ctx.t("race.n") }</label>
                     <input id="race-n" type="text" inputmode="numeric" autocomplete="off"
@@ -326,18 +558,20 @@ pub fn Duel(props: &DuelProps) -> Html {
                         aria-invalid={n_error.is_some().to_string()} aria-describedby="race-n-error" />
                     <p id="race-n-error" class="field-error" role="alert">{ n_error.clone().unwrap_or_default() }</p>
                 </div>
+                }
                 <div class="field">
                     <label for="race-cpu">{ ctx.t("race.cpu_variant") }</label>
-                    <select id="race-cpu" onchange={on_select("cpu")} disabled={busy}>{ for cpu_options }</select>
+                    <select id="race-cpu" onchange={on_select(if props.conv { "ccpu" } else { "cpu" })} disabled={busy}>{ for cpu_options }</select>
                 </div>
                 <div class="field">
                     <label for="race-workers">{ ctx.t("race.workers") }</label>
                     <select id="race-workers" onchange={on_select("workers")} disabled={busy}>{ for worker_options }</select>
                 </div>
                 { for gpu_select }
+                { for conv_gpu_select }
                 <div class="buttons">
                     <button type="submit" class="button primary" id="race-start"
-                        disabled={busy || n_error.is_some()}>{ ctx.t("race.start") }</button>
+                        disabled={busy || start_blocked}>{ ctx.t("race.start") }</button>
                     <button type="button" class="button" id="race-cancel" disabled={!busy}
                         onclick={cancel}>{ ctx.t("race.cancel") }</button>
                 </div>
@@ -345,7 +579,7 @@ pub fn Duel(props: &DuelProps) -> Html {
             <div class="lanes" data-phase={format!("{:?}", m.phase).to_lowercase()}
                 data-races={m.finished.to_string()}>
                 { lane("cpu", cpu_title, &m.cpu, true, false) }
-                { lane("gpu", gpu_title, &m.gpu, s.kernel.is_some(), true) }
+                { lane("gpu", gpu_title, &m.gpu, gpu_present, true) }
             </div>
             <p class="race-status" role="status">{ status }</p>
             if m.phase == Phase::Done {
@@ -355,23 +589,48 @@ pub fn Duel(props: &DuelProps) -> Html {
     }
 }
 
+/// The GPU side of a race, prepared: a matmul kernel or a conv stage.
+#[derive(Clone, Copy)]
+enum GpuSide {
+    Matmul(&'static gpu_runtime::KernelSpec),
+    Conv(ConvStage),
+}
+
+fn conv_to_gpu_error(e: ConvError) -> gpu_runtime::GpuError {
+    match e {
+        ConvError::Gpu(g) => g,
+        other => gpu_runtime::GpuError::Dispatch(other.to_string()),
+    }
+}
+
 /// Starts a race: setup (workers, GPU pipeline) first, then both sides at the same moment.
-fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Setup>, n: u32) {
-    let size = MatmulSize::new(n, n, n);
+fn start_race(
+    model: Rc<RefCell<Model>>,
+    redraw: UseForceUpdateHandle,
+    s: Rc<Setup>,
+    job: Job,
+    conv_settings: Option<(ConvRaceParams, Vec<String>)>,
+) {
+    let work = job.work();
     let run = {
         let mut m = model.borrow_mut();
         let run = m.run + 1;
         let finished = m.finished;
         // A race still running on the GPU from before is stopped, not raced against.
         m.gpu_cancel.cancel();
+        let settings = match job {
+            Job::Matmul { size, .. } => RaceParams {
+                n: size.n,
+                ..s.params.clone()
+            },
+            Job::Conv { .. } => s.params.clone(),
+        };
         *m = Model {
             run,
             phase: Phase::Preparing,
-            size: Some(size),
-            settings: Some(RaceParams {
-                n,
-                ..s.params.clone()
-            }),
+            work: Some(work),
+            settings: Some(settings),
+            conv_settings,
             finished,
             ..Model::default()
         };
@@ -382,11 +641,15 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
         let model = model.clone();
         move || model.borrow().run == run
     };
-    let kernel = s.kernel;
-    let (variant, workers, software) = (s.params.cpu, s.params.workers, s.software);
+    let side = match job {
+        Job::Matmul { kernel, .. } => kernel.map(GpuSide::Matmul),
+        Job::Conv { stage, .. } => stage.map(GpuSide::Conv),
+    };
+    let (workers, software) = (s.params.workers, s.software);
     wasm_bindgen_futures::spawn_local(async move {
         // Set-up, not timed as part of the race.
-        let setup = pool::ensure(crate::race::params::split_rows(n, workers).len()).await;
+        let rows = crate::race::params::split_rows(work.rows(), workers).len();
+        let setup = pool::ensure(rows).await;
         let cpu_setup_ms = match setup {
             Ok(ms) => ms,
             Err(e) => {
@@ -396,11 +659,14 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
                 0.0
             }
         };
-        let gpu = match kernel {
-            Some(k) => {
+        let gpu = match side {
+            Some(side) => {
                 let r = async {
                     let (gpu, recovered) = session::gpu(software).await?;
-                    let ms = measure::prepare(&gpu, k).await?;
+                    let ms = match side {
+                        GpuSide::Matmul(k) => measure::prepare(&gpu, k).await?,
+                        GpuSide::Conv(st) => measure::prepare_conv(&gpu, st).await?,
+                    };
                     Ok::<_, gpu_runtime::GpuError>((gpu, ms, recovered))
                 }
                 .await;
@@ -409,7 +675,7 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
                         if current() {
                             model.borrow_mut().gpu_recovered = recovered;
                         }
-                        Some((g, k, ms))
+                        Some((g, side, ms))
                     }
                     Err(e) => {
                         if current() {
@@ -438,7 +704,10 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
             }
             model.borrow_mut().gpu_waited_ms = waited;
         }
-        let (a, b) = size.inputs(SEED);
+        let (a, b) = match work {
+            Workload::Matmul(size) => size.inputs(SEED),
+            Workload::Conv(shape) => shape.inputs(SEED),
+        };
         let (a, b) = (Rc::new(a), Rc::new(b));
         let t0 = now_ms();
         {
@@ -458,7 +727,7 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
 
         // GPU side: its own task, so both sides run at once.
         let (gtx, grx) = futures_channel::oneshot::channel::<()>();
-        if let Some((gpu, kernel, _)) = gpu {
+        if let Some((gpu, side, _)) = gpu {
             let (model, redraw, a, b, current) = (
                 model.clone(),
                 redraw.clone(),
@@ -481,7 +750,17 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
                     }),
                     ..Default::default()
                 };
-                let r = measure::run_gpu(&gpu, kernel, size, &a, &b, &ctl).await;
+                let r = match (side, work) {
+                    (GpuSide::Matmul(kernel), Workload::Matmul(size)) => {
+                        measure::run_gpu(&gpu, kernel, size, &a, &b, &ctl).await
+                    }
+                    (GpuSide::Conv(stage), Workload::Conv(shape)) => {
+                        measure::run_gpu_conv(&gpu, stage, &shape, &a, &b, &ctl)
+                            .await
+                            .map_err(conv_to_gpu_error)
+                    }
+                    _ => Err(gpu_runtime::GpuError::WrongJob),
+                };
                 if current() {
                     let mut m = model.borrow_mut();
                     m.gpu.finished_at =
@@ -518,7 +797,14 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
                     }
                 })
             };
-            let r = pool::run_matmul(variant, workers, size, &a, &b, progress).await;
+            let r = match job {
+                Job::Matmul { size, variant, .. } => {
+                    pool::run_matmul(variant, workers, size, &a, &b, progress).await
+                }
+                Job::Conv { shape, variant, .. } => {
+                    pool::run_conv(variant, workers, shape, &a, &b, progress).await
+                }
+            };
             if !current() {
                 return;
             }
@@ -552,16 +838,22 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
         }
         {
             let mut m = model.borrow_mut();
-            let precision = kernel.map(|k| k.precision).unwrap_or(Precision::F32);
             m.checks = m.cpu_run.as_ref().map(|c| {
-                measure::check(
-                    size,
-                    &a,
-                    &b,
-                    &c.c,
-                    m.gpu_run.as_ref().map(|g| (g.c.as_slice(), precision)),
-                    Precision::F32,
-                )
+                let gpu_c = m.gpu_run.as_ref().map(|g| g.c.as_slice());
+                match job {
+                    Job::Matmul { size, kernel, .. } => {
+                        let precision = kernel.map(|k| k.precision).unwrap_or(Precision::F32);
+                        measure::check(
+                            size,
+                            &a,
+                            &b,
+                            &c.c,
+                            gpu_c.map(|g| (g, precision)),
+                            Precision::F32,
+                        )
+                    }
+                    Job::Conv { shape, .. } => measure::check_conv(&shape, &a, &b, &c.c, gpu_c),
+                }
             });
             // The results are checked; the big vectors are not needed any more.
             if let Some(c) = m.cpu_run.as_mut() {
@@ -572,12 +864,19 @@ fn start_race(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Set
             }
             m.phase = Phase::Done;
             m.finished += 1;
-            crate::components::embed::report(Ok(crate::components::embed::race_report(
-                size,
+            let (cpu_ms, gpu_ms) = (
                 m.cpu_run.as_ref().map(|c| c.total_ms),
                 m.gpu_run.as_ref().map(|g| g.total_ms),
-                m.checks.as_ref().map(|c| c.all_ok()),
-            )));
+            );
+            let verified = m.checks.as_ref().map(|c| c.all_ok());
+            crate::components::embed::report(Ok(match work {
+                Workload::Matmul(size) => {
+                    crate::components::embed::race_report(size, cpu_ms, gpu_ms, verified)
+                }
+                Workload::Conv(shape) => {
+                    crate::components::embed::conv_race_report(&shape, cpu_ms, gpu_ms, verified)
+                }
+            }));
         }
         redraw.force_update();
     });
@@ -598,10 +897,10 @@ fn gpu_message(e: MeasureError) -> String {
 }
 
 fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
-    let Some(size) = m.size else {
+    let Some(work) = m.work else {
         return html! {};
     };
-    let flops = size.flops();
+    let flops = work.flops();
     let cpu_ms = m.cpu_run.as_ref().map(|c| c.total_ms);
     let gpu_ms = m.gpu_run.as_ref().map(|g| g.total_ms);
     let verdict = match (&m.checks, cpu_ms, gpu_ms) {
@@ -703,11 +1002,15 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             </table>
         }
     });
-    let lesson = match (cpu_ms, gpu_ms) {
-        (Some(c), Some(g)) if g >= c => ctx.t("race.lesson.cpu_won"),
-        (Some(_), Some(_)) => ctx.t("race.lesson.gpu_won"),
-        _ => ctx.t("race.lesson.no_gpu"),
-    };
+    let conv = matches!(work, Workload::Conv(_));
+    let lesson = ctx.t(match (cpu_ms, gpu_ms, conv) {
+        (Some(c), Some(g), false) if g >= c => "race.lesson.cpu_won",
+        (Some(c), Some(g), true) if g >= c => "race.conv.lesson.cpu_won",
+        (Some(_), Some(_), false) => "race.lesson.gpu_won",
+        (Some(_), Some(_), true) => "race.conv.lesson.gpu_won",
+        (_, _, false) => "race.lesson.no_gpu",
+        (_, _, true) => "race.conv.lesson.no_gpu",
+    });
     html! {
         <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}>
             { verdict }

@@ -7,18 +7,25 @@ use std::rc::Rc;
 use gpu_runtime::conv::{run_conv_with, verify_conv, ConvError, ConvStage};
 use gpu_runtime::cpu_kernels::conv as cref;
 use gpu_runtime::{GpuError, RunControl, RunOptions};
-use wasm_bindgen::{Clamped, JsCast};
+use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::matmul_run::use_cancel_on_unmount;
 use super::{replace_query, Ctx};
+use crate::conv_layers::LayerSettings;
 use crate::conv_page::{
-    fit_size, out_size, shape_error_args, stage_param, to_rgba, Action, Form, FormError, Image,
-    Preset, RgbImage, Settings, FIELDS, STAGES,
+    out_size, shape_error_args, stage_param, to_rgba, Action, Form, FormError, Image, Preset,
+    RgbImage, Settings, FIELDS, STAGES,
 };
 use crate::probe::WebGpuStatus;
+
+mod io;
+mod layers;
+mod small;
+
 use crate::session;
+use io::{decode, draw};
 
 /// Seed of the verification's sample (only used above the full-check size).
 const SEED: u64 = 7;
@@ -58,13 +65,34 @@ struct Done {
     stage: ConvStage,
 }
 
+/// Which of the page's views to show (an embed shows one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Views {
+    /// The whole page.
+    #[default]
+    All,
+    /// The picture filtered (embed `conv-filter`).
+    Filter,
+    /// The layers and their receptive field (embed `conv-field`).
+    Field,
+}
+
+#[derive(Properties, PartialEq, Default)]
+pub struct ConvProps {
+    #[prop_or_default]
+    pub views: Views,
+}
+
 #[function_component]
-pub fn Conv() -> Html {
+pub fn Conv(props: &ConvProps) -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
     let initial = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
-    let (first, bad) = Settings::from_query(&initial);
+    let (first, mut bad) = Settings::from_query(&initial);
+    let (first_layer, bad_layer) = LayerSettings::from_query(&initial);
+    bad.extend(bad_layer);
     let bad = use_state(|| bad);
+    let layer = use_state(|| first_layer);
     let form = use_reducer(|| FormState(Form::new(first.clone())));
     let source = use_state(|| Source::Bundled(first.image));
     let own = use_state(|| None::<Rc<RgbImage>>);
@@ -98,13 +126,15 @@ pub fn Conv() -> Html {
             }
         });
     }
+    // An output made with other settings would be mislabelled.
+    {
+        let outcome = outcome.clone();
+        use_effect_with(form.0.settings.clone(), move |_| outcome.set(Outcome::Idle));
+    }
     // The URL follows every valid setting.
     {
         let (navigator, ctx, source) = (navigator.clone(), ctx.clone(), source.clone());
-        let outcome = outcome.clone();
-        use_effect_with(form.0.settings.clone(), move |s| {
-            // An output made with other settings would be mislabelled.
-            outcome.set(Outcome::Idle);
+        use_effect_with((form.0.settings.clone(), *layer), move |(s, layer)| {
             if let (Some(nav), Some(ctx)) = (navigator, ctx) {
                 let mut q = ctx.query.clone();
                 let mut s = s.clone();
@@ -112,6 +142,7 @@ pub fn Conv() -> Html {
                     s.image = *i;
                 }
                 s.write(&mut q);
+                layer.write(&mut q);
                 replace_query(&nav, &ctx.route, &q);
             }
         });
@@ -200,6 +231,10 @@ pub fn Conv() -> Html {
             );
             wasm_bindgen_futures::spawn_local(async move {
                 let result = filter(&settings, &input, gpu, token).await;
+                super::embed::report(match &result {
+                    Ok(d) => Ok(filter_report(d)),
+                    Err(e) => Err(error_text(lang, e)),
+                });
                 outcome.set(match result {
                     Ok(d) => Outcome::Done(Rc::new(d)),
                     Err(e) => Outcome::Failed(error_text(lang, &e)),
@@ -379,6 +414,12 @@ pub fn Conv() -> Html {
         ctx.tf(key, &args)
     });
     let stage_keys = settings.stage.text_keys();
+    let show_filter = props.views != Views::Field;
+    let show_field = props.views != Views::Filter;
+    let on_layer = {
+        let layer = layer.clone();
+        Callback::from(move |l: LayerSettings| layer.set(l))
+    };
 
     html! {
         <section class="page conv-page">
@@ -433,10 +474,13 @@ pub fn Conv() -> Html {
                 if gpu.is_none() && !checking {
                     <p class="message" id="conv-cpu-note">{ ctx.t("conv.cpu_note") }</p>
                 }
-                <div class="buttons">
-                    <button type="submit" class="button primary" id="conv-run" disabled={!can_run}>{ ctx.t("conv.run") }</button>
-                </div>
+                if show_filter {
+                    <div class="buttons">
+                        <button type="submit" class="button primary" id="conv-run" disabled={!can_run}>{ ctx.t("conv.run") }</button>
+                    </div>
+                }
             </form>
+            if show_filter {
             <div class="conv-images">
                 <figure>
                     <canvas ref={input_canvas} id="conv-input"></canvas>
@@ -450,6 +494,15 @@ pub fn Conv() -> Html {
             <div class="conv-status" aria-live="polite" id="conv-result" data-runs={runs.to_string()}
                 data-verified={match &*outcome { Outcome::Done(d) => match d.verified { Some((ok, _)) => ok.to_string(), None => "cpu".into() }, Outcome::Failed(_) => "error".into(), _ => String::new() }}>
             </div>
+            }
+            if show_field {
+                <layers::Layers input={input.clone()} settings={settings.clone()} layer={*layer}
+                    on_layer={on_layer} valid={parsed.is_ok()} />
+            }
+            if props.views == Views::All {
+                <small::Small settings={settings.clone()} />
+            }
+
         </section>
     }
 }
@@ -551,6 +604,24 @@ async fn filter(
     })
 }
 
+fn filter_report(d: &Done) -> crate::embed::Report {
+    use crate::embed::Field;
+    vec![
+        ("stage", Field::Str(d.stage.id().into())),
+        ("width", Field::Num(d.image.width as f64)),
+        ("height", Field::Num(d.image.height as f64)),
+        ("ms", Field::Num(d.ms)),
+        (
+            "verified",
+            match d.verified {
+                Some((ok, _)) => Field::Bool(ok),
+                None => Field::Str("cpu".into()),
+            },
+        ),
+        ("checked", Field::Num(d.verified.map_or(0, |v| v.1) as f64)),
+    ]
+}
+
 fn error_text(lang: crate::i18n::Lang, e: &ConvError) -> String {
     let t = |k| crate::i18n::t(lang, k);
     match e {
@@ -566,54 +637,5 @@ fn error_text(lang: crate::i18n::Lang, e: &ConvError) -> String {
         ConvError::Gpu(GpuError::Cancelled) => t("conv.cancelled").into(),
         ConvError::Gpu(GpuError::DeviceLost(_)) => t("conv.error.lost").into(),
         _ => t("conv.error.gpu").into(),
-    }
-}
-
-/// Decodes a picture in the browser (never uploaded), drawn on white and scaled down to at most
-/// `MAX_SIDE`; also the original size when it was scaled. `None` when it is not an image.
-async fn decode(file: &web_sys::File) -> Option<(RgbImage, Option<(u32, u32)>)> {
-    let window = gloo::utils::window();
-    let promise = window.create_image_bitmap_with_blob(file).ok()?;
-    let bitmap: web_sys::ImageBitmap = wasm_bindgen_futures::JsFuture::from(promise)
-        .await
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    let (w, h) = (bitmap.width(), bitmap.height());
-    let (dw, dh) = fit_size(w, h)?;
-    let canvas: web_sys::HtmlCanvasElement = gloo::utils::document()
-        .create_element("canvas")
-        .ok()?
-        .dyn_into()
-        .ok()?;
-    canvas.set_width(dw);
-    canvas.set_height(dh);
-    let c2d: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
-    c2d.set_fill_style_str("#fff");
-    c2d.fill_rect(0.0, 0.0, dw as f64, dh as f64);
-    c2d.draw_image_with_image_bitmap_and_dw_and_dh(&bitmap, 0.0, 0.0, dw as f64, dh as f64)
-        .ok()?;
-    bitmap.close();
-    let data = c2d.get_image_data(0.0, 0.0, dw as f64, dh as f64).ok()?;
-    let img = RgbImage::from_rgba(dw, dh, &data.data().0)?;
-    Some((img, ((dw, dh) != (w, h)).then_some((w, h))))
-}
-
-fn draw(canvas: &NodeRef, width: u32, height: u32, rgba: &[u8]) {
-    let Some(canvas) = canvas.cast::<web_sys::HtmlCanvasElement>() else {
-        return;
-    };
-    canvas.set_width(width);
-    canvas.set_height(height);
-    let Ok(Some(ctx)) = canvas.get_context("2d") else {
-        return;
-    };
-    let Ok(c2d) = ctx.dyn_into::<web_sys::CanvasRenderingContext2d>() else {
-        return;
-    };
-    if let Ok(img) =
-        web_sys::ImageData::new_with_u8_clamped_array_and_sh(Clamped(rgba), width, height)
-    {
-        let _ = c2d.put_image_data(&img, 0.0, 0.0);
     }
 }

@@ -1,5 +1,6 @@
-//! The matrix-multiply Run widget: sizes from the URL, validated at the field; a run on the
-//! visitor's GPU verified against the CPU; the time and how it was measured.
+//! The Run widget, for a stage of any family (matrix multiply, convolution): the family's
+//! size fields from the URL, validated at the field (`crate::run_family`); a run on the
+//! visitor's GPU verified against the family's CPU reference; the time and how it was measured.
 
 use yew::prelude::*;
 use yew_router::prelude::*;
@@ -7,22 +8,23 @@ use yew_router::prelude::*;
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use std::rc::Rc;
 
+use gpu_runtime::conv::{self, ConvError};
+use gpu_runtime::cpu_kernels::conv::ConvShapeError;
 use gpu_runtime::{
-    parse_dim, run_matmul_verified_with, BufferLimits, CancelToken, GpuError, Progress, RunControl,
-    RunOptions, SizeError, TimingMethod, VerifiedRun, Workload,
+    run_matmul_verified_with, BufferLimits, CancelToken, GpuError, Progress, RunControl,
+    RunOptions, SizeError, TimingMethod, VerifiedRun,
 };
 
 use super::{replace_query, Ctx};
 use crate::format;
 use crate::probe::WebGpuStatus;
+use crate::run_family::{
+    check_limits, FieldError, FieldSpec, LimitError, Problem, RunFamily, Stage,
+};
 use crate::session;
 
 /// The kernel this widget runs when no stage is given.
 pub const DEFAULT_KERNEL: &str = "matmul-naive";
-/// Largest accepted dimension (the device's buffer limits may allow less; that is checked
-/// separately, with a message naming the limit).
-pub const MAX_DIM: u32 = 8192;
-const DEFAULT_DIM: &str = "256";
 /// Fixed seed: the same sizes give the same data on every machine.
 const SEED: u64 = 1;
 
@@ -30,8 +32,10 @@ const SEED: u64 = 1;
 enum Outcome {
     Idle,
     Running,
-    /// The run, its size, and whether it had to replace a lost device first.
-    Done(Box<VerifiedRun>, MatmulSize, bool),
+    /// The run, its problem, and whether it had to replace a lost device first.
+    Done(Box<VerifiedRun>, Problem, bool),
+    /// The stage refused the problem (a limit found only at run time).
+    Refused(LimitError),
     Lost(String),
     Failed(GpuError),
     Cancelled,
@@ -97,22 +101,24 @@ fn size_message(ctx: &Ctx, e: &SizeError) -> String {
 }
 
 #[derive(Properties, PartialEq)]
-pub struct MatmulRunProps {
-    /// Which catalogued matmul kernel to run.
+pub struct KernelRunProps {
+    /// The family whose stage this is (its fields, reference and run).
+    #[prop_or_default]
+    pub family: RunFamily,
+    /// Which stage of the family's ladder to run (its first when unknown).
     #[prop_or(AttrValue::Static(DEFAULT_KERNEL))]
-    pub kernel_id: AttrValue,
-    /// Leave out the kernel's title and summary (the ladder shows them itself).
+    pub stage_id: AttrValue,
+    /// Leave out the stage's title and summary (the ladder shows them itself).
     #[prop_or_default]
     pub compact: bool,
 }
 
-/// The M, N, K sizes in the URL, parsed as the widget does (for the ladder's "Run all").
+/// The M, N, K sizes in the URL, parsed as the widget does (for the editor's runs).
 pub fn sizes_from_query(query: &crate::query::Query) -> Option<MatmulSize> {
-    let dims: Vec<u32> = ["m", "n", "k"]
-        .iter()
-        .map(|k| parse_dim(query.get(k).unwrap_or(DEFAULT_DIM), 1, MAX_DIM).ok())
-        .collect::<Option<_>>()?;
-    Some(MatmulSize::new(dims[0], dims[1], dims[2]))
+    match RunFamily::Matmul.problem_from_query(query) {
+        Some(Problem::Matmul(s)) => Some(s),
+        _ => None,
+    }
 }
 
 /// Why a kernel cannot run in this browser, as text for the visitor; None if it can.
@@ -134,23 +140,202 @@ pub fn unavailable_reason(ctx: &Ctx, kernel: &gpu_runtime::KernelSpec) -> Option
     None
 }
 
+/// Why a stage cannot run here (any of its kernels), None if it can.
+pub fn stage_unavailable(ctx: &Ctx, stage: &Stage) -> Option<String> {
+    stage
+        .kernels()
+        .into_iter()
+        .find_map(|k| unavailable_reason(ctx, k))
+}
+
+/// The adapter's buffer limits (unknown ones as unlimited: the device then says no).
+pub fn adapter_limits(ctx: &Ctx) -> Option<BufferLimits> {
+    let WebGpuStatus::Available(a) = &ctx.webgpu else {
+        return None;
+    };
+    let limit = |name: &str| {
+        a.limits
+            .iter()
+            .find(|(n, _)| *n == name)
+            .and_then(|(_, v)| *v)
+            .map(|v| v as u64)
+            .unwrap_or(u64::MAX)
+    };
+    Some(BufferLimits {
+        max_storage_buffer_binding_size: limit("maxStorageBufferBindingSize"),
+        max_buffer_size: limit("maxBufferSize"),
+    })
+}
+
+/// Why a run failed, in one type for both families.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunError {
+    Gpu(GpuError),
+    Conv(ConvError),
+}
+
+impl From<GpuError> for RunError {
+    fn from(e: GpuError) -> Self {
+        RunError::Gpu(e)
+    }
+}
+
+impl From<ConvError> for RunError {
+    fn from(e: ConvError) -> Self {
+        match e {
+            ConvError::Gpu(g) => RunError::Gpu(g),
+            other => RunError::Conv(other),
+        }
+    }
+}
+
+/// Runs a stage on the family's seeded data, verified against its CPU reference.
+pub async fn run_stage_verified(
+    gpu: &gpu_runtime::Gpu,
+    stage: &Stage,
+    problem: &Problem,
+    seed: u64,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<VerifiedRun, RunError> {
+    match (stage, problem) {
+        (Stage::Matmul(k), Problem::Matmul(s)) => {
+            Ok(run_matmul_verified_with(gpu, k, *s, seed, opts, ctl).await?)
+        }
+        (Stage::Conv(st), Problem::Conv(s)) => {
+            Ok(conv::run_conv_verified_with(gpu, *st, s, seed, opts, ctl).await?)
+        }
+        _ => Err(RunError::Gpu(GpuError::WrongJob)),
+    }
+}
+
+/// A field's error as text.
+pub fn field_message(ctx: &Ctx, e: &FieldError) -> String {
+    match e {
+        FieldError::Size(s) => size_message(ctx, s),
+        FieldError::Shape(s) => shape_message(ctx, s),
+    }
+}
+
+/// A named conv shape error as text.
+pub fn shape_message(ctx: &Ctx, e: &ConvShapeError) -> String {
+    match e {
+        ConvShapeError::ZeroSize(name) | ConvShapeError::ZeroStep(name) => {
+            ctx.tf("convrun.error.zero", &[("name", name)])
+        }
+        ConvShapeError::FilterLargerThanInput {
+            axis,
+            extent,
+            padded,
+        } => ctx.tf(
+            "convrun.error.filter_larger",
+            &[
+                ("axis", axis),
+                ("extent", &extent.to_string()),
+                ("padded", &padded.to_string()),
+            ],
+        ),
+        ConvShapeError::TooLarge => ctx.t("convrun.error.too_large").into(),
+    }
+}
+
+/// Why a valid problem cannot run on this stage or device, as text.
+pub fn limit_message(ctx: &Ctx, e: &LimitError) -> String {
+    match e {
+        LimitError::Matmul(s) => size_message(ctx, s),
+        LimitError::Conv(c) => conv_message(ctx, c),
+    }
+}
+
+fn conv_message(ctx: &Ctx, e: &ConvError) -> String {
+    match e {
+        ConvError::Shape(s) => shape_message(ctx, s),
+        ConvError::NotPointwise => ctx.t("convrun.error.not_pointwise").into(),
+        ConvError::PatchTooLarge { floats, capacity } => ctx.tf(
+            "convrun.error.patch",
+            &[
+                ("floats", &format::count(*floats)),
+                ("capacity", &format::count(*capacity as u64)),
+            ],
+        ),
+        ConvError::BufferTooLarge {
+            buffer,
+            bytes,
+            limit,
+            limit_bytes,
+        } => ctx.tf(
+            "convrun.error.buffer",
+            &[
+                ("buffer", buffer),
+                ("needed", &format::bytes(*bytes)),
+                ("limit", limit),
+                ("have", &format::bytes(*limit_bytes)),
+            ],
+        ),
+        ConvError::TooManyWorkgroups { groups, limit } => ctx.tf(
+            "convrun.error.groups",
+            &[
+                ("groups", &format::count(*groups as u64)),
+                ("limit", &format::count(*limit as u64)),
+            ],
+        ),
+        ConvError::WrongInputLength | ConvError::Gpu(_) => {
+            ctx.tf("run.error", &[("error", &e.to_string())])
+        }
+    }
+}
+
+/// The shape line under the fields.
+fn shape_line(ctx: &Ctx, p: &Problem) -> String {
+    match p {
+        Problem::Matmul(s) => ctx.tf(
+            "run.shape",
+            &[
+                ("m", &s.m.to_string()),
+                ("n", &s.n.to_string()),
+                ("k", &s.k.to_string()),
+            ],
+        ),
+        Problem::Conv(s) => {
+            let (p, q) = s.out_hw();
+            ctx.tf(
+                "convrun.shape",
+                &[
+                    ("n", &s.n.to_string()),
+                    ("h", &s.h.to_string()),
+                    ("w", &s.w.to_string()),
+                    ("c", &s.c.to_string()),
+                    ("k", &s.k.to_string()),
+                    ("r", &s.r.to_string()),
+                    ("s", &s.s.to_string()),
+                    ("p", &p.to_string()),
+                    ("q", &q.to_string()),
+                    ("red", &format::count(s.reduction_len() as u64)),
+                ],
+            )
+        }
+    }
+}
+
+/// The Run widget for a stage of any family: sizes from the URL, validated at the field; a
+/// run on the visitor's GPU verified against the CPU; the time and how it was measured.
 #[function_component]
-pub fn MatmulRun(props: &MatmulRunProps) -> Html {
+pub fn KernelRun(props: &KernelRunProps) -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
+    let family = props.family;
     let url = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
-    let fields =
-        use_state(|| ["m", "n", "k"].map(|key| url.get(key).unwrap_or(DEFAULT_DIM).to_string()));
+    let fields = use_state(|| family.field_values(&url));
     let outcome = use_state(|| Outcome::Idle);
     // The stage and sizes the outcome belongs to: it is shown only while they are on screen.
-    let outcome_for = use_state(|| None::<(AttrValue, MatmulSize)>);
+    let outcome_for = use_state(|| None::<(AttrValue, Problem)>);
     // A link followed in the same tab changes the query, not this component: take its sizes.
     {
         let fields = fields.clone();
-        let dims = ["m", "n", "k"].map(|key| url.get(key).unwrap_or(DEFAULT_DIM).to_string());
-        use_effect_with(dims, move |dims| {
-            if *fields != *dims {
-                fields.set(dims.clone());
+        let values = family.field_values(&url);
+        use_effect_with(values, move |values| {
+            if *fields != *values {
+                fields.set(values.clone());
             }
         });
     }
@@ -165,43 +350,29 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     let Some(ctx) = ctx else {
         return html! {};
     };
-    let Some(kernel) = gpu_runtime::kernel(&props.kernel_id) else {
+    let Some(stage) = family
+        .stage(&props.stage_id)
+        .or_else(|| family.stages().first().copied())
+        .map(|(_, s)| s)
+    else {
         return html! {};
     };
-    let unavailable = unavailable_reason(&ctx, kernel);
+    let stage_id = AttrValue::from(stage.id());
+    let unavailable = stage_unavailable(&ctx, &stage);
 
-    let parsed: Vec<Result<u32, SizeError>> =
-        fields.iter().map(|f| parse_dim(f, 1, MAX_DIM)).collect();
-    let size = match parsed.as_slice() {
-        [Ok(m), Ok(n), Ok(k)] => Some(MatmulSize::new(*m, *n, *k)),
-        _ => None,
-    };
+    let parsed = family.parse(&fields);
+    let problem = parsed.problem;
     let adapter = match &ctx.webgpu {
         WebGpuStatus::Available(a) => Some(a.clone()),
         _ => None,
     };
-    // Checked against the adapter's limits before any GPU call.
-    let limit_error = match (&size, &adapter) {
-        (Some(s), Some(a)) => {
-            let limit = |name: &str| {
-                a.limits
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .and_then(|(_, v)| *v)
-                    .map(|v| v as u64)
-                    .unwrap_or(u64::MAX)
-            };
-            Workload::Matmul(*s)
-                .check_limits(&BufferLimits {
-                    max_storage_buffer_binding_size: limit("maxStorageBufferBindingSize"),
-                    max_buffer_size: limit("maxBufferSize"),
-                })
-                .err()
-        }
+    // Checked against the adapter's limits and the stage's constraints before any GPU call.
+    let limit_error = match (&problem, adapter_limits(&ctx)) {
+        (Some(p), Some(l)) => check_limits(&stage, p, &l),
         _ => None,
     };
     let running = *outcome == Outcome::Running;
-    let can_run = size.is_some()
+    let can_run = problem.is_some()
         && adapter.is_some()
         && limit_error.is_none()
         && unavailable.is_none()
@@ -215,11 +386,11 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
             progress.clone(),
             cancel.clone(),
         );
-        let (outcome_for, kernel_id) = (outcome_for.clone(), props.kernel_id.clone());
+        let (outcome_for, stage_id) = (outcome_for.clone(), stage_id.clone());
         let busy = busy.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            let (Some(size), true) = (size, can_run) else {
+            let (Some(problem), true) = (problem, can_run) else {
                 return;
             };
             if busy.replace(true) {
@@ -229,7 +400,7 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
             let (outcome, finished) = (outcome.clone(), finished.clone());
             outcome.set(Outcome::Running);
-            outcome_for.set(Some((kernel_id.clone(), size)));
+            outcome_for.set(Some((stage_id.clone(), problem)));
             progress.set(None);
             let token = CancelToken::new();
             *cancel.borrow_mut() = token.clone();
@@ -244,23 +415,25 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
             wasm_bindgen_futures::spawn_local(async move {
                 let result = async {
                     let (gpu, recovered) = session::gpu(software).await?;
-                    run_matmul_verified_with(&gpu, kernel, size, SEED, &RunOptions::default(), &ctl)
+                    run_stage_verified(&gpu, &stage, &problem, SEED, &RunOptions::default(), &ctl)
                         .await
                         .map(|v| (v, recovered))
                 }
                 .await;
                 super::embed::report(match &result {
-                    Ok((v, _)) => Ok(super::embed::matmul_report(kernel.id, v, size)),
-                    Err(e) => Err(e.to_string()),
+                    Ok((v, _)) => Ok(super::embed::stage_report(stage.id(), v, &problem)),
+                    Err(RunError::Gpu(e)) => Err(e.to_string()),
+                    Err(RunError::Conv(e)) => Err(e.to_string()),
                 });
                 outcome.set(match result {
-                    Ok((v, recovered)) => Outcome::Done(Box::new(v), size, recovered),
-                    Err(GpuError::Cancelled) => Outcome::Cancelled,
-                    Err(GpuError::DeviceLost(e)) => {
+                    Ok((v, recovered)) => Outcome::Done(Box::new(v), problem, recovered),
+                    Err(RunError::Gpu(GpuError::Cancelled)) => Outcome::Cancelled,
+                    Err(RunError::Gpu(GpuError::DeviceLost(e))) => {
                         session::forget();
                         Outcome::Lost(e)
                     }
-                    Err(e) => Outcome::Failed(e),
+                    Err(RunError::Gpu(e)) => Outcome::Failed(e),
+                    Err(RunError::Conv(e)) => Outcome::Refused(LimitError::Conv(e)),
                 });
                 finished.set(*finished + 1);
                 *busy.borrow_mut() = false;
@@ -268,17 +441,21 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
         })
     };
 
-    let field = |index: usize, key: &'static str, label_key: &'static str| {
-        let error = parsed[index].as_ref().err().map(|e| size_message(&ctx, e));
+    let keys: Vec<&'static str> = family.fields().iter().map(|f| f.key).collect();
+    let field = |index: usize, spec: &FieldSpec| {
+        let error = parsed.fields[index]
+            .as_ref()
+            .map(|e| field_message(&ctx, e));
         let oninput = {
-            let (fields, navigator, ctx) = (fields.clone(), navigator.clone(), ctx.clone());
+            let (fields, navigator, ctx, keys) =
+                (fields.clone(), navigator.clone(), ctx.clone(), keys.clone());
             Callback::from(move |e: InputEvent| {
                 let input: web_sys::HtmlInputElement = e.target_unchecked_into();
                 let mut next = (*fields).clone();
                 next[index] = input.value();
                 if let Some(nav) = &navigator {
                     let mut q = ctx.query.clone();
-                    for (i, k) in ["m", "n", "k"].iter().enumerate() {
+                    for (i, k) in keys.iter().enumerate() {
                         q.set(k, &next[i]);
                     }
                     replace_query(nav, &ctx.route, &q);
@@ -286,11 +463,12 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
                 fields.set(next);
             })
         };
+        let key = spec.key;
         let id = format!("dim-{key}");
         let err_id = format!("dim-{key}-error");
         html! {
             <div class={classes!("field", error.is_some().then_some("invalid"))}>
-                <label for={id.clone()}>{ ctx.t(label_key) }</label>
+                <label for={id.clone()}>{ ctx.t(spec.label_key) }</label>
                 <input id={id} name={key} type="text" inputmode="numeric" autocomplete="off"
                     value={fields[index].clone()} {oninput}
                     aria-invalid={error.is_some().to_string()}
@@ -301,37 +479,35 @@ pub fn MatmulRun(props: &MatmulRunProps) -> Html {
     };
 
     // An outcome for another stage or other sizes is not shown (it stays, should they return).
-    let current = size.map(|s| (props.kernel_id.clone(), s));
+    let current = problem.map(|p| (stage_id.clone(), p));
     let shown = if running || *outcome_for == current {
         &*outcome
     } else {
         &Outcome::Idle
     };
-    let shape = size.map(|s| {
-        ctx.tf(
-            "run.shape",
-            &[
-                ("m", &s.m.to_string()),
-                ("n", &s.n.to_string()),
-                ("k", &s.k.to_string()),
-            ],
-        )
-    });
+    let shape = problem.map(|p| shape_line(&ctx, &p));
+    let kernel_paths = stage
+        .kernels()
+        .iter()
+        .map(|k| k.source_path)
+        .collect::<Vec<_>>()
+        .join(" + ");
     html! {
-        <section class="panel run-widget" aria-labelledby="run-heading">
+        <section class="panel run-widget" aria-labelledby="run-heading" data-family={family.id()}>
             <h2 id="run-heading">{ ctx.t("run.heading") }</h2>
-            <super::EmbedButton widget="matmul" extra={vec![("stage", kernel.id.to_string())]} />
+            <super::EmbedButton widget={if family == RunFamily::Conv { stage_id.to_string() } else { "matmul".to_string() }} extra={if family == RunFamily::Conv { Vec::new() } else { vec![("stage", stage_id.to_string())] }} />
             if !props.compact {
-                <h3>{ ctx.t(kernel.title_key) }</h3>
-                <p class="summary">{ ctx.t(kernel.summary_key) }</p>
-                <p class="source"><code>{ kernel.source_path }</code></p>
+                <h3>{ ctx.t(&stage.title_key()) }</h3>
+                <p class="summary">{ ctx.t(&stage.summary_key()) }</p>
+                <p class="source"><code>{ kernel_paths }</code></p>
             }
-            <form class="sizes" onsubmit={run} novalidate=true>
-                { field(0, "m", "run.m") }
-                { field(1, "n", "run.n") }
-                { field(2, "k", "run.k") }
+            <form class={classes!("sizes", (family == RunFamily::Conv).then_some("conv-sizes"))} onsubmit={run} novalidate=true>
+                { for family.fields().iter().enumerate().map(|(i, f)| field(i, f)) }
+                if let Some(e) = &parsed.shape_error {
+                    <p class="message error shape-error" role="alert" data-shape-error="true">{ shape_message(&ctx, e) }</p>
+                }
                 if let Some(e) = &limit_error {
-                    <p class="message error" role="alert">{ size_message(&ctx, e) }</p>
+                    <p class="message error limit-error" role="alert">{ limit_message(&ctx, e) }</p>
                 }
                 if let Some(s) = shape {
                     <p class="shape">{ s }</p>
@@ -378,10 +554,16 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
         Outcome::Failed(GpuError::Size(e)) => html! {
             <p class="message error" role="alert">{ size_message(ctx, e) }</p>
         },
+        Outcome::Failed(GpuError::OutOfMemory(_)) => html! {
+            <p class="message error" role="alert" data-oom="true">{ ctx.t("run.out_of_memory") }</p>
+        },
         Outcome::Failed(e) => html! {
             <p class="message error" role="alert">{ ctx.tf("run.error", &[("error", &e.to_string())]) }</p>
         },
-        Outcome::Done(v, size, recovered) => {
+        Outcome::Refused(e) => html! {
+            <p class="message error" role="alert">{ limit_message(ctx, e) }</p>
+        },
+        Outcome::Done(v, problem, recovered) => {
             let err = format::sci(v.verdict.max_rel_error);
             let bound = format::sci(v.verdict.rel_bound);
             let verdict = if v.verdict.ok {
@@ -392,11 +574,10 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
                 }
             } else {
                 let (index, got, want) = v.verdict.first_failure.unwrap_or((0, f32::NAN, f64::NAN));
-                let n = size.n as usize;
                 html! {
                     <p class="verdict bad" data-verified="false" role="alert">
                         { ctx.tf("run.failed", &[
-                            ("index", &format!("({}, {})", index / n.max(1), index % n.max(1))),
+                            ("index", &element_text(problem, index)),
                             ("got", &got.to_string()),
                             ("want", &format!("{want:.6}")),
                             ("err", &err),
@@ -439,9 +620,36 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
                     if software {
                         <p class="note">{ ctx.t("run.time.software_note") }</p>
                     }
-                    <p class="note">{ ctx.t("run.note_tolerance") }</p>
+                    <p class="note">{ ctx.t(family_of(problem).tolerance_key()) }</p>
                 </>
             }
+        }
+    }
+}
+
+fn family_of(p: &Problem) -> RunFamily {
+    match p {
+        Problem::Matmul(_) => RunFamily::Matmul,
+        Problem::Conv(_) => RunFamily::Conv,
+    }
+}
+
+/// An output element's coordinates: (row, column) of C, or (n, p, q, k) of the NPQK output.
+fn element_text(p: &Problem, index: usize) -> String {
+    match p {
+        Problem::Matmul(s) => {
+            let n = (s.n as usize).max(1);
+            format!("({}, {})", index / n, index % n)
+        }
+        Problem::Conv(s) => {
+            let (pp, q) = s.out_hw();
+            let (k, q, pp) = (
+                (s.k as usize).max(1),
+                (q as usize).max(1),
+                (pp as usize).max(1),
+            );
+            let (pix, kk) = (index / k, index % k);
+            format!("({}, {}, {}, {kk})", pix / q / pp, (pix / q) % pp, pix % q)
         }
     }
 }

@@ -1,0 +1,335 @@
+//! Lesson 13: `systolic` — a systolic array's multiply-accumulate, cycle by cycle, next to the
+//! same work done by SIMT threads (model and counts: `lessons::systolic`), and what Tensor
+//! Cores and TPUs take from it.
+
+use gloo::timers::callback::Interval;
+use lessons::systolic::{self, Problem, MAX_K, MAX_N, MIN_K, MIN_N};
+use yew::prelude::*;
+
+use super::kit as common;
+use crate::components::Ctx;
+use crate::format;
+
+/// Milliseconds per cycle while playing.
+const PLAY_MS: u32 = 700;
+/// Upcoming values drawn at each edge of the array.
+const QUEUE: usize = 3;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Clock {
+    cycle: u32,
+    end: u32,
+    playing: bool,
+}
+
+enum Act {
+    Step(i32),
+    Tick,
+    Play(bool),
+    Reset(u32),
+    End,
+}
+
+impl Reducible for Clock {
+    type Action = Act;
+    fn reduce(self: std::rc::Rc<Self>, a: Act) -> std::rc::Rc<Self> {
+        let mut c = *self;
+        match a {
+            Act::Step(d) => {
+                c.cycle = (c.cycle as i64 + d as i64).clamp(0, c.end as i64) as u32;
+                c.playing = false;
+            }
+            Act::Tick => {
+                if c.cycle >= c.end {
+                    c.playing = false;
+                } else {
+                    c.cycle += 1;
+                }
+            }
+            Act::Play(on) => {
+                if on && c.cycle >= c.end {
+                    c.cycle = 0;
+                }
+                c.playing = on;
+            }
+            Act::Reset(end) => {
+                c = Clock {
+                    cycle: 0,
+                    end,
+                    playing: false,
+                }
+            }
+            Act::End => {
+                c.cycle = c.end;
+                c.playing = false;
+            }
+        }
+        c.into()
+    }
+}
+
+#[function_component]
+pub fn Body() -> Html {
+    let ctx = use_context::<Ctx>();
+    let n_text = use_state(|| "4".to_string());
+    let k_text = use_state(|| "4".to_string());
+    let clock = use_reducer(|| Clock {
+        cycle: 0,
+        end: 10,
+        playing: false,
+    });
+    let n = common::parse_in(&n_text, MIN_N, MAX_N);
+    let k = common::parse_in(&k_text, MIN_K, MAX_K);
+    let problem = match (&n, &k) {
+        (Ok(n), Ok(k)) => Some(Problem::seeded(*n, *k, 1)),
+        _ => None,
+    };
+    let end = problem.as_ref().map_or(0, |p| p.systolic_cycles());
+    {
+        let clock = clock.dispatcher();
+        use_effect_with(end, move |&end| clock.dispatch(Act::Reset(end)));
+    }
+    {
+        let d = clock.dispatcher();
+        use_effect_with(clock.playing, move |&on| {
+            let tick = on.then(|| Interval::new(PLAY_MS, move || d.dispatch(Act::Tick)));
+            move || drop(tick)
+        });
+    }
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
+    let n_error = n
+        .as_ref()
+        .err()
+        .map(|e| common::parse_message(&ctx, e, MIN_N, MAX_N));
+    let k_error = k
+        .as_ref()
+        .err()
+        .map(|e| common::parse_message(&ctx, e, MIN_K, MAX_K));
+    let widget = match &problem {
+        Some(p) => animation(&ctx, p, &clock),
+        None => html! {
+            <p class="message error" role="alert" data-invalid="true">{ ctx.t("lc.systolic.invalid") }</p>
+        },
+    };
+    html! {
+        <>
+            { common::paras(&ctx, &["lc.systolic.p1", "lc.systolic.p2"]) }
+            <section class="panel widget" data-widget="systolic">
+                <h2>{ ctx.t("lc.systolic.widget") }</h2>
+                <p>{ ctx.t("lc.systolic.widget_intro") }</p>
+                <div class="field-row">
+                    { common::number_field(&ctx, "systolic-n", "lc.systolic.n", &n_text, n_error, common::text_setter(&n_text)) }
+                    { common::number_field(&ctx, "systolic-k", "lc.systolic.k", &k_text, k_error, common::text_setter(&k_text)) }
+                </div>
+                { widget }
+            </section>
+            { common::h2(&ctx, "lc.systolic.h_why") }
+            { common::paras(&ctx, &["lc.systolic.p3", "lc.systolic.p4"]) }
+            { common::h2(&ctx, "lc.systolic.h_hw") }
+            { common::list(&ctx, &["lc.systolic.tc", "lc.systolic.tpu", "lc.systolic.mxu"]) }
+            { common::correction(&ctx, "lc.systolic.fc_tc") }
+            { common::correction(&ctx, "lc.systolic.fc_tpu") }
+            { common::try_it(&ctx, "lc.systolic.try", Some(("learn/precision", "lc.systolic.try_link"))) }
+        </>
+    }
+}
+
+fn join(v: &[i32]) -> String {
+    v.iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
+    let t = clock.cycle.min(p.systolic_cycles());
+    let sys = systolic::simulate(p, t);
+    let simt = systolic::simt(p, t.min(p.simt_cycles()));
+    let total = p.systolic_cycles();
+    let peak = (1..=total)
+        .map(|c| systolic::macs_in_cycle(p.n, p.k, c))
+        .max()
+        .unwrap_or(0);
+    let done = t == total;
+    let c_now: Vec<i32> = sys.pes.iter().map(|pe| pe.acc).collect();
+    let correct = done && c_now == p.product();
+    let d = clock.dispatcher();
+    let step = |delta: i32| {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Act::Step(delta)))
+    };
+    let play = {
+        let d = d.clone();
+        let on = !clock.playing;
+        Callback::from(move |_: MouseEvent| d.dispatch(Act::Play(on)))
+    };
+    let reset = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Act::Reset(total)))
+    };
+    let to_end = {
+        let d = d.clone();
+        Callback::from(move |_: MouseEvent| d.dispatch(Act::End))
+    };
+    let avg = |cycles: u32| p.macs() as f64 / cycles.max(1) as f64;
+    html! {
+        <div class="systolic" data-n={p.n.to_string()} data-k={p.k.to_string()}
+            data-a={join(&p.a)} data-b={join(&p.b)} data-c={join(&c_now)}
+            data-cycle={t.to_string()} data-total={total.to_string()}>
+            <div class="controls" role="group" aria-label={ctx.t("lc.systolic.controls")}>
+                <button type="button" class="button" data-act="back" onclick={step(-1)} disabled={t == 0}>{ ctx.t("lc.systolic.back") }</button>
+                <button type="button" class="button primary" data-act="step" onclick={step(1)} disabled={done}>{ ctx.t("lc.systolic.step") }</button>
+                <button type="button" class="button" data-act="play" onclick={play}>
+                    { ctx.t(if clock.playing { "lc.systolic.pause" } else { "lc.systolic.play" }) }
+                </button>
+                <button type="button" class="button" data-act="end" onclick={to_end} disabled={done}>{ ctx.t("lc.systolic.end") }</button>
+                <button type="button" class="button" data-act="reset" onclick={reset} disabled={t == 0}>{ ctx.t("lc.systolic.reset") }</button>
+            </div>
+            <p class="status" aria-live="polite">{ ctx.tf("lc.systolic.cycle", &[("t", &t.to_string()), ("total", &total.to_string())]) }</p>
+            <div class="systolic-views">
+                <figure class="diagram">
+                    { array_svg(ctx, p, &sys, t) }
+                    <figcaption>{ ctx.t("lc.systolic.array_caption") }</figcaption>
+                </figure>
+                <figure class="diagram">
+                    { simt_svg(ctx, p, &simt, t) }
+                    <figcaption>{ ctx.t("lc.systolic.simt_caption") }</figcaption>
+                </figure>
+            </div>
+            <div class="table-scroll"><table class="facts systolic-stats">
+                <thead><tr>
+                    <th scope="col"></th>
+                    <th scope="col">{ ctx.t("lc.systolic.col.now") }</th>
+                    <th scope="col">{ ctx.t("lc.systolic.col.done") }</th>
+                    <th scope="col">{ ctx.t("lc.systolic.col.cycles") }</th>
+                    <th scope="col">{ ctx.t("lc.systolic.col.peak") }</th>
+                    <th scope="col">{ ctx.t("lc.systolic.col.avg") }</th>
+                    <th scope="col">{ ctx.t("lc.systolic.col.reads") }</th>
+                </tr></thead>
+                <tbody>
+                    <tr data-row="systolic" data-now={sys.macs_now.to_string()} data-done={sys.macs_total.to_string()}
+                        data-cycles={total.to_string()} data-peak={peak.to_string()} data-reads={sys.reads_total.to_string()}
+                        data-reads-total={p.systolic_reads().to_string()}>
+                        <th scope="row">{ ctx.t("lc.systolic.row.array") }</th>
+                        <td>{ sys.macs_now }</td>
+                        <td>{ format::count(sys.macs_total) }</td>
+                        <td>{ total }</td>
+                        <td>{ peak }</td>
+                        <td>{ format::rate(avg(total)) }</td>
+                        <td>{ format!("{} / {}", format::count(sys.reads_total), format::count(p.systolic_reads())) }</td>
+                    </tr>
+                    <tr data-row="simt" data-now={simt.macs_now.to_string()} data-done={simt.macs_total.to_string()}
+                        data-cycles={p.simt_cycles().to_string()} data-peak={(p.n * p.n).to_string()} data-reads={simt.reads_total.to_string()}
+                        data-reads-total={p.simt_reads().to_string()}>
+                        <th scope="row">{ ctx.t("lc.systolic.row.simt") }</th>
+                        <td>{ simt.macs_now }</td>
+                        <td>{ format::count(simt.macs_total) }</td>
+                        <td>{ p.simt_cycles() }</td>
+                        <td>{ p.n * p.n }</td>
+                        <td>{ format::rate(avg(p.simt_cycles())) }</td>
+                        <td>{ format!("{} / {}", format::count(simt.reads_total), format::count(p.simt_reads())) }</td>
+                    </tr>
+                </tbody>
+            </table></div>
+            <p class="note">{ ctx.tf("lc.systolic.formula", &[
+                ("n", &p.n.to_string()), ("k", &p.k.to_string()), ("cycles", &total.to_string()),
+                ("macs", &p.macs().to_string()), ("reads", &p.systolic_reads().to_string()),
+                ("simt_reads", &p.simt_reads().to_string()), ("factor", &p.n.to_string()),
+            ]) }</p>
+            if done {
+                <p class={classes!("verdict", if correct { "ok" } else { "bad" })} data-ok={correct.to_string()}>
+                    { ctx.t(if correct { "lc.systolic.correct" } else { "lc.systolic.wrong" }) }
+                </p>
+            }
+        </div>
+    }
+}
+
+/// Geometry shared by both drawings: cell side and the room for the edge queues.
+const CELL: f64 = 46.0;
+const GAP: f64 = 6.0;
+
+fn cell_xy(origin: (f64, f64), i: usize, j: usize) -> (f64, f64) {
+    (
+        origin.0 + j as f64 * (CELL + GAP),
+        origin.1 + i as f64 * (CELL + GAP),
+    )
+}
+
+fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32) -> Html {
+    let margin = QUEUE as f64 * 26.0 + 10.0;
+    let origin = (margin, margin);
+    let side = p.n as f64 * (CELL + GAP);
+    let w = margin + side + 4.0;
+    let t = t as usize;
+    // Values waiting at the left edge: a[i][k] enters PE (i, 0) in cycle i + k + 1.
+    let left = (0..p.n).flat_map(|i| {
+        (0..p.k).filter_map(move |k| {
+            let enters = i + k + 1;
+            (enters > t && enters - t <= QUEUE).then_some((i, k, enters - t))
+        })
+    });
+    let top = (0..p.n).flat_map(|j| {
+        (0..p.k).filter_map(move |k| {
+            let enters = j + k + 1;
+            (enters > t && enters - t <= QUEUE).then_some((j, k, enters - t))
+        })
+    });
+    html! {
+        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lc.systolic.array_alt")}>
+            <text x="4" y="14" class="svg-small">{ ctx.t("lc.systolic.a_in") }</text>
+            <text x={(margin).to_string()} y="14" class="svg-small">{ ctx.t("lc.systolic.b_in") }</text>
+            { for left.map(|(i, k, wait)| {
+                let (_, y) = cell_xy(origin, i, 0);
+                let x = margin - wait as f64 * 26.0;
+                html! { <text x={x.to_string()} y={(y + CELL / 2.0 + 5.0).to_string()} class="queue a">{ p.a_at(i, k) }</text> }
+            }) }
+            { for top.map(|(j, k, wait)| {
+                let (x, _) = cell_xy(origin, 0, j);
+                let y = margin - wait as f64 * 26.0 + 12.0;
+                html! { <text x={(x + CELL / 2.0 - 6.0).to_string()} y={y.to_string()} class="queue b">{ p.b_at(k, j) }</text> }
+            }) }
+            { for s.pes.iter().enumerate().map(|(e, pe)| {
+                let (i, j) = (e / p.n, e % p.n);
+                let (x, y) = cell_xy(origin, i, j);
+                let active = pe.k.is_some();
+                html! {
+                    <g class={classes!("pe", active.then_some("active"))} data-i={i.to_string()} data-j={j.to_string()}>
+                        <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="4" />
+                        <text x={(x + CELL / 2.0).to_string()} y={(y + 20.0).to_string()} text-anchor="middle" class="acc">{ pe.acc }</text>
+                        if let (Some((a, _)), Some((b, _))) = (pe.a, pe.b) {
+                            <text x={(x + CELL / 2.0).to_string()} y={(y + 38.0).to_string()} text-anchor="middle" class="svg-small">{ format!("{a}·{b}") }</text>
+                        }
+                    </g>
+                }
+            }) }
+        </svg>
+    }
+}
+
+fn simt_svg(ctx: &Ctx, p: &Problem, s: &systolic::SimtState, t: u32) -> Html {
+    let margin = 24.0;
+    let side = p.n as f64 * (CELL + GAP);
+    let w = margin + side + 4.0;
+    let k_now = (t as usize).checked_sub(1).filter(|&k| k < p.k);
+    html! {
+        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lc.systolic.simt_alt")}>
+            <text x="4" y="14" class="svg-small">{ ctx.t("lc.systolic.threads") }</text>
+            { for s.acc.iter().enumerate().map(|(e, acc)| {
+                let (i, j) = (e / p.n, e % p.n);
+                let (x, y) = cell_xy((margin, margin), i, j);
+                html! {
+                    <g class={classes!("simt-cell", k_now.is_some().then_some("active"))}>
+                        <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="4" />
+                        <text x={(x + CELL / 2.0).to_string()} y={(y + 20.0).to_string()} text-anchor="middle" class="acc">{ acc }</text>
+                        { for k_now.map(|k| html! {
+                            <text x={(x + CELL / 2.0).to_string()} y={(y + 38.0).to_string()} text-anchor="middle" class="svg-small">{ format!("{}·{}", p.a_at(i, k), p.b_at(k, j)) }</text>
+                        }) }
+                    </g>
+                }
+            }) }
+        </svg>
+    }
+}

@@ -1,0 +1,362 @@
+//! Lesson 14: `int8` — quantisation for deployment. The same matmul in f32, INT8 (packed 4×8-bit
+//! dot products, `int8-matmul`) and f16 on the learner's GPU: time and error side by side, the
+//! per-tensor scales shown, the INT8 result checked against the CPU's exact integer product.
+//! Without the WGSL language feature the CPU computes the quantised product and says why.
+
+use gpu_runtime::cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
+use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
+use gpu_runtime::cpu_kernels::quant;
+use gpu_runtime::numeric::{self, INT8_LANGUAGE_FEATURE};
+use gpu_runtime::{run_matmul_verified, GpuError, RunControl, RunOptions};
+use yew::prelude::*;
+
+use super::kit::{self as common, Phase};
+use crate::components::Ctx;
+use crate::format;
+use crate::session;
+
+const MIN_N: u32 = 16;
+const MAX_N: u32 = 512;
+const SEED: u64 = 1;
+/// Like-for-like pairs: INT8 has the tiled stage's structure, f16 the 2-D block-tiled one's.
+const F32_TILED: &str = "matmul-tiled";
+const F32_BLOCK: &str = "matmul-blocktile-2d";
+const F16_BLOCK: &str = "matmul-f16";
+
+/// One row of the result table.
+#[derive(Clone, Debug, PartialEq)]
+struct Row {
+    /// "f32-tiled", "int8", "f32-block", "f16".
+    id: &'static str,
+    /// GPU time of one run (ms), when measured.
+    ms: Option<f64>,
+    /// Largest |C − exact| / Σ|a·b|.
+    err: f64,
+    /// Where the error comes from: "gpu" or "cpu".
+    err_src: &'static str,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Result_ {
+    n: u32,
+    scale_a: f32,
+    scale_b: f32,
+    max_a: f32,
+    max_b: f32,
+    /// The first few values of A's first row: x, q, q · scale.
+    sample: Vec<(f32, i8, f32)>,
+    bound: f64,
+    rows: Vec<Row>,
+    /// INT8 on the GPU equal to the CPU's integer product, element for element (None: not run).
+    int8_exact: Option<bool>,
+    /// Why INT8 or f16 did not run on the GPU.
+    int8_missing: Option<&'static str>,
+    f16_missing: Option<&'static str>,
+}
+
+fn f16_error(size: MatmulSize, a: &[f32], b: &[f32], exact: &matmul::Reference) -> f64 {
+    let r = |v: &[f32]| -> Vec<f32> {
+        v.iter()
+            .map(|&x| f16_bits_to_f32(f32_to_f16_bits(x)))
+            .collect()
+    };
+    let got = matmul::reference(size, &r(a), &r(b));
+    quant::rel_errors(&got.value, exact).0
+}
+
+#[function_component]
+pub fn Body() -> Html {
+    let ctx = use_context::<Ctx>();
+    let n_text = use_state(|| "256".to_string());
+    let phase = use_state(|| Phase::<Result_>::Idle);
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
+    let webgpu = common::gpu_gate(&ctx);
+    let software = matches!(webgpu, Ok(true));
+    let has_gpu = webgpu.is_ok();
+    let has_f16 = has_gpu && common::adapter_has(&ctx, "shader-f16");
+    let has_dp4 = has_gpu && crate::probe::wgsl_language_feature(INT8_LANGUAGE_FEATURE);
+    let n = common::parse_in(&n_text, MIN_N, MAX_N);
+    let n_error = n
+        .as_ref()
+        .err()
+        .map(|k| common::parse_message(&ctx, k, MIN_N, MAX_N));
+    let onclick = {
+        let phase = phase.clone();
+        let n = n.clone().ok();
+        Callback::from(move |_| {
+            let Some(n) = n else {
+                return;
+            };
+            let phase = phase.clone();
+            let total = 1 + if has_gpu { 2 } else { 0 } + u32::from(has_dp4) + u32::from(has_f16);
+            phase.set(Phase::Running { done: 0, total });
+            wasm_bindgen_futures::spawn_local(async move {
+                common::yield_to_browser().await;
+                let size = MatmulSize::new(n, n, n);
+                let (a, b) = size.inputs(SEED);
+                let exact = matmul::reference(size, &a, &b);
+                let (qa, qb) = (quant::quantise(&a), quant::quantise(&b));
+                let int_c = quant::int_matmul(size, &qa.q, &qb.q);
+                let int8_err =
+                    quant::rel_errors(&quant::dequantise(&int_c, qa.scale, qb.scale), &exact).0;
+                let bound = quant::error_bound(size, &a, &b, qa.scale, qb.scale);
+                let f16_cpu = f16_error(size, &a, &b, &exact);
+                let mut done = 1;
+                phase.set(Phase::Running { done, total });
+                let mut rows = vec![];
+                let mut int8_exact = None;
+                let int8_missing = if !has_gpu {
+                    Some("lc.int8.missing_webgpu")
+                } else if !has_dp4 {
+                    Some("lc.int8.missing_dp4")
+                } else {
+                    None
+                };
+                let f16_missing = if !has_gpu {
+                    Some("lc.int8.missing_webgpu")
+                } else if !has_f16 {
+                    Some("lc.int8.missing_f16")
+                } else {
+                    None
+                };
+                if has_gpu {
+                    let r: Result<(), GpuError> = async {
+                        let (gpu, _) = session::gpu(software).await?;
+                        let opts = RunOptions {
+                            warmup: 1,
+                            repetitions: 3,
+                        };
+                        let k = |id: &str| {
+                            gpu_runtime::kernel(id).ok_or_else(|| GpuError::Shader(id.into()))
+                        };
+                        let t = run_matmul_verified(&gpu, k(F32_TILED)?, size, SEED, &opts).await?;
+                        rows.push(Row {
+                            id: "f32-tiled",
+                            ms: Some(t.timing.kernel_ms()),
+                            err: t.verdict.max_rel_error,
+                            err_src: "gpu",
+                        });
+                        done += 1;
+                        phase.set(Phase::Running { done, total });
+                        if has_dp4 {
+                            let (m, kk) = (n as usize, n as usize);
+                            let ap = quant::pack_rows(&qa.q, m, kk);
+                            let bp = quant::pack_cols(&qb.q, kk, m);
+                            let run = numeric::run_int8(
+                                &gpu,
+                                size,
+                                &ap,
+                                &bp,
+                                &opts,
+                                &RunControl::default(),
+                            )
+                            .await?;
+                            int8_exact = Some(
+                                run.output.len() == int_c.len()
+                                    && run.output.iter().zip(&int_c).all(|(g, w)| *g as i64 == *w),
+                            );
+                            rows.push(Row {
+                                id: "int8",
+                                ms: Some(run.timing.kernel_ms()),
+                                err: int8_err,
+                                err_src: "gpu",
+                            });
+                            done += 1;
+                            phase.set(Phase::Running { done, total });
+                        } else {
+                            rows.push(Row {
+                                id: "int8",
+                                ms: None,
+                                err: int8_err,
+                                err_src: "cpu",
+                            });
+                        }
+                        let t = run_matmul_verified(&gpu, k(F32_BLOCK)?, size, SEED, &opts).await?;
+                        rows.push(Row {
+                            id: "f32-block",
+                            ms: Some(t.timing.kernel_ms()),
+                            err: t.verdict.max_rel_error,
+                            err_src: "gpu",
+                        });
+                        done += 1;
+                        phase.set(Phase::Running { done, total });
+                        if has_f16 {
+                            let t =
+                                run_matmul_verified(&gpu, k(F16_BLOCK)?, size, SEED, &opts).await?;
+                            rows.push(Row {
+                                id: "f16",
+                                ms: Some(t.timing.kernel_ms()),
+                                err: t.verdict.max_rel_error,
+                                err_src: "gpu",
+                            });
+                        } else {
+                            rows.push(Row {
+                                id: "f16",
+                                ms: None,
+                                err: f16_cpu,
+                                err_src: "cpu",
+                            });
+                        }
+                        Ok(())
+                    }
+                    .await;
+                    if let Err(e) = r {
+                        phase.set(Phase::from_error(e));
+                        return;
+                    }
+                } else {
+                    rows.push(Row {
+                        id: "int8",
+                        ms: None,
+                        err: int8_err,
+                        err_src: "cpu",
+                    });
+                    rows.push(Row {
+                        id: "f16",
+                        ms: None,
+                        err: f16_cpu,
+                        err_src: "cpu",
+                    });
+                }
+                let max_abs = |v: &[f32]| v.iter().fold(0f32, |m, x| m.max(x.abs()));
+                phase.set(Phase::Done(Result_ {
+                    n,
+                    scale_a: qa.scale,
+                    scale_b: qb.scale,
+                    max_a: max_abs(&a),
+                    max_b: max_abs(&b),
+                    sample: (0..4.min(a.len()))
+                        .map(|i| (a[i], qa.q[i], qa.q[i] as f32 * qa.scale))
+                        .collect(),
+                    bound,
+                    rows,
+                    int8_exact,
+                    int8_missing,
+                    f16_missing,
+                }));
+            });
+        })
+    };
+    let done = |r: &Result_| result_view(&ctx, r, software);
+    html! {
+        <>
+            { common::paras(&ctx, &["lc.int8.p1", "lc.int8.p2"]) }
+            { common::h2(&ctx, "lc.int8.h_scale") }
+            { common::paras(&ctx, &["lc.int8.p3"]) }
+            <section class="panel widget" data-widget="int8">
+                <h2>{ ctx.t("lc.int8.widget") }</h2>
+                <p>{ ctx.t("lc.int8.widget_intro") }</p>
+                <p class="note" data-dp4={has_dp4.to_string()}>
+                    { ctx.t(if has_dp4 { "lc.int8.dp4_yes" } else if has_gpu { "lc.int8.missing_dp4" } else { "lc.int8.missing_webgpu" }) }
+                </p>
+                { common::number_field(&ctx, "int8-n", "lc.int8.n", &n_text, n_error, common::text_setter(&n_text)) }
+                { measure_controls_any(&ctx, &phase, onclick, n.is_ok(), done) }
+            </section>
+            { common::h2(&ctx, "lc.int8.h_edge") }
+            { common::paras(&ctx, &["lc.int8.p4", "lc.int8.p5"]) }
+            { common::correction(&ctx, "lc.int8.fc_orin") }
+            { common::correction(&ctx, "lc.int8.fc_retrain") }
+            { common::try_it(&ctx, "lc.int8.try", Some(("learn/precision", "lc.int8.try_link"))) }
+        </>
+    }
+}
+
+/// The Measure button and states; unlike `kit::measure_controls` it also runs (CPU only)
+/// without WebGPU.
+fn measure_controls_any<T>(
+    ctx: &Ctx,
+    phase: &Phase<T>,
+    onclick: Callback<MouseEvent>,
+    can_start: bool,
+    done: impl FnOnce(&T) -> Html,
+) -> Html {
+    let running = phase.running();
+    let checking = common::probe_state(ctx) == "checking";
+    html! {
+        <>
+            <button type="button" class="button primary measure" disabled={running || !can_start || checking} {onclick}>
+                { ctx.t(if running { "lesson.common.measuring" } else { "lesson.common.measure" }) }
+            </button>
+            <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={common::probe_state(ctx)}>
+                { match phase {
+                    Phase::Idle => html! {},
+                    Phase::Running { done, total } => html! {
+                        <p class="status checking">
+                            <progress max={total.to_string()} value={done.to_string()}></progress>
+                            { " " }{ ctx.tf("lesson.common.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
+                        </p>
+                    },
+                    Phase::Done(v) => done(v),
+                    Phase::Failed(e) => html! {
+                        <p class="message error" role="alert">{ ctx.tf("lesson.common.failed", &[("error", e)]) }</p>
+                    },
+                    Phase::Lost(e) => html! {
+                        <p class="message error" role="alert" data-lost="true">{ ctx.tf("lesson.common.lost", &[("error", e)]) }</p>
+                    },
+                } }
+            </div>
+        </>
+    }
+}
+
+fn result_view(ctx: &Ctx, r: &Result_, software: bool) -> Html {
+    let flops = 2.0 * (r.n as f64).powi(3);
+    html! {
+        <>
+            <p class="scales" data-scale-a={r.scale_a.to_string()} data-scale-b={r.scale_b.to_string()}
+                data-max-a={r.max_a.to_string()} data-max-b={r.max_b.to_string()}>
+                { ctx.tf("lc.int8.scales", &[
+                    ("max_a", &format!("{:.6}", r.max_a)), ("sa", &format!("{:.7}", r.scale_a)),
+                    ("max_b", &format!("{:.6}", r.max_b)), ("sb", &format!("{:.7}", r.scale_b)),
+                ]) }
+            </p>
+            <div class="table-scroll"><table class="facts quant-sample">
+                <thead><tr>
+                    <th scope="col">{ ctx.t("lc.int8.col.x") }</th>
+                    <th scope="col">{ ctx.t("lc.int8.col.q") }</th>
+                    <th scope="col">{ ctx.t("lc.int8.col.back") }</th>
+                </tr></thead>
+                <tbody>
+                { for r.sample.iter().map(|(x, q, back)| html! {
+                    <tr data-x={x.to_string()} data-q={q.to_string()}>
+                        <td>{ format!("{x:.6}") }</td><td>{ q }</td><td>{ format!("{back:.6}") }</td>
+                    </tr>
+                }) }
+                </tbody>
+            </table></div>
+            <div class="table-scroll"><table class="facts int8-results">
+                <thead><tr>
+                    <th scope="col">{ ctx.t("lc.int8.col.format") }</th>
+                    <th scope="col">{ ctx.t("lc.int8.col.time") }</th>
+                    <th scope="col">{ ctx.t("lc.int8.col.rate") }</th>
+                    <th scope="col">{ ctx.t("lc.int8.col.error") }</th>
+                </tr></thead>
+                <tbody>
+                { for r.rows.iter().map(|row| html! {
+                    <tr data-row={row.id} data-ms={row.ms.map(|m| m.to_string()).unwrap_or_default()}
+                        data-err={row.err.to_string()} data-err-src={row.err_src}>
+                        <th scope="row">{ ctx.t(&format!("lc.int8.row.{}", row.id)) }</th>
+                        <td>{ row.ms.map(|m| format!("{} ms", format::ms(m))).unwrap_or_else(|| ctx.t("lc.int8.not_run").to_string()) }</td>
+                        <td>{ row.ms.map(|m| format::rate(flops / (m * 1e6))).unwrap_or_else(|| "–".into()) }</td>
+                        <td>{ format::sci(row.err) }{ if row.err_src == "cpu" { ctx.t("lc.int8.cpu_mark") } else { "" } }</td>
+                    </tr>
+                }) }
+                </tbody>
+            </table></div>
+            <p class="note" data-bound={r.bound.to_string()}>{ ctx.tf("lc.int8.bound", &[("bound", &format::sci(r.bound))]) }</p>
+            { for r.int8_exact.map(|ok| html! {
+                <p class={classes!("verdict", if ok { "ok" } else { "bad" })} data-exact={ok.to_string()}>
+                    { ctx.t(if ok { "lc.int8.exact" } else { "lc.int8.not_exact" }) }
+                </p>
+            }) }
+            { for r.int8_missing.map(|k| html! { <p class="message unavailable" data-int8-missing="true">{ ctx.t(k) }</p> }) }
+            { for r.f16_missing.map(|k| html! { <p class="note" data-f16-missing="true">{ ctx.t(k) }</p> }) }
+            <p class="note">{ ctx.t("lc.int8.result_note") }</p>
+            if software {
+                <p class="note">{ ctx.t("lesson.common.software_note") }</p>
+            }
+        </>
+    }
+}
