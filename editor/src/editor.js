@@ -63,6 +63,22 @@ export async function bindingCheck(original, edited, entry) {
   return Array.from(m.binding_check(original, edited, entry));
 }
 
+/**
+ * The kernel rewritten to log its array accesses (the puzzle page's access view):
+ * {source, logBinding, arrays: [{name, binding, len}], unlogged} or {error}.
+ */
+export async function instrument(source, entry) {
+  const m = await checker();
+  const r = m.instrument(source, entry);
+  if (r.error !== undefined) return { error: r.error };
+  return {
+    source: r.source,
+    logBinding: r.logBinding,
+    unlogged: r.unlogged,
+    arrays: Array.from(r.arrays).map((a) => ({ name: a.name, binding: a.binding, len: a.len })),
+  };
+}
+
 function toCm(doc, d, source) {
   const len = doc.length;
   let { from, to } = d;

@@ -4,24 +4,13 @@
 // family's terms and marked on the output's picture.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors, assertSameOrigin } from './helpers.mjs';
+import {
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
+} from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function editorReady(page) {
-  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
-  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
-}
-
-async function setDoc(page, text) {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-  await page.waitForTimeout(400); // naga's check, debounced
-}
 
 async function docText(page) {
   return page.$eval('.cm-host', (h) => h.editorText());
@@ -91,7 +80,7 @@ test('every conv stage as shipped passes the CPU check in the editor', async () 
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=conv-direct');
   for (const stage of ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise']) {
     await page.goto(new URL(`#/editor?lang=en&stage=${stage}`, page.url()).href);
-    await editorReady(page);
+    await editorReady(page, { runnable: true });
     await run(page);
     assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.',
       `${stage}: ${await verdict(page)}`);
@@ -102,7 +91,7 @@ test('every conv stage as shipped passes the CPU check in the editor', async () 
 
 test('conv: one output pixel off in every channel is named y[n][p][q][k] and marked once', async () => {
   const { page, context, errors, requests } = await openPage(browser, '#/editor?lang=en&stage=conv-direct');
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   // Output row m = 5 is image 0, row p = 0, column q = 5; all 10 filters of it get +1.
   const { wrong, rows, map } = await originalPassesEditFails(page,
     (src) => src.replace('y[m * cv.k + k] = acc;', 'y[m * cv.k + k] = acc + select(0.0, 1.0, m == 5u);'));
@@ -120,7 +109,7 @@ test('conv: one output pixel off in every channel is named y[n][p][q][k] and mar
 
 test('measuring kernel: a copy that adds one is wrong everywhere it is not exact', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=zh&stage=measure-copy');
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   const original = await docText(page);
   await run(page);
   await page.waitForSelector('.editor-result .verdict.ok');
@@ -142,7 +131,7 @@ test('measuring kernel: a copy that adds one is wrong everywhere it is not exact
 
 test('MLP: the SGD kernel stepping uphill is caught against the CPU twin', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=mlp-sgd');
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   const { wrong, rows, map } = await originalPassesEditFails(page,
     (src) => src.replace('params[i] = p - u.lr * v;', 'params[i] = p + u.lr * v;'));
   assert.match(wrong, /Wrong: \d+ of \d+ elements differ/);
@@ -154,7 +143,7 @@ test('MLP: the SGD kernel stepping uphill is caught against the CPU twin', async
 
 test('MLP: the forward kernel as shipped passes against the twin', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=mlp-forward');
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   await run(page);
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.',
     await verdict(page));

@@ -4,24 +4,13 @@
 // page's `watchdog=` test parameter), with the source kept and the page still working.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import {
+  launch, openPage, screenshot, assertNoErrors, setDoc, editorReady,
+} from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function editorReady(page) {
-  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
-  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
-}
-
-async function setDoc(page, text) {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-  await page.waitForTimeout(400);
-}
 
 const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
 
@@ -33,7 +22,7 @@ async function run(page) {
 for (const lang of ['en', 'zh']) {
   test(`binding mismatches are named before the GPU is asked (${lang})`, async () => {
     const { page, context, errors } = await openPage(browser, `#/editor?lang=${lang}&stage=matmul-naive&m=16&n=16&k=16`);
-    await editorReady(page);
+    await editorReady(page, { runnable: true });
     const original = await docText(page);
     const cases = [
       // A wrong binding number: the shader's 4 is not among the kernel's 0–3, and 2 is unbound.
@@ -69,7 +58,7 @@ for (const lang of ['en', 'zh']) {
 
 test('the browser\'s own compiler messages are listed with their place and underlined', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=matmul-naive&m=16&n=16&k=16');
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   const original = await docText(page);
   // naga accepts this; the browser's compiler (Tint) refuses a barrier in non-uniform
   // control flow. The Chinese comment before it on the same line tests UTF-16 columns.
@@ -101,7 +90,7 @@ test('the browser\'s own compiler messages are listed with their place and under
 // Runs last in this file: the cancelled kernel may keep the software GPU busy a while.
 test('a kernel that runs far too long is stopped by the watchdog; the source stays, the page works', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=matmul-naive&m=4&n=4&k=4&watchdog=3000');
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   const original = await docText(page);
   const endless = original.replace('for (var p = 0u; p < dims.k; p = p + 1u) {',
     'for (var p = 0u; p < 0xffffffffu; p = p + 1u) {\n        if (acc < -1e30) { break; }').replace(

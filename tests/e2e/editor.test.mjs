@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
-  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, BASE_URL,
+  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, BASE_URL, setDoc, editorReady,
 } from './helpers.mjs';
 
 let browser;
@@ -14,20 +14,6 @@ before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
 const EDITOR_FILES = /\/editor\/(editor\.js|wgsl_check\.js|wgsl_check_bg\.wasm)$/;
-
-async function editorReady(page) {
-  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
-}
-
-/** Replaces the whole text as a user would: select all, type. */
-async function setDoc(page, text) {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  // Delete first: typing over a selection of highlighted text makes Chromium keep the
-  // highlight's colour as a style attribute, which the strict CSP blocks (and logs).
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-}
 
 /** The whole text (CodeMirror draws only the lines in view). */
 async function docText(page) {
@@ -64,7 +50,7 @@ for (const lang of ['en', 'zh']) {
       const { page, context, errors } = await openPage(browser, `#/editor?lang=${lang}&stage=matmul-naive`,
         { viewport: { width, height: 900 } });
       await editorReady(page);
-      await setDoc(page, CHINESE_ERROR);
+      await setDoc(page, CHINESE_ERROR, { settleMs: 0 });
       const mark = await page.waitForSelector('.cm-lintRange-error', { timeout: 30_000 });
       assert.equal(await mark.textContent(), ';');
       const where = await mark.evaluate((el) => {
@@ -96,12 +82,12 @@ test('an edited stage that is still correct passes; a swapped index fails with t
   assert.match(original, /b\[p \* dims\.n \+ col\]/);
   // Correct edit: the same sum written another way.
   await setDoc(page, original.replace('acc = acc + a[row * dims.k + p] * b[p * dims.n + col];',
-    'acc += b[p * dims.n + col] * a[row * dims.k + p];'));
+    'acc += b[p * dims.n + col] * a[row * dims.k + p];'), { settleMs: 0 });
   await run(page);
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.');
   assert.match(await page.textContent('.editor-times'), /original/);
   // Swapped index: B read transposed.
-  await setDoc(page, original.replace('b[p * dims.n + col]', 'b[col * dims.n + p]'));
+  await setDoc(page, original.replace('b[p * dims.n + col]', 'b[col * dims.n + p]'), { settleMs: 0 });
   await page.waitForTimeout(400);
   await run(page);
   const wrongText = await page.textContent('.verdict.wrong p');
@@ -131,7 +117,7 @@ test('a shared link round-trips the source into a fresh browser', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=zh&stage=matmul-coalesced');
   await editorReady(page);
   const edited = (await docText(page)) + '\n// 分享测试 share-marker ✓\n';
-  await setDoc(page, edited);
+  await setDoc(page, edited, { settleMs: 0 });
   await page.click('.editor-actions .button:nth-child(3)');
   await page.waitForSelector('.share-link a');
   const url = page.url();
@@ -171,7 +157,7 @@ test('the editor works under a strict CSP (no eval, no <style> elements)', async
   const before = await page.evaluate(() => window.__violations.length);
   await page.click('.puzzle-list a[data-puzzle="map"]');
   await editorReady(page);
-  await setDoc(page, CHINESE_ERROR);
+  await setDoc(page, CHINESE_ERROR, { settleMs: 0 });
   await page.waitForSelector('.cm-lintRange-error', { timeout: 30_000 });
   await page.keyboard.press('Control+f'); // the search panel, another part that styles itself
   await page.waitForSelector('.cm-search');

@@ -347,8 +347,10 @@ test('every widget in the embed index loads on its own under the CSP, with no co
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   await page.goto(new URL('#/embed?lang=en', BASE_URL).href);
+  // The index is drawn once the app has started: wait for it, not for the HTML.
+  await page.waitForSelector('.embeds a');
   const links = await page.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href')));
-  const ids = links.map((h) => h.match(/^#\/embed\/([a-z-]+)\?/)?.[1]);
+  const ids = links.map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
   for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
     'train', 'batch', 'lesson', 'gpu']) {
     assert.ok(ids.includes(id), `${id} is listed`);
@@ -628,7 +630,7 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
   await index.goto(new URL('#/embed?lang=en', BASE_URL).href);
   await index.waitForSelector('.embeds a');
   const ids = (await index.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href'))))
-    .map((h) => h.match(/^#\/embed\/([a-z-]+)\?/)?.[1]);
+    .map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
   await context.close();
   // The issue's list: each must be in the registry.
   for (const id of ['matmul', 'ladder', 'race', 'sweep', 'claim', 'simt', 'simt-compare', 'schedule',
@@ -637,7 +639,10 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
   }
   for (const id of ids) {
     const lang = id.length % 2 ? 'zh' : 'en';
-    const extra = { lesson: '&lesson=roofline', matmul: '&m=16&n=16&k=16' }[id] ?? '';
+    const convStage = ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise'].includes(id);
+    const convShape = id === 'conv-pointwise' ? '&n=1&h=6&w=7&c=3&k=4&r=1&s=1&stride=1&pad=0&dil=1'
+      : '&n=1&h=6&w=7&c=3&k=4&r=3&s=3&stride=1&pad=1&dil=1';
+    const extra = { lesson: '&lesson=roofline', matmul: '&m=16&n=16&k=16' }[id] ?? (convStage ? convShape : '');
     const { page, context: ctx, errors, requests, frame } = await openHost(`${id}?lang=${lang}&theme=dark${extra}`, {
       width: 700, viewport: { width: 740, height: 900 },
     });
@@ -653,7 +658,7 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
     const names = (await frame.getAttribute('.embed-root', 'data-hideable')).split(' ').filter(Boolean);
     const visible = () => frame.evaluate(() => [...document.querySelectorAll('.embed-body *')]
       .filter((e) => e.getClientRects().length > 0).length);
-    if (id === 'matmul') {
+    if (id === 'matmul' || convStage) {
       // Its notes appear with a result.
       await frame.click('#run-button');
       await frame.waitForSelector('.result [data-verified="true"]', { timeout: 120_000 });
@@ -709,7 +714,7 @@ test('every widget page carries an Embed button whose snippet and preview name t
       await toggles.nth(i).click();
       const panel = page.locator('.embed-panel').first();
       const code = await panel.locator('.embed-snippet').inputValue();
-      const widget = code.match(/#\/embed\/([a-z-]+)\?/)?.[1];
+      const widget = code.match(/#\/embed\/([a-z0-9-]+)\?/)?.[1];
       seen.push(widget);
       if (widget === 'lesson') assert.match(code, /lesson=(roofline|vram)/);
       if (widget === 'editor' || widget === 'matmul') assert.match(code, /stage=matmul-tiled/);

@@ -82,3 +82,25 @@ export async function runVerified(page, [m, n, k]) {
   await runAndWait(page);
   assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
 }
+
+/** Waits until the in-page code editor is mounted (and, with `runnable`, its Run button is enabled). */
+export async function editorReady(page, { runnable = false } = {}) {
+  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
+  if (runnable) {
+    await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
+  }
+}
+
+/**
+ * Replaces the editor's whole text as a user would: select all, delete, type. Delete first:
+ * typing over a selection of highlighted text makes Chromium keep the highlight's colour as a
+ * style attribute, which the strict CSP blocks (and logs). Then waits `settleMs` for naga's
+ * debounced check, so Run sees the verdict on this text.
+ */
+export async function setDoc(page, text, { settleMs = 400 } = {}) {
+  await page.click('.cm-content');
+  await page.keyboard.press('Control+A');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(text);
+  if (settleMs > 0) await page.waitForTimeout(settleMs);
+}

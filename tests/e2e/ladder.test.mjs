@@ -284,6 +284,25 @@ test('conv ladder: a bad shape is named at its field or for the whole shape; not
   await context.close();
 });
 
+test('the family tabs switch matmul ↔ conv in the same page: the fields follow, nothing breaks', async () => {
+  // The Run widget stays mounted across a tab change; it once indexed conv's ten fields with
+  // matmul's three and the wasm trapped.
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=33&n=31&k=17');
+  await waitForProbe(page);
+  await page.click('.family-tab[data-family="conv"]');
+  await page.waitForSelector('.ladder[data-family="conv"] #dim-dil');
+  assert.equal(await page.$$eval('.run-widget .sizes input', (is) => is.length), 10);
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  await page.click('.family-tab[data-family="matmul"]');
+  await page.waitForSelector('.ladder[data-family="matmul"] #dim-m');
+  assert.equal(await page.$$eval('.run-widget .sizes input', (is) => is.length), 3);
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assertNoErrors(errors);
+  await context.close();
+});
+
 for (const lang of ['en', 'zh']) {
   test(`conv Run all: a verified bar per stage, the 1×1 stage skipped with its reason (${lang})`, async () => {
     for (const width of [390, 1280, 1920]) {

@@ -31,14 +31,14 @@ async function assertNoOverflow(page, where) {
   assert.ok(scroll <= client + 1, `${where}: page is ${scroll}px wide in a ${client}px viewport`);
 }
 
-test('the index lists the four new lessons after the first twelve', async () => {
+test('the index lists the four new lessons after the first twelve and the conv lesson', async () => {
   const { page, context, errors } = await openPage(browser, '#/learn?lang=en');
   await page.waitForSelector('.lesson-list li');
   const hrefs = await page.$$eval('.lesson-list a', (as) => as.map((a) => a.getAttribute('href')));
   const ids = hrefs.map((h) => h.replace(/^#\/learn\//, '').replace(/\?.*$/, ''));
-  assert.deepEqual(ids.slice(12, 16), LESSONS);
-  // Lesson 12's "next" link leads to lesson 13.
-  await page.goto(new URL('#/learn/claims?lang=en', page.url()).href);
+  assert.deepEqual(ids.slice(13, 17), LESSONS);
+  // The conv lesson's "next" link leads to the first of them.
+  await page.goto(new URL('#/learn/conv?lang=en', page.url()).href);
   await page.waitForSelector('.lesson-nav .next');
   assert.match(await page.getAttribute('.lesson-nav .next', 'href'), /#\/learn\/systolic/);
   assertNoErrors(errors);

@@ -4,26 +4,12 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
 } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function editorReady(page) {
-  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
-}
-
-async function setDoc(page, text) {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  // Delete first: typing over a selection of highlighted text makes Chromium keep the
-  // highlight's colour as a style attribute, which the strict CSP blocks (and logs).
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-  await page.waitForTimeout(400); // the lint delay, so Run sees naga's verdict on this text
-}
 
 /** The whole text (CodeMirror draws only the lines in view). */
 async function docText(page) {

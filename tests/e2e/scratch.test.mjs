@@ -3,7 +3,9 @@
 // a heatmap, and the whole setup shared by link. Both languages, three widths.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors, assertSameOrigin } from './helpers.mjs';
+import {
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc,
+} from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -12,14 +14,6 @@ after(async () => { await browser?.close(); });
 async function ready(page) {
   await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
   await page.waitForSelector('.scratch-buffers tbody tr');
-}
-
-async function setDoc(page, text) {
-  await page.click('.cm-content');
-  await page.keyboard.press('Control+A');
-  await page.keyboard.press('Delete');
-  await page.keyboard.insertText(text);
-  await page.waitForTimeout(400);
 }
 
 const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());

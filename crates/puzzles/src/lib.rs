@@ -9,6 +9,8 @@
 //! [`GUARD`] elements and starts filled with [`SENTINEL`], so an element never written and a
 //! write past the end are both seen.
 
+pub mod access;
+
 /// Value the output buffer starts with: "not written".
 pub const SENTINEL: f32 = -7777.0;
 /// Extra output elements after the answer, to catch writes past its end.

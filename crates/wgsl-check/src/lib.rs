@@ -2,6 +2,8 @@
 //! editor can draw: naga counts bytes, CodeMirror counts UTF-16 code units, so every position
 //! is converted here (a Chinese comment before an error must not shift its column).
 
+pub mod instrument;
+pub use instrument::{instrument, Instrumented, LoggedArray};
 #[cfg(target_arch = "wasm32")]
 mod web;
 

@@ -106,3 +106,32 @@ pub fn binding_check(original: &str, edited: &str, entry: &str) -> js_sys::Array
     }
     out
 }
+
+/// `instrument(source, entry)` for the puzzle page's access view: `{source, logBinding,
+/// arrays: [{name, binding, len}], unlogged}` (binding and len -1 when absent), or `{error}`.
+#[wasm_bindgen]
+pub fn instrument(source: &str, entry: &str) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    let set = |o: &js_sys::Object, k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(o, &JsValue::from_str(k), &v);
+    };
+    match crate::instrument(source, entry) {
+        Err(e) => set(&o, "error", JsValue::from_str(&e)),
+        Ok(r) => {
+            set(&o, "source", JsValue::from_str(&r.source));
+            set(&o, "logBinding", JsValue::from(r.log_binding));
+            set(&o, "unlogged", JsValue::from(r.unlogged as u32));
+            let arrays = js_sys::Array::new();
+            for a in r.arrays {
+                let x = js_sys::Object::new();
+                set(&x, "name", JsValue::from_str(&a.name));
+                let num = |v: Option<u32>| JsValue::from(v.map_or(-1.0, f64::from));
+                set(&x, "binding", num(a.binding));
+                set(&x, "len", num(a.len));
+                arrays.push(&x);
+            }
+            set(&o, "arrays", arrays.into());
+        }
+    }
+    o
+}

@@ -91,6 +91,62 @@ pub async fn binding_check(
         .collect())
 }
 
+/// A kernel rewritten by the editor module to log its array accesses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InstrumentedKernel {
+    pub source: String,
+    pub log_binding: u32,
+    /// (name, storage binding, fixed length) of each logged array, in log numbering.
+    pub arrays: Vec<(String, Option<u32>, Option<u32>)>,
+    pub unlogged: u32,
+}
+
+/// `instrument` from the editor module (naga stays out of the app's own wasm): the kernel
+/// with its access log, or naga's reason why not.
+pub async fn instrument(source: &str, entry: &str) -> Result<InstrumentedKernel, String> {
+    let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
+    let module = load_editor().await.map_err(describe)?;
+    let f = js_sys::Reflect::get(&module, &"instrument".into())
+        .map_err(describe)?
+        .dyn_into::<js_sys::Function>()
+        .map_err(describe)?;
+    let promise = f
+        .call2(&JsValue::NULL, &source.into(), &entry.into())
+        .map_err(describe)?;
+    let r = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .map_err(describe)?;
+    let get =
+        |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED);
+    if let Some(e) = get(&r, "error").as_string() {
+        return Err(e);
+    }
+    let num = |o: &JsValue, k: &str| {
+        get(o, k)
+            .as_f64()
+            .filter(|v| *v >= 0.0 && *v <= f64::from(u32::MAX))
+            .map(|v| v as u32)
+    };
+    let arrays: js_sys::Array = get(&r, "arrays").dyn_into().map_err(describe)?;
+    Ok(InstrumentedKernel {
+        source: get(&r, "source")
+            .as_string()
+            .ok_or("the instrumented kernel is missing")?,
+        log_binding: num(&r, "logBinding").ok_or("the log binding is missing")?,
+        arrays: arrays
+            .iter()
+            .map(|a| {
+                (
+                    get(&a, "name").as_string().unwrap_or_default(),
+                    num(&a, "binding"),
+                    num(&a, "len"),
+                )
+            })
+            .collect(),
+        unlogged: num(&r, "unlogged").unwrap_or(0),
+    })
+}
+
 /// A mounted editor and the closures it calls (dropped with it).
 struct Mounted {
     handle: EditorHandle,

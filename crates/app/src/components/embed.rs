@@ -53,7 +53,7 @@ const CONV_LADDER: &[&str] = &[
 /// The Run widget of the conv stage the widget's forced `stage=` names.
 fn conv_run(ctx: &Ctx) -> Html {
     let id = ctx.query.get("stage").unwrap_or("conv-direct").to_string();
-    html! { <KernelRun family={RunFamily::Conv} stage_id={id} /> }
+    html! { <KernelRun key="conv" family={RunFamily::Conv} stage_id={id} /> }
 }
 
 macro_rules! conv_stage_widget {
@@ -98,7 +98,7 @@ pub const WIDGETS: &[Widget] = &[
                 .and_then(gpu_runtime::kernel)
                 .map(|k| k.id)
                 .unwrap_or(super::kernel_run::DEFAULT_KERNEL);
-            html! { <KernelRun stage_id={id} /> }
+            html! { <KernelRun key="matmul" stage_id={id} /> }
         },
         params: MATMUL,
         forced: &[],

@@ -360,7 +360,14 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
     let stage_id = AttrValue::from(stage.id());
     let unavailable = stage_unavailable(&ctx, &stage);
 
-    let parsed = family.parse(&fields);
+    // The same component may be handed another family (the ladder's family tabs, one embed
+    // replacing another): until the effect above has caught up, its fields are the URL's.
+    let current: Vec<String> = if fields.len() == family.fields().len() {
+        (*fields).clone()
+    } else {
+        family.field_values(&url)
+    };
+    let parsed = family.parse(&current);
     let problem = parsed.problem;
     let adapter = match &ctx.webgpu {
         WebGpuStatus::Available(a) => Some(a.clone()),
@@ -452,6 +459,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
             Callback::from(move |e: InputEvent| {
                 let input: web_sys::HtmlInputElement = e.target_unchecked_into();
                 let mut next = (*fields).clone();
+                next.resize(keys.len(), String::new());
                 next[index] = input.value();
                 if let Some(nav) = &navigator {
                     let mut q = ctx.query.clone();
@@ -470,7 +478,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
             <div class={classes!("field", error.is_some().then_some("invalid"))}>
                 <label for={id.clone()}>{ ctx.t(spec.label_key) }</label>
                 <input id={id} name={key} type="text" inputmode="numeric" autocomplete="off"
-                    value={fields[index].clone()} {oninput}
+                    value={current[index].clone()} {oninput}
                     aria-invalid={error.is_some().to_string()}
                     aria-describedby={err_id.clone()} />
                 <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>

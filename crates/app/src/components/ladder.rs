@@ -101,11 +101,11 @@ pub fn Ladder() -> Html {
                     <p class="summary">{ ctx.t(&stage.summary_key()) }</p>
                     <h4>{ ctx.t("ladder.why") }</h4>
                     <p class="why">{ ctx.t(&stage.why_key()) }</p>
-                    <KernelRun family={family} stage_id={stage.id()} compact=true />
+                    <KernelRun key={family.id()} family={family} stage_id={stage.id()} compact=true />
                     <SourceView family={family} stage_id={stage.id()} />
                 </div>
             </div>
-            <RunAll family={family} />
+            <RunAll key={family.id()} family={family} />
         </section>
     }
 }

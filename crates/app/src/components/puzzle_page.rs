@@ -9,6 +9,7 @@ use yew::prelude::*;
 
 use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
 use gpu_runtime::{CancelToken, GpuError, KernelSpec, RunControl, RunOptions};
+use puzzles::access::{self, ArrayInfo, Summary};
 use puzzles::{Puzzle, Verdict, PUZZLES};
 
 use super::code_editor::CodeEditor;
@@ -110,19 +111,12 @@ fn spec_for(source: String) -> Option<KernelSpec> {
     Some(spec)
 }
 
-async fn run_puzzle(
-    p: &'static Puzzle,
-    source: String,
-    software: bool,
-    ctl: RunControl,
-) -> Result<(Verdict, Vec<f32>, Vec<Vec<f32>>), GpuError> {
-    let spec = spec_for(source).ok_or_else(|| GpuError::Shader("no base spec".into()))?;
-    let (gpu, _) = session::gpu(software).await?;
-    let inputs = (p.data)();
+/// The puzzle's buffers and bindings by the crate's convention: inputs, then `out`.
+fn puzzle_buffers(p: &Puzzle, inputs: &[Vec<f32>]) -> (Vec<PlanBuffer<'static>>, Vec<Binding>) {
     let mut buffers: Vec<PlanBuffer> = p
         .inputs
         .iter()
-        .zip(&inputs)
+        .zip(inputs)
         .map(|(name, data)| PlanBuffer {
             name,
             init: Init::Bytes(Cow::Owned(
@@ -141,10 +135,19 @@ async fn run_puzzle(
     });
     let mut bindings: Vec<Binding> = p.inputs.iter().map(|n| Binding::whole(n)).collect();
     bindings.push(Binding::whole("out"));
-    let plan = Plan {
+    (buffers, bindings)
+}
+
+fn one_step<'a>(
+    p: &Puzzle,
+    spec: &'a KernelSpec,
+    buffers: Vec<PlanBuffer<'a>>,
+    bindings: Vec<Binding>,
+) -> Plan<'a> {
+    Plan {
         buffers,
         steps: vec![Step {
-            kernel: &spec,
+            kernel: spec,
             dispatch: Dispatch {
                 bindings,
                 uniform: Vec::new(),
@@ -153,7 +156,20 @@ async fn run_puzzle(
             cost: 1.0,
             split: None,
         }],
-    };
+    }
+}
+
+async fn run_puzzle(
+    p: &'static Puzzle,
+    source: String,
+    software: bool,
+    ctl: RunControl,
+) -> Result<(Verdict, Vec<f32>, Vec<Vec<f32>>), GpuError> {
+    let spec = spec_for(source).ok_or_else(|| GpuError::Shader("no base spec".into()))?;
+    let (gpu, _) = session::gpu(software).await?;
+    let inputs = (p.data)();
+    let (buffers, bindings) = puzzle_buffers(p, &inputs);
+    let plan = one_step(p, &spec, buffers, bindings);
     let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
     let output: Vec<f32> = out
         .bytes("out")
@@ -162,6 +178,75 @@ async fn run_puzzle(
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
     Ok((puzzles::check(p, &inputs, &output), output, inputs))
+}
+
+/// The access view's state.
+#[derive(Clone, Debug, PartialEq)]
+enum Accesses {
+    Hidden,
+    Running,
+    Ready {
+        summary: Summary,
+        arrays: Vec<ArrayInfo>,
+        unlogged: u32,
+    },
+    Failed(String),
+}
+
+/// Runs the learner's kernel again, instrumented (by the editor's naga module), with the log
+/// bound after `out`; the decoded counts.
+async fn run_accesses(
+    ctx: &Ctx,
+    p: &'static Puzzle,
+    source: String,
+    software: bool,
+    ctl: RunControl,
+) -> Result<Accesses, String> {
+    let inst = super::code_editor::instrument(&source, "main")
+        .await
+        .map_err(|e| ctx.tf("puzzles.access_failed", &[("why", &e)]))?;
+    if inst.log_binding as usize != p.inputs.len() + 1 {
+        return Err(ctx.tf(
+            "puzzles.access_layout",
+            &[("n", &p.inputs.len().to_string())],
+        ));
+    }
+    let spec = spec_for(inst.source).ok_or("no base spec")?;
+    let err = |e: GpuError| error_text(ctx, &e);
+    let (gpu, _) = session::gpu(software).await.map_err(err)?;
+    let inputs = (p.data)();
+    let (mut buffers, mut bindings) = puzzle_buffers(p, &inputs);
+    buffers.push(PlanBuffer {
+        name: "log",
+        init: Init::Zeroed((access::log_words(access::CAPACITY) * 4) as u64),
+        read_back: true,
+    });
+    bindings.push(Binding::whole("log"));
+    let plan = one_step(p, &spec, buffers, bindings);
+    let out = gpu
+        .run_plan(&plan, &RunOptions::default(), &ctl)
+        .await
+        .map_err(err)?;
+    let words: Vec<u32> = out
+        .bytes("log")
+        .unwrap_or_default()
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let arrays: Vec<ArrayInfo> = inst
+        .arrays
+        .iter()
+        .map(|(name, binding, len)| ArrayInfo {
+            name: name.clone(),
+            len: access::logical_len(p, &inputs, *binding, *len),
+            shared: binding.is_none(),
+        })
+        .collect();
+    Ok(Accesses::Ready {
+        summary: access::summarize(&words, &arrays, access::invocations(p)),
+        arrays,
+        unlogged: inst.unlogged,
+    })
 }
 
 #[function_component]
@@ -181,6 +266,8 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let errors = use_state(|| 0usize);
     let outcome = use_state(|| Outcome::Idle);
     let show_solution = use_state(|| false);
+    let accesses = use_state(|| Accesses::Hidden);
+    let selected = use_state(|| 0u32);
     let cancel = super::matmul_run::use_cancel_on_unmount();
     let Some(ctx) = ctx else {
         return html! {};
@@ -208,17 +295,19 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
         Callback::from(move |n| errors.set(n))
     };
     let replace = |text: String| {
-        let (source, revision, key, outcome) = (
+        let (source, revision, key, outcome, accesses) = (
             source.clone(),
             revision.clone(),
             key.clone(),
             outcome.clone(),
+            accesses.clone(),
         );
         Callback::from(move |_| {
             save_draft(&key, Some(&text));
             source.set(text.clone());
             revision.set(*revision + 1);
             outcome.set(Outcome::Idle);
+            accesses.set(Accesses::Hidden);
         })
     };
     let reset = replace(puzzles::starter(p));
@@ -227,15 +316,57 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
         Callback::from(move |_| show.set(true))
     };
     let use_solution = replace(puzzles::solution(p));
+    let show_accesses = {
+        let (source, accesses, selected, cancel, ctx) = (
+            source.clone(),
+            accesses.clone(),
+            selected.clone(),
+            cancel.clone(),
+            ctx.clone(),
+        );
+        Callback::from(move |_| {
+            let flag = CancelToken::new();
+            *cancel.borrow_mut() = flag.clone();
+            let ctl = RunControl {
+                cancel: flag.clone(),
+                ..Default::default()
+            };
+            accesses.set(Accesses::Running);
+            selected.set(0);
+            let (accesses, ctx2, source) = (accesses.clone(), ctx.clone(), (*source).clone());
+            let ctx = ctx.clone();
+            run_with_timeout(
+                async move { run_accesses(&ctx2, p, source, software, ctl).await },
+                flag,
+                RUN_TIMEOUT_MS,
+                move |r| {
+                    accesses.set(match r {
+                        None => Accesses::Failed(ctx.tf(
+                            "editor.timed_out",
+                            &[("s", &(RUN_TIMEOUT_MS / 1000).to_string())],
+                        )),
+                        Some(Ok(a)) => a,
+                        Some(Err(m)) => Accesses::Failed(m),
+                    });
+                },
+            );
+        })
+    };
+    let select = {
+        let selected = selected.clone();
+        Callback::from(move |i: u32| selected.set(i))
+    };
     let run = {
-        let (source, outcome, errors, cancel, ctx) = (
+        let (source, outcome, errors, cancel, ctx, accesses) = (
             source.clone(),
             outcome.clone(),
             errors.clone(),
             cancel.clone(),
             ctx.clone(),
+            accesses.clone(),
         );
         Callback::from(move |_| {
+            accesses.set(Accesses::Hidden);
             if *errors > 0 {
                 outcome.set(Outcome::Failed(
                     ctx.tf("editor.has_errors", &[("n", &errors.to_string())]),
@@ -318,6 +449,14 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             </div>
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
             <div class="editor-result" aria-live="polite">{ outcome_view(&ctx, p, &outcome) }</div>
+            { if matches!(*outcome, Outcome::Checked { .. }) { html! {
+                <div class="access-block">
+                    <p class="note">{ ctx.t("puzzles.access_intro") }</p>
+                    <button id="puzzle-accesses" class="button" onclick={show_accesses}
+                        disabled={*accesses == Accesses::Running}>{ ctx.t("puzzles.show_accesses") }</button>
+                    { access_view(&ctx, &accesses, *selected, &select) }
+                </div>
+            } } else { html!{} } }
             <details class="hint"><summary>{ ctx.t("puzzles.hint1") }</summary><p>{ t("hint1") }</p></details>
             <details class="hint"><summary>{ ctx.t("puzzles.hint2") }</summary><p>{ t("hint2") }</p></details>
             <div class="solution">
@@ -394,5 +533,129 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                 </>
             }
         }
+    }
+}
+
+/// The access view: per-invocation counters (each invocation a button: hover, focus or click
+/// selects it) and, per logged array, a strip of its elements coloured by what the selected
+/// invocation did to them.
+fn access_view(ctx: &Ctx, a: &Accesses, selected: u32, select: &Callback<u32>) -> Html {
+    let (summary, arrays, unlogged) = match a {
+        Accesses::Hidden => return html! {},
+        Accesses::Running => {
+            return html! { <p class="message" role="status">{ ctx.t("puzzles.access_running") }</p> }
+        }
+        Accesses::Failed(m) => {
+            return html! { <p class="message error" role="alert" id="access-error">{ m.clone() }</p> }
+        }
+        Accesses::Ready {
+            summary,
+            arrays,
+            unlogged,
+        } => (summary, arrays, *unlogged),
+    };
+    let n = summary.reads.len() as u32;
+    let oob = summary.total_out_of_bounds();
+    let row = |label: &str, v: &[u32], warn: bool| {
+        html! {
+            <tr><th scope="row">{ label.to_string() }</th>
+                { for v.iter().map(|c| html!{ <td class={classes!((warn && *c > 0).then_some("bad"))}>{ c }</td> }) }
+            </tr>
+        }
+    };
+    let mine: Vec<_> = summary.of(selected).collect();
+    let strip = |num: usize, info: &ArrayInfo| {
+        let touched = summary
+            .records
+            .iter()
+            .filter(|r| r.array as usize == num)
+            .map(|r| r.index as usize + 1)
+            .max()
+            .unwrap_or(0);
+        let shown = info
+            .len
+            .max(touched)
+            .min(info.len + puzzles::GUARD)
+            .min(256);
+        let name = if info.shared {
+            format!("{} {}", info.name, ctx.t("puzzles.access_workgroup"))
+        } else {
+            info.name.clone()
+        };
+        html! {
+            <div class="table-scroll">
+                <table class="access-strip" data-array={info.name.clone()}>
+                    <tr><th scope="row">{ name }</th>
+                    { for (0..shown).map(|i| {
+                        let k = mine
+                            .iter()
+                            .filter(|r| r.array as usize == num && r.index as usize == i)
+                            .fold(0, |k, r| k | r.kind);
+                        let kind = match k {
+                            1 => "r",
+                            2 => "w",
+                            3 => "rw",
+                            _ => "",
+                        };
+                        html! {
+                            <td class={classes!(
+                                (k & access::READ != 0).then_some("acc-read"),
+                                (k & access::WRITE != 0).then_some("acc-write"),
+                                (i >= info.len).then_some("acc-past"),
+                            )} data-index={i.to_string()} data-kind={kind}>{ i }</td>
+                        }
+                    }) }
+                    </tr>
+                </table>
+            </div>
+        }
+    };
+    let inv = |i: u32| {
+        let (a, b, c) = (select.clone(), select.clone(), select.clone());
+        html! {
+            <th scope="col">
+                <button class={classes!("inv", (i == selected).then_some("selected"))}
+                    data-inv={i.to_string()} aria-pressed={(i == selected).to_string()}
+                    onmouseenter={Callback::from(move |_| a.emit(i))}
+                    onfocus={Callback::from(move |_| b.emit(i))}
+                    onclick={Callback::from(move |_: MouseEvent| c.emit(i))}>{ i }</button>
+            </th>
+        }
+    };
+    let s = selected as usize;
+    let at = |v: &Vec<u32>| v.get(s).copied().unwrap_or(0).to_string();
+    html! {
+        <div class="access-view" id="puzzle-access-view" data-oob={oob.to_string()} data-selected={selected.to_string()}>
+            <p class="access-totals">{ ctx.tf("puzzles.access_totals", &[
+                ("n", &summary.attempted.to_string()),
+                ("oob", &oob.to_string()),
+                ("shared", &summary.total_shared().to_string()),
+            ]) }</p>
+            { if summary.dropped > 0 { html!{ <p class="message">{ ctx.tf("puzzles.access_dropped", &[("n", &summary.dropped.to_string())]) }</p> } } else { html!{} } }
+            { if unlogged > 0 { html!{ <p class="message">{ ctx.tf("puzzles.access_unlogged", &[("n", &unlogged.to_string())]) }</p> } } else { html!{} } }
+            <div class="table-scroll">
+                <table class="access-counts">
+                    <tr><th scope="col">{ ctx.t("puzzles.access_invocation") }</th>{ for (0..n.min(256)).map(inv) }</tr>
+                    { row(ctx.t("puzzles.access_reads"), &summary.reads, false) }
+                    { row(ctx.t("puzzles.access_writes"), &summary.writes, false) }
+                    { row(ctx.t("puzzles.access_shared"), &summary.shared, false) }
+                    { row(ctx.t("puzzles.access_oob"), &summary.out_of_bounds, true) }
+                </table>
+            </div>
+            <p class="access-selected" aria-live="polite">{ ctx.tf("puzzles.access_selected", &[
+                ("i", &selected.to_string()),
+                ("r", &at(&summary.reads)),
+                ("w", &at(&summary.writes)),
+                ("s", &at(&summary.shared)),
+                ("o", &at(&summary.out_of_bounds)),
+            ]) }</p>
+            { for arrays.iter().enumerate().map(|(num, info)| strip(num, info)) }
+            <p class="access-legend">
+                <span class="acc-key acc-read">{ ctx.t("puzzles.access_read") }</span>
+                <span class="acc-key acc-write">{ ctx.t("puzzles.access_written") }</span>
+                <span class="acc-key acc-read acc-write">{ ctx.t("puzzles.access_both") }</span>
+                <span class="acc-key acc-past">{ ctx.t("puzzles.access_past") }</span>
+            </p>
+        </div>
     }
 }

@@ -27,7 +27,6 @@ use gpu_runtime::mlp::{
     Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec, SpecError,
 };
 use gpu_runtime::training::{accum_memory, max_batch};
-use gpu_runtime::BufferLimits;
 
 use self::experiment::{growth, verdict, GpuCell, Row, Verdict};
 use self::form::{structural_changes, Form, FormAction, Restart};
@@ -64,24 +63,6 @@ fn structural(spec: &Spec) -> Spec {
         lr: 0.0,
         ..spec.clone()
     }
-}
-
-fn adapter_limits(ctx: &Ctx) -> Option<BufferLimits> {
-    let WebGpuStatus::Available(a) = &ctx.webgpu else {
-        return None;
-    };
-    let limit = |name: &str| {
-        a.limits
-            .iter()
-            .find(|(n, _)| *n == name)
-            .and_then(|(_, v)| *v)
-            .map(|v| v as u64)
-            .unwrap_or(u64::MAX)
-    };
-    Some(BufferLimits {
-        max_storage_buffer_binding_size: limit("maxStorageBufferBindingSize"),
-        max_buffer_size: limit("maxBufferSize"),
-    })
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -691,7 +672,7 @@ pub fn Train() -> Html {
     };
 
     let experiment_panel = {
-        let limits = adapter_limits(&ctx);
+        let limits = super::kernel_run::adapter_limits(&ctx);
         let ceiling = limits.map(|l| max_batch(&net, &l));
         let running = matches!(*experiment, ExperimentState::Running(_));
         let on_run = {

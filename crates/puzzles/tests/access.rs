@@ -1,0 +1,178 @@
+//! The access log on a real device (lavapipe in CI): a puzzle solution instrumented by
+//! `wgsl_check::instrument`, run with the log buffer bound after the puzzle's buffers, decoded
+//! by `puzzles::access::summarize`, against what each kernel must do by construction.
+
+use puzzles::access::{log_words, summarize, ArrayInfo, Summary, READ, WRITE};
+use puzzles::{initial_output, mistaken, solution, Puzzle};
+use wgpu::util::DeviceExt;
+
+fn device() -> (wgpu::Device, wgpu::Queue) {
+    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle());
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default()))
+        .expect("no GPU adapter: install a Vulkan driver (`cargo xtask test` installs lavapipe)");
+    pollster::block_on(adapter.request_device(&Default::default())).expect("device")
+}
+
+fn invocations(p: &Puzzle) -> u32 {
+    p.workgroups.iter().product::<u32>() * p.workgroup_size.iter().product::<u32>()
+}
+
+/// Runs `source` instrumented, with a log of `records` records; the decoded summary.
+fn run_logged(p: &Puzzle, source: &str, records: usize) -> Summary {
+    let (device, queue) = device();
+    let inst = wgsl_check::instrument(source, "main").expect("instruments");
+    assert_eq!(inst.log_binding as usize, p.inputs.len() + 1, "{}", p.id);
+    let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(p.id),
+        source: wgpu::ShaderSource::Wgsl(inst.source.as_str().into()),
+    });
+    let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(p.id),
+        layout: None,
+        module: &module,
+        entry_point: Some("main"),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    let inputs = (p.data)();
+    let mut contents: Vec<Vec<u8>> = inputs
+        .iter()
+        .map(|d| bytemuck::cast_slice(d).to_vec())
+        .collect();
+    contents.push(bytemuck::cast_slice(&initial_output(p)).to_vec());
+    contents.push(bytemuck::cast_slice(&vec![0u32; log_words(records)]).to_vec());
+    let buffers: Vec<_> = contents
+        .iter()
+        .map(|c| {
+            device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: None,
+                contents: c,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+            })
+        })
+        .collect();
+    let layout = pipeline.get_bind_group_layout(0);
+    // The auto layout holds only what the kernel uses; bind exactly those.
+    let used: Vec<u32> = (0..buffers.len() as u32)
+        .filter(|b| {
+            let name = if (*b as usize) < p.inputs.len() {
+                p.inputs[*b as usize]
+            } else if *b as usize == p.inputs.len() {
+                "out"
+            } else {
+                return true;
+            };
+            inst.arrays
+                .iter()
+                .any(|a| a.binding == Some(*b) && a.name == name)
+        })
+        .collect();
+    let entries: Vec<_> = used
+        .iter()
+        .map(|b| wgpu::BindGroupEntry {
+            binding: *b,
+            resource: buffers[*b as usize].as_entire_binding(),
+        })
+        .collect();
+    let group = device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &layout,
+        entries: &entries,
+    });
+    let log = &buffers[buffers.len() - 1];
+    let read = device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size: log.size(),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut enc = device.create_command_encoder(&Default::default());
+    {
+        let mut pass = enc.begin_compute_pass(&Default::default());
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        let [x, y, z] = p.workgroups;
+        pass.dispatch_workgroups(x, y, z);
+    }
+    enc.copy_buffer_to_buffer(log, 0, &read, 0, log.size());
+    queue.submit([enc.finish()]);
+    read.slice(..)
+        .map_async(wgpu::MapMode::Read, |r| r.expect("map"));
+    device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .expect("poll");
+    let words: Vec<u32> =
+        bytemuck::cast_slice(&read.slice(..).get_mapped_range().expect("range")).to_vec();
+    let arrays: Vec<ArrayInfo> = inst
+        .arrays
+        .iter()
+        .map(|a| ArrayInfo {
+            name: a.name.clone(),
+            len: puzzles::access::logical_len(p, &inputs, a.binding, a.len),
+            shared: a.binding.is_none(),
+        })
+        .collect();
+    summarize(&words, &arrays, invocations(p))
+}
+
+#[test]
+fn map_invocation_i_reads_a_i_and_writes_out_i_once_each() {
+    let p = puzzles::find("map").expect("map");
+    let s = run_logged(p, &solution(p), 64);
+    let n = invocations(p);
+    assert_eq!(s.attempted, 2 * n);
+    assert_eq!(s.dropped, 0);
+    for i in 0..n {
+        let mine: Vec<_> = s.of(i).map(|a| (a.array, a.index, a.kind)).collect();
+        assert_eq!(mine.len(), 2, "{i}: {mine:?}");
+        assert!(mine.contains(&(0, i, READ)), "{i}: {mine:?}");
+        assert!(mine.contains(&(1, i, WRITE)), "{i}: {mine:?}");
+    }
+    assert_eq!(s.total_out_of_bounds(), 0);
+    assert_eq!(s.total_shared(), 0);
+}
+
+#[test]
+fn a_missing_guard_shows_as_out_of_bounds_accesses() {
+    let p = puzzles::find("guard").expect("guard");
+    let good = run_logged(p, &solution(p), 64);
+    assert_eq!(good.total_out_of_bounds(), 0);
+    // Without the guard, threads 4..8 read a[i] and write out[i] past N = 4: two each.
+    let bad = run_logged(p, &mistaken(p), 64);
+    assert_eq!(bad.out_of_bounds, [0, 0, 0, 0, 2, 2, 2, 2]);
+}
+
+#[test]
+fn shared_memory_accesses_are_counted_per_invocation() {
+    let p = puzzles::find("shared").expect("shared");
+    let s = run_logged(p, &solution(p), 256);
+    // tile[l] = a[i]; out[i] = tile[l] + 10: one shared write and one shared read each.
+    assert!(s.shared.iter().all(|&c| c == 2), "{:?}", s.shared);
+    assert!(s.reads.iter().all(|&c| c == 2), "{:?}", s.reads);
+    assert!(s.writes.iter().all(|&c| c == 2), "{:?}", s.writes);
+}
+
+#[test]
+fn a_small_log_keeps_what_fits_and_counts_the_rest() {
+    let p = puzzles::find("map").expect("map");
+    let s = run_logged(p, &solution(p), 3);
+    assert_eq!(s.records.len(), 3);
+    assert_eq!(s.attempted, 2 * invocations(p));
+    assert_eq!(s.dropped, s.attempted - 3);
+}
+
+#[test]
+fn every_reference_solution_instruments_and_runs() {
+    for p in puzzles::PUZZLES {
+        let s = run_logged(p, &solution(p), 4096);
+        assert!(s.attempted > 0, "{}", p.id);
+        assert_eq!(s.dropped, 0, "{}", p.id);
+        assert_eq!(
+            s.total_out_of_bounds(),
+            0,
+            "{}: {:?}",
+            p.id,
+            s.out_of_bounds
+        );
+    }
+}

@@ -1,0 +1,92 @@
+// The puzzle page's access view: the learner's kernel run again instrumented (naga in the
+// editor module rewrites each array index into a logging call), drawn per thread from the
+// log the GPU wrote. map: thread 3 reads a[3] and writes out[3] and nothing else; guard
+// without its guard: threads 4..7 each read a[i] and write out[i] past N = 4, so 8
+// out-of-bounds accesses in all (2 per thread × 4 threads), 0 with the guard.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
+} from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function docText(page) {
+  return page.$eval('.cm-host', (h) => h.editorText());
+}
+
+async function useSolution(page) {
+  await page.click('.solution .button');
+  await page.click('.solution .button');
+  await page.waitForFunction(() => !document.querySelector('.cm-host')?.editorText?.().includes('// TODO'));
+  await page.waitForTimeout(400);
+}
+
+async function runAndShow(page) {
+  await page.click('.editor-actions .button.primary');
+  await page.waitForSelector('.editor-result .verdict', { timeout: 120_000 });
+  await page.click('#puzzle-accesses');
+  await page.waitForSelector('#puzzle-access-view, #access-error', { timeout: 120_000 });
+  const err = await page.$('#access-error');
+  assert.equal(err, null, err && await err.textContent());
+}
+
+/** What the selected thread did: {array: [[index, kind], …]}. */
+async function touched(page) {
+  return page.$$eval('.access-strip', (ts) => Object.fromEntries(ts.map((t) => [t.dataset.array,
+    [...t.querySelectorAll('td[data-kind]:not([data-kind=""])')].map((c) => [Number(c.dataset.index), c.dataset.kind])])));
+}
+
+test('map: thread 3 reads a[3] and writes out[3], found by hover and by keyboard', async () => {
+  const { page, context, errors, requests } = await openPage(browser, '#/puzzles/map?lang=en');
+  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
+  await editorReady(page);
+  await useSolution(page);
+  await runAndShow(page);
+  assert.equal(await page.getAttribute('#puzzle-access-view', 'data-oob'), '0');
+  await page.hover('button.inv[data-inv="3"]');
+  assert.equal(await page.getAttribute('#puzzle-access-view', 'data-selected'), '3');
+  assert.deepEqual(await touched(page), { a: [[3, 'r']], out: [[3, 'w']] });
+  assert.match(await page.textContent('.access-selected'), /Thread 3: 1 reads, 1 writes/);
+  // Keyboard: focus thread 1, Tab to thread 2.
+  await page.focus('button.inv[data-inv="1"]');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.getAttribute('#puzzle-access-view', 'data-selected'), '2');
+  assert.deepEqual(await touched(page), { a: [[2, 'r']], out: [[2, 'w']] });
+  assertSameOrigin(requests);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const lang of ['en', 'zh']) {
+  test(`guard: out-of-bounds accesses are counted without the guard, none with it (${lang})`, async () => {
+    for (const width of [390, 1280, 1920]) {
+      const { page, context, errors } = await openPage(browser, `#/puzzles/guard?lang=${lang}`,
+        { viewport: { width, height: 900 } });
+      await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
+      await editorReady(page);
+      await useSolution(page);
+      const solution = await docText(page);
+      await runAndShow(page);
+      assert.ok(await page.$('.editor-result .verdict.ok'));
+      assert.equal(await page.getAttribute('#puzzle-access-view', 'data-oob'), '0');
+      await page.hover('button.inv[data-inv="6"]');
+      assert.deepEqual(await touched(page), { a: [], out: [] }); // guarded: thread 6 does nothing
+      await screenshot(page, `puzzle-access-pass-${lang}-${width}`);
+      await setDoc(page, solution.replace('if (i < N) {', 'if (true) {'));
+      await runAndShow(page);
+      assert.ok(await page.$('.editor-result .verdict.wrong'));
+      assert.equal(await page.getAttribute('#puzzle-access-view', 'data-oob'), '8');
+      await page.hover('button.inv[data-inv="6"]');
+      assert.deepEqual(await touched(page), { a: [[6, 'r']], out: [[6, 'w']] });
+      assert.equal(await page.$$eval('.access-strip td.acc-past.acc-write', (c) => c.length), 1);
+      const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      assert.ok(noScroll, `horizontal scroll at ${width}px`);
+      await screenshot(page, `puzzle-access-fail-${lang}-${width}`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  });
+}
