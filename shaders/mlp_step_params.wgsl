@@ -1,5 +1,7 @@
-// Tiny MLP, the per-parameter half of a whole training step in ONE dispatch (after
-// mlp_step_samples.wgsl has written every layer's activations and deltas): one WORKGROUP per
+// Tiny MLP, the per-parameter half of a whole training step in ONE dispatch (after every
+// layer's activations and deltas are written, by mlp_step_samples.wgsl or, in the default
+// per-layer step, by the forward kernels, the loss and mlp_backward_input.wgsl for every layer
+// but the first, all at the offsets of `Net::act_offsets`): one WORKGROUP per
 // parameter of every layer computes its gradient, dW[n, k] = Σ_b dz[b, n] · in[b, k] or
 // dbias[n] = Σ_b dz[b, n], exactly as mlp_backward_params.wgsl does (64 threads each sum every
 // 64th sample, then halve the 64 partial sums in workgroup memory; the CPU twin sums in the
@@ -8,11 +10,11 @@
 // v ← β₂v + (1 − β₂)g², p ← p − lr·(m / c₁) / (√(v / c₂) + ε), with (c₁, c₂) from the correction
 // table at the step counter; SGD with momentum μ: v ← μv + g, p ← p − lr·v. No workgroup reads
 // a parameter another one writes (the forward and backward passes that read them are the
-// previous dispatch), so the update can follow the sum in the same dispatch.
+// earlier dispatches), so the update can follow the sum in the same dispatch.
 //
 // Launch: workgroup_size(64); workgroups = every layer's fan_out · (fan_in + 1), layer after
 //   layer (layer l's first workgroup is in its uniform entry).
-// Buffers: 0 = acts (read), 1 = deltas (read), both as mlp_step_samples.wgsl left them,
+// Buffers: 0 = acts (read), 1 = deltas (read), both as the earlier dispatches left them,
 //          2 = grads (read_write: the gradient, parameter layout), 3 = params (read_write),
 //          4 = m (read_write: Adam's first moment, or SGD's velocity), 5 = v (read_write),
 //          6 = corrections (read: vec2 (c₁, c₂) per step), 7 = state (read: {start, t, 0, 0}),

@@ -62,6 +62,7 @@ fn bindings(kernel_id: &str) -> &'static [Slot] {
     match kernel_id {
         "mlp-forward" => &[Params, Acts],
         "mlp-forward-gather" => &[Params, Acts, Labels, DataX, DataY, State, NextState],
+        "mlp-gather" => &[Acts, Labels, DataX, DataY, State, NextState],
         "mlp-loss" => &[Acts, Labels, Deltas, Losses],
         "mlp-forward-loss" => &[Params, Acts, Labels, Deltas, Losses],
         "mlp-backward-params" => &[Acts, Deltas, Grads],
@@ -211,35 +212,122 @@ pub fn forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
         .collect()
 }
 
+/// What a step plan must respect besides the network: gradient accumulation, and the kernels
+/// the caller runs in place of the catalogue's (the editor's edited copy, a test's override).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepOptions<'a> {
+    /// Micro-batches per update (0 or 1: none).
+    pub accum: usize,
+    /// Kernel ids that must run as separate dispatches: no fused kernel replaces them.
+    pub pinned: &'a [&'a str],
+}
+
+/// Each fused kernel and the separate kernels whose work it does. A plan uses a fused kernel
+/// only when none of these is pinned ([`StepOptions::pinned`]), so an edited kernel always runs.
+pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
+    ("mlp-forward-gather", &["mlp-gather", "mlp-forward"]),
+    ("mlp-forward-loss", &["mlp-forward", "mlp-loss"]),
+    (
+        "mlp-step-params",
+        &["mlp-backward-params", "mlp-sgd", "mlp-adam"],
+    ),
+    (
+        "mlp-step-samples",
+        &[
+            "mlp-gather",
+            "mlp-forward",
+            "mlp-forward-gather",
+            "mlp-loss",
+            "mlp-forward-loss",
+            "mlp-backward-input",
+        ],
+    ),
+];
+
+/// Whether `fused_id` may stand in for its separate kernels under `pinned`.
+fn may_fuse(fused_id: &str, pinned: &[&str]) -> bool {
+    FUSED_REPLACES
+        .iter()
+        .filter(|(f, _)| *f == fused_id)
+        .flat_map(|(_, parts)| parts.iter())
+        .all(|part| !pinned.contains(part))
+}
+
+/// Most workgroups a dispatch may have along x on every WebGPU device (the default
+/// `maxComputeWorkgroupsPerDimension`): `mlp-step-params` takes one per parameter, so it is
+/// used only for networks with at most this many parameters.
+const STEP_PARAMS_MAX_GROUPS: usize = 65_535;
+
 /// Every dispatch of one training step, in the order they run, for a training set of `rows`
-/// samples. The optimiser's uniform holds the learning rate of `hyper`; a session rewrites it
-/// only when the rate changes.
+/// samples, without accumulation or replaced kernels ([`step_plan_with`]).
 pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<PlannedDispatch> {
+    step_plan_with(net, hyper, batch, rows, StepOptions::default())
+}
+
+/// The `mlp-step-params` dispatch: one workgroup per parameter of every layer, its gradient
+/// summed over the batch from the deltas already in place, then the optimiser's update.
+fn step_params_dispatch(net: &Net, u: [u32; UNIFORM_WORDS]) -> PlannedDispatch {
+    let groups = net.layout().param_count as u32;
+    PlannedDispatch {
+        kernel_id: "mlp-step-params",
+        layer: 0,
+        threads: groups * WORKGROUP,
+        workgroups: [groups.max(1), 1, 1],
+        uniform: u,
+    }
+}
+
+/// [`step_plan`] under `opts`. Per layer (the default): the first layer gathers its batch
+/// (`mlp-forward-gather`; `mlp-gather` then `mlp-forward` when either is pinned), hidden
+/// layers `mlp-forward`, the output layer and loss in one dispatch (`mlp-forward-loss`;
+/// `mlp-forward` then `mlp-loss` when either is pinned, or when the first layer is the output
+/// layer), then `mlp-backward-input` from the last layer down, then ONE `mlp-step-params` that
+/// sums every parameter's gradient and applies the optimiser to it — or, with accumulation or a
+/// pinned gradient/optimiser kernel, `mlp-backward-params` per layer and `mlp-sgd`/`mlp-adam`.
+/// The optimiser's uniform holds the learning rate of `hyper`; a session rewrites it only
+/// when the rate changes.
+pub fn step_plan_with(
+    net: &Net,
+    hyper: &Hyper,
+    batch: usize,
+    rows: usize,
+    opts: StepOptions<'_>,
+) -> Vec<PlannedDispatch> {
     let layout = net.layout();
-    if fused(net) {
-        let u: [u32; UNIFORM_WORDS] = step_net_uniform(net, hyper, batch, rows)
-            .try_into()
-            .expect("UNIFORM_WORDS words");
+    let pinned = opts.pinned;
+    let whole_step_fits = net.depth() >= 1
+        && net.depth() <= FUSED_MAX_DEPTH
+        && net.sizes.iter().all(|&w| w <= FUSED_MAX_WIDTH);
+    // The two whole-step kernels when asked for, or when the per-sample one is pinned (it
+    // runs nowhere else).
+    let whole_step = (fused(net) || pinned.contains(&"mlp-step-samples"))
+        && whole_step_fits
+        && may_fuse("mlp-step-samples", pinned);
+    let u: [u32; UNIFORM_WORDS] = step_net_uniform(net, hyper, batch, rows)
+        .try_into()
+        .expect("UNIFORM_WORDS words");
+    if whole_step {
         let mut samples = planned("mlp-step-samples", 0, batch, u);
         samples.workgroups = [(batch as u32).div_ceil(WORKGROUP).max(1), 1, 1];
-        let groups = layout.param_count as u32;
-        let params = PlannedDispatch {
-            kernel_id: "mlp-step-params",
-            layer: 0,
-            threads: groups * WORKGROUP,
-            workgroups: [groups.max(1), 1, 1],
-            uniform: u,
-        };
-        return vec![samples, params];
+        return vec![samples, step_params_dispatch(net, u)];
     }
     let (offs, _) = net.act_offsets(batch);
     let depth = net.depth();
     let mut plan = forward_plan(net, batch);
     // The first layer picks its batch on the GPU.
-    let first = &mut plan[0];
-    first.kernel_id = "mlp-forward-gather";
-    first.uniform[8] = rows as u32;
-    if depth >= 2 {
+    if may_fuse("mlp-forward-gather", pinned) {
+        let first = &mut plan[0];
+        first.kernel_id = "mlp-forward-gather";
+        first.uniform[8] = rows as u32;
+    } else {
+        let first = plan[0].clone();
+        let mut gather = planned("mlp-gather", 1, batch * net.inputs(), [0u32; 0]);
+        gather.uniform = first.uniform;
+        gather.uniform[8] = rows as u32;
+        plan.insert(0, gather);
+    }
+    let first_is_output = depth < 2;
+    if !first_is_output && may_fuse("mlp-forward-loss", pinned) {
         // The output layer and the loss in one dispatch, one thread per sample.
         let out = plan.pop().expect("depth ≥ 2 layers");
         let u = out.uniform;
@@ -281,6 +369,39 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<Pla
             ],
         ));
     }
+    let backward_input = |l: usize| {
+        let lo = layout.layers[l - 1];
+        planned(
+            "mlp-backward-input",
+            l,
+            batch * lo.fan_in,
+            [
+                batch as u32,
+                lo.fan_in as u32,
+                lo.fan_out as u32,
+                net.activation_of(l - 1) as u32,
+                lo.w_off as u32,
+                offs[l - 1] as u32,
+                offs[l - 1] as u32,
+                offs[l] as u32,
+            ],
+        )
+    };
+    // The optimiser inside the gradient kernel: every delta first (each backward-input reads
+    // its layer's weights before any is updated), then one workgroup per parameter sums its
+    // gradient and updates it. Not with accumulation (the gradient is summed over
+    // micro-batches before one update).
+    let step_params = opts.accum <= 1
+        && depth <= FUSED_MAX_DEPTH
+        && layout.param_count <= STEP_PARAMS_MAX_GROUPS
+        && may_fuse("mlp-step-params", pinned);
+    if step_params {
+        for l in (2..=depth).rev() {
+            plan.push(backward_input(l));
+        }
+        plan.push(step_params_dispatch(net, u));
+        return plan;
+    }
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
         // One workgroup of 64 threads per weight or bias (a reduction over the batch).
@@ -300,21 +421,7 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<Pla
             ],
         ));
         if l > 1 {
-            plan.push(planned(
-                "mlp-backward-input",
-                l,
-                batch * lo.fan_in,
-                [
-                    batch as u32,
-                    lo.fan_in as u32,
-                    lo.fan_out as u32,
-                    net.activation_of(l - 1) as u32,
-                    lo.w_off as u32,
-                    offs[l - 1] as u32,
-                    offs[l - 1] as u32,
-                    offs[l] as u32,
-                ],
-            ));
+            plan.push(backward_input(l));
         }
     }
     plan.push(optimiser_dispatch(layout.param_count, hyper));
@@ -506,6 +613,8 @@ pub struct TrainingSession {
     /// Whether the gradients are summed into (the per-layer path) and so cleared per update.
     clear_grads: bool,
     rows: usize,
+    /// The ids of the kernels run in place of the catalogue's (they shape the plan).
+    pinned: Vec<&'static str>,
     grads: wgpu::Buffer,
     eval_rows: usize,
     eval_out_off: u64,
@@ -562,7 +671,12 @@ impl TrainingSession {
         }
         let max_groups = gpu.limits().max_compute_workgroups_per_dimension;
         let rows = cfg.labels.len();
-        let mut plan = step_plan(&net, &cfg.hyper, batch, rows);
+        let pinned: Vec<&'static str> = replacements.iter().map(|k| k.id).collect();
+        let opts = StepOptions {
+            accum,
+            pinned: &pinned,
+        };
+        let mut plan = step_plan_with(&net, &cfg.hyper, batch, rows, opts);
         if accum > 1 && plan.iter().all(|p| p.kernel_id != "mlp-backward-params") {
             return Err(GpuError::Dispatch(
                 "gradient accumulation needs the per-layer step path".into(),
@@ -571,11 +685,20 @@ impl TrainingSession {
         // The gather advances Adam's step counter once per update: after `accum` micro-batches.
         if let Some(gather) = plan
             .iter_mut()
-            .find(|p| p.kernel_id == "mlp-forward-gather")
+            .find(|p| matches!(p.kernel_id, "mlp-forward-gather" | "mlp-gather"))
         {
             gather.uniform[9] = accum as u32;
         }
         let eval_plan = forward_plan(&net, eval_rows.max(1));
+        // A replacement that no dispatch runs would be silently ignored: refuse it by name.
+        if let Some(unused) = pinned
+            .iter()
+            .find(|id| plan.iter().chain(&eval_plan).all(|p| p.kernel_id != **id))
+        {
+            return Err(GpuError::Dispatch(format!(
+                "{unused} does not run in this network's training step"
+            )));
+        }
         if let Some(p) = plan
             .iter()
             .chain(&eval_plan)
@@ -800,6 +923,7 @@ impl TrainingSession {
             loss_passes,
             clear_grads,
             rows,
+            pinned,
             grads,
             eval_rows,
             eval_out_off: last,
@@ -824,7 +948,11 @@ impl TrainingSession {
     /// get from the CPU after the session is made, written only here).
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;
-        let plan = step_plan(&self.net, &self.hyper, self.batch, self.rows);
+        let opts = StepOptions {
+            accum: self.accum,
+            pinned: &self.pinned,
+        };
+        let plan = step_plan_with(&self.net, &self.hyper, self.batch, self.rows, opts);
         for (p, buffer) in plan.iter().filter(|p| p.layer == 0).zip(&self.lr_uniforms) {
             self.gpu
                 .queue
@@ -1164,7 +1292,12 @@ mod tests {
             activation: Activation::Relu,
             loss: LossKind::CrossEntropy,
         };
-        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        // With gradient accumulation: a gradient kernel per layer, then the optimiser.
+        let opts = StepOptions {
+            accum: 2,
+            pinned: &[],
+        };
+        let plan = step_plan_with(&net, &hyper(), 1024, 5000, opts);
         let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();
         assert_eq!(
             ids,
@@ -1220,15 +1353,151 @@ mod tests {
             .iter()
             .map(|p| p.kernel_id)
             .collect();
+        assert_eq!(ids, ["mlp-forward-gather", "mlp-loss", "mlp-step-params"]);
+    }
+
+    fn ids_of(plan: &[PlannedDispatch]) -> Vec<&'static str> {
+        plan.iter().map(|p| p.kernel_id).collect()
+    }
+
+    #[test]
+    fn by_default_the_optimiser_runs_inside_the_gradient_kernel() {
+        let net = Net {
+            sizes: vec![2, 16, 16, 2],
+            activation: Activation::Relu,
+            loss: LossKind::CrossEntropy,
+        };
+        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        // Every delta before any parameter changes, then one workgroup per parameter.
         assert_eq!(
-            ids,
+            ids_of(&plan),
             [
                 "mlp-forward-gather",
-                "mlp-loss",
-                "mlp-backward-params",
-                "mlp-adam"
+                "mlp-forward",
+                "mlp-forward-loss",
+                "mlp-backward-input",
+                "mlp-backward-input",
+                "mlp-step-params"
             ]
         );
+        assert_eq!((plan[3].layer, plan[4].layer), (3, 2));
+        let count = net.layout().param_count as u32;
+        assert_eq!(plan[5].workgroups, [count, 1, 1]);
+        assert_eq!(plan[5].layer, 0); // `set_lr` rewrites its uniform
+        assert_eq!(f32::from_bits(plan[5].uniform[8]), 0.1);
+        // Its layer table: layer 3 (16 → 2) reads the deltas the fused loss wrote.
+        let (offs, _) = net.act_offsets(1024);
+        assert_eq!(plan[5].uniform[16 + 2 * 8 + 5], offs[2] as u32);
+        assert_eq!(plan[5].uniform[16 + 2 * 8 + 6], offs[3] as u32);
+        assert_eq!(plan[2].uniform[8], offs[3] as u32);
+        // Too many parameters for one workgroup each, or too deep for its table: per layer.
+        let wide = Net {
+            sizes: vec![2, 128, 128, 2],
+            ..net.clone()
+        };
+        assert!(ids_of(&step_plan(&wide, &hyper(), 64, 100)).contains(&"mlp-step-params"));
+        let wider = Net {
+            sizes: vec![2, 256, 256, 2],
+            ..net.clone()
+        };
+        assert!(wider.layout().param_count > 65_535);
+        let ids = ids_of(&step_plan(&wider, &hyper(), 64, 100));
+        assert_eq!(ids.last(), Some(&"mlp-adam"));
+        let deep = Net {
+            sizes: vec![2; 10],
+            ..net
+        };
+        assert_eq!(
+            ids_of(&step_plan(&deep, &hyper(), 64, 100)).last(),
+            Some(&"mlp-adam")
+        );
+    }
+
+    #[test]
+    fn a_pinned_kernel_always_runs() {
+        let net = Net {
+            sizes: vec![2, 8, 8, 2],
+            activation: Activation::Tanh,
+            loss: LossKind::CrossEntropy,
+        };
+        let plan_with = |pinned: &[&str]| {
+            let opts = StepOptions { accum: 1, pinned };
+            ids_of(&step_plan_with(&net, &hyper(), 16, 100, opts))
+        };
+        // The edited loss: the output layer and the loss as two dispatches.
+        assert_eq!(
+            plan_with(&["mlp-loss"]),
+            [
+                "mlp-forward-gather",
+                "mlp-forward",
+                "mlp-forward",
+                "mlp-loss",
+                "mlp-backward-input",
+                "mlp-backward-input",
+                "mlp-step-params"
+            ]
+        );
+        // The edited dense layer runs on every layer, the first included.
+        assert_eq!(
+            plan_with(&["mlp-forward"]),
+            [
+                "mlp-gather",
+                "mlp-forward",
+                "mlp-forward",
+                "mlp-forward",
+                "mlp-loss",
+                "mlp-backward-input",
+                "mlp-backward-input",
+                "mlp-step-params"
+            ]
+        );
+        assert_eq!(
+            plan_with(&["mlp-gather"])[..2],
+            ["mlp-gather", "mlp-forward"]
+        );
+        // An edited gradient kernel or optimiser: the separate kernels.
+        for id in ["mlp-backward-params", "mlp-adam"] {
+            let ids = plan_with(&[id]);
+            assert!(
+                ids.contains(&id) && !ids.contains(&"mlp-step-params"),
+                "{ids:?}"
+            );
+            assert_eq!(
+                &ids[..3],
+                ["mlp-forward-gather", "mlp-forward", "mlp-forward-loss"]
+            );
+        }
+        // The fused kernels themselves run where they are pinned.
+        for id in [
+            "mlp-forward-gather",
+            "mlp-forward-loss",
+            "mlp-backward-input",
+            "mlp-step-params",
+        ] {
+            assert!(plan_with(&[id]).contains(&id), "{id}");
+        }
+        assert_eq!(
+            plan_with(&["mlp-step-samples"]),
+            ["mlp-step-samples", "mlp-step-params"]
+        );
+        // Every kernel a fused one replaces is catalogued, and so is every fused one.
+        for (fused_id, parts) in FUSED_REPLACES {
+            assert!(kernel(fused_id).is_some(), "{fused_id}");
+            for part in *parts {
+                assert!(kernel(part).is_some(), "{part}");
+                assert!(!may_fuse(fused_id, &[part]), "{fused_id} / {part}");
+            }
+        }
+        // The gathering kernel's uniform: the first layer's, with the training set's rows.
+        let opts = StepOptions {
+            accum: 1,
+            pinned: &["mlp-forward"],
+        };
+        let plan = step_plan_with(&net, &hyper(), 16, 100, opts);
+        assert_eq!(plan[0].workgroups, [1, 1, 1]); // 16 × 2 inputs
+        assert_eq!(plan[0].uniform[..8], plan[1].uniform[..8]);
+        assert_eq!(plan[0].uniform[8], 100);
+        assert_eq!(bindings("mlp-gather").len(), 6);
     }
 
     #[test]

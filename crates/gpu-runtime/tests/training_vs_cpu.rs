@@ -572,3 +572,94 @@ fn two_micro_batches_of_b_equal_one_batch_of_2b() {
         );
     }
 }
+
+/// `PARAM_STEPS` steps of a session whose kernel `replacement.id` is `replacement` (as the
+/// editor runs a learner's edit), against the twin: [`worst_ratio`] of their parameters.
+fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> f32 {
+    let s = spec(q);
+    let net = s.net();
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let params = net.init_params(s.seed);
+    let order = batch_order(train.len(), s.seed);
+    let mut session = pollster::block_on(TrainingSession::new_with(
+        g.clone(),
+        SessionConfig {
+            net: net.clone(),
+            hyper: s.hyper(),
+            batch: s.batch,
+            accum: 1,
+            params: &params,
+            features: x.clone(),
+            labels: train.label.clone(),
+            order: order.clone(),
+            eval_features: &x[..2 * net.inputs()],
+        },
+        &[replacement],
+    ))
+    .unwrap_or_else(|e| panic!("{}: {e}", replacement.id));
+    let mut cpu = CpuTrainer::new(net, s.hyper(), params, s.batch, x, train.label, order);
+    for _ in 0..PARAM_STEPS {
+        session.step().expect("step");
+        cpu.step();
+    }
+    let r = session.eval_blocking().expect("eval");
+    worst_ratio(&r.params, &cpu.params)
+}
+
+/// Every MLP kernel the editor offers, replaced by an unchanged copy of itself, trains as the
+/// twin does (so the separate kernels a plan falls back to when one is edited are right);
+/// and an edit that changes a kernel's arithmetic changes the result — in particular the
+/// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
+/// `mlp-adam`), which a plan that ignored the edit would never run.
+#[test]
+fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
+    let g = gpu();
+    let q = |id: &str| {
+        let opt = if id == "mlp-sgd" { "sgd" } else { "adam" };
+        format!("data=circle&layers=8,8&act=tanh&lr=0.03&batch=16&opt={opt}&seed=3")
+    };
+    let mlp: Vec<_> = gpu_runtime::kernels()
+        .filter(|k| k.family == gpu_runtime::Family::Mlp)
+        .collect();
+    assert_eq!(mlp.len(), 11, "every MLP kernel, mlp-gather included");
+    for k in &mlp {
+        let copy = k.with_source(k.wgsl());
+        let r = replaced_gap(&g, &q(k.id), &copy);
+        eprintln!("{}: unchanged copy, worst gap {r:.4} of its bound", k.id);
+        assert!(r <= 1.0, "{}: {r}× the bound", k.id);
+    }
+    for (id, from, to) in [
+        // Cross-entropy's target probability halved.
+        (
+            "mlp-loss",
+            "let t = select(0.0, 1.0, c == y);",
+            "let t = select(0.0, 0.5, c == y);",
+        ),
+        // Every layer's bias counted twice.
+        (
+            "mlp-forward",
+            "acc + params[d.b_off + n]",
+            "acc + 2.0 * params[d.b_off + n]",
+        ),
+        // The first weight's gradient dropped.
+        (
+            "mlp-backward-params",
+            "grads[g.w_off + n * g.fan_in + k] += partial[0];",
+            "grads[g.w_off + n * g.fan_in + k] += select(partial[0], 0.0, n + k == 0u);",
+        ),
+        // Adam's step halved.
+        (
+            "mlp-adam",
+            "params[i] = p - u.lr *",
+            "params[i] = p - 0.5 * u.lr *",
+        ),
+    ] {
+        let k = gpu_runtime::kernel(id).expect("catalogued");
+        let wgsl = k.wgsl();
+        assert!(wgsl.contains(from), "{id}: `{from}` not in its source");
+        let r = replaced_gap(&g, &q(id), &k.with_source(wgsl.replacen(from, to, 1)));
+        eprintln!("{id}: edited, worst gap {r:.1} of its bound");
+        assert!(r > 10.0, "{id}: the edit did not change the result ({r})");
+    }
+}

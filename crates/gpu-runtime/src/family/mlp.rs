@@ -9,6 +9,7 @@ use crate::workload::Workload;
 
 const MLP_FORWARD: &str = include_str!("../../../../shaders/mlp_forward.wgsl");
 const MLP_FORWARD_GATHER: &str = include_str!("../../../../shaders/mlp_forward_gather.wgsl");
+const MLP_GATHER: &str = include_str!("../../../../shaders/mlp_gather.wgsl");
 const MLP_FORWARD_LOSS: &str = include_str!("../../../../shaders/mlp_forward_loss.wgsl");
 const MLP_STEP_SAMPLES: &str = include_str!("../../../../shaders/mlp_step_samples.wgsl");
 const MLP_STEP_PARAMS: &str = include_str!("../../../../shaders/mlp_step_params.wgsl");
@@ -77,6 +78,13 @@ pub static KERNELS: &[KernelSpec] = &[
         || MLP_FORWARD_GATHER.to_string(),
         "kernel.mlp-forward-gather.title",
         "kernel.mlp-forward-gather.summary",
+    ),
+    mlp_kernel(
+        "mlp-gather",
+        "shaders/mlp_gather.wgsl",
+        || MLP_GATHER.to_string(),
+        "kernel.mlp-gather.title",
+        "kernel.mlp-gather.summary",
     ),
     mlp_kernel(
         "mlp-loss",
