@@ -226,7 +226,10 @@ pub struct StepOptions<'a> {
 /// only when none of these is pinned ([`StepOptions::pinned`]), so an edited kernel always runs.
 pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
     ("mlp-forward-gather", &["mlp-gather", "mlp-forward"]),
-    ("mlp-forward-loss", &["mlp-forward", "mlp-loss"]),
+    (
+        "mlp-forward-loss",
+        &["mlp-forward", "mlp-loss", "mlp-backward-input"],
+    ),
     (
         "mlp-step-params",
         &["mlp-backward-params", "mlp-sgd", "mlp-adam"],
@@ -328,7 +331,8 @@ pub fn step_plan_with(
     }
     let first_is_output = depth < 2;
     if !first_is_output && may_fuse("mlp-forward-loss", pinned) {
-        // The output layer and the loss in one dispatch, one thread per sample.
+        // The output layer, the loss and the gradient one layer down in one dispatch, one
+        // thread per sample.
         let out = plan.pop().expect("depth ≥ 2 layers");
         let u = out.uniform;
         plan.push(planned(
@@ -349,6 +353,10 @@ pub fn step_plan_with(
                 // The mean is over this many samples and the losses start at 0: a session
                 // with gradient accumulation makes one copy per micro-batch (`micro_loss`).
                 batch as u32,
+                0,
+                net.activation_of(depth - 1) as u32,
+                0,
+                0,
                 0,
             ],
         ));
@@ -395,8 +403,11 @@ pub fn step_plan_with(
         && depth <= FUSED_MAX_DEPTH
         && layout.param_count <= STEP_PARAMS_MAX_GROUPS
         && may_fuse("mlp-step-params", pinned);
+    // The fused output layer already sent the gradient below the last layer.
+    let below_last_done = plan.iter().any(|p| p.kernel_id == "mlp-forward-loss");
+    let needs_backward_input = |l: usize| l > 1 && !(l == depth && below_last_done);
     if step_params {
-        for l in (2..=depth).rev() {
+        for l in (2..=depth).rev().filter(|&l| needs_backward_input(l)) {
             plan.push(backward_input(l));
         }
         plan.push(step_params_dispatch(net, u));
@@ -420,7 +431,7 @@ pub fn step_plan_with(
                 0,
             ],
         ));
-        if l > 1 {
+        if needs_backward_input(l) {
             plan.push(backward_input(l));
         }
     }
@@ -1306,7 +1317,6 @@ mod tests {
                 "mlp-forward",
                 "mlp-forward-loss",
                 "mlp-backward-params",
-                "mlp-backward-input",
                 "mlp-backward-params",
                 "mlp-backward-input",
                 "mlp-backward-params",
@@ -1318,14 +1328,16 @@ mod tests {
         assert_eq!(plan[2].uniform[9], LossKind::CrossEntropy as u32);
         assert_eq!(plan[3].threads, 2 * 81 * 64);
         assert_eq!(plan[3].workgroups, [162, 1, 1]);
-        assert_eq!(plan[8].threads, 48 + 1360 + 162);
+        assert_eq!(plan[7].threads, 48 + 1360 + 162);
+        // The fused output layer also sends the gradient below it (ReLU's derivative).
+        assert_eq!(plan[2].uniform[12], Activation::Relu as u32);
         // The output layer is linear, hidden layers use the chosen activation.
         assert_eq!(plan[2].uniform[3], 0);
         assert_eq!(plan[0].uniform[3], Activation::Relu as u32);
         assert_eq!(plan[0].uniform[8], 5000); // rows of the training set
                                               // Adam: the correction table's length, no per-step numbers.
         let table = adam_correction_table();
-        assert_eq!(plan[8].uniform[5], table.len() as u32);
+        assert_eq!(plan[7].uniform[5], table.len() as u32);
         assert_eq!(table[0], {
             let (a, b) = adam_corrections(1);
             [a, b]
@@ -1368,7 +1380,8 @@ mod tests {
             loss: LossKind::CrossEntropy,
         };
         let plan = step_plan(&net, &hyper(), 1024, 5000);
-        // Every delta before any parameter changes, then one workgroup per parameter.
+        // Every delta before any parameter changes (the output layer's dispatch also sends
+        // the gradient one layer down), then one workgroup per parameter.
         assert_eq!(
             ids_of(&plan),
             [
@@ -1376,21 +1389,24 @@ mod tests {
                 "mlp-forward",
                 "mlp-forward-loss",
                 "mlp-backward-input",
-                "mlp-backward-input",
                 "mlp-step-params"
             ]
         );
-        assert_eq!((plan[3].layer, plan[4].layer), (3, 2));
+        assert_eq!(plan[3].layer, 2);
         let count = net.layout().param_count as u32;
-        assert_eq!(plan[5].workgroups, [count, 1, 1]);
-        assert_eq!(plan[5].layer, 0); // `set_lr` rewrites its uniform
-        assert_eq!(f32::from_bits(plan[5].uniform[8]), 0.1);
-        // Its layer table: layer 3 (16 → 2) reads the deltas the fused loss wrote.
+        assert_eq!(plan[4].workgroups, [count, 1, 1]);
+        assert_eq!(plan[4].layer, 0); // `set_lr` rewrites its uniform
+        assert_eq!(f32::from_bits(plan[4].uniform[8]), 0.1);
+        // Its layer table: layer 3 (16 → 2) reads the deltas the fused loss wrote, and
+        // layer 2 the ones it sent down (at the activations' offsets).
         let (offs, _) = net.act_offsets(1024);
-        assert_eq!(plan[5].uniform[16 + 2 * 8 + 5], offs[2] as u32);
-        assert_eq!(plan[5].uniform[16 + 2 * 8 + 6], offs[3] as u32);
+        assert_eq!(plan[4].uniform[16 + 2 * 8 + 5], offs[2] as u32);
+        assert_eq!(plan[4].uniform[16 + 2 * 8 + 6], offs[3] as u32);
+        assert_eq!(plan[4].uniform[16 + 8 + 6], offs[2] as u32);
         assert_eq!(plan[2].uniform[8], offs[3] as u32);
-        // Too many parameters for one workgroup each, or too deep for its table: per layer.
+        assert_eq!(plan[2].uniform[6], offs[2] as u32);
+        assert_eq!(plan[3].uniform[7], offs[2] as u32); // backward-input 2 reads them
+                                                        // Too many parameters for one workgroup each, or too deep for its table: per layer.
         let wide = Net {
             sizes: vec![2, 128, 128, 2],
             ..net.clone()
