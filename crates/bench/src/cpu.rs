@@ -5,7 +5,9 @@
 //! reference. `crates/bench/cpu_vs_wasm.mjs` runs this beside the wasm build in Chromium.
 //! With `--runs`, each of the `--reps` runs is the mean time of back-to-back multiplies over
 //! ≥ 300 ms, and every run is printed (TSV: name, N, then each run's ms): the rule of
-//! `crates/bench/wasm_matmul.mjs`, which takes the median and spread.
+//! `crates/bench/wasm_matmul.mjs`, which takes the median and spread. `--cpu-time` (Linux)
+//! divides by this thread's CPU time (`/proc/thread-self/schedstat`) instead of the wall
+//! clock, for a loaded machine: `crates/bench/wasm_matmul_cputime.mjs` does the same for wasm.
 
 use std::time::Instant;
 
@@ -21,11 +23,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut reps = 5u32;
     let mut tsv = false;
     let mut all_runs = false;
+    let mut cpu_time = false;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         match flag.as_str() {
             "--tsv" => tsv = true,
             "--runs" => all_runs = true,
+            "--cpu-time" => cpu_time = true,
             "--sizes" => {
                 let v = it.next().ok_or("--sizes needs a value")?;
                 sizes = v
@@ -61,7 +65,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         };
         if all_runs {
-            let ms = runs(reps, size, &a, &b, |a, b| Ok(sgemm(size, a, b)))?;
+            let ms = runs(reps, cpu_time, size, &a, &b, |a, b| Ok(sgemm(size, a, b)))?;
             let cells: Vec<String> = ms.iter().map(|m| format!("{m:.4}")).collect();
             println!("matrixmultiply-sgemm\t{n}\t{}", cells.join("\t"));
             continue;
@@ -109,6 +113,7 @@ fn sgemm(size: MatmulSize, a: &[f32], b: &[f32]) -> Vec<f32> {
 /// back-to-back multiplies over at least 300 ms.
 fn runs(
     reps: u32,
+    cpu_time: bool,
     size: MatmulSize,
     a: &[f32],
     b: &[f32],
@@ -118,14 +123,31 @@ fn runs(
     let mut out = Vec::new();
     for _ in 0..reps {
         let t0 = Instant::now();
+        let c0 = thread_cpu_ms();
         let mut count = 0u32;
         while t0.elapsed().as_secs_f64() < 0.3 {
             std::hint::black_box(f(a, b)?);
             count += 1;
         }
-        out.push(t0.elapsed().as_secs_f64() * 1e3 / f64::from(count));
+        let ms = if cpu_time {
+            match (c0, thread_cpu_ms()) {
+                (Some(c0), Some(c1)) => c1 - c0,
+                _ => return Err("--cpu-time needs /proc/thread-self/schedstat (Linux)".into()),
+            }
+        } else {
+            t0.elapsed().as_secs_f64() * 1e3
+        };
+        out.push(ms / f64::from(count));
     }
     Ok(out)
+}
+
+/// This thread's time on a CPU so far (ms), from the first field of
+/// `/proc/thread-self/schedstat` (nanoseconds).
+fn thread_cpu_ms() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = text.split_whitespace().next()?.parse().ok()?;
+    Some(ns / 1e6)
 }
 
 /// Best time of `reps` runs after a warm-up run whose result is verified.
