@@ -12,6 +12,7 @@
 //!   batched matrix multiplies (`matrixmultiply` natively, the race's SIMD kernel in wasm),
 //!   the fair CPU the GPU is compared with.
 
+pub mod crossover;
 pub mod data;
 pub mod net;
 pub mod spec;
