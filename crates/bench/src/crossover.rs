@@ -87,8 +87,11 @@ fn data() -> Data {
     }
 }
 
-/// Steps/s of `runs` timed runs of `step`, each ≥ `min_ms` (a pilot step sizes them).
+/// Steps/s of `runs` timed runs of `step`, each ≈ `min_ms` or one step (a pilot step sizes
+/// them).
 fn cpu_runs(runs: usize, min_ms: f64, mut step: impl FnMut()) -> Vec<f64> {
+    // The first step allocates; the second is the pilot.
+    step();
     let t = Instant::now();
     step();
     let n = steps_for(min_ms, t.elapsed().as_secs_f64() * 1e3, 100_000);
