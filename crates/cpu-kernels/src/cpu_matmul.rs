@@ -308,6 +308,46 @@ impl PackedB {
         }
         Self { n, k, strips, data }
     }
+
+    /// An empty packing, to be filled by [`PackedB::repack_strided`] (reuses its allocation).
+    pub fn empty() -> Self {
+        Self {
+            n: 0,
+            k: 0,
+            strips: 0,
+            data: Vec::new(),
+        }
+    }
+
+    /// Packs the k×n matrix whose element (p, j) is `b[p·rs + j·cs]` (a transposed or
+    /// row-major view, e.g. the training step's weight matrices), into this buffer's
+    /// allocation. Same packed layout as [`PackedB::new`].
+    pub fn repack_strided(&mut self, b: &[f32], k: usize, n: usize, rs: usize, cs: usize) {
+        let strips = n.div_ceil(NR);
+        assert!(
+            k == 0 || n == 0 || b.len() > (k - 1) * rs + (n - 1) * cs,
+            "B too short for its strides"
+        );
+        self.data.clear();
+        self.data.resize(strips * k, [0.0; NR]);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            let base = pc * strips;
+            for s in 0..strips {
+                let cols = NR.min(n - s * NR);
+                for p in 0..kc {
+                    let src = (pc + p) * rs + s * NR * cs;
+                    let row = &mut self.data[base + s * kc + p];
+                    for (j, d) in row[..cols].iter_mut().enumerate() {
+                        *d = b[src + j * cs];
+                    }
+                }
+            }
+        }
+        self.n = n;
+        self.k = k;
+        self.strips = strips;
+    }
 }
 
 /// `rows` rows of A (K each) times packed B, added into `c` (`rows`·N, zero for a plain
@@ -621,6 +661,26 @@ mod tests {
             .collect();
         multiply_packed_with::<Fused>(&a_short, &packed, &mut short, 4);
         assert!(!compare(&short, &r, Precision::F32).ok);
+    }
+
+    #[test]
+    fn a_strided_packing_equals_packing_the_transposed_copy() {
+        // B given as its transpose (n×k row-major): element (p, j) at j·k + p.
+        let (k, n) = (19, 13);
+        let bt: Vec<f32> = (0..k * n).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let mut b = vec![0f32; k * n];
+        for p in 0..k {
+            for j in 0..n {
+                b[p * n + j] = bt[j * k + p];
+            }
+        }
+        let mut packed = PackedB::empty();
+        packed.repack_strided(&bt, k, n, 1, k);
+        let direct = PackedB::new(&b, k, n);
+        assert_eq!(packed.data, direct.data);
+        // A second, smaller repack into the same allocation is a fresh packing.
+        packed.repack_strided(&b[..3 * n], 3, n, n, 1);
+        assert_eq!(packed.data, PackedB::new(&b[..3 * n], 3, n).data);
     }
 
     #[test]
