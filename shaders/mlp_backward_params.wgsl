@@ -7,7 +7,8 @@
 // partial sums in workgroup memory (t += t + 32, then + 16, …, + 1). The CPU twin sums in
 // exactly this order. A batch of 1024 thus takes 16 steps per thread instead of 1024.
 //
-// Launch: workgroup_size(64); workgroups = fan_out · (fan_in + 1) along x.
+// Launch: workgroup_size(64); workgroups = fan_out · (fan_in + 1) along x, wrapping into y past
+// 65,535 (workgroup index = x + y · num_workgroups.x; the few past the last parameter idle).
 // Buffers: 0 = acts (read: the layer's input, batch × fan_in at in_off),
 //          1 = deltas (read: the layer's dz, batch × fan_out at delta_off),
 //          2 = grads (read_write, added to: same layout as params; W at w_off, biases at b_off),
@@ -35,9 +36,10 @@ var<workgroup> partial: array<f32, 64>;
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) t: u32,
+    @builtin(num_workgroups) groups: vec3<u32>,
 ) {
     let cols = g.fan_in + 1u;
-    let id = wid.x;
+    let id = wid.x + wid.y * groups.x;
     let valid = id < g.fan_out * cols;
     let n = id / cols;
     let k = id % cols;

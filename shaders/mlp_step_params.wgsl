@@ -13,7 +13,8 @@
 // earlier dispatches), so the update can follow the sum in the same dispatch.
 //
 // Launch: workgroup_size(64); workgroups = every layer's fan_out · (fan_in + 1), layer after
-//   layer (layer l's first workgroup is in its uniform entry).
+//   layer (layer l's first workgroup is in its uniform entry), along x and wrapping into y past
+//   65,535 (workgroup index = x + y · num_workgroups.x; the few past the last parameter idle).
 // Buffers: 0 = acts (read), 1 = deltas (read), both as the earlier dispatches left them,
 //          2 = grads (read_write: the gradient, parameter layout), 3 = params (read_write),
 //          4 = m (read_write: Adam's first moment, or SGD's velocity), 5 = v (read_write),
@@ -51,13 +52,15 @@ var<workgroup> partial: array<f32, 64>;
 fn main(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(local_invocation_index) t: u32,
+    @builtin(num_workgroups) groups: vec3<u32>,
 ) {
+    let gid = wid.x + wid.y * groups.x;
     let batch = u.head.x;
     let depth = u.head.z;
     // Which layer this workgroup's parameter belongs to (the last whose first workgroup ≤ id).
     var l = 0u;
     for (var j = 1u; j < depth; j++) {
-        if (wid.x >= u.layers[2u * j + 1u].w) {
+        if (gid >= u.layers[2u * j + 1u].w) {
             l = j;
         }
     }
@@ -66,7 +69,7 @@ fn main(
     let fan_in = a.x;
     let fan_out = a.y;
     let cols = fan_in + 1u;
-    let id = wid.x - c.w;
+    let id = gid - c.w;
     let valid = id < fan_out * cols;
     let n = id / cols;
     let k = id % cols;

@@ -256,10 +256,19 @@ fn may_fuse(fused_id: &str, pinned: &[&str]) -> bool {
         .all(|part| !pinned.contains(part))
 }
 
-/// Most workgroups a dispatch may have along x on every WebGPU device (the default
-/// `maxComputeWorkgroupsPerDimension`): `mlp-step-params` takes one per parameter, so it is
-/// used only for networks with at most this many parameters.
-const STEP_PARAMS_MAX_GROUPS: usize = 65_535;
+/// Most workgroups a dispatch may have along one dimension on every WebGPU device (the default
+/// `maxComputeWorkgroupsPerDimension`).
+const MAX_GROUPS_PER_DIM: u32 = 65_535;
+
+/// The grid of a kernel with one workgroup per parameter: along x, wrapping into y past
+/// [`MAX_GROUPS_PER_DIM`] (the kernels read their index as `x + y · num_workgroups.x` and skip
+/// the few groups past the last parameter), so a 2-256-256-2 network (66,562 parameters) runs
+/// like a small one instead of being refused.
+fn per_param_grid(groups: u32) -> [u32; 3] {
+    let groups = groups.max(1);
+    let rows = groups.div_ceil(MAX_GROUPS_PER_DIM);
+    [groups.div_ceil(rows), rows, 1]
+}
 
 /// Every dispatch of one training step, in the order they run, for a training set of `rows`
 /// samples, without accumulation or replaced kernels ([`step_plan_with`]).
@@ -275,7 +284,7 @@ fn step_params_dispatch(net: &Net, u: [u32; UNIFORM_WORDS]) -> PlannedDispatch {
         kernel_id: "mlp-step-params",
         layer: 0,
         threads: groups * WORKGROUP,
-        workgroups: [groups.max(1), 1, 1],
+        workgroups: per_param_grid(groups),
         uniform: u,
     }
 }
@@ -399,10 +408,8 @@ pub fn step_plan_with(
     // its layer's weights before any is updated), then one workgroup per parameter sums its
     // gradient and updates it. Not with accumulation (the gradient is summed over
     // micro-batches before one update).
-    let step_params = opts.accum <= 1
-        && depth <= FUSED_MAX_DEPTH
-        && layout.param_count <= STEP_PARAMS_MAX_GROUPS
-        && may_fuse("mlp-step-params", pinned);
+    let step_params =
+        opts.accum <= 1 && depth <= FUSED_MAX_DEPTH && may_fuse("mlp-step-params", pinned);
     // The fused output layer already sent the gradient below the last layer.
     let below_last_done = plan.iter().any(|p| p.kernel_id == "mlp-forward-loss");
     let needs_backward_input = |l: usize| l > 1 && !(l == depth && below_last_done);
@@ -416,7 +423,7 @@ pub fn step_plan_with(
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
         // One workgroup of 64 threads per weight or bias (a reduction over the batch).
-        plan.push(planned(
+        let mut params = planned(
             "mlp-backward-params",
             l,
             lo.fan_out * (lo.fan_in + 1) * WORKGROUP as usize,
@@ -430,7 +437,9 @@ pub fn step_plan_with(
                 lo.b_off as u32,
                 0,
             ],
-        ));
+        );
+        params.workgroups = per_param_grid(params.workgroups[0]);
+        plan.push(params);
         if needs_backward_input(l) {
             plan.push(backward_input(l));
         }
@@ -1406,7 +1415,7 @@ mod tests {
         assert_eq!(plan[2].uniform[8], offs[3] as u32);
         assert_eq!(plan[2].uniform[6], offs[2] as u32);
         assert_eq!(plan[3].uniform[7], offs[2] as u32); // backward-input 2 reads them
-                                                        // Too many parameters for one workgroup each, or too deep for its table: per layer.
+                                                        // Too deep for its table: per layer.
         let wide = Net {
             sizes: vec![2, 128, 128, 2],
             ..net.clone()
@@ -1416,9 +1425,16 @@ mod tests {
             sizes: vec![2, 256, 256, 2],
             ..net.clone()
         };
-        assert!(wider.layout().param_count > 65_535);
-        let ids = ids_of(&step_plan(&wider, &hyper(), 64, 100));
-        assert_eq!(ids.last(), Some(&"mlp-adam"));
+        // Past 65,535 parameters the per-parameter grid wraps into y instead.
+        let count = wider.layout().param_count as u32;
+        assert!(count > 65_535);
+        let plan = step_plan(&wider, &hyper(), 64, 100);
+        let last = plan.last().map(|p| (p.kernel_id, p.workgroups));
+        assert_eq!(last, Some(("mlp-step-params", [count.div_ceil(2), 2, 1])));
+        assert_eq!(per_param_grid(65_535), [65_535, 1, 1]);
+        assert_eq!(per_param_grid(65_536), [32_768, 2, 1]);
+        assert_eq!(per_param_grid(3 * 65_535 + 1), [49_152, 4, 1]);
+        assert_eq!(per_param_grid(0), [1, 1, 1]);
         let deep = Net {
             sizes: vec![2; 10],
             ..net

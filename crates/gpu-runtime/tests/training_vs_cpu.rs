@@ -663,3 +663,65 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
         assert!(r > 10.0, "{id}: the edit did not change the result ({r})");
     }
 }
+
+/// A 2-256-256-2 network has 66,562 parameters, more workgroups than one grid dimension may
+/// hold (65,535): the per-parameter kernels wrap into y. Both the fused step
+/// (`mlp-step-params`) and the separate path (`mlp-backward-params`, pinned as an edit would)
+/// train it as the twin does, parameter by parameter — so the workgroups past 65,535 (the
+/// last layers' weights and biases) are really updated, not skipped or doubled.
+#[test]
+fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
+    let g = gpu();
+    let s = spec("data=circle&layers=8,8&act=tanh&lr=0.01&batch=8&opt=adam&seed=3");
+    let net = gpu_runtime::mlp::Net {
+        sizes: vec![2, 256, 256, 2],
+        ..s.net()
+    };
+    assert!(net.layout().param_count > 65_535);
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let params = net.init_params(s.seed);
+    let order = batch_order(train.len(), s.seed);
+    let separate = gpu_runtime::kernels()
+        .find(|k| k.id == "mlp-backward-params")
+        .expect("mlp-backward-params");
+    let copy = separate.with_source(separate.wgsl());
+    for pinned in [&[][..], &[&copy][..]] {
+        let mut session = pollster::block_on(TrainingSession::new_with(
+            g.clone(),
+            SessionConfig {
+                net: net.clone(),
+                hyper: s.hyper(),
+                batch: s.batch,
+                accum: 1,
+                params: &params,
+                features: x.clone(),
+                labels: train.label.clone(),
+                order: order.clone(),
+                eval_features: &x[..2 * net.inputs()],
+            },
+            pinned,
+        ))
+        .expect("session");
+        let mut cpu = CpuTrainer::new(
+            net.clone(),
+            s.hyper(),
+            params.clone(),
+            s.batch,
+            x.clone(),
+            train.label.clone(),
+            order.clone(),
+        );
+        for _ in 0..PARAM_STEPS {
+            session.step().expect("step");
+            cpu.step();
+        }
+        let r = session.eval_blocking().expect("eval");
+        let gap = worst_ratio(&r.params, &cpu.params);
+        eprintln!(
+            "2-256-256-2, {} pinned: worst gap {gap:.4} of its bound",
+            pinned.len()
+        );
+        assert!(gap <= 1.0, "{} pinned: {gap}× the bound", pinned.len());
+    }
+}
