@@ -22,6 +22,12 @@ pub async fn gpu(software: bool) -> Result<(Rc<Gpu>, bool), GpuError> {
         None => false,
     };
     let mut g = Gpu::request().await?;
+    // Two widgets may ask at once (the training view does on mount); whichever request ends
+    // first wins and the others share its device. Otherwise the page would hold two devices
+    // and losing "the" device would not reach a widget holding the other.
+    if let Some(winner) = GPU.with(|c| c.borrow().clone()).filter(|w| !w.is_lost()) {
+        return Ok((winner, replaced_lost));
+    }
     if software {
         g.mark_software();
     }

@@ -9,7 +9,7 @@
 //!   chunk floats, th = 7·stride + dil·(R−1) + 1) is copied into workgroup memory by all 64
 //!   invocations, 64 words per pass, then every term is read from there.
 
-use crate::trace::{lanes_cost, Array, LaneAccess, Step, StepCost};
+use crate::trace::{Array, LaneAccess, Step, Traced};
 use crate::{InvocationIds, Launch};
 
 /// Output patch side and filters per workgroup of the tiled stage, and its workgroup floats
@@ -76,68 +76,6 @@ impl ConvTrace {
         (th * tw * chunk).div_ceil(TILED_SIDE * TILED_SIDE)
     }
 
-    pub fn launch(&self) -> Launch {
-        let width = self.subgroup_width.max(1);
-        match self.mapping {
-            ConvMapping::Direct => Launch {
-                grid: [
-                    self.k.div_ceil(DIRECT_SIDE),
-                    self.pixels().div_ceil(DIRECT_SIDE),
-                    1,
-                ],
-                workgroup: [DIRECT_SIDE, DIRECT_SIDE, 1],
-                subgroup_width: width,
-            },
-            ConvMapping::Tiled => {
-                let (p, q) = self.out_hw();
-                Launch {
-                    grid: [
-                        q.div_ceil(TILED_SIDE) * p.div_ceil(TILED_SIDE),
-                        self.k.div_ceil(TILED_KT),
-                        self.n,
-                    ],
-                    workgroup: [TILED_SIDE, TILED_SIDE, 1],
-                    subgroup_width: width,
-                }
-            }
-        }
-    }
-
-    pub fn steps(&self) -> Vec<Step> {
-        let mut steps = Vec::new();
-        match self.mapping {
-            ConvMapping::Direct => {
-                for r in 0..self.r {
-                    for s in 0..self.s {
-                        steps.extend((0..self.c).map(|c| Step::ConvTap { r, s, c }));
-                    }
-                }
-            }
-            ConvMapping::Tiled => {
-                let (_, _, chunk) = self.patch();
-                let passes = self.passes();
-                for c0 in (0..self.c).step_by(chunk as usize) {
-                    steps.extend((0..passes).map(|pass| Step::ConvStage {
-                        c0,
-                        pass,
-                        last: pass + 1 == passes,
-                    }));
-                    let cn = chunk.min(self.c - c0);
-                    for r in 0..self.r {
-                        for s in 0..self.s {
-                            for cc in 0..cn {
-                                let last = r + 1 == self.r && s + 1 == self.s && cc + 1 == cn;
-                                steps.push(Step::ConvTileTap { c0, r, s, cc, last });
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        steps.push(Step::Store);
-        steps
-    }
-
     /// The input pixel a window tap reads: (row, column) inside the image, or None (padding).
     fn tap(&self, p: u32, q: u32, r: u32, s: u32) -> Option<(u32, u32)> {
         let ih = (p * self.stride + r * self.dil) as i64 - self.pad as i64;
@@ -148,40 +86,6 @@ impl ConvTrace {
 
     fn x_index(&self, n: u32, ih: u32, iw: u32, c: u32) -> u32 {
         ((n * self.h + ih) * self.w + iw) * self.c + c
-    }
-
-    /// Every lane of subgroup `subgroup` of `workgroup` at `step`.
-    pub fn lanes(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> Vec<LaneAccess> {
-        let launch = self.launch();
-        let per_wg = launch.invocations_per_workgroup();
-        let width = launch.subgroup_width;
-        (0..width)
-            .map(|lane| {
-                let local_index = subgroup * width + lane;
-                let ids = launch.ids(workgroup, local_index.min(per_wg.saturating_sub(1)));
-                let ids = InvocationIds {
-                    local_index,
-                    lane,
-                    subgroup,
-                    ..ids
-                };
-                let mut a = LaneAccess {
-                    ids,
-                    active: false,
-                    global_reads: Vec::new(),
-                    global_writes: Vec::new(),
-                    shared_reads: Vec::new(),
-                    shared_writes: Vec::new(),
-                };
-                if local_index < per_wg {
-                    match self.mapping {
-                        ConvMapping::Direct => self.direct(step, &mut a),
-                        ConvMapping::Tiled => self.tiled(step, &mut a),
-                    }
-                }
-                a
-            })
-            .collect()
     }
 
     fn direct(&self, step: Step, a: &mut LaneAccess) {
@@ -303,36 +207,6 @@ impl ConvTrace {
         vec![(Array::TileX, words)]
     }
 
-    pub fn subgroup_cost(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> StepCost {
-        lanes_cost(&self.lanes(step, workgroup, subgroup))
-    }
-
-    pub fn step_cost(&self, step: Step) -> StepCost {
-        let launch = self.launch();
-        let mut total = StepCost::default();
-        for z in 0..launch.grid[2] {
-            for y in 0..launch.grid[1] {
-                for x in 0..launch.grid[0] {
-                    for sg in 0..launch.subgroups_per_workgroup() {
-                        total += self.subgroup_cost(step, [x, y, z], sg);
-                    }
-                }
-            }
-        }
-        total
-    }
-
-    pub fn running_totals(&self) -> Vec<StepCost> {
-        let mut acc = StepCost::default();
-        self.steps()
-            .into_iter()
-            .map(|s| {
-                acc += self.step_cost(s);
-                acc
-            })
-            .collect()
-    }
-
     /// Input reuse over the whole launch: (global reads of the input, distinct input elements
     /// read). Their ratio is how often each value is fetched from global memory.
     pub fn x_reuse(&self) -> (u64, u64) {
@@ -358,6 +232,79 @@ impl ConvTrace {
             }
         }
         (reads, seen.len() as u64)
+    }
+}
+
+impl Traced for ConvTrace {
+    fn launch(&self) -> Launch {
+        let width = self.subgroup_width.max(1);
+        match self.mapping {
+            ConvMapping::Direct => Launch {
+                grid: [
+                    self.k.div_ceil(DIRECT_SIDE),
+                    self.pixels().div_ceil(DIRECT_SIDE),
+                    1,
+                ],
+                workgroup: [DIRECT_SIDE, DIRECT_SIDE, 1],
+                subgroup_width: width,
+            },
+            ConvMapping::Tiled => {
+                let (p, q) = self.out_hw();
+                Launch {
+                    grid: [
+                        q.div_ceil(TILED_SIDE) * p.div_ceil(TILED_SIDE),
+                        self.k.div_ceil(TILED_KT),
+                        self.n,
+                    ],
+                    workgroup: [TILED_SIDE, TILED_SIDE, 1],
+                    subgroup_width: width,
+                }
+            }
+        }
+    }
+
+    fn steps(&self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        match self.mapping {
+            ConvMapping::Direct => {
+                for r in 0..self.r {
+                    for s in 0..self.s {
+                        steps.extend((0..self.c).map(|c| Step::ConvTap { r, s, c }));
+                    }
+                }
+            }
+            ConvMapping::Tiled => {
+                let (_, _, chunk) = self.patch();
+                let passes = self.passes();
+                for c0 in (0..self.c).step_by(chunk as usize) {
+                    steps.extend((0..passes).map(|pass| Step::ConvStage {
+                        c0,
+                        pass,
+                        last: pass + 1 == passes,
+                    }));
+                    let cn = chunk.min(self.c - c0);
+                    for r in 0..self.r {
+                        for s in 0..self.s {
+                            for cc in 0..cn {
+                                let last = r + 1 == self.r && s + 1 == self.s && cc + 1 == cn;
+                                steps.push(Step::ConvTileTap { c0, r, s, cc, last });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        steps.push(Step::Store);
+        steps
+    }
+
+    fn access(&self, step: Step, ids: InvocationIds) -> LaneAccess {
+        let mut a = LaneAccess::idle(ids);
+        match self.mapping {
+            ConvMapping::Direct => self.direct(step, &mut a),
+            ConvMapping::Tiled => self.tiled(step, &mut a),
+        }
+        a
     }
 }
 

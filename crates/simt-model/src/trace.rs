@@ -99,6 +99,20 @@ pub struct LaneAccess {
     pub shared_writes: Vec<(Array, u32)>,
 }
 
+impl LaneAccess {
+    /// A lane that touches nothing at this step.
+    pub fn idle(ids: InvocationIds) -> Self {
+        LaneAccess {
+            ids,
+            active: false,
+            global_reads: Vec::new(),
+            global_writes: Vec::new(),
+            shared_reads: Vec::new(),
+            shared_writes: Vec::new(),
+        }
+    }
+}
+
 /// Costs of one step (for one subgroup, or summed over a launch).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StepCost {
@@ -143,39 +157,6 @@ pub struct MatmulTrace {
 impl MatmulTrace {
     fn tile(&self) -> u32 {
         self.workgroup[0].max(1)
-    }
-
-    /// The dispatch this trace describes.
-    pub fn launch(&self) -> Launch {
-        let [wx, wy] = [self.workgroup[0].max(1), self.workgroup[1].max(1)];
-        let grid = match self.mapping {
-            Mapping::RowPerLane => [self.m.div_ceil(wx), self.n.div_ceil(wy), 1],
-            _ => [self.n.div_ceil(wx), self.m.div_ceil(wy), 1],
-        };
-        Launch {
-            grid,
-            workgroup: [wx, wy, 1],
-            subgroup_width: self.subgroup_width.max(1),
-        }
-    }
-
-    /// All steps, in order.
-    pub fn steps(&self) -> Vec<Step> {
-        let mut steps = Vec::new();
-        match self.mapping {
-            Mapping::RowPerLane | Mapping::ColumnPerLane => {
-                steps.extend((0..self.k).map(|p| Step::Multiply { p }));
-            }
-            Mapping::Tiled { .. } => {
-                let tile = self.tile();
-                for t in 0..self.k.div_ceil(tile) {
-                    steps.push(Step::LoadTile { t });
-                    steps.extend((0..tile).map(|p| Step::ComputeTile { t, p }));
-                }
-            }
-        }
-        steps.push(Step::Store);
-        steps
     }
 
     /// Row and column of C an invocation owns.
@@ -228,45 +209,44 @@ impl MatmulTrace {
         }
         vec![(Array::TileA, a), (Array::TileB, b)]
     }
+}
 
-    /// Every lane of subgroup `subgroup` of `workgroup` at `step`.
-    pub fn lanes(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> Vec<LaneAccess> {
-        let launch = self.launch();
-        let per_wg = launch.invocations_per_workgroup();
-        let width = launch.subgroup_width;
-        (0..width)
-            .map(|lane| {
-                let local_index = subgroup * width + lane;
-                let ids = launch.ids(workgroup, local_index.min(per_wg.saturating_sub(1)));
-                let ids = InvocationIds {
-                    local_index,
-                    lane,
-                    subgroup,
-                    ..ids
-                };
-                if local_index >= per_wg {
-                    return self.idle(ids);
-                }
-                self.access(step, ids)
-            })
-            .collect()
+impl Traced for MatmulTrace {
+    fn launch(&self) -> Launch {
+        let [wx, wy] = [self.workgroup[0].max(1), self.workgroup[1].max(1)];
+        let grid = match self.mapping {
+            Mapping::RowPerLane => [self.m.div_ceil(wx), self.n.div_ceil(wy), 1],
+            _ => [self.n.div_ceil(wx), self.m.div_ceil(wy), 1],
+        };
+        Launch {
+            grid,
+            workgroup: [wx, wy, 1],
+            subgroup_width: self.subgroup_width.max(1),
+        }
     }
 
-    fn idle(&self, ids: InvocationIds) -> LaneAccess {
-        LaneAccess {
-            ids,
-            active: false,
-            global_reads: Vec::new(),
-            global_writes: Vec::new(),
-            shared_reads: Vec::new(),
-            shared_writes: Vec::new(),
+    fn steps(&self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        match self.mapping {
+            Mapping::RowPerLane | Mapping::ColumnPerLane => {
+                steps.extend((0..self.k).map(|p| Step::Multiply { p }));
+            }
+            Mapping::Tiled { .. } => {
+                let tile = self.tile();
+                for t in 0..self.k.div_ceil(tile) {
+                    steps.push(Step::LoadTile { t });
+                    steps.extend((0..tile).map(|p| Step::ComputeTile { t, p }));
+                }
+            }
         }
+        steps.push(Step::Store);
+        steps
     }
 
     fn access(&self, step: Step, ids: InvocationIds) -> LaneAccess {
         let (row, col) = self.output_of(&ids);
         let inside = row < self.m && col < self.n;
-        let mut a = self.idle(ids);
+        let mut a = LaneAccess::idle(ids);
         match (self.mapping, step) {
             (Mapping::RowPerLane | Mapping::ColumnPerLane, Step::Multiply { p }) => {
                 // Invocations outside C returned at the top of the kernel.
@@ -310,14 +290,52 @@ impl MatmulTrace {
         }
         a
     }
+}
+
+/// A traced launch: what the visualiser steps through. Each stage kind says its launch, its
+/// steps and each lane's accesses; the costs follow from those the same way for every kind.
+pub trait Traced {
+    /// The dispatch this trace describes.
+    fn launch(&self) -> Launch;
+
+    /// All steps, in order.
+    fn steps(&self) -> Vec<Step>;
+
+    /// What the invocation `ids` (inside its workgroup) accesses at `step`.
+    fn access(&self, step: Step, ids: InvocationIds) -> LaneAccess;
+
+    /// Every lane of subgroup `subgroup` of `workgroup` at `step`; lanes past the end of the
+    /// workgroup (a partial last subgroup) are idle.
+    fn lanes(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> Vec<LaneAccess> {
+        let launch = self.launch();
+        let per_wg = launch.invocations_per_workgroup();
+        let width = launch.subgroup_width;
+        (0..width)
+            .map(|lane| {
+                let local_index = subgroup * width + lane;
+                let ids = launch.ids(workgroup, local_index.min(per_wg.saturating_sub(1)));
+                let ids = InvocationIds {
+                    local_index,
+                    lane,
+                    subgroup,
+                    ..ids
+                };
+                if local_index >= per_wg {
+                    LaneAccess::idle(ids)
+                } else {
+                    self.access(step, ids)
+                }
+            })
+            .collect()
+    }
 
     /// What one subgroup's accesses at `step` cost.
-    pub fn subgroup_cost(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> StepCost {
+    fn subgroup_cost(&self, step: Step, workgroup: [u32; 3], subgroup: u32) -> StepCost {
         lanes_cost(&self.lanes(step, workgroup, subgroup))
     }
 
     /// Costs of `step` summed over every subgroup of the launch.
-    pub fn step_cost(&self, step: Step) -> StepCost {
+    fn step_cost(&self, step: Step) -> StepCost {
         let launch = self.launch();
         let mut total = StepCost::default();
         for z in 0..launch.grid[2] {
@@ -333,7 +351,7 @@ impl MatmulTrace {
     }
 
     /// Running totals after each step (what the counters show while playing).
-    pub fn running_totals(&self) -> Vec<StepCost> {
+    fn running_totals(&self) -> Vec<StepCost> {
         let mut acc = StepCost::default();
         self.steps()
             .into_iter()

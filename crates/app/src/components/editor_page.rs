@@ -147,6 +147,18 @@ pub fn error_text(ctx: &Ctx, e: &GpuError) -> String {
     }
 }
 
+/// A new cancel flag for the run about to start, stored in the page's `slot` (so Cancel and
+/// leaving the page reach it), and the run control that carries it.
+pub fn fresh_run(slot: &Rc<std::cell::RefCell<CancelToken>>) -> (CancelToken, RunControl) {
+    let flag = CancelToken::new();
+    *slot.borrow_mut() = flag.clone();
+    let ctl = RunControl {
+        cancel: flag.clone(),
+        ..Default::default()
+    };
+    (flag, ctl)
+}
+
 /// Starts `work` and gives up on it after [`RUN_TIMEOUT_MS`]: the outcome is then TimedOut,
 /// the run is cancelled and the page's device dropped, so the next run gets a fresh one.
 pub fn run_with_timeout<F, T>(
@@ -326,12 +338,7 @@ pub fn KernelEditor() -> Html {
                 state.dispatch(Action::Outcome(Outcome::HasErrors(state.errors)));
                 return;
             }
-            let flag = CancelToken::new();
-            *cancel.borrow_mut() = flag.clone();
-            let ctl = RunControl {
-                cancel: flag.clone(),
-                ..Default::default()
-            };
+            let (flag, ctl) = fresh_run(&cancel);
             let edited = kernel.with_source(state.source.clone());
             state.dispatch(Action::Outcome(Outcome::Running));
             let state = state.clone();

@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use yew::prelude::*;
 
 use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
-use gpu_runtime::{CancelToken, GpuError, KernelSpec, RunControl, RunOptions};
+use gpu_runtime::{GpuError, KernelSpec, RunControl, RunOptions};
 use puzzles::access::{self, ArrayInfo, Summary};
 use puzzles::{Puzzle, Verdict, PUZZLES};
 
@@ -325,12 +325,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             ctx.clone(),
         );
         Callback::from(move |_| {
-            let flag = CancelToken::new();
-            *cancel.borrow_mut() = flag.clone();
-            let ctl = RunControl {
-                cancel: flag.clone(),
-                ..Default::default()
-            };
+            let (flag, ctl) = super::editor_page::fresh_run(&cancel);
             accesses.set(Accesses::Running);
             selected.set(0);
             let (accesses, ctx2, source) = (accesses.clone(), ctx.clone(), (*source).clone());
@@ -373,12 +368,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 ));
                 return;
             }
-            let flag = CancelToken::new();
-            *cancel.borrow_mut() = flag.clone();
-            let ctl = RunControl {
-                cancel: flag.clone(),
-                ..Default::default()
-            };
+            let (flag, ctl) = super::editor_page::fresh_run(&cancel);
             outcome.set(Outcome::Running);
             let (outcome, ctx) = (outcome.clone(), ctx.clone());
             run_with_timeout(

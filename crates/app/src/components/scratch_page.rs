@@ -12,7 +12,7 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
-use gpu_runtime::{CancelToken, GpuError, KernelSpec, RunControl, RunOptions};
+use gpu_runtime::{GpuError, KernelSpec, RunControl, RunOptions};
 
 use super::code_editor::CodeEditor;
 use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, timeout_ms};
@@ -279,12 +279,7 @@ pub fn ScratchEditor() -> Html {
                 ));
                 return;
             }
-            let flag = CancelToken::new();
-            *cancel.borrow_mut() = flag.clone();
-            let ctl = RunControl {
-                cancel: flag.clone(),
-                ..Default::default()
-            };
+            let (flag, ctl) = super::editor_page::fresh_run(&cancel);
             outcome.set(Outcome::Running);
             let (outcome, ctx) = (outcome.clone(), ctx.clone());
             run_with_timeout(

@@ -9,7 +9,7 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use simt_model::stage_trace::StageTrace;
-use simt_model::trace::{Array, Step, StepCost};
+use simt_model::trace::{Array, Step, StepCost, Traced};
 
 use super::playback::use_autoplay;
 use super::schedule_replay::ScheduleReplay;

@@ -149,8 +149,26 @@ pub fn measure_controls<T>(
     can_start: bool,
     done: impl FnOnce(&T) -> Html,
 ) -> Html {
+    measure_controls_with(ctx, phase, onclick, can_start, true, done)
+}
+
+/// [`measure_controls`], or with `needs_gpu` false for a widget whose CPU part runs without
+/// WebGPU: then only the adapter probe still in progress holds the button.
+pub fn measure_controls_with<T>(
+    ctx: &Ctx,
+    phase: &Phase<T>,
+    onclick: Callback<MouseEvent>,
+    can_start: bool,
+    needs_gpu: bool,
+    done: impl FnOnce(&T) -> Html,
+) -> Html {
     let gate = gpu_gate(ctx);
-    let disabled = gate.is_err() || phase.running() || !can_start;
+    let held = if needs_gpu {
+        gate.is_err()
+    } else {
+        probe_state(ctx) == "checking"
+    };
+    let disabled = held || phase.running() || !can_start;
     let label = if phase.running() {
         "lesson.common.measuring"
     } else {
@@ -159,7 +177,7 @@ pub fn measure_controls<T>(
     html! {
         <>
             <button type="button" class="button primary measure" {disabled} {onclick}>{ ctx.t(label) }</button>
-            { gate.err().unwrap_or_default() }
+            if needs_gpu { { gate.err().unwrap_or_default() } }
             <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={probe_state(ctx)}>
                 { match phase {
                     Phase::Idle => html! {},

@@ -252,51 +252,13 @@ pub fn Body() -> Html {
                     { ctx.t(if has_dp4 { "lc.int8.dp4_yes" } else if has_gpu { "lc.int8.missing_dp4" } else { "lc.int8.missing_webgpu" }) }
                 </p>
                 { common::number_field(&ctx, "int8-n", "lc.int8.n", &n_text, n_error, common::text_setter(&n_text)) }
-                { measure_controls_any(&ctx, &phase, onclick, n.is_ok(), done) }
+                { common::measure_controls_with(&ctx, &phase, onclick, n.is_ok(), false, done) }
             </section>
             { common::h2(&ctx, "lc.int8.h_edge") }
             { common::paras(&ctx, &["lc.int8.p4", "lc.int8.p5"]) }
             { common::correction(&ctx, "lc.int8.fc_orin") }
             { common::correction(&ctx, "lc.int8.fc_retrain") }
             { common::try_it(&ctx, "lc.int8.try", Some(("learn/precision", "lc.int8.try_link"))) }
-        </>
-    }
-}
-
-/// The Measure button and states; unlike `kit::measure_controls` it also runs (CPU only)
-/// without WebGPU.
-fn measure_controls_any<T>(
-    ctx: &Ctx,
-    phase: &Phase<T>,
-    onclick: Callback<MouseEvent>,
-    can_start: bool,
-    done: impl FnOnce(&T) -> Html,
-) -> Html {
-    let running = phase.running();
-    let checking = common::probe_state(ctx) == "checking";
-    html! {
-        <>
-            <button type="button" class="button primary measure" disabled={running || !can_start || checking} {onclick}>
-                { ctx.t(if running { "lesson.common.measuring" } else { "lesson.common.measure" }) }
-            </button>
-            <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={common::probe_state(ctx)}>
-                { match phase {
-                    Phase::Idle => html! {},
-                    Phase::Running { done, total } => html! {
-                        <p class="status checking">
-                            <progress max={total.to_string()} value={done.to_string()}></progress>
-                            { " " }{ ctx.tf("lesson.common.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
-                        </p>
-                    },
-                    Phase::Done(v) => done(v),
-                    Phase::Failed(e) => html! {
-                        <p class="message error" role="alert">{ ctx.tf("lesson.common.failed", &[("error", e)]) }</p>
-                    },
-                    Phase::Lost(e) => html! {
-                        <p class="message error" role="alert" data-lost="true">{ ctx.tf("lesson.common.lost", &[("error", e)]) }</p>
-                    },
-                } }
-            </div>
         </>
     }
 }
