@@ -68,7 +68,7 @@ test('every kernel page links to the editor, and each link opens that kernel', a
   assert.deepEqual(groups, ['Matrix multiply', 'Convolution', 'Training (MLP)', 'Measuring kernels']);
   const ids = await page.$$eval('.editor-groups a', (as) => as.map((a) => new URL(a.href).hash.match(/stage=([^&]+)/)[1]));
   for (const id of ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise',
-    'mlp-forward', 'mlp-loss', 'mlp-backward-params', 'mlp-backward-input', 'mlp-sgd', 'mlp-adam',
+    'mlp-forward', 'mlp-gather', 'mlp-loss', 'mlp-backward-params', 'mlp-backward-input', 'mlp-sgd', 'mlp-adam',
     'measure-copy', 'measure-strided', 'measure-fma', 'measure-divergent', 'measure-uniform']) {
     assert.ok(ids.includes(id), `${id} missing from the editor's list`);
   }
@@ -137,6 +137,22 @@ test('MLP: the SGD kernel stepping uphill is caught against the CPU twin', async
   assert.match(wrong, /Wrong: \d+ of \d+ elements differ/);
   assert.match(rows[0][0], /^params\[\d+\]$/);
   assert.ok(map.marked > 0 && map.red === map.marked, JSON.stringify(map));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+// The default step fuses the output layer with the loss (mlp-forward-loss) and the optimiser
+// with the gradients (mlp-step-params); an edited mlp-loss must still run (the plan then keeps
+// the output layer and the loss apart), or the learner's edit would be silently ignored.
+test('MLP: an edited loss kernel runs in the step and is caught against the twin', async () => {
+  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=mlp-loss');
+  await editorReady(page, { runnable: true });
+  const { wrong, rows, map } = await originalPassesEditFails(page,
+    (src) => src.replace('let t = select(0.0, 1.0, c == y);', 'let t = select(0.0, 0.5, c == y);'));
+  assert.match(wrong, /Wrong: \d+ of \d+ elements differ/);
+  assert.match(rows[0][0], /^(params\[\d+\]|logit\[\d+\]\[\d+\])$/);
+  assert.ok(map.marked > 0 && map.red === map.marked, JSON.stringify(map));
+  await screenshot(page, 'editor-mlp-loss-wrong-en-1280');
   assertNoErrors(errors);
   await context.close();
 });

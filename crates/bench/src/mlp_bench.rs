@@ -2,6 +2,8 @@
 //! (2-16-16-2, ReLU, Adam, spiral data) on the GPU — through the same training session and
 //! kernels as the app — against the CPU twin on one core. Prints Markdown table rows. With
 //! `--sweep`, also samples/s for batch sizes 1 … 4096 (the train view's batch-size experiment).
+//! `--per-submit 1,64` and `--path default,separate` measure every combination (`--runs` whole
+//! runs each) and end with one table of medians and spreads (`crates/bench/h200_step.sh`).
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -17,6 +19,54 @@ struct Args {
     steps: u32,
     batch: usize,
     sweep: bool,
+    /// Steps recorded into one command buffer (`TrainingSession::steps`), one measurement each.
+    per_submit: Vec<u32>,
+    /// Whole GPU measurements (each a fresh session); the table gives each and the median.
+    runs: u32,
+    /// Skip the CPU twin (device runs where only the GPU step time is wanted).
+    gpu_only: bool,
+    /// The step paths to measure, one after the other.
+    paths: Vec<Path>,
+}
+
+/// Which dispatches a measured step runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Path {
+    /// The plan the app uses (per layer, the optimiser inside `mlp-step-params`).
+    Default,
+    /// The two whole-step kernels (`force_step_path(Some(true))`).
+    Fused,
+    /// Per layer (`force_step_path(Some(false))`): the same as the default today.
+    Layers,
+    /// Per layer with a gradient kernel per layer and a separate optimiser (the round-two
+    /// step): unchanged copies of `mlp-backward-params` and `mlp-adam` are pinned, as an edit
+    /// in the editor would pin them.
+    Separate,
+}
+
+impl Path {
+    fn parse(v: &str) -> Result<Path, String> {
+        Ok(match v {
+            "default" | "auto" => Path::Default,
+            "fused" => Path::Fused,
+            "layers" => Path::Layers,
+            "separate" => Path::Separate,
+            _ => {
+                return Err(format!(
+                    "--path wants default, fused, layers or separate, not `{v}`"
+                ))
+            }
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Path::Default => "default",
+            Path::Fused => "fused",
+            Path::Layers => "layers",
+            Path::Separate => "separate",
+        }
+    }
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -24,10 +74,18 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         steps: 200,
         batch: 1024,
         sweep: false,
+        per_submit: vec![1],
+        runs: 1,
+        gpu_only: false,
+        paths: vec![Path::Default],
     };
     while let Some(flag) = args.next() {
         if flag == "--sweep" {
             a.sweep = true;
+            continue;
+        }
+        if flag == "--gpu-only" {
+            a.gpu_only = true;
             continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -46,6 +104,28 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     .filter(|b| (1..=POINTS).contains(b))
                     .ok_or_else(|| format!("--batch wants 1 to {POINTS}, not `{value}`"))?
             }
+            "--per-submit" => {
+                a.per_submit = value
+                    .split(',')
+                    .map(|v| v.trim().parse().ok().filter(|s| (1..=1000).contains(s)))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| {
+                        format!("--per-submit wants 1 to 1000 (comma-separated), not `{value}`")
+                    })?
+            }
+            "--path" => {
+                a.paths = value
+                    .split(',')
+                    .map(|v| Path::parse(v.trim()))
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+            "--runs" => {
+                a.runs = value
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=20).contains(s))
+                    .ok_or_else(|| format!("--runs wants 1 to 20, not `{value}`"))?
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -61,13 +141,36 @@ fn net() -> Net {
 }
 
 struct Measured {
+    /// Dispatches of one step.
+    dispatches: usize,
     gpu_steps_s: f64,
     cpu_steps_s: f64,
     gpu_loss: f32,
     cpu_loss: f32,
 }
 
-fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result<Measured, String> {
+fn measure(
+    gpu: &Rc<Gpu>,
+    batch: usize,
+    steps: u32,
+    per_submit: u32,
+    path: Path,
+    cpu_budget_s: f64,
+) -> Result<Measured, String> {
+    gpu_runtime::training::force_step_path(match path {
+        Path::Fused => Some(true),
+        Path::Layers => Some(false),
+        Path::Default | Path::Separate => None,
+    });
+    let copies: Vec<gpu_runtime::KernelSpec> = match path {
+        Path::Separate => ["mlp-backward-params", "mlp-adam"]
+            .iter()
+            .filter_map(|id| gpu_runtime::kernel(id))
+            .map(|k| k.with_source(k.wgsl()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let replacements: Vec<&gpu_runtime::KernelSpec> = copies.iter().collect();
     let net = net();
     let hyper = Hyper {
         lr: 0.01,
@@ -80,7 +183,7 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
     let params = net.init_params(1);
     let order = batch_order(pts.len(), 1);
     let eval = x[..256 * 2].to_vec();
-    let mut session = pollster::block_on(TrainingSession::new(
+    let mut session = pollster::block_on(TrainingSession::new_with(
         gpu.clone(),
         SessionConfig {
             net: net.clone(),
@@ -93,8 +196,10 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
             order: order.clone(),
             eval_features: &eval,
         },
+        &replacements,
     ))
     .map_err(|e| e.to_string())?;
+    let dispatches = session.plan().len();
     let mut cpu = CpuTrainer::new(net, hyper, params, batch, x, pts.label.clone(), order);
 
     // Warm-up: pipelines, driver caches.
@@ -103,14 +208,26 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
     }
     session.wait().map_err(|e| e.to_string())?;
     let t = Instant::now();
-    for _ in 0..steps {
-        session.step().map_err(|e| e.to_string())?;
+    let mut left = steps;
+    while left > 0 {
+        let k = left.min(per_submit);
+        session.steps(k).map_err(|e| e.to_string())?;
+        left -= k;
     }
     session.wait().map_err(|e| e.to_string())?;
     let gpu_s = t.elapsed().as_secs_f64();
     let r = session.eval_blocking().map_err(|e| e.to_string())?;
     let gpu_loss = r.batch_losses.iter().sum::<f32>() / r.batch_losses.len() as f32;
 
+    if cpu_budget_s <= 0.0 {
+        return Ok(Measured {
+            dispatches,
+            gpu_steps_s: (steps as f64) / gpu_s,
+            cpu_steps_s: f64::NAN,
+            gpu_loss,
+            cpu_loss: f32::NAN,
+        });
+    }
     for _ in 0..3 {
         cpu.step();
     }
@@ -122,6 +239,7 @@ fn measure(gpu: &Rc<Gpu>, batch: usize, steps: u32, cpu_budget_s: f64) -> Result
     }
     let cpu_s = t.elapsed().as_secs_f64();
     Ok(Measured {
+        dispatches,
         gpu_steps_s: (steps as f64) / gpu_s,
         cpu_steps_s: cpu_steps as f64 / cpu_s,
         gpu_loss,
@@ -140,32 +258,88 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     if a.is_software {
         println!("NOTE: software adapter — these are CPU numbers, not GPU numbers.");
     }
-    println!(
-        "\nMLP 2-16-16-2, ReLU, Adam, batch {}, {} steps (CPU twin: one core, same formulas)\n",
-        args.batch, args.steps
-    );
-    let m = measure(&gpu, args.batch, args.steps, 20.0)?;
-    println!("| adapter | batch | GPU steps/s | CPU steps/s | GPU / CPU |");
-    println!("| --- | ---: | ---: | ---: | ---: |");
-    println!(
-        "| {} | {} | {:.0} | {:.0} | {:.2}× |",
-        a.name,
-        args.batch,
-        m.gpu_steps_s,
-        m.cpu_steps_s,
-        m.gpu_steps_s / m.cpu_steps_s
-    );
-    println!(
-        "\n(last batch loss: GPU {:.4}; CPU {:.4} — the CPU may have run fewer steps)",
-        m.gpu_loss, m.cpu_loss
-    );
+    let cpu_budget = if args.gpu_only { 0.0 } else { 20.0 };
+    // (path, steps per submit, dispatches, median, min, max) of every combination.
+    let mut summary = Vec::new();
+    let mut first = true;
+    for &path in &args.paths {
+        for &per_submit in &args.per_submit {
+            println!(
+                "\nMLP 2-16-16-2, ReLU, Adam, batch {}, {} steps, {per_submit} per command buffer, \
+                 path {} (CPU twin: one core, same formulas)\n",
+                args.batch,
+                args.steps,
+                path.name()
+            );
+            let budget = if first { cpu_budget } else { 0.0 };
+            first = false;
+            let mut times = Vec::new();
+            let mut m = measure(&gpu, args.batch, args.steps, per_submit, path, budget)?;
+            times.push(1e6 / m.gpu_steps_s);
+            for _ in 1..args.runs {
+                let r = measure(&gpu, args.batch, args.steps, per_submit, path, 0.0)?;
+                times.push(1e6 / r.gpu_steps_s);
+            }
+            let mut sorted = times.clone();
+            sorted.sort_by(f64::total_cmp);
+            let median = sorted[sorted.len() / 2];
+            let (lo, hi) = (sorted[0], sorted[sorted.len() - 1]);
+            println!(
+                "GPU µs per step (wall clock, {} run(s)): {} — median {median:.1}, min {lo:.1}, \
+                 max {hi:.1}",
+                times.len(),
+                times
+                    .iter()
+                    .map(|t| format!("{t:.1}"))
+                    .collect::<Vec<_>>()
+                    .join(" / "),
+            );
+            summary.push((path, per_submit, m.dispatches, median, lo, hi));
+            m.gpu_steps_s = 1e6 / median;
+            if budget > 0.0 {
+                println!("| adapter | batch | GPU steps/s | CPU steps/s | GPU / CPU |");
+                println!("| --- | ---: | ---: | ---: | ---: |");
+                println!(
+                    "| {} | {} | {:.0} | {:.0} | {:.2}× |",
+                    a.name,
+                    args.batch,
+                    m.gpu_steps_s,
+                    m.cpu_steps_s,
+                    m.gpu_steps_s / m.cpu_steps_s
+                );
+                println!(
+                    "\n(last batch loss: GPU {:.4}; CPU {:.4} — the CPU may have run fewer steps)",
+                    m.gpu_loss, m.cpu_loss
+                );
+            }
+        }
+    }
+    gpu_runtime::training::force_step_path(None);
+    if summary.len() > 1 {
+        println!(
+            "\nTraining step, 2-16-16-2, batch {}, {} — µs per step, wall clock over {} steps, \
+             median of {} whole runs (fresh session each), spread = min … max:\n",
+            args.batch, a.name, args.steps, args.runs
+        );
+        println!("| path | dispatches per step | steps per submit | median µs | spread µs |");
+        println!("| --- | ---: | ---: | ---: | ---: |");
+        for (path, k, dispatches, median, lo, hi) in &summary {
+            println!(
+                "| {} | {dispatches} | {k} | {median:.1} | {lo:.1} … {hi:.1} (±{:.0} %) |",
+                path.name(),
+                50.0 * (hi - lo) / median
+            );
+        }
+    }
     if args.sweep {
         println!("\n| batch | GPU samples/s | CPU samples/s |");
         println!("| ---: | ---: | ---: |");
         for batch in [1usize, 4, 16, 64, 256, 1024, 4096] {
             let steps =
                 (args.steps as usize * 64 / batch).clamp(20, args.steps as usize * 4) as u32;
-            let m = measure(&gpu, batch, steps, 3.0)?;
+            let per_submit = args.per_submit[0];
+            let path = args.paths[0];
+            let m = measure(&gpu, batch, steps, per_submit, path, 3.0)?;
             println!(
                 "| {batch} | {:.0} | {:.0} |",
                 m.gpu_steps_s * batch as f64,

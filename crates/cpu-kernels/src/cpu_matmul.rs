@@ -15,15 +15,31 @@
 
 use crate::matmul::MatmulSize;
 
-/// Rows of C per micro-kernel tile: 4×2 accumulators + 2 B vectors + 1 broadcast. A 6×8 tile
-/// (15 registers, the x86-64 limit) was tried and was not faster in Chromium.
+/// Rows of C per micro-kernel tile. The accumulators live in vector registers: MR×[`NV`]
+/// of them, plus [`NV`] B vectors and the broadcasts of A, which LLVM computes once per step
+/// and keeps (x86-64 has 16 vector registers; V8 keeps one for itself). 4×8 needs 8 + 2 + 4 =
+/// 14 and is the largest tile that never spills: 6×8 (20 live), 5×8, 4×12 and 6×8 with the
+/// columns outermost all measured slower, 3×12 and 2×16 a little slower (docs/benchmarks.md).
+/// Eight independent accumulators also cover the FMA latency (4 cycles × 2 units).
 pub const MR: usize = 4;
 /// Columns of C per micro-kernel tile (two 4-lane vectors).
 pub const NR: usize = 8;
+/// 4-lane vectors per row of a tile.
+const NV: usize = NR / 4;
 /// Depth of a K block: an MR×KC panel of A plus a KC×NR strip of B stay in L1.
 const KC: usize = 256;
 /// Columns per N block: a KC×NC block of packed B (256 KiB) stays in L2.
 const NC: usize = 256;
+
+/// Whether this build's SIMD micro-kernel multiplies and adds in one rounding step: a wasm
+/// build with `relaxed-simd` (`f32x4.relaxed_madd`, which the engine may also run as a
+/// multiply then an add: both roundings are covered by the verification bound, see
+/// [`Fused`]).
+pub const FUSED_BUILD: bool = cfg!(all(
+    target_arch = "wasm32",
+    target_feature = "simd128",
+    target_feature = "relaxed-simd"
+));
 
 /// Which CPU implementation to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -116,6 +132,34 @@ impl RowJob {
         })
     }
 
+    /// A job whose rows of A and B are zeros, to be filled through [`RowJob::inputs_mut`]
+    /// (the separately built kernel module's callers write straight into its memory).
+    pub fn zeroed(
+        variant: CpuVariant,
+        size: MatmulSize,
+        r0: usize,
+        r1: usize,
+    ) -> Result<Self, RowsError> {
+        let (m, n, k) = (size.m as usize, size.n as usize, size.k as usize);
+        if r0 > r1 || r1 > m {
+            return Err(RowsError::BadRange);
+        }
+        Self::new(
+            variant,
+            size,
+            r0,
+            r1,
+            vec![0.0; (r1 - r0) * k],
+            vec![0.0; k * n],
+        )
+    }
+
+    /// Rows r0..r1 of A and all of B, to be written before the first step (writing them
+    /// later restarts nothing: rows done stay done, and B, once packed, is not read again).
+    pub fn inputs_mut(&mut self) -> (&mut [f32], &mut [f32]) {
+        (&mut self.a, &mut self.b)
+    }
+
     /// Computes up to `rows` more rows; returns the rows done so far. The SIMD variant packs
     /// B on its first step (counted as compute, not as data transfer).
     pub fn step(&mut self, rows: usize) -> usize {
@@ -133,7 +177,7 @@ impl RowJob {
             match (self.variant, &self.packed) {
                 (CpuVariant::Naive, _) => naive(a, &self.b, c, rows, n, k),
                 (CpuVariant::Blocked, _) => blocked(a, &self.b, c, rows, n, k),
-                (CpuVariant::Simd, Some(p)) => simd(a, p, c, rows),
+                (CpuVariant::Simd, Some(p)) => simd::<BuildMulAdd>(a, p, c, rows),
                 (CpuVariant::Simd, None) => blocked(a, &self.b, c, rows, n, k),
             }
             self.done = end;
@@ -243,27 +287,66 @@ pub struct PackedB {
     n: usize,
     k: usize,
     strips: usize,
-    data: Vec<f32>,
+    data: Vec<[f32; NR]>,
 }
 
 impl PackedB {
     pub fn new(b: &[f32], k: usize, n: usize) -> Self {
         let strips = n.div_ceil(NR);
-        let mut data = vec![0f32; strips * NR * k];
-        // Block pc starts at pc·strips·NR; within it, strip s at s·kc·NR.
+        let mut data = vec![[0f32; NR]; strips * k];
+        // Block pc starts at row pc·strips; within it, strip s at s·kc.
         for pc in (0..k).step_by(KC) {
             let kc = KC.min(k - pc);
-            let base = pc * strips * NR;
+            let base = pc * strips;
             for s in 0..strips {
                 let cols = NR.min(n - s * NR);
                 for p in 0..kc {
                     let src = &b[(pc + p) * n + s * NR..(pc + p) * n + s * NR + cols];
-                    let dst = base + s * kc * NR + p * NR;
-                    data[dst..dst + cols].copy_from_slice(src);
+                    data[base + s * kc + p][..cols].copy_from_slice(src);
                 }
             }
         }
         Self { n, k, strips, data }
+    }
+
+    /// An empty packing, to be filled by [`PackedB::repack_strided`] (reuses its allocation).
+    pub fn empty() -> Self {
+        Self {
+            n: 0,
+            k: 0,
+            strips: 0,
+            data: Vec::new(),
+        }
+    }
+
+    /// Packs the k×n matrix whose element (p, j) is `b[p·rs + j·cs]` (a transposed or
+    /// row-major view, e.g. the training step's weight matrices), into this buffer's
+    /// allocation. Same packed layout as [`PackedB::new`].
+    pub fn repack_strided(&mut self, b: &[f32], k: usize, n: usize, rs: usize, cs: usize) {
+        let strips = n.div_ceil(NR);
+        assert!(
+            k == 0 || n == 0 || b.len() > (k - 1) * rs + (n - 1) * cs,
+            "B too short for its strides"
+        );
+        self.data.clear();
+        self.data.resize(strips * k, [0.0; NR]);
+        for pc in (0..k).step_by(KC) {
+            let kc = KC.min(k - pc);
+            let base = pc * strips;
+            for s in 0..strips {
+                let cols = NR.min(n - s * NR);
+                for p in 0..kc {
+                    let src = (pc + p) * rs + s * NR * cs;
+                    let row = &mut self.data[base + s * kc + p];
+                    for (j, d) in row[..cols].iter_mut().enumerate() {
+                        *d = b[src + j * cs];
+                    }
+                }
+            }
+        }
+        self.n = n;
+        self.k = k;
+        self.strips = strips;
     }
 }
 
@@ -275,29 +358,85 @@ pub fn multiply_packed(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) 
         a.len() >= rows * packed.k && c.len() >= rows * packed.n,
         "A or C too short"
     );
-    simd(a, packed, c, rows);
+    simd::<BuildMulAdd>(a, packed, c, rows);
 }
 
-/// Register-tiled multiply of `rows` rows of A by packed B into C.
-fn simd(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
+/// How the micro-kernel forms `acc + x·y` on 4-lane vectors; the choice sets how results round.
+pub trait MulAdd {
+    fn mul_add(acc: lanes::F4, x: lanes::F4, y: lanes::F4) -> lanes::F4;
+}
+
+/// A multiply, rounded, then an add, rounded (plain SIMD128 has no fused multiply-add).
+pub struct Separate;
+
+impl MulAdd for Separate {
+    #[inline(always)]
+    fn mul_add(acc: lanes::F4, x: lanes::F4, y: lanes::F4) -> lanes::F4 {
+        acc.mul_then_add(x, y)
+    }
+}
+
+/// A fused multiply-add: `acc + x·y` rounded once. In wasm with `relaxed-simd` it is
+/// `f32x4.relaxed_madd`, which the engine may run fused or as a multiply then an add (both
+/// stay within the bound below); natively (tests) it is `f32::mul_add` per lane, always fused.
+///
+/// Rounding bound, by the standard argument (Higham §3.1): a tile's accumulator over a K block
+/// of length kc rounds once per step when fused (twice when not: the product as well), so
+/// each product picks up at most kc (kc + 1) relative errors of u = 2⁻²⁴ there; adding a
+/// block's tile into C costs one more rounding per block, ⌈K/KC⌉ in all. So
+/// |ĉ − c| ≤ γₘ·Σ|aᵢbᵢ| with m ≤ K + ⌈K/KC⌉ + 1 ≤ 2K for K ≥ 2 (for K = 1 the one product is
+/// rounded once, or exact when fused), and γₘ = m·u/(1 − m·u) ≈ m·u far below K = 2²³. This is
+/// [`crate::verify::compare`]'s F32 rule, 2·K·u·Σ|aᵢbᵢ|, which therefore holds fused or not.
+#[cfg(any(not(target_arch = "wasm32"), target_feature = "relaxed-simd"))]
+pub struct Fused;
+
+#[cfg(any(not(target_arch = "wasm32"), target_feature = "relaxed-simd"))]
+impl MulAdd for Fused {
+    #[inline(always)]
+    fn mul_add(acc: lanes::F4, x: lanes::F4, y: lanes::F4) -> lanes::F4 {
+        acc.fused_mul_add(x, y)
+    }
+}
+
+/// The multiply-add of this build's SIMD variant.
+#[cfg(all(target_arch = "wasm32", target_feature = "relaxed-simd"))]
+type BuildMulAdd = Fused;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "relaxed-simd")))]
+type BuildMulAdd = Separate;
+
+/// The SIMD product of `rows` rows of A (K each) and packed B into `c` with a chosen
+/// multiply-add (tests run both roundings natively).
+pub fn multiply_packed_with<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
+    assert!(
+        a.len() >= rows * packed.k && c.len() >= rows * packed.n,
+        "A or C too short"
+    );
+    simd::<M>(a, packed, c, rows);
+}
+
+/// Register-tiled multiply of `rows` rows of A by packed B into C. For each K block and each
+/// block of NC columns, MR rows of A are packed into a panel (p-major, MR values per step, so
+/// the kernel reads one stream), then multiplied by every strip of the block.
+fn simd<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
     let (n, k, strips) = (packed.n, packed.k, packed.strips);
     let strips_per_block = NC / NR;
+    let mut panel = vec![[0f32; MR]; KC.min(k)];
     for pc in (0..k).step_by(KC) {
         let kc = KC.min(k - pc);
-        let block = &packed.data[pc * strips * NR..pc * strips * NR + strips * kc * NR];
+        let block = &packed.data[pc * strips..pc * strips + strips * kc];
         for s0 in (0..strips).step_by(strips_per_block) {
             let s1 = (s0 + strips_per_block).min(strips);
             for i in (0..rows).step_by(MR) {
                 let mr = MR.min(rows - i);
-                // Rows past the end repeat the last valid row (read only, never written).
-                let row = |r: usize| {
-                    let r = i + r.min(mr - 1);
-                    &a[r * k + pc..r * k + pc + kc]
-                };
-                let a_rows: [&[f32]; MR] = std::array::from_fn(row);
+                // Rows past the end are zeros (computed, never written).
+                for (p, slot) in panel[..kc].iter_mut().enumerate() {
+                    for (r, v) in slot.iter_mut().enumerate() {
+                        *v = if r < mr { a[(i + r) * k + pc + p] } else { 0.0 };
+                    }
+                }
                 for s in s0..s1 {
-                    let strip = &block[s * kc * NR..(s + 1) * kc * NR];
-                    let tile = micro_kernel(&a_rows, strip, kc);
+                    let strip = &block[s * kc..(s + 1) * kc];
+                    let tile = micro_kernel::<M>(&panel[..kc], strip);
                     let col0 = s * NR;
                     let cols = NR.min(n - col0);
                     for (r, tile_row) in tile.iter().enumerate().take(mr) {
@@ -312,37 +451,34 @@ fn simd(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
     }
 }
 
-/// An MR×NR tile of A-panel × B-strip over `kc` steps, kept in 2·MR 4-lane accumulators.
+/// An MR×NR tile of an A panel × a B strip (the same number of steps), kept in MR·NV 4-lane
+/// accumulators. Both operands are arrays of known length per step, so the hot loop has no
+/// bounds checks (the difference between a fast and a slow wasm kernel).
 #[inline(always)]
-fn micro_kernel(a: &[&[f32]; MR], strip: &[f32], kc: usize) -> [[f32; NR]; MR] {
+fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[f32; NR]; MR] {
     use lanes::F4;
-    let mut acc = [[F4::zero(); 2]; MR];
-    let strip = &strip[..kc * NR];
-    let a: [&[f32]; MR] = std::array::from_fn(|r| &a[r][..kc]);
-    // Iterating exact chunks (and zipping the rows of A) lets the compiler drop every bounds
-    // check from the hot loop: it is the difference between a fast and a slow wasm kernel.
-    let [a0, a1, a2, a3] = a;
-    let rows = a0.iter().zip(a1).zip(a2).zip(a3);
-    for (b, (((&x0, &x1), &x2), &x3)) in strip.chunks_exact(NR).zip(rows) {
-        let b0 = F4::load(&b[..4]);
-        let b1 = F4::load(&b[4..]);
-        for (acc, x) in acc.iter_mut().zip([x0, x1, x2, x3]) {
+    let mut acc = [[F4::zero(); NV]; MR];
+    for (x, b) in panel.iter().zip(strip) {
+        let bv: [F4; NV] = std::array::from_fn(|v| F4::load(&b[4 * v..4 * v + 4]));
+        for (acc, &x) in acc.iter_mut().zip(x) {
             let x = F4::splat(x);
-            acc[0] = acc[0].mul_add(x, b0);
-            acc[1] = acc[1].mul_add(x, b1);
+            for (acc, &b) in acc.iter_mut().zip(&bv) {
+                *acc = M::mul_add(*acc, x, b);
+            }
         }
     }
     let mut out = [[0f32; NR]; MR];
     for (o, v) in out.iter_mut().zip(acc) {
-        v[0].store(&mut o[..4]);
-        v[1].store(&mut o[4..]);
+        for (v, o) in v.iter().zip(o.chunks_exact_mut(4)) {
+            v.store(o);
+        }
     }
     out
 }
 
 /// A 4-lane f32 vector: wasm SIMD128 where available, plain arrays otherwise (same results:
-/// both multiply, round, then add, lane by lane).
-mod lanes {
+/// lane by lane, with the same roundings).
+pub mod lanes {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     mod imp {
         use core::arch::wasm32::*;
@@ -373,10 +509,16 @@ mod lanes {
                 // SAFETY: 16 writable bytes, checked above; unaligned stores are allowed.
                 unsafe { v128_store(s.as_mut_ptr() as *mut v128, self.0) }
             }
-            /// self + x·y (a multiply, then an add: wasm SIMD128 has no fused multiply-add).
+            /// self + x·y as a multiply, then an add (two roundings).
             #[inline(always)]
-            pub fn mul_add(self, x: Self, y: Self) -> Self {
+            pub fn mul_then_add(self, x: Self, y: Self) -> Self {
                 F4(f32x4_add(self.0, f32x4_mul(x.0, y.0)))
+            }
+            /// self + x·y by `f32x4.relaxed_madd`: fused where the machine has FMA.
+            #[cfg(target_feature = "relaxed-simd")]
+            #[inline(always)]
+            pub fn fused_mul_add(self, x: Self, y: Self) -> Self {
+                F4(f32x4_relaxed_madd(x.0, y.0, self.0))
             }
         }
     }
@@ -404,10 +546,19 @@ mod lanes {
                 s[..4].copy_from_slice(&self.0);
             }
             #[inline(always)]
-            pub fn mul_add(self, x: Self, y: Self) -> Self {
+            pub fn mul_then_add(self, x: Self, y: Self) -> Self {
                 let mut r = self.0;
                 for ((r, x), y) in r.iter_mut().zip(x.0).zip(y.0) {
                     *r += x * y;
+                }
+                F4(r)
+            }
+            /// One rounding per lane (`f32::mul_add`), as a fused relaxed madd.
+            #[inline(always)]
+            pub fn fused_mul_add(self, x: Self, y: Self) -> Self {
+                let mut r = self.0;
+                for ((r, x), y) in r.iter_mut().zip(x.0).zip(y.0) {
+                    *r = x.mul_add(y, *r);
                 }
                 F4(r)
             }
@@ -448,6 +599,88 @@ mod tests {
         ] {
             check(MatmulSize::new(m, n, k), (m * 31 + n * 7 + k) as u64);
         }
+    }
+
+    /// The packed kernel with a separate multiply and add and with a fused multiply-add (the
+    /// relaxed-SIMD module's rounding) both stay inside 2·K·u·Σ|aᵢbᵢ| (derivation at
+    /// [`Fused`]), over shapes crossing the tile, strip, K-block and N-block edges; and the
+    /// two really round differently.
+    #[test]
+    fn fused_and_separate_multiply_add_both_stay_inside_the_k_scaled_bound() {
+        let mut differ = 0usize;
+        for (m, n, k) in [
+            (1, 1, 1),
+            (5, 9, 3),
+            (4, 8, 256),
+            (9, 17, 257),
+            (7, 300, 100), // two N blocks and a partial strip
+            (6, 11, 1500), // six K blocks
+            (3, 5, 4099),
+        ] {
+            let size = MatmulSize::new(m, n, k);
+            let (a, b) = size.inputs(u64::from(m * 131 + n * 17 + k));
+            let r = reference(size, &a, &b);
+            let packed = PackedB::new(&b, k as usize, n as usize);
+            let mut outs = Vec::new();
+            for fused in [false, true] {
+                let mut c = vec![0f32; size.c_len()];
+                if fused {
+                    multiply_packed_with::<Fused>(&a, &packed, &mut c, m as usize);
+                } else {
+                    multiply_packed_with::<Separate>(&a, &packed, &mut c, m as usize);
+                }
+                let v = compare(&c, &r, Precision::F32);
+                assert!(v.ok, "fused {fused} at {size:?}: {v:?}");
+                assert!(v.max_rel_error <= v.rel_bound);
+                outs.push(c);
+            }
+            differ += outs[0].iter().zip(&outs[1]).filter(|(x, y)| x != y).count();
+        }
+        assert!(
+            differ > 0,
+            "the fused path rounds like the separate one: not fused"
+        );
+    }
+
+    /// The bound is tight enough to catch a kernel that loses one term in 2000: rounding may
+    /// move a result by 2·K·u·Σ|aᵢbᵢ| at most, a missing term moves it by |a·b| of that term.
+    #[test]
+    fn the_bound_scales_with_k_and_an_off_by_one_term_fails_it() {
+        let size = MatmulSize::new(4, 8, 2000);
+        let (a, b) = size.inputs(3);
+        let r = reference(size, &a, &b);
+        let packed = PackedB::new(&b, 2000, 8);
+        let mut c = vec![0f32; size.c_len()];
+        multiply_packed_with::<Fused>(&a, &packed, &mut c, 4);
+        assert!(compare(&c, &r, Precision::F32).ok);
+        // Dropping the last of 2000 terms is a far larger error than rounding.
+        let mut short = vec![0f32; size.c_len()];
+        let a_short: Vec<f32> = a
+            .chunks(2000)
+            .flat_map(|row| row[..1999].iter().copied().chain([0.0]))
+            .collect();
+        multiply_packed_with::<Fused>(&a_short, &packed, &mut short, 4);
+        assert!(!compare(&short, &r, Precision::F32).ok);
+    }
+
+    #[test]
+    fn a_strided_packing_equals_packing_the_transposed_copy() {
+        // B given as its transpose (n×k row-major): element (p, j) at j·k + p.
+        let (k, n) = (19, 13);
+        let bt: Vec<f32> = (0..k * n).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let mut b = vec![0f32; k * n];
+        for p in 0..k {
+            for j in 0..n {
+                b[p * n + j] = bt[j * k + p];
+            }
+        }
+        let mut packed = PackedB::empty();
+        packed.repack_strided(&bt, k, n, 1, k);
+        let direct = PackedB::new(&b, k, n);
+        assert_eq!(packed.data, direct.data);
+        // A second, smaller repack into the same allocation is a fresh packing.
+        packed.repack_strided(&b[..3 * n], 3, n, n, 1);
+        assert_eq!(packed.data, PackedB::new(&b[..3 * n], 3, n).data);
     }
 
     #[test]

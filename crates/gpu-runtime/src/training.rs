@@ -2,11 +2,18 @@
 //! records one training step as ONE command-buffer submit, and reads metrics back without ever
 //! blocking a step.
 //!
-//! Data flow of a step: the batch's features and labels are written into the activation and
-//! label buffers (`queue.write_buffer`), then one compute pass runs, in order: `mlp-forward`
-//! per layer, `mlp-loss`, `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
+//! Data flow of a step: the training set lives on the GPU (uploaded once, in batch order), and
+//! the CPU writes nothing per step. One compute pass runs, in order: `mlp-forward-gather`
+//! (the first layer, reading its batch rows straight from the training set at the step's
+//! offset and advancing the step state), `mlp-forward` per hidden layer, `mlp-forward-loss`
+//! (the output layer and the loss, one thread per sample; `mlp-loss` after the gathering
+//! layer when the network has no hidden layer), `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
 //! `mlp-backward-input` between layers, and one optimiser dispatch (`mlp-sgd` or `mlp-adam`)
-//! over all parameters. Nothing is read back per step. [`TrainingSession::request_eval`]
+//! over all parameters (Adam reads its bias corrections from a table, indexed by the step
+//! counter the GPU keeps). The step state ({first row, steps done}) is double-buffered: a step
+//! reads one copy and writes the other, so even and odd steps bind the two the other way
+//! round. [`TrainingSession::steps`] records several steps in one command buffer. Nothing is
+//! read back per step. [`TrainingSession::request_eval`]
 //! (every k steps, the caller's choice) runs the forward pass over an evaluation set (the
 //! decision-boundary grid, the training set and the test set) and maps one staging buffer
 //! asynchronously; while that mapping is pending further requests are skipped, and
@@ -18,7 +25,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mlp::net::{adam_corrections, gather_batch, BETA1, BETA2, EPSILON};
+use mlp::net::{adam_corrections, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
 use crate::catalogue::{kernel, KernelSpec};
@@ -40,17 +47,30 @@ enum Slot {
     Deltas,
     Labels,
     Losses,
+    /// The training set's features and labels, in batch order.
+    DataX,
+    DataY,
+    /// The step state this step reads, and the one it writes (the next step's).
+    State,
+    NextState,
+    /// Adam's (c₁, c₂) per step.
+    Corrections,
 }
 
 fn bindings(kernel_id: &str) -> &'static [Slot] {
     use Slot::*;
     match kernel_id {
         "mlp-forward" => &[Params, Acts],
+        "mlp-forward-gather" => &[Params, Acts, Labels, DataX, DataY, State, NextState],
+        "mlp-gather" => &[Acts, Labels, DataX, DataY, State, NextState],
         "mlp-loss" => &[Acts, Labels, Deltas, Losses],
+        "mlp-forward-loss" => &[Params, Acts, Labels, Deltas, Losses],
         "mlp-backward-params" => &[Acts, Deltas, Grads],
         "mlp-backward-input" => &[Params, Acts, Deltas],
         "mlp-sgd" => &[Params, Grads, M],
-        "mlp-adam" => &[Params, Grads, M, V],
+        "mlp-adam" => &[Params, Grads, M, V, Corrections, State],
+        "mlp-step-samples" => &[Params, Acts, Deltas, Losses, DataX, DataY, State, NextState],
+        "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
         _ => &[],
     }
 }
@@ -67,7 +87,84 @@ pub struct PlannedDispatch {
     pub uniform: [u32; UNIFORM_WORDS],
 }
 
-pub const UNIFORM_WORDS: usize = 12;
+pub const UNIFORM_WORDS: usize = 80;
+
+/// The whole-step kernels (`mlp-step-samples`, `mlp-step-params`) walk one sample through
+/// every layer per thread; they are used up to this many layers of at most this many neurons.
+pub const FUSED_MAX_DEPTH: usize = 8;
+pub const FUSED_MAX_WIDTH: usize = 64;
+
+thread_local! {
+    /// 0: the default (per layer); 1: whole-step kernels where they apply; 2: per layer.
+    static FORCED_PATH: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Pins the step path for sessions and plans made on this thread (Some(true): the two
+/// whole-step kernels where the network allows them; Some(false) or None: per layer, the
+/// default). For benchmarks and tests comparing the two.
+pub fn force_step_path(fused: Option<bool>) {
+    FORCED_PATH.with(|f| f.set(fused.map_or(0, |x| if x { 1 } else { 2 })));
+}
+
+/// Whether a training step of `net` runs as the two whole-step dispatches (else per layer).
+/// Only when asked for ([`force_step_path`]): on the H200 (2026-12-01, `bench mlp --path`) the
+/// two dispatches were SLOWER than the nine per-layer ones at every batch from 1 to 1,024
+/// (2-16-16-2: 64.6 vs 43.3 µs per step at batch 1, 83.4 vs 58.8 at 1,024; equal at 4,096):
+/// one thread walking its sample through every layer is a chain of dependent memory accesses
+/// longer than the seven launches it saves.
+pub fn fused(net: &Net) -> bool {
+    let forced = FORCED_PATH.with(|f| f.get());
+    forced == 1
+        && net.depth() >= 1
+        && net.depth() <= FUSED_MAX_DEPTH
+        && net.sizes.iter().all(|&w| w <= FUSED_MAX_WIDTH)
+}
+
+/// The uniform both whole-step kernels read (`StepNet` in `shaders/mlp_step_samples.wgsl`).
+fn step_net_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<u32> {
+    let layout = net.layout();
+    let (offs, _) = net.act_offsets(batch);
+    let depth = net.depth();
+    let f = f32::to_bits;
+    let (opt, momentum) = match hyper.optimiser {
+        Optimiser::Adam => (1, 0.0),
+        o => (0, o.momentum()),
+    };
+    let mut w = vec![
+        batch as u32,
+        rows as u32,
+        depth as u32,
+        net.loss as u32,
+        opt,
+        adam_correction_table().len() as u32,
+        0,
+        0,
+        f(hyper.lr),
+        f(BETA1),
+        f(BETA2),
+        f(EPSILON),
+        f(hyper.l1),
+        f(hyper.l2),
+        f(momentum),
+        0,
+    ];
+    let mut first_group = 0usize;
+    for (i, l) in layout.layers.iter().enumerate() {
+        w.extend([
+            l.fan_in as u32,
+            l.fan_out as u32,
+            net.activation_of(i + 1) as u32,
+            l.w_off as u32,
+            l.b_off as u32,
+            offs[i] as u32,
+            offs[i + 1] as u32,
+            first_group as u32,
+        ]);
+        first_group += l.fan_out * (l.fan_in + 1);
+    }
+    w.resize(UNIFORM_WORDS, 0);
+    w
+}
 
 fn planned<const N: usize>(
     kernel_id: &'static str,
@@ -115,31 +212,207 @@ pub fn forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
         .collect()
 }
 
-/// Every dispatch of one training step, in the order they run. The optimiser's uniform holds
-/// the learning rate of `hyper` and Adam's corrections for step 1; a session rewrites it
-/// every step.
-pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch> {
+/// What a step plan must respect besides the network: gradient accumulation, and the kernels
+/// the caller runs in place of the catalogue's (the editor's edited copy, a test's override).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepOptions<'a> {
+    /// Micro-batches per update (0 or 1: none).
+    pub accum: usize,
+    /// Kernel ids that must run as separate dispatches: no fused kernel replaces them.
+    pub pinned: &'a [&'a str],
+}
+
+/// Each fused kernel and the separate kernels whose work it does. A plan uses a fused kernel
+/// only when none of these is pinned ([`StepOptions::pinned`]), so an edited kernel always runs.
+pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
+    ("mlp-forward-gather", &["mlp-gather", "mlp-forward"]),
+    (
+        "mlp-forward-loss",
+        &["mlp-forward", "mlp-loss", "mlp-backward-input"],
+    ),
+    (
+        "mlp-step-params",
+        &["mlp-backward-params", "mlp-sgd", "mlp-adam"],
+    ),
+    (
+        "mlp-step-samples",
+        &[
+            "mlp-gather",
+            "mlp-forward",
+            "mlp-forward-gather",
+            "mlp-loss",
+            "mlp-forward-loss",
+            "mlp-backward-input",
+        ],
+    ),
+];
+
+/// Whether `fused_id` may stand in for its separate kernels under `pinned`.
+fn may_fuse(fused_id: &str, pinned: &[&str]) -> bool {
+    FUSED_REPLACES
+        .iter()
+        .filter(|(f, _)| *f == fused_id)
+        .flat_map(|(_, parts)| parts.iter())
+        .all(|part| !pinned.contains(part))
+}
+
+/// Most workgroups a dispatch may have along x on every WebGPU device (the default
+/// `maxComputeWorkgroupsPerDimension`): `mlp-step-params` takes one per parameter, so it is
+/// used only for networks with at most this many parameters.
+const STEP_PARAMS_MAX_GROUPS: usize = 65_535;
+
+/// Every dispatch of one training step, in the order they run, for a training set of `rows`
+/// samples, without accumulation or replaced kernels ([`step_plan_with`]).
+pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<PlannedDispatch> {
+    step_plan_with(net, hyper, batch, rows, StepOptions::default())
+}
+
+/// The `mlp-step-params` dispatch: one workgroup per parameter of every layer, its gradient
+/// summed over the batch from the deltas already in place, then the optimiser's update.
+fn step_params_dispatch(net: &Net, u: [u32; UNIFORM_WORDS]) -> PlannedDispatch {
+    let groups = net.layout().param_count as u32;
+    PlannedDispatch {
+        kernel_id: "mlp-step-params",
+        layer: 0,
+        threads: groups * WORKGROUP,
+        workgroups: [groups.max(1), 1, 1],
+        uniform: u,
+    }
+}
+
+/// [`step_plan`] under `opts`. Per layer (the default): the first layer gathers its batch
+/// (`mlp-forward-gather`; `mlp-gather` then `mlp-forward` when either is pinned), hidden
+/// layers `mlp-forward`, the output layer and loss in one dispatch (`mlp-forward-loss`;
+/// `mlp-forward` then `mlp-loss` when either is pinned, or when the first layer is the output
+/// layer), then `mlp-backward-input` from the last layer down, then ONE `mlp-step-params` that
+/// sums every parameter's gradient and applies the optimiser to it — or, with accumulation or a
+/// pinned gradient/optimiser kernel, `mlp-backward-params` per layer and `mlp-sgd`/`mlp-adam`.
+/// The optimiser's uniform holds the learning rate of `hyper`; a session rewrites it only
+/// when the rate changes.
+pub fn step_plan_with(
+    net: &Net,
+    hyper: &Hyper,
+    batch: usize,
+    rows: usize,
+    opts: StepOptions<'_>,
+) -> Vec<PlannedDispatch> {
     let layout = net.layout();
+    let pinned = opts.pinned;
+    let whole_step_fits = net.depth() >= 1
+        && net.depth() <= FUSED_MAX_DEPTH
+        && net.sizes.iter().all(|&w| w <= FUSED_MAX_WIDTH);
+    // The two whole-step kernels when asked for, or when the per-sample one is pinned (it
+    // runs nowhere else).
+    let whole_step = (fused(net) || pinned.contains(&"mlp-step-samples"))
+        && whole_step_fits
+        && may_fuse("mlp-step-samples", pinned);
+    let u: [u32; UNIFORM_WORDS] = step_net_uniform(net, hyper, batch, rows)
+        .try_into()
+        .expect("UNIFORM_WORDS words");
+    if whole_step {
+        let mut samples = planned("mlp-step-samples", 0, batch, u);
+        samples.workgroups = [(batch as u32).div_ceil(WORKGROUP).max(1), 1, 1];
+        return vec![samples, step_params_dispatch(net, u)];
+    }
     let (offs, _) = net.act_offsets(batch);
     let depth = net.depth();
     let mut plan = forward_plan(net, batch);
-    plan.push(planned(
-        "mlp-loss",
-        depth,
-        batch,
-        [
-            batch as u32,
-            net.classes() as u32,
-            offs[depth] as u32,
-            offs[depth] as u32,
-            net.loss as u32,
-            // The mean is over this many samples and the losses start at 0: a session with
-            // gradient accumulation rewrites both per micro-batch (`loss_words`).
-            batch as u32,
-            0,
-            0,
-        ],
-    ));
+    // The first layer picks its batch on the GPU.
+    if may_fuse("mlp-forward-gather", pinned) {
+        let first = &mut plan[0];
+        first.kernel_id = "mlp-forward-gather";
+        first.uniform[8] = rows as u32;
+    } else {
+        let first = plan[0].clone();
+        let mut gather = planned("mlp-gather", 1, batch * net.inputs(), [0u32; 0]);
+        gather.uniform = first.uniform;
+        gather.uniform[8] = rows as u32;
+        plan.insert(0, gather);
+    }
+    let first_is_output = depth < 2;
+    if !first_is_output && may_fuse("mlp-forward-loss", pinned) {
+        // The output layer, the loss and the gradient one layer down in one dispatch, one
+        // thread per sample.
+        let out = plan.pop().expect("depth ≥ 2 layers");
+        let u = out.uniform;
+        plan.push(planned(
+            "mlp-forward-loss",
+            depth,
+            batch,
+            [
+                u[0],
+                u[1],
+                u[2],
+                u[3],
+                u[4],
+                u[5],
+                u[6],
+                u[7],
+                offs[depth] as u32,
+                net.loss as u32,
+                // The mean is over this many samples and the losses start at 0: a session
+                // with gradient accumulation makes one copy per micro-batch (`micro_loss`).
+                batch as u32,
+                0,
+                net.activation_of(depth - 1) as u32,
+                0,
+                0,
+                0,
+            ],
+        ));
+    } else {
+        plan.push(planned(
+            "mlp-loss",
+            depth,
+            batch,
+            [
+                batch as u32,
+                net.classes() as u32,
+                offs[depth] as u32,
+                offs[depth] as u32,
+                net.loss as u32,
+                batch as u32,
+                0,
+                0,
+            ],
+        ));
+    }
+    let backward_input = |l: usize| {
+        let lo = layout.layers[l - 1];
+        planned(
+            "mlp-backward-input",
+            l,
+            batch * lo.fan_in,
+            [
+                batch as u32,
+                lo.fan_in as u32,
+                lo.fan_out as u32,
+                net.activation_of(l - 1) as u32,
+                lo.w_off as u32,
+                offs[l - 1] as u32,
+                offs[l - 1] as u32,
+                offs[l] as u32,
+            ],
+        )
+    };
+    // The optimiser inside the gradient kernel: every delta first (each backward-input reads
+    // its layer's weights before any is updated), then one workgroup per parameter sums its
+    // gradient and updates it. Not with accumulation (the gradient is summed over
+    // micro-batches before one update).
+    let step_params = opts.accum <= 1
+        && depth <= FUSED_MAX_DEPTH
+        && layout.param_count <= STEP_PARAMS_MAX_GROUPS
+        && may_fuse("mlp-step-params", pinned);
+    // The fused output layer already sent the gradient below the last layer.
+    let below_last_done = plan.iter().any(|p| p.kernel_id == "mlp-forward-loss");
+    let needs_backward_input = |l: usize| l > 1 && !(l == depth && below_last_done);
+    if step_params {
+        for l in (2..=depth).rev().filter(|&l| needs_backward_input(l)) {
+            plan.push(backward_input(l));
+        }
+        plan.push(step_params_dispatch(net, u));
+        return plan;
+    }
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
         // One workgroup of 64 threads per weight or bias (a reduction over the batch).
@@ -158,29 +431,30 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
                 0,
             ],
         ));
-        if l > 1 {
-            plan.push(planned(
-                "mlp-backward-input",
-                l,
-                batch * lo.fan_in,
-                [
-                    batch as u32,
-                    lo.fan_in as u32,
-                    lo.fan_out as u32,
-                    net.activation_of(l - 1) as u32,
-                    lo.w_off as u32,
-                    offs[l - 1] as u32,
-                    offs[l - 1] as u32,
-                    offs[l] as u32,
-                ],
-            ));
+        if needs_backward_input(l) {
+            plan.push(backward_input(l));
         }
     }
-    plan.push(optimiser_dispatch(layout.param_count, hyper, 1));
+    plan.push(optimiser_dispatch(layout.param_count, hyper));
     plan
 }
 
-fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
+/// Adam's bias corrections for steps 1, 2, … (`adam_corrections`, the numbers the CPU twin
+/// uses), up to the first step where both are exactly 1.0 in f32; every later step uses that
+/// last entry, which is what `adam_corrections` returns for it too.
+pub fn adam_correction_table() -> Vec<[f32; 2]> {
+    let mut table = Vec::new();
+    for t in 1..=(1u32 << 20) {
+        let (c1, c2) = adam_corrections(t);
+        table.push([c1, c2]);
+        if c1 == 1.0 && c2 == 1.0 {
+            break;
+        }
+    }
+    table
+}
+
+fn optimiser_dispatch(count: usize, hyper: &Hyper) -> PlannedDispatch {
     let f = f32::to_bits;
     match hyper.optimiser {
         Optimiser::Sgd | Optimiser::Momentum => planned(
@@ -199,7 +473,7 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
             ],
         ),
         Optimiser::Adam => {
-            let (c1, c2) = adam_corrections(t);
+            let corr_len = adam_correction_table().len() as u32;
             planned(
                 "mlp-adam",
                 0,
@@ -210,8 +484,8 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
                     f(BETA1),
                     f(BETA2),
                     f(EPSILON),
-                    f(c1),
-                    f(c2),
+                    corr_len,
+                    0,
                     0,
                     f(hyper.l1),
                     f(hyper.l2),
@@ -223,22 +497,21 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper, t: u32) -> PlannedDispatch {
     }
 }
 
-/// The loss dispatch's uniform for micro-batch `j` of `accum` in one step: the gradient is
-/// divided by the effective batch (`accum · batch`), the losses go to `j · batch`.
-pub fn loss_words(net: &Net, batch: usize, accum: usize, j: usize) -> [u32; UNIFORM_WORDS] {
-    let (offs, _) = net.act_offsets(batch);
-    let depth = net.depth();
-    let mut w = [0; UNIFORM_WORDS];
-    w[..7].copy_from_slice(&[
-        batch as u32,
-        net.classes() as u32,
-        offs[depth] as u32,
-        offs[depth] as u32,
-        net.loss as u32,
-        (accum.max(1) * batch) as u32,
-        (j * batch) as u32,
-    ]);
-    w
+/// The loss dispatch of micro-batch `j` of `accum` in one step, made from the plan's loss
+/// dispatch (`mlp-loss` or the fused `mlp-forward-loss`): the gradient is divided by the
+/// effective batch (`accum · batch`), the losses go to `j · batch`. A session with
+/// accumulation keeps one such dispatch (and uniform) per micro-batch, so nothing is written
+/// between micro-batches.
+pub fn micro_loss(loss: &PlannedDispatch, batch: usize, accum: usize, j: usize) -> PlannedDispatch {
+    let (mean_over, loss_off) = if loss.kernel_id == "mlp-forward-loss" {
+        (10, 11)
+    } else {
+        (5, 6)
+    };
+    let mut d = loss.clone();
+    d.uniform[mean_over] = (accum.max(1) * batch) as u32;
+    d.uniform[loss_off] = (j * batch) as u32;
+    d
 }
 
 /// Memory of one step with gradient accumulation: the activations and deltas a session keeps
@@ -320,7 +593,8 @@ enum ReadState {
 
 struct Pass {
     pipeline: wgpu::ComputePipeline,
-    bind_group: wgpu::BindGroup,
+    /// For even and odd steps (they differ where the step state is bound).
+    bind_groups: [wgpu::BindGroup; 2],
     workgroups: [u32; 3],
 }
 
@@ -331,22 +605,27 @@ pub struct TrainingSession {
     hyper: Hyper,
     batch: usize,
     accum: usize,
-    features: Vec<f32>,
-    labels: Vec<u32>,
-    order: Vec<u32>,
     plan: Vec<PlannedDispatch>,
     step_passes: Vec<Pass>,
     eval_passes: Vec<Pass>,
     /// Every buffer of the session, destroyed (and uncounted) when it is dropped.
     _buffers: ResidentBuffers,
-    acts: wgpu::Buffer,
-    labels_buf: wgpu::Buffer,
     params: wgpu::Buffer,
     losses: wgpu::Buffer,
     eval_acts: wgpu::Buffer,
     staging: wgpu::Buffer,
-    opt_uniform: wgpu::Buffer,
-    loss_uniform: wgpu::Buffer,
+    /// Uniforms of the dispatches that hold the learning rate (those over all layers), in
+    /// plan order; `set_lr` rewrites them.
+    lr_uniforms: Vec<wgpu::Buffer>,
+    /// Where the loss dispatch sits in the step, and (with gradient accumulation) one copy of
+    /// it per micro-batch, each with its own uniform (`micro_loss`).
+    loss_pass: Option<usize>,
+    loss_passes: Vec<Pass>,
+    /// Whether the gradients are summed into (the per-layer path) and so cleared per update.
+    clear_grads: bool,
+    rows: usize,
+    /// The ids of the kernels run in place of the catalogue's (they shape the plan).
+    pinned: Vec<&'static str>,
     grads: wgpu::Buffer,
     eval_rows: usize,
     eval_out_off: u64,
@@ -354,8 +633,6 @@ pub struct TrainingSession {
     completed: Arc<AtomicU64>,
     read: Arc<Mutex<ReadState>>,
     read_step: u64,
-    x: Vec<f32>,
-    y: Vec<u32>,
 }
 
 impl TrainingSession {
@@ -404,8 +681,35 @@ impl TrainingSession {
             }
         }
         let max_groups = gpu.limits().max_compute_workgroups_per_dimension;
-        let plan = step_plan(&net, &cfg.hyper, batch);
+        let rows = cfg.labels.len();
+        let pinned: Vec<&'static str> = replacements.iter().map(|k| k.id).collect();
+        let opts = StepOptions {
+            accum,
+            pinned: &pinned,
+        };
+        let mut plan = step_plan_with(&net, &cfg.hyper, batch, rows, opts);
+        if accum > 1 && plan.iter().all(|p| p.kernel_id != "mlp-backward-params") {
+            return Err(GpuError::Dispatch(
+                "gradient accumulation needs the per-layer step path".into(),
+            ));
+        }
+        // The gather advances Adam's step counter once per update: after `accum` micro-batches.
+        if let Some(gather) = plan
+            .iter_mut()
+            .find(|p| matches!(p.kernel_id, "mlp-forward-gather" | "mlp-gather"))
+        {
+            gather.uniform[9] = accum as u32;
+        }
         let eval_plan = forward_plan(&net, eval_rows.max(1));
+        // A replacement that no dispatch runs would be silently ignored: refuse it by name.
+        if let Some(unused) = pinned
+            .iter()
+            .find(|id| plan.iter().chain(&eval_plan).all(|p| p.kernel_id != **id))
+        {
+            return Err(GpuError::Dispatch(format!(
+                "{unused} does not run in this network's training step"
+            )));
+        }
         if let Some(p) = plan
             .iter()
             .chain(&eval_plan)
@@ -457,6 +761,14 @@ impl TrainingSession {
         let deltas = make("mlp deltas", activation_bytes(&net, batch), storage);
         let labels_buf = make("mlp labels", batch as u64 * 4, storage);
         let losses = make("mlp losses", (accum * batch) as u64 * 4, storage);
+        let data_x = make("mlp data x", (rows * width) as u64 * 4, storage);
+        let data_y = make("mlp data y", rows as u64 * 4, storage);
+        let states = [
+            make("mlp step state a", 16, storage),
+            make("mlp step state b", 16, storage),
+        ];
+        let table = adam_correction_table();
+        let corrections = make("mlp adam corrections", table.len() as u64 * 8, storage);
         let eval_acts = make(
             "mlp eval acts",
             activation_bytes(&net, eval_rows.max(1)),
@@ -470,6 +782,31 @@ impl TrainingSession {
         );
         gpu.queue
             .write_buffer(&params, 0, bytemuck::cast_slice(cfg.params));
+        // The training set in batch order: row j is sample order[j] (so a batch is a run of
+        // consecutive rows, the CPU twin's `batch_indices`).
+        let mut xs = Vec::with_capacity(rows * width);
+        let mut ys = Vec::with_capacity(rows);
+        for &i in &cfg.order {
+            let i = i as usize;
+            let (Some(row), Some(&label)) = (
+                cfg.features.get(i * width..(i + 1) * width),
+                cfg.labels.get(i),
+            ) else {
+                return Err(GpuError::WrongJob);
+            };
+            xs.extend_from_slice(row);
+            ys.push(label);
+        }
+        gpu.queue
+            .write_buffer(&data_x, 0, bytemuck::cast_slice(&xs));
+        gpu.queue
+            .write_buffer(&data_y, 0, bytemuck::cast_slice(&ys));
+        gpu.queue
+            .write_buffer(&corrections, 0, bytemuck::cast_slice(&table));
+        // State a = {start 0, t 0}: the first step reads a (buffers start zeroed; written to
+        // be explicit), writes b.
+        gpu.queue
+            .write_buffer(&states[0], 0, bytemuck::cast_slice(&[0u32; 4]));
         if eval_rows > 0 {
             gpu.queue.write_buffer(
                 &eval_acts,
@@ -478,8 +815,7 @@ impl TrainingSession {
             );
         }
 
-        let mut opt_uniform = None;
-        let mut loss_uniform = None;
+        let mut lr_uniforms = Vec::new();
         let mut build = |p: &PlannedDispatch, acts: &wgpu::Buffer| -> Result<Pass, GpuError> {
             let uniform = buffers.create(
                 &gpu,
@@ -488,42 +824,53 @@ impl TrainingSession {
                 Ok(bytemuck::cast_slice(&p.uniform)),
             );
             if p.layer == 0 {
-                opt_uniform = Some(uniform.clone());
+                lr_uniforms.push(uniform.clone());
             }
-            if p.kernel_id == "mlp-loss" {
-                loss_uniform = Some(uniform.clone());
-            }
-            let mut entries: Vec<wgpu::BindGroupEntry> = bindings(p.kernel_id)
-                .iter()
-                .map(|slot| match slot {
-                    Slot::Params => &params,
-                    Slot::Grads => &grads,
-                    Slot::M => &m,
-                    Slot::V => &v,
-                    Slot::Acts => acts,
-                    Slot::Deltas => &deltas,
-                    Slot::Labels => &labels_buf,
-                    Slot::Losses => &losses,
-                })
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry {
-                    binding: i as u32,
-                    resource: b.as_entire_binding(),
-                })
-                .collect();
-            entries.push(wgpu::BindGroupEntry {
-                binding: entries.len() as u32,
-                resource: uniform.as_entire_binding(),
-            });
             let pipeline = pipeline(p.kernel_id)?;
-            let bind_group = device.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(p.kernel_id),
-                layout: &pipeline.get_bind_group_layout(0),
-                entries: &entries,
-            });
+            let bind_group = |parity: usize| {
+                let mut entries: Vec<wgpu::BindGroupEntry> = bindings(p.kernel_id)
+                    .iter()
+                    .map(|slot| match slot {
+                        Slot::Params => &params,
+                        Slot::Grads => &grads,
+                        Slot::M => &m,
+                        Slot::V => &v,
+                        Slot::Acts => acts,
+                        Slot::Deltas => &deltas,
+                        Slot::Labels => &labels_buf,
+                        Slot::Losses => &losses,
+                        Slot::DataX => &data_x,
+                        Slot::DataY => &data_y,
+                        Slot::State => &states[parity],
+                        Slot::NextState => &states[1 - parity],
+                        Slot::Corrections => &corrections,
+                    })
+                    .enumerate()
+                    .map(|(i, b)| wgpu::BindGroupEntry {
+                        binding: i as u32,
+                        resource: b.as_entire_binding(),
+                    })
+                    .collect();
+                entries.push(wgpu::BindGroupEntry {
+                    binding: entries.len() as u32,
+                    resource: uniform.as_entire_binding(),
+                });
+                device.create_bind_group(&wgpu::BindGroupDescriptor {
+                    label: Some(p.kernel_id),
+                    layout: &pipeline.get_bind_group_layout(0),
+                    entries: &entries,
+                })
+            };
+            let uses_state = bindings(p.kernel_id).contains(&Slot::State);
+            let even = bind_group(0);
+            let odd = if uses_state {
+                bind_group(1)
+            } else {
+                even.clone()
+            };
             Ok(Pass {
                 pipeline,
-                bind_group,
+                bind_groups: [even, odd],
                 workgroups: p.workgroups,
             })
         };
@@ -531,6 +878,15 @@ impl TrainingSession {
             .iter()
             .map(|p| build(p, &acts))
             .collect::<Result<Vec<_>, _>>();
+        let loss_pass = plan
+            .iter()
+            .position(|p| matches!(p.kernel_id, "mlp-loss" | "mlp-forward-loss"));
+        let loss_passes = match loss_pass {
+            Some(at) if accum > 1 => (0..accum)
+                .map(|j| build(&micro_loss(&plan[at], batch, accum, j), &acts))
+                .collect::<Result<Vec<_>, _>>(),
+            _ => Ok(Vec::new()),
+        };
         let eval_passes = if eval_rows > 0 {
             eval_plan
                 .iter()
@@ -544,41 +900,41 @@ impl TrainingSession {
             (Some(e), _) | (None, Some(e)) => Some(e.to_string()),
             _ => None,
         };
-        let (step_passes, eval_passes, opt_uniform, loss_uniform) =
-            match (step_passes, eval_passes, opt_uniform, loss_uniform) {
-                (Ok(s), Ok(e), Some(u), Some(l)) if failure.is_none() => (s, e, u, l),
-                // Dropping `buffers` destroys what was made.
-                (Err(e), _, _, _) | (_, Err(e), _, _) => return Err(e),
-                _ => {
-                    let msg = failure.unwrap_or_else(|| "no optimiser or loss dispatch".into());
-                    return Err(if gpu.is_lost() {
-                        GpuError::DeviceLost(msg)
-                    } else {
-                        GpuError::Dispatch(msg)
-                    });
-                }
-            };
+        let (step_passes, eval_passes, loss_passes) = match (step_passes, eval_passes, loss_passes)
+        {
+            (Ok(s), Ok(e), Ok(l)) if failure.is_none() && !lr_uniforms.is_empty() => (s, e, l),
+            // Dropping `buffers` destroys what was made.
+            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e),
+            _ => {
+                let msg = failure.unwrap_or_else(|| "no optimiser dispatch".into());
+                return Err(if gpu.is_lost() {
+                    GpuError::DeviceLost(msg)
+                } else {
+                    GpuError::Dispatch(msg)
+                });
+            }
+        };
         let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
+        let clear_grads = plan.iter().any(|p| p.kernel_id == "mlp-backward-params");
         Ok(Self {
             net,
             hyper: cfg.hyper,
             batch,
             accum,
-            features: cfg.features,
-            labels: cfg.labels,
-            order: cfg.order,
             plan,
             step_passes,
             eval_passes,
             _buffers: buffers,
-            acts,
-            labels_buf,
             params,
             losses,
             eval_acts,
             staging,
-            opt_uniform,
-            loss_uniform,
+            lr_uniforms,
+            loss_pass,
+            loss_passes,
+            clear_grads,
+            rows,
+            pinned,
             grads,
             eval_rows,
             eval_out_off: last,
@@ -586,8 +942,6 @@ impl TrainingSession {
             completed: Arc::new(AtomicU64::new(0)),
             read: Arc::new(Mutex::new(ReadState::Idle)),
             read_step: 0,
-            x: Vec::new(),
-            y: Vec::new(),
             gpu,
         })
     }
@@ -601,9 +955,20 @@ impl TrainingSession {
         &self.net
     }
 
-    /// Changes the learning rate from the next step on.
+    /// Changes the learning rate from the next step on (the only uniform a step's kernels
+    /// get from the CPU after the session is made, written only here).
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;
+        let opts = StepOptions {
+            accum: self.accum,
+            pinned: &self.pinned,
+        };
+        let plan = step_plan_with(&self.net, &self.hyper, self.batch, self.rows, opts);
+        for (p, buffer) in plan.iter().filter(|p| p.layer == 0).zip(&self.lr_uniforms) {
+            self.gpu
+                .queue
+                .write_buffer(buffer, 0, bytemuck::cast_slice(&p.uniform));
+        }
     }
 
     /// Steps submitted so far.
@@ -621,61 +986,61 @@ impl TrainingSession {
         self.accum
     }
 
-    /// Submits one training step without waiting for it: one command buffer per micro-batch
-    /// (each needs its own samples in the activation buffer, and `write_buffer` lands between
-    /// submits), the first clearing the gradients, the last ending with the optimiser.
+    /// Submits one training step (one command buffer) without waiting for it. With gradient
+    /// accumulation the step is `accum` micro-batches in one compute pass, each gathering its
+    /// own rows on the GPU; the gradients are cleared before the first and only the last ends
+    /// with the optimiser.
     pub fn step(&mut self) -> Result<(), GpuError> {
+        self.steps(1)
+    }
+
+    /// Submits `count` training steps recorded back to back in one command buffer (one compute
+    /// pass per step, after clearing the gradients), without waiting. Each step picks its batch and advances the step state
+    /// on the GPU, so nothing is written between them.
+    pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
         if self.gpu.is_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
-        let width = self.net.inputs();
-        let k = self.accum;
-        let opt = optimiser_dispatch(
-            self.net.layout().param_count,
-            &self.hyper,
-            (self.step + 1).min(u32::MAX as u64) as u32,
-        );
+        if count == 0 {
+            return Ok(());
+        }
+        let k = self.accum as u64;
+        let (last, _) = self.step_passes.split_last().ok_or(GpuError::WrongJob)?;
         let queue = &self.gpu.queue;
-        queue.write_buffer(&self.opt_uniform, 0, bytemuck::cast_slice(&opt.uniform));
-        let (last, backward) = self.step_passes.split_last().ok_or(GpuError::WrongJob)?;
-        for j in 0..k {
-            gather_batch(
-                &self.features,
-                &self.labels,
-                width,
-                &self.order,
-                self.step * k as u64 + j as u64,
-                self.batch,
-                &mut self.x,
-                &mut self.y,
-            );
-            queue.write_buffer(&self.acts, 0, bytemuck::cast_slice(&self.x));
-            queue.write_buffer(&self.labels_buf, 0, bytemuck::cast_slice(&self.y));
-            let words = loss_words(&self.net, self.batch, k, j);
-            queue.write_buffer(&self.loss_uniform, 0, bytemuck::cast_slice(&words[..8]));
-            let mut encoder = encoder(&self.gpu);
-            if j == 0 {
+        let mut encoder = encoder(&self.gpu);
+        for s in 0..count as u64 {
+            // The gradients are summed into over the micro-batches: cleared once per update.
+            if self.clear_grads {
                 encoder.clear_buffer(&self.grads, 0, None);
             }
-            {
-                let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("mlp step"),
-                    timestamp_writes: None,
-                });
-                let passes = backward.iter().chain((j + 1 == k).then_some(last));
-                for p in passes {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("mlp step"),
+                timestamp_writes: None,
+            });
+            for j in 0..k {
+                // The state buffers swap once per micro-batch (each gathers its own rows).
+                let parity = (((self.step + s) * k + j) % 2) as usize;
+                let final_micro = j + 1 == k;
+                for (i, p) in self.step_passes.iter().enumerate() {
+                    if std::ptr::eq(p, last) && !final_micro {
+                        continue;
+                    }
+                    let p = match self.loss_pass {
+                        Some(at) if at == i && k > 1 => &self.loss_passes[j as usize],
+                        _ => p,
+                    };
                     pass.set_pipeline(&p.pipeline);
-                    pass.set_bind_group(0, &p.bind_group, &[]);
+                    pass.set_bind_group(0, &p.bind_groups[parity], &[]);
                     pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
                 }
             }
-            queue.submit([encoder.finish()]);
         }
+        queue.submit([encoder.finish()]);
         let done = self.completed.clone();
         queue.on_submitted_work_done(move || {
-            done.fetch_add(1, Ordering::SeqCst);
+            done.fetch_add(count as u64, Ordering::SeqCst);
         });
-        self.step += 1;
+        self.step += count as u64;
         self.poll();
         Ok(())
     }
@@ -743,7 +1108,7 @@ impl TrainingSession {
             });
             for p in &self.eval_passes {
                 pass.set_pipeline(&p.pipeline);
-                pass.set_bind_group(0, &p.bind_group, &[]);
+                pass.set_bind_group(0, &p.bind_groups[0], &[]);
                 pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
             }
         }
@@ -854,30 +1219,104 @@ mod tests {
     use super::*;
     use mlp::{Activation, LossKind};
 
+    fn hyper() -> Hyper {
+        Hyper {
+            lr: 0.1,
+            optimiser: Optimiser::Adam,
+            l1: 0.0,
+            l2: 0.0,
+        }
+    }
+
     #[test]
-    fn plan_of_a_two_hidden_layer_net() {
+    fn a_small_net_trains_in_two_dispatches_per_step() {
         let net = Net {
             sizes: vec![2, 16, 16, 2],
             activation: Activation::Relu,
             loss: LossKind::CrossEntropy,
         };
-        let hyper = Hyper {
-            lr: 0.1,
-            optimiser: Optimiser::Adam,
-            l1: 0.0,
-            l2: 0.0,
+        // Per layer unless asked for (it measured slower on the H200).
+        assert!(!fused(&net));
+        force_step_path(Some(true));
+        assert!(fused(&net));
+        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();
+        assert_eq!(ids, ["mlp-step-samples", "mlp-step-params"]);
+        assert_eq!(plan[0].workgroups, [16, 1, 1]); // one thread per sample
+        assert_eq!(plan[1].workgroups, [16 * 3 + 16 * 17 + 2 * 17, 1, 1]); // one per parameter
+        let u = &plan[0].uniform;
+        assert_eq!(
+            &u[..6],
+            &[
+                1024,
+                5000,
+                3,
+                LossKind::CrossEntropy as u32,
+                1,
+                adam_correction_table().len() as u32
+            ]
+        );
+        assert_eq!(f32::from_bits(u[8]), 0.1);
+        // Layer 2: 16 → 16, ReLU, its parameters' first workgroup after layer 1's 48.
+        let (offs, _) = net.act_offsets(1024);
+        let l2 = net.layout().layers[1];
+        assert_eq!(
+            &u[24..32],
+            &[
+                16,
+                16,
+                Activation::Relu as u32,
+                l2.w_off as u32,
+                l2.b_off as u32,
+                offs[1] as u32,
+                offs[2] as u32,
+                48
+            ]
+        );
+        // The output layer is linear.
+        assert_eq!(u[32 + 2], 0);
+        assert_eq!(plan[0].uniform, plan[1].uniform);
+        for p in &plan {
+            assert_eq!(p.layer, 0);
+            assert!(kernel(p.kernel_id).is_some(), "{}", p.kernel_id);
+            // At most 8 storage buffers per stage (WebGPU's default limit).
+            assert!(bindings(p.kernel_id).len() <= 8, "{}", p.kernel_id);
+        }
+        // Too wide or too deep: per layer.
+        let wide = Net {
+            sizes: vec![2, 65, 2],
+            ..net.clone()
         };
-        let plan = step_plan(&net, &hyper, 1024);
+        assert!(!fused(&wide));
+        let deep = Net {
+            sizes: vec![2; 10],
+            ..net
+        };
+        assert!(!fused(&deep));
+        force_step_path(None);
+    }
+
+    #[test]
+    fn plan_of_a_wide_two_hidden_layer_net() {
+        let net = Net {
+            sizes: vec![2, 16, 80, 2],
+            activation: Activation::Relu,
+            loss: LossKind::CrossEntropy,
+        };
+        // With gradient accumulation: a gradient kernel per layer, then the optimiser.
+        let opts = StepOptions {
+            accum: 2,
+            pinned: &[],
+        };
+        let plan = step_plan_with(&net, &hyper(), 1024, 5000, opts);
         let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();
         assert_eq!(
             ids,
             [
+                "mlp-forward-gather",
                 "mlp-forward",
-                "mlp-forward",
-                "mlp-forward",
-                "mlp-loss",
+                "mlp-forward-loss",
                 "mlp-backward-params",
-                "mlp-backward-input",
                 "mlp-backward-params",
                 "mlp-backward-input",
                 "mlp-backward-params",
@@ -885,17 +1324,196 @@ mod tests {
             ]
         );
         assert_eq!(plan[0].workgroups, [256, 1, 1]); // 1024 × 16 / 64
-        assert_eq!(plan[3].workgroups, [16, 1, 1]);
-        assert_eq!(plan[4].threads, 2 * 17 * 64);
-        assert_eq!(plan[4].workgroups, [34, 1, 1]);
-        assert_eq!(plan[9].threads, 48 + 272 + 34);
+        assert_eq!(plan[2].workgroups, [16, 1, 1]); // one thread per sample
+        assert_eq!(plan[2].uniform[9], LossKind::CrossEntropy as u32);
+        assert_eq!(plan[3].threads, 2 * 81 * 64);
+        assert_eq!(plan[3].workgroups, [162, 1, 1]);
+        assert_eq!(plan[7].threads, 48 + 1360 + 162);
+        // The fused output layer also sends the gradient below it (ReLU's derivative).
+        assert_eq!(plan[2].uniform[12], Activation::Relu as u32);
         // The output layer is linear, hidden layers use the chosen activation.
         assert_eq!(plan[2].uniform[3], 0);
         assert_eq!(plan[0].uniform[3], Activation::Relu as u32);
+        assert_eq!(plan[0].uniform[8], 5000); // rows of the training set
+                                              // Adam: the correction table's length, no per-step numbers.
+        let table = adam_correction_table();
+        assert_eq!(plan[7].uniform[5], table.len() as u32);
+        assert_eq!(table[0], {
+            let (a, b) = adam_corrections(1);
+            [a, b]
+        });
+        assert_eq!(*table.last().expect("entries"), [1.0, 1.0]);
+        // Past the table's end the CPU's numbers are the last entry's.
+        assert_eq!(adam_corrections(table.len() as u32 + 1000), (1.0, 1.0));
+        assert!(
+            table.len() > 1000 && table.len() < 30_000,
+            "{}",
+            table.len()
+        );
         for p in &plan {
             assert!(bindings(p.kernel_id).len() >= 2, "{}", p.kernel_id);
+            assert!(bindings(p.kernel_id).len() <= 8, "{}", p.kernel_id);
             assert!(kernel(p.kernel_id).is_some(), "{}", p.kernel_id);
         }
+        // Without a hidden layer the gathering layer is the output layer: a separate loss.
+        let flat = Net {
+            sizes: vec![2, 100],
+            activation: Activation::Relu,
+            loss: LossKind::CrossEntropy,
+        };
+        let ids: Vec<&str> = step_plan(&flat, &hyper(), 8, 100)
+            .iter()
+            .map(|p| p.kernel_id)
+            .collect();
+        assert_eq!(ids, ["mlp-forward-gather", "mlp-loss", "mlp-step-params"]);
+    }
+
+    fn ids_of(plan: &[PlannedDispatch]) -> Vec<&'static str> {
+        plan.iter().map(|p| p.kernel_id).collect()
+    }
+
+    #[test]
+    fn by_default_the_optimiser_runs_inside_the_gradient_kernel() {
+        let net = Net {
+            sizes: vec![2, 16, 16, 2],
+            activation: Activation::Relu,
+            loss: LossKind::CrossEntropy,
+        };
+        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        // Every delta before any parameter changes (the output layer's dispatch also sends
+        // the gradient one layer down), then one workgroup per parameter.
+        assert_eq!(
+            ids_of(&plan),
+            [
+                "mlp-forward-gather",
+                "mlp-forward",
+                "mlp-forward-loss",
+                "mlp-backward-input",
+                "mlp-step-params"
+            ]
+        );
+        assert_eq!(plan[3].layer, 2);
+        let count = net.layout().param_count as u32;
+        assert_eq!(plan[4].workgroups, [count, 1, 1]);
+        assert_eq!(plan[4].layer, 0); // `set_lr` rewrites its uniform
+        assert_eq!(f32::from_bits(plan[4].uniform[8]), 0.1);
+        // Its layer table: layer 3 (16 → 2) reads the deltas the fused loss wrote, and
+        // layer 2 the ones it sent down (at the activations' offsets).
+        let (offs, _) = net.act_offsets(1024);
+        assert_eq!(plan[4].uniform[16 + 2 * 8 + 5], offs[2] as u32);
+        assert_eq!(plan[4].uniform[16 + 2 * 8 + 6], offs[3] as u32);
+        assert_eq!(plan[4].uniform[16 + 8 + 6], offs[2] as u32);
+        assert_eq!(plan[2].uniform[8], offs[3] as u32);
+        assert_eq!(plan[2].uniform[6], offs[2] as u32);
+        assert_eq!(plan[3].uniform[7], offs[2] as u32); // backward-input 2 reads them
+                                                        // Too many parameters for one workgroup each, or too deep for its table: per layer.
+        let wide = Net {
+            sizes: vec![2, 128, 128, 2],
+            ..net.clone()
+        };
+        assert!(ids_of(&step_plan(&wide, &hyper(), 64, 100)).contains(&"mlp-step-params"));
+        let wider = Net {
+            sizes: vec![2, 256, 256, 2],
+            ..net.clone()
+        };
+        assert!(wider.layout().param_count > 65_535);
+        let ids = ids_of(&step_plan(&wider, &hyper(), 64, 100));
+        assert_eq!(ids.last(), Some(&"mlp-adam"));
+        let deep = Net {
+            sizes: vec![2; 10],
+            ..net
+        };
+        assert_eq!(
+            ids_of(&step_plan(&deep, &hyper(), 64, 100)).last(),
+            Some(&"mlp-adam")
+        );
+    }
+
+    #[test]
+    fn a_pinned_kernel_always_runs() {
+        let net = Net {
+            sizes: vec![2, 8, 8, 2],
+            activation: Activation::Tanh,
+            loss: LossKind::CrossEntropy,
+        };
+        let plan_with = |pinned: &[&str]| {
+            let opts = StepOptions { accum: 1, pinned };
+            ids_of(&step_plan_with(&net, &hyper(), 16, 100, opts))
+        };
+        // The edited loss: the output layer and the loss as two dispatches.
+        assert_eq!(
+            plan_with(&["mlp-loss"]),
+            [
+                "mlp-forward-gather",
+                "mlp-forward",
+                "mlp-forward",
+                "mlp-loss",
+                "mlp-backward-input",
+                "mlp-backward-input",
+                "mlp-step-params"
+            ]
+        );
+        // The edited dense layer runs on every layer, the first included.
+        assert_eq!(
+            plan_with(&["mlp-forward"]),
+            [
+                "mlp-gather",
+                "mlp-forward",
+                "mlp-forward",
+                "mlp-forward",
+                "mlp-loss",
+                "mlp-backward-input",
+                "mlp-backward-input",
+                "mlp-step-params"
+            ]
+        );
+        assert_eq!(
+            plan_with(&["mlp-gather"])[..2],
+            ["mlp-gather", "mlp-forward"]
+        );
+        // An edited gradient kernel or optimiser: the separate kernels.
+        for id in ["mlp-backward-params", "mlp-adam"] {
+            let ids = plan_with(&[id]);
+            assert!(
+                ids.contains(&id) && !ids.contains(&"mlp-step-params"),
+                "{ids:?}"
+            );
+            assert_eq!(
+                &ids[..3],
+                ["mlp-forward-gather", "mlp-forward", "mlp-forward-loss"]
+            );
+        }
+        // The fused kernels themselves run where they are pinned.
+        for id in [
+            "mlp-forward-gather",
+            "mlp-forward-loss",
+            "mlp-backward-input",
+            "mlp-step-params",
+        ] {
+            assert!(plan_with(&[id]).contains(&id), "{id}");
+        }
+        assert_eq!(
+            plan_with(&["mlp-step-samples"]),
+            ["mlp-step-samples", "mlp-step-params"]
+        );
+        // Every kernel a fused one replaces is catalogued, and so is every fused one.
+        for (fused_id, parts) in FUSED_REPLACES {
+            assert!(kernel(fused_id).is_some(), "{fused_id}");
+            for part in *parts {
+                assert!(kernel(part).is_some(), "{part}");
+                assert!(!may_fuse(fused_id, &[part]), "{fused_id} / {part}");
+            }
+        }
+        // The gathering kernel's uniform: the first layer's, with the training set's rows.
+        let opts = StepOptions {
+            accum: 1,
+            pinned: &["mlp-forward"],
+        };
+        let plan = step_plan_with(&net, &hyper(), 16, 100, opts);
+        assert_eq!(plan[0].workgroups, [1, 1, 1]); // 16 × 2 inputs
+        assert_eq!(plan[0].uniform[..8], plan[1].uniform[..8]);
+        assert_eq!(plan[0].uniform[8], 100);
+        assert_eq!(bindings("mlp-gather").len(), 6);
     }
 
     #[test]

@@ -95,33 +95,44 @@ fn a_training_session_counts_its_buffers_and_frees_them_on_drop() {
     let (train, _) = s.data();
     let x = train.features(&s.features);
     let params = net.init_params(s.seed);
-    assert_eq!(live_buffers(), 0);
-    let mut session = pollster::block_on(TrainingSession::new(
-        gpu.clone(),
-        SessionConfig {
-            net: net.clone(),
-            hyper: s.hyper(),
-            batch: s.batch,
-            accum: 1,
-            params: &params,
-            features: x.clone(),
-            labels: train.label.clone(),
-            order: batch_order(train.len(), s.seed),
-            eval_features: &x,
-        },
-    ))
-    .expect("session");
-    // Params, grads, two optimiser states, activations, deltas, labels, losses, evaluation
-    // activations, readback, and one uniform per dispatch.
-    assert!(
-        live_buffers() >= 10 + session.plan().len() as u32,
-        "{}",
-        live_buffers()
-    );
-    for _ in 0..5 {
-        session.step().expect("step");
+    // With gradient accumulation (k micro-batches) the session holds k more uniforms: one loss
+    // dispatch per micro-batch (and the uniforms of its longer plan). Each session's buffers are all counted and all freed.
+    let mut held = Vec::new();
+    for accum in [1usize, 3] {
+        assert_eq!(live_buffers(), 0);
+        let mut session = pollster::block_on(TrainingSession::new(
+            gpu.clone(),
+            SessionConfig {
+                net: net.clone(),
+                hyper: s.hyper(),
+                batch: s.batch,
+                accum,
+                params: &params,
+                features: x.clone(),
+                labels: train.label.clone(),
+                order: batch_order(train.len(), s.seed),
+                eval_features: &x,
+            },
+        ))
+        .expect("session");
+        // Params, grads, two optimiser states, activations, deltas, labels, losses, evaluation
+        // activations, readback, and one uniform per dispatch.
+        assert!(
+            live_buffers() >= 10 + session.plan().len() as u32,
+            "{}",
+            live_buffers()
+        );
+        held.push((live_buffers(), session.plan().len() as u32));
+        for _ in 0..5 {
+            session.step().expect("step");
+        }
+        session.steps(3).expect("steps");
+        session.eval_blocking().expect("eval");
+        drop(session);
+        assert_eq!(live_buffers(), 0);
     }
-    session.eval_blocking().expect("eval");
-    drop(session);
-    assert_eq!(live_buffers(), 0);
+    // Three loss uniforms more, and one per extra dispatch of the accumulating plan (its
+    // gradient kernels and optimiser stay separate: the update waits for every micro-batch).
+    let ((one, plan_one), (three, plan_three)) = (held[0], held[1]);
+    assert_eq!(three, one + 3 + (plan_three - plan_one), "{held:?}");
 }

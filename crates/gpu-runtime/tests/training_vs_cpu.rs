@@ -332,6 +332,80 @@ fn gpu_learns_a_regression_surface() {
     assert!((rmse - (2.0 * test_loss).sqrt()).abs() < 1e-6);
 }
 
+/// Both step paths against the twin, parameter by parameter: the two whole-step dispatches
+/// (asked for; small networks only) and the per-layer kernels (the default: the gathering
+/// first layer, the fused output layer and loss; also for a layer wider than
+/// `FUSED_MAX_WIDTH`), each with several steps recorded
+/// into one command buffer (`steps(k)`), so the step state advancing on the GPU is checked
+/// across steps within one submission and across submissions.
+#[test]
+fn both_step_paths_and_batched_submits_agree_with_the_twin() {
+    use gpu_runtime::training::{force_step_path, fused};
+    let g = gpu();
+    let s = spec("data=spiral&layers=8,8&act=tanh&lr=0.03&batch=70&opt=adam&noise=0.1&seed=5");
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let small = s.net();
+    let wide = gpu_runtime::mlp::Net {
+        sizes: vec![small.inputs(), 72, 5, small.classes()],
+        ..small.clone()
+    };
+    for (net, per_submit, want_fused) in [
+        (small.clone(), 7u32, true),
+        (small, 5, false),
+        (wide, 6, false),
+    ] {
+        force_step_path(Some(want_fused));
+        assert_eq!(fused(&net), want_fused, "{:?}", net.sizes);
+        let params = net.init_params(5);
+        let order = batch_order(train.len(), 5);
+        let mut session = pollster::block_on(TrainingSession::new(
+            g.clone(),
+            SessionConfig {
+                net: net.clone(),
+                hyper: s.hyper(),
+                batch: s.batch,
+                params: &params,
+                features: x.clone(),
+                labels: train.label.clone(),
+                order: order.clone(),
+                eval_features: &x,
+                accum: 1,
+            },
+        ))
+        .expect("session");
+        let mut cpu = CpuTrainer::new(
+            net.clone(),
+            s.hyper(),
+            params,
+            s.batch,
+            x.clone(),
+            train.label.clone(),
+            order,
+        );
+        // 70 × 6 or 7 steps wrap around the training set several times.
+        for _ in 0..(PARAM_STEPS / per_submit) {
+            session.steps(per_submit).expect("steps");
+            for _ in 0..per_submit {
+                cpu.step();
+            }
+        }
+        let r = session.eval_blocking().expect("eval");
+        let ratio = worst_ratio(&r.params, &cpu.params);
+        eprintln!(
+            "{:?}, {per_submit} per submit: worst gap {ratio:.4} of its bound",
+            net.sizes
+        );
+        assert!(ratio <= 1.0, "{:?}: {ratio}× the bound", net.sizes);
+        assert_eq!(r.batch_losses.len(), s.batch);
+        assert_eq!(
+            session.steps_submitted(),
+            (PARAM_STEPS / per_submit * per_submit) as u64
+        );
+    }
+    force_step_path(None);
+}
+
 /// Gradient accumulation: with `accum=k` the GPU runs k micro-batches of `batch` per update,
 /// and its train-loss trajectory follows the CPU twin doing the same, step by step, within the
 /// tolerance of the plain comparison above (1e-3 + 1 %); every parameter after 50 steps within
@@ -376,6 +450,20 @@ fn accumulated_micro_batches_agree_with_the_twin() {
         assert!(ratio <= 1.0, "{q}: parameters {ratio}× their bound apart");
         assert_eq!(p.gpu.steps_completed(), PARAM_STEPS as u64);
     }
+    // Accumulated updates recorded five to a command buffer (`steps(5)`): the step state
+    // swaps per micro-batch and Adam's t advances once per update, all on the GPU.
+    let q = "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=8&accum=3&opt=adam&noise=0.1&seed=4";
+    let mut p = pair(&g, spec(q));
+    for _ in 0..PARAM_STEPS / 5 {
+        p.gpu.steps(5).expect("steps");
+        for _ in 0..5 {
+            p.cpu.step();
+        }
+    }
+    let r = p.gpu.eval_blocking().expect("eval");
+    let ratio = worst_ratio(&r.params, &p.cpu.params);
+    eprintln!("{q}, 5 per submit: parameters {ratio:.4} of their bound");
+    assert!(ratio <= 1.0, "{q}, 5 per submit: {ratio}x the bound");
 }
 
 /// Mean of means: two micro-batches of b give the same update as one batch of 2b. Each
@@ -482,5 +570,96 @@ fn two_micro_batches_of_b_equal_one_batch_of_2b() {
             check("sum of means", &sum_of_means.params, &w.cpu.params, 1.0) > 1.0,
             "{q}: a sum of means would pass"
         );
+    }
+}
+
+/// `PARAM_STEPS` steps of a session whose kernel `replacement.id` is `replacement` (as the
+/// editor runs a learner's edit), against the twin: [`worst_ratio`] of their parameters.
+fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> f32 {
+    let s = spec(q);
+    let net = s.net();
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let params = net.init_params(s.seed);
+    let order = batch_order(train.len(), s.seed);
+    let mut session = pollster::block_on(TrainingSession::new_with(
+        g.clone(),
+        SessionConfig {
+            net: net.clone(),
+            hyper: s.hyper(),
+            batch: s.batch,
+            accum: 1,
+            params: &params,
+            features: x.clone(),
+            labels: train.label.clone(),
+            order: order.clone(),
+            eval_features: &x[..2 * net.inputs()],
+        },
+        &[replacement],
+    ))
+    .unwrap_or_else(|e| panic!("{}: {e}", replacement.id));
+    let mut cpu = CpuTrainer::new(net, s.hyper(), params, s.batch, x, train.label, order);
+    for _ in 0..PARAM_STEPS {
+        session.step().expect("step");
+        cpu.step();
+    }
+    let r = session.eval_blocking().expect("eval");
+    worst_ratio(&r.params, &cpu.params)
+}
+
+/// Every MLP kernel the editor offers, replaced by an unchanged copy of itself, trains as the
+/// twin does (so the separate kernels a plan falls back to when one is edited are right);
+/// and an edit that changes a kernel's arithmetic changes the result — in particular the
+/// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
+/// `mlp-adam`), which a plan that ignored the edit would never run.
+#[test]
+fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
+    let g = gpu();
+    let q = |id: &str| {
+        let opt = if id == "mlp-sgd" { "sgd" } else { "adam" };
+        format!("data=circle&layers=8,8&act=tanh&lr=0.03&batch=16&opt={opt}&seed=3")
+    };
+    let mlp: Vec<_> = gpu_runtime::kernels()
+        .filter(|k| k.family == gpu_runtime::Family::Mlp)
+        .collect();
+    assert_eq!(mlp.len(), 11, "every MLP kernel, mlp-gather included");
+    for k in &mlp {
+        let copy = k.with_source(k.wgsl());
+        let r = replaced_gap(&g, &q(k.id), &copy);
+        eprintln!("{}: unchanged copy, worst gap {r:.4} of its bound", k.id);
+        assert!(r <= 1.0, "{}: {r}× the bound", k.id);
+    }
+    for (id, from, to) in [
+        // Cross-entropy's target probability halved.
+        (
+            "mlp-loss",
+            "let t = select(0.0, 1.0, c == y);",
+            "let t = select(0.0, 0.5, c == y);",
+        ),
+        // Every layer's bias counted twice.
+        (
+            "mlp-forward",
+            "acc + params[d.b_off + n]",
+            "acc + 2.0 * params[d.b_off + n]",
+        ),
+        // The first weight's gradient dropped.
+        (
+            "mlp-backward-params",
+            "grads[g.w_off + n * g.fan_in + k] += partial[0];",
+            "grads[g.w_off + n * g.fan_in + k] += select(partial[0], 0.0, n + k == 0u);",
+        ),
+        // Adam's step halved.
+        (
+            "mlp-adam",
+            "params[i] = p - u.lr *",
+            "params[i] = p - 0.5 * u.lr *",
+        ),
+    ] {
+        let k = gpu_runtime::kernel(id).expect("catalogued");
+        let wgsl = k.wgsl();
+        assert!(wgsl.contains(from), "{id}: `{from}` not in its source");
+        let r = replaced_gap(&g, &q(id), &k.with_source(wgsl.replacen(from, to, 1)));
+        eprintln!("{id}: edited, worst gap {r:.1} of its bound");
+        assert!(r > 10.0, "{id}: the edit did not change the result ({r})");
     }
 }

@@ -8,11 +8,17 @@
 //!   (the same layout the GPU kernels use), seeded initialisation, and the CPU twin
 //!   ([`net::CpuTrainer`]) that computes exactly what the WGSL kernels compute, in the same
 //!   order, so the two loss curves can be compared step by step.
+//! - [`tuned`]: the tuned CPU trainer ([`tuned::TunedTrainer`]): the same training step as
+//!   batched matrix multiplies (`matrixmultiply` natively, the race's SIMD kernel in wasm),
+//!   the fair CPU the GPU is compared with.
 
+pub mod crossover;
 pub mod data;
 pub mod net;
 pub mod spec;
+pub mod tuned;
 
 pub use data::{Dataset, Feature, Points};
 pub use net::{Activation, CpuTrainer, Hyper, Layout, LossKind, Net, Optimiser};
 pub use spec::{Regularisation, Spec, SpecError};
+pub use tuned::{Gemm, TunedTrainer};

@@ -406,6 +406,72 @@ pub fn gather_batch(
     }
 }
 
+/// One sample's loss gradient on its logits `z` (mlp_loss.wgsl), scaled by `inv_b` (1 / the
+/// effective batch), written into `delta` (one value per class); returns the sample's loss.
+/// The twin and the tuned trainer both call this, so they differ only in their sums.
+#[allow(clippy::needless_range_loop)]
+pub fn loss_delta(loss: LossKind, z: &[f32], y: u32, inv_b: f32, delta: &mut [f32]) -> f32 {
+    let classes = z.len();
+    let y_class = y as usize;
+    match loss {
+        LossKind::CrossEntropy => {
+            let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let s: f32 = z.iter().map(|v| (v - m).exp()).sum();
+            for c in 0..classes {
+                let p = (z[c] - m).exp() / s;
+                let t = if c == y_class { 1.0 } else { 0.0 };
+                delta[c] = (p - t) * inv_b;
+            }
+        }
+        LossKind::Mse => {
+            for c in 0..classes {
+                let t = if c == y_class { 1.0 } else { 0.0 };
+                delta[c] = (z[c] - t) * inv_b;
+            }
+        }
+        LossKind::Regression => {
+            let t = crate::data::label_target(y);
+            delta[0] = (z[0] - t) * inv_b;
+        }
+    }
+    sample_loss(loss, z, y)
+}
+
+/// The optimiser's update of every parameter from its gradient (mlp_sgd.wgsl /
+/// mlp_adam.wgsl); `step` is the step being completed (≥ 1, Adam's bias correction).
+pub fn apply_update(
+    hyper: &Hyper,
+    step: u64,
+    epsilon: f32,
+    params: &mut [f32],
+    grads: &[f32],
+    m: &mut [f32],
+    v: &mut [f32],
+) {
+    let (lr, l1, l2) = (hyper.lr, hyper.l1, hyper.l2);
+    match hyper.optimiser {
+        Optimiser::Sgd | Optimiser::Momentum => {
+            let mu = hyper.optimiser.momentum();
+            for ((p, &g), m) in params.iter_mut().zip(grads).zip(m.iter_mut()) {
+                let g = regularised(g, *p, l1, l2);
+                *m = mu * *m + g;
+                *p -= lr * *m;
+            }
+        }
+        Optimiser::Adam => {
+            let (c1, c2) = adam_corrections(step as u32);
+            for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(m.iter_mut()).zip(v) {
+                let g = regularised(g, *p, l1, l2);
+                *m = BETA1 * *m + (1.0 - BETA1) * g;
+                *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+                let mh = *m / c1;
+                let vh = *v / c2;
+                *p -= lr * mh / (vh.sqrt() + epsilon);
+            }
+        }
+    }
+}
+
 /// The CPU twin: trains the same network with the same data order and the kernels' formulas.
 pub struct CpuTrainer {
     pub net: Net,
@@ -526,29 +592,8 @@ impl CpuTrainer {
         let mut loss_sum = 0.0f32;
         for b in 0..rows {
             let z = &acts[z_off + b * classes..z_off + (b + 1) * classes];
-            let y = self.y[b] as usize;
-            loss_sum += sample_loss(net.loss, z, y as u32);
-            match net.loss {
-                LossKind::CrossEntropy => {
-                    let m = z.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-                    let s: f32 = z.iter().map(|v| (v - m).exp()).sum();
-                    for c in 0..classes {
-                        let p = (z[c] - m).exp() / s;
-                        let t = if c == y { 1.0 } else { 0.0 };
-                        self.deltas[z_off + b * classes + c] = (p - t) * inv_b;
-                    }
-                }
-                LossKind::Mse => {
-                    for c in 0..classes {
-                        let t = if c == y { 1.0 } else { 0.0 };
-                        self.deltas[z_off + b * classes + c] = (z[c] - t) * inv_b;
-                    }
-                }
-                LossKind::Regression => {
-                    let t = crate::data::label_target(self.y[b]);
-                    self.deltas[z_off + b * classes] = (z[0] - t) * inv_b;
-                }
-            }
+            let d = &mut self.deltas[z_off + b * classes..z_off + (b + 1) * classes];
+            loss_sum += loss_delta(net.loss, z, self.y[b], inv_b, d);
         }
 
         // Backward, last layer first (mlp_backward_params.wgsl, mlp_backward_input.wgsl).
@@ -616,31 +661,17 @@ impl CpuTrainer {
     }
 
     /// The optimiser's update from the accumulated gradients (mlp_sgd.wgsl / mlp_adam.wgsl).
-    #[allow(clippy::needless_range_loop)]
     fn update(&mut self) {
         self.step += 1;
-        let (lr, l1, l2) = (self.hyper.lr, self.hyper.l1, self.hyper.l2);
-        match self.hyper.optimiser {
-            Optimiser::Sgd | Optimiser::Momentum => {
-                let mu = self.hyper.optimiser.momentum();
-                for i in 0..self.params.len() {
-                    let g = regularised(self.grads[i], self.params[i], l1, l2);
-                    self.m[i] = mu * self.m[i] + g;
-                    self.params[i] -= lr * self.m[i];
-                }
-            }
-            Optimiser::Adam => {
-                let (c1, c2) = adam_corrections(self.step as u32);
-                for i in 0..self.params.len() {
-                    let g = regularised(self.grads[i], self.params[i], l1, l2);
-                    self.m[i] = BETA1 * self.m[i] + (1.0 - BETA1) * g;
-                    self.v[i] = BETA2 * self.v[i] + (1.0 - BETA2) * g * g;
-                    let mh = self.m[i] / c1;
-                    let vh = self.v[i] / c2;
-                    self.params[i] -= lr * mh / (vh.sqrt() + self.epsilon);
-                }
-            }
-        }
+        apply_update(
+            &self.hyper,
+            self.step,
+            self.epsilon,
+            &mut self.params,
+            &self.grads,
+            &mut self.m,
+            &mut self.v,
+        );
     }
 
     /// Mean loss and accuracy over a data set (rows × inputs features).
@@ -652,6 +683,12 @@ impl CpuTrainer {
     /// The gradients of the last step (for tests).
     pub fn grads(&self) -> &[f32] {
         &self.grads
+    }
+
+    /// The optimiser's state (momentum or Adam's first moment, Adam's second moment), for
+    /// tests that start another trainer from the same point.
+    pub fn optimiser_state(&self) -> (&[f32], &[f32]) {
+        (&self.m, &self.v)
     }
 }
 

@@ -12,6 +12,12 @@ const APP_LIB: &str = "gpu_playground";
 /// naga's WGSL checker for the editor: its own wasm module, loaded only when an editor opens.
 const CHECK_PACKAGE: &str = "wgsl-check";
 const CHECK_LIB: &str = "wgsl_check";
+/// The race's SIMD matmul as its own module, built twice (plain SIMD128 with the app, and with
+/// relaxed SIMD in its own target dir); `www/cpu-worker.js` loads the one the browser runs.
+const KERNEL_PACKAGE: &str = "race-kernel";
+const KERNEL_LIB: &str = "race_kernel";
+/// Where the two kernel modules go in the site.
+pub const KERNEL_DIR: &str = "kernels";
 /// The cargo profile of the site's wasm (Cargo.toml: release, tuned for size).
 const WEB_PROFILE: &str = "web";
 
@@ -54,10 +60,27 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
             APP_PACKAGE,
             "-p",
             CHECK_PACKAGE,
+            "-p",
+            KERNEL_PACKAGE,
         ])
         .current_dir(root());
     toolchain.configure(&mut cargo);
     run(&mut cargo)?;
+    step("Building the race's kernel module with relaxed SIMD (its own target dir)");
+    let mut relaxed = Command::new("cargo");
+    relaxed
+        .args([
+            "build",
+            "--profile",
+            WEB_PROFILE,
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            KERNEL_PACKAGE,
+        ])
+        .current_dir(root());
+    toolchain.configure_features(&mut relaxed, "+simd128,+relaxed-simd", "web-relaxed");
+    run(&mut relaxed)?;
     let release = toolchain
         .target_dir()
         .join("wasm32-unknown-unknown")
@@ -84,6 +107,23 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     ));
     copy_static(&root().join("www"), out)?;
     crate::hosting::write_locales(out, &root().join("crates/app/locales"))?;
+    // Not run through wasm-opt: they are small, and the kernel is what LLVM scheduled.
+    let kernels = out.join(KERNEL_DIR);
+    std::fs::create_dir_all(&kernels)
+        .map_err(|e| format!("creating {}: {e}", kernels.display()))?;
+    for (from, name) in [
+        (release.join(format!("{KERNEL_LIB}.wasm")), "simd"),
+        (
+            root()
+                .join("target/web-relaxed/wasm32-unknown-unknown")
+                .join(WEB_PROFILE)
+                .join(format!("{KERNEL_LIB}.wasm")),
+            "relaxed",
+        ),
+    ] {
+        let to = kernels.join(format!("{KERNEL_LIB}_{name}.wasm"));
+        std::fs::copy(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    }
 
     let editor = out.join("editor");
     build_editor(&editor)?;

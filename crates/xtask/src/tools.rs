@@ -61,6 +61,22 @@ impl WasmToolchain {
         }
     }
 
+    /// As [`WasmToolchain::configure`], but with the wasm target features `features` (e.g.
+    /// `+simd128,+relaxed-simd`) and its own target dir `target/<dir>`: the race's
+    /// relaxed-SIMD kernel module is built this way, apart from the app, whose module every
+    /// browser must be able to load.
+    pub fn configure_features(self, cmd: &mut Command, features: &str, dir: &str) {
+        self.configure(cmd);
+        let flags = match self {
+            WasmToolchain::Rustup => format!("-C target-feature={features}"),
+            WasmToolchain::DebianWeb => {
+                format!("-C target-feature={features} -Zunstable-options -Cpanic=immediate-abort")
+            }
+        };
+        cmd.env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", flags)
+            .env("CARGO_TARGET_DIR", root().join("target").join(dir));
+    }
+
     pub fn target_dir(self) -> PathBuf {
         root().join(match self {
             WasmToolchain::Rustup => "target/web",

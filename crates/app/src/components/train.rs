@@ -4,9 +4,11 @@
 //!
 //! - `runner`: the GPU session and CPU twin, driven by one timer (time-sliced, main thread).
 //! - `experiment`: samples/s against batch size.
+//! - `crossover`: steps/s of the GPU and the tuned CPU over widths × batch sizes.
 //! - `picture`: pixels and chart geometry (pure).
 //! - `form`: the typed fields and the restart notice (a reducer, pure).
 
+mod crossover;
 mod experiment;
 mod form;
 mod picture;
@@ -753,6 +755,17 @@ pub fn Train() -> Html {
         }
     };
 
+    // The crossover experiment times the CPU on this thread: training pauses while it runs.
+    let pause_training = {
+        let (runner, redraw) = (runner.clone(), redraw.clone());
+        Callback::from(move |()| {
+            if let Some(r) = runner.borrow_mut().as_mut() {
+                r.set_playing(false);
+            }
+            redraw.force_update();
+        })
+    };
+
     html! {
         <section class="page train">
             <h1>{ ctx.t("train.heading") }</h1>
@@ -776,6 +789,7 @@ pub fn Train() -> Html {
             </div>
             { kernels_panel }
             { experiment_panel }
+            <crossover::CrossoverExperiment on_start={pause_training} />
         </section>
     }
 }

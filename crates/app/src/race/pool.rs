@@ -48,6 +48,40 @@ pub struct CpuRun {
     /// From the worker posting its result to the page handling the message: the message's
     /// transit plus any time the page's main thread was busy.
     pub wait_ms: f64,
+    /// Which module computed it (the worker's report; see [`CpuKernel`]).
+    pub kernel: CpuKernel,
+}
+
+/// Where a worker's multiply ran: `www/cpu-worker.js` loads the race's kernel module with
+/// relaxed SIMD where the browser accepts it, else the plain SIMD128 one; anything else (other
+/// variants, the conv race, or no kernel module) runs in the app's own module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuKernel {
+    /// `kernels/race_kernel_relaxed.wasm`: `f32x4.relaxed_madd`.
+    Relaxed,
+    /// `kernels/race_kernel_simd.wasm`: a multiply, then an add.
+    Simd,
+    /// The app's module (`CpuRowJob`, `CpuConvJob`).
+    App,
+}
+
+impl CpuKernel {
+    /// The worker's name for it (`kernel` in its messages); unknown names are the app's.
+    pub fn from_id(id: &str) -> Self {
+        match id {
+            "relaxed" => CpuKernel::Relaxed,
+            "simd" => CpuKernel::Simd,
+            _ => CpuKernel::App,
+        }
+    }
+
+    pub fn id(self) -> &'static str {
+        match self {
+            CpuKernel::Relaxed => "relaxed",
+            CpuKernel::Simd => "simd",
+            CpuKernel::App => "app",
+        }
+    }
 }
 
 #[derive(Default)]
@@ -325,6 +359,7 @@ async fn run_ranges(
     // timeline, so the parts add up to the total (a maximum per part, over different
     // workers, would not).
     let mut last: Option<[f64; 4]> = None;
+    let mut kernel = CpuKernel::App;
     for (rx, &(r0, r1)) in receivers.into_iter().zip(ranges) {
         let data = match rx.await {
             Ok(Ok(d)) => d,
@@ -343,6 +378,7 @@ async fn run_ranges(
         let stamps = [t("tLoaded"), t("tComputed"), t("tSent"), t("tArrived")];
         if last.is_none_or(|l| stamps[3] >= l[3]) {
             last = Some(stamps);
+            kernel = CpuKernel::from_id(&get(&data, "kernel").as_string().unwrap_or_default());
         }
     }
     let t_end = now_abs();
@@ -358,5 +394,6 @@ async fn run_ranges(
         compute_ms: compute,
         copy_out_ms: copy_out,
         wait_ms: wait,
+        kernel,
     })
 }

@@ -8,6 +8,11 @@ use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 use crate::workload::Workload;
 
 const MLP_FORWARD: &str = include_str!("../../../../shaders/mlp_forward.wgsl");
+const MLP_FORWARD_GATHER: &str = include_str!("../../../../shaders/mlp_forward_gather.wgsl");
+const MLP_GATHER: &str = include_str!("../../../../shaders/mlp_gather.wgsl");
+const MLP_FORWARD_LOSS: &str = include_str!("../../../../shaders/mlp_forward_loss.wgsl");
+const MLP_STEP_SAMPLES: &str = include_str!("../../../../shaders/mlp_step_samples.wgsl");
+const MLP_STEP_PARAMS: &str = include_str!("../../../../shaders/mlp_step_params.wgsl");
 const MLP_LOSS: &str = include_str!("../../../../shaders/mlp_loss.wgsl");
 const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward_params.wgsl");
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
@@ -47,6 +52,20 @@ const fn mlp_kernel(
 
 pub static KERNELS: &[KernelSpec] = &[
     mlp_kernel(
+        "mlp-step-samples",
+        "shaders/mlp_step_samples.wgsl",
+        || MLP_STEP_SAMPLES.to_string(),
+        "kernel.mlp-step-samples.title",
+        "kernel.mlp-step-samples.summary",
+    ),
+    mlp_kernel(
+        "mlp-step-params",
+        "shaders/mlp_step_params.wgsl",
+        || MLP_STEP_PARAMS.to_string(),
+        "kernel.mlp-step-params.title",
+        "kernel.mlp-step-params.summary",
+    ),
+    mlp_kernel(
         "mlp-forward",
         "shaders/mlp_forward.wgsl",
         || MLP_FORWARD.to_string(),
@@ -54,11 +73,32 @@ pub static KERNELS: &[KernelSpec] = &[
         "kernel.mlp-forward.summary",
     ),
     mlp_kernel(
+        "mlp-forward-gather",
+        "shaders/mlp_forward_gather.wgsl",
+        || MLP_FORWARD_GATHER.to_string(),
+        "kernel.mlp-forward-gather.title",
+        "kernel.mlp-forward-gather.summary",
+    ),
+    mlp_kernel(
+        "mlp-gather",
+        "shaders/mlp_gather.wgsl",
+        || MLP_GATHER.to_string(),
+        "kernel.mlp-gather.title",
+        "kernel.mlp-gather.summary",
+    ),
+    mlp_kernel(
         "mlp-loss",
         "shaders/mlp_loss.wgsl",
         || MLP_LOSS.to_string(),
         "kernel.mlp-loss.title",
         "kernel.mlp-loss.summary",
+    ),
+    mlp_kernel(
+        "mlp-forward-loss",
+        "shaders/mlp_forward_loss.wgsl",
+        || MLP_FORWARD_LOSS.to_string(),
+        "kernel.mlp-forward-loss.title",
+        "kernel.mlp-forward-loss.summary",
     ),
     mlp_kernel(
         "mlp-backward-params",

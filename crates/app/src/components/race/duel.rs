@@ -975,6 +975,10 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
                 { row(ctx.t("race.b.wait"), duration(c.wait_ms)) }
                 { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &format::rate(gflops(flops, c.total_ms)))])) }
                 { row(ctx.t("race.b.workers"), c.workers.to_string()) }
+                <tr data-cpu-kernel={c.kernel.id()}>
+                    <th scope="row">{ ctx.t("race.b.cpu_kernel") }</th>
+                    <td>{ ctx.t(&format!("race.kernel.{}", c.kernel.id())) }</td>
+                </tr>
                 { row(ctx.t("race.b.setup"), duration(m.cpu_setup_ms)) }
             </table>
         }

@@ -10,7 +10,9 @@ use std::collections::VecDeque;
 use gpu_runtime::mlp::data::grid_points;
 use gpu_runtime::mlp::net::{batch_order, metrics};
 use gpu_runtime::mlp::{CpuTrainer, Net, Points, Spec};
-use gpu_runtime::training::{step_plan, PlannedDispatch, SessionConfig, TrainingSession};
+use gpu_runtime::training::{
+    step_plan_with, PlannedDispatch, SessionConfig, StepOptions, TrainingSession,
+};
 use gpu_runtime::{Gpu, GpuError};
 
 /// Side of the decision-boundary grid (GRID² points evaluated on the GPU).
@@ -155,7 +157,13 @@ impl Runner {
             order.clone(),
         );
         cpu.accum = spec.accum;
-        let plan = step_plan(&net, &spec.hyper(), spec.batch);
+        // The dispatches the session will run (with accumulation its gradient kernels and
+        // optimiser stay separate).
+        let opts = StepOptions {
+            accum: spec.accum,
+            pinned: &[],
+        };
+        let plan = step_plan_with(&net, &spec.hyper(), spec.batch, train.len(), opts);
         let mut r = Self {
             net,
             train,

@@ -1,0 +1,271 @@
+//! `bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3]
+//! [--min-ms 40] [--twin-max-gflop 4]`: training steps per second of the 2-w-w-2 MLP (ReLU,
+//! Adam, spiral; `mlp::crossover`) over widths × batch sizes, on the GPU (wgpu, the app's
+//! `TrainingSession`), on the tuned CPU (`mlp::TunedTrainer`, `matrixmultiply` sgemm, one core)
+//! and on the CPU twin (same formulas as the kernels, one core). Every figure is the median of
+//! `--runs` whole runs, each at least `--min-ms` long (at least one step), with the spread
+//! (max − min) / median. GPU runs start on a drained queue and end when every step has
+//! finished. The twin is skipped where one of its steps would exceed `--twin-max-gflop`.
+//! Prints a Markdown table and, per width, the batch size from which the GPU wins.
+
+use std::rc::Rc;
+use std::time::Instant;
+
+use gpu_runtime::mlp::crossover::{self, median_spread, steps_for, Crossover, Point};
+use gpu_runtime::mlp::net::batch_order;
+use gpu_runtime::mlp::tuned::flops_per_step;
+use gpu_runtime::mlp::{CpuTrainer, Dataset, Feature, Gemm, TunedTrainer};
+use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
+use gpu_runtime::Gpu;
+
+const POINTS: usize = 8192;
+/// Most steps in one timed GPU run (they are all queued before waiting).
+const GPU_CAP: u32 = 4000;
+
+struct Args {
+    widths: Vec<usize>,
+    batches: Vec<usize>,
+    runs: usize,
+    min_ms: f64,
+    twin_max_gflop: f64,
+}
+
+fn list(value: &str, flag: &str, max: usize) -> Result<Vec<usize>, String> {
+    value
+        .split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+        })
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| format!("{flag} wants numbers from 1 to {max}, not `{value}`"))
+}
+
+fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args {
+        widths: vec![16, 64, 256, 512],
+        batches: vec![1, 16, 256, 1024, 4096],
+        runs: crossover::RUNS,
+        min_ms: 40.0,
+        twin_max_gflop: 4.0,
+    };
+    while let Some(flag) = args.next() {
+        let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        let number = |lo: f64, hi: f64| {
+            value
+                .parse::<f64>()
+                .ok()
+                .filter(|v| (lo..=hi).contains(v))
+                .ok_or_else(|| format!("{flag} wants {lo} to {hi}, not `{value}`"))
+        };
+        match flag.as_str() {
+            "--widths" => a.widths = list(&value, &flag, 2048)?,
+            "--batches" => a.batches = list(&value, &flag, POINTS)?,
+            "--runs" => a.runs = number(1.0, 20.0)? as usize,
+            "--min-ms" => a.min_ms = number(1.0, 5000.0)?,
+            "--twin-max-gflop" => a.twin_max_gflop = number(0.0, 1000.0)?,
+            _ => return Err(format!("unknown flag {flag}")),
+        }
+    }
+    Ok(a)
+}
+
+struct Data {
+    x: Vec<f32>,
+    labels: Vec<u32>,
+    order: Vec<u32>,
+}
+
+fn data() -> Data {
+    let pts = Dataset::Spiral.generate(POINTS, 0.1, 1);
+    Data {
+        x: pts.features(&[Feature::X, Feature::Y]),
+        order: batch_order(pts.len(), 1),
+        labels: pts.label,
+    }
+}
+
+/// Steps/s of `runs` timed runs of `step`, each ≈ `min_ms` or one step (a pilot step sizes
+/// them).
+fn cpu_runs(runs: usize, min_ms: f64, mut step: impl FnMut()) -> Vec<f64> {
+    // The first step allocates; the second is the pilot.
+    step();
+    let t = Instant::now();
+    step();
+    let n = steps_for(min_ms, t.elapsed().as_secs_f64() * 1e3, 100_000);
+    (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..n {
+                step();
+            }
+            n as f64 / t.elapsed().as_secs_f64()
+        })
+        .collect()
+}
+
+fn gpu_runs(
+    gpu: &Rc<Gpu>,
+    d: &Data,
+    width: usize,
+    batch: usize,
+    a: &Args,
+) -> Result<Vec<f64>, String> {
+    let net = crossover::net(width);
+    let params = net.init_params(1);
+    let mut s = pollster::block_on(TrainingSession::new(
+        gpu.clone(),
+        SessionConfig {
+            net: net.clone(),
+            hyper: crossover::hyper(),
+            batch,
+            accum: 1,
+            params: &params,
+            features: d.x.clone(),
+            labels: d.labels.clone(),
+            order: d.order.clone(),
+            eval_features: &[],
+        },
+    ))
+    .map_err(|e| e.to_string())?;
+    let e = |e: gpu_runtime::GpuError| e.to_string();
+    // Warm-up (pipelines, first submissions), then a pilot of 4 steps on a drained queue.
+    for _ in 0..2 {
+        s.step().map_err(e)?;
+    }
+    s.wait().map_err(e)?;
+    let t = Instant::now();
+    for _ in 0..4 {
+        s.step().map_err(e)?;
+    }
+    s.wait().map_err(e)?;
+    let n = steps_for(a.min_ms, t.elapsed().as_secs_f64() * 1e3 / 4.0, GPU_CAP);
+    let mut out = Vec::new();
+    for _ in 0..a.runs {
+        s.wait().map_err(e)?;
+        let t = Instant::now();
+        for _ in 0..n {
+            s.step().map_err(e)?;
+        }
+        s.wait().map_err(e)?;
+        out.push(n as f64 / t.elapsed().as_secs_f64());
+    }
+    Ok(out)
+}
+
+fn cell(runs: &[f64]) -> String {
+    match median_spread(runs) {
+        Some((m, s)) if m >= 100.0 => format!("{m:.0} ± {:.0} %", s * 100.0),
+        Some((m, s)) => format!("{m:.2} ± {:.0} %", s * 100.0),
+        None => "—".into(),
+    }
+}
+
+pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
+    let a = parse(args)?;
+    let start = Instant::now();
+    let gpu = Rc::new(Gpu::request_blocking().map_err(|e| e.to_string())?);
+    let ad = gpu.adapter().clone();
+    println!(
+        "adapter: {} ({}, {}, driver {})",
+        ad.name, ad.device_type, ad.backend, ad.driver
+    );
+    if ad.is_software {
+        println!("NOTE: software adapter — the GPU column is a CPU emulating a GPU.");
+    }
+    println!(
+        "\nMLP 2-w-w-2, ReLU, Adam, spiral. Steps/s, median of {} runs ± (max − min)/median; each run ≥ {} ms.\n\
+         tuned CPU: mlp::TunedTrainer on `matrixmultiply` sgemm, one thread; twin: mlp::CpuTrainer (the kernels' formulas and order), one thread.\n",
+        a.runs, a.min_ms
+    );
+    println!("| width | batch | MFLOP/step | GPU steps/s | tuned CPU steps/s | twin steps/s | GPU / tuned | GPU / twin | GPU GFLOP/s | tuned GFLOP/s |");
+    println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let d = data();
+    let mut points = Vec::new();
+    for &width in &a.widths {
+        let net = crossover::net(width);
+        for &batch in &a.batches {
+            let gflop = flops_per_step(&net, batch) / 1e9;
+            let gpu_r = if max_batch(&net, &gpu.buffer_limits()) < batch as u64 {
+                Err("too large for this device's buffers".to_string())
+            } else {
+                gpu_runs(&gpu, &d, width, batch, &a)
+            };
+            let mut tuned = TunedTrainer::new(
+                net.clone(),
+                crossover::hyper(),
+                net.init_params(1),
+                batch,
+                d.x.clone(),
+                d.labels.clone(),
+                d.order.clone(),
+                Gemm::best(),
+            );
+            let cpu_r = cpu_runs(a.runs, a.min_ms, || tuned.step());
+            let twin_r = if gflop <= a.twin_max_gflop {
+                let mut twin = CpuTrainer::new(
+                    net.clone(),
+                    crossover::hyper(),
+                    net.init_params(1),
+                    batch,
+                    d.x.clone(),
+                    d.labels.clone(),
+                    d.order.clone(),
+                );
+                cpu_runs(a.runs, a.min_ms, || twin.step())
+            } else {
+                Vec::new()
+            };
+            let g = gpu_r
+                .as_ref()
+                .ok()
+                .and_then(|r| median_spread(r))
+                .map(|m| m.0);
+            let c = median_spread(&cpu_r).map_or(f64::NAN, |m| m.0);
+            let t = median_spread(&twin_r).map(|m| m.0);
+            let ratio = |x: Option<f64>, y: Option<f64>| match (x, y) {
+                (Some(x), Some(y)) => format!("{:.2}×", x / y),
+                _ => "—".into(),
+            };
+            println!(
+                "| {width} | {batch} | {:.3} | {} | {} | {} | {} | {} | {} | {:.1} |",
+                gflop * 1e3,
+                match &gpu_r {
+                    Ok(r) => cell(r),
+                    Err(e) => format!("— ({e})"),
+                },
+                cell(&cpu_r),
+                if twin_r.is_empty() {
+                    "(skipped)".into()
+                } else {
+                    cell(&twin_r)
+                },
+                ratio(g, Some(c)),
+                ratio(g, t),
+                g.map_or("—".into(), |g| format!("{:.1}", g * gflop)),
+                c * gflop,
+            );
+            points.push(Point {
+                width,
+                batch,
+                gpu: g,
+                cpu: c,
+            });
+        }
+    }
+    println!("\nCrossover (GPU against the tuned CPU):");
+    for &width in &a.widths {
+        let text = match crossover::crossover(&points, width) {
+            Crossover::NoGpu => "no GPU figure".to_string(),
+            Crossover::CpuEverywhere => "tuned CPU faster at every batch size".into(),
+            Crossover::GpuEverywhere => "GPU faster at every batch size".into(),
+            Crossover::GpuFrom { from } => format!("GPU faster from batch {from}"),
+            Crossover::Mixed => "the lead changes more than once".into(),
+        };
+        println!("- 2-{width}-{width}-2: {text}");
+    }
+    println!("\n(whole run: {:.1} s)", start.elapsed().as_secs_f64());
+    Ok(())
+}
