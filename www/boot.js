@@ -5,6 +5,9 @@
 // same message as the wasm failing, instead of leaving "Loading…" on screen for good.
 import('./pkg/gpu_playground.js').then(async (app) => {
   await app.default();
+  // The text of the page's language is fetched by the app (one file per language; the wasm
+  // carries none), then it renders.
+  await app.boot(LOCALES);
   // Handle for end-to-end tests (e.g. losing the GPU device on purpose).
   window.gpuPlayground = app;
   registerServiceWorker();
@@ -12,11 +15,14 @@ import('./pkg/gpu_playground.js').then(async (app) => {
   console.warn('GPU Playground failed to start:', err);
   const boot = document.getElementById('boot');
   if (boot) {
-    boot.textContent = 'GPU Playground could not start in this browser (WebAssembly failed to load). ' +
-      '· GPU 游乐场无法在此浏览器中启动（WebAssembly 加载失败）。';
+    boot.textContent = 'GPU Playground could not start in this browser (its program or text files failed to load). ' +
+      '· GPU 游乐场无法在此浏览器中启动（程序或文本文件加载失败）。';
     boot.className = 'boot error';
   }
 });
+
+// Each language's text file (content-hashed names, written by `cargo xtask dist`).
+const LOCALES = { /* __LOCALES__ */ };
 
 // The build's version (written by `cargo xtask dist`; the placeholder stays in an unbuilt copy).
 const VERSION = '__BUILD_VERSION__';

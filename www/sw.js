@@ -1,6 +1,6 @@
 // Service worker: GPU Playground works offline after the first visit (a classroom with bad
 // Wi-Fi). `cargo xtask dist` writes the version and the precache list (every file of the
-// site) below. Content-hashed files (pkg/*.<hash>.js|wasm, boot.<hash>.js) never change, so
+// site) below. Content-hashed files (pkg/*.<hash>.js|wasm, boot.<hash>.js, locales/*.<hash>.txt) never change, so
 // they are served from the cache first; everything else (index.html, styles, the worker
 // script) from the network first, falling back to the cache when offline or slow. A new
 // version installs beside the old one and takes over on the next visit; the page says so.
@@ -9,7 +9,7 @@ const CACHE = `gpu-playground-${VERSION}`;
 const PRECACHE = [
   // __PRECACHE__
 ];
-const HASHED = /\.[0-9a-f]{16}\.(js|wasm)$/;
+const HASHED = /\.[0-9a-f]{16}\.(js|wasm|txt)$/;
 // How long a network-first request waits before the cached copy is used.
 const NETWORK_WAIT_MS = 4000;
 

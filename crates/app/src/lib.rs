@@ -25,19 +25,27 @@ pub mod visibility;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-/// Entry point, called by the module's `init()` in index.html. In a Web Worker (the race's
-/// CPU workers load this same module) there is no window and nothing to render.
-#[wasm_bindgen(start)]
-pub fn start() {
+/// Entry point, called by boot.js once the module is instantiated, with the language files'
+/// URLs (`{en: "locales/en.<hash>.txt", …}`, written by `cargo xtask dist`): fetches the text
+/// of the language the page will show, then renders. A rejection (the text could not be
+/// fetched) reaches boot.js, which shows its could-not-start message. The race's CPU workers
+/// load this same module and never call it.
+#[wasm_bindgen]
+pub async fn boot(locales: JsValue) -> Result<(), JsValue> {
     if js_sys::global().dyn_into::<web_sys::Window>().is_err() {
-        return;
+        return Ok(());
     }
     route::guard_hash();
+    i18n::set_sources(&locales);
+    i18n::load(components::initial_lang())
+        .await
+        .map_err(|e| JsValue::from_str(&e))?;
     let root = gloo::utils::document()
         .get_element_by_id("app")
         .unwrap_or_else(|| gloo::utils::body().into());
     root.set_inner_html("");
     yew::Renderer::<components::App>::with_root(root).render();
+    Ok(())
 }
 
 /// Test hook: destroys the current GPU device so tests can check that the page recovers.

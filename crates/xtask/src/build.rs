@@ -97,10 +97,16 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
         .args(["--target", "web", "--no-typescript", "--out-dir"])
         .arg(&pkg))?;
     let bg = pkg.join(format!("{APP_LIB}_bg.wasm"));
-    if let Some(opt) = &wasm_opt {
-        optimise(opt, &bg, "-O3")?;
-    }
+    // No wasm-opt pass for the app: measured on this module, -O3 and -Oz make it smaller raw
+    // but *larger* gzip-compressed (what a visitor downloads) than rustc's opt-level "z" + fat
+    // LTO output alone (docs/benchmarks.md "First load"). Only the names go.
+    let stripped = strip_debug_sections(&bg)?;
+    info(&format!(
+        "stripped the name section from the app's wasm ({} KiB)",
+        stripped / 1024
+    ));
     copy_static(&root().join("www"), out)?;
+    crate::hosting::write_locales(out, &root().join("crates/app/locales"))?;
     // Not run through wasm-opt: they are small, and the kernel is what LLVM scheduled.
     let kernels = out.join(KERNEL_DIR);
     std::fs::create_dir_all(&kernels)
@@ -158,6 +164,60 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
         "site version {version} (hashed file names, service worker)"
     ));
     Ok(report)
+}
+
+/// Removes the custom sections a browser never reads (`name`: function names for debuggers,
+/// ~3 MB here; `.debug_*`) from a wasm module in place. Returns the bytes removed.
+fn strip_debug_sections(path: &Path) -> Result<u64, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let out = without_debug_sections(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    std::fs::write(path, &out).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    Ok((bytes.len() - out.len()) as u64)
+}
+
+/// A wasm module's bytes without its `name` and `.debug_*` custom sections.
+fn without_debug_sections(bytes: &[u8]) -> Result<Vec<u8>, String> {
+    fn leb(b: &[u8], at: &mut usize) -> Result<usize, String> {
+        let (mut value, mut shift) = (0usize, 0);
+        loop {
+            let byte = *b.get(*at).ok_or("truncated module")?;
+            *at += 1;
+            value |= ((byte & 0x7f) as usize) << shift;
+            if byte < 0x80 {
+                return Ok(value);
+            }
+            shift += 7;
+            if shift > 28 {
+                return Err("bad section size".into());
+            }
+        }
+    }
+    if bytes.len() < 8 || &bytes[..4] != b"\0asm" {
+        return Err("not a wasm module".into());
+    }
+    let mut out = bytes[..8].to_vec();
+    let mut at = 8;
+    while at < bytes.len() {
+        let start = at;
+        let id = bytes[at];
+        at += 1;
+        let size = leb(bytes, &mut at)?;
+        let end = at
+            .checked_add(size)
+            .filter(|&e| e <= bytes.len())
+            .ok_or("truncated section")?;
+        let drop = id == 0 && {
+            let mut p = at;
+            let len = leb(bytes, &mut p)?;
+            let name = bytes.get(p..p + len).ok_or("truncated section name")?;
+            name == b"name" || name.starts_with(b".debug")
+        };
+        if !drop {
+            out.extend_from_slice(&bytes[start..end]);
+        }
+        at = end;
+    }
+    Ok(out)
 }
 
 /// Runs npm's wasm-opt in place at `level`.
@@ -238,4 +298,35 @@ fn gzip_size(path: &Path) -> Option<u64> {
         .output()
         .ok()?;
     out.status.success().then_some(out.stdout.len() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_debug_sections;
+
+    #[test]
+    fn strips_name_and_debug_sections_only() {
+        let custom = |name: &str, body: &[u8]| {
+            let mut s = vec![0u8, (1 + name.len() + body.len()) as u8, name.len() as u8];
+            s.extend_from_slice(name.as_bytes());
+            s.extend_from_slice(body);
+            s
+        };
+        let mut module = b"\0asm\x01\0\0\0".to_vec();
+        let ty = [1u8, 4, 1, 0x60, 0, 0]; // type section: one () -> ()
+        module.extend_from_slice(&ty);
+        module.extend(custom("name", b"abc"));
+        module.extend(custom("producers", b"x"));
+        module.extend(custom(".debug_info", b"yy"));
+        let out = without_debug_sections(&module).unwrap();
+        let mut want = b"\0asm\x01\0\0\0".to_vec();
+        want.extend_from_slice(&ty);
+        want.extend(custom("producers", b"x"));
+        assert_eq!(out, want);
+        assert!(
+            without_debug_sections(b"\0asm\x01\0\0\0\x01\x09").is_err(),
+            "truncated"
+        );
+        assert!(without_debug_sections(b"not wasm").is_err());
+    }
 }

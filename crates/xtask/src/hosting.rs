@@ -35,6 +35,25 @@ fn rewrite(p: &Path, from: &str, to: &str) -> Result<String, String> {
     Ok(text.replace(from, to))
 }
 
+/// Writes each language's text (`locales/<lang>.<hash>.txt`, from `crates/app/locales`,
+/// checked as the app's build script checks them) and names the files in `boot.js`, which
+/// hands them to the app: the site's wasm carries no text and fetches the language it shows.
+pub fn write_locales(out: &Path, locales: &Path) -> Result<(), String> {
+    let tables = crate::locale_files::load_all(locales)?;
+    let dir = out.join("locales");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let mut entries = Vec::new();
+    for (lang, table) in crate::locale_files::LANGS.iter().zip(&tables) {
+        let text = crate::locale_files::serialize(table);
+        let name = format!("{lang}.{}.txt", fingerprint(text.as_bytes()));
+        write(&dir.join(&name), text.as_bytes())?;
+        entries.push(format!("{lang}: 'locales/{name}'"));
+    }
+    let boot = out.join("boot.js");
+    let text = rewrite(&boot, "/* __LOCALES__ */", &entries.join(", "))?;
+    write(&boot, text.as_bytes())
+}
+
 /// Gives the wasm module, its JS glue and `boot.js` content-hashed names and rewrites every
 /// reference to them (glue → wasm, boot.js and cpu-worker.js → glue, index.html → boot.js).
 /// Then writes the service worker with the site's version and precache list, and the
@@ -307,6 +326,31 @@ mod tests {
         assert!(p.ends_with(&[0, 0, 0, 0, b'I', b'E', b'N', b'D', 0xae, 0x42, 0x60, 0x82]));
         // A 512 px icon spans several stored blocks.
         assert!(png(512, 512, &icon_rgba(512)).len() > 512 * 512 * 4);
+    }
+
+    #[test]
+    fn write_locales_writes_hashed_files_that_boot_js_names() {
+        let dir = std::env::temp_dir().join(format!("xtask-locales-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("boot.js"),
+            "const LOCALES = { /* __LOCALES__ */ };",
+        )
+        .unwrap();
+        write_locales(&dir, &crate::util::root().join("crates/app/locales")).unwrap();
+        let boot = std::fs::read_to_string(dir.join("boot.js")).unwrap();
+        for lang in crate::locale_files::LANGS {
+            let start = boot.find(&format!("{lang}: 'locales/")).unwrap() + lang.len() + 3;
+            let name = &boot[start..start + boot[start..].find('\'').unwrap()];
+            let text = std::fs::read_to_string(dir.join(name)).unwrap();
+            assert!(name.ends_with(&format!(".{}.txt", fingerprint(text.as_bytes()))));
+            assert!(
+                text.lines().any(|l| l.starts_with("app.title = ")),
+                "{name}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

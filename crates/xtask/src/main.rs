@@ -5,6 +5,8 @@
 
 mod build;
 mod hosting;
+#[path = "../../app/locale_files.rs"]
+mod locale_files;
 mod serve;
 mod test;
 mod tools;

@@ -35,7 +35,7 @@ pub use learn::{Learn, Lesson};
 pub use puzzle_page::{PuzzleList, PuzzlePage};
 pub use race::Race;
 pub use scratch_page::ScratchEditor;
-pub use shell::App;
+pub use shell::{initial_lang, App};
 pub use train::Train;
 pub use visualiser::Visualiser;
 

@@ -51,13 +51,42 @@ fn resolve_lang(query: &Query) -> Lang {
         .unwrap_or(Lang::En)
 }
 
+/// The language the page starts in, before the router runs (the hash's query read directly):
+/// the one whose text `boot` fetches first.
+pub fn initial_lang() -> Lang {
+    let hash = gloo::utils::window().location().hash().unwrap_or_default();
+    let query = hash.split_once('?').map(|(_, q)| q).unwrap_or("");
+    resolve_lang(&Query::parse(query))
+}
+
 #[function_component]
 fn Root() -> Html {
     let location = use_location();
     let navigator = use_navigator();
     let route = use_route::<Route>().unwrap_or(Route::NotFound);
     let query = Query::parse(location.as_ref().map(|l| l.query_str()).unwrap_or(""));
-    let lang = resolve_lang(&query);
+    // The language asked for, and the one shown: a switch shows the old language until the
+    // new one's text has arrived (fetched once, then cached by the service worker).
+    let wanted = resolve_lang(&query);
+    let shown = use_mut_ref(|| wanted);
+    if crate::i18n::is_loaded(wanted) {
+        *shown.borrow_mut() = wanted;
+    }
+    let lang = *shown.borrow();
+    let rerender = use_force_update();
+    {
+        let rerender = rerender.clone();
+        use_effect_with(wanted, move |&wanted| {
+            if !crate::i18n::is_loaded(wanted) {
+                wasm_bindgen_futures::spawn_local(async move {
+                    if let Err(e) = crate::i18n::load(wanted).await {
+                        web_sys::console::warn_1(&e.into());
+                    }
+                    rerender.force_update();
+                });
+            }
+        });
+    }
     let webgpu = use_state(|| WebGpuStatus::Checking);
 
     {
@@ -71,20 +100,27 @@ fn Root() -> Html {
     {
         // Keep the language in the URL and in storage, and tell the document.
         let (route, query, navigator) = (route.clone(), query.clone(), navigator.clone());
+        // The URL and storage follow the language asked for; the document's language and
+        // title the one shown.
         use_effect_with(
-            (lang, route.clone(), query.get("lang").map(str::to_owned)),
+            (
+                lang,
+                wanted,
+                route.clone(),
+                query.get("lang").map(str::to_owned),
+            ),
             move |_| {
                 if let Some(s) = storage() {
-                    let _ = s.set_item(LANG_STORAGE_KEY, lang.code());
+                    let _ = s.set_item(LANG_STORAGE_KEY, wanted.code());
                 }
                 let doc = gloo::utils::document();
                 if let Some(el) = doc.document_element() {
                     let _ = el.set_attribute("lang", if lang == Lang::Zh { "zh-CN" } else { "en" });
                 }
                 doc.set_title(crate::i18n::t(lang, "app.title"));
-                if query.get("lang") != Some(lang.code()) {
+                if query.get("lang") != Some(wanted.code()) {
                     if let Some(nav) = navigator {
-                        replace_query(&nav, &route, &query.clone().with("lang", lang.code()));
+                        replace_query(&nav, &route, &query.clone().with("lang", wanted.code()));
                     }
                 }
             },
