@@ -12,9 +12,8 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use gpu_runtime::mlp::crossover::{self, median_spread, steps_for, Crossover, Point};
-use gpu_runtime::mlp::net::batch_order;
 use gpu_runtime::mlp::tuned::flops_per_step;
-use gpu_runtime::mlp::{CpuTrainer, Dataset, Feature, Gemm, TunedTrainer};
+use gpu_runtime::mlp::{CpuTrainer, Gemm, TunedTrainer};
 use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
 use gpu_runtime::Gpu;
 
@@ -72,21 +71,6 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(a)
 }
 
-struct Data {
-    x: Vec<f32>,
-    labels: Vec<u32>,
-    order: Vec<u32>,
-}
-
-fn data() -> Data {
-    let pts = Dataset::Spiral.generate(POINTS, 0.1, 1);
-    Data {
-        x: pts.features(&[Feature::X, Feature::Y]),
-        order: batch_order(pts.len(), 1),
-        labels: pts.label,
-    }
-}
-
 /// Steps/s of `runs` timed runs of `step`, each ≈ `min_ms` or one step (a pilot step sizes
 /// them).
 fn cpu_runs(runs: usize, min_ms: f64, mut step: impl FnMut()) -> Vec<f64> {
@@ -108,7 +92,7 @@ fn cpu_runs(runs: usize, min_ms: f64, mut step: impl FnMut()) -> Vec<f64> {
 
 fn gpu_runs(
     gpu: &Rc<Gpu>,
-    d: &Data,
+    d: &crossover::Data,
     width: usize,
     batch: usize,
     a: &Args,
@@ -182,7 +166,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     );
     println!("| width | batch | MFLOP/step | GPU steps/s | tuned CPU steps/s | twin steps/s | GPU / tuned | GPU / twin | GPU GFLOP/s | tuned GFLOP/s |");
     println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    let d = data();
+    let d = crossover::data(POINTS);
     let mut points = Vec::new();
     for &width in &a.widths {
         let net = crossover::net(width);

@@ -3,7 +3,25 @@
 //! spiral), the grids of widths × batch sizes, how a side's runs become one number (median and
 //! spread), and where, for each width, the GPU starts to beat the tuned CPU.
 
-use crate::net::{Activation, Hyper, LossKind, Net, Optimiser};
+use crate::data::{Dataset, Feature};
+use crate::net::{batch_order, Activation, Hyper, LossKind, Net, Optimiser};
+
+/// The training set every point of the grid trains on: `points` spiral samples (noise 0.1,
+/// seed 1), features x and y, and their batch order.
+pub struct Data {
+    pub x: Vec<f32>,
+    pub labels: Vec<u32>,
+    pub order: Vec<u32>,
+}
+
+pub fn data(points: usize) -> Data {
+    let pts = Dataset::Spiral.generate(points, 0.1, 1);
+    Data {
+        x: pts.features(&[Feature::X, Feature::Y]),
+        order: batch_order(pts.len(), 1),
+        labels: pts.label,
+    }
+}
 
 /// The page's grid: small enough for a software adapter (the 512-wide, 4096-sample step is
 /// 6.5 GFLOP).

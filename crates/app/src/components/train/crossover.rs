@@ -12,8 +12,7 @@ use yew::prelude::*;
 use gpu_runtime::mlp::crossover::{
     self, crossover, median_spread, steps_for, Crossover, Point, PAGE_BATCHES, PAGE_WIDTHS, RUNS,
 };
-use gpu_runtime::mlp::net::batch_order;
-use gpu_runtime::mlp::{Dataset, Feature, Gemm, TunedTrainer};
+use gpu_runtime::mlp::{Gemm, TunedTrainer};
 use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
 use gpu_runtime::{CancelToken, Gpu, GpuError};
 
@@ -82,21 +81,6 @@ struct State {
     cells: Vec<Cell>,
 }
 
-struct Data {
-    x: Vec<f32>,
-    labels: Vec<u32>,
-    order: Vec<u32>,
-}
-
-fn data() -> Data {
-    let pts = Dataset::Spiral.generate(POINTS, 0.1, 1);
-    Data {
-        x: pts.features(&[Feature::X, Feature::Y]),
-        order: batch_order(pts.len(), 1),
-        labels: pts.label,
-    }
-}
-
 async fn yield_now() {
     gloo::timers::future::TimeoutFuture::new(0).await;
 }
@@ -104,7 +88,7 @@ async fn yield_now() {
 /// `RUNS` timed runs on the GPU; `None` when cancelled.
 async fn gpu_runs(
     gpu: &Rc<Gpu>,
-    d: &Data,
+    d: &crossover::Data,
     width: usize,
     batch: usize,
     cancel: &CancelToken,
@@ -158,7 +142,12 @@ async fn gpu_runs(
 
 /// `RUNS` timed runs of the tuned CPU trainer, in slices that yield to the page (only the
 /// time spent stepping counts); `None` when cancelled.
-async fn cpu_runs(d: &Data, width: usize, batch: usize, cancel: &CancelToken) -> Option<Vec<f64>> {
+async fn cpu_runs(
+    d: &crossover::Data,
+    width: usize,
+    batch: usize,
+    cancel: &CancelToken,
+) -> Option<Vec<f64>> {
     let net = crossover::net(width);
     let mut t = TunedTrainer::new(
         net.clone(),
@@ -202,7 +191,7 @@ async fn run(
     on_start: impl Fn(usize, usize),
     on_cell: impl Fn(Cell),
 ) -> bool {
-    let d = data();
+    let d = crossover::data(POINTS);
     for width in PAGE_WIDTHS {
         for batch in PAGE_BATCHES {
             if cancel.is_cancelled() {
