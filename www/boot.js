@@ -3,7 +3,12 @@
 // sub-path of any static host.
 // A dynamic import, so that the glue failing to load (network error, bad file) reaches the
 // same message as the wasm failing, instead of leaving "Loading…" on screen for good.
-import('./pkg/gpu_playground.js').then(async (app) => {
+// An embedded widget (#/embed/<widget>, every one but a lesson) starts the embed module: the
+// same app built without the lessons, a fifth less code to download. Anything else starts the
+// whole app. (The embed module reloads the page if a lesson is reached inside it.)
+const EMBED_MODULE = /^#\/embed\/(?!lesson(?:[?/]|$))[a-z0-9]/.test(location.hash);
+const GLUE = EMBED_MODULE ? './pkg/gpu_playground_embed.js' : './pkg/gpu_playground.js';
+import(GLUE).then(async (app) => {
   await app.default();
   // The text of the page's language is fetched by the app (one file per language; the wasm
   // carries none), then it renders.

@@ -14,6 +14,54 @@ use std::path::{Path, PathBuf};
 /// The languages, in the order of the app's `Lang::ALL`.
 pub const LANGS: [&str; 2] = ["en", "zh"];
 
+/// The site fetches its text in parts, each a group of files, so that a page loads only the
+/// text of what it shows (an embed of one widget does not download forty lessons:
+/// docs/benchmarks.md "First load"). Every file belongs to exactly one part ([`part_of`]);
+/// the order is the app's `i18n::Part::ALL`. The first part is always loaded.
+pub const PARTS: [(&str, &[&str]); 6] = [
+    ("core", &["core", "embed", "kernels", "learn"]),
+    ("race", &["race"]),
+    ("conv", &["conv", "convrun"]),
+    ("editor", &["editor", "puzzles"]),
+    ("train", &["train"]),
+    (
+        "lessons",
+        &[
+            "lessons-a",
+            "lessons-b",
+            "lessons-c",
+            "lessons-d",
+            "lesson-conv",
+            "quiz",
+        ],
+    ),
+];
+
+/// Which part (index into [`PARTS`]) a translation file belongs to.
+pub fn part_of(file: &Path) -> Result<usize, String> {
+    let stem = file.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    PARTS
+        .iter()
+        .position(|(_, files)| files.contains(&stem))
+        .ok_or_else(|| {
+            format!(
+                "{}: not in any text part (add it to PARTS in crates/app/locale_files.rs)",
+                file.display()
+            )
+        })
+}
+
+/// One language's table split into [`PARTS`] (each key in the part of the file that defines it).
+pub fn parse_parts(dir: &Path) -> Result<Vec<BTreeMap<String, String>>, String> {
+    let mut parts = vec![BTreeMap::new(); PARTS.len()];
+    for p in files(dir)? {
+        let mut map = BTreeMap::new();
+        parse(&p, &mut map)?;
+        parts[part_of(&p)?].extend(map);
+    }
+    Ok(parts)
+}
+
 /// The `*.txt` files of one language's folder, sorted.
 pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let mut files = Vec::new();
@@ -33,6 +81,7 @@ pub fn files(dir: &Path) -> Result<Vec<PathBuf>, String> {
 pub fn parse_dir(dir: &Path) -> Result<BTreeMap<String, String>, String> {
     let mut map = BTreeMap::new();
     for p in files(dir)? {
+        part_of(&p)?;
         parse(&p, &mut map)?;
     }
     Ok(map)

@@ -154,7 +154,7 @@ for (const [what, route] of [
 test('row 12: the language text failing to load: a message, not "Loading…" forever', async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.route(/locales\/[a-z]+\.[0-9a-f]{16}\.txt$/, (r) => r.abort('failed'));
+  await page.route(/locales\/[a-z]+-core\.[0-9a-f]{16}\.txt$/, (r) => r.abort('failed'));
   await page.goto(new URL('#/?lang=zh', BASE_URL).href);
   await page.waitForSelector('#boot.error', { timeout: 30_000 });
   const text = await page.textContent('#boot');

@@ -1,12 +1,17 @@
 //! Translated text. Components never hold user-visible strings: they ask for a key here.
 //! The text comes from `locales/<lang>/*.txt` (checked by build.rs, which also guarantees both
 //! languages have the same keys). Native builds (the tests) compile the tables in. The site's
-//! wasm carries none: `cargo xtask dist` writes one content-hashed file per language, boot.js
-//! names them ([`set_sources`]), and the app fetches the language it shows ([`load`]) before
-//! it renders, and another one when the visitor switches. The service worker precaches both,
-//! so switching works offline. (That keeps ~430 KB of text, ~150 KiB gzip, out of the first
-//! load: docs/benchmarks.md "First load".)
+//! wasm carries none: `cargo xtask dist` writes each language in [`Part`]s, one content-hashed
+//! file each; boot.js names them ([`set_sources`]); before it renders a page the app fetches
+//! the parts that page shows ([`load`], the route's `text_parts`), so an embed of one widget
+//! does not download the lessons. The service worker precaches every file, so switching
+//! language or page works offline (docs/benchmarks.md "First load").
+//!
+//! A key of a part the page did not ask for is a bug in a route's `text_parts`: it shows
+//! nothing for a moment, the rest of the language is fetched and the page re-rendered, and the
+//! console gets an error naming the key, which fails the browser tests.
 
+use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
 mod tables {
@@ -15,8 +20,50 @@ mod tables {
 
 type Table = &'static [(&'static str, &'static str)];
 
-/// The tables fetched so far (wasm), one per language in `Lang::ALL` order.
-static LOADED: [OnceLock<Table>; 2] = [OnceLock::new(), OnceLock::new()];
+/// A group of translation files fetched together; the same groups, in the same order, as
+/// `PARTS` in `locale_files.rs` (a unit test checks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Part {
+    /// Shell, navigation, the landing page, embeds, kernel and lesson titles: every page.
+    Core,
+    Race,
+    Conv,
+    Editor,
+    Train,
+    /// Lesson bodies, quizzes and the glossary.
+    Lessons,
+}
+
+impl Part {
+    pub const ALL: [Part; 6] = [
+        Part::Core,
+        Part::Race,
+        Part::Conv,
+        Part::Editor,
+        Part::Train,
+        Part::Lessons,
+    ];
+
+    /// The name in file names and in boot.js (`en-core`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Core => "core",
+            Part::Race => "race",
+            Part::Conv => "conv",
+            Part::Editor => "editor",
+            Part::Train => "train",
+            Part::Lessons => "lessons",
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The parts fetched so far (wasm), per language in `Lang::ALL` order.
+static LOADED: [[OnceLock<Table>; Part::ALL.len()]; 2] =
+    [const { [const { OnceLock::new() }; Part::ALL.len()] }; 2];
 
 /// A UI language.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -61,17 +108,34 @@ impl Lang {
         }
     }
 
-    fn table(self) -> Table {
-        match LOADED[self.index()].get() {
-            Some(t) => t,
-            None => self.compiled(),
-        }
+    /// The text of `key`, from the compiled table or any part fetched so far.
+    fn find(self, key: &str) -> Option<&'static str> {
+        let search = |table: Table| {
+            table
+                .binary_search_by(|(k, _)| (*k).cmp(key))
+                .ok()
+                .map(|i| table[i].1)
+        };
+        search(self.compiled()).or_else(|| {
+            LOADED[self.index()]
+                .iter()
+                .filter_map(OnceLock::get)
+                .find_map(|t| search(t))
+        })
     }
 }
 
-/// Whether `lang`'s text can be shown now (compiled in, or fetched).
+/// Whether `lang`'s text for every one of `parts` (and the core) can be shown now.
+pub fn is_ready(lang: Lang, parts: &[Part]) -> bool {
+    !lang.compiled().is_empty()
+        || std::iter::once(&Part::Core)
+            .chain(parts)
+            .all(|p| LOADED[lang.index()][p.index()].get().is_some())
+}
+
+/// Whether `lang`'s core text (the shell, every page's frame) can be shown now.
 pub fn is_loaded(lang: Lang) -> bool {
-    !lang.table().is_empty()
+    is_ready(lang, &[])
 }
 
 /// Reads a table in the format `cargo xtask dist` writes (`locale_files.rs`, `serialize`):
@@ -97,85 +161,129 @@ pub fn parse_table(text: &'static str) -> Result<Table, String> {
     Ok(Box::leak(out.into_boxed_slice()))
 }
 
-/// Stores a fetched table for `lang` (kept for the page's lifetime). A second table for the
-/// same language is ignored (two loads raced; they read the same file).
-pub fn install(lang: Lang, table: Table) {
-    let _ = LOADED[lang.index()].set(table);
+/// Stores a fetched part of `lang` (kept for the page's lifetime). A second copy of the same
+/// part is ignored (two loads raced; they read the same file).
+pub fn install(lang: Lang, part: Part, table: Table) {
+    let _ = LOADED[lang.index()][part.index()].set(table);
 }
 
 thread_local! {
-    /// Where each language's table is (relative URLs), from boot.js.
-    static SOURCES: std::cell::RefCell<Vec<(Lang, String)>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// Where each language's parts are (relative URLs), from boot.js.
+    static SOURCES: RefCell<Vec<(Lang, Part, String)>> = const { RefCell::new(Vec::new()) };
+    /// Called when text fetched because a key was missing has arrived (the shell re-renders).
+    static ON_LATE_TEXT: RefCell<Option<Box<dyn Fn()>>> = const { RefCell::new(None) };
+    /// Whether such a fetch is under way, per language.
+    static LATE_PENDING: [Cell<bool>; 2] = const { [Cell::new(false), Cell::new(false)] };
 }
 
-/// Takes the language files' URLs from boot.js: an object `{en: "locales/en.<hash>.txt", …}`.
+/// Takes the text files' URLs from boot.js: an object
+/// `{'en-core': "locales/en-core.<hash>.txt", …}`, one entry per language and [`Part`].
 pub fn set_sources(map: &wasm_bindgen::JsValue) {
-    let found: Vec<(Lang, String)> = Lang::ALL
+    let found: Vec<(Lang, Part, String)> = Lang::ALL
         .iter()
-        .filter_map(|&l| {
-            js_sys::Reflect::get(map, &l.code().into())
+        .flat_map(|&l| Part::ALL.iter().map(move |&p| (l, p)))
+        .filter_map(|(l, p)| {
+            let name = format!("{}-{}", l.code(), p.name());
+            js_sys::Reflect::get(map, &name.into())
                 .ok()?
                 .as_string()
-                .map(|url| (l, url))
+                .map(|url| (l, p, url))
         })
         .collect();
     SOURCES.with(|s| *s.borrow_mut() = found);
 }
 
-/// Fetches and installs `lang`'s text unless it is there already. Errors name the file.
-pub async fn load(lang: Lang) -> Result<(), String> {
+/// Sets what runs when text fetched late (see the module's note) has arrived.
+pub fn on_late_text(f: impl Fn() + 'static) {
+    ON_LATE_TEXT.with(|c| *c.borrow_mut() = Some(Box::new(f)));
+}
+
+/// Fetches and installs the core and `parts` of `lang`'s text, those not there yet; the
+/// requests go out together. Errors name the file.
+pub async fn load(lang: Lang, parts: &[Part]) -> Result<(), String> {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
-    if is_loaded(lang) {
-        return Ok(());
+    let mut pending = Vec::new();
+    for part in std::iter::once(Part::Core).chain(parts.iter().copied()) {
+        if LOADED[lang.index()][part.index()].get().is_some()
+            || !lang.compiled().is_empty()
+            || pending.iter().any(|(p, _, _)| *p == part)
+        {
+            continue;
+        }
+        let url = SOURCES
+            .with(|s| {
+                s.borrow()
+                    .iter()
+                    .find(|(l, p, _)| *l == lang && *p == part)
+                    .map(|(_, _, u)| u.clone())
+            })
+            .ok_or_else(|| {
+                format!(
+                    "no text file for {}-{} (boot.js names none)",
+                    lang.code(),
+                    part.name()
+                )
+            })?;
+        // fetch() sends the request now; the answers are awaited below, one after another.
+        let request = JsFuture::from(gloo::utils::window().fetch_with_str(&url));
+        pending.push((part, url, request));
     }
-    let url = SOURCES
-        .with(|s| {
-            s.borrow()
-                .iter()
-                .find(|(l, _)| *l == lang)
-                .map(|(_, u)| u.clone())
-        })
-        .ok_or_else(|| {
-            format!(
-                "no text file for language {} (boot.js names none)",
-                lang.code()
-            )
-        })?;
-    let failed = |what: &str| format!("{url}: {what}");
-    let resp = JsFuture::from(gloo::utils::window().fetch_with_str(&url))
-        .await
-        .map_err(|_| failed("could not be fetched"))?;
-    let resp: web_sys::Response = resp.dyn_into().map_err(|_| failed("not a response"))?;
-    if !resp.ok() {
-        return Err(failed(&format!("HTTP {}", resp.status())));
+    for (part, url, request) in pending {
+        let failed = |what: &str| format!("{url}: {what}");
+        let resp = request.await.map_err(|_| failed("could not be fetched"))?;
+        let resp: web_sys::Response = resp.dyn_into().map_err(|_| failed("not a response"))?;
+        if !resp.ok() {
+            return Err(failed(&format!("HTTP {}", resp.status())));
+        }
+        let text = JsFuture::from(resp.text().map_err(|_| failed("unreadable"))?)
+            .await
+            .ok()
+            .and_then(|t| t.as_string())
+            .ok_or_else(|| failed("unreadable"))?;
+        let table = parse_table(Box::leak(text.into_boxed_str())).map_err(|e| failed(&e))?;
+        if table.is_empty() {
+            return Err(failed("empty"));
+        }
+        install(lang, part, table);
     }
-    let text = JsFuture::from(resp.text().map_err(|_| failed("unreadable"))?)
-        .await
-        .ok()
-        .and_then(|t| t.as_string())
-        .ok_or_else(|| failed("unreadable"))?;
-    let table = parse_table(Box::leak(text.into_boxed_str())).map_err(|e| failed(&e))?;
-    if table.is_empty() {
-        return Err(failed("empty"));
-    }
-    install(lang, table);
     Ok(())
 }
 
 /// The text of `key`. A missing key shows the key itself (a unit test keeps that from
-/// happening for every key the source uses).
+/// happening for every key the source uses); a key of a part not fetched yet shows nothing
+/// until it arrives (see the module's note).
 pub fn t(lang: Lang, key: &str) -> &'static str {
-    let table = lang.table();
-    match table.binary_search_by(|(k, _)| (*k).cmp(key)) {
-        Ok(i) => table[i].1,
-        Err(_) => lookup_missing(key),
+    match lang.find(key) {
+        Some(text) => text,
+        None if !is_ready(lang, &Part::ALL) => late(lang, key),
+        None => lookup_missing(key),
     }
 }
 
-/// The whole table of `lang` as it is now (compiled in or fetched; empty before a fetch).
-pub fn entries(lang: Lang) -> Table {
-    lang.table()
+/// A key whose part the page did not ask for: fetch the rest of the language, re-render.
+fn late(lang: Lang, key: &str) -> &'static str {
+    web_sys::console::error_1(
+        &format!(
+            "text key `{key}` ({}) is in a part this page's route did not load: add it to the route's text_parts",
+            lang.code()
+        )
+        .into(),
+    );
+    if !LATE_PENDING.with(|p| p[lang.index()].replace(true)) {
+        wasm_bindgen_futures::spawn_local(async move {
+            if let Err(e) = load(lang, &Part::ALL).await {
+                web_sys::console::warn_1(&e.into());
+            }
+            LATE_PENDING.with(|p| p[lang.index()].set(false));
+            ON_LATE_TEXT.with(|c| {
+                if let Some(f) = c.borrow().as_ref() {
+                    f();
+                }
+            });
+        });
+    }
+    ""
 }
 
 fn lookup_missing(key: &str) -> &'static str {
@@ -192,15 +300,21 @@ pub fn tf(lang: Lang, key: &str, args: &[(&str, &str)]) -> String {
     s
 }
 
-/// Every key (the same in both languages; English's table as loaded now).
+/// Every key (the same in both languages): all of them on native builds (the tests); the
+/// site's wasm compiles none in.
 pub fn keys() -> impl Iterator<Item = &'static str> {
-    Lang::En.table().iter().map(|(k, _)| *k)
+    Lang::En.compiled().iter().map(|(k, _)| *k)
 }
 
-/// Whether a key exists (in both tables, by construction).
+/// `lang`'s whole compiled table (native builds, as [`keys`]).
+pub fn entries(lang: Lang) -> Table {
+    lang.compiled()
+}
+
+/// Whether a key exists (in both tables, by construction; native builds, as [`keys`]).
 pub fn has(key: &str) -> bool {
     Lang::En
-        .table()
+        .compiled()
         .binary_search_by(|(k, _)| (*k).cmp(key))
         .is_ok()
 }
@@ -212,7 +326,7 @@ mod tests {
     #[test]
     fn tables_are_sorted_and_complete() {
         for lang in Lang::ALL {
-            let table = lang.table();
+            let table = lang.compiled();
             assert!(table.windows(2).all(|w| w[0].0 < w[1].0));
             assert_eq!(table.len(), tables::EN.len());
         }

@@ -37,7 +37,8 @@ pub async fn boot(locales: JsValue) -> Result<(), JsValue> {
     }
     route::guard_hash();
     i18n::set_sources(&locales);
-    i18n::load(components::initial_lang())
+    let (lang, parts) = components::initial_text();
+    i18n::load(lang, parts)
         .await
         .map_err(|e| JsValue::from_str(&e))?;
     let root = gloo::utils::document()

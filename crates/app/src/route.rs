@@ -3,6 +3,8 @@
 
 use yew_router::prelude::*;
 
+use crate::i18n::Part;
+
 #[derive(Clone, Debug, PartialEq, Eq, Routable)]
 pub enum Route {
     #[at("/")]
@@ -49,6 +51,23 @@ impl Route {
         (Route::Conv, "nav.conv"),
         (Route::EmbedIndex, "nav.embed"),
     ];
+
+    /// The parts of the text this page shows besides the core (`i18n::Part`), fetched before
+    /// it renders. A key outside them is reported in the console (the browser tests fail on
+    /// it) and fetched late.
+    pub fn text_parts(&self) -> &'static [Part] {
+        match self {
+            Route::Home | Route::Visualiser | Route::EmbedIndex | Route::NotFound => &[],
+            // The kernel pages and the race carry the conv stages and the conv race.
+            Route::Kernels | Route::Conv => &[Part::Conv],
+            Route::Race => &[Part::Race, Part::Conv],
+            Route::Train => &[Part::Train],
+            Route::Editor | Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
+            // Lessons embed widgets of every area.
+            Route::Learn | Route::Lesson { .. } => &Part::ALL,
+            Route::Embed { widget } => crate::components::embed::text_parts(widget),
+        }
+    }
 
     /// Embedded widgets are shown without the header and navigation.
     pub fn is_embedded(&self) -> bool {

@@ -1,11 +1,19 @@
 //! The site's text files (written by `cargo xtask dist` with `locale_files::serialize`) read
 //! back by the app's `i18n::parse_table` give exactly the tables native builds compile in:
-//! what a visitor's browser fetches is the text the tests check.
+//! what a visitor's browser fetches is the text the tests check, every key in exactly one
+//! of the parts the app fetches.
 
 #[path = "../locale_files.rs"]
 mod locale_files;
 
-use gpu_playground::i18n::{self, Lang};
+use gpu_playground::i18n::{self, Lang, Part};
+
+#[test]
+fn the_apps_parts_are_the_files_parts() {
+    let names: Vec<&str> = Part::ALL.iter().map(|p| p.name()).collect();
+    let files: Vec<&str> = locale_files::PARTS.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, files);
+}
 
 #[test]
 fn served_files_round_trip_to_the_compiled_tables() {
@@ -16,8 +24,16 @@ fn served_files_round_trip_to_the_compiled_tables() {
             lang.code(),
             locale_files::LANGS[Lang::ALL.iter().position(|l| l == lang).unwrap()]
         );
-        let text: &'static str = Box::leak(locale_files::serialize(table).into_boxed_str());
-        let parsed = i18n::parse_table(text).unwrap();
+        let mut parsed = Vec::new();
+        let parts = locale_files::parse_parts(&dir.join(lang.code())).unwrap();
+        assert_eq!(parts.len(), Part::ALL.len());
+        for part in &parts {
+            assert!(!part.is_empty());
+            let text: &'static str = Box::leak(locale_files::serialize(part).into_boxed_str());
+            parsed.extend_from_slice(i18n::parse_table(text).unwrap());
+        }
+        parsed.sort_unstable_by_key(|(k, _)| *k);
         assert_eq!(parsed, i18n::entries(*lang), "{}", lang.code());
+        assert_eq!(parsed.len(), table.len());
     }
 }

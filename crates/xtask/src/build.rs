@@ -9,6 +9,8 @@ use crate::util::{info, root, run, step};
 
 const APP_PACKAGE: &str = "gpu-playground";
 const APP_LIB: &str = "gpu_playground";
+/// The embed module's name in `pkg/` (the app without the `lessons` feature).
+pub const EMBED_LIB: &str = "gpu_playground_embed";
 /// naga's WGSL checker for the editor: its own wasm module, loaded only when an editor opens.
 const CHECK_PACKAGE: &str = "wgsl-check";
 const CHECK_LIB: &str = "wgsl_check";
@@ -25,6 +27,9 @@ const WEB_PROFILE: &str = "web";
 pub struct BuildReport {
     pub wasm_bytes: u64,
     pub wasm_gzip_bytes: Option<u64>,
+    /// The embed module (the app without its lessons).
+    pub embed_bytes: u64,
+    pub embed_gzip_bytes: Option<u64>,
     /// What opening the editor adds (editor.js + the checker's glue and wasm).
     pub editor_bytes: u64,
     pub editor_gzip_bytes: Option<u64>,
@@ -105,6 +110,38 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
         "stripped the name section from the app's wasm ({} KiB)",
         stripped / 1024
     ));
+
+    // The embed module: the same crate without its lessons, which boot.js starts for embedded
+    // widgets. Built after the whole app's module was bound, since it lands on the same path.
+    step("Building the embed module (the app without its lessons; only the app crate rebuilds)");
+    let mut embed = Command::new("cargo");
+    embed
+        .args([
+            "build",
+            "--profile",
+            WEB_PROFILE,
+            "--target",
+            "wasm32-unknown-unknown",
+            "-p",
+            APP_PACKAGE,
+            "--no-default-features",
+        ])
+        .current_dir(root());
+    toolchain.configure(&mut embed);
+    run(&mut embed)?;
+    run(Command::new(&bindgen)
+        .arg(&wasm)
+        .args([
+            "--target",
+            "web",
+            "--no-typescript",
+            "--out-name",
+            EMBED_LIB,
+            "--out-dir",
+        ])
+        .arg(&pkg))?;
+    let embed_bg = pkg.join(format!("{EMBED_LIB}_bg.wasm"));
+    strip_debug_sections(&embed_bg)?;
     copy_static(&root().join("www"), out)?;
     crate::hosting::write_locales(out, &root().join("crates/app/locales"))?;
     // Not run through wasm-opt: they are small, and the kernel is what LLVM scheduled.
@@ -145,6 +182,8 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     let report = BuildReport {
         wasm_bytes: std::fs::metadata(&bg).map(|m| m.len()).unwrap_or(0),
         wasm_gzip_bytes: gzip_size(&bg),
+        embed_bytes: std::fs::metadata(&embed_bg).map(|m| m.len()).unwrap_or(0),
+        embed_gzip_bytes: gzip_size(&embed_bg),
         editor_bytes: editor_files
             .iter()
             .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
@@ -253,18 +292,16 @@ fn build_editor(out: &Path) -> Result<(), String> {
 
 impl BuildReport {
     pub fn describe(&self) -> String {
-        let gz = self
-            .wasm_gzip_bytes
-            .map(|g| format!("{} KiB", g / 1024))
-            .unwrap_or_else(|| "? KiB".into());
-        let egz = self
-            .editor_gzip_bytes
-            .map(|g| format!("{} KiB", g / 1024))
-            .unwrap_or_else(|| "? KiB".into());
+        let kib =
+            |g: Option<u64>| g.map_or_else(|| "? KiB".into(), |g| format!("{} KiB", g / 1024));
         format!(
-            "{} KiB raw, {gz} gzip; editor on open: {} KiB raw, {egz} gzip",
+            "{} KiB raw, {} gzip; embed module: {} KiB raw, {} gzip; editor on open: {} KiB raw, {} gzip",
             self.wasm_bytes / 1024,
-            self.editor_bytes / 1024
+            kib(self.wasm_gzip_bytes),
+            self.embed_bytes / 1024,
+            kib(self.embed_gzip_bytes),
+            self.editor_bytes / 1024,
+            kib(self.editor_gzip_bytes),
         )
     }
 }

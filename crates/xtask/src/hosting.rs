@@ -35,54 +35,84 @@ fn rewrite(p: &Path, from: &str, to: &str) -> Result<String, String> {
     Ok(text.replace(from, to))
 }
 
-/// Writes each language's text (`locales/<lang>.<hash>.txt`, from `crates/app/locales`,
-/// checked as the app's build script checks them) and names the files in `boot.js`, which
-/// hands them to the app: the site's wasm carries no text and fetches the language it shows.
+/// Writes each language's text in parts (`locales/<lang>-<part>.<hash>.txt`, from
+/// `crates/app/locales`, checked as the app's build script checks them; parts in
+/// `locale_files::PARTS`) and names the files in `boot.js`, which hands them to the app: the
+/// site's wasm carries no text and fetches the parts of the language that its page shows.
 pub fn write_locales(out: &Path, locales: &Path) -> Result<(), String> {
-    let tables = crate::locale_files::load_all(locales)?;
+    // Checks both languages against each other (same keys, same placeholders) first.
+    crate::locale_files::load_all(locales)?;
     let dir = out.join("locales");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let mut entries = Vec::new();
-    for (lang, table) in crate::locale_files::LANGS.iter().zip(&tables) {
-        let text = crate::locale_files::serialize(table);
-        let name = format!("{lang}.{}.txt", fingerprint(text.as_bytes()));
-        write(&dir.join(&name), text.as_bytes())?;
-        entries.push(format!("{lang}: 'locales/{name}'"));
+    for lang in crate::locale_files::LANGS {
+        let parts = crate::locale_files::parse_parts(&locales.join(lang))?;
+        for ((part, _), table) in crate::locale_files::PARTS.iter().zip(&parts) {
+            let text = crate::locale_files::serialize(table);
+            let name = format!("{lang}-{part}.{}.txt", fingerprint(text.as_bytes()));
+            write(&dir.join(&name), text.as_bytes())?;
+            entries.push(format!("'{lang}-{part}': 'locales/{name}'"));
+        }
     }
     let boot = out.join("boot.js");
     let text = rewrite(&boot, "/* __LOCALES__ */", &entries.join(", "))?;
     write(&boot, text.as_bytes())
 }
 
-/// Gives the wasm module, its JS glue and `boot.js` content-hashed names and rewrites every
-/// reference to them (glue → wasm, boot.js and cpu-worker.js → glue, index.html → boot.js).
-/// Then writes the service worker with the site's version and precache list, and the
-/// version into boot.js. Returns the version.
+/// Gives the wasm modules (the whole app's and the embed module), their JS glue and `boot.js`
+/// content-hashed names and rewrites every reference to them (glue → wasm, boot.js → both
+/// glues, each worker file → its module's glue, index.html → boot.js). Then writes the
+/// service worker with the site's version and precache list, and the version into boot.js.
+/// Returns the version.
 pub fn finish_site(out: &Path) -> Result<String, String> {
     let pkg = out.join("pkg");
-    let wasm = pkg.join(format!("{APP_LIB}_bg.wasm"));
-    let wasm_name = format!("{APP_LIB}_bg.{}.wasm", fingerprint(&read(&wasm)?));
-    std::fs::rename(&wasm, pkg.join(&wasm_name)).map_err(|e| format!("renaming wasm: {e}"))?;
+    let boot = out.join("boot.js");
+    let mut boot_text =
+        String::from_utf8(read(&boot)?).map_err(|e| format!("{}: {e}", boot.display()))?;
+    // cpu-worker.js names the whole app's glue; the embed module's workers get a copy that
+    // names its own (`race/pool.rs` picks the file by the build's features).
+    let worker_template = out.join("cpu-worker.js");
+    let worker_text = String::from_utf8(read(&worker_template)?)
+        .map_err(|e| format!("{}: {e}", worker_template.display()))?;
+    let mut wasm_names = Vec::new();
+    for (lib, worker) in [
+        (APP_LIB, "cpu-worker.js"),
+        (crate::build::EMBED_LIB, "cpu-worker-embed.js"),
+    ] {
+        let wasm = pkg.join(format!("{lib}_bg.wasm"));
+        let wasm_name = format!("{lib}_bg.{}.wasm", fingerprint(&read(&wasm)?));
+        std::fs::rename(&wasm, pkg.join(&wasm_name))
+            .map_err(|e| format!("renaming {}: {e}", wasm.display()))?;
 
-    let glue = pkg.join(format!("{APP_LIB}.js"));
-    let glue_text = rewrite(
-        &glue,
-        &format!("'{APP_LIB}_bg.wasm'"),
-        &format!("'{wasm_name}'"),
-    )?;
-    let glue_name = format!("{APP_LIB}.{}.js", fingerprint(glue_text.as_bytes()));
-    write(&pkg.join(&glue_name), glue_text.as_bytes())?;
-    std::fs::remove_file(&glue).map_err(|e| format!("removing {}: {e}", glue.display()))?;
+        let glue = pkg.join(format!("{lib}.js"));
+        let glue_text = rewrite(
+            &glue,
+            &format!("'{lib}_bg.wasm'"),
+            &format!("'{wasm_name}'"),
+        )?;
+        let glue_name = format!("{lib}.{}.js", fingerprint(glue_text.as_bytes()));
+        write(&pkg.join(&glue_name), glue_text.as_bytes())?;
+        std::fs::remove_file(&glue).map_err(|e| format!("removing {}: {e}", glue.display()))?;
 
-    let old_ref = format!("./pkg/{APP_LIB}.js");
-    let new_ref = format!("./pkg/{glue_name}");
-    let worker = out.join("cpu-worker.js");
-    write(&worker, rewrite(&worker, &old_ref, &new_ref)?.as_bytes())?;
+        let new_ref = format!("./pkg/{glue_name}");
+        let app_ref = format!("./pkg/{APP_LIB}.js");
+        if !worker_text.contains(&app_ref) {
+            return Err(format!("cpu-worker.js does not mention {app_ref}"));
+        }
+        write(
+            &out.join(worker),
+            worker_text.replace(&app_ref, &new_ref).as_bytes(),
+        )?;
+        let old_ref = format!("./pkg/{lib}.js");
+        if !boot_text.contains(&old_ref) {
+            return Err(format!("boot.js does not mention {old_ref}"));
+        }
+        boot_text = boot_text.replace(&old_ref, &new_ref);
+        wasm_names.push(wasm_name);
+    }
 
     // The site's version: every file that will be precached (boot.js gets it written in,
     // so it is computed over the rest plus boot.js before that).
-    let boot = out.join("boot.js");
-    let boot_text = rewrite(&boot, &old_ref, &new_ref)?;
     let mut files = list_files(out)?;
     files.retain(|f| f != "boot.js" && f != "sw.js");
     let mut all = boot_text.clone().into_bytes();
@@ -117,7 +147,7 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     let sw = out.join("sw.js");
     let sw_text = rewrite(&sw, "'__BUILD_VERSION__'", &format!("'{version}'"))?;
     let sw_text = sw_text.replace("  // __PRECACHE__", &list);
-    if !sw_text.contains(&wasm_name) {
+    if wasm_names.iter().any(|w| !sw_text.contains(w.as_str())) {
         return Err("sw.js: the precache list was not written (marker missing)".into());
     }
     write(&sw, sw_text.as_bytes())?;
@@ -340,15 +370,27 @@ mod tests {
         .unwrap();
         write_locales(&dir, &crate::util::root().join("crates/app/locales")).unwrap();
         let boot = std::fs::read_to_string(dir.join("boot.js")).unwrap();
+        let en = crate::locale_files::load_all(&crate::util::root().join("crates/app/locales"))
+            .unwrap()
+            .swap_remove(0);
         for lang in crate::locale_files::LANGS {
-            let start = boot.find(&format!("{lang}: 'locales/")).unwrap() + lang.len() + 3;
-            let name = &boot[start..start + boot[start..].find('\'').unwrap()];
-            let text = std::fs::read_to_string(dir.join(name)).unwrap();
-            assert!(name.ends_with(&format!(".{}.txt", fingerprint(text.as_bytes()))));
-            assert!(
-                text.lines().any(|l| l.starts_with("app.title = ")),
-                "{name}"
-            );
+            let mut keys = 0;
+            for (part, _) in crate::locale_files::PARTS {
+                let label = format!("'{lang}-{part}': 'locales/");
+                let start = boot.find(&label).unwrap() + label.len() - "locales/".len();
+                let name = &boot[start..start + boot[start..].find('\'').unwrap()];
+                let text = std::fs::read_to_string(dir.join(name)).unwrap();
+                assert!(name.ends_with(&format!(".{}.txt", fingerprint(text.as_bytes()))));
+                // The page's title is in the part every page loads; the lessons are not.
+                assert_eq!(
+                    text.lines().any(|l| l.starts_with("app.title = ")),
+                    part == "core",
+                    "{name}"
+                );
+                keys += text.lines().count();
+            }
+            // Every key in exactly one part.
+            assert_eq!(keys, en.len(), "{lang}");
         }
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -359,14 +401,17 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("pkg")).unwrap();
         let w = |p: &str, s: &str| std::fs::write(dir.join(p), s).unwrap();
-        w("pkg/gpu_playground_bg.wasm", "WASM");
-        w(
-            "pkg/gpu_playground.js",
-            "x = new URL('gpu_playground_bg.wasm', import.meta.url);",
-        );
+        let modules = [("gpu_playground", "WASM"), ("gpu_playground_embed", "SLIM")];
+        for (lib, bytes) in modules {
+            w(&format!("pkg/{lib}_bg.wasm"), bytes);
+            w(
+                &format!("pkg/{lib}.js"),
+                &format!("x = new URL('{lib}_bg.wasm', import.meta.url);"),
+            );
+        }
         w(
             "boot.js",
-            "import './pkg/gpu_playground.js'; v='__BUILD_VERSION__';",
+            "import(e ? './pkg/gpu_playground_embed.js' : './pkg/gpu_playground.js'); v='__BUILD_VERSION__';",
         );
         w("cpu-worker.js", "import './pkg/gpu_playground.js';");
         std::fs::create_dir_all(dir.join("editor")).unwrap();
@@ -381,42 +426,56 @@ mod tests {
         );
         let version = finish_site(&dir).unwrap();
         let files = list_files(&dir).unwrap();
-        let wasm = files.iter().find(|f| f.ends_with(".wasm")).unwrap();
-        let js = files
-            .iter()
-            .find(|f| f.starts_with("pkg/") && f.ends_with(".js"))
-            .unwrap();
-        let boot = files.iter().find(|f| f.starts_with("boot.")).unwrap();
-        assert_eq!(
-            wasm,
-            &format!("pkg/gpu_playground_bg.{}.wasm", fingerprint(b"WASM"))
-        );
         let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
-        assert!(read(js).contains(wasm.trim_start_matches("pkg/")));
-        assert!(read(boot).contains(&format!("./{js}")));
-        assert!(read(boot).contains(&version));
-        assert!(read("cpu-worker.js").contains(&format!("./{js}")));
-        assert!(read("index.html").contains(&format!("./{boot}")));
+        let boot = files.iter().find(|f| f.starts_with("boot.")).unwrap();
         let sw = read("sw.js");
+        for ((lib, bytes), worker) in modules.iter().zip(["cpu-worker.js", "cpu-worker-embed.js"]) {
+            let wasm = format!("pkg/{lib}_bg.{}.wasm", fingerprint(bytes.as_bytes()));
+            assert!(files.contains(&wasm), "{wasm}");
+            let prefix = format!("pkg/{lib}.");
+            let js = files
+                .iter()
+                .find(|f| f.starts_with(&prefix) && f.ends_with(".js"))
+                .unwrap();
+            assert!(read(js).contains(wasm.trim_start_matches("pkg/")));
+            assert!(
+                read(boot).contains(&format!("./{js}")),
+                "boot.js names {js}"
+            );
+            // Each module's workers load that module.
+            assert_eq!(read(worker), format!("import './{js}';"));
+            for f in [&wasm, js, &worker.to_string()] {
+                assert!(sw.contains(&format!("'{f}'")), "{f} not precached");
+            }
+            assert!(!files.contains(&format!("pkg/{lib}.js")));
+        }
+        assert!(read(boot).contains(&version));
+        assert!(read("index.html").contains(&format!("./{boot}")));
         assert!(sw.contains(&version));
-        for f in [
-            wasm,
-            js,
-            boot,
-            &"index.html".to_string(),
-            &"cpu-worker.js".to_string(),
-        ] {
+        for f in [boot, &"index.html".to_string()] {
             assert!(sw.contains(&format!("'{f}'")), "{f} not precached");
         }
-        assert!(!files.contains(&"pkg/gpu_playground.js".to_string()));
         // The editor is cached when first opened, not on the first visit; it still counts
         // towards the version (a new editor is a new build).
         assert!(files.contains(&"editor/editor.js".to_string()));
         assert!(!sw.contains("editor/"), "the editor is precached");
-        // A glue file that no longer names the wasm the way we expect fails the build.
-        w("pkg/gpu_playground_bg.wasm", "WASM");
+        // A glue file that no longer names the wasm the way we expect fails the build (the
+        // rest of the site written afresh, so that is the only fault).
+        for (lib, bytes) in modules {
+            w(&format!("pkg/{lib}_bg.wasm"), bytes);
+        }
+        w(
+            "boot.js",
+            "import(e ? './pkg/gpu_playground_embed.js' : './pkg/gpu_playground.js');",
+        );
+        w("cpu-worker.js", "import './pkg/gpu_playground.js';");
         w("pkg/gpu_playground.js", "fetch(somewhere)");
-        assert!(finish_site(&dir).is_err());
+        w(
+            "pkg/gpu_playground_embed.js",
+            "x = new URL('gpu_playground_embed_bg.wasm', import.meta.url);",
+        );
+        let err = finish_site(&dir).unwrap_err();
+        assert!(err.contains("gpu_playground.js does not mention"), "{err}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -903,6 +903,21 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
     }
 }
 
+/// The text parts (besides the core) a widget's embed shows: only its own area's, which is
+/// less than its page's (the matmul Run widget has none of the kernel page's conv text).
+pub fn text_parts(id: &str) -> &'static [crate::i18n::Part] {
+    use crate::i18n::Part;
+    match id {
+        "race" | "sweep" | "claim" => &[Part::Race],
+        "conv-race" => &[Part::Race, Part::Conv],
+        "train" | "batch" => &[Part::Train],
+        "editor" | "puzzle" => &[Part::Editor],
+        "lesson" => &Part::ALL,
+        id if id.starts_with("conv-") => &[Part::Conv],
+        _ => &[],
+    }
+}
+
 /// The full page a widget belongs to (for "Open in GPU Playground").
 fn full_page(w: &Widget, query: &Query) -> String {
     let with_id = |page: &str, key: &str| match query.get(key) {

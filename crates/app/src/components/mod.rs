@@ -11,7 +11,10 @@ mod embed_button;
 mod gpu_panel;
 mod kernel_run;
 mod ladder;
+#[cfg(feature = "lessons")]
 mod learn;
+#[cfg(not(feature = "lessons"))]
+mod no_lessons;
 mod pages;
 mod playback;
 mod puzzle_page;
@@ -31,11 +34,14 @@ pub use gpu_panel::GpuPanel;
 use kernel_run as matmul_run;
 pub use kernel_run::KernelRun;
 pub use ladder::Ladder;
+#[cfg(feature = "lessons")]
 pub use learn::{Learn, Lesson};
+#[cfg(not(feature = "lessons"))]
+pub use no_lessons::{Learn, Lesson};
 pub use puzzle_page::{PuzzleList, PuzzlePage};
 pub use race::Race;
 pub use scratch_page::ScratchEditor;
-pub use shell::{initial_lang, App};
+pub use shell::{initial_text, App};
 pub use train::Train;
 pub use visualiser::Visualiser;
 

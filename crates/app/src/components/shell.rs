@@ -51,12 +51,14 @@ fn resolve_lang(query: &Query) -> Lang {
         .unwrap_or(Lang::En)
 }
 
-/// The language the page starts in, before the router runs (the hash's query read directly):
-/// the one whose text `boot` fetches first.
-pub fn initial_lang() -> Lang {
+/// The language the page starts in and the text parts its route shows, before the router
+/// runs (the hash read directly): the text `boot` fetches first.
+pub fn initial_text() -> (Lang, &'static [crate::i18n::Part]) {
     let hash = gloo::utils::window().location().hash().unwrap_or_default();
-    let query = hash.split_once('?').map(|(_, q)| q).unwrap_or("");
-    resolve_lang(&Query::parse(query))
+    let hash = hash.trim_start_matches('#');
+    let (path, query) = hash.split_once('?').unwrap_or((hash, ""));
+    let parts = Route::recognize(path).map_or(&[][..], |r| r.text_parts());
+    (resolve_lang(&Query::parse(query)), parts)
 }
 
 #[function_component]
@@ -66,22 +68,36 @@ fn Root() -> Html {
     let route = use_route::<Route>().unwrap_or(Route::NotFound);
     let query = Query::parse(location.as_ref().map(|l| l.query_str()).unwrap_or(""));
     // The language asked for, and the one shown: a switch shows the old language until the
-    // new one's text has arrived (fetched once, then cached by the service worker).
+    // new one's text has arrived (fetched once, then cached by the service worker). A page
+    // whose text parts have not arrived yet shows "Loading…" in place of its body.
     let wanted = resolve_lang(&query);
+    let parts = route.text_parts();
     let shown = use_mut_ref(|| wanted);
-    if crate::i18n::is_loaded(wanted) {
+    if crate::i18n::is_ready(wanted, parts) {
         *shown.borrow_mut() = wanted;
     }
     let lang = *shown.borrow();
     let rerender = use_force_update();
     {
         let rerender = rerender.clone();
-        use_effect_with(wanted, move |&wanted| {
-            if !crate::i18n::is_loaded(wanted) {
+        use_effect_with((), move |_| {
+            crate::i18n::on_late_text(move || rerender.force_update());
+        });
+    }
+    // A part that failed to arrive: the page says so and offers to try again (which bumps
+    // `attempt`, re-running the fetch), rather than showing "Loading…" for good.
+    let text_failed = use_state(|| false);
+    let attempt = use_state(|| 0u32);
+    {
+        let (rerender, text_failed) = (rerender.clone(), text_failed.clone());
+        use_effect_with((wanted, parts, *attempt), move |&(wanted, parts, _)| {
+            if !crate::i18n::is_ready(wanted, parts) {
                 wasm_bindgen_futures::spawn_local(async move {
-                    if let Err(e) = crate::i18n::load(wanted).await {
-                        web_sys::console::warn_1(&e.into());
+                    let result = crate::i18n::load(wanted, parts).await;
+                    if let Err(e) = &result {
+                        web_sys::console::warn_1(&e.clone().into());
                     }
+                    text_failed.set(result.is_err());
                     rerender.force_update();
                 });
             }
@@ -133,7 +149,25 @@ fn Root() -> Html {
         route: route.clone(),
         query,
     };
-    let body = pages::page(&ctx);
+    let body = if crate::i18n::is_ready(lang, parts) {
+        pages::page(&ctx)
+    } else if *text_failed {
+        let retry = {
+            let (attempt, text_failed) = (attempt.clone(), text_failed.clone());
+            Callback::from(move |_| {
+                text_failed.set(false);
+                attempt.set(*attempt + 1);
+            })
+        };
+        html! {
+            <div class="boot error" role="alert" data-text="failed">
+                <p>{ ctx.t("app.text_failed") }</p>
+                <button class="button" onclick={retry}>{ ctx.t("app.text_retry") }</button>
+            </div>
+        }
+    } else {
+        html! { <p class="boot" aria-busy="true" data-text="loading">{ ctx.t("app.loading") }</p> }
+    };
     html! {
         <ContextProvider<Ctx> context={ctx.clone()}>
             if route.is_embedded() {

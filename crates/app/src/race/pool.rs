@@ -19,8 +19,14 @@ use cpu_kernels::matmul::MatmulSize;
 
 use super::params::{chunk_rows, split_rows};
 
-/// Relative to the page, so the site works from any sub-path.
-const WORKER_URL: &str = "./cpu-worker.js";
+/// Relative to the page, so the site works from any sub-path. Each worker loads the module
+/// the page runs: the whole app's, or the embed module's (`cargo xtask dist` writes the second
+/// worker file, naming the embed module's glue).
+const WORKER_URL: &str = if cfg!(feature = "lessons") {
+    "./cpu-worker.js"
+} else {
+    "./cpu-worker-embed.js"
+};
 
 /// Why the CPU side did not finish.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,109 @@
+// What a page downloads (the first-load budget, docs/benchmarks.md "First load").
+// - Text comes in parts (crates/app/locale_files.rs PARTS): a page fetches the core and the
+//   parts its route names, nothing else. Each page is loaded fresh and the parts it fetched
+//   are checked, and that no key of a part it did not fetch was asked for (the app logs a
+//   console error then, which fails `assertNoErrors`); a part failing to arrive gives a
+//   message and a working "Try again", not "Loading…" for good.
+// - An embedded widget (all but a lesson) runs the embed module, the app without its
+//   lessons; everything else the whole app; a lesson reached inside the embed module
+//   reloads into the whole app.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+const partsFetched = (requests, lang) => [...new Set(requests
+  .map((u) => new URL(u).pathname.match(new RegExp(`locales/${lang}-([a-z]+)\\.[0-9a-f]{16}\\.txt$`))?.[1])
+  .filter(Boolean))].sort();
+
+// Each page (a fresh load) and the parts it must fetch, no more and no fewer.
+const PAGES = [
+  ['#/', ['core']],
+  ['#/embed/matmul', ['core']],
+  ['#/embed/conv-direct', ['conv', 'core']],
+  ['#/embed/simt', ['core']],
+  ['#/embed/race', ['core', 'race']],
+  ['#/embed/train', ['core', 'train']],
+  ['#/kernels', ['conv', 'core']],
+  ['#/visualiser', ['core']],
+  ['#/race', ['conv', 'core', 'race']],
+  ['#/train', ['core', 'train']],
+  ['#/conv', ['conv', 'core']],
+  ['#/editor', ['core', 'editor']],
+  ['#/puzzles', ['core', 'editor']],
+  ['#/learn', ['conv', 'core', 'editor', 'lessons', 'race', 'train']],
+  ['#/learn/occupancy', ['conv', 'core', 'editor', 'lessons', 'race', 'train']],
+];
+
+for (const lang of ['en', 'zh']) {
+  test(`${lang}: each page fetches the text parts its route names, and uses no other`, async () => {
+    for (const [path, want] of PAGES) {
+      const sep = path.includes('?') ? '&' : '?';
+      const { page, context, errors, requests } = await openPage(browser, `${path}${sep}lang=${lang}`);
+      await page.waitForSelector('main > :not([data-text])', { timeout: 30_000 });
+      await page.waitForLoadState('networkidle');
+      // Rendering is done once nothing is pending; a late key would have logged by now.
+      assert.deepEqual(partsFetched(requests, lang), want, `${path}: text parts fetched`);
+      assert.equal(await page.$('[data-text]'), null, `${path}: no loading or failure notice`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  });
+
+  test(`${lang}: a text part that fails to arrive gives a message and Try again works`, async () => {
+    const { page, context } = await openPage(browser, `#/?lang=${lang}`);
+    await page.waitForSelector('[data-webgpu]', { timeout: 30_000 });
+    let fail = true;
+    await page.route(/locales\/[a-z]+-lessons\.[0-9a-f]{16}\.txt$/, (r) => (fail ? r.abort('failed') : r.continue()));
+    await page.click('nav a[href^="#/learn?"]');
+    await page.waitForSelector('[data-text="failed"][role="alert"]', { timeout: 30_000 });
+    const message = await page.textContent('[data-text="failed"]');
+    assert.match(message, lang === 'en' ? /could not be loaded/ : /无法加载/);
+    // The shell is still there: the visitor can go elsewhere.
+    assert.ok(await page.$('header nav'), 'the navigation stays');
+    await screenshot(page, `text-part-failed-${lang}`);
+    fail = false;
+    await page.click('[data-text="failed"] button');
+    await page.waitForSelector('.lessons, main h1', { timeout: 30_000 });
+    await page.waitForFunction(() => !document.querySelector('[data-text]'), null, { timeout: 30_000 });
+    assert.match(await page.textContent('main'), lang === 'en' ? /Lesson/ : /第/);
+    await context.close();
+  });
+}
+
+const modulesFetched = (requests) => [...new Set(requests
+  .map((u) => new URL(u).pathname.match(/pkg\/(gpu_playground(?:_embed)?)_bg\.[0-9a-f]{16}\.wasm$/)?.[1])
+  .filter(Boolean))].sort();
+
+for (const [path, want] of [
+  ['#/embed/matmul?lang=en', ['gpu_playground_embed']],
+  ['#/embed/race?lang=zh', ['gpu_playground_embed']],
+  ['#/embed/lesson?lesson=occupancy&lang=en', ['gpu_playground']],
+  ['#/?lang=en', ['gpu_playground']],
+  ['#/learn/roofline?lang=zh', ['gpu_playground']],
+]) {
+  test(`${path}: runs the ${want[0] === 'gpu_playground' ? 'whole app' : 'embed module'}`, async () => {
+    const { page, context, errors, requests } = await openPage(browser, path);
+    await page.waitForSelector('main > :not([data-text])', { timeout: 30_000 });
+    await page.waitForLoadState('networkidle');
+    assert.deepEqual(modulesFetched(requests), want);
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
+
+test('a lesson reached inside the embed module reloads into the whole app', async () => {
+  const { page, context, errors, requests } = await openPage(browser, '#/embed/matmul?lang=en');
+  await page.waitForSelector('#run-button');
+  assert.deepEqual(modulesFetched(requests), ['gpu_playground_embed']);
+  await page.evaluate(() => { location.hash = '#/learn/occupancy?lang=en'; });
+  await page.waitForSelector('.lesson h1, main h1', { timeout: 60_000 });
+  await page.waitForFunction(() => !document.querySelector('[data-text]'), null, { timeout: 30_000 });
+  assert.deepEqual(modulesFetched(requests), ['gpu_playground', 'gpu_playground_embed']);
+  assert.match(await page.textContent('main'), /Lesson/);
+  assertNoErrors(errors);
+  await context.close();
+});
