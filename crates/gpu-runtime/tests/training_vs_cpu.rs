@@ -634,7 +634,8 @@ fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> 
 /// twin does (so the separate kernels a plan falls back to when one is edited are right);
 /// and an edit that changes a kernel's arithmetic changes the result — in particular the
 /// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
-/// `mlp-adam`), which a plan that ignored the edit would never run.
+/// `mlp-adam`), which a plan that ignored the edit would never run, and the default step's
+/// own two (`mlp-step-lanes`, `mlp-step-reduce`).
 #[test]
 fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let g = gpu();
@@ -676,6 +677,18 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
             "mlp-adam",
             "params[i] = p - u.lr *",
             "params[i] = p - 0.5 * u.lr *",
+        ),
+        // The default step's two kernels: every layer's bias counted twice, Adam's step
+        // halved.
+        (
+            "mlp-step-lanes",
+            "activate(acc + params[o.x + n], a.z)",
+            "activate(acc + 2.0 * params[o.x + n], a.z)",
+        ),
+        (
+            "mlp-step-reduce",
+            "params[i] = p - lr *",
+            "params[i] = p - 0.5 * lr *",
         ),
     ] {
         let k = gpu_runtime::kernel(id).expect("catalogued");
