@@ -162,6 +162,8 @@ pub const LANE_THREADS: u32 = 256;
 /// f32 values of `mlp-step-lanes`'s workgroup array `mem` (15 KiB: WebGPU guarantees 16 KiB
 /// of workgroup memory). A chunk of C samples needs C · 2 · Σ widths of them.
 pub const LANE_MEM_FLOATS: usize = 3840;
+// WebGPU's default maxComputeWorkgroupStorageSize is 16,384 bytes.
+const _: () = assert!(LANE_MEM_FLOATS * 4 <= 16_384);
 
 /// Whether the default step of `net` is the workgroup-memory one ([`StepPath::Lanes`]): the
 /// network fits the whole-step kernels (so one sample's activations and deltas, 2 · Σ widths ≤
@@ -1547,9 +1549,8 @@ mod tests {
                 "{l}"
             );
         }
-        // The chunk and both regions fit the workgroup array.
-        assert!(2 * 16 * 36 <= LANE_MEM_FLOATS);
-        assert!(LANE_MEM_FLOATS * 4 <= 16_384);
+        // The chunk's activations and deltas fit the workgroup array.
+        assert!(2 * 16 * net.sizes.iter().sum::<usize>() <= LANE_MEM_FLOATS);
         // The widest, deepest network allowed still fits at least one sample (three).
         let widest = Net {
             sizes: vec![64; 9],
