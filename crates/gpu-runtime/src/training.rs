@@ -3,7 +3,12 @@
 //! blocking a step.
 //!
 //! Data flow of a step: the training set lives on the GPU (uploaded once, in batch order), and
-//! the CPU writes nothing per step. One compute pass runs, in order: `mlp-forward-gather`
+//! the CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no
+//! gradient accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (64
+//! workgroups, one per lane of the gradient's sum over the batch, each running its samples
+//! forward and backward with the activations in workgroup memory and summing every parameter's
+//! gradient over them) and `mlp-step-reduce` (a workgroup per parameter adds the 64 lane sums
+//! and applies the optimiser). Otherwise one compute pass runs, in order: `mlp-forward-gather`
 //! (the first layer, reading its batch rows straight from the training set at the step's
 //! offset and advancing the step state), `mlp-forward` per hidden layer, `mlp-forward-loss`
 //! (the output layer and the loss, one thread per sample; `mlp-loss` after the gathering
@@ -33,7 +38,8 @@ use crate::context::{Gpu, GpuError};
 use crate::plan::{encoder, ResidentBuffers};
 use crate::workload::BufferLimits;
 
-/// Threads per workgroup of every MLP kernel (their `@workgroup_size(64)`).
+/// Threads per workgroup of every MLP kernel but `mlp-step-lanes` ([`LANE_THREADS`]) (their
+/// `@workgroup_size(64)`).
 pub const WORKGROUP: u32 = 64;
 
 /// The buffers a dispatch binds, in binding order (the uniform comes last, always).
@@ -391,7 +397,9 @@ fn step_params_dispatch(net: &Net, u: [u32; UNIFORM_WORDS]) -> PlannedDispatch {
     }
 }
 
-/// [`step_plan`] under `opts`. Per layer (the default): the first layer gathers its batch
+/// [`step_plan`] under `opts`. A network that fits [`lanes_fit`]: `mlp-step-lanes` then
+/// `mlp-step-reduce` (the default; not while an edit pins a kernel they replace). Per layer
+/// (bigger networks, accumulation, such an edit): the first layer gathers its batch
 /// (`mlp-forward-gather`; `mlp-gather` then `mlp-forward` when either is pinned), hidden
 /// layers `mlp-forward`, the output layer and loss in one dispatch (`mlp-forward-loss`;
 /// `mlp-forward` then `mlp-loss` when either is pinned, or when the first layer is the output
