@@ -1,10 +1,13 @@
 #!/bin/bash
 # The training step in one command (issue 17 §3, docs/benchmarks.md "Training step"): the
 # 2-16-16-2 network, ReLU, Adam, batch 1,024, through the app's own TrainingSession, at 1 and
-# at 64 steps per command buffer, for the default step (5 dispatches: the output layer, loss
-# and first backward step in mlp-forward-loss, the optimiser inside mlp-step-params) and the
-# "separate" one (8 dispatches + a gradient clear: a gradient kernel per layer, then mlp-adam —
-# what runs while one of those is edited in the editor). RUNS whole runs
+# at 64 steps per command buffer, for the default step (2 dispatches: mlp-step-lanes, the
+# forward and backward passes with activations in workgroup memory, then mlp-step-reduce, the
+# gradient's sum and the optimiser), the previous default "layers" (5 dispatches: the output
+# layer, loss and first backward step in mlp-forward-loss, the optimiser inside
+# mlp-step-params) and the "separate" one (8 dispatches + a gradient clear: a gradient kernel
+# per layer, then mlp-adam — what runs while one of those is edited in the editor). RUNS
+# whole runs
 # (fresh session each) of STEPS steps per combination; prints each run, then a table of medians
 # and spreads. Wall clock, so CPU-side encoding and submits count.
 #
@@ -30,7 +33,7 @@ ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 [ -f "$ICD" ] && export VK_DRIVER_FILES=$ICD
 start=$(date +%s)
 timeout 58 "$B" mlp --batch 1024 --steps "$STEPS" --runs "$RUNS" --gpu-only \
-  --per-submit 1,64 --path default,separate
+  --per-submit 1,64 --path default,layers,separate
 rc=$?
 echo "(whole command: $(( $(date +%s) - start )) s, exit $rc)"
 exit $rc

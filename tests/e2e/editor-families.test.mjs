@@ -141,9 +141,10 @@ test('MLP: the SGD kernel stepping uphill is caught against the CPU twin', async
   await context.close();
 });
 
-// The default step fuses the output layer with the loss (mlp-forward-loss) and the optimiser
-// with the gradients (mlp-step-params); an edited mlp-loss must still run (the plan then keeps
-// the output layer and the loss apart), or the learner's edit would be silently ignored.
+// The default step of the editor's small network does the loss inside mlp-step-lanes (the
+// whole step in workgroup memory); an edited mlp-loss must still run (the plan then takes the
+// per-layer kernels with the output layer and the loss apart), or the learner's edit would be
+// silently ignored.
 test('MLP: an edited loss kernel runs in the step and is caught against the twin', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=mlp-loss');
   await editorReady(page, { runnable: true });

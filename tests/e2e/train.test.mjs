@@ -96,12 +96,12 @@ test('the kernels of one step, with their WGSL; settings go to the URL', async (
   await waitForGpu(page);
   await page.click('.train-kernels summary');
   const ids = await page.$$eval('.train-plan tbody tr code', (cs) => cs.map((c) => c.textContent));
-  // Every delta first (the output layer's dispatch sends its gradient one layer down), then
-  // one dispatch sums each parameter's gradient and applies Adam.
-  assert.deepEqual(ids, ['mlp-forward-gather', 'mlp-forward', 'mlp-forward-loss',
-    'mlp-backward-input', 'mlp-step-params']);
-  await page.click('.train-plan tbody tr:nth-child(5)');
-  assert.match(await page.textContent('.train-kernels .source-view h4'), /mlp_step_params\.wgsl/);
+  // A small network's whole step: forward, loss, backward and each sample group's gradient
+  // sums with the activations in workgroup memory, then one dispatch adds the groups' sums
+  // for each parameter and applies Adam.
+  assert.deepEqual(ids, ['mlp-step-lanes', 'mlp-step-reduce']);
+  await page.click('.train-plan tbody tr:nth-child(2)');
+  assert.match(await page.textContent('.train-kernels .source-view h4'), /mlp_step_reduce\.wgsl/);
   assert.match(await page.textContent('.train-kernels .source'), /dW\[n, k\]/);
   await page.selectOption('#train-data', 'xor');
   await page.waitForFunction(() => location.hash.includes('data=xor'));

@@ -2,8 +2,8 @@
 //! (2-16-16-2, ReLU, Adam, spiral data) on the GPU — through the same training session and
 //! kernels as the app — against the CPU twin on one core. Prints Markdown table rows. With
 //! `--sweep`, also samples/s for batch sizes 1 … 4096 (the train view's batch-size experiment).
-//! `--per-submit 1,64` and `--path default,separate` measure every combination (`--runs` whole
-//! runs each) and end with one table of medians and spreads (`crates/bench/h200_step.sh`).
+//! `--per-submit 1,64` and `--path default,layers,separate` measure every combination (`--runs`
+//! whole runs each) and end with one table of medians and spreads (`crates/bench/h200_step.sh`).
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -32,11 +32,14 @@ struct Args {
 /// Which dispatches a measured step runs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Path {
-    /// The plan the app uses (per layer, the optimiser inside `mlp-step-params`).
+    /// The plan the app uses (for 2-16-16-2: the two workgroup-memory dispatches,
+    /// `mlp-step-lanes` and `mlp-step-reduce`).
     Default,
-    /// The two whole-step kernels (`force_step_path(Some(true))`).
+    /// The two per-sample whole-step kernels (`force_step_path(Some(StepPath::Samples))`).
     Fused,
-    /// Per layer (`force_step_path(Some(false))`): the same as the default today.
+    /// Per layer (`force_step_path(Some(StepPath::Layers))`): the default before the
+    /// workgroup-memory step, 5 dispatches for 2-16-16-2 (the optimiser inside
+    /// `mlp-step-params`).
     Layers,
     /// Per layer with a gradient kernel per layer and a separate optimiser (the round-two
     /// step): unchanged copies of `mlp-backward-params` and `mlp-adam` are pinned, as an edit
@@ -157,9 +160,10 @@ fn measure(
     path: Path,
     cpu_budget_s: f64,
 ) -> Result<Measured, String> {
+    use gpu_runtime::training::StepPath;
     gpu_runtime::training::force_step_path(match path {
-        Path::Fused => Some(true),
-        Path::Layers => Some(false),
+        Path::Fused => Some(StepPath::Samples),
+        Path::Layers => Some(StepPath::Layers),
         Path::Default | Path::Separate => None,
     });
     let copies: Vec<gpu_runtime::KernelSpec> = match path {

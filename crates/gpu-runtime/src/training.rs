@@ -3,7 +3,12 @@
 //! blocking a step.
 //!
 //! Data flow of a step: the training set lives on the GPU (uploaded once, in batch order), and
-//! the CPU writes nothing per step. One compute pass runs, in order: `mlp-forward-gather`
+//! the CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no
+//! gradient accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (64
+//! workgroups, one per lane of the gradient's sum over the batch, each running its samples
+//! forward and backward with the activations in workgroup memory and summing every parameter's
+//! gradient over them) and `mlp-step-reduce` (a workgroup per parameter adds the 64 lane sums
+//! and applies the optimiser). Otherwise one compute pass runs, in order: `mlp-forward-gather`
 //! (the first layer, reading its batch rows straight from the training set at the step's
 //! offset and advancing the step state), `mlp-forward` per hidden layer, `mlp-forward-loss`
 //! (the output layer and the loss, one thread per sample; `mlp-loss` after the gathering
@@ -33,7 +38,8 @@ use crate::context::{Gpu, GpuError};
 use crate::plan::{encoder, ResidentBuffers};
 use crate::workload::BufferLimits;
 
-/// Threads per workgroup of every MLP kernel (their `@workgroup_size(64)`).
+/// Threads per workgroup of every MLP kernel but `mlp-step-lanes` ([`LANE_THREADS`]) (their
+/// `@workgroup_size(64)`).
 pub const WORKGROUP: u32 = 64;
 
 /// The buffers a dispatch binds, in binding order (the uniform comes last, always).
@@ -55,6 +61,9 @@ enum Slot {
     NextState,
     /// Adam's (c₁, c₂) per step.
     Corrections,
+    /// Each parameter's gradient summed over one lane's samples (`mlp-step-lanes`), 64 per
+    /// parameter.
+    Partials,
 }
 
 fn bindings(kernel_id: &str) -> &'static [Slot] {
@@ -71,6 +80,8 @@ fn bindings(kernel_id: &str) -> &'static [Slot] {
         "mlp-adam" => &[Params, Grads, M, V, Corrections, State],
         "mlp-step-samples" => &[Params, Acts, Deltas, Losses, DataX, DataY, State, NextState],
         "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
+        "mlp-step-lanes" => &[Params, Losses, DataX, DataY, State, NextState, Partials],
+        "mlp-step-reduce" => &[Partials, Grads, Params, M, V, Corrections, State],
         _ => &[],
     }
 }
@@ -94,30 +105,104 @@ pub const UNIFORM_WORDS: usize = 80;
 pub const FUSED_MAX_DEPTH: usize = 8;
 pub const FUSED_MAX_WIDTH: usize = 64;
 
+/// The step paths a session can take (see [`step_plan_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepPath {
+    /// Two dispatches, activations in workgroup memory (`mlp-step-lanes`, `mlp-step-reduce`):
+    /// the default where [`lanes_fit`] holds.
+    Lanes,
+    /// Per layer (`mlp-forward-gather` … `mlp-step-params`): the default for bigger networks
+    /// and with gradient accumulation.
+    Layers,
+    /// Two dispatches, one thread per sample through global memory (`mlp-step-samples`,
+    /// `mlp-step-params`): only when asked for.
+    Samples,
+}
+
 thread_local! {
-    /// 0: the default (per layer); 1: whole-step kernels where they apply; 2: per layer.
+    /// 0: the default; 1: whole-step samples kernels where they apply; 2: per layer;
+    /// 3: the workgroup-memory kernels where they apply (the default's choice for small nets).
     static FORCED_PATH: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
 }
 
-/// Pins the step path for sessions and plans made on this thread (Some(true): the two
-/// whole-step kernels where the network allows them; Some(false) or None: per layer, the
-/// default). For benchmarks and tests comparing the two.
-pub fn force_step_path(fused: Option<bool>) {
-    FORCED_PATH.with(|f| f.set(fused.map_or(0, |x| if x { 1 } else { 2 })));
+/// Pins the step path for sessions and plans made on this thread (None: the default —
+/// [`StepPath::Lanes`] where it fits, else per layer). A path the network does not fit falls
+/// back to per layer. For benchmarks and tests comparing them.
+pub fn force_step_path(path: Option<StepPath>) {
+    FORCED_PATH.with(|f| {
+        f.set(match path {
+            None => 0,
+            Some(StepPath::Samples) => 1,
+            Some(StepPath::Layers) => 2,
+            Some(StepPath::Lanes) => 3,
+        })
+    });
 }
 
-/// Whether a training step of `net` runs as the two whole-step dispatches (else per layer).
-/// Only when asked for ([`force_step_path`]): on the H200 (2026-12-01, `bench mlp --path`) the
-/// two dispatches were SLOWER than the nine per-layer ones at every batch from 1 to 1,024
-/// (2-16-16-2: 64.6 vs 43.3 µs per step at batch 1, 83.4 vs 58.8 at 1,024; equal at 4,096):
-/// one thread walking its sample through every layer is a chain of dependent memory accesses
-/// longer than the seven launches it saves.
-pub fn fused(net: &Net) -> bool {
-    let forced = FORCED_PATH.with(|f| f.get());
-    forced == 1
-        && net.depth() >= 1
+/// Whether a network is small enough for the whole-step kernels: at most
+/// [`FUSED_MAX_DEPTH`] layers (their uniform's layer table) of at most [`FUSED_MAX_WIDTH`]
+/// neurons.
+fn whole_step_fits(net: &Net) -> bool {
+    net.depth() >= 1
         && net.depth() <= FUSED_MAX_DEPTH
         && net.sizes.iter().all(|&w| w <= FUSED_MAX_WIDTH)
+}
+
+/// Whether a training step of `net` runs as the two per-sample whole-step dispatches
+/// (`mlp-step-samples`). Only when asked for ([`force_step_path`]): on the H200 (2026-12-01,
+/// `bench mlp --path`) they were SLOWER than the nine per-layer ones at every batch from 1 to
+/// 1,024 (2-16-16-2: 64.6 vs 43.3 µs per step at batch 1, 83.4 vs 58.8 at 1,024; equal at
+/// 4,096): one thread walking its sample through every layer is a chain of dependent memory
+/// accesses longer than the seven launches it saves.
+pub fn fused(net: &Net) -> bool {
+    FORCED_PATH.with(|f| f.get()) == 1 && whole_step_fits(net)
+}
+
+/// Lanes of the gradient's sum over the batch ([`mlp::net::REDUCE`]): `mlp-step-lanes` runs one
+/// workgroup per lane, so its sums are the CPU twin's.
+pub const LANES: u32 = mlp::net::REDUCE as u32;
+
+/// Threads per workgroup of `mlp-step-lanes` (WebGPU's default maximum).
+pub const LANE_THREADS: u32 = 256;
+
+/// f32 values of `mlp-step-lanes`'s workgroup array `mem` (15 KiB: WebGPU guarantees 16 KiB
+/// of workgroup memory). A chunk of C samples needs C · 2 · Σ widths of them.
+pub const LANE_MEM_FLOATS: usize = 3840;
+// WebGPU's default maxComputeWorkgroupStorageSize is 16,384 bytes.
+const _: () = assert!(LANE_MEM_FLOATS * 4 <= 16_384);
+
+/// Whether the default step of `net` is the workgroup-memory one ([`StepPath::Lanes`]): the
+/// network fits the whole-step kernels (so one sample's activations and deltas, 2 · Σ widths ≤
+/// 2 · 9 · 64 = 1,152 floats, fit [`LANE_MEM_FLOATS`] at least three times), no other path is
+/// forced, and there is no gradient accumulation (the per-layer path adds micro-batches).
+pub fn lanes_fit(net: &Net, accum: usize) -> bool {
+    let forced = FORCED_PATH.with(|f| f.get());
+    (forced == 0 || forced == 3) && accum <= 1 && whole_step_fits(net)
+}
+
+/// Samples of one lane that `mlp-step-lanes` keeps in workgroup memory at once: as many as fit
+/// (each needs its activations and deltas, 2 · Σ widths floats), and no more than a lane has
+/// (⌈batch / 64⌉).
+pub fn lane_chunk(net: &Net, batch: usize) -> usize {
+    let per_sample = 2 * net.sizes.iter().sum::<usize>().max(1);
+    (LANE_MEM_FLOATS / per_sample)
+        .min(batch.div_ceil(LANES as usize))
+        .max(1)
+}
+
+/// The uniform of `mlp-step-lanes` and `mlp-step-reduce`: [`step_net_uniform`] with each
+/// layer's in/out offsets in workgroup memory for one chunk, C and the parameter count.
+fn lanes_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> [u32; UNIFORM_WORDS] {
+    let mut w = step_net_uniform(net, hyper, batch, rows);
+    let chunk = lane_chunk(net, batch);
+    let (offs, _) = net.act_offsets(chunk);
+    w[6] = chunk as u32;
+    w[7] = net.layout().param_count as u32;
+    for l in 0..net.depth() {
+        w[16 + 8 * l + 5] = offs[l] as u32;
+        w[16 + 8 * l + 6] = offs[l + 1] as u32;
+    }
+    w.try_into().expect("UNIFORM_WORDS words")
 }
 
 /// The uniform both whole-step kernels read (`StepNet` in `shaders/mlp_step_samples.wgsl`).
@@ -245,6 +330,29 @@ pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
             "mlp-backward-input",
         ],
     ),
+    // The forward pass, the loss, the deltas and each lane's share of the gradient.
+    (
+        "mlp-step-lanes",
+        &[
+            "mlp-gather",
+            "mlp-forward",
+            "mlp-forward-gather",
+            "mlp-loss",
+            "mlp-forward-loss",
+            "mlp-backward-input",
+            "mlp-backward-params",
+        ],
+    ),
+    // The gradient's sum over the lanes and the optimiser.
+    (
+        "mlp-step-reduce",
+        &[
+            "mlp-backward-params",
+            "mlp-step-params",
+            "mlp-sgd",
+            "mlp-adam",
+        ],
+    ),
 ];
 
 /// Whether `fused_id` may stand in for its separate kernels under `pinned`.
@@ -289,7 +397,9 @@ fn step_params_dispatch(net: &Net, u: [u32; UNIFORM_WORDS]) -> PlannedDispatch {
     }
 }
 
-/// [`step_plan`] under `opts`. Per layer (the default): the first layer gathers its batch
+/// [`step_plan`] under `opts`. A network that fits [`lanes_fit`]: `mlp-step-lanes` then
+/// `mlp-step-reduce` (the default; not while an edit pins a kernel they replace). Per layer
+/// (bigger networks, accumulation, such an edit): the first layer gathers its batch
 /// (`mlp-forward-gather`; `mlp-gather` then `mlp-forward` when either is pinned), hidden
 /// layers `mlp-forward`, the output layer and loss in one dispatch (`mlp-forward-loss`;
 /// `mlp-forward` then `mlp-loss` when either is pinned, or when the first layer is the output
@@ -307,13 +417,10 @@ pub fn step_plan_with(
 ) -> Vec<PlannedDispatch> {
     let layout = net.layout();
     let pinned = opts.pinned;
-    let whole_step_fits = net.depth() >= 1
-        && net.depth() <= FUSED_MAX_DEPTH
-        && net.sizes.iter().all(|&w| w <= FUSED_MAX_WIDTH);
     // The two whole-step kernels when asked for, or when the per-sample one is pinned (it
     // runs nowhere else).
     let whole_step = (fused(net) || pinned.contains(&"mlp-step-samples"))
-        && whole_step_fits
+        && whole_step_fits(net)
         && may_fuse("mlp-step-samples", pinned);
     let u: [u32; UNIFORM_WORDS] = step_net_uniform(net, hyper, batch, rows)
         .try_into()
@@ -322,6 +429,31 @@ pub fn step_plan_with(
         let mut samples = planned("mlp-step-samples", 0, batch, u);
         samples.workgroups = [(batch as u32).div_ceil(WORKGROUP).max(1), 1, 1];
         return vec![samples, step_params_dispatch(net, u)];
+    }
+    // The default for small networks: the whole step in two dispatches, activations in
+    // workgroup memory, unless an edit pins a kernel these two stand in for.
+    if lanes_fit(net, opts.accum)
+        && may_fuse("mlp-step-lanes", pinned)
+        && may_fuse("mlp-step-reduce", pinned)
+    {
+        let u = lanes_uniform(net, hyper, batch, rows);
+        let count = net.layout().param_count as u32;
+        return vec![
+            PlannedDispatch {
+                kernel_id: "mlp-step-lanes",
+                layer: 0,
+                threads: LANES * LANE_THREADS,
+                workgroups: [LANES, 1, 1],
+                uniform: u,
+            },
+            PlannedDispatch {
+                kernel_id: "mlp-step-reduce",
+                layer: 0,
+                threads: count * WORKGROUP,
+                workgroups: per_param_grid(count),
+                uniform: u,
+            },
+        ];
     }
     let (offs, _) = net.act_offsets(batch);
     let depth = net.depth();
@@ -772,6 +904,13 @@ impl TrainingSession {
         let losses = make("mlp losses", (accum * batch) as u64 * 4, storage);
         let data_x = make("mlp data x", (rows * width) as u64 * 4, storage);
         let data_y = make("mlp data y", rows as u64 * 4, storage);
+        // 64 lane sums per parameter, only where the workgroup-memory step runs.
+        let lane_sums = if plan.iter().any(|p| p.kernel_id == "mlp-step-lanes") {
+            n_params * LANES as u64 * 4
+        } else {
+            4
+        };
+        let partials = make("mlp lane partials", lane_sums, storage);
         let states = [
             make("mlp step state a", 16, storage),
             make("mlp step state b", 16, storage),
@@ -853,6 +992,7 @@ impl TrainingSession {
                         Slot::State => &states[parity],
                         Slot::NextState => &states[1 - parity],
                         Slot::Corrections => &corrections,
+                        Slot::Partials => &partials,
                     })
                     .enumerate()
                     .map(|(i, b)| wgpu::BindGroupEntry {
@@ -1244,9 +1384,9 @@ mod tests {
             activation: Activation::Relu,
             loss: LossKind::CrossEntropy,
         };
-        // Per layer unless asked for (it measured slower on the H200).
+        // Only when asked for (it measured slower on the H200).
         assert!(!fused(&net));
-        force_step_path(Some(true));
+        force_step_path(Some(StepPath::Samples));
         assert!(fused(&net));
         let plan = step_plan(&net, &hyper(), 1024, 5000);
         let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();
@@ -1382,12 +1522,96 @@ mod tests {
     }
 
     #[test]
-    fn by_default_the_optimiser_runs_inside_the_gradient_kernel() {
+    fn a_small_net_steps_in_two_workgroup_memory_dispatches_by_default() {
         let net = Net {
             sizes: vec![2, 16, 16, 2],
             activation: Activation::Relu,
             loss: LossKind::CrossEntropy,
         };
+        assert!(lanes_fit(&net, 1));
+        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        assert_eq!(ids_of(&plan), ["mlp-step-lanes", "mlp-step-reduce"]);
+        let count = net.layout().param_count as u32;
+        assert_eq!(count, 354);
+        // One workgroup of 256 per lane; one of 64 per parameter.
+        assert_eq!(plan[0].workgroups, [64, 1, 1]);
+        assert_eq!(plan[1].workgroups, [count, 1, 1]);
+        assert_eq!(plan[0].uniform, plan[1].uniform);
+        assert!(plan.iter().all(|p| p.layer == 0)); // `set_lr` rewrites both
+        let u = &plan[0].uniform;
+        // Batch 1,024: 16 samples per lane, all in one chunk (2 · 36 floats each).
+        assert_eq!(lane_chunk(&net, 1024), 16);
+        assert_eq!(
+            &u[4..8],
+            &[1, adam_correction_table().len() as u32, 16, count]
+        );
+        // Layer offsets are in workgroup memory for 16 rows: inputs at 0, layer 1 at 32,
+        // layer 2 at 32 + 256, the logits at 32 + 512; parameters numbered 0, 48, 320.
+        for (l, (inn, out, first)) in [(0, 32, 0), (32, 288, 48), (288, 544, 320)]
+            .into_iter()
+            .enumerate()
+        {
+            assert_eq!(
+                &u[16 + 8 * l + 5..16 + 8 * l + 8],
+                &[inn, out, first],
+                "{l}"
+            );
+        }
+        // The chunk's activations and deltas fit the workgroup array.
+        assert!(2 * 16 * net.sizes.iter().sum::<usize>() <= LANE_MEM_FLOATS);
+        // The widest, deepest network allowed still fits at least one sample (three).
+        let widest = Net {
+            sizes: vec![64; 9],
+            ..net.clone()
+        };
+        assert!(lanes_fit(&widest, 1));
+        assert_eq!(lane_chunk(&widest, 1024), 3);
+        assert_eq!(lane_chunk(&net, 1), 1);
+        assert_eq!(lane_chunk(&net, 65), 2);
+        // The WGSL's array and thread count are these constants.
+        let wgsl = kernel("mlp-step-lanes").expect("catalogued").wgsl();
+        assert!(wgsl.contains(&format!(
+            "var<workgroup> mem: array<f32, {LANE_MEM_FLOATS}>;"
+        )));
+        assert!(wgsl.contains(&format!("const LANES: u32 = {LANES}u;")));
+        assert!(wgsl.contains(&format!("const THREADS: u32 = {LANE_THREADS}u;")));
+        assert!(wgsl.contains(&format!("@workgroup_size({LANE_THREADS})")));
+        for p in &plan {
+            assert!(bindings(p.kernel_id).len() <= 7, "{}", p.kernel_id);
+            assert!(kernel(p.kernel_id).is_some(), "{}", p.kernel_id);
+        }
+        // Not with accumulation, not past 64 neurons or 8 layers, not when per layer is forced.
+        assert!(!lanes_fit(&net, 2));
+        let wide = Net {
+            sizes: vec![2, 65, 2],
+            ..net.clone()
+        };
+        assert!(!lanes_fit(&wide, 1));
+        assert!(!lanes_fit(
+            &Net {
+                sizes: vec![2; 10],
+                ..net.clone()
+            },
+            1
+        ));
+        force_step_path(Some(StepPath::Layers));
+        assert!(!lanes_fit(&net, 1));
+        assert_eq!(ids_of(&step_plan(&net, &hyper(), 1024, 5000)).len(), 5);
+        force_step_path(Some(StepPath::Lanes));
+        assert!(lanes_fit(&net, 1));
+        force_step_path(None);
+        // Past 65,535 parameters the reduce grid wraps (a 64-wide, 8-layer net has fewer).
+        assert_eq!(per_param_grid(widest.layout().param_count as u32)[1], 1);
+    }
+
+    #[test]
+    fn per_layer_the_optimiser_runs_inside_the_gradient_kernel() {
+        let net = Net {
+            sizes: vec![2, 16, 16, 2],
+            activation: Activation::Relu,
+            loss: LossKind::CrossEntropy,
+        };
+        force_step_path(Some(StepPath::Layers));
         let plan = step_plan(&net, &hyper(), 1024, 5000);
         // Every delta before any parameter changes (the output layer's dispatch also sends
         // the gradient one layer down), then one workgroup per parameter.
@@ -1443,6 +1667,7 @@ mod tests {
             ids_of(&step_plan(&deep, &hyper(), 64, 100)).last(),
             Some(&"mlp-adam")
         );
+        force_step_path(None);
     }
 
     #[test]
@@ -1505,9 +1730,13 @@ mod tests {
             "mlp-forward-loss",
             "mlp-backward-input",
             "mlp-step-params",
+            "mlp-step-lanes",
+            "mlp-step-reduce",
         ] {
             assert!(plan_with(&[id]).contains(&id), "{id}");
         }
+        // Nothing pinned: the two workgroup-memory dispatches.
+        assert_eq!(plan_with(&[]), ["mlp-step-lanes", "mlp-step-reduce"]);
         assert_eq!(
             plan_with(&["mlp-step-samples"]),
             ["mlp-step-samples", "mlp-step-params"]

@@ -197,12 +197,17 @@ const ULPS_PER_STEP: f32 = 4.0;
 
 /// The largest gap, over all parameters, as a multiple of its bound (≤ 1 passes).
 fn worst_ratio(gpu: &[f32], cpu: &[f32]) -> f32 {
+    worst_ratio_after(gpu, cpu, PARAM_STEPS)
+}
+
+/// [`worst_ratio`] after `steps` steps: the bound grows by [`ULPS_PER_STEP`] per step.
+fn worst_ratio_after(gpu: &[f32], cpu: &[f32], steps: u32) -> f32 {
     assert_eq!(gpu.len(), cpu.len());
     gpu.iter()
         .zip(cpu)
         .map(|(&a, &b)| {
             assert!(a.is_finite() && b.is_finite(), "{a} vs {b}");
-            let bound = ULPS_PER_STEP * PARAM_STEPS as f32 * f32::EPSILON * b.abs().max(1.0);
+            let bound = ULPS_PER_STEP * steps as f32 * f32::EPSILON * b.abs().max(1.0);
             (a - b).abs() / bound
         })
         .fold(0.0, f32::max)
@@ -332,15 +337,16 @@ fn gpu_learns_a_regression_surface() {
     assert!((rmse - (2.0 * test_loss).sqrt()).abs() < 1e-6);
 }
 
-/// Both step paths against the twin, parameter by parameter: the two whole-step dispatches
-/// (asked for; small networks only) and the per-layer kernels (the default: the gathering
-/// first layer, the fused output layer and loss; also for a layer wider than
-/// `FUSED_MAX_WIDTH`), each with several steps recorded
+/// Every step path against the twin, parameter by parameter: the two workgroup-memory
+/// dispatches (the default for small networks), the two per-sample whole-step dispatches
+/// (asked for; small networks only) and the per-layer kernels (asked for, and the default for
+/// a layer wider than `FUSED_MAX_WIDTH`: the gathering first layer, the fused output layer and
+/// loss), each with several steps recorded
 /// into one command buffer (`steps(k)`), so the step state advancing on the GPU is checked
 /// across steps within one submission and across submissions.
 #[test]
 fn both_step_paths_and_batched_submits_agree_with_the_twin() {
-    use gpu_runtime::training::{force_step_path, fused};
+    use gpu_runtime::training::{force_step_path, fused, StepPath};
     let g = gpu();
     let s = spec("data=spiral&layers=8,8&act=tanh&lr=0.03&batch=70&opt=adam&noise=0.1&seed=5");
     let (train, _) = s.data();
@@ -350,13 +356,29 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
         sizes: vec![small.inputs(), 72, 5, small.classes()],
         ..small.clone()
     };
-    for (net, per_submit, want_fused) in [
-        (small.clone(), 7u32, true),
-        (small, 5, false),
-        (wide, 6, false),
+    for (net, per_submit, path, first_kernel) in [
+        (
+            small.clone(),
+            7u32,
+            Some(StepPath::Samples),
+            "mlp-step-samples",
+        ),
+        (
+            small.clone(),
+            5,
+            Some(StepPath::Layers),
+            "mlp-forward-gather",
+        ),
+        (small, 6, None, "mlp-step-lanes"),
+        (wide, 6, None, "mlp-forward-gather"),
     ] {
-        force_step_path(Some(want_fused));
-        assert_eq!(fused(&net), want_fused, "{:?}", net.sizes);
+        force_step_path(path);
+        assert_eq!(
+            fused(&net),
+            path == Some(StepPath::Samples),
+            "{:?}",
+            net.sizes
+        );
         let params = net.init_params(5);
         let order = batch_order(train.len(), 5);
         let mut session = pollster::block_on(TrainingSession::new(
@@ -374,6 +396,7 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
             },
         ))
         .expect("session");
+        assert_eq!(session.plan()[0].kernel_id, first_kernel, "{path:?}");
         let mut cpu = CpuTrainer::new(
             net.clone(),
             s.hyper(),
@@ -611,7 +634,8 @@ fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> 
 /// twin does (so the separate kernels a plan falls back to when one is edited are right);
 /// and an edit that changes a kernel's arithmetic changes the result — in particular the
 /// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
-/// `mlp-adam`), which a plan that ignored the edit would never run.
+/// `mlp-adam`), which a plan that ignored the edit would never run, and the default step's
+/// own two (`mlp-step-lanes`, `mlp-step-reduce`).
 #[test]
 fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let g = gpu();
@@ -622,7 +646,7 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let mlp: Vec<_> = gpu_runtime::kernels()
         .filter(|k| k.family == gpu_runtime::Family::Mlp)
         .collect();
-    assert_eq!(mlp.len(), 11, "every MLP kernel, mlp-gather included");
+    assert_eq!(mlp.len(), 13, "every MLP kernel, mlp-gather included");
     for k in &mlp {
         let copy = k.with_source(k.wgsl());
         let r = replaced_gap(&g, &q(k.id), &copy);
@@ -653,6 +677,18 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
             "mlp-adam",
             "params[i] = p - u.lr *",
             "params[i] = p - 0.5 * u.lr *",
+        ),
+        // The default step's two kernels: every layer's bias counted twice, Adam's step
+        // halved.
+        (
+            "mlp-step-lanes",
+            "activate(acc + params[o.x + n], a.z)",
+            "activate(acc + 2.0 * params[o.x + n], a.z)",
+        ),
+        (
+            "mlp-step-reduce",
+            "params[i] = p - lr *",
+            "params[i] = p - 0.5 * lr *",
         ),
     ] {
         let k = gpu_runtime::kernel(id).expect("catalogued");
@@ -723,5 +759,144 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
             pinned.len()
         );
         assert!(gap <= 1.0, "{} pinned: {gap}× the bound", pinned.len());
+    }
+}
+
+/// The default step of a small network (`mlp-step-lanes` + `mlp-step-reduce`: 64 workgroups,
+/// one per lane of the gradient's sum, each layer's activations in workgroup memory) against
+/// the twin, parameter by parameter after `steps` steps, and the last step's mean loss. The
+/// lanes take samples t, t + 64, … and sum them in the twin's order, so the bound is the plain
+/// ulps-per-step one. Batches that are not multiples of 64 (1: 63 empty lanes; 37; 1,000: lanes
+/// of 16 and 15 samples) and 1,024; odd widths and input counts; every loss and optimiser; a
+/// network whose lane needs two chunks of workgroup memory (64-wide: 9 samples fit, 16 per
+/// lane); steps recorded several to a command buffer.
+#[test]
+fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
+    use gpu_runtime::mlp::Net;
+    use gpu_runtime::training::lane_chunk;
+    let g = gpu();
+    // (query for data and settings, hidden widths, batch, steps per submit, steps)
+    let cases: &[(&str, &[usize], usize, u32, u32)] = &[
+        (
+            "data=spiral&act=tanh&lr=0.03&opt=adam&noise=0.1&seed=11",
+            &[7, 5],
+            37,
+            5,
+            100,
+        ),
+        (
+            "data=circle&act=relu&lr=0.05&opt=momentum&features=x,y,x2&seed=12",
+            &[13],
+            1,
+            10,
+            100,
+        ),
+        (
+            "data=xor&act=sigmoid&lr=0.3&opt=sgd&loss=mse&features=x,y,xy,sinx,siny&seed=13",
+            &[9, 3, 11],
+            1000,
+            4,
+            60,
+        ),
+        (
+            "data=gauss&act=relu&lr=0.01&opt=adam&noise=0.3&seed=14",
+            &[16, 16],
+            1024,
+            8,
+            64,
+        ),
+        (
+            "data=hills&act=tanh&lr=0.03&opt=adam&noise=0.1&reg=l2&regrate=0.01&seed=15",
+            &[15],
+            150,
+            3,
+            60,
+        ),
+        (
+            "data=spiral&act=tanh&lr=0.01&opt=adam&noise=0.1&seed=16",
+            &[64, 64, 64],
+            1000,
+            2,
+            20,
+        ),
+    ];
+    for &(q, hidden, batch, per_submit, steps) in cases {
+        let s = spec(q);
+        let (train, _) = s.data();
+        let x = train.features(&s.features);
+        let base = s.net();
+        let mut sizes = vec![base.inputs()];
+        sizes.extend_from_slice(hidden);
+        sizes.push(base.classes());
+        let net = Net { sizes, ..base };
+        let params = net.init_params(s.seed);
+        let order = batch_order(train.len(), s.seed);
+        let mut session = pollster::block_on(TrainingSession::new(
+            g.clone(),
+            SessionConfig {
+                net: net.clone(),
+                hyper: s.hyper(),
+                batch,
+                accum: 1,
+                params: &params,
+                features: x.clone(),
+                labels: train.label.clone(),
+                order: order.clone(),
+                eval_features: &x,
+            },
+        ))
+        .expect("session");
+        let ids: Vec<&str> = session.plan().iter().map(|p| p.kernel_id).collect();
+        assert_eq!(ids, ["mlp-step-lanes", "mlp-step-reduce"], "{q}");
+        let mut cpu = CpuTrainer::new(
+            net.clone(),
+            s.hyper(),
+            params,
+            batch,
+            x.clone(),
+            train.label.clone(),
+            order,
+        );
+        for _ in 0..steps / per_submit {
+            session.steps(per_submit).expect("steps");
+            for _ in 0..per_submit {
+                cpu.step();
+            }
+        }
+        let done = steps / per_submit * per_submit;
+        let r = session.eval_blocking().expect("eval");
+        let ratio = worst_ratio_after(&r.params, &cpu.params, done);
+        // The last step's losses, one per sample: their mean is the twin's batch loss (each
+        // sample's loss is the same formula on the same logits; the means differ by the
+        // summation's rounding, ≤ batch · u relative, and a few ulps of exp/log).
+        assert_eq!(r.batch_losses.len(), batch);
+        let gpu_mean = r.batch_losses.iter().map(|&l| l as f64).sum::<f64>() / batch as f64;
+        let cpu_mean = cpu.last_batch_loss as f64;
+        let loss_gap = (gpu_mean - cpu_mean).abs();
+        // The GPU's logits on the whole training set, from its parameters, against the
+        // twin's from its own: the trajectory ends where the twin's does.
+        let (gpu_loss, _) =
+            gpu_runtime::mlp::net::metrics(net.loss, &r.logits, &train.label, net.classes());
+        let (cpu_loss, _) = cpu.evaluate(&x, &train.label);
+        eprintln!(
+            "{:?} batch {batch} ({} per chunk), {done} steps, {per_submit} per submit: \
+             parameters {ratio:.4} of their bound, step loss gap {loss_gap:e}, train loss \
+             {gpu_loss} vs {cpu_loss}",
+            net.sizes,
+            lane_chunk(&net, batch)
+        );
+        assert!(
+            ratio <= 1.0,
+            "{q}, batch {batch}: parameters {ratio}× their bound apart"
+        );
+        assert!(
+            loss_gap <= 1e-4 * cpu_mean.abs().max(1.0),
+            "{q}, batch {batch}: step loss {gpu_mean} vs {cpu_mean}"
+        );
+        assert!(
+            (gpu_loss - cpu_loss).abs() <= 1e-3 + 0.01 * cpu_loss.abs(),
+            "{q}, batch {batch}: train loss {gpu_loss} vs {cpu_loss}"
+        );
+        assert_eq!(session.steps_completed(), done as u64);
     }
 }

@@ -13,6 +13,8 @@ const MLP_GATHER: &str = include_str!("../../../../shaders/mlp_gather.wgsl");
 const MLP_FORWARD_LOSS: &str = include_str!("../../../../shaders/mlp_forward_loss.wgsl");
 const MLP_STEP_SAMPLES: &str = include_str!("../../../../shaders/mlp_step_samples.wgsl");
 const MLP_STEP_PARAMS: &str = include_str!("../../../../shaders/mlp_step_params.wgsl");
+const MLP_STEP_LANES: &str = include_str!("../../../../shaders/mlp_step_lanes.wgsl");
+const MLP_STEP_REDUCE: &str = include_str!("../../../../shaders/mlp_step_reduce.wgsl");
 const MLP_LOSS: &str = include_str!("../../../../shaders/mlp_loss.wgsl");
 const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward_params.wgsl");
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
@@ -33,6 +35,19 @@ const fn mlp_kernel(
     title_key: &'static str,
     summary_key: &'static str,
 ) -> KernelSpec {
+    mlp_kernel_sized(id, source_path, source, title_key, summary_key, 64)
+}
+
+/// [`mlp_kernel`] with another workgroup size (the workgroup-memory step uses 256 threads,
+/// WebGPU's default maximum, so a layer of a chunk's samples is one round).
+const fn mlp_kernel_sized(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
+    title_key: &'static str,
+    summary_key: &'static str,
+    threads: u32,
+) -> KernelSpec {
     KernelSpec {
         id,
         source_path,
@@ -40,7 +55,7 @@ const fn mlp_kernel(
         entry_point: "main",
         family: Family::Mlp,
         constants: &[],
-        workgroup_size: [64, 1, 1],
+        workgroup_size: [threads, 1, 1],
         grid: grid_mlp,
         storage: Storage::F32,
         required_features: wgpu::Features::empty(),
@@ -51,6 +66,21 @@ const fn mlp_kernel(
 }
 
 pub static KERNELS: &[KernelSpec] = &[
+    mlp_kernel_sized(
+        "mlp-step-lanes",
+        "shaders/mlp_step_lanes.wgsl",
+        || MLP_STEP_LANES.to_string(),
+        "kernel.mlp-step-lanes.title",
+        "kernel.mlp-step-lanes.summary",
+        256,
+    ),
+    mlp_kernel(
+        "mlp-step-reduce",
+        "shaders/mlp_step_reduce.wgsl",
+        || MLP_STEP_REDUCE.to_string(),
+        "kernel.mlp-step-reduce.title",
+        "kernel.mlp-step-reduce.summary",
+    ),
     mlp_kernel(
         "mlp-step-samples",
         "shaders/mlp_step_samples.wgsl",
