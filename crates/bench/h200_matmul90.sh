@@ -9,10 +9,17 @@
 # matmul per path with its % of cuBLAS. About 5 minutes on the H200 (limit 8: each phase is
 # bounded by `timeout`).
 #
-# On the H200 (no network, no Vulkan loader, no node): expects in $C (default .devcarry) bench
-# (x86-64 release build) as bench.xz or bench, run.mjs, cublas_sgemm.py, node.xz,
+# On the H200 (no network, no Vulkan loader, no node): run from the repository root with, in
+# $C (default .devcarry), bench (x86-64 release build) as bench.xz (or bench), node.xz and
 # nm/webgpu/{index.js,package.json,dist/linux-x64/dawn.node.xz}, and the Vulkan loader
-# packages in .gl (../shared/TOOLCHAIN.md §6–7). Results under $OUT/r and in $OUT/matmul90.tgz.
+# packages in .gl (../shared/TOOLCHAIN.md §6–7); the Dawn runner and the cuBLAS script are
+# taken from the tree (crates/bench/dawn/run.mjs, crates/bench/cublas_sgemm.py). To make $C:
+#   cargo build --release -p bench && mkdir -p .devcarry/nm/webgpu/dist/linux-x64
+#   xz -T2 -6 -c target/release/bench > .devcarry/bench.xz
+#   xz -T2 -6 -c /usr/bin/node > .devcarry/node.xz
+#   (cd /tmp/wg && npm install webgpu@0.6.2); cp /tmp/wg/node_modules/webgpu/{index.js,package.json} .devcarry/nm/webgpu/
+#   xz -T2 -6 -c /tmp/wg/node_modules/webgpu/dist/linux-x64/dawn.node > .devcarry/nm/webgpu/dist/linux-x64/dawn.node.xz
+# Results under $OUT/r and in $OUT/matmul90.tgz.
 #
 # Locally on lavapipe, tiny, wgpu only (Dawn refuses lavapipe; no CUDA here):
 #   cargo build -p bench && BENCH=target/debug/bench SIZES=128 RUNS=1 \
@@ -49,11 +56,26 @@ if [ -f "$C/node.xz" ] && [ -f "$C/nm/webgpu/dist/linux-x64/dawn.node.xz" ]; the
 fi
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 
+# PHASE=tint (about 30 s): Tint's SPIR-V for matmul-tuned and matmul-double-buffer at 256³ as
+# Dawn compiles them with robustness on (dump_shaders), and how many clamps (UMin) each has.
+if [ "${PHASE:-}" = tint ]; then
+  [ -n "$NODE" ] || { echo "PHASE=tint needs node and dawn.node in $C"; exit 1; }
+  $B dump-kernels --dir $W/t --sizes 256 --kernels matmul-tuned,matmul-double-buffer > /dev/null 2>&1
+  for k in matmul-tuned matmul-double-buffer; do
+    $NODE crates/bench/dawn/run.mjs --dir $W/t --reps 1 --warm-ms 0 --only $k \
+      --flag enable-dawn-features=dump_shaders,disable_symbol_renaming,use_user_defined_labels_in_backend \
+      --flag verbose=1 > "$R/tint_$k.txt" 2>&1
+    echo "$k: $(grep -c 'UMin' "$R/tint_$k.txt") UMin, $(grep -c 'OpLoopMerge' "$R/tint_$k.txt") loops, verified: $(grep -c '| yes |' "$R/tint_$k.txt")"
+  done
+  tar czf "$OUT/matmul90_tint.tgz" -C "$OUT" r
+  exit 0
+fi
+
 phases() {
   if command -v nvidia-smi > /dev/null && python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null; then
     for i in $(seq "$RUNS"); do
       stamp "cuBLAS $i"
-      timeout 60 python3 "$C/cublas_sgemm.py" --sizes "$SIZES" --reps "$REPS" --out "$R/cublas$i.tsv" > /dev/null 2>&1 \
+      timeout 60 python3 crates/bench/cublas_sgemm.py --sizes "$SIZES" --reps "$REPS" --out "$R/cublas$i.tsv" > /dev/null 2>&1 \
         || echo "cuBLAS run $i failed"
     done
   else
@@ -75,7 +97,7 @@ phases() {
       --kernels $KERNELS,matmul-tuned@,matmul-double-buffer@ > /dev/null 2>&1 || echo "dump failed"
     for i in $(seq "$RUNS"); do
       stamp "Dawn $i"
-      timeout 90 $NODE "$C/run.mjs" --dir $W/d --reps "$REPS" --only $KERNELS,matmul-tuned@,matmul-double-buffer@ \
+      timeout 90 $NODE crates/bench/dawn/run.mjs --dir $W/d --reps "$REPS" --only $KERNELS,matmul-tuned@,matmul-double-buffer@ \
         --flag disable-dawn-features=timestamp_quantization --out "$R/dawn$i.tsv" > "$R/dawn$i.log" 2>&1 \
         || { echo "Dawn run $i failed:"; tail -5 "$R/dawn$i.log"; }
     done
