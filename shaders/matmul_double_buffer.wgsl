@@ -19,8 +19,8 @@
 //
 // Source: matmul_regtile_common.wgsl (outer_product_8x8) is appended by the catalogue.
 // Parameters (override constants): BM, BN ∈ {64, 128}, BK ∈ {8, 16}, with both buffers of both
-//   operands, 2·BK·(BM + BN)·4 bytes, within WebGPU's default 16 KiB (so 128×128 and 128×64
-//   only with BK = 8). Each invocation loads LA = 16·BK / BN vec4s of an A block and
+//   operands, 2·BK·(BM + BN)·4 bytes, within WebGPU's default 16 KiB (so BK = 16 only with
+//   64×64). Each invocation loads LA = 16·BK / BN vec4s of an A block and
 //   LB = 16·BK / BM of a B block, 1, 2 or 4 each.
 // Launch geometry: workgroup_size(BM · BN / 64), one dimension (64–256 invocations);
 //   dispatch (ceil(N / BN), ceil(M / BM), 1). Invocation i is lane i % 32 of warp i / 32;
