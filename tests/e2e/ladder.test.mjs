@@ -10,6 +10,7 @@ import {
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
   'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16', 'matmul-tuned',
+  'matmul-double-buffer',
 ];
 
 let browser;
@@ -73,7 +74,7 @@ for (const lang of ['en', 'zh']) {
       null, { timeout: 180_000 });
     const verifiedRows = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
     const skippedRows = await page.$$eval('.chart .row.skipped', (rs) => rs.map((r) => r.dataset.stage));
-    assert.equal(verifiedRows.length, 7, verifiedRows.join());
+    assert.equal(verifiedRows.length, 8, verifiedRows.join());
     assert.deepEqual(skippedRows.sort(), ['matmul-f16', 'matmul-subgroup']);
     const widths = await page.$$eval('.chart .row.verified rect', (rs) => rs.map((r) => Number(r.getAttribute('width'))));
     assert.ok(widths.every((w) => w > 0), `every verified stage has a bar: ${widths}`);
@@ -154,7 +155,7 @@ test('a device lost during Run all stops it with a message; the next run recover
   await page.waitForFunction((n) => Number(document.querySelector('.chart')?.dataset.runs) > n,
     runs, { timeout: 180_000 });
   assert.equal(await page.$('[data-notice]'), null);
-  assert.equal((await page.$$('.chart .row.verified')).length, 7);
+  assert.equal((await page.$$('.chart .row.verified')).length, 8);
   assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
   await context.close();
 });

@@ -140,13 +140,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         })
         .cloned()
         .collect();
-    // The tuner's candidates, unless a kernel list leaves them out.
-    if ids.is_empty() || ids.iter().any(|i| i == "matmul-tuned@") {
-        kernels.extend(
-            gpu_runtime::catalogue::tuned_tiles()
-                .filter_map(|(m, n, k)| gpu_runtime::catalogue::tuned_variant(m, n, k)),
-        );
-    }
+    // The tuner's candidates, unless a kernel list leaves them out: `matmul-tuned@` names all
+    // of that kernel's variants, `matmul-double-buffer@` all of that one's.
+    kernels.extend(gpu_runtime::catalogue::tile_variants().filter(|v| {
+        ids.is_empty()
+            || ids
+                .iter()
+                .any(|i| i.ends_with('@') && v.id.starts_with(i.as_str()))
+    }));
 
     let mut files: HashMap<String, ()> = HashMap::new();
     let mut runs = Vec::new();

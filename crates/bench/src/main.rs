@@ -1,14 +1,18 @@
 //! `cargo xtask bench cpu …`: see `cpu.rs`.
 //!
 //! `cargo xtask bench matmul [--sizes 256,1024] [--reps 5] [--kernels id,…] [--out FILE]
-//! [--warm-ms 500] [--unchecked] [--tune] [--copy-mib 256]`: every matmul kernel of the
+//! [--warm-ms 500] [--checked] [--tune] [--copy-mib 256]`: every matmul kernel of the
 //! catalogue, through the same dispatch path as the app, at each size; GFLOP/s from GPU
 //! timestamps, each result verified against the CPU reference. A run's figure for a cell is
 //! the MEDIAN of its timed passes; `bench summarise` takes the median over whole runs.
 //! Before the timed passes, in the same submission, the kernel runs for at least --warm-ms of
 //! GPU time (estimated from a pilot run), so a figure does not depend on how long the GPU
-//! idled before it (`--warm-ms 0`: the old fixed 2 warm-up passes). `--unchecked` compiles
-//! without wgpu's runtime checks; `--tune` adds the `matmul-tuned` tile variants; with
+//! idled before it (`--warm-ms 0`: the old fixed 2 warm-up passes). The kernels are compiled
+//! as the app compiles them natively: trusted, without wgpu's runtime checks (path
+//! `wgpu-trusted`; `Gpu::compiles_checked` says why); `--checked` compiles them with the checks
+//! every browser applies (path `wgpu`, what this bench measured before that change);
+//! `--unchecked`, the old flag, is the default now and accepted as such; `--tune` adds the tile variants of
+//! `matmul-tuned` and `matmul-double-buffer`; with
 //! `--copy-mib` the copy probe is measured too. With --out writes the rows as TSV
 //! (`summary::HEADER`), every pass time included.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
@@ -41,7 +45,8 @@ struct Args {
     kernels: Vec<String>,
     /// GPU time to keep the kernel running before the timed passes (0: 2 fixed passes).
     warm_ms: f64,
-    unchecked: bool,
+    /// Compile with wgpu's runtime checks (`--checked`), as a browser does.
+    checked: bool,
     tune: bool,
     copy_mib: u32,
 }
@@ -52,7 +57,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--unchecked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] (got {other:?})"
             ))
         }
     }
@@ -62,14 +67,19 @@ fn parse_args() -> Result<Args, String> {
         out: None,
         kernels: Vec::new(),
         warm_ms: 500.0,
-        unchecked: false,
+        checked: false,
         tune: false,
         copy_mib: 0,
     };
     while let Some(flag) = args.next() {
         match flag.as_str() {
+            "--checked" => {
+                parsed.checked = true;
+                continue;
+            }
+            // The default since catalogue kernels compile trusted; kept for old scripts.
             "--unchecked" => {
-                parsed.unchecked = true;
+                parsed.checked = false;
                 continue;
             }
             "--tune" => {
@@ -175,14 +185,16 @@ fn run() -> Result<(), String> {
         );
     }
 
-    if args.unchecked {
-        gpu.set_runtime_checks(false);
-    }
-    let path = if args.unchecked {
-        "wgpu-unchecked"
-    } else {
-        "wgpu"
-    };
+    gpu.set_runtime_checks(args.checked);
+    let path = if args.checked { "wgpu" } else { "wgpu-trusted" };
+    println!(
+        "\nruntime checks: {}",
+        if args.checked {
+            "on (--checked: as in a browser)"
+        } else {
+            "off for these catalogue kernels (as the app natively; --checked turns them on)"
+        }
+    );
     let mut rows = vec![summary::HEADER.to_string()];
     println!("\n| kernel | size | GFLOP/s (median pass) | best pass | ms | warm-up passes | timing | verified |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |");
@@ -194,10 +206,7 @@ fn run() -> Result<(), String> {
         .cloned()
         .collect();
     if args.tune {
-        selected.extend(
-            gpu_runtime::catalogue::tuned_tiles()
-                .filter_map(|(m, n, k)| gpu_runtime::catalogue::tuned_variant(m, n, k)),
-        );
+        selected.extend(gpu_runtime::catalogue::tile_variants());
     }
     for k in &selected {
         if !gpu.features().contains(k.required_features) {

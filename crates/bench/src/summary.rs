@@ -173,11 +173,27 @@ pub fn run(files: &[String]) -> Result<(), String> {
     sizes.dedup();
     for path in paths {
         for &size in &sizes {
-            if let Some(best) = fastest(&cells, path, "matmul-tuned@", size) {
-                println!(
-                    "tuner ({path}, {size}³): {} at {:.0} GFLOP/s (median of {})",
-                    best.kernel, best.median, best.runs
-                );
+            let cublas = cells
+                .iter()
+                .find(|o| o.path == "cublas" && o.size == size && o.unit == "GFLOP/s");
+            // The tuner's choice per kernel with tile variants, then the fastest matmul of all.
+            for (what, prefix) in [
+                ("tuner", "matmul-tuned@"),
+                ("tuner", "matmul-double-buffer@"),
+                ("best matmul", "matmul-"),
+            ] {
+                if let Some(best) = fastest(&cells, path, prefix, size) {
+                    let pct = match cublas {
+                        Some(b) if b.median > 0.0 => {
+                            format!(", {:.1} % of cuBLAS", 100.0 * best.median / b.median)
+                        }
+                        _ => String::new(),
+                    };
+                    println!(
+                        "{what} ({path}, {size}³): {} at {:.0} GFLOP/s (median of {}{pct})",
+                        best.kernel, best.median, best.runs
+                    );
+                }
             }
         }
     }

@@ -6,7 +6,10 @@
 //! To add a kernel: put its WGSL in `shaders/`, add one entry to its family module's
 //! `KERNELS`, and add its title and summary keys to both translation tables of the app.
 
-pub use crate::family::matmul::{tuned_tiles, tuned_variant, TILE_PAD_K, TILE_PAD_MN};
+pub use crate::family::matmul::{
+    double_buffer_tiles, double_buffer_variant, tile_variants, tuned_tiles, tuned_variant,
+    TILE_PAD_K, TILE_PAD_MN,
+};
 use crate::family::REGISTRY;
 pub use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 
@@ -77,8 +80,9 @@ mod tests {
         let dims: Vec<u32> = src[start..end]
             .split(',')
             .map(|expr| {
-                // Each dimension is a literal, an override, or override / literal.
-                let mut parts = expr.split('/').map(|p| {
+                // Each dimension is a literal or an override, or a product of them, or one
+                // of those divided by literals (`BN / 8u`, `BM * BN / 64u`).
+                let value = |p: &str| {
                     let p = p.trim().trim_end_matches('u');
                     p.parse::<u32>().unwrap_or_else(|_| {
                         k.constants
@@ -87,7 +91,10 @@ mod tests {
                             .map(|(_, v)| *v as u32)
                             .unwrap_or_else(|| panic!("{}: unknown size `{p}`", k.id))
                     })
-                });
+                };
+                let mut parts = expr
+                    .split('/')
+                    .map(|p| p.split('*').map(value).product::<u32>());
                 let first = parts.next().unwrap_or(1);
                 parts.fold(first, |acc, d| acc / d)
             })
@@ -136,7 +143,7 @@ mod tests {
         let ids: Vec<&str> = KernelSpec::ladder(Family::Matmul)
             .map(|(_, k)| k.id)
             .collect();
-        assert_eq!(ids.len(), 9);
+        assert_eq!(ids.len(), 10);
         assert_eq!(ids[0], "matmul-naive");
         assert!(kernel("matmul-naive").and_then(|k| k.previous()).is_none());
         assert_eq!(
@@ -181,6 +188,35 @@ mod tests {
     }
 
     #[test]
+    fn double_buffer_variants_match_their_shapes() {
+        assert_eq!(double_buffer_tiles().count(), 5);
+        for (bm, bn, bk) in double_buffer_tiles() {
+            let k = double_buffer_variant(bm, bn, bk).expect("listed shape");
+            assert_eq!(k.id, format!("matmul-double-buffer@{bm}x{bn}x{bk}"));
+            assert_eq!(k.workgroup_size, [bm * bn / 64, 1, 1]);
+            assert_eq!(declared_workgroup_size(&k), k.workgroup_size, "{}", k.id);
+            // Whole warps of 32, each a 32×64 tile: BN a multiple of 64, BM of 32.
+            assert_eq!(bn % 64, 0, "{}", k.id);
+            assert_eq!(bm % 32, 0, "{}", k.id);
+            for loads in [16 * bk / bn, 16 * bk / bm] {
+                assert!([1, 2, 4].contains(&loads), "{}", k.id);
+            }
+            // Two buffers of both operands within WebGPU's default workgroup storage.
+            assert!(2 * bk * (bm + bn) * 4 <= 16384, "{}", k.id);
+            let w = Workload::Matmul(MatmulSize::new(129, 129, 7));
+            assert_eq!(
+                k.workgroups(&w),
+                [129u32.div_ceil(bn), 129u32.div_ceil(bm), 1]
+            );
+        }
+        assert!(double_buffer_variant(128, 128, 16).is_none());
+        assert_eq!(
+            tile_variants().count(),
+            tuned_tiles().count() + double_buffer_tiles().count()
+        );
+    }
+
+    #[test]
     fn grids_cover_odd_sizes() {
         let w = Workload::Matmul(MatmulSize::new(129, 65, 7));
         let grid = |id: &str| kernel(id).map(|k| k.workgroups(&w));
@@ -188,6 +224,7 @@ mod tests {
         assert_eq!(grid("matmul-coalesced"), Some([5, 9, 1]));
         assert_eq!(grid("matmul-vec4"), Some([1, 2, 1]));
         assert_eq!(grid("matmul-tuned"), Some([1, 3, 1]));
+        assert_eq!(grid("matmul-double-buffer"), Some([1, 2, 1]));
         assert_eq!(grid("matmul-subgroup"), Some([2, 129, 1]));
     }
 }

@@ -111,11 +111,13 @@ pub struct Gpu {
     pub(crate) queue: wgpu::Queue,
     adapter: AdapterSummary,
     lost: Arc<AtomicBool>,
-    /// Compiled pipelines by [`crate::KernelSpec::pipeline_key`] and runtime-checks setting.
+    /// Compiled pipelines by [`crate::KernelSpec::pipeline_key`] and whether they were
+    /// compiled with wgpu's runtime checks.
     pub(crate) pipelines: RefCell<HashMap<(u64, bool), wgpu::ComputePipeline>>,
-    /// Whether shaders get wgpu's runtime checks (bounds clamping, loop bounding). Off only
-    /// in benchmarks that compare compilers ([`Gpu::set_runtime_checks`]).
-    pub(crate) runtime_checks: std::cell::Cell<bool>,
+    /// Natively: whether the catalogue's own kernels get wgpu's runtime checks too (off by
+    /// default, see [`Gpu::compiles_checked`]); benchmarks turn it on to measure the checked
+    /// path a browser takes ([`Gpu::set_runtime_checks`]).
+    pub(crate) catalogue_checks: std::cell::Cell<bool>,
 }
 
 /// Optional features the playground uses when present; none is required.
@@ -164,17 +166,41 @@ impl Gpu {
             adapter: AdapterSummary::from_info(&adapter.get_info()),
             lost,
             pipelines: RefCell::new(HashMap::new()),
-            runtime_checks: std::cell::Cell::new(true),
+            catalogue_checks: std::cell::Cell::new(false),
         })
     }
 
-    /// Natively, for benchmarks only: compile later pipelines without wgpu's runtime checks
-    /// (`create_shader_module_trusted` with every check off), to measure what they cost.
-    /// Only the catalogue's own, verified kernels run this way; never user-edited WGSL. The
+    /// Natively, for benchmarks and tests: `true` compiles later pipelines of the catalogue's
+    /// own kernels WITH wgpu's runtime checks, as every kernel is in a browser; `false` (the
+    /// default) compiles them trusted again. Edited kernels are checked either way. The
     /// pipeline cache is keyed by the setting too, so no pipeline crosses over.
     #[cfg(not(target_arch = "wasm32"))]
     pub fn set_runtime_checks(&self, on: bool) {
-        self.runtime_checks.set(on);
+        self.catalogue_checks.set(on);
+    }
+
+    /// Whether `kernel` is compiled with wgpu's runtime checks: array indices clamped
+    /// (naga's `Restrict` policy; with them a clamp on every workgroup-memory read of a
+    /// matmul's inner loop) and an iteration counter added to every loop.
+    ///
+    /// - In a browser, always: WebGPU checks every shader, so this changes nothing there.
+    /// - An edited kernel ([`KernelSource::Text`]: a learner's source, a puzzle, a scratch
+    ///   kernel, a test's deliberately broken copy), always: nothing proves its indices in
+    ///   range or its loops finite, and out-of-range workgroup or private-array accesses
+    ///   without the clamps are undefined behaviour on the GPU.
+    /// - The catalogue's own kernels ([`KernelSource::Built`]: the WGSL files in `shaders/`,
+    ///   compiled into the binary; a `fn()` cannot carry text made at run time), natively,
+    ///   not: each one's indices are in range by construction for the buffers its family
+    ///   lays out (padding, grids), and the every-kernel tests check them on odd sizes
+    ///   against the CPU reference through this same path. The checks cost them 13–29 % at
+    ///   4096³ on an H200 (docs/benchmarks.md, "naga vs Tint on the same WGSL").
+    ///
+    /// [`KernelSource::Text`]: crate::KernelSource::Text
+    /// [`KernelSource::Built`]: crate::KernelSource::Built
+    pub fn compiles_checked(&self, kernel: &crate::KernelSpec) -> bool {
+        cfg!(target_arch = "wasm32")
+            || self.catalogue_checks.get()
+            || !matches!(kernel.source, crate::KernelSource::Built(_))
     }
 
     /// Pipelines compiled and cached so far (for tests of the cache).

@@ -322,10 +322,11 @@ struct Batch {
 impl Gpu {
     /// Compiles (once per device and source) the pipeline of a kernel, reporting WGSL errors
     /// as [`GpuError::Shader`] rather than as an uncaptured error. The cache is keyed by
-    /// [`KernelSpec::pipeline_key`] and the runtime-checks setting, so an edited copy of a kernel
-    /// gets its own pipeline, and so does a kernel compiled without checks.
+    /// [`KernelSpec::pipeline_key`] and whether runtime checks are on
+    /// ([`Gpu::compiles_checked`]), so an edited copy of a kernel gets its own pipeline, and so
+    /// does a kernel compiled with and without checks.
     pub async fn pipeline(&self, kernel: &KernelSpec) -> Result<wgpu::ComputePipeline, GpuError> {
-        let checks = self.runtime_checks.get();
+        let checks = self.compiles_checked(kernel);
         let key = (kernel.pipeline_key(), checks);
         if let Some(p) = self.pipelines.borrow().get(&key) {
             return Ok(p.clone());
@@ -335,12 +336,20 @@ impl Gpu {
             label: Some(kernel.id),
             source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
         };
+        #[cfg(target_arch = "wasm32")]
+        let module = {
+            // A browser checks every shader; `checks` is always true here.
+            debug_assert!(checks);
+            self.device.create_shader_module(desc)
+        };
+        #[cfg(not(target_arch = "wasm32"))]
         let module = if checks {
             self.device.create_shader_module(desc)
         } else {
-            // SAFETY: only benchmarks turn checks off (Gpu::set_runtime_checks, native only),
-            // for catalogue kernels whose every access is in bounds for the layouts their
-            // family builds; they are verified against the CPU reference after each run.
+            // SAFETY: `compiles_checked` is false only natively and only for the catalogue's
+            // own kernels (`KernelSource::Built`, never edited WGSL), whose every access is in
+            // bounds for the layouts their family builds and whose loops end; the every-kernel
+            // tests verify them against the CPU reference on odd sizes through this path.
             unsafe {
                 self.device
                     .create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())

@@ -98,6 +98,36 @@ fn every_matmul_kernel_matches_the_cpu_reference() {
     }
 }
 
+/// The tile variants the tuner tries (`matmul-tuned@…`, `matmul-double-buffer@…`) are not in
+/// the ladder, so the test above does not see them; each one takes other paths through its
+/// kernel (1, 2 or 4 loads per invocation, other warp layouts). Every one, on sizes that cut
+/// through every tile edge (M, N not multiples of 64; K not of 8), compiled both ways: trusted,
+/// as natively, and with runtime checks, as in a browser.
+#[test]
+fn every_tile_variant_matches_the_cpu_reference_checked_and_trusted() {
+    let gpu = gpu();
+    let shapes = [(7, 13, 5), (129, 65, 257), (130, 131, 9), (200, 300, 70)];
+    for variant in gpu_runtime::catalogue::tile_variants() {
+        for checked in [false, true] {
+            gpu.set_runtime_checks(checked);
+            for (seed, &(m, n, k)) in shapes.iter().enumerate() {
+                let size = MatmulSize::new(m, n, k);
+                let (a, b) = size.inputs(seed as u64 + 11);
+                let job = Job::Matmul { size, a: &a, b: &b };
+                let out = pollster::block_on(gpu.run(&variant, &job, &RunOptions::default()))
+                    .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", variant.id));
+                let verdict = variant.verify(&job, &out.output);
+                assert!(
+                    verdict.ok,
+                    "{} at {m}x{n}x{k}, runtime checks {checked}: {verdict:?}",
+                    variant.id
+                );
+            }
+        }
+    }
+    gpu.set_runtime_checks(false);
+}
+
 #[test]
 fn repetitions_are_timed_and_results_stay_correct() {
     let gpu = gpu();

@@ -162,37 +162,68 @@ fn the_pipeline_cache_tells_two_sources_with_one_id_apart() {
 }
 
 #[test]
-fn runtime_checks_off_get_their_own_pipelines_and_stay_right() {
+fn catalogue_kernels_run_trusted_natively_and_checked_on_request_with_their_own_pipelines() {
     let gpu = gpu();
-    // Odd sizes: the tuned stage's padding to whole tiles is what keeps it in bounds unchecked.
+    // Odd sizes: the tuned stages' padding to whole tiles is what keeps them in bounds unchecked.
     let size = MatmulSize::new(33, 17, 9);
     let (a, b) = size.inputs(2);
     let job = Job::Matmul { size, a: &a, b: &b };
     let opts = RunOptions::default();
-    for id in ["matmul-vec4", "matmul-tuned"] {
+    for id in ["matmul-vec4", "matmul-tuned", "matmul-double-buffer"] {
         let k = kernel(id).expect("catalogued");
-        let checked = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs");
+        // Natively the catalogue's own kernels are compiled without runtime checks.
+        assert!(!gpu.compiles_checked(k), "{id}");
+        let trusted = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs trusted");
         let before = gpu.cached_pipelines();
-        gpu.set_runtime_checks(false);
-        let unchecked = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs unchecked");
+        gpu.set_runtime_checks(true);
+        assert!(gpu.compiles_checked(k), "{id}");
+        let checked = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs checked");
         assert_eq!(
             gpu.cached_pipelines(),
             before + 1,
             "{id}: a pipeline of its own"
         );
-        gpu.set_runtime_checks(true);
+        gpu.set_runtime_checks(false);
         let again = pollster::block_on(gpu.run(k, &job, &opts)).expect("runs");
         assert_eq!(
             gpu.cached_pipelines(),
             before + 1,
-            "{id}: the checked one is reused"
+            "{id}: the trusted one is reused"
         );
-        for out in [&checked, &unchecked, &again] {
+        for out in [&checked, &trusted, &again] {
             let v = k.verify(&job, &out.output);
             assert!(v.ok, "{id}: {v:?}");
         }
-        assert_eq!(checked.output, unchecked.output, "{id}");
+        assert_eq!(checked.output, trusted.output, "{id}");
     }
+}
+
+#[test]
+fn edited_kernels_are_always_checked() {
+    let gpu = gpu();
+    let tuned = kernel("matmul-tuned").expect("catalogued");
+    // The same text as the catalogue's, but made at run time (as the editor does): nothing
+    // proves what a learner typed, so it never runs without checks, whatever the setting.
+    let copy = tuned.with_source(tuned.wgsl());
+    for catalogue_checks in [false, true] {
+        gpu.set_runtime_checks(catalogue_checks);
+        assert!(gpu.compiles_checked(&copy));
+        assert_eq!(gpu.compiles_checked(tuned), catalogue_checks);
+    }
+    gpu.set_runtime_checks(false);
+    let size = MatmulSize::new(65, 31, 11);
+    let (a, b) = size.inputs(4);
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let before = gpu.cached_pipelines();
+    let edited = pollster::block_on(gpu.run(&copy, &job, &RunOptions::default())).expect("runs");
+    assert!(copy.verify(&job, &edited.output).ok);
+    gpu.set_runtime_checks(true);
+    pollster::block_on(gpu.run(&copy, &job, &RunOptions::default())).expect("runs");
+    assert_eq!(
+        gpu.cached_pipelines(),
+        before + 1,
+        "the edited copy has one (checked) pipeline whatever the setting"
+    );
 }
 
 #[test]

@@ -28,6 +28,7 @@ const BLOCKTILE_2D: &str = include_str!("../../../../shaders/matmul_blocktile_2d
 const VEC4: &str = include_str!("../../../../shaders/matmul_vec4.wgsl");
 const TUNED: &str = include_str!("../../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
+const DOUBLE_BUFFER: &str = include_str!("../../../../shaders/matmul_double_buffer.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
@@ -63,6 +64,10 @@ pub const TILE_PAD_K: u32 = 32;
 
 fn tuned_source() -> String {
     format!("{TUNED}\n{REGTILE_COMMON}")
+}
+
+fn double_buffer_source() -> String {
+    format!("{DOUBLE_BUFFER}\n{REGTILE_COMMON}")
 }
 
 /// The ladder, in order.
@@ -203,6 +208,24 @@ pub static KERNELS: &[KernelSpec] = &[
         title_key: "kernel.matmul-tuned.title",
         summary_key: "kernel.matmul-tuned.summary",
     },
+    KernelSpec {
+        id: "matmul-double-buffer",
+        source_path: "shaders/matmul_double_buffer.wgsl",
+        source: KernelSource::Built(double_buffer_source),
+        entry_point: "main",
+        family: Family::Matmul,
+        // 128×128×8 was the tuned stage's best shape with its clamps gone (84 % of cuBLAS on
+        // an H200 through both compilers); not yet measured for this kernel, which the tuner
+        // (`bench matmul --tune`) does on the visitor's GPU.
+        constants: &[("BM", 128.0), ("BN", 128.0), ("BK", 8.0)],
+        workgroup_size: [256, 1, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F32Vec4Tiles,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key: "kernel.matmul-double-buffer.title",
+        summary_key: "kernel.matmul-double-buffer.summary",
+    },
 ];
 
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
@@ -246,19 +269,77 @@ pub fn tuned_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
         .iter()
         .find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
     let base = KERNELS.iter().find(|k| k.id == "matmul-tuned")?;
-    let grid: fn(&Workload) -> [u32; 3] = match (bm, bn) {
-        (128, 128) => grid_blocks::<128, 128>,
-        (128, 64) => grid_blocks::<64, 128>,
-        (64, 128) => grid_blocks::<128, 64>,
-        _ => grid_blocks::<64, 64>,
-    };
     Some(KernelSpec {
         id,
         constants,
         workgroup_size: [bn / 8, bm / 8, 1],
-        grid,
+        grid: grid_for(bm, bn),
         ..base.clone()
     })
+}
+
+/// The grid of a BM×BN block kernel (x along columns).
+fn grid_for(bm: u32, bn: u32) -> fn(&Workload) -> [u32; 3] {
+    match (bm, bn) {
+        (128, 128) => grid_blocks::<128, 128>,
+        (128, 64) => grid_blocks::<64, 128>,
+        (64, 128) => grid_blocks::<128, 64>,
+        _ => grid_blocks::<64, 64>,
+    }
+}
+
+macro_rules! double_buffer_shape {
+    ($bm:literal, $bn:literal, $bk:literal) => {
+        (
+            $bm,
+            $bn,
+            $bk,
+            concat!("matmul-double-buffer@", $bm, "x", $bn, "x", $bk),
+            &[("BM", $bm as f64), ("BN", $bn as f64), ("BK", $bk as f64)],
+        )
+    };
+}
+
+/// Tile shapes `matmul-double-buffer` accepts: both shared buffers of both operands,
+/// 2·BK·(BM + BN)·4 bytes, must stay within WebGPU's default 16 KiB (so no 128×128×16,
+/// 128×64×16 or 64×128×16), and each invocation loads 1, 2 or 4 vec4s of each block.
+static DOUBLE_BUFFER_SHAPES: [TunedShape; 5] = [
+    double_buffer_shape!(128, 128, 8),
+    double_buffer_shape!(128, 64, 8),
+    double_buffer_shape!(64, 128, 8),
+    double_buffer_shape!(64, 64, 8),
+    double_buffer_shape!(64, 64, 16),
+];
+
+/// The (BM, BN, BK) shapes of [`double_buffer_variant`].
+pub fn double_buffer_tiles() -> impl Iterator<Item = (u32, u32, u32)> {
+    DOUBLE_BUFFER_SHAPES
+        .iter()
+        .map(|&(m, n, k, _, _)| (m, n, k))
+}
+
+/// `matmul-double-buffer` with other tile sizes (id `matmul-double-buffer@BMxBNxBK`); `None`
+/// for a shape outside [`double_buffer_tiles`].
+pub fn double_buffer_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
+    let &(_, _, _, id, constants) = DOUBLE_BUFFER_SHAPES
+        .iter()
+        .find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
+    let base = KERNELS.iter().find(|k| k.id == "matmul-double-buffer")?;
+    Some(KernelSpec {
+        id,
+        constants,
+        workgroup_size: [bm * bn / 64, 1, 1],
+        grid: grid_for(bm, bn),
+        ..base.clone()
+    })
+}
+
+/// Every tile variant the tuner tries (`bench matmul --tune`, `bench dump-kernels`): those of
+/// `matmul-tuned`, then those of `matmul-double-buffer`.
+pub fn tile_variants() -> impl Iterator<Item = KernelSpec> {
+    tuned_tiles()
+        .filter_map(|(m, n, k)| tuned_variant(m, n, k))
+        .chain(double_buffer_tiles().filter_map(|(m, n, k)| double_buffer_variant(m, n, k)))
 }
 
 fn round_up4(x: u32) -> u32 {
