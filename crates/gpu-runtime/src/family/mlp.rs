@@ -18,6 +18,11 @@ const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
 const MLP_SGD: &str = include_str!("../../../../shaders/mlp_sgd.wgsl");
 const MLP_ADAM: &str = include_str!("../../../../shaders/mlp_adam.wgsl");
+const MLP_FORWARD_TILED: &str = include_str!("../../../../shaders/mlp_forward_tiled.wgsl");
+const MLP_BACKWARD_INPUT_TILED: &str =
+    include_str!("../../../../shaders/mlp_backward_input_tiled.wgsl");
+const MLP_GRAD_TILED: &str = include_str!("../../../../shaders/mlp_grad_tiled.wgsl");
+const MLP_GRAD_REDUCE: &str = include_str!("../../../../shaders/mlp_grad_reduce.wgsl");
 
 /// MLP kernels take one thread per element of a layer, 64 to a workgroup; the training
 /// session computes that count per layer, so a workload gives them no grid.
@@ -33,6 +38,30 @@ const fn mlp_kernel(
     title_key: &'static str,
     summary_key: &'static str,
 ) -> KernelSpec {
+    sized_kernel(id, source_path, source, 64, title_key, summary_key)
+}
+
+/// The wide layers' register-tiled kernels (`training::wide`): 256 threads (16 × 16), each
+/// owning a 4 × 4 block of a 64 × 64 output tile.
+const fn tiled_kernel(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
+    title_key: &'static str,
+    summary_key: &'static str,
+) -> KernelSpec {
+    sized_kernel(id, source_path, source, 256, title_key, summary_key)
+}
+
+/// An MLP kernel of `threads` threads per workgroup.
+const fn sized_kernel(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
+    threads: u32,
+    title_key: &'static str,
+    summary_key: &'static str,
+) -> KernelSpec {
     KernelSpec {
         id,
         source_path,
@@ -40,7 +69,7 @@ const fn mlp_kernel(
         entry_point: "main",
         family: Family::Mlp,
         constants: &[],
-        workgroup_size: [64, 1, 1],
+        workgroup_size: [threads, 1, 1],
         grid: grid_mlp,
         storage: Storage::F32,
         required_features: wgpu::Features::empty(),
@@ -127,5 +156,33 @@ pub static KERNELS: &[KernelSpec] = &[
         || MLP_ADAM.to_string(),
         "kernel.mlp-adam.title",
         "kernel.mlp-adam.summary",
+    ),
+    tiled_kernel(
+        "mlp-forward-tiled",
+        "shaders/mlp_forward_tiled.wgsl",
+        || MLP_FORWARD_TILED.to_string(),
+        "kernel.mlp-forward-tiled.title",
+        "kernel.mlp-forward-tiled.summary",
+    ),
+    tiled_kernel(
+        "mlp-backward-input-tiled",
+        "shaders/mlp_backward_input_tiled.wgsl",
+        || MLP_BACKWARD_INPUT_TILED.to_string(),
+        "kernel.mlp-backward-input-tiled.title",
+        "kernel.mlp-backward-input-tiled.summary",
+    ),
+    tiled_kernel(
+        "mlp-grad-tiled",
+        "shaders/mlp_grad_tiled.wgsl",
+        || MLP_GRAD_TILED.to_string(),
+        "kernel.mlp-grad-tiled.title",
+        "kernel.mlp-grad-tiled.summary",
+    ),
+    mlp_kernel(
+        "mlp-grad-reduce",
+        "shaders/mlp_grad_reduce.wgsl",
+        || MLP_GRAD_REDUCE.to_string(),
+        "kernel.mlp-grad-reduce.title",
+        "kernel.mlp-grad-reduce.summary",
     ),
 ];
