@@ -611,7 +611,9 @@ fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> 
 /// twin does (so the separate kernels a plan falls back to when one is edited are right);
 /// and an edit that changes a kernel's arithmetic changes the result — in particular the
 /// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
-/// `mlp-adam`), which a plan that ignored the edit would never run.
+/// `mlp-adam`), which a plan that ignored the edit would never run, and the wide layers' tiled
+/// kernels, which a pin puts on this narrow network (the unchanged copies' gap equals the
+/// per-element kernels' to the last digit: the same sums in the same order).
 #[test]
 fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let g = gpu();
@@ -657,6 +659,18 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
             "mlp-adam",
             "params[i] = p - u.lr *",
             "params[i] = p - 0.5 * u.lr *",
+        ),
+        // The tiled kernels, pinned, run on this narrow network too: every bias doubled in
+        // the tiled forward, and the gradient's last halving step dropped.
+        (
+            "mlp-forward-tiled",
+            "activate(acc[j] + params[d.b_off + n], d.act)",
+            "activate(acc[j] + 2.0 * params[d.b_off + n], d.act)",
+        ),
+        (
+            "mlp-grad-reduce",
+            "p[s] = p[s] + p[s + h];",
+            "p[s] = p[s] + select(p[s + h], 0.0, h == 1u);",
         ),
     ] {
         let k = gpu_runtime::kernel(id).expect("catalogued");
