@@ -34,6 +34,16 @@ fn slice(s: u32, per: u32, id: u32) -> f32 {
     return 0.0;
 }
 
+// p[s] + p[s + 32] for the four slices s = first … first + 3: the first halving.
+fn halved(first: u32, per: u32, id: u32) -> vec4<f32> {
+    return vec4<f32>(
+        slice(first, per, id) + slice(first + 32u, per, id),
+        slice(first + 1u, per, id) + slice(first + 33u, per, id),
+        slice(first + 2u, per, id) + slice(first + 34u, per, id),
+        slice(first + 3u, per, id) + slice(first + 35u, per, id),
+    );
+}
+
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let cols = g.fan_in + 1u;
@@ -42,21 +52,31 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (id >= per) {
         return;
     }
-    // The first halving straight from memory, the next five in a private array.
-    var p: array<f32, 32>;
-    for (var s = 0u; s < 32u; s++) {
-        p[s] = slice(s, per, id) + slice(s + 32u, per, id);
-    }
-    for (var h = 16u; h > 0u; h >>= 1u) {
-        for (var s = 0u; s < h; s++) {
-            p[s] = p[s] + p[s + h];
-        }
-    }
+    // The 32 sums after the first halving as eight vec4s, q_i = p[4i … 4i + 3], every index
+    // a constant so they stay in registers (a dynamically indexed private array would spill).
+    var q0 = halved(0u, per, id);
+    var q1 = halved(4u, per, id);
+    var q2 = halved(8u, per, id);
+    var q3 = halved(12u, per, id);
+    let q4 = halved(16u, per, id);
+    let q5 = halved(20u, per, id);
+    let q6 = halved(24u, per, id);
+    let q7 = halved(28u, per, id);
+    // p[s] += p[s + 16] for s < 16, then + 8 for s < 8, then + 4 for s < 4.
+    q0 = q0 + q4;
+    q1 = q1 + q5;
+    q2 = q2 + q6;
+    q3 = q3 + q7;
+    q0 = q0 + q2;
+    q1 = q1 + q3;
+    q0 = q0 + q1;
+    // Then + 2 for s < 2, then + 1.
+    let sum = (q0.x + q0.z) + (q0.y + q0.w);
     let n = id / cols;
     let c = id % cols;
     if (c < g.fan_in) {
-        grads[g.w_off + n * g.fan_in + c] += p[0];
+        grads[g.w_off + n * g.fan_in + c] += sum;
     } else {
-        grads[g.b_off + n] += p[0];
+        grads[g.b_off + n] += sum;
     }
 }

@@ -669,8 +669,8 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
         ),
         (
             "mlp-grad-reduce",
-            "p[s] = p[s] + p[s + h];",
-            "p[s] = p[s] + select(p[s + h], 0.0, h == 1u);",
+            "let sum = (q0.x + q0.z) + (q0.y + q0.w);",
+            "let sum = q0.x + q0.z;",
         ),
     ] {
         let k = gpu_runtime::kernel(id).expect("catalogued");
