@@ -1,12 +1,15 @@
 //! `bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3]
-//! [--min-ms 40] [--twin-max-gflop 4]`: training steps per second of the 2-w-w-2 MLP (ReLU,
+//! [--min-ms 40] [--twin-max-gflop 4] [--wide auto|on|off]`: training steps per second of the 2-w-w-2 MLP (ReLU,
 //! Adam, spiral; `mlp::crossover`) over widths × batch sizes, on the GPU (wgpu, the app's
 //! `TrainingSession`), on the tuned CPU (`mlp::TunedTrainer`, `matrixmultiply` sgemm, one core)
 //! and on the CPU twin (same formulas as the kernels, one core). Every figure is the median of
 //! `--runs` whole runs, each at least `--min-ms` long (at least one step), with the spread
 //! (max − min) / median. GPU runs start on a drained queue and end when every step has
 //! finished. The twin is skipped where one of its steps would exceed `--twin-max-gflop`.
-//! Prints a Markdown table and, per width, the batch size from which the GPU wins.
+//! Prints a Markdown table and, per width, the batch size from which the GPU wins, and issue 17's
+//! goal: GPU ÷ tuned CPU for 2-256-256-2 at batch 4,096 (≥ 20×). `--wide` pins the GPU's
+//! wide-layer path (`training::force_wide_path`: `auto` tiles layers of ≥ 64 × 64, `off` keeps
+//! every layer on the per-element kernels, `on` tiles every layer) to compare them.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -27,6 +30,8 @@ struct Args {
     runs: usize,
     min_ms: f64,
     twin_max_gflop: f64,
+    /// `--wide`: None = by width, Some(on) = forced.
+    wide: Option<bool>,
 }
 
 fn list(value: &str, flag: &str, max: usize) -> Result<Vec<usize>, String> {
@@ -49,6 +54,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         runs: crossover::RUNS,
         min_ms: 40.0,
         twin_max_gflop: 4.0,
+        wide: None,
     };
     while let Some(flag) = args.next() {
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -65,6 +71,14 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--runs" => a.runs = number(1.0, 20.0)? as usize,
             "--min-ms" => a.min_ms = number(1.0, 5000.0)?,
             "--twin-max-gflop" => a.twin_max_gflop = number(0.0, 1000.0)?,
+            "--wide" => {
+                a.wide = match value.as_str() {
+                    "auto" => None,
+                    "on" => Some(true),
+                    "off" => Some(false),
+                    _ => return Err(format!("--wide wants auto, on or off, not `{value}`")),
+                }
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -149,6 +163,7 @@ fn cell(runs: &[f64]) -> String {
 
 pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     let a = parse(args)?;
+    gpu_runtime::training::force_wide_path(a.wide);
     let start = Instant::now();
     let gpu = Rc::new(Gpu::request_blocking().map_err(|e| e.to_string())?);
     let ad = gpu.adapter().clone();
@@ -161,8 +176,16 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     }
     println!(
         "\nMLP 2-w-w-2, ReLU, Adam, spiral. Steps/s, median of {} runs ± (max − min)/median; each run ≥ {} ms.\n\
-         tuned CPU: mlp::TunedTrainer on `matrixmultiply` sgemm, one thread; twin: mlp::CpuTrainer (the kernels' formulas and order), one thread.\n",
-        a.runs, a.min_ms
+         tuned CPU: mlp::TunedTrainer on `matrixmultiply` sgemm, one thread; twin: mlp::CpuTrainer (the kernels' formulas and order), one thread.\n\
+         GPU wide layers (fan-in and fan-out ≥ {}) as tiled matmuls: {}.\n",
+        a.runs,
+        a.min_ms,
+        gpu_runtime::training::WIDE_MIN,
+        match a.wide {
+            None => "by width (default)",
+            Some(true) => "every layer (--wide on)",
+            Some(false) => "none (--wide off)",
+        }
     );
     println!("| width | batch | MFLOP/step | GPU steps/s | tuned CPU steps/s | twin steps/s | GPU / tuned | GPU / twin | GPU GFLOP/s | tuned GFLOP/s |");
     println!("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
@@ -250,6 +273,19 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         };
         println!("- 2-{width}-{width}-2: {text}");
     }
+    // Issue 17 §3's goal point.
+    if let Some(p) = points.iter().find(|p| p.width == 256 && p.batch == 4096) {
+        match p.gpu {
+            Some(g) => println!(
+                "\nGoal (issue 17 §3): 2-256-256-2, batch 4096: GPU {g:.1} steps/s = {:.2}× the tuned CPU ({:.1} steps/s); goal ≥ 20×: {}",
+                g / p.cpu,
+                p.cpu,
+                if g / p.cpu >= 20.0 { "met" } else { "NOT met" }
+            ),
+            None => println!("\nGoal (issue 17 §3): no GPU figure for 2-256-256-2 at batch 4096"),
+        }
+    }
+    gpu_runtime::training::force_wide_path(None);
     println!("\n(whole run: {:.1} s)", start.elapsed().as_secs_f64());
     Ok(())
 }

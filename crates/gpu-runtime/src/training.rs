@@ -15,7 +15,10 @@
 //! layer when the network has no hidden layer), `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
 //! `mlp-backward-input` between layers, and one optimiser dispatch (`mlp-sgd` or `mlp-adam`)
 //! over all parameters (Adam reads its bias corrections from a table, indexed by the step
-//! counter the GPU keeps). The step state ({first row, steps done}) is double-buffered: a step
+//! counter the GPU keeps). A wide layer (fan-in and fan-out ≥ [`WIDE_MIN`]) runs its forward,
+//! backward and gradient products as register-tiled matmuls instead (`mlp-forward-tiled`,
+//! `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`), which add the same terms
+//! in the same order. The step state ({first row, steps done}) is double-buffered: a step
 //! reads one copy and writes the other, so even and odd steps bind the two the other way
 //! round. [`TrainingSession::steps`] records several steps in one command buffer. Nothing is
 //! read back per step. [`TrainingSession::request_eval`]
@@ -61,8 +64,9 @@ enum Slot {
     NextState,
     /// Adam's (c₁, c₂) per step.
     Corrections,
-    /// Each parameter's gradient summed over one lane's samples (`mlp-step-lanes`), 64 per
-    /// parameter.
+    /// Partial sums: each parameter's gradient over one lane's samples (`mlp-step-lanes`, 64
+    /// per parameter), or the tiled gradient's per-slice sums (`mlp-grad-tiled` →
+    /// `mlp-grad-reduce`). One plan never has both.
     Partials,
 }
 
@@ -82,6 +86,10 @@ fn bindings(kernel_id: &str) -> &'static [Slot] {
         "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
         "mlp-step-lanes" => &[Params, Losses, DataX, DataY, State, NextState, Partials],
         "mlp-step-reduce" => &[Partials, Grads, Params, M, V, Corrections, State],
+        "mlp-forward-tiled" => &[Params, Acts],
+        "mlp-backward-input-tiled" => &[Params, Acts, Deltas],
+        "mlp-grad-tiled" => &[Acts, Deltas, Partials],
+        "mlp-grad-reduce" => &[Partials, Grads],
         _ => &[],
     }
 }
@@ -269,8 +277,20 @@ fn planned<const N: usize>(
     }
 }
 
-/// The forward dispatches for `rows` samples.
+/// The forward dispatches for `rows` samples (wide layers tiled, [`forward_plan_with`]).
 pub fn forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
+    forward_plan_with(net, rows, &[])
+}
+
+/// [`forward_plan`] where the kernels in `pinned` must run (an edited `mlp-forward` keeps
+/// every layer on it; a pinned `mlp-forward-tiled` runs on every layer).
+pub fn forward_plan_with(net: &Net, rows: usize, pinned: &[&str]) -> Vec<PlannedDispatch> {
+    let mut plan = plain_forward_plan(net, rows);
+    tile_wide_layers(net, rows, pinned, &mut plan);
+    plan
+}
+
+fn plain_forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
     let layout = net.layout();
     let (offs, _) = net.act_offsets(rows);
     layout
@@ -311,6 +331,11 @@ pub struct StepOptions<'a> {
 /// only when none of these is pinned ([`StepOptions::pinned`]), so an edited kernel always runs.
 pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
     ("mlp-forward-gather", &["mlp-gather", "mlp-forward"]),
+    // The wide layers' tiled matmuls stand for the one-thread-per-element kernels.
+    ("mlp-forward-tiled", &["mlp-forward"]),
+    ("mlp-backward-input-tiled", &["mlp-backward-input"]),
+    ("mlp-grad-tiled", &["mlp-backward-params"]),
+    ("mlp-grad-reduce", &["mlp-backward-params"]),
     (
         "mlp-forward-loss",
         &["mlp-forward", "mlp-loss", "mlp-backward-input"],
@@ -457,7 +482,7 @@ pub fn step_plan_with(
     }
     let (offs, _) = net.act_offsets(batch);
     let depth = net.depth();
-    let mut plan = forward_plan(net, batch);
+    let mut plan = plain_forward_plan(net, batch);
     // The first layer picks its batch on the GPU.
     if may_fuse("mlp-forward-gather", pinned) {
         let first = &mut plan[0];
@@ -540,8 +565,11 @@ pub fn step_plan_with(
     // its layer's weights before any is updated), then one workgroup per parameter sums its
     // gradient and updates it. Not with accumulation (the gradient is summed over
     // micro-batches before one update).
-    let step_params =
-        opts.accum <= 1 && depth <= FUSED_MAX_DEPTH && may_fuse("mlp-step-params", pinned);
+    // A layer whose gradient is a tiled matmul sums it apart from the optimiser.
+    let step_params = opts.accum <= 1
+        && depth <= FUSED_MAX_DEPTH
+        && may_fuse("mlp-step-params", pinned)
+        && (1..=depth).all(|l| !tiled_grad(net, l, pinned));
     // The fused output layer already sent the gradient below the last layer.
     let below_last_done = plan.iter().any(|p| p.kernel_id == "mlp-forward-loss");
     let needs_backward_input = |l: usize| l > 1 && !(l == depth && below_last_done);
@@ -550,10 +578,18 @@ pub fn step_plan_with(
             plan.push(backward_input(l));
         }
         plan.push(step_params_dispatch(net, u));
+        tile_wide_layers(net, batch, pinned, &mut plan);
         return plan;
     }
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
+        if tiled_grad(net, l, pinned) {
+            plan.extend(tiled_grad_plan(net, batch, l));
+            if needs_backward_input(l) {
+                plan.push(backward_input(l));
+            }
+            continue;
+        }
         // One workgroup of 64 threads per weight or bias (a reduction over the batch).
         let mut params = planned(
             "mlp-backward-params",
@@ -577,7 +613,138 @@ pub fn step_plan_with(
         }
     }
     plan.push(optimiser_dispatch(layout.param_count, hyper));
+    tile_wide_layers(net, batch, pinned, &mut plan);
     plan
+}
+
+// ---- Wide layers: their three products as register-tiled matmuls ----
+//
+// A layer with many inputs and outputs spends a step in three products over the batch:
+// forward OUT = IN · Wᵀ, backward DZ_IN = DZ · W, and the gradient DW = DZᵀ · IN. The
+// one-thread-per-element kernels read both operands from memory per multiply-add (and the
+// per-parameter gradient reduces the whole batch inside one workgroup), which held
+// 2-256-256-2 at batch 4,096 to ~0.4 TFLOP/s on the H200. For such a layer the plan swaps in
+// tiled kernels that compute the same sums in the same order (see each file's header), so
+// the CPU twin still holds them to the last bit on a device without fused multiply-adds.
+
+/// A layer runs its products as tiled matmuls when both its fan-in and fan-out are at least
+/// this (a 64 × 64 output tile is then full in one direction at least; narrower layers are
+/// launch-bound, where the small-network kernels do better).
+pub const WIDE_MIN: usize = 64;
+
+/// Slices the tiled gradient cuts the batch into: the 64 threads of `mlp-backward-params`,
+/// whose per-thread partial sums each slice reproduces.
+pub const GRAD_SLICES: usize = 64;
+
+/// Output tile side of the tiled kernels (`TILE` in their WGSL).
+const TILE: u32 = 64;
+
+/// The partial sums of one layer must fit one storage binding on every WebGPU device
+/// (the default `maxStorageBufferBindingSize`, 128 MiB): up to 64 × 512 × 513 floats.
+const PARTIALS_MAX_BYTES: u64 = 128 << 20;
+
+thread_local! {
+    /// 0: by width ([`WIDE_MIN`]); 1: tiled on every layer; 2: never tiled.
+    static FORCED_WIDE: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// Pins the wide-layer path for plans made on this thread: Some(true) tiles every layer (tests
+/// run the tiled kernels' edges on small networks), Some(false) none (benchmarks and tests
+/// compare with the per-element kernels), None by width.
+pub fn force_wide_path(tiled: Option<bool>) {
+    FORCED_WIDE.with(|f| f.set(tiled.map_or(0, |x| if x { 1 } else { 2 })));
+}
+
+/// Whether layer `l` (1-based) of `net` is wide: its products run as tiled matmuls unless an
+/// edited kernel they stand for is pinned.
+pub fn wide(net: &Net, l: usize) -> bool {
+    let Some(lo) = net.layout().layers.get(l.wrapping_sub(1)).copied() else {
+        return false;
+    };
+    match FORCED_WIDE.with(|f| f.get()) {
+        1 => true,
+        2 => false,
+        _ => lo.fan_in >= WIDE_MIN && lo.fan_out >= WIDE_MIN,
+    }
+}
+
+/// Floats of layer `l`'s partial sums for `batch`: one slice per sample up to 64.
+fn partials_of(net: &Net, l: usize, batch: usize) -> usize {
+    let lo = net.layout().layers[l - 1];
+    GRAD_SLICES.min(batch.max(1)) * lo.fan_out * (lo.fan_in + 1)
+}
+
+/// Whether layer `l`'s gradient is the tiled pair (`mlp-grad-tiled`, `mlp-grad-reduce`).
+fn tiled_grad(net: &Net, l: usize, pinned: &[&str]) -> bool {
+    let asked = pinned.contains(&"mlp-grad-tiled") || pinned.contains(&"mlp-grad-reduce");
+    let lo = net.layout().layers[l - 1];
+    let fits = (GRAD_SLICES * lo.fan_out * (lo.fan_in + 1)) as u64 * 4 <= PARTIALS_MAX_BYTES;
+    (asked || wide(net, l)) && fits && may_fuse("mlp-grad-tiled", pinned)
+}
+
+/// Floats the session's partial-sum buffer needs: the largest tiled layer's.
+pub fn partials_len(net: &Net, batch: usize, pinned: &[&str]) -> usize {
+    (1..=net.depth())
+        .filter(|&l| tiled_grad(net, l, pinned))
+        .map(|l| partials_of(net, l, batch))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Layer `l`'s gradient as the two tiled dispatches: the per-slice partial sums, then their
+/// halving, added to the gradient buffer.
+fn tiled_grad_plan(net: &Net, batch: usize, l: usize) -> [PlannedDispatch; 2] {
+    let lo = net.layout().layers[l - 1];
+    let (offs, _) = net.act_offsets(batch);
+    let slices = GRAD_SLICES.min(batch.max(1));
+    let cols = lo.fan_in + 1;
+    let words = [
+        batch as u32,
+        lo.fan_in as u32,
+        lo.fan_out as u32,
+        offs[l - 1] as u32,
+        offs[l] as u32,
+        lo.w_off as u32,
+        lo.b_off as u32,
+        slices as u32,
+    ];
+    let mut sums = planned("mlp-grad-tiled", l, 0, words);
+    sums.workgroups = [
+        (cols as u32).div_ceil(TILE),
+        (lo.fan_out as u32).div_ceil(TILE),
+        slices as u32,
+    ];
+    sums.threads = sums.workgroups.iter().product::<u32>() * 256;
+    [
+        sums,
+        planned("mlp-grad-reduce", l, lo.fan_out * cols, words),
+    ]
+}
+
+/// Swaps `mlp-forward` and `mlp-backward-input` of wide layers for their tiled kernels (same
+/// uniform, a 2-D grid of 64 × 64 tiles), where no pinned kernel forbids it; a pinned tiled
+/// kernel runs on every layer its plain kernel would.
+fn tile_wide_layers(net: &Net, rows: usize, pinned: &[&str], plan: &mut [PlannedDispatch]) {
+    let layout = net.layout();
+    for p in plan.iter_mut() {
+        let (tiled_id, width) = match p.kernel_id {
+            "mlp-forward" => ("mlp-forward-tiled", layout.layers[p.layer - 1].fan_out),
+            "mlp-backward-input" => (
+                "mlp-backward-input-tiled",
+                layout.layers[p.layer - 1].fan_in,
+            ),
+            _ => continue,
+        };
+        if (wide(net, p.layer) || pinned.contains(&tiled_id)) && may_fuse(tiled_id, pinned) {
+            p.kernel_id = tiled_id;
+            p.workgroups = [
+                (width as u32).div_ceil(TILE),
+                (rows as u32).div_ceil(TILE).max(1),
+                1,
+            ];
+            p.threads = p.workgroups[0] * p.workgroups[1] * 256;
+        }
+    }
 }
 
 /// Adam's bias corrections for steps 1, 2, … (`adam_corrections`, the numbers the CPU twin
@@ -829,7 +996,10 @@ impl TrainingSession {
             pinned: &pinned,
         };
         let mut plan = step_plan_with(&net, &cfg.hyper, batch, rows, opts);
-        if accum > 1 && plan.iter().all(|p| p.kernel_id != "mlp-backward-params") {
+        let sums_into_grads = plan
+            .iter()
+            .any(|p| matches!(p.kernel_id, "mlp-backward-params" | "mlp-grad-reduce"));
+        if accum > 1 && !sums_into_grads {
             return Err(GpuError::Dispatch(
                 "gradient accumulation needs the per-layer step path".into(),
             ));
@@ -841,7 +1011,7 @@ impl TrainingSession {
         {
             gather.uniform[9] = accum as u32;
         }
-        let eval_plan = forward_plan(&net, eval_rows.max(1));
+        let eval_plan = forward_plan_with(&net, eval_rows.max(1), &pinned);
         // A replacement that no dispatch runs would be silently ignored: refuse it by name.
         if let Some(unused) = pinned
             .iter()
@@ -854,11 +1024,11 @@ impl TrainingSession {
         if let Some(p) = plan
             .iter()
             .chain(&eval_plan)
-            .find(|p| p.workgroups[0] > max_groups)
+            .find(|p| p.workgroups.iter().any(|&g| g > max_groups))
         {
             return Err(GpuError::Dispatch(format!(
-                "{}: {} workgroups exceed maxComputeWorkgroupsPerDimension ({max_groups})",
-                p.kernel_id, p.workgroups[0]
+                "{}: {:?} workgroups exceed maxComputeWorkgroupsPerDimension ({max_groups})",
+                p.kernel_id, p.workgroups
             )));
         }
         let mut pipelines: Vec<(&'static str, wgpu::ComputePipeline)> = Vec::new();
@@ -910,13 +1080,18 @@ impl TrainingSession {
         } else {
             4
         };
-        let partials = make("mlp lane partials", lane_sums, storage);
         let states = [
             make("mlp step state a", 16, storage),
             make("mlp step state b", 16, storage),
         ];
         let table = adam_correction_table();
         let corrections = make("mlp adam corrections", table.len() as u64 * 8, storage);
+        // One buffer serves both users of the slot (a plan has one or the other).
+        let partials = make(
+            "mlp partials",
+            lane_sums.max(partials_len(&net, batch, &pinned) as u64 * 4),
+            storage,
+        );
         let eval_acts = make(
             "mlp eval acts",
             activation_bytes(&net, eval_rows.max(1)),
@@ -1064,7 +1239,7 @@ impl TrainingSession {
             }
         };
         let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
-        let clear_grads = plan.iter().any(|p| p.kernel_id == "mlp-backward-params");
+        let clear_grads = sums_into_grads;
         Ok(Self {
             net,
             hyper: cfg.hyper,
@@ -1639,7 +1814,9 @@ mod tests {
         assert_eq!(plan[2].uniform[8], offs[3] as u32);
         assert_eq!(plan[2].uniform[6], offs[2] as u32);
         assert_eq!(plan[3].uniform[7], offs[2] as u32); // backward-input 2 reads them
-                                                        // Too deep for its table: per layer.
+                                                        // Wide layers kept on the per-element kernels (as an edit of one of them would):
+                                                        // the per-parameter kernel still takes every parameter.
+        force_wide_path(Some(false));
         let wide = Net {
             sizes: vec![2, 128, 128, 2],
             ..net.clone()
@@ -1659,6 +1836,8 @@ mod tests {
         assert_eq!(per_param_grid(65_536), [32_768, 2, 1]);
         assert_eq!(per_param_grid(3 * 65_535 + 1), [49_152, 4, 1]);
         assert_eq!(per_param_grid(0), [1, 1, 1]);
+        force_wide_path(None);
+        // Too deep for its table: per layer.
         let deep = Net {
             sizes: vec![2; 10],
             ..net
@@ -1759,6 +1938,124 @@ mod tests {
         assert_eq!(plan[0].uniform[..8], plan[1].uniform[..8]);
         assert_eq!(plan[0].uniform[8], 100);
         assert_eq!(bindings("mlp-gather").len(), 6);
+    }
+
+    #[test]
+    fn wide_layers_run_as_tiled_matmuls() {
+        let net = Net {
+            sizes: vec![2, 256, 256, 2],
+            activation: Activation::Relu,
+            loss: LossKind::CrossEntropy,
+        };
+        let plan = step_plan(&net, &hyper(), 4096, 5000);
+        // Only layer 2 (256 → 256) is wide; its gradient is summed apart from the optimiser,
+        // so the narrow layers keep the per-parameter gradient kernel and Adam runs after.
+        assert_eq!(
+            ids_of(&plan),
+            [
+                "mlp-forward-gather",
+                "mlp-forward-tiled",
+                "mlp-forward-loss",
+                "mlp-backward-params",
+                "mlp-grad-tiled",
+                "mlp-grad-reduce",
+                "mlp-backward-input-tiled",
+                "mlp-backward-params",
+                "mlp-adam"
+            ]
+        );
+        assert!((1..=3).map(|l| wide(&net, l)).eq([false, true, false]));
+        let (offs, _) = net.act_offsets(4096);
+        let l2 = net.layout().layers[1];
+        // 64 × 64 output tiles: 4 × 64 for 4,096 × 256.
+        assert_eq!(plan[1].workgroups, [4, 64, 1]);
+        assert_eq!(plan[6].workgroups, [4, 64, 1]);
+        // The gradient: 257 columns (the bias last) × 256 rows of tiles, 64 batch slices.
+        assert_eq!(plan[4].workgroups, [5, 4, 64]);
+        assert_eq!(plan[4].layer, 2);
+        assert_eq!(
+            plan[4].uniform[..8],
+            [
+                4096,
+                256,
+                256,
+                offs[1] as u32,
+                offs[2] as u32,
+                l2.w_off as u32,
+                l2.b_off as u32,
+                64
+            ]
+        );
+        assert_eq!(plan[5].uniform, plan[4].uniform);
+        assert_eq!(plan[5].workgroups, [(256 * 257u32).div_ceil(64), 1, 1]);
+        assert_eq!(partials_len(&net, 4096, &[]), 64 * 256 * 257);
+        // A batch under 64: one slice per sample.
+        let small = step_plan(&net, &hyper(), 37, 5000);
+        assert_eq!(small[4].workgroups, [5, 4, 37]);
+        assert_eq!(small[4].uniform[7], 37);
+        // Every grid within WebGPU's default 65,535 workgroups per dimension.
+        for p in &plan {
+            assert!(
+                p.workgroups.iter().all(|&g| (1..=65_535).contains(&g)),
+                "{p:?}"
+            );
+        }
+        // The evaluation's forward pass is tiled the same way.
+        let eval = forward_plan(&net, 1600);
+        assert_eq!(
+            ids_of(&eval),
+            ["mlp-forward", "mlp-forward-tiled", "mlp-forward"]
+        );
+        assert_eq!(eval[1].workgroups, [4, 25, 1]);
+        // An edited per-element kernel keeps its layer off the tiled one; the others stay tiled.
+        fn opts<'a>(pinned: &'a [&'a str]) -> StepOptions<'a> {
+            StepOptions { accum: 1, pinned }
+        }
+        let ids = ids_of(&step_plan_with(
+            &net,
+            &hyper(),
+            64,
+            100,
+            opts(&["mlp-forward"]),
+        ));
+        assert!(ids.contains(&"mlp-forward") && !ids.contains(&"mlp-forward-tiled"));
+        assert!(ids.contains(&"mlp-grad-tiled"), "{ids:?}");
+        let ids = ids_of(&step_plan_with(
+            &net,
+            &hyper(),
+            64,
+            100,
+            opts(&["mlp-backward-params"]),
+        ));
+        assert!(!ids.contains(&"mlp-grad-tiled") && ids.contains(&"mlp-forward-tiled"));
+        assert_eq!(partials_len(&net, 64, &["mlp-backward-params"]), 0);
+        // A pinned tiled kernel runs on a narrow network too (the editor's edited copy).
+        let narrow = Net {
+            sizes: vec![2, 8, 8, 2],
+            ..net.clone()
+        };
+        for id in [
+            "mlp-forward-tiled",
+            "mlp-backward-input-tiled",
+            "mlp-grad-tiled",
+            "mlp-grad-reduce",
+        ] {
+            let pinned = [id];
+            let ids = ids_of(&step_plan_with(&narrow, &hyper(), 16, 100, opts(&pinned)));
+            assert!(ids.contains(&id), "{id}: {ids:?}");
+        }
+        // Too large for the partial sums' binding (64 × 1024 × 1025 floats): per parameter.
+        let huge = Net {
+            sizes: vec![2, 1024, 1024, 2],
+            ..net.clone()
+        };
+        let ids = ids_of(&step_plan(&huge, &hyper(), 64, 100));
+        assert!(!ids.contains(&"mlp-grad-tiled") && ids.contains(&"mlp-forward-tiled"));
+        // Forced on: every layer tiled, the output layer's gradient and all.
+        force_wide_path(Some(true));
+        let ids = ids_of(&step_plan(&narrow, &hyper(), 16, 100));
+        assert_eq!(ids.iter().filter(|&&i| i == "mlp-grad-tiled").count(), 3);
+        force_wide_path(None);
     }
 
     #[test]

@@ -634,8 +634,10 @@ fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> 
 /// twin does (so the separate kernels a plan falls back to when one is edited are right);
 /// and an edit that changes a kernel's arithmetic changes the result — in particular the
 /// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
-/// `mlp-adam`), which a plan that ignored the edit would never run, and the default step's
-/// own two (`mlp-step-lanes`, `mlp-step-reduce`).
+/// `mlp-adam`), which a plan that ignored the edit would never run, the default step's own
+/// two (`mlp-step-lanes`, `mlp-step-reduce`), and the wide layers' tiled kernels, which a pin
+/// puts on this narrow network (the unchanged copies' gap equals the per-element kernels' to
+/// the last digit: the same sums in the same order).
 #[test]
 fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let g = gpu();
@@ -646,7 +648,11 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let mlp: Vec<_> = gpu_runtime::kernels()
         .filter(|k| k.family == gpu_runtime::Family::Mlp)
         .collect();
-    assert_eq!(mlp.len(), 13, "every MLP kernel, mlp-gather included");
+    assert_eq!(
+        mlp.len(),
+        17,
+        "every MLP kernel, mlp-gather, the default step's two and the tiled ones included"
+    );
     for k in &mlp {
         let copy = k.with_source(k.wgsl());
         let r = replaced_gap(&g, &q(k.id), &copy);
@@ -690,6 +696,18 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
             "params[i] = p - lr *",
             "params[i] = p - 0.5 * lr *",
         ),
+        // The tiled kernels, pinned, run on this narrow network too: every bias doubled in
+        // the tiled forward, and the gradient's last halving step dropped.
+        (
+            "mlp-forward-tiled",
+            "activate(acc[j] + params[d.b_off + n], d.act)",
+            "activate(acc[j] + 2.0 * params[d.b_off + n], d.act)",
+        ),
+        (
+            "mlp-grad-reduce",
+            "let sum = (q0.x + q0.z) + (q0.y + q0.w);",
+            "let sum = q0.x + q0.z;",
+        ),
     ] {
         let k = gpu_runtime::kernel(id).expect("catalogued");
         let wgsl = k.wgsl();
@@ -701,10 +719,11 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
 }
 
 /// A 2-256-256-2 network has 66,562 parameters, more workgroups than one grid dimension may
-/// hold (65,535): the per-parameter kernels wrap into y. Both the fused step
-/// (`mlp-step-params`) and the separate path (`mlp-backward-params`, pinned as an edit would)
-/// train it as the twin does, parameter by parameter — so the workgroups past 65,535 (the
-/// last layers' weights and biases) are really updated, not skipped or doubled.
+/// hold (65,535): the per-parameter kernels wrap into y. The default step (its 256 → 256
+/// layer as tiled matmuls), the fused step (`mlp-step-params`, with tiling off) and the
+/// separate path (`mlp-backward-params`, pinned as an edit would) train it as the twin does,
+/// parameter by parameter — so the workgroups past 65,535 (the last layers' weights and
+/// biases) are really updated, not skipped or doubled.
 #[test]
 fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
     let g = gpu();
@@ -722,7 +741,12 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
         .find(|k| k.id == "mlp-backward-params")
         .expect("mlp-backward-params");
     let copy = separate.with_source(separate.wgsl());
-    for pinned in [&[][..], &[&copy][..]] {
+    for (tiled, pinned) in [
+        (None, &[][..]),
+        (Some(false), &[][..]),
+        (None, &[&copy][..]),
+    ] {
+        gpu_runtime::training::force_wide_path(tiled);
         let mut session = pollster::block_on(TrainingSession::new_with(
             g.clone(),
             SessionConfig {
@@ -739,6 +763,12 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
             pinned,
         ))
         .expect("session");
+        gpu_runtime::training::force_wide_path(None);
+        let tiles = session
+            .plan()
+            .iter()
+            .any(|p| p.kernel_id == "mlp-grad-tiled");
+        assert_eq!(tiles, tiled.is_none() && pinned.is_empty());
         let mut cpu = CpuTrainer::new(
             net.clone(),
             s.hyper(),
@@ -755,7 +785,7 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
         let r = session.eval_blocking().expect("eval");
         let gap = worst_ratio(&r.params, &cpu.params);
         eprintln!(
-            "2-256-256-2, {} pinned: worst gap {gap:.4} of its bound",
+            "2-256-256-2, {} pinned, tiled {tiles}: worst gap {gap:.4} of its bound",
             pinned.len()
         );
         assert!(gap <= 1.0, "{} pinned: {gap}× the bound", pinned.len());
@@ -899,4 +929,143 @@ fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
         );
         assert_eq!(session.steps_completed(), done as u64);
     }
+}
+/// Wide networks on the tiled path (`training::wide`: the three products of a layer with
+/// fan-in and fan-out ≥ 64 as 64 × 64-tiled matmuls, its gradient summed over 64 batch slices
+/// then halved), against the twin after `PARAM_STEPS` steps, parameter by parameter, within
+/// the same [`ULPS_PER_STEP`] bound as the per-element kernels: the tiled kernels add the same
+/// terms in the same order (a sum over k or n in turn; a gradient slice s holds the samples
+/// s, s + 64, … as `mlp-backward-params`'s thread s does, halved in its order), so what is
+/// left is the device's fused multiply-adds, as before. The shapes cross every tile edge:
+/// widths 97 and 130 (not multiples of 64 or 16), batches 1,000 (15 full tiles and 40 rows),
+/// 37 (fewer samples than slices) and 1; with tiling forced on, a narrow network puts every
+/// layer, the output layer's gradient included, on the tiled kernels. The small-batch cases
+/// also train against a twin with a planted mistake (frozen biases), which must fail.
+#[test]
+fn wide_layers_on_tiled_matmuls_train_like_the_twin() {
+    use gpu_runtime::training::force_wide_path;
+    let g = gpu();
+    for (sizes, q, forced) in [
+        (
+            vec![2, 97, 130, 3],
+            "data=spiral&layers=8&act=tanh&lr=0.01&batch=1000&opt=adam&noise=0.1&n=2000&split=90&seed=5",
+            None,
+        ),
+        (
+            vec![2, 256, 256, 2],
+            "data=circle&layers=8&act=relu&lr=0.01&batch=37&opt=adam&seed=6",
+            None,
+        ),
+        (
+            vec![2, 70, 65, 66, 2],
+            "data=xor&layers=8&act=sigmoid&lr=0.3&batch=1&opt=momentum&loss=mse&seed=7",
+            None,
+        ),
+        (
+            vec![2, 9, 7, 2],
+            "data=gauss&layers=8&act=tanh&lr=0.05&batch=130&opt=sgd&seed=8",
+            Some(true),
+        ),
+    ] {
+        let s = spec(q);
+        let net = gpu_runtime::mlp::Net { sizes, ..s.net() };
+        let (train, _) = s.data();
+        let x = train.features(&s.features);
+        let params = net.init_params(s.seed);
+        let order = batch_order(train.len(), s.seed);
+        let run = |twin: &dyn Fn(&mut CpuTrainer)| {
+            force_wide_path(forced);
+            let mut session = pollster::block_on(TrainingSession::new(
+                g.clone(),
+                SessionConfig {
+                    net: net.clone(),
+                    hyper: s.hyper(),
+                    batch: s.batch,
+                    accum: 1,
+                    params: &params,
+                    features: x.clone(),
+                    labels: train.label.clone(),
+                    order: order.clone(),
+                    eval_features: &x[..2 * net.inputs()],
+                },
+            ))
+            .expect("session");
+            force_wide_path(None);
+            let tiled = session
+                .plan()
+                .iter()
+                .filter(|p| p.kernel_id.ends_with("-tiled"))
+                .count();
+            assert!(tiled >= 2, "{:?}: {tiled} tiled dispatches", net.sizes);
+            let mut cpu = CpuTrainer::new(
+                net.clone(),
+                s.hyper(),
+                params.clone(),
+                s.batch,
+                x.clone(),
+                train.label.clone(),
+                order.clone(),
+            );
+            twin(&mut cpu);
+            for _ in 0..PARAM_STEPS {
+                session.step().expect("step");
+                cpu.step();
+            }
+            let r = session.eval_blocking().expect("eval");
+            worst_ratio(&r.params, &cpu.params)
+        };
+        let gap = run(&|_| {});
+        eprintln!("{:?} batch {}: worst gap {gap:.4} of its bound", net.sizes, s.batch);
+        assert!(gap <= 1.0, "{:?}: {gap}× the bound", net.sizes);
+        // The twin's debug build is the slow side: the planted mistake on the small batches.
+        if s.batch <= 130 {
+            let frozen = run(&|t| t.bias_input = 0.0);
+            eprintln!("  frozen-bias twin: {frozen:.1} of the bound");
+            assert!(frozen > 1.0, "{:?}: frozen biases went unnoticed", net.sizes);
+        }
+    }
+}
+
+/// Gradient accumulation on the tiled path: 2 micro-batches of 300 into a 97 → 130 layer,
+/// each adding its halved slices to the gradient, against the twin.
+#[test]
+fn accumulation_on_tiled_layers_agrees_with_the_twin() {
+    let g = gpu();
+    let s = spec("data=spiral&layers=8&act=tanh&lr=0.01&batch=300&accum=2&opt=adam&n=2000&seed=9");
+    let net = gpu_runtime::mlp::Net {
+        sizes: vec![2, 97, 130, 2],
+        ..s.net()
+    };
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let params = net.init_params(s.seed);
+    let order = batch_order(train.len(), s.seed);
+    let mut session = pollster::block_on(TrainingSession::new(
+        g.clone(),
+        SessionConfig {
+            net: net.clone(),
+            hyper: s.hyper(),
+            batch: s.batch,
+            accum: 2,
+            params: &params,
+            features: x.clone(),
+            labels: train.label.clone(),
+            order: order.clone(),
+            eval_features: &x[..2 * net.inputs()],
+        },
+    ))
+    .expect("session");
+    assert!(session
+        .plan()
+        .iter()
+        .any(|p| p.kernel_id == "mlp-grad-tiled"));
+    let mut cpu = CpuTrainer::new(net, s.hyper(), params, s.batch, x, train.label, order);
+    cpu.accum = 2;
+    for _ in 0..PARAM_STEPS {
+        session.step().expect("step");
+        cpu.step();
+    }
+    let gap = worst_ratio(&session.eval_blocking().expect("eval").params, &cpu.params);
+    eprintln!("97-130, accum 2: worst gap {gap:.4} of its bound");
+    assert!(gap <= 1.0, "{gap}× the bound");
 }

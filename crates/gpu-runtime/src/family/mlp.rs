@@ -20,6 +20,11 @@ const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
 const MLP_SGD: &str = include_str!("../../../../shaders/mlp_sgd.wgsl");
 const MLP_ADAM: &str = include_str!("../../../../shaders/mlp_adam.wgsl");
+const MLP_FORWARD_TILED: &str = include_str!("../../../../shaders/mlp_forward_tiled.wgsl");
+const MLP_BACKWARD_INPUT_TILED: &str =
+    include_str!("../../../../shaders/mlp_backward_input_tiled.wgsl");
+const MLP_GRAD_TILED: &str = include_str!("../../../../shaders/mlp_grad_tiled.wgsl");
+const MLP_GRAD_REDUCE: &str = include_str!("../../../../shaders/mlp_grad_reduce.wgsl");
 
 /// MLP kernels take one thread per element of a layer, 64 to a workgroup; the training
 /// session computes that count per layer, so a workload gives them no grid.
@@ -35,18 +40,29 @@ const fn mlp_kernel(
     title_key: &'static str,
     summary_key: &'static str,
 ) -> KernelSpec {
-    mlp_kernel_sized(id, source_path, source, title_key, summary_key, 64)
+    sized_kernel(id, source_path, source, 64, title_key, summary_key)
 }
 
-/// [`mlp_kernel`] with another workgroup size (the workgroup-memory step uses 256 threads,
-/// WebGPU's default maximum, so a layer of a chunk's samples is one round).
-const fn mlp_kernel_sized(
+/// The wide layers' register-tiled kernels (`training::wide`): 256 threads (16 × 16), each
+/// owning a 4 × 4 block of a 64 × 64 output tile.
+const fn tiled_kernel(
     id: &'static str,
     source_path: &'static str,
     source: fn() -> String,
     title_key: &'static str,
     summary_key: &'static str,
+) -> KernelSpec {
+    sized_kernel(id, source_path, source, 256, title_key, summary_key)
+}
+
+/// An MLP kernel of `threads` threads per workgroup.
+const fn sized_kernel(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
     threads: u32,
+    title_key: &'static str,
+    summary_key: &'static str,
 ) -> KernelSpec {
     KernelSpec {
         id,
@@ -66,13 +82,14 @@ const fn mlp_kernel_sized(
 }
 
 pub static KERNELS: &[KernelSpec] = &[
-    mlp_kernel_sized(
+    // 256 threads, WebGPU's default maximum: a layer of a chunk's samples is one round.
+    sized_kernel(
         "mlp-step-lanes",
         "shaders/mlp_step_lanes.wgsl",
         || MLP_STEP_LANES.to_string(),
+        256,
         "kernel.mlp-step-lanes.title",
         "kernel.mlp-step-lanes.summary",
-        256,
     ),
     mlp_kernel(
         "mlp-step-reduce",
@@ -157,5 +174,33 @@ pub static KERNELS: &[KernelSpec] = &[
         || MLP_ADAM.to_string(),
         "kernel.mlp-adam.title",
         "kernel.mlp-adam.summary",
+    ),
+    tiled_kernel(
+        "mlp-forward-tiled",
+        "shaders/mlp_forward_tiled.wgsl",
+        || MLP_FORWARD_TILED.to_string(),
+        "kernel.mlp-forward-tiled.title",
+        "kernel.mlp-forward-tiled.summary",
+    ),
+    tiled_kernel(
+        "mlp-backward-input-tiled",
+        "shaders/mlp_backward_input_tiled.wgsl",
+        || MLP_BACKWARD_INPUT_TILED.to_string(),
+        "kernel.mlp-backward-input-tiled.title",
+        "kernel.mlp-backward-input-tiled.summary",
+    ),
+    tiled_kernel(
+        "mlp-grad-tiled",
+        "shaders/mlp_grad_tiled.wgsl",
+        || MLP_GRAD_TILED.to_string(),
+        "kernel.mlp-grad-tiled.title",
+        "kernel.mlp-grad-tiled.summary",
+    ),
+    mlp_kernel(
+        "mlp-grad-reduce",
+        "shaders/mlp_grad_reduce.wgsl",
+        || MLP_GRAD_REDUCE.to_string(),
+        "kernel.mlp-grad-reduce.title",
+        "kernel.mlp-grad-reduce.summary",
     ),
 ];
