@@ -24,11 +24,11 @@ const PAGES = [
   ['#/', ['core']],
   ['#/embed/matmul', ['core']],
   ['#/embed/conv-direct', ['conv', 'core']],
-  ['#/embed/simt', ['core']],
+  ['#/embed/simt', ['conv', 'core']],
   ['#/embed/race', ['core', 'race']],
   ['#/embed/train', ['core', 'train']],
   ['#/kernels', ['conv', 'core']],
-  ['#/visualiser', ['core']],
+  ['#/visualiser', ['conv', 'core']],
   ['#/race', ['conv', 'core', 'race']],
   ['#/train', ['core', 'train']],
   ['#/conv', ['conv', 'core']],
@@ -45,10 +45,11 @@ for (const lang of ['en', 'zh']) {
       const { page, context, errors, requests } = await openPage(browser, `${path}${sep}lang=${lang}`);
       await page.waitForSelector('main > :not([data-text])', { timeout: 30_000 });
       await page.waitForLoadState('networkidle');
-      // Rendering is done once nothing is pending; a late key would have logged by now.
+      // Rendering is done once nothing is pending; a late key would have logged by now (the
+      // error names the key, the message the page).
+      assert.deepEqual(errors, [], `${path} logged errors:\n${errors.join('\n')}`);
       assert.deepEqual(partsFetched(requests, lang), want, `${path}: text parts fetched`);
       assert.equal(await page.$('[data-text]'), null, `${path}: no loading or failure notice`);
-      assertNoErrors(errors);
       await context.close();
     }
   });
@@ -69,7 +70,9 @@ for (const lang of ['en', 'zh']) {
     await page.click('[data-text="failed"] button');
     await page.waitForSelector('.lessons, main h1', { timeout: 30_000 });
     await page.waitForFunction(() => !document.querySelector('[data-text]'), null, { timeout: 30_000 });
-    assert.match(await page.textContent('main'), lang === 'en' ? /Lesson/ : /第/);
+    // The Learn index: its introduction (core text) and the lessons' text (glossary link).
+    assert.match(await page.textContent('main'), lang === 'en' ? /Short lessons/ : /一组短课/);
+    assert.ok(await page.$('main .glossary-link a'), 'the glossary link (lessons part) is drawn');
     await context.close();
   });
 }

@@ -43,7 +43,11 @@ test('the built site loads its wasm and JS under content-hashed names only', asy
   const pkg = await readdir(join(SITE, 'pkg'));
   assert.ok(pkg.some((f) => /^gpu_playground_bg\.[0-9a-f]{16}\.wasm$/.test(f)), pkg.join(', '));
   assert.ok(pkg.some((f) => /^gpu_playground\.[0-9a-f]{16}\.js$/.test(f)), pkg.join(', '));
-  assert.ok(!pkg.includes('gpu_playground.js') && !pkg.includes('gpu_playground_bg.wasm'));
+  assert.ok(pkg.some((f) => /^gpu_playground_embed_bg\.[0-9a-f]{16}\.wasm$/.test(f)), pkg.join(', '));
+  assert.ok(pkg.some((f) => /^gpu_playground_embed\.[0-9a-f]{16}\.js$/.test(f)), pkg.join(', '));
+  for (const plain of ['gpu_playground.js', 'gpu_playground_bg.wasm', 'gpu_playground_embed.js', 'gpu_playground_embed_bg.wasm']) {
+    assert.ok(!pkg.includes(plain), `${plain} has no content hash`);
+  }
   const index = await readFile(join(SITE, 'index.html'), 'utf8');
   assert.match(index, /src="\.\/boot\.[0-9a-f]{16}\.js"/);
   assert.doesNotMatch(index, /<script(?![^>]*src=)[^>]*>/, 'no inline script');
@@ -90,16 +94,21 @@ test('after one visit the site reloads and runs with its server stopped; updates
   await context.close();
 });
 
-/** The built site's hashed names and version. */
+/** The built site's hashed names and version: the whole app's module and the embed module. */
 async function hashes(dir) {
   const pkg = await readdir(join(dir, 'pkg'));
   const top = await readdir(dir);
-  const wasm = pkg.find((f) => /^gpu_playground_bg\.[0-9a-f]{16}\.wasm$/.test(f));
-  const glue = pkg.find((f) => /^gpu_playground\.[0-9a-f]{16}\.js$/.test(f));
+  const find = (re) => pkg.find((f) => re.test(f));
+  const wasm = find(/^gpu_playground_bg\.[0-9a-f]{16}\.wasm$/);
+  const glue = find(/^gpu_playground\.[0-9a-f]{16}\.js$/);
+  const embedWasm = find(/^gpu_playground_embed_bg\.[0-9a-f]{16}\.wasm$/);
+  const embedGlue = find(/^gpu_playground_embed\.[0-9a-f]{16}\.js$/);
   const boot = top.find((f) => /^boot\.[0-9a-f]{16}\.js$/.test(f));
   const version = (await readFile(join(dir, 'sw.js'), 'utf8')).match(/const VERSION = '([0-9a-f]{16})'/)?.[1];
-  assert.ok(wasm && glue && boot && version, `hashed names in ${dir}`);
-  return { wasm, glue, boot, version };
+  assert.ok(wasm && glue && embedWasm && embedGlue && boot && version, `hashed names in ${dir}`);
+  // Every module file of this build, for "nothing of build A" checks.
+  const modules = [wasm, glue, embedWasm, embedGlue];
+  return { wasm, glue, embedWasm, embedGlue, boot, version, modules };
 }
 
 /**
@@ -112,21 +121,24 @@ async function makeBuildB() {
   await cp(SITE, dir, { recursive: true });
   const a = await hashes(dir);
   const swap = new Map();
-  for (const name of [a.wasm, a.glue, a.boot]) {
+  for (const name of [...a.modules, a.boot]) {
     const h = name.match(/[0-9a-f]{16}/)[0];
     swap.set(h, [...h].reverse().join('') === h ? h.replace(/^./, (c) => (c === 'f' ? '0' : 'f')) : [...h].reverse().join(''));
   }
   swap.set(a.version, 'b'.repeat(16));
   const rewrite = (t) => { for (const [from, to] of swap) t = t.replaceAll(from, to); return t; };
-  for (const f of ['index.html', 'sw.js', a.boot, 'cpu-worker.js', `pkg/${a.glue}`]) {
+  for (const f of ['index.html', 'sw.js', a.boot, 'cpu-worker.js', 'cpu-worker-embed.js', `pkg/${a.glue}`, `pkg/${a.embedGlue}`]) {
     await writeFile(join(dir, f), rewrite(await readFile(join(dir, f), 'utf8')));
   }
-  // A custom section ("b", one byte) at the end of the module: a different file, same program.
-  const wasm = await readFile(join(dir, 'pkg', a.wasm));
-  await writeFile(join(dir, 'pkg', a.wasm), Buffer.concat([wasm, Buffer.from([0, 3, 1, 0x62, 0x42])]));
-  for (const f of [`pkg/${a.wasm}`, `pkg/${a.glue}`, a.boot]) await rename(join(dir, f), join(dir, rewrite(f)));
+  // A custom section ("b", one byte) at the end of each module: a different file, same program.
+  for (const m of [a.wasm, a.embedWasm]) {
+    const wasm = await readFile(join(dir, 'pkg', m));
+    await writeFile(join(dir, 'pkg', m), Buffer.concat([wasm, Buffer.from([0, 3, 1, 0x62, 0x42])]));
+  }
+  for (const f of [...a.modules.map((m) => `pkg/${m}`), a.boot]) await rename(join(dir, f), join(dir, rewrite(f)));
   const b = await hashes(dir);
   assert.notEqual(b.wasm, a.wasm);
+  assert.notEqual(b.embedWasm, a.embedWasm);
   assert.notEqual(b.version, a.version);
   return { dir, a, b };
 }
@@ -163,7 +175,10 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   let page = await open('#/kernels?lang=en&m=16&n=16&k=16');
   await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000 });
   assert.equal(await swVersion(page), a.version);
-  assert.deepEqual(loaded(), [a.glue, a.wasm].sort());
+  // The page ran A's whole-app module; the worker's precache also fetches A's embed module.
+  const visit1 = loaded();
+  assert.ok(visit1.includes(a.glue) && visit1.includes(a.wasm), `visit 1 runs build A: ${visit1}`);
+  assert.deepEqual(visit1.filter((n) => !a.modules.includes(n)), [], `visit 1: only build A's modules: ${visit1}`);
 
   // Build B is deployed. Visit 2 (a reload of the open tab) runs B and says so; B's worker
   // installs beside A's and the page says a new version is ready.
@@ -174,7 +189,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   // glue names only B's wasm, which A's cache cannot hold, and the run below needs it.)
   const visit2 = loaded();
   assert.ok(visit2.includes(b.glue), `visit 2 runs build B's JS: ${visit2}`);
-  assert.deepEqual(visit2.filter((n) => n === a.glue || n === a.wasm), [], 'nothing of build A');
+  assert.deepEqual(visit2.filter((n) => a.modules.includes(n)), [], 'nothing of build A');
   assert.ok((await readFile(join(buildB, 'pkg', b.glue), 'utf8')).includes(b.wasm), 'B\'s glue loads B\'s wasm');
   await page.waitForSelector('p.notice[data-update="installed"]', { timeout: 30_000 });
   assert.match(await page.textContent('p.notice[data-update="installed"]'), /updated since your last visit/);
@@ -208,7 +223,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
   const offline = loaded();
   assert.ok(offline.includes(b.glue), `offline: build B from the cache: ${offline}`);
-  assert.deepEqual(offline.filter((n) => n === a.glue || n === a.wasm), [], 'offline: nothing of build A');
+  assert.deepEqual(offline.filter((n) => a.modules.includes(n)), [], 'offline: nothing of build A');
   await page.click('#run-button');
   await page.waitForFunction(() => document.querySelector('.result [data-verified]')?.dataset.verified === 'true', null, { timeout: 120_000 });
 

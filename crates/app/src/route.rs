@@ -57,9 +57,9 @@ impl Route {
     /// it) and fetched late.
     pub fn text_parts(&self) -> &'static [Part] {
         match self {
-            Route::Home | Route::Visualiser | Route::EmbedIndex | Route::NotFound => &[],
-            // The kernel pages and the race carry the conv stages and the conv race.
-            Route::Kernels | Route::Conv => &[Part::Conv],
+            Route::Home | Route::EmbedIndex | Route::NotFound => &[],
+            // The kernel pages, the SIMT view and the race carry the conv stages too.
+            Route::Kernels | Route::Visualiser | Route::Conv => &[Part::Conv],
             Route::Race => &[Part::Race, Part::Conv],
             Route::Train => &[Part::Train],
             Route::Editor | Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],

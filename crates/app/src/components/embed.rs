@@ -912,6 +912,8 @@ pub fn text_parts(id: &str) -> &'static [crate::i18n::Part] {
         "conv-race" => &[Part::Race, Part::Conv],
         "train" | "batch" => &[Part::Train],
         "editor" | "puzzle" => &[Part::Editor],
+        // The SIMT view and the scheduling replay name the conv stages they can show.
+        "simt" | "simt-compare" | "schedule" => &[Part::Conv],
         "lesson" => &Part::ALL,
         id if id.starts_with("conv-") => &[Part::Conv],
         _ => &[],
