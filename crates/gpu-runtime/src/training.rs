@@ -182,10 +182,12 @@ const _: () = assert!(LANE_MEM_FLOATS * 4 <= 16_384);
 /// Whether the default step of `net` is the workgroup-memory one ([`StepPath::Lanes`]): the
 /// network fits the whole-step kernels (so one sample's activations and deltas, 2 · Σ widths ≤
 /// 2 · 9 · 64 = 1,152 floats, fit [`LANE_MEM_FLOATS`] at least three times), no other path is
-/// forced, and there is no gradient accumulation (the per-layer path adds micro-batches).
+/// forced (nor tiled matmuls on every layer, [`force_wide_path`]), and there is no gradient
+/// accumulation (the per-layer path adds micro-batches).
 pub fn lanes_fit(net: &Net, accum: usize) -> bool {
     let forced = FORCED_PATH.with(|f| f.get());
-    (forced == 0 || forced == 3) && accum <= 1 && whole_step_fits(net)
+    let all_tiled = FORCED_WIDE.with(|f| f.get()) == 1;
+    (forced == 0 || forced == 3) && !all_tiled && accum <= 1 && whole_step_fits(net)
 }
 
 /// Samples of one lane that `mlp-step-lanes` keeps in workgroup memory at once: as many as fit
@@ -355,7 +357,9 @@ pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
             "mlp-backward-input",
         ],
     ),
-    // The forward pass, the loss, the deltas and each lane's share of the gradient.
+    // The forward pass, the loss, the deltas and each lane's share of the gradient (of the
+    // layers the per-element or the tiled kernels would run: an edited tiled kernel, which
+    // the editor runs on a narrow network, must not be stood in for either).
     (
         "mlp-step-lanes",
         &[
@@ -366,6 +370,9 @@ pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
             "mlp-forward-loss",
             "mlp-backward-input",
             "mlp-backward-params",
+            "mlp-forward-tiled",
+            "mlp-backward-input-tiled",
+            "mlp-grad-tiled",
         ],
     ),
     // The gradient's sum over the lanes and the optimiser.
@@ -376,6 +383,7 @@ pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
             "mlp-step-params",
             "mlp-sgd",
             "mlp-adam",
+            "mlp-grad-reduce",
         ],
     ),
 ];
