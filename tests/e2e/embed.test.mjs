@@ -507,6 +507,13 @@ test('run-finished: training reports loss and accuracy when the host stops it wi
   // Let it train until the GPU's network has been evaluated after a few dozen steps.
   await frame.waitForFunction(() => document.querySelector('#train-play')?.textContent.includes('Pause'));
   await page.waitForTimeout(6000);
+  // On a loaded machine the GPU side may still be compiling after that: wait until both sides
+  // have stepped and the GPU's network has been evaluated again since step 0.
+  await frame.waitForFunction(() => {
+    const s = document.querySelector('#train-status')?.dataset;
+    return s && Number(s.gpuSteps) >= 20 && Number(s.cpuSteps) >= 20 && s.gpuLoss && s.gpuLoss !== s.firstGpuLoss;
+  }, null, { timeout: 90_000 });
+  await page.waitForTimeout(500); // the CPU twin evaluates itself every 250 ms
   await page.evaluate((api) => window.send({ api, type: 'run', id: 'train-2' }), API);
   const done = await waitMessage(page, (d) => d && d.type === 'run-finished', { from, timeout: 30_000 });
   assert.equal(done.data.id, 'train-1', 'the report answers the run that started training');

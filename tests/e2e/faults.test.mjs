@@ -340,10 +340,17 @@ test('row 7: training holds while the page is hidden and resumes when shown', as
     null, { timeout: 60_000 });
   await setHidden(page, true);
   await page.waitForSelector('#train-status[data-running="false"]', { timeout: 10_000 });
-  await page.waitForTimeout(1500); // steps already in flight complete
+  // Steps submitted before the page was hidden (up to MAX_IN_FLIGHT) still complete; on a
+  // loaded software adapter that can take seconds, so wait for them rather than a fixed time.
+  await page.waitForFunction(() => {
+    const s = document.querySelector('#train-status')?.dataset;
+    return s && s.gpuSteps === s.gpuSubmitted;
+  }, null, { timeout: 60_000 });
   const held = await steps();
+  const submitted = await page.getAttribute('#train-status', 'data-gpu-submitted');
   await page.waitForTimeout(3000);
   assert.equal(await steps(), held, 'no step is taken while the page is hidden');
+  assert.equal(await page.getAttribute('#train-status', 'data-gpu-submitted'), submitted, 'nothing is submitted while hidden');
   assert.match(await page.textContent('#train-play'), /Pause/, 'Play stays on');
   await setHidden(page, false);
   await page.waitForSelector('#train-status[data-running="true"]', { timeout: 10_000 });

@@ -25,9 +25,16 @@ export async function launch({ webgpu = true } = {}) {
   return chromium.launch({ executablePath, headless: true, args });
 }
 
-/** Opens a page that records console errors, page errors and every request URL. */
-export async function openPage(browser, hashPath = '#/', { initScript, viewport } = {}) {
-  const context = await browser.newContext({ viewport: viewport ?? { width: 1280, height: 900 } });
+/**
+ * Opens a page that records console errors, page errors and every request URL. `serviceWorkers:
+ * 'block'` keeps the site's worker out, for a test that fails requests with `page.route`
+ * (a request the worker answers from its cache never reaches the route).
+ */
+export async function openPage(browser, hashPath = '#/', { initScript, viewport, serviceWorkers } = {}) {
+  const context = await browser.newContext({
+    viewport: viewport ?? { width: 1280, height: 900 },
+    ...(serviceWorkers ? { serviceWorkers } : {}),
+  });
   const page = await context.newPage();
   if (initScript) await page.addInitScript(initScript);
   const errors = [];

@@ -910,6 +910,7 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
                 GpuState::Failed(_) => "failed",
             }}
             data-gpu-steps={gpu_steps.unwrap_or(0).to_string()}
+            data-gpu-submitted={r.gpu.as_ref().map_or(0, |s| s.steps_submitted()).to_string()}
             data-cpu-steps={r.cpu.step.to_string()}
             data-gpu-loss={last_gpu.map(|s| s.train.to_string()).unwrap_or_default()}
             data-first-gpu-loss={first_gpu.map(|s| s.train.to_string()).unwrap_or_default()}
