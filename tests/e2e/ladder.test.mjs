@@ -36,11 +36,11 @@ test('every stage at 257×129×65: verified where it runs, explained where it ca
     assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true', id);
     verified.push(id);
   }
-  // SwiftShader has no shader-f16, and wgpu cannot request subgroups in a browser: both say why.
-  assert.deepEqual(verified, STAGES.filter((s) => s !== 'matmul-subgroup' && s !== 'matmul-f16'));
-  const reasons = Object.fromEntries(unavailable);
-  assert.match(reasons['matmul-subgroup'], /subgroups/);
-  assert.match(reasons['matmul-f16'], /shader-f16/);
+  // SwiftShader offers subgroups (size 4), which the page requests itself (wgpu cannot), so
+  // the subgroup stage runs; it has no shader-f16, and the f16 stage says so.
+  assert.deepEqual(verified, STAGES.filter((s) => s !== 'matmul-f16'));
+  assert.deepEqual(unavailable.map(([id]) => id), ['matmul-f16']);
+  assert.match(Object.fromEntries(unavailable)['matmul-f16'], /shader-f16/);
   assertNoErrors(errors);
   await context.close();
 });
@@ -74,8 +74,9 @@ for (const lang of ['en', 'zh']) {
       null, { timeout: 180_000 });
     const verifiedRows = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
     const skippedRows = await page.$$eval('.chart .row.skipped', (rs) => rs.map((r) => r.dataset.stage));
-    assert.equal(verifiedRows.length, 8, verifiedRows.join());
-    assert.deepEqual(skippedRows.sort(), ['matmul-f16', 'matmul-subgroup']);
+    assert.equal(verifiedRows.length, 9, verifiedRows.join());
+    assert.ok(verifiedRows.includes('matmul-subgroup'), 'the subgroup stage runs in the browser');
+    assert.deepEqual(skippedRows.sort(), ['matmul-f16']);
     const widths = await page.$$eval('.chart .row.verified rect', (rs) => rs.map((r) => Number(r.getAttribute('width'))));
     assert.ok(widths.every((w) => w > 0), `every verified stage has a bar: ${widths}`);
     assert.match(await page.textContent('.run-all'), lang === 'en' ? /software adapter/ : /软件适配器/);
@@ -85,6 +86,63 @@ for (const lang of ['en', 'zh']) {
     await context.close();
   });
 }
+
+test('an adapter without subgroups: the subgroup stage says why, the device is not asked for them', async () => {
+  // The adapter stops offering subgroups; every requestDevice call is recorded.
+  const noSubgroups = () => {
+    const features = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'features');
+    Object.defineProperty(GPUAdapter.prototype, 'features', {
+      get() { return new Set([...features.get.call(this)].filter((f) => f !== 'subgroups')); },
+    });
+    const request = GPUAdapter.prototype.requestDevice;
+    window.__requested = [];
+    GPUAdapter.prototype.requestDevice = function (desc) {
+      window.__requested.push([...(desc?.requiredFeatures ?? [])]);
+      return request.call(this, desc);
+    };
+  };
+  const { page, context, errors } = await openPage(
+    browser, '#/kernels?lang=en&stage=matmul-subgroup&m=33&n=17&k=9', { initScript: noSubgroups },
+  );
+  assert.equal(await waitForProbe(page), 'available');
+  await page.waitForSelector('.run-widget [data-unavailable="true"]');
+  assert.match(await page.textContent('.run-widget [data-unavailable="true"]'), /subgroups/);
+  assert.ok(await page.isDisabled('#run-button'));
+  // Another stage still runs, on a device requested without subgroups.
+  await page.click('.stage-list a[data-stage="matmul-tiled"]');
+  await page.waitForSelector('.stage-detail[data-current-stage="matmul-tiled"]');
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  const requested = await page.evaluate(() => window.__requested);
+  assert.ok(requested.length > 0, 'the device was requested');
+  assert.ok(requested.every((f) => !f.includes('subgroups')), JSON.stringify(requested));
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('where the adapter offers subgroups the device is granted them and the subgroup stage verifies', async () => {
+  const record = () => {
+    const request = GPUAdapter.prototype.requestDevice;
+    window.__requested = [];
+    GPUAdapter.prototype.requestDevice = function (desc) {
+      window.__requested.push([...(desc?.requiredFeatures ?? [])]);
+      return request.call(this, desc).then((d) => { window.__device = d; return d; });
+    };
+  };
+  const { page, context, errors } = await openPage(
+    browser, '#/kernels?lang=zh&stage=matmul-subgroup&m=67&n=131&k=35', { initScript: record },
+  );
+  assert.equal(await waitForProbe(page), 'available');
+  await runAndWait(page);
+  assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
+  assert.deepEqual(await page.evaluate(() => window.__requested.map((f) => f.includes('subgroups'))), [true]);
+  assert.ok(await page.evaluate(() => window.__device.features.has('subgroups')), 'granted');
+  // The wrapper that adds the feature is gone once the device exists.
+  assert.ok(await page.evaluate(() => !String(GPUAdapter.prototype.requestDevice).includes("'subgroups'")));
+  await screenshot(page, 'ladder-subgroup-zh');
+  assertNoErrors(errors);
+  await context.close();
+});
 
 test('Cancel stops Run all and leaves the page usable', async () => {
   const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=384&n=384&k=384');
@@ -155,7 +213,8 @@ test('a device lost during Run all stops it with a message; the next run recover
   await page.waitForFunction((n) => Number(document.querySelector('.chart')?.dataset.runs) > n,
     runs, { timeout: 180_000 });
   assert.equal(await page.$('[data-notice]'), null);
-  assert.equal((await page.$$('.chart .row.verified')).length, 8);
+  // Every stage but f16 (SwiftShader has no shader-f16), the subgroup stage included.
+  assert.equal((await page.$$('.chart .row.verified')).length, 9);
   assertNoErrors(errors.filter((e) => !/destroyed|lost/i.test(e)));
   await context.close();
 });

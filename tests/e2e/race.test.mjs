@@ -118,8 +118,9 @@ test('bad URL settings are named and replaced by defaults', async () => {
   for (const name of ['n', 'cpu', 'workers', 'gpu']) assert.match(text, new RegExp(`setting ${name} =`));
   assert.equal(await page.inputValue('#race-n'), '256');
   assert.equal(await page.inputValue('#race-cpu'), 'simd');
-  // A stage that cannot run in a browser falls back to one that can, and says so.
-  await page.goto(new URL('#/race?lang=en&gpu=matmul-subgroup', page.url()).href);
+  // A stage this adapter cannot run (SwiftShader has no shader-f16) falls back to one that
+  // can, and says so.
+  await page.goto(new URL('#/race?lang=en&gpu=matmul-f16', page.url()).href);
   await page.waitForSelector('[data-gpu-note]');
   assert.match(await page.textContent('[data-gpu-note]'), /racing matmul-/);
   // A sweep range the wrong way round.

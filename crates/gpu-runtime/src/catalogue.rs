@@ -39,12 +39,6 @@ impl KernelSpec {
             .collect()
     }
 
-    /// Whether wgpu can give this kernel its features in a browser. wgpu 30 treats
-    /// `subgroups` as native-only (gfx-rs/wgpu#5555), so those kernels run natively only.
-    pub fn runs_in_browser(&self) -> bool {
-        !self.required_features.contains(wgpu::Features::SUBGROUP)
-    }
-
     /// The kernels of a family, in ladder order, with their stage numbers (from 1).
     pub fn ladder(family: Family) -> impl Iterator<Item = (usize, &'static KernelSpec)> {
         kernels()
@@ -157,12 +151,8 @@ mod tests {
             Some(vec!["shader-f16"])
         );
         assert_eq!(
-            kernel("matmul-subgroup").map(|k| k.runs_in_browser()),
-            Some(false)
-        );
-        assert_eq!(
-            kernel("matmul-vec4").map(|k| k.runs_in_browser()),
-            Some(true)
+            kernel("matmul-subgroup").map(|k| k.feature_names()),
+            Some(vec!["subgroups"])
         );
     }
 

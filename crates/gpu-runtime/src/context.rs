@@ -118,6 +118,9 @@ pub struct Gpu {
     /// default, see [`Gpu::compiles_checked`]); benchmarks turn it on to measure the checked
     /// path a browser takes ([`Gpu::set_runtime_checks`]).
     pub(crate) catalogue_checks: std::cell::Cell<bool>,
+    /// In a browser: the device was granted WebGPU's `subgroups`, which wgpu cannot request
+    /// there itself (`crate::web_subgroups`). Always false natively, where wgpu reports it.
+    web_subgroups: bool,
 }
 
 /// Optional features the playground uses when present; none is required.
@@ -143,15 +146,26 @@ impl Gpu {
             .await
             .map_err(|_| GpuError::NoAdapter)?;
         let features = adapter.features() & wanted_features();
-        let (device, queue) = adapter
-            .request_device(&wgpu::DeviceDescriptor {
+        let request = || {
+            adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("gpu-playground"),
                 required_features: features,
                 required_limits: adapter.limits(),
                 ..Default::default()
             })
+        };
+        // In a browser the request also names `subgroups` where the adapter offers it.
+        #[cfg(target_arch = "wasm32")]
+        let request = crate::web_subgroups::with_subgroups(request);
+        #[cfg(not(target_arch = "wasm32"))]
+        let request = request();
+        let (device, queue) = request
             .await
             .map_err(|e| GpuError::RequestDevice(e.to_string()))?;
+        #[cfg(target_arch = "wasm32")]
+        let web_subgroups = crate::web_subgroups::granted(&device);
+        #[cfg(not(target_arch = "wasm32"))]
+        let web_subgroups = false;
 
         let lost = Arc::new(AtomicBool::new(false));
         let flag = lost.clone();
@@ -167,6 +181,7 @@ impl Gpu {
             lost,
             pipelines: RefCell::new(HashMap::new()),
             catalogue_checks: std::cell::Cell::new(false),
+            web_subgroups,
         })
     }
 
@@ -218,8 +233,24 @@ impl Gpu {
         &self.adapter
     }
 
+    /// The device's features: wgpu's list, plus `SUBGROUP` where a browser granted it.
     pub fn features(&self) -> wgpu::Features {
-        self.device.features()
+        let mut f = self.device.features();
+        if self.web_subgroups {
+            f |= wgpu::Features::SUBGROUP;
+        }
+        f
+    }
+
+    /// The WGSL this device compiles for a kernel with source `wgsl` that needs `features`:
+    /// `wgsl`, or in a browser with `enable subgroups;` in front (`crate::web_subgroups`).
+    pub(crate) fn source_for(&self, wgsl: String, features: wgpu::Features) -> String {
+        if self.web_subgroups {
+            if let Some(with) = crate::web_subgroups::directive(&wgsl, features) {
+                return with;
+            }
+        }
+        wgsl
     }
 
     pub fn limits(&self) -> wgpu::Limits {

@@ -22,6 +22,7 @@ mod schedule;
 mod spec;
 pub mod training;
 mod verified;
+mod web_subgroups;
 pub mod workload;
 
 pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};

@@ -334,7 +334,10 @@ impl Gpu {
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let desc = wgpu::ShaderModuleDescriptor {
             label: Some(kernel.id),
-            source: wgpu::ShaderSource::Wgsl(kernel.wgsl().into()),
+            source: wgpu::ShaderSource::Wgsl(
+                self.source_for(kernel.wgsl(), kernel.required_features)
+                    .into(),
+            ),
         };
         #[cfg(target_arch = "wasm32")]
         let module = {
@@ -375,21 +378,38 @@ impl Gpu {
         Ok(pipeline)
     }
 
-    /// The compiler's own messages about `wgsl` (errors, warnings, notes): in a browser, the
-    /// browser's WGSL compiler through `GPUShaderModule.getCompilationInfo()` — the compiler
-    /// that will run the kernel; natively, naga's. The module is made inside an error scope,
+    /// The compiler's own messages about `kernel`'s WGSL (errors, warnings, notes): in a
+    /// browser, the browser's WGSL compiler through `GPUShaderModule.getCompilationInfo()` —
+    /// the compiler that will run the kernel, given the same source as [`Gpu::pipeline`];
+    /// natively, naga's. Places are in the kernel's own text (a directive the browser needed
+    /// in front of line 1 is taken out of them). The module is made inside an error scope,
     /// so a shader with errors is reported here, not as an uncaptured error.
-    pub async fn compilation_messages(&self, wgsl: &str) -> Vec<wgpu::CompilationMessage> {
+    pub async fn compilation_messages(
+        &self,
+        kernel: &crate::KernelSpec,
+    ) -> Vec<wgpu::CompilationMessage> {
+        let wgsl = kernel.wgsl();
+        let compiled = self.source_for(wgsl.clone(), kernel.required_features);
+        let shift = compiled.len() - wgsl.len();
         let scope = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let module = self
             .device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some("compiler messages"),
-                source: wgpu::ShaderSource::Wgsl(wgsl.into()),
+                source: wgpu::ShaderSource::Wgsl(compiled.into()),
             });
         let info = module.get_compilation_info().await;
         let _ = scope.pop().await;
-        info.messages
+        let mut messages = info.messages;
+        for m in &mut messages {
+            if let Some(l) = m.location.as_mut() {
+                l.offset = l.offset.saturating_sub(shift as u32);
+                if l.line_number == 1 {
+                    l.line_position = l.line_position.saturating_sub(shift as u32).max(1);
+                }
+            }
+        }
+        messages
     }
 
     /// Resolves once every piece of work submitted to the queue so far (by anyone) has

@@ -360,7 +360,7 @@ pub fn KernelEditor() -> Html {
                     Err(e) => return (Vec::new(), Err(RunError::Gpu(e))),
                 };
                 let browser: Vec<PlacedMessage> = gpu
-                    .compilation_messages(&source)
+                    .compilation_messages(&edited)
                     .await
                     .iter()
                     .map(|m| {

@@ -129,15 +129,13 @@ pub fn unavailable_reason(ctx: &Ctx, kernel: &gpu_runtime::KernelSpec) -> Option
         WebGpuStatus::Unavailable(_) => return Some(ctx.t("ladder.unavailable.no_webgpu").into()),
     };
     let has = |name: &str| adapter.features.iter().any(|(f, yes)| *f == name && *yes);
-    for name in kernel.feature_names() {
-        if name == "subgroups" && !kernel.runs_in_browser() && has(name) {
-            return Some(ctx.t("ladder.unavailable.subgroups_wgpu").into());
-        }
-        if !has(name) || (name == "subgroups" && !kernel.runs_in_browser()) {
-            return Some(ctx.tf("ladder.unavailable.missing", &[("feature", name)]));
-        }
-    }
-    None
+    // An adapter's feature is one the page's device asks for (subgroups too, through
+    // gpu_runtime's web_subgroups), so the adapter's list decides.
+    kernel
+        .feature_names()
+        .into_iter()
+        .find(|name| !has(name))
+        .map(|name| ctx.tf("ladder.unavailable.missing", &[("feature", name)]))
 }
 
 /// Why a stage cannot run here (any of its kernels), None if it can.

@@ -83,7 +83,7 @@ impl Setup {
 pub(crate) fn browser_stages(ctx: &Ctx) -> Vec<&'static KernelSpec> {
     KernelSpec::ladder(Family::Matmul)
         .map(|(_, k)| k)
-        .filter(|k| k.runs_in_browser() && unavailable_reason(ctx, k).is_none())
+        .filter(|k| unavailable_reason(ctx, k).is_none())
         .collect()
 }
 
@@ -95,7 +95,7 @@ fn setup(ctx: &Ctx) -> Setup {
         WebGpuStatus::Available(_) => {
             let wanted = gpu_runtime::kernel(&params.gpu);
             match wanted.map(|k| (k, unavailable_reason(ctx, k))) {
-                Some((k, None)) if k.runs_in_browser() => (Some(k), None),
+                Some((k, None)) => (Some(k), None),
                 other => {
                     // The fastest f32 stage that runs here instead.
                     let fallback = browser_stages(ctx)

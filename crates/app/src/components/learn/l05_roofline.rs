@@ -93,14 +93,12 @@ pub fn Body() -> Html {
         return Html::default();
     };
     let software = matches!(common::gpu_gate(&ctx), Ok(true));
-    let has_f16 = common::adapter_has(&ctx, "shader-f16");
+    // The stages whose features (shader-f16, subgroups) this adapter offers.
     let stages: Vec<(usize, &'static KernelSpec)> = KernelSpec::ladder(Family::Matmul)
         .filter(|(_, k)| {
-            k.runs_in_browser()
-                && (!k
-                    .required_features
-                    .contains(gpu_runtime::wgpu::Features::SHADER_F16)
-                    || has_f16)
+            k.feature_names()
+                .iter()
+                .all(|f| common::adapter_has(&ctx, f))
         })
         .collect();
     let onclick = {
