@@ -1408,6 +1408,11 @@ impl TrainingSession {
             .map_err(|e| GpuError::Readback(e.to_string()))
     }
 
+    /// The device the session runs on.
+    pub fn gpu(&self) -> &Rc<Gpu> {
+        &self.gpu
+    }
+
     /// Whether the session's device has been lost (wgpu's lost callback fired). A destroyed
     /// device may never report submitted work as done, so a caller waiting for completions
     /// must ask this too.

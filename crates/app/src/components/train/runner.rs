@@ -108,6 +108,10 @@ pub struct Runner {
     init: Vec<f32>,
     pub gpu: Option<TrainingSession>,
     pub gpu_state: GpuState,
+    /// The device of a session that failed with another error: if it turns out to be lost
+    /// (the browser may settle a failed readback before its lost promise), the page says
+    /// "lost", which Reset can recover from, instead of the error.
+    failed_device: Option<std::rc::Rc<gpu_runtime::Gpu>>,
     pub cpu: CpuTrainer,
     pub playing: bool,
     /// The page is hidden: training holds (Play stays on) and resumes when shown, as a
@@ -133,6 +137,9 @@ pub struct Runner {
     last_requested: u64,
     last_cpu_eval: f64,
     last_cpu_step_evaluated: u64,
+    /// GPU steps completed at the last tick: a change redraws the counters even while the
+    /// page is hidden (steps submitted before it was hidden still finish).
+    seen_gpu_steps: u64,
     /// Something changed since the last render.
     pub dirty: bool,
 }
@@ -177,6 +184,7 @@ impl Runner {
             weights: init.clone(),
             init,
             gpu: None,
+            failed_device: None,
             gpu_state: if gpu_available {
                 GpuState::Starting
             } else {
@@ -196,6 +204,7 @@ impl Runner {
             last_requested: 0,
             last_cpu_eval: f64::NEG_INFINITY,
             last_cpu_step_evaluated: u64::MAX,
+            seen_gpu_steps: 0,
             dirty: true,
             spec,
         };
@@ -246,6 +255,7 @@ impl Runner {
     }
 
     pub fn attach(&mut self, result: Result<TrainingSession, GpuError>) {
+        self.failed_device = None;
         match result {
             Ok(s) => {
                 self.gpu = Some(s);
@@ -260,15 +270,35 @@ impl Runner {
     }
 
     fn fail(&mut self, e: GpuError) {
-        self.gpu = None;
+        let session = self.gpu.take();
+        // Any error on a device already lost is the loss.
+        let lost = session.as_ref().is_some_and(|s| s.device_lost());
         self.gpu_state = match e {
-            GpuError::DeviceLost(m) => {
-                crate::session::forget();
-                GpuState::Lost(m)
+            GpuError::DeviceLost(m) => GpuState::Lost(m),
+            e if lost => GpuState::Lost(e.to_string()),
+            e => {
+                self.failed_device = session.map(|s| s.gpu().clone());
+                GpuState::Failed(e)
             }
-            e => GpuState::Failed(e),
         };
+        if matches!(self.gpu_state, GpuState::Lost(_)) {
+            crate::session::forget();
+        }
         self.dirty = true;
+    }
+
+    /// A session that failed on a device that has since been lost: reported as the loss.
+    fn notice_late_loss(&mut self) {
+        if !self.failed_device.as_ref().is_some_and(|g| g.is_lost()) {
+            return;
+        }
+        self.failed_device = None;
+        // (No session::forget here: the page may hold a newer device by now, and
+        // session::gpu replaces a lost one by itself.)
+        if let GpuState::Failed(e) = &self.gpu_state {
+            self.gpu_state = GpuState::Lost(e.to_string());
+            self.dirty = true;
+        }
     }
 
     fn request_gpu_eval(&mut self) {
@@ -323,6 +353,7 @@ impl Runner {
         if self.gpu.as_ref().is_some_and(|s| s.device_lost()) {
             self.fail(GpuError::DeviceLost("lost while training".into()));
         }
+        self.notice_late_loss();
         if self.running() {
             let start = now_ms();
             let mut failed = None;
@@ -359,7 +390,9 @@ impl Runner {
         }
         self.collect_gpu_eval();
         self.cpu_eval(now, false);
-        if self.running() {
+        let done = self.gpu.as_ref().map_or(0, |s| s.steps_completed());
+        if self.running() || done != self.seen_gpu_steps {
+            self.seen_gpu_steps = done;
             self.dirty = true;
         }
     }
