@@ -31,7 +31,8 @@
 // Used for networks of at most 8 layers of at most 64 neurons, without gradient
 // accumulation (training::lanes_fit); other networks use the per-layer kernels.
 //
-// Launch: workgroup_size(256); exactly 64 workgroups along x (one per lane).
+// Launch: workgroup_size(256); min(64, batch) workgroups along x (one per lane with a sample;
+//   the sums of lanes never launched stay the zeros the partials buffer starts with).
 // Buffers: 0 = params (read: layer l's W at w_off, fan_out × fan_in row-major; biases at b_off),
 //          1 = losses (read_write: one f32 per sample of the batch),
 //          2 = data_x (read: rows × inputs, batch order), 3 = data_y (read: rows labels; f32

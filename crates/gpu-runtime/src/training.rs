@@ -471,12 +471,17 @@ pub fn step_plan_with(
     {
         let u = lanes_uniform(net, hyper, batch, rows);
         let count = net.layout().param_count as u32;
+        // One workgroup per lane that has a sample: a lane t ≥ batch would only write zeros,
+        // and its sums stay the zeros the partials buffer is created with (a session's batch
+        // never changes). On SwiftShader each idle 256-thread workgroup still cost its setup:
+        // batch 1 trained at 9–10 steps/s with all 64 launched.
+        let lanes = LANES.min(batch as u32).max(1);
         return vec![
             PlannedDispatch {
                 kernel_id: "mlp-step-lanes",
                 layer: 0,
-                threads: LANES * LANE_THREADS,
-                workgroups: [LANES, 1, 1],
+                threads: lanes * LANE_THREADS,
+                workgroups: [lanes, 1, 1],
                 uniform: u,
             },
             PlannedDispatch {
