@@ -8,8 +8,8 @@
 //   BASE_URL=http://127.0.0.1:PORT/course/gpu-playground/ node tests/e2e/first-load.mjs
 //
 // "Interactive" = the moment the page's main control works: for the landing page the app has
-// rendered and the WebGPU probe has answered ([data-webgpu]); for the matmul embed the Run
-// button is enabled. Measured from navigation start (performance.now() in the page).
+// rendered and the WebGPU probe has answered ([data-webgpu]); for an embed its run button
+// (Run, Start the race, Play) is enabled. Measured from navigation start (performance.now() in the page).
 import { gzipSync } from 'node:zlib';
 import { launch, BASE_URL } from './helpers.mjs';
 
@@ -20,6 +20,17 @@ const CASES = [
     name: 'embed (matmul)',
     path: '#/embed/matmul?lang=en&m=64',
     ready: () => { const b = document.querySelector('#run-button'); return !!b && !b.disabled; },
+  },
+  // The two widgets docs/embedding.md's five-minute example puts in a course page.
+  {
+    name: 'embed (race)',
+    path: '#/embed/race?lang=en',
+    ready: () => { const b = document.querySelector('#race-start'); return !!b && !b.disabled; },
+  },
+  {
+    name: 'embed (SIMT view)',
+    path: '#/embed/simt?lang=en',
+    ready: () => { const b = document.querySelector('#vis-play'); return !!b && !b.disabled; },
   },
 ];
 
