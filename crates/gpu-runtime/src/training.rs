@@ -4,8 +4,8 @@
 //!
 //! Data flow of a step: the training set lives on the GPU (uploaded once, in batch order), and
 //! the CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no
-//! gradient accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (64
-//! workgroups, one per lane of the gradient's sum over the batch, each running its samples
+//! gradient accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (up to
+//! 64 workgroups, one per lane of the gradient's sum over the batch that has a sample, each running its samples
 //! forward and backward with the activations in workgroup memory and summing every parameter's
 //! gradient over them) and `mlp-step-reduce` (a workgroup per parameter adds the 64 lane sums
 //! and applies the optimiser). Otherwise one compute pass runs, in order: `mlp-forward-gather`
