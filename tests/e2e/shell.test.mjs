@@ -37,6 +37,9 @@ test('every area renders its heading, never TODO', async () => {
   ]) {
     await page.click(`nav a[href^="${path}?"]`);
     await page.waitForFunction((p) => location.hash.startsWith(p + '?'), path);
+    // A route whose text part is not loaded yet shows "Loading…" first (Learn fetches the
+    // lessons' text on its first visit): read the page once that notice has gone.
+    await page.waitForFunction(() => !document.querySelector('main [data-text]'), null, { timeout: 30_000 });
     const text = await page.textContent('main');
     assert.match(text, pattern, `${path}`);
     assert.doesNotMatch(text, /TODO/i);
