@@ -147,7 +147,10 @@ test('item 9: the SIMT picture takes the keyboard after a click, shows focus and
   assert.match(await page.textContent('#vis-keys'), /←.*→/);
   assert.match(await page.textContent('#vis-keys'), /picture/i);
   await page.goto(new URL('#/visualiser?lang=zh', page.url()).href);
-  await page.waitForSelector('#vis-keys');
+  // The Chinese text arrives after the switch (fetched on first use): until then the page
+  // is still in English. (The assertion below says what it showed if it never came.)
+  await page.waitForFunction(() => /空格/.test(document.querySelector('#vis-keys')?.textContent ?? ''),
+    null, { timeout: 30_000 }).catch(() => {});
   assert.match(await page.textContent('#vis-keys'), /空格/);
   assertNoErrors(errors);
   await context.close();
