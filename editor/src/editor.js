@@ -107,6 +107,8 @@ export async function mount(parent, opts) {
   const validate = await validator();
   let naga = [];
   let external = [];
+  // The text naga last checked and reported (tests wait for it instead of the lint delay).
+  let checked = null;
   const language = new Compartment();
   const nagaLint = linter(
     (view) => {
@@ -117,6 +119,7 @@ export async function mount(parent, opts) {
         naga = [{ from: 0, to: 0, line: 1, column: 1, message: String(e) }];
       }
       if (opts.onDiagnostics) opts.onDiagnostics(naga);
+      checked = src;
       return [
         ...naga.map((d) => toCm(view.state.doc, d, 'naga')),
         ...external.map((d) => toCm(view.state.doc, d, opts.browserSource || 'browser')),
@@ -162,6 +165,8 @@ export async function mount(parent, opts) {
   });
   // For tests: the whole text, whatever CodeMirror has drawn of it.
   parent.editorText = () => view.state.doc.toString();
+  // For tests: the text whose verdict the page has been told (null before the first check).
+  parent.checkedText = () => checked;
   return {
     get: () => view.state.doc.toString(),
     set(doc) {
@@ -176,7 +181,8 @@ export async function mount(parent, opts) {
     },
     /** naga's diagnostics for the current text, checked now (not after the lint delay). */
     check() {
-      naga = Array.from(validate(view.state.doc.toString()));
+      const src = view.state.doc.toString();
+      naga = Array.from(validate(src));
       forceLinting(view);
       return naga;
     },

@@ -30,7 +30,7 @@ export async function launch({ webgpu = true } = {}) {
  * 'block'` keeps the site's worker out, for a test that fails requests with `page.route`
  * (a request the worker answers from its cache never reaches the route).
  */
-export async function openPage(browser, hashPath = '#/', { initScript, viewport, serviceWorkers } = {}) {
+export async function openPage(browser, hashPath = '#/', { initScript, viewport, serviceWorkers, ready = true } = {}) {
   const context = await browser.newContext({
     viewport: viewport ?? { width: 1280, height: 900 },
     ...(serviceWorkers ? { serviceWorkers } : {}),
@@ -44,8 +44,68 @@ export async function openPage(browser, hashPath = '#/', { initScript, viewport,
   });
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
   page.on('request', (req) => requests.push(req.url()));
-  await page.goto(new URL(hashPath, BASE_URL).href);
+  if (ready) await goto(page, hashPath);
+  else await page.goto(new URL(hashPath, BASE_URL).href);
   return { page, context, errors, requests };
+}
+
+/** Splits `#/learn/vram?lang=zh` (or a whole URL) into the route path and the language asked for. */
+function routeOf(hashPath) {
+  const hash = hashPath.includes('#') ? hashPath.slice(hashPath.indexOf('#') + 1) : hashPath;
+  const [path, query = ''] = hash.split('?');
+  return { path: path || '/', lang: new URLSearchParams(query).get('lang') };
+}
+
+/** The visit number of the page shown now (`data-route-ready="<route> <lang> <n>"`), or 0. */
+async function visitNow(page) {
+  return page.evaluate(() => {
+    const v = document.querySelector('main')?.dataset.routeReady;
+    return v ? Number(v.split(' ')[2]) : 0;
+  }).catch(() => 0);
+}
+
+/**
+ * Waits until the shell says `path` is shown with its text in `lang` (any language when null)
+ * and its first render done, on a visit after `after`: the page a test reads is never the
+ * previous route's, nor the same route's before this navigation.
+ */
+export async function waitForRoute(page, path, { lang = null, after = 0, timeout = 60_000 } = {}) {
+  await page.waitForFunction(([path, lang, after]) => {
+    const v = document.querySelector('main')?.dataset.routeReady;
+    if (!v) return false;
+    const [p, l, n] = v.split(' ');
+    return p === path && (!lang || l === lang) && Number(n) > after;
+  }, [path, lang, after], { timeout });
+}
+
+/**
+ * Navigates to `hashPath` (`#/route?query`) and waits for that route's ready signal. A hash
+ * change keeps the document, so the visit must be a later one than the page shown before; a
+ * load starts a new document, whose visits count from 1.
+ */
+export async function goto(page, hashPath, { timeout = 60_000 } = {}) {
+  const url = new URL(hashPath, BASE_URL).href;
+  const sameDocument = page.url().split('#')[0] === url.split('#')[0];
+  const after = sameDocument ? await visitNow(page) : 0;
+  await page.goto(url);
+  const { path, lang } = routeOf(hashPath);
+  await waitForRoute(page, path, { lang, after, timeout });
+}
+
+/**
+ * Runs `action` (a click on a link or a language switch) and waits until the route it leads
+ * to is shown in `lang`: the ready signal of a later visit than the one before the action.
+ */
+export async function navigatedBy(page, action, { path, lang = null, timeout = 60_000 } = {}) {
+  const after = await visitNow(page);
+  const shown = path ?? routeOf(page.url()).path; // by default the route stays, as on a language switch
+  await action();
+  await waitForRoute(page, shown, { lang, after, timeout });
+}
+
+/** Clicks the header's language switch and waits for the page in that language's text. */
+export async function switchLang(page, lang) {
+  await navigatedBy(page, () => page.click(`button.lang[data-lang="${lang}"]`), { lang });
 }
 
 /** Waits until the "Your GPU" panel has an answer (available or not). */
@@ -101,13 +161,41 @@ export async function editorReady(page, { runnable = false } = {}) {
 /**
  * Replaces the editor's whole text as a user would: select all, delete, type. Delete first:
  * typing over a selection of highlighted text makes Chromium keep the highlight's colour as a
- * style attribute, which the strict CSP blocks (and logs). Then waits `settleMs` for naga's
- * debounced check, so Run sees the verdict on this text.
+ * style attribute, which the strict CSP blocks (and logs). Then waits until naga has checked
+ * exactly this text and told the page (the editor's `checkedText`), so Run sees its verdict.
  */
-export async function setDoc(page, text, { settleMs = 400 } = {}) {
+export async function setDoc(page, text) {
   await page.click('.cm-content');
   await page.keyboard.press('Control+A');
   await page.keyboard.press('Delete');
   await page.keyboard.insertText(text);
-  if (settleMs > 0) await page.waitForTimeout(settleMs);
+  await page.waitForFunction((t) => {
+    const host = document.querySelector('.cm-host');
+    return host?.editorText?.() === t && host.checkedText?.() === t;
+  }, text, { timeout: 30_000 });
+}
+
+/**
+ * Waits until naga has checked the editor's current text and told the page (its verdict is
+ * what Run acts on): after a Reset, Use solution or reload, where the test did not type.
+ * `includes`: and the text contains this (the replacement has landed).
+ */
+export async function editorChecked(page, { includes = '' } = {}) {
+  await page.waitForFunction((inc) => {
+    const host = document.querySelector('.cm-host');
+    const text = host?.editorText?.();
+    return typeof text === 'string' && text.includes(inc) && host.checkedText?.() === text;
+  }, includes, { timeout: 30_000 });
+}
+
+/**
+ * Clicks the editor's (or a puzzle's) Run and waits for this run's answer: the result's
+ * `data-runs` counts answered runs, so the previous run's verdict never satisfies the wait.
+ */
+export async function runEditor(page, { timeout = 120_000 } = {}) {
+  const before = Number(await page.getAttribute('.editor-result', 'data-runs'));
+  await page.click('.editor-actions .button.primary');
+  await page.waitForFunction(
+    (n) => Number(document.querySelector('.editor-result')?.dataset.runs) > n, before, { timeout },
+  );
 }

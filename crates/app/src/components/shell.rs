@@ -126,8 +126,12 @@ fn Root() -> Html {
                 query.get("lang").map(str::to_owned),
             ),
             move |_| {
-                if let Some(s) = storage() {
-                    let _ = s.set_item(LANG_STORAGE_KEY, wanted.code());
+                // An embedded widget follows its host's `lang` without changing the site's
+                // saved setting: a course page in Chinese must not switch the visitor's site.
+                if !route.is_embedded() {
+                    if let Some(s) = storage() {
+                        let _ = s.set_item(LANG_STORAGE_KEY, wanted.code());
+                    }
                 }
                 let doc = gloo::utils::document();
                 if let Some(el) = doc.document_element() {
@@ -142,6 +146,22 @@ fn Root() -> Html {
             },
         );
     }
+
+    // The ready signal the browser tests wait on: `<route> <lang> <n>` on `main` once the
+    // route's text in the language asked for has arrived and its body is rendered, `n`
+    // counting the locations seen, so a test tells this navigation's page from the last one's.
+    let location_key = location
+        .as_ref()
+        .map(|l| format!("{}?{}", l.path(), l.query_str()))
+        .unwrap_or_default();
+    let visits = use_mut_ref(|| (String::new(), 0u32));
+    if visits.borrow().0 != location_key {
+        let mut v = visits.borrow_mut();
+        v.0 = location_key;
+        v.1 += 1;
+    }
+    let ready = (lang == wanted && crate::i18n::is_ready(lang, parts))
+        .then(|| format!("{} {} {}", route.to_path(), lang.code(), visits.borrow().1));
 
     let ctx = Ctx {
         lang,
@@ -171,12 +191,12 @@ fn Root() -> Html {
     html! {
         <ContextProvider<Ctx> context={ctx.clone()}>
             if route.is_embedded() {
-                <main id="main" class="embedded">{ body }</main>
+                <main id="main" class="embedded" data-route-ready={ready}>{ body }</main>
             } else {
                 <a class="skip" href="#main" onclick={skip_to_main()}>{ ctx.t("app.skip") }</a>
                 <Header />
                 <super::update_notice::UpdateNotice />
-                <main id="main" tabindex="-1">{ body }</main>
+                <main id="main" tabindex="-1" data-route-ready={ready}>{ body }</main>
                 <footer class="footer"><p>{ ctx.t("footer.text") }</p></footer>
             }
         </ContextProvider<Ctx>>
