@@ -3,8 +3,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, runAndWait,
+  launch, openPage, goto, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, runAndWait,
 } from './helpers.mjs';
+import { QUEUE_SPY, queueState, clickAndCount } from './queue-spy.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -117,64 +118,68 @@ test('the run widget embeds with its sizes in the URL', async () => {
   await context.close();
 });
 
-// A 2048³ naive run takes about a minute on a software adapter: it shows its progress, and
-// Cancel stops it within a second or two (before the fix: no progress, Cancel disabled).
-test('a long run shows progress and Cancel stops it within 2 s', async () => {
+// A long run (1024³ naive: seconds on a software adapter, more under load; cancelled long
+// before its end, so its size costs nothing) shows its progress, and Cancel stops it at the
+// next submission boundary: nothing is submitted after the click and nothing is left queued
+// when the page says "cancelled" (before the fix: no progress, Cancel disabled). How long
+// Cancel takes is a benchmark figure, not a test (docs/benchmarks.md).
+const LONG = 'm=1024&n=1024&k=1024&stage=matmul-naive';
+
+/** Waits until the run in progress has done part of its work, and not all of it. */
+const underWay = (page, above = 0) => page.waitForFunction((a) => {
+  const p = Number(document.querySelector('.result [data-progress]')?.dataset.progress);
+  return p > a && p < 100;
+}, above, { timeout: 120_000 });
+
+test('a long run shows progress, and Cancel stops it: nothing submitted after it, nothing left queued', async () => {
+  const { page, context, errors } = await openPage(browser, `#/kernels?lang=en&${LONG}`, { initScript: QUEUE_SPY });
+  await waitForProbe(page);
   for (const lang of ['en', 'zh']) {
-    const { page, context, errors } = await openPage(
-      browser, `#/kernels?lang=${lang}&m=2048&n=2048&k=2048&stage=matmul-naive`,
-    );
-    await waitForProbe(page);
+    if (lang !== 'en') await goto(page, `#/kernels?lang=${lang}&${LONG}`);
     await page.click('#run-button');
     // Progress: a percentage that grows.
-    await page.waitForFunction(
-      () => Number(document.querySelector('.result [data-progress]')?.dataset.progress) > 0,
-      null, { timeout: 30_000 },
-    );
+    await underWay(page);
     const first = Number(await page.getAttribute('.result [data-progress]', 'data-progress'));
-    await page.waitForFunction(
-      (p) => Number(document.querySelector('.result [data-progress]')?.dataset.progress) > p,
-      first, { timeout: 30_000 },
-    );
+    await underWay(page, first);
     await screenshot(page, `run-progress-${lang}`);
     assert.ok(await page.isEnabled('#run-cancel'), 'Cancel is enabled while running');
-    const t0 = Date.now();
-    await page.click('#run-cancel');
-    await page.waitForSelector('.result [data-cancelled]', { timeout: 10_000 });
-    const took = Date.now() - t0;
-    assert.ok(took < 2000, `Cancel took ${took} ms`);
+    const atCancel = await clickAndCount(page, '#run-cancel');
+    await page.waitForSelector('.result [data-cancelled]', { timeout: 120_000 });
+    const q = await queueState(page);
+    assert.equal(q.submitted, atCancel, 'no GPU work submitted after Cancel');
+    assert.equal(q.completed, q.submitted, 'nothing of the cancelled run left queued');
     assert.ok(await page.isEnabled('#run-button'), 'ready for another run');
     assert.ok(await page.isDisabled('#run-cancel'));
     // The next (small) run is verified.
     await setSize(page, 64, 64, 64);
     await runAndWait(page);
     assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
-    assertNoErrors(errors);
-    await context.close();
   }
+  assertNoErrors(errors);
+  await context.close();
 });
 
 test('progress, Cancel and the cancelled message fit 390, 1280 and 1920 px in both languages', async () => {
-  for (const width of [390, 1280, 1920]) {
-    for (const lang of ['en', 'zh']) {
-      const { page, context, errors } = await openPage(
-        browser, `#/kernels?lang=${lang}&m=2048&n=2048&k=2048&stage=matmul-naive`,
-        { viewport: { width, height: 900 } },
-      );
-      await waitForProbe(page);
+  // One page: the width and the language change between runs.
+  const { page, context, errors } = await openPage(browser, `#/kernels?lang=en&${LONG}`);
+  await waitForProbe(page);
+  for (const lang of ['en', 'zh']) {
+    if (lang !== 'en') await goto(page, `#/kernels?lang=${lang}&${LONG}`);
+    for (const width of [390, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
       await page.click('#run-button');
-      await page.waitForSelector('.result [data-progress]', { timeout: 30_000 });
+      await underWay(page);
       // The widget's own content never overflows it (the page-wide 390 px layout of the
       // Kernels page is checked by its layout test).
       const fits = () => page.$eval('.run-widget', (el) => el.scrollWidth <= el.clientWidth);
       assert.ok(await fits(), `no sideways scroll at ${width} px (${lang}) while running`);
       await page.locator('.run-widget').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/run-running-${width}-${lang}.png` });
       await page.click('#run-cancel');
-      await page.waitForSelector('.result [data-cancelled]', { timeout: 10_000 });
+      await page.waitForSelector('.result [data-cancelled]', { timeout: 120_000 });
       assert.ok(await fits(), `no sideways scroll at ${width} px (${lang}) after Cancel`);
       await page.locator('.run-widget').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/run-cancelled-${width}-${lang}.png` });
-      assertNoErrors(errors);
-      await context.close();
     }
   }
+  assertNoErrors(errors);
+  await context.close();
 });
