@@ -153,6 +153,20 @@ export async function mount(parent, opts) {
         nagaLint,
         keymap.of([...defaultKeymap, ...historyKeymap, ...searchKeymap, ...lintKeymap, indentWithTab]),
         EditorView.contentAttributes.of({ 'aria-label': opts.label || 'WGSL' }),
+        // Typing over a selection: Chromium's own editing would put the new text in a
+        // <span style="color: …"> to keep the replaced (highlighted) text's colour, a style
+        // attribute the strict CSP blocks and reports (style-src-attr; a learner saw it on a
+        // puzzle page); CodeMirror redraws the line either way. The replacement is made here
+        // instead, so the browser does not edit the DOM itself. IME composition is left alone.
+        EditorView.domEventHandlers({
+          beforeinput(e, v) {
+            if (e.inputType !== 'insertText' || e.isComposing || !e.data) return false;
+            if (v.state.selection.ranges.every((r) => r.empty)) return false;
+            e.preventDefault();
+            v.dispatch(v.state.replaceSelection(e.data), { userEvent: 'input.type', scrollIntoView: true });
+            return true;
+          },
+        }),
         theme,
         EditorView.updateListener.of((u) => {
           if (u.docChanged) {
