@@ -4,8 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, waitForProbe, screenshot, assertNoErrors, runAndWait,
+  launch, openPage, goto, waitForProbe, screenshot, assertNoErrors, runAndWait,
 } from './helpers.mjs';
+import { QUEUE_SPY, queueState, clickAndCount } from './queue-spy.mjs';
 
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
@@ -219,22 +220,26 @@ test('a device lost during Run all stops it with a message; the next run recover
   await context.close();
 });
 
-// Cancel during Run all acts within 2 s, and a stage that finished before it keeps its bar
-// (before the fix: Cancel waited for the running stage, whose result was then thrown away).
-test('Cancel during Run all takes effect within 2 s and keeps finished stages', async () => {
-  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=1024&n=1024&k=160');
+// Cancel during Run all stops the running stage at its next submission boundary (nothing
+// submitted after the click, nothing left queued once "cancelled" shows), and a stage that
+// finished before it keeps its bar (before the fix: Cancel waited for the running stage, whose
+// result was then thrown away). How long it takes is a benchmark figure (docs/benchmarks.md).
+test('Cancel during Run all stops the running stage at once and keeps finished stages', async () => {
+  const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=1024&n=1024&k=160', {
+    initScript: QUEUE_SPY,
+  });
   await waitForProbe(page);
   await page.click('#run-all-button');
-  await page.waitForFunction(() => /Stage 2 of/.test(document.querySelector('.progress-text')?.textContent ?? ''),
-    null, { timeout: 120_000 });
-  // Within the second stage, once its progress is showing.
-  await page.waitForSelector('.run-all [data-progress]', { timeout: 30_000 });
-  await page.waitForTimeout(300);
-  const t0 = Date.now();
-  await page.click('#cancel-button');
-  await page.waitForSelector('[data-notice="cancelled"]', { timeout: 60_000 });
-  const took = Date.now() - t0;
-  assert.ok(took < 2000, `Cancel took ${took} ms`);
+  // Within the second stage, once it has done part of its work (not all).
+  await page.waitForFunction(() => {
+    const p = Number(document.querySelector('.run-all [data-progress]')?.dataset.progress);
+    return /Stage 2 of/.test(document.querySelector('.progress-text')?.textContent ?? '') && p > 0 && p < 100;
+  }, null, { timeout: 120_000 });
+  const atCancel = await clickAndCount(page, '#cancel-button');
+  await page.waitForSelector('[data-notice="cancelled"]', { timeout: 120_000 });
+  const q = await queueState(page);
+  assert.equal(q.submitted, atCancel, 'no GPU work submitted after Cancel');
+  assert.equal(q.completed, q.submitted, 'nothing of the cancelled stage left queued');
   const verified = await page.$$eval('.chart .row.verified', (rs) => rs.map((r) => r.dataset.stage));
   assert.deepEqual(verified, ['matmul-naive'], 'the finished stage keeps its bar');
   await screenshot(page, 'ladder-run-all-cancelled');
@@ -336,8 +341,8 @@ test('conv ladder: a bad shape is named at its field or for the whole shape; not
   await runAndWait(page);
   assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
   // An unknown family is named; the matmul ladder is shown.
-  await page.goto(new URL('#/kernels?lang=en&family=fft', page.url()).href);
-  await page.waitForSelector('[data-bad-family="true"]');
+  await goto(page, '#/kernels?lang=en&family=fft');
+  assert.ok(await page.$('[data-bad-family="true"]'));
   assert.match(await page.textContent('.ladder'), /no kernel family called "fft"/);
   assert.equal(await page.getAttribute('.ladder', 'data-family'), 'matmul');
   assertNoErrors(errors);
