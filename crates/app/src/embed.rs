@@ -1,9 +1,15 @@
 //! Embedding, the pure part: the embed URL's own parameters (`parentOrigin=`, `hide=`,
 //! `theme=`), the origin check, and the postMessage API v1 (requests parsed and validated,
-//! replies written as JSON). No DOM here: `components/embed.rs` only wires it to `window`.
+//! replies written as JSON), the registry of embeddable widgets (`WIDGETS`: what a host may
+//! set, hide and press), the text parts each needs, and the `run-finished` reports widgets
+//! send through [`report`]. No DOM here: `components/embed.rs` only wires it to `window`
+//! and says how each widget renders.
 //! The protocol is documented in `docs/embedding.md`; keep the two in step.
 
+use std::cell::RefCell;
 use std::fmt::Write as _;
+
+use crate::run_family::Problem;
 
 /// The `api` field every message of ours carries, in both directions.
 pub const API: &str = "gpu-playground";
@@ -613,6 +619,454 @@ pub fn snippet(base: &str, w: &SnippetWidget, lang: &str, query: &[(String, Stri
         html,
         width,
         height,
+    }
+}
+
+// ---------------------------------------------------------------- the widget registry
+
+/// One embeddable widget: what the host may set, hide and press. Adding a widget (a conv view,
+/// the editor, a puzzle) is one entry here and one arm of `components/embed.rs`'s `render`.
+pub struct Widget {
+    pub id: &'static str,
+    /// What it is, for the embed index (locale key).
+    pub title_key: &'static str,
+    /// URL parameters the host may change with `setParams` (read by the widget as if typed
+    /// into the address, so its own validation applies).
+    pub params: &'static [&'static str],
+    /// Parameters this widget always has (which view of a page it is).
+    pub forced: &'static [(&'static str, &'static str)],
+    /// Parameters it starts with unless the address says otherwise.
+    pub defaults: &'static [(&'static str, &'static str)],
+    /// Controls `hide=` can hide; each has a rule in `www/css/embed.css`.
+    pub hideable: &'static [&'static str],
+    /// The button a `run` request presses (a CSS selector), if the widget runs anything.
+    pub run_button: Option<&'static str>,
+    /// Whether a `run` while the host's run is going presses the button again, to stop it
+    /// (training: Play, then Pause ends the run and reports it). Otherwise it is `busy`.
+    pub run_stops: bool,
+    /// The iframe size the "Embed" button suggests (CSS px; `resize` adjusts the height).
+    pub size: (u32, u32),
+}
+
+const MATMUL: &[&str] = &["stage", "m", "n", "k"];
+/// A conv stage's Run: its shape fields (the stage is fixed by the widget).
+const CONV: &[&str] = &["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
+const CONV_LADDER: &[&str] = &[
+    "stage", "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
+];
+
+macro_rules! conv_stage_widget {
+    ($id:literal, $title:literal) => {
+        Widget {
+            id: $id,
+            title_key: $title,
+            params: CONV,
+            forced: &[("family", "conv"), ("stage", $id)],
+            defaults: &[],
+            hideable: &["title", "notes"],
+            size: (640, 760),
+            run_button: Some("#run-button"),
+            run_stops: false,
+        }
+    };
+}
+const CONV_PAGE: &[&str] = &[
+    "img", "filter", "size", "stage", "stride", "pad", "dil", "w", "k1", "k2", "init", "seed",
+];
+const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
+const CONV_RACE: &[&str] = &[
+    "batch", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil", "ccpu", "cgpu", "workers",
+];
+const SIMT: &[&str] = &[
+    "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
+];
+const TRAIN: &[&str] = &[
+    "data", "layers", "act", "opt", "loss", "lr", "noise", "seed", "split", "n", "features", "add",
+    "batch",
+];
+
+pub const WIDGETS: &[Widget] = &[
+    Widget {
+        id: "matmul",
+        title_key: "embed.widget.matmul",
+        params: MATMUL,
+        forced: &[],
+        defaults: &[],
+        hideable: &["title", "notes"],
+        size: (640, 560),
+        run_button: Some("#run-button"),
+        run_stops: false,
+    },
+    Widget {
+        id: "ladder",
+        title_key: "embed.widget.ladder",
+        params: MATMUL,
+        forced: &[],
+        defaults: &[],
+        hideable: &["stages", "source", "run-all"],
+        size: (960, 900),
+        run_button: Some("#run-all-button"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-ladder",
+        title_key: "embed.widget.conv_ladder",
+        params: CONV_LADDER,
+        forced: &[("family", "conv")],
+        defaults: &[],
+        hideable: &["stages", "source", "run-all"],
+        size: (960, 1000),
+        run_button: Some("#run-all-button"),
+        run_stops: false,
+    },
+    conv_stage_widget!("conv-direct", "embed.widget.conv_direct"),
+    conv_stage_widget!("conv-tiled", "embed.widget.conv_tiled"),
+    conv_stage_widget!("conv-im2col-gemm", "embed.widget.conv_im2col_gemm"),
+    conv_stage_widget!("conv-implicit-gemm", "embed.widget.conv_implicit_gemm"),
+    conv_stage_widget!("conv-pointwise", "embed.widget.conv_pointwise"),
+    Widget {
+        id: "race",
+        title_key: "embed.widget.race",
+        params: RACE,
+        forced: &[("view", "race")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 700),
+        run_button: Some("#race-start"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-race",
+        title_key: "embed.widget.conv_race",
+        params: CONV_RACE,
+        forced: &[("view", "conv")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 900),
+        run_button: Some("#race-start"),
+        run_stops: false,
+    },
+    Widget {
+        id: "sweep",
+        title_key: "embed.widget.sweep",
+        params: RACE,
+        forced: &[("view", "sweep")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 820),
+        run_button: Some("#sweep-start"),
+        run_stops: false,
+    },
+    Widget {
+        id: "claim",
+        title_key: "embed.widget.claim",
+        params: RACE,
+        forced: &[("view", "claim")],
+        defaults: &[],
+        hideable: &["heading", "tabs"],
+        size: (760, 760),
+        run_button: Some("#claim-start"),
+        run_stops: false,
+    },
+    Widget {
+        id: "simt",
+        title_key: "embed.widget.simt",
+        params: SIMT,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "replay"],
+        size: (960, 900),
+        run_button: Some("#vis-play"),
+        run_stops: false,
+    },
+    Widget {
+        id: "simt-compare",
+        title_key: "embed.widget.simt_compare",
+        params: SIMT,
+        forced: &[],
+        defaults: &[("stage", "naive"), ("compare", "tiled")],
+        hideable: &["heading", "replay"],
+        size: (960, 1000),
+        run_button: Some("#vis-play"),
+        run_stops: false,
+    },
+    Widget {
+        id: "schedule",
+        title_key: "embed.widget.schedule",
+        params: &[],
+        forced: &[],
+        defaults: &[],
+        hideable: &[],
+        size: (760, 600),
+        run_button: Some("#real-record"),
+        run_stops: false,
+    },
+    Widget {
+        id: "train",
+        title_key: "embed.widget.train",
+        params: TRAIN,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "kernels", "experiment"],
+        size: (1000, 1000),
+        run_button: Some("#train-play"),
+        run_stops: true,
+    },
+    Widget {
+        id: "batch",
+        title_key: "embed.widget.batch",
+        params: TRAIN,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "playground"],
+        size: (800, 600),
+        run_button: Some("#train-exp-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-filter",
+        title_key: "embed.widget.conv_filter",
+        params: CONV_PAGE,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (800, 900),
+        run_button: Some("#conv-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "conv-field",
+        title_key: "embed.widget.conv_field",
+        params: CONV_PAGE,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "controls"],
+        size: (900, 1100),
+        run_button: Some("#conv-layers-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "lesson",
+        title_key: "embed.widget.lesson",
+        params: &["lesson"],
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "prose"],
+        size: (800, 900),
+        run_button: Some("button.measure"),
+        run_stops: false,
+    },
+    Widget {
+        id: "editor",
+        title_key: "embed.widget.editor",
+        params: &["stage", "m", "n", "k", "src"],
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "stages"],
+        size: (960, 1000),
+        run_button: Some("#editor-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "puzzle",
+        title_key: "embed.widget.puzzle",
+        params: &["id"],
+        forced: &[],
+        defaults: &[],
+        hideable: &["hints", "solution"],
+        size: (900, 1000),
+        run_button: Some("#puzzle-run"),
+        run_stops: false,
+    },
+    Widget {
+        id: "gpu",
+        title_key: "embed.widget.gpu",
+        params: &[],
+        forced: &[],
+        defaults: &[],
+        hideable: &[],
+        size: (560, 640),
+        run_button: None,
+        run_stops: false,
+    },
+];
+
+pub fn widget(id: &str) -> Option<&'static Widget> {
+    WIDGETS.iter().find(|w| w.id == id)
+}
+
+// ---------------------------------------------------------------- run reports
+
+/// What the embed host does with a finished run's report (posts `run-finished`).
+pub type Reporter = Box<dyn Fn(Result<Report, String>)>;
+
+thread_local! {
+    /// Set while an embed host is mounted; widgets report finished runs through it.
+    static REPORTER: RefCell<Option<Reporter>> = const { RefCell::new(None) };
+}
+
+/// Installs the mounted embed host's reporter (`None` when it unmounts).
+pub fn set_reporter(f: Option<Reporter>) {
+    REPORTER.with(|r| *r.borrow_mut() = f);
+}
+
+/// Called by a widget when a run has finished (or failed); does nothing outside an embed.
+pub fn report(result: Result<Report, String>) {
+    REPORTER.with(|r| {
+        if let Some(f) = r.borrow().as_ref() {
+            f(result);
+        }
+    });
+}
+
+/// The results of a verified matmul run, as `run-finished` carries them.
+pub fn matmul_report(
+    kernel: &str,
+    v: &gpu_runtime::VerifiedRun,
+    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+) -> Report {
+    vec![
+        ("kernel", Field::Str(kernel.into())),
+        ("m", Field::Num(size.m as f64)),
+        ("n", Field::Num(size.n as f64)),
+        ("k", Field::Num(size.k as f64)),
+        ("kernelMs", Field::Num(v.timing.kernel_ms())),
+        ("uploadMs", Field::Num(v.timing.upload_ms)),
+        ("gflops", Field::Num(v.gflops())),
+        (
+            "timing",
+            Field::Str(
+                match v.timing.method {
+                    gpu_runtime::TimingMethod::Timestamps => "gpu-timestamps",
+                    gpu_runtime::TimingMethod::WallClock => "wall-clock",
+                }
+                .into(),
+            ),
+        ),
+        ("verified", Field::Bool(v.verdict.ok)),
+        ("maxRelError", Field::Num(v.verdict.max_rel_error)),
+        ("checked", Field::Num(v.checked as f64)),
+    ]
+}
+
+/// The results of a verified run of any family's stage, as `run-finished` carries them: the
+/// matmul fields as before, or a conv stage's shape.
+pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem) -> Report {
+    match problem {
+        Problem::Matmul(size) => matmul_report(stage, v, *size),
+        Problem::Conv(s) => {
+            let mut r = matmul_report(
+                stage,
+                v,
+                gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+            );
+            r.retain(|(k, _)| !matches!(*k, "m" | "n" | "k"));
+            let dims = [
+                ("n", s.n),
+                ("h", s.h),
+                ("w", s.w),
+                ("c", s.c),
+                ("k", s.k),
+                ("r", s.r),
+                ("s", s.s),
+                ("stride", s.stride),
+                ("pad", s.pad),
+                ("dil", s.dilation),
+            ];
+            for (i, (k, d)) in dims.into_iter().enumerate() {
+                r.insert(1 + i, (k, Field::Num(d as f64)));
+            }
+            r.insert(1, ("family", Field::Str("conv".into())));
+            r
+        }
+    }
+}
+
+/// The results of a conv race: the shape, both end-to-end times, the winner, verification.
+pub fn conv_race_report(
+    shape: &gpu_runtime::cpu_kernels::conv::ConvShape,
+    cpu_ms: Option<f64>,
+    gpu_ms: Option<f64>,
+    verified: Option<bool>,
+) -> Report {
+    let mut r = race_report(
+        gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+        None,
+        None,
+        verified,
+    );
+    r.retain(|(k, _)| *k != "n");
+    let rate = |ms: f64| shape.flops() / (ms * 1e6);
+    let mut front = vec![
+        ("family", Field::Str("conv".into())),
+        ("n", Field::Num(shape.n as f64)),
+        ("h", Field::Num(shape.h as f64)),
+        ("w", Field::Num(shape.w as f64)),
+        ("c", Field::Num(shape.c as f64)),
+        ("k", Field::Num(shape.k as f64)),
+        ("r", Field::Num(shape.r as f64)),
+        ("s", Field::Num(shape.s as f64)),
+    ];
+    if let Some(c) = cpu_ms {
+        front.push(("cpuMs", Field::Num(c)));
+        front.push(("cpuGflops", Field::Num(rate(c))));
+    }
+    if let Some(g) = gpu_ms {
+        front.push(("gpuMs", Field::Num(g)));
+        front.push(("gpuGflops", Field::Num(rate(g))));
+    }
+    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
+        front.push((
+            "winner",
+            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
+        ));
+    }
+    front.extend(r);
+    front
+}
+
+/// The results of a race: both end-to-end times, the winner (the duel's own rule: the
+/// shorter time), and whether both results were verified.
+pub fn race_report(
+    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+    cpu_ms: Option<f64>,
+    gpu_ms: Option<f64>,
+    verified: Option<bool>,
+) -> Report {
+    let mut r = vec![("n", Field::Num(size.n as f64))];
+    let rate = |ms: f64| size.flops() / (ms * 1e6);
+    if let Some(c) = cpu_ms {
+        r.push(("cpuMs", Field::Num(c)));
+        r.push(("cpuGflops", Field::Num(rate(c))));
+    }
+    if let Some(g) = gpu_ms {
+        r.push(("gpuMs", Field::Num(g)));
+        r.push(("gpuGflops", Field::Num(rate(g))));
+    }
+    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
+        r.push((
+            "winner",
+            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
+        ));
+    }
+    r.push(("verified", Field::Bool(verified == Some(true))));
+    r
+}
+
+/// The text parts (besides the core) a widget's embed shows: only its own area's, which is
+/// less than its page's (the matmul Run widget has none of the kernel page's conv text).
+pub fn text_parts(id: &str) -> &'static [crate::i18n::Part] {
+    use crate::i18n::Part;
+    match id {
+        "race" | "sweep" | "claim" => &[Part::Race],
+        "conv-race" => &[Part::Race, Part::Conv],
+        "train" | "batch" => &[Part::Train],
+        "editor" | "puzzle" => &[Part::Editor],
+        // The SIMT view and the scheduling replay name the conv stages they can show.
+        "simt" | "simt-compare" | "schedule" => &[Part::Conv],
+        "lesson" => &Part::ALL,
+        id if id.starts_with("conv-") => &[Part::Conv],
+        _ => &[],
     }
 }
 

@@ -65,7 +65,7 @@ impl Route {
             Route::Editor | Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
             // Lessons embed widgets of every area.
             Route::Learn | Route::Lesson { .. } => &Part::ALL,
-            Route::Embed { widget } => crate::components::embed::text_parts(widget),
+            Route::Embed { widget } => crate::embed::text_parts(widget),
         }
     }
 

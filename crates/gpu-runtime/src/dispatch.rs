@@ -3,16 +3,10 @@
 
 use crate::context::{Gpu, GpuError};
 use crate::family;
-use crate::plan::{RunControl, RunOptions, Timing};
+pub use crate::plan::RunOutput;
+use crate::plan::{RunControl, RunOptions};
 use crate::spec::KernelSpec;
 use crate::workload::Job;
-
-/// The result of one run.
-#[derive(Clone, Debug)]
-pub struct RunOutput {
-    pub output: Vec<f32>,
-    pub timing: Timing,
-}
 
 impl Gpu {
     /// Runs `kernel` on `job`, without cancel or progress.

@@ -226,6 +226,14 @@ pub struct PlanOutput {
     pub timing: Timing,
 }
 
+/// The result of one catalogued kernel's run ([`crate::Gpu::run`], a conv stage): its
+/// output, unpadded, and the timing.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub output: Vec<f32>,
+    pub timing: Timing,
+}
+
 impl PlanOutput {
     /// The bytes of a read-back buffer.
     pub fn bytes(&self, name: &str) -> Option<&[u8]> {

@@ -3,8 +3,8 @@
 //! spiral), the grids of widths × batch sizes, how a side's runs become one number (median and
 //! spread), and where, for each width, the GPU starts to beat the tuned CPU.
 
-use crate::data::{Dataset, Feature};
-use crate::net::{batch_order, Activation, Hyper, LossKind, Net, Optimiser};
+use crate::data::{batch_order, Dataset, Feature};
+use crate::net::{Activation, Hyper, LossKind, Net, Optimiser};
 
 /// The training set every point of the grid trains on: `points` spiral samples (noise 0.1,
 /// seed 1), features x and y, and their batch order.

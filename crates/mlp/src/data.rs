@@ -190,7 +190,7 @@ impl Points {
 
     /// Splits into (train, test): a seeded shuffle, then the first `train_percent` % train.
     pub fn split(&self, train_percent: u32, seed: u64) -> (Points, Points) {
-        let order = crate::net::batch_order(self.len(), seed ^ 0x5B17);
+        let order = batch_order(self.len(), seed ^ 0x5B17);
         let n_train = (self.len() * train_percent as usize).div_ceil(100);
         let (mut train, mut test) = (Points::default(), Points::default());
         for (pos, &i) in order.iter().enumerate() {
@@ -292,6 +292,17 @@ pub fn grid_points(g: usize) -> Points {
         }
     }
     p
+}
+
+/// A seeded permutation of 0…n−1 (Fisher–Yates): the order batches are drawn in.
+pub fn batch_order(n: usize, seed: u64) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..n as u32).collect();
+    let mut rng = SplitMix64::new(seed ^ 0xBA7C_0DE5);
+    for i in (1..n).rev() {
+        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+        order.swap(i, j);
+    }
+    order
 }
 
 #[cfg(test)]

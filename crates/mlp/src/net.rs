@@ -366,16 +366,9 @@ pub fn prob_class1(z0: f32, z1: f32) -> f32 {
     1.0 / (1.0 + (z0 - z1).clamp(-30.0, 30.0).exp())
 }
 
-/// A seeded permutation of 0…n−1 (Fisher–Yates): the order batches are drawn in.
-pub fn batch_order(n: usize, seed: u64) -> Vec<u32> {
-    let mut order: Vec<u32> = (0..n as u32).collect();
-    let mut rng = SplitMix64::new(seed ^ 0xBA7C_0DE5);
-    for i in (1..n).rev() {
-        let j = (rng.next_u64() % (i as u64 + 1)) as usize;
-        order.swap(i, j);
-    }
-    order
-}
+/// The order batches are drawn in lives with the data (`data::batch_order`); it is named
+/// here too because every trainer takes it with [`batch_indices`].
+pub use crate::data::batch_order;
 
 /// Indices of the samples in step `step`'s batch: consecutive entries of `order`, wrapping.
 pub fn batch_indices(order: &[u32], step: u64, batch: usize) -> impl Iterator<Item = u32> + '_ {

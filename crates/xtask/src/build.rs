@@ -4,13 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::names::{APP_LIB, EMBED_LIB};
 use crate::tools::{ensure_npm, ensure_wasm_bindgen, ensure_wasm_opt, ensure_wasm_toolchain};
 use crate::util::{info, root, run, step};
 
 const APP_PACKAGE: &str = "gpu-playground";
-const APP_LIB: &str = "gpu_playground";
-/// The embed module's name in `pkg/` (the app without the `lessons` feature).
-pub const EMBED_LIB: &str = "gpu_playground_embed";
 /// naga's WGSL checker for the editor: its own wasm module, loaded only when an editor opens.
 const CHECK_PACKAGE: &str = "wgsl-check";
 const CHECK_LIB: &str = "wgsl_check";

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-const APP_LIB: &str = "gpu_playground";
+use crate::names::{APP_LIB, EMBED_LIB};
 
 /// FNV-1a, 64 bits: a cache-busting fingerprint (not a security hash).
 pub fn fingerprint(bytes: &[u8]) -> String {
@@ -77,7 +77,7 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     let mut wasm_names = Vec::new();
     for (lib, worker) in [
         (APP_LIB, "cpu-worker.js"),
-        (crate::build::EMBED_LIB, "cpu-worker-embed.js"),
+        (EMBED_LIB, "cpu-worker-embed.js"),
     ] {
         let wasm = pkg.join(format!("{lib}_bg.wasm"));
         let wasm_name = format!("{lib}_bg.{}.wasm", fingerprint(&read(&wasm)?));

@@ -7,6 +7,9 @@ mod build;
 mod hosting;
 #[path = "../../app/locale_files.rs"]
 mod locale_files;
+#[cfg(test)]
+mod module_graph;
+mod names;
 mod serve;
 mod test;
 mod tools;

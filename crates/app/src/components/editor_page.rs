@@ -398,7 +398,7 @@ pub fn KernelEditor() -> Html {
                     _ => browser,
                 };
                 state.dispatch(Action::Compiler(placed));
-                super::embed::report(match &r {
+                crate::embed::report(match &r {
                     Some(Ok(run)) => Ok(editor_report(target_id, size, run)),
                     None => Err("timed out".into()),
                     Some(Err(RunError::Gpu(e))) => Err(e.to_string()),

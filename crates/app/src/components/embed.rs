@@ -1,7 +1,9 @@
 //! Embedded widgets (`#/embed/<widget>?…`): the one registry of what can be embedded, and the
 //! host that wraps any of them for an iframe — theme, `hide=`, and the postMessage API
 //! (`crate::embed` parses and checks; this only wires it to `window`). Widgets stay unaware
-//! of embedding except for one call that reports a finished run (`report`).
+//! of embedding except for one call that reports a finished run (`crate::embed::report`).
+//! The registry's data (ids, parameters, sizes) and the run reports are pure and live in
+//! `crate::embed`; this file adds only how each widget renders (`render`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,41 +16,10 @@ use yew_router::prelude::*;
 use super::{
     replace_query, Conv, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser,
 };
-use crate::embed::{self as api, Command, Field, Id, Out, Parsed, Report, RequestError, Value};
+use crate::embed::{self as api, Command, Id, Out, Parsed, RequestError, Value, Widget, WIDGETS};
 use crate::probe::WebGpuStatus;
 use crate::query::Query;
-use crate::run_family::{Problem, RunFamily};
-
-/// One embeddable widget. Adding a widget (a conv view, the editor, a puzzle) is one entry.
-pub struct Widget {
-    pub id: &'static str,
-    /// What it is, for the embed index (locale key).
-    pub title_key: &'static str,
-    pub render: fn(&Ctx) -> Html,
-    /// URL parameters the host may change with `setParams` (read by the widget as if typed
-    /// into the address, so its own validation applies).
-    pub params: &'static [&'static str],
-    /// Parameters this widget always has (which view of a page it is).
-    pub forced: &'static [(&'static str, &'static str)],
-    /// Parameters it starts with unless the address says otherwise.
-    pub defaults: &'static [(&'static str, &'static str)],
-    /// Controls `hide=` can hide; each has a rule in `www/css/embed.css`.
-    pub hideable: &'static [&'static str],
-    /// The button a `run` request presses (a CSS selector), if the widget runs anything.
-    pub run_button: Option<&'static str>,
-    /// Whether a `run` while the host's run is going presses the button again, to stop it
-    /// (training: Play, then Pause ends the run and reports it). Otherwise it is `busy`.
-    pub run_stops: bool,
-    /// The iframe size the "Embed" button suggests (CSS px; `resize` adjusts the height).
-    pub size: (u32, u32),
-}
-
-const MATMUL: &[&str] = &["stage", "m", "n", "k"];
-/// A conv stage's Run: its shape fields (the stage is fixed by the widget).
-const CONV: &[&str] = &["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
-const CONV_LADDER: &[&str] = &[
-    "stage", "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
-];
+use crate::run_family::RunFamily;
 
 /// The Run widget of the conv stage the widget's forced `stage=` names.
 fn conv_run(ctx: &Ctx) -> Html {
@@ -56,42 +27,11 @@ fn conv_run(ctx: &Ctx) -> Html {
     html! { <KernelRun key="conv" family={RunFamily::Conv} stage_id={id} /> }
 }
 
-macro_rules! conv_stage_widget {
-    ($id:literal, $title:literal) => {
-        Widget {
-            id: $id,
-            title_key: $title,
-            render: conv_run,
-            params: CONV,
-            forced: &[("family", "conv"), ("stage", $id)],
-            defaults: &[],
-            hideable: &["title", "notes"],
-            size: (640, 760),
-            run_button: Some("#run-button"),
-            run_stops: false,
-        }
-    };
-}
-const CONV_PAGE: &[&str] = &[
-    "img", "filter", "size", "stage", "stride", "pad", "dil", "w", "k1", "k2", "init", "seed",
-];
-const RACE: &[&str] = &["n", "cpu", "workers", "gpu", "from", "to", "at"];
-const CONV_RACE: &[&str] = &[
-    "batch", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil", "ccpu", "cgpu", "workers",
-];
-const SIMT: &[&str] = &[
-    "stage", "compare", "size", "wg", "sg", "step", "wgx", "wgy", "t",
-];
-const TRAIN: &[&str] = &[
-    "data", "layers", "act", "opt", "loss", "lr", "noise", "seed", "split", "n", "features", "add",
-    "batch",
-];
-
-pub const WIDGETS: &[Widget] = &[
-    Widget {
-        id: "matmul",
-        title_key: "embed.widget.matmul",
-        render: |ctx| {
+/// How each widget of the registry (`crate::embed::WIDGETS`) renders: the one place that
+/// names every widget, so nothing below imports it back.
+fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
+    let f: fn(&Ctx) -> Html = match id {
+        "matmul" => |ctx| {
             let id = ctx
                 .query
                 .get("stage")
@@ -100,210 +40,25 @@ pub const WIDGETS: &[Widget] = &[
                 .unwrap_or(super::kernel_run::DEFAULT_KERNEL);
             html! { <KernelRun key="matmul" stage_id={id} /> }
         },
-        params: MATMUL,
-        forced: &[],
-        defaults: &[],
-        hideable: &["title", "notes"],
-        size: (640, 560),
-        run_button: Some("#run-button"),
-        run_stops: false,
-    },
-    Widget {
-        id: "ladder",
-        title_key: "embed.widget.ladder",
-        render: |_| html! { <Ladder /> },
-        params: MATMUL,
-        forced: &[],
-        defaults: &[],
-        hideable: &["stages", "source", "run-all"],
-        size: (960, 900),
-        run_button: Some("#run-all-button"),
-        run_stops: false,
-    },
-    Widget {
-        id: "conv-ladder",
-        title_key: "embed.widget.conv_ladder",
-        render: |_| html! { <Ladder /> },
-        params: CONV_LADDER,
-        forced: &[("family", "conv")],
-        defaults: &[],
-        hideable: &["stages", "source", "run-all"],
-        size: (960, 1000),
-        run_button: Some("#run-all-button"),
-        run_stops: false,
-    },
-    conv_stage_widget!("conv-direct", "embed.widget.conv_direct"),
-    conv_stage_widget!("conv-tiled", "embed.widget.conv_tiled"),
-    conv_stage_widget!("conv-im2col-gemm", "embed.widget.conv_im2col_gemm"),
-    conv_stage_widget!("conv-implicit-gemm", "embed.widget.conv_implicit_gemm"),
-    conv_stage_widget!("conv-pointwise", "embed.widget.conv_pointwise"),
-    Widget {
-        id: "race",
-        title_key: "embed.widget.race",
-        render: |_| html! { <Race /> },
-        params: RACE,
-        forced: &[("view", "race")],
-        defaults: &[],
-        hideable: &["heading", "tabs"],
-        size: (760, 700),
-        run_button: Some("#race-start"),
-        run_stops: false,
-    },
-    Widget {
-        id: "conv-race",
-        title_key: "embed.widget.conv_race",
-        render: |_| html! { <Race /> },
-        params: CONV_RACE,
-        forced: &[("view", "conv")],
-        defaults: &[],
-        hideable: &["heading", "tabs"],
-        size: (760, 900),
-        run_button: Some("#race-start"),
-        run_stops: false,
-    },
-    Widget {
-        id: "sweep",
-        title_key: "embed.widget.sweep",
-        render: |_| html! { <Race /> },
-        params: RACE,
-        forced: &[("view", "sweep")],
-        defaults: &[],
-        hideable: &["heading", "tabs"],
-        size: (760, 820),
-        run_button: Some("#sweep-start"),
-        run_stops: false,
-    },
-    Widget {
-        id: "claim",
-        title_key: "embed.widget.claim",
-        render: |_| html! { <Race /> },
-        params: RACE,
-        forced: &[("view", "claim")],
-        defaults: &[],
-        hideable: &["heading", "tabs"],
-        size: (760, 760),
-        run_button: Some("#claim-start"),
-        run_stops: false,
-    },
-    Widget {
-        id: "simt",
-        title_key: "embed.widget.simt",
-        render: |_| html! { <Visualiser /> },
-        params: SIMT,
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "replay"],
-        size: (960, 900),
-        run_button: Some("#vis-play"),
-        run_stops: false,
-    },
-    Widget {
-        id: "simt-compare",
-        title_key: "embed.widget.simt_compare",
-        render: |_| html! { <Visualiser /> },
-        params: SIMT,
-        forced: &[],
-        defaults: &[("stage", "naive"), ("compare", "tiled")],
-        hideable: &["heading", "replay"],
-        size: (960, 1000),
-        run_button: Some("#vis-play"),
-        run_stops: false,
-    },
-    Widget {
-        id: "schedule",
-        title_key: "embed.widget.schedule",
-        render: |_| html! { <super::schedule_replay::ScheduleReplay /> },
-        params: &[],
-        forced: &[],
-        defaults: &[],
-        hideable: &[],
-        size: (760, 600),
-        run_button: Some("#real-record"),
-        run_stops: false,
-    },
-    Widget {
-        id: "train",
-        title_key: "embed.widget.train",
-        render: |_| html! { <Train /> },
-        params: TRAIN,
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "kernels", "experiment"],
-        size: (1000, 1000),
-        run_button: Some("#train-play"),
-        run_stops: true,
-    },
-    Widget {
-        id: "batch",
-        title_key: "embed.widget.batch",
-        render: |_| html! { <Train /> },
-        params: TRAIN,
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "playground"],
-        size: (800, 600),
-        run_button: Some("#train-exp-run"),
-        run_stops: false,
-    },
-    Widget {
-        id: "conv-filter",
-        title_key: "embed.widget.conv_filter",
-        render: |_| html! { <Conv views={super::conv::Views::Filter} /> },
-        params: CONV_PAGE,
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "controls"],
-        size: (800, 900),
-        run_button: Some("#conv-run"),
-        run_stops: false,
-    },
-    Widget {
-        id: "conv-field",
-        title_key: "embed.widget.conv_field",
-        render: |_| html! { <Conv views={super::conv::Views::Field} /> },
-        params: CONV_PAGE,
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "controls"],
-        size: (900, 1100),
-        run_button: Some("#conv-layers-run"),
-        run_stops: false,
-    },
-    Widget {
-        id: "lesson",
-        title_key: "embed.widget.lesson",
-        render: |ctx| {
+        "ladder" | "conv-ladder" => |_| html! { <Ladder /> },
+        "conv-direct" | "conv-tiled" | "conv-im2col-gemm" | "conv-implicit-gemm"
+        | "conv-pointwise" => conv_run,
+        "race" | "conv-race" | "sweep" | "claim" => |_| html! { <Race /> },
+        "simt" | "simt-compare" => |_| html! { <Visualiser /> },
+        "schedule" => |_| html! { <super::schedule_replay::ScheduleReplay /> },
+        "train" | "batch" => |_| html! { <Train /> },
+        "conv-filter" => |_| html! { <Conv views={super::conv::Views::Filter} /> },
+        "conv-field" => |_| html! { <Conv views={super::conv::Views::Field} /> },
+        "lesson" => |ctx| {
             let id = ctx.query.get("lesson").unwrap_or("latency-throughput");
             html! { <Lesson id={id.to_string()} /> }
         },
-        params: &["lesson"],
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "prose"],
-        size: (800, 900),
-        run_button: Some("button.measure"),
-        run_stops: false,
-    },
-    Widget {
-        id: "editor",
-        title_key: "embed.widget.editor",
-        render: |ctx| {
+        "editor" => |ctx| {
             // Keyed by stage, as on the full page: another stage starts from its own source.
             let key = ctx.query.get("stage").unwrap_or_default().to_string();
             html! { <super::KernelEditor {key} /> }
         },
-        params: &["stage", "m", "n", "k", "src"],
-        forced: &[],
-        defaults: &[],
-        hideable: &["heading", "stages"],
-        size: (960, 1000),
-        run_button: Some("#editor-run"),
-        run_stops: false,
-    },
-    Widget {
-        id: "puzzle",
-        title_key: "embed.widget.puzzle",
-        render: |ctx| {
+        "puzzle" => |ctx| {
             let id = ctx
                 .query
                 .get("id")
@@ -313,182 +68,10 @@ pub const WIDGETS: &[Widget] = &[
             let key = id.clone();
             html! { <super::PuzzlePage {key} id={id} /> }
         },
-        params: &["id"],
-        forced: &[],
-        defaults: &[],
-        hideable: &["hints", "solution"],
-        size: (900, 1000),
-        run_button: Some("#puzzle-run"),
-        run_stops: false,
-    },
-    Widget {
-        id: "gpu",
-        title_key: "embed.widget.gpu",
-        render: |_| html! { <GpuPanel /> },
-        params: &[],
-        forced: &[],
-        defaults: &[],
-        hideable: &[],
-        size: (560, 640),
-        run_button: None,
-        run_stops: false,
-    },
-];
-
-pub fn widget(id: &str) -> Option<&'static Widget> {
-    WIDGETS.iter().find(|w| w.id == id)
-}
-
-// ---------------------------------------------------------------- run reports
-
-type Reporter = Box<dyn Fn(Result<Report, String>)>;
-
-thread_local! {
-    /// Set while an embed host is mounted; widgets report finished runs through it.
-    static REPORTER: RefCell<Option<Reporter>> = const { RefCell::new(None) };
-}
-
-/// Called by a widget when a run has finished (or failed); does nothing outside an embed.
-pub fn report(result: Result<Report, String>) {
-    REPORTER.with(|r| {
-        if let Some(f) = r.borrow().as_ref() {
-            f(result);
-        }
-    });
-}
-
-/// The results of a verified matmul run, as `run-finished` carries them.
-pub fn matmul_report(
-    kernel: &str,
-    v: &gpu_runtime::VerifiedRun,
-    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
-) -> Report {
-    vec![
-        ("kernel", Field::Str(kernel.into())),
-        ("m", Field::Num(size.m as f64)),
-        ("n", Field::Num(size.n as f64)),
-        ("k", Field::Num(size.k as f64)),
-        ("kernelMs", Field::Num(v.timing.kernel_ms())),
-        ("uploadMs", Field::Num(v.timing.upload_ms)),
-        ("gflops", Field::Num(v.gflops())),
-        (
-            "timing",
-            Field::Str(
-                match v.timing.method {
-                    gpu_runtime::TimingMethod::Timestamps => "gpu-timestamps",
-                    gpu_runtime::TimingMethod::WallClock => "wall-clock",
-                }
-                .into(),
-            ),
-        ),
-        ("verified", Field::Bool(v.verdict.ok)),
-        ("maxRelError", Field::Num(v.verdict.max_rel_error)),
-        ("checked", Field::Num(v.checked as f64)),
-    ]
-}
-
-/// The results of a verified run of any family's stage, as `run-finished` carries them: the
-/// matmul fields as before, or a conv stage's shape.
-pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem) -> Report {
-    match problem {
-        Problem::Matmul(size) => matmul_report(stage, v, *size),
-        Problem::Conv(s) => {
-            let mut r = matmul_report(
-                stage,
-                v,
-                gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
-            );
-            r.retain(|(k, _)| !matches!(*k, "m" | "n" | "k"));
-            let dims = [
-                ("n", s.n),
-                ("h", s.h),
-                ("w", s.w),
-                ("c", s.c),
-                ("k", s.k),
-                ("r", s.r),
-                ("s", s.s),
-                ("stride", s.stride),
-                ("pad", s.pad),
-                ("dil", s.dilation),
-            ];
-            for (i, (k, d)) in dims.into_iter().enumerate() {
-                r.insert(1 + i, (k, Field::Num(d as f64)));
-            }
-            r.insert(1, ("family", Field::Str("conv".into())));
-            r
-        }
-    }
-}
-
-/// The results of a conv race: the shape, both end-to-end times, the winner, verification.
-pub fn conv_race_report(
-    shape: &gpu_runtime::cpu_kernels::conv::ConvShape,
-    cpu_ms: Option<f64>,
-    gpu_ms: Option<f64>,
-    verified: Option<bool>,
-) -> Report {
-    let mut r = race_report(
-        gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
-        None,
-        None,
-        verified,
-    );
-    r.retain(|(k, _)| *k != "n");
-    let rate = |ms: f64| shape.flops() / (ms * 1e6);
-    let mut front = vec![
-        ("family", Field::Str("conv".into())),
-        ("n", Field::Num(shape.n as f64)),
-        ("h", Field::Num(shape.h as f64)),
-        ("w", Field::Num(shape.w as f64)),
-        ("c", Field::Num(shape.c as f64)),
-        ("k", Field::Num(shape.k as f64)),
-        ("r", Field::Num(shape.r as f64)),
-        ("s", Field::Num(shape.s as f64)),
-    ];
-    if let Some(c) = cpu_ms {
-        front.push(("cpuMs", Field::Num(c)));
-        front.push(("cpuGflops", Field::Num(rate(c))));
-    }
-    if let Some(g) = gpu_ms {
-        front.push(("gpuMs", Field::Num(g)));
-        front.push(("gpuGflops", Field::Num(rate(g))));
-    }
-    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
-        front.push((
-            "winner",
-            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
-        ));
-    }
-    front.extend(r);
-    front
-}
-
-/// The results of a race: both end-to-end times, the winner (the duel's own rule: the
-/// shorter time), and whether both results were verified.
-pub fn race_report(
-    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
-    cpu_ms: Option<f64>,
-    gpu_ms: Option<f64>,
-    verified: Option<bool>,
-) -> Report {
-    let mut r = vec![("n", Field::Num(size.n as f64))];
-    let rate = |ms: f64| size.flops() / (ms * 1e6);
-    if let Some(c) = cpu_ms {
-        r.push(("cpuMs", Field::Num(c)));
-        r.push(("cpuGflops", Field::Num(rate(c))));
-    }
-    if let Some(g) = gpu_ms {
-        r.push(("gpuMs", Field::Num(g)));
-        r.push(("gpuGflops", Field::Num(rate(g))));
-    }
-    if let (Some(c), Some(g)) = (cpu_ms, gpu_ms) {
-        r.push((
-            "winner",
-            Field::Str(if g < c { "gpu" } else { "cpu" }.into()),
-        ));
-    }
-    r.push(("verified", Field::Bool(verified == Some(true))));
-    r
+        "gpu" => |_| html! { <GpuPanel /> },
+        _ => return None,
+    };
+    Some(f)
 }
 
 // ---------------------------------------------------------------- the host
@@ -705,7 +288,7 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
     let Some(ctx) = ctx else {
         return html! {};
     };
-    let Some(widget) = widget(&props.widget) else {
+    let (Some(widget), Some(draw)) = (api::widget(&props.widget), render(&props.widget)) else {
         return unknown(&ctx, &props.widget);
     };
 
@@ -767,30 +350,28 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
             };
             {
                 let shared = shared.clone();
-                REPORTER.with(|r| {
-                    *r.borrow_mut() = Some(Box::new(move |result| {
-                        let (allowed, widget, pending) = {
-                            let mut s = shared.borrow_mut();
-                            (s.allowed.clone(), s.widget.id, s.pending.take())
-                        };
-                        let id = pending.flatten();
-                        let json = match result {
-                            Ok(results) => Out::RunFinished {
-                                id: id.as_ref(),
-                                widget,
-                                results: &results,
-                            }
-                            .to_json(),
-                            Err(message) => Out::Error {
-                                id: id.as_ref(),
-                                code: "run-failed",
-                                message: &message,
-                            }
-                            .to_json(),
-                        };
-                        post(&allowed, &json);
-                    }));
-                });
+                api::set_reporter(Some(Box::new(move |result| {
+                    let (allowed, widget, pending) = {
+                        let mut s = shared.borrow_mut();
+                        (s.allowed.clone(), s.widget.id, s.pending.take())
+                    };
+                    let id = pending.flatten();
+                    let json = match result {
+                        Ok(results) => Out::RunFinished {
+                            id: id.as_ref(),
+                            widget,
+                            results: &results,
+                        }
+                        .to_json(),
+                        Err(message) => Out::Error {
+                            id: id.as_ref(),
+                            code: "run-failed",
+                            message: &message,
+                        }
+                        .to_json(),
+                    };
+                    post(&allowed, &json);
+                })));
             }
             let last = Rc::new(RefCell::new(0u32));
             let on_resize = {
@@ -813,7 +394,7 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
             }
             move || {
                 drop(listener);
-                REPORTER.with(|r| *r.borrow_mut() = None);
+                api::set_reporter(None);
                 if let Some(o) = observer {
                     o.disconnect();
                 }
@@ -896,27 +477,10 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
             <div class="embed-root" data-widget={widget.id} data-hide={hidden.join(" ")}
                 data-hideable={widget.hideable.join(" ")}>
                 { for notes.iter().map(|n| html! { <p class="message error embed-note" role="alert">{ n.clone() }</p> }) }
-                <div key={*generation} class="embed-body">{ (widget.render)(&inner) }</div>
+                <div key={*generation} class="embed-body">{ draw(&inner) }</div>
                 <p class="embed-open"><a href={full} target="_blank" rel="noopener">{ ctx.t("embed.open") }</a></p>
             </div>
         </ContextProvider<Ctx>>
-    }
-}
-
-/// The text parts (besides the core) a widget's embed shows: only its own area's, which is
-/// less than its page's (the matmul Run widget has none of the kernel page's conv text).
-pub fn text_parts(id: &str) -> &'static [crate::i18n::Part] {
-    use crate::i18n::Part;
-    match id {
-        "race" | "sweep" | "claim" => &[Part::Race],
-        "conv-race" => &[Part::Race, Part::Conv],
-        "train" | "batch" => &[Part::Train],
-        "editor" | "puzzle" => &[Part::Editor],
-        // The SIMT view and the scheduling replay name the conv stages they can show.
-        "simt" | "simt-compare" | "schedule" => &[Part::Conv],
-        "lesson" => &Part::ALL,
-        id if id.starts_with("conv-") => &[Part::Conv],
-        _ => &[],
     }
 }
 
@@ -973,6 +537,14 @@ mod tests {
             for p in w.params {
                 assert!(!api::OWN_PARAMS.contains(p), "{} may not set {p}", w.id);
             }
+        }
+    }
+
+    /// The registry's data is in `crate::embed`; each entry needs its arm here.
+    #[test]
+    fn every_widget_renders() {
+        for w in WIDGETS {
+            assert!(render(w.id).is_some(), "{} has no arm in render()", w.id);
         }
     }
 

@@ -4,13 +4,12 @@
 
 use yew::prelude::*;
 
-use super::embed::widget;
 use super::Ctx;
-use crate::embed::{snippet, Snippet, SnippetWidget};
+use crate::embed::{snippet, widget, Snippet, SnippetWidget};
 
 #[derive(Properties, PartialEq)]
 pub struct EmbedButtonProps {
-    /// The widget's id in the embed registry (`components/embed.rs`).
+    /// The widget's id in the embed registry (`crate::embed::WIDGETS`).
     pub widget: AttrValue,
     /// Settings that live in the page's route rather than its query (a lesson's or a
     /// puzzle's id), added to the snippet.

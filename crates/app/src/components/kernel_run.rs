@@ -425,8 +425,8 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                         .map(|v| (v, recovered))
                 }
                 .await;
-                super::embed::report(match &result {
-                    Ok((v, _)) => Ok(super::embed::stage_report(stage.id(), v, &problem)),
+                crate::embed::report(match &result {
+                    Ok((v, _)) => Ok(crate::embed::stage_report(stage.id(), v, &problem)),
                     Err(RunError::Gpu(e)) => Err(e.to_string()),
                     Err(RunError::Conv(e)) => Err(e.to_string()),
                 });

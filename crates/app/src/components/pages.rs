@@ -2,7 +2,8 @@
 
 use yew::prelude::*;
 
-use super::embed::{EmbedHost, WIDGETS};
+use super::embed::EmbedHost;
+use crate::embed::WIDGETS;
 use super::{
     Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
     Race, ScratchEditor, Train, Visualiser,

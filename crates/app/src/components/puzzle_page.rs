@@ -376,7 +376,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 flag,
                 RUN_TIMEOUT_MS,
                 move |r| {
-                    super::embed::report(match &r {
+                    crate::embed::report(match &r {
                         Some(Ok((v, _, _))) => Ok(puzzle_report(p.id, v)),
                         None => Err("timed out".into()),
                         Some(Err(e)) => Err(e.to_string()),

@@ -80,7 +80,7 @@ pub fn ScheduleReplay() -> Html {
                 let result = result
                     .map(|r| replay(r.size.gx, r.size.gy, &r.events))
                     .map_err(|e| e.to_string());
-                super::embed::report(result.as_ref().map(schedule_report).map_err(Clone::clone));
+                crate::embed::report(result.as_ref().map(schedule_report).map_err(Clone::clone));
                 record.set(Some(result));
                 shown.set(0);
                 playing.set(true);

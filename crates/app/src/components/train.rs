@@ -291,7 +291,7 @@ pub fn Train() -> Html {
                 r.set_playing(!r.playing);
                 // Pausing ends a training run: an embed reports where it got to.
                 if pausing {
-                    super::embed::report(Ok(train_report(r)));
+                    crate::embed::report(Ok(train_report(r)));
                 }
             }
             redraw.force_update();
@@ -727,7 +727,7 @@ pub fn Train() -> Html {
                     let rows = rows.borrow().clone();
                     // A cancelled experiment (a second press, new settings) reports nothing.
                     if *gen3.borrow() == gen {
-                        super::embed::report(Ok(experiment_report(&rows)));
+                        crate::embed::report(Ok(experiment_report(&rows)));
                     }
                     experiment.set(ExperimentState::Done(rows));
                 });

@@ -413,7 +413,7 @@ pub fn Visualiser() -> Html {
                 if let Some(b) = params.compare {
                     stages.push(stage_report(b, compare_totals.last()));
                 }
-                super::embed::report(Ok(vec![
+                crate::embed::report(Ok(vec![
                     ("size", crate::embed::Field::Num(params.size as f64)),
                     ("steps", crate::embed::Field::Num(totals.len() as f64)),
                     ("stages", crate::embed::Field::List(stages)),

@@ -13,8 +13,10 @@ use cpu_kernels::conv::{self as cref, ConvShape, ConvShapeError};
 use cpu_kernels::verify::{self, Precision};
 
 use crate::context::{Gpu, GpuError};
-use crate::dispatch::RunOutput;
-use crate::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, RunControl, RunOptions, Step};
+use crate::family::matmul::matmul_kernel;
+use crate::plan::{
+    Binding, Dispatch, Init, Plan, PlanBuffer, RunControl, RunOptions, RunOutput, Step,
+};
 use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 use crate::verified::{VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
 
@@ -311,7 +313,7 @@ impl ConvStage {
     /// The kernels its plans may dispatch, in order (split-K's reduction only when needed).
     pub fn kernels(self) -> Vec<&'static KernelSpec> {
         let conv = |id| conv_kernel(id).into_iter();
-        let vec4 = crate::catalogue::kernel("matmul-vec4").into_iter();
+        let vec4 = matmul_kernel(VEC4).into_iter();
         match self {
             ConvStage::Direct => conv("conv-direct").collect(),
             ConvStage::Tiled => conv("conv-tiled").collect(),
@@ -733,7 +735,8 @@ pub async fn run_conv_with(
             .iter()
             .copied()
             .find(|k| k.id == step.kernel)
-            .or_else(|| crate::catalogue::kernel(step.kernel))
+            .or_else(|| conv_kernel(step.kernel))
+            .or_else(|| matmul_kernel(step.kernel))
             .ok_or(ConvError::Gpu(GpuError::WrongJob))?;
         kernels.push(k);
     }

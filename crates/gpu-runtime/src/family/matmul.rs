@@ -257,6 +257,12 @@ static TUNED_SHAPES: [TunedShape; 8] = [
     tuned_shape!(64, 64, 8),
 ];
 
+/// Looks up one of this family's catalogued kernels by id (the conv family's im2col + GEMM
+/// and 1×1 stages take `matmul-vec4` from here).
+pub fn matmul_kernel(id: &str) -> Option<&'static KernelSpec> {
+    KERNELS.iter().find(|k| k.id == id)
+}
+
 /// The (BM, BN, BK) shapes of [`tuned_variant`].
 pub fn tuned_tiles() -> impl Iterator<Item = (u32, u32, u32)> {
     TUNED_SHAPES.iter().map(|&(m, n, k, _, _)| (m, n, k))

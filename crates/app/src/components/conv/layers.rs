@@ -198,7 +198,7 @@ pub fn Layers(props: &Props) -> Html {
             );
             wasm_bindgen_futures::spawn_local(async move {
                 let result = run_layers(&settings, &layer, shapes, &input, gpu, token).await;
-                super::super::embed::report(match &result {
+                crate::embed::report(match &result {
                     Ok(d) => Ok(report(d)),
                     Err(e) => Err(super::error_text(lang, e)),
                 });

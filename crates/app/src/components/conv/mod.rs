@@ -231,7 +231,7 @@ pub fn Conv(props: &ConvProps) -> Html {
             );
             wasm_bindgen_futures::spawn_local(async move {
                 let result = filter(&settings, &input, gpu, token).await;
-                super::embed::report(match &result {
+                crate::embed::report(match &result {
                     Ok(d) => Ok(filter_report(d)),
                     Err(e) => Err(error_text(lang, e)),
                 });

@@ -88,7 +88,7 @@ pub fn report<T, E: std::fmt::Display>(
     result: &Result<T, E>,
     fields: impl FnOnce(&T) -> crate::embed::Report,
 ) {
-    crate::components::embed::report(match result {
+    crate::embed::report(match result {
         Ok(v) => {
             let mut r = vec![("lesson", crate::embed::Field::Str(lesson.into()))];
             r.extend(fields(v));

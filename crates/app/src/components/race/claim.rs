@@ -198,7 +198,7 @@ fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Se
         let mut m = model.borrow_mut();
         m.running = false;
         m.finished += 1;
-        crate::components::embed::report(Ok(claim_report(&m)));
+        crate::embed::report(Ok(claim_report(&m)));
         drop(m);
         redraw.force_update();
     });

@@ -869,12 +869,12 @@ fn start_race(
                 m.gpu_run.as_ref().map(|g| g.total_ms),
             );
             let verified = m.checks.as_ref().map(|c| c.all_ok());
-            crate::components::embed::report(Ok(match work {
+            crate::embed::report(Ok(match work {
                 Workload::Matmul(size) => {
-                    crate::components::embed::race_report(size, cpu_ms, gpu_ms, verified)
+                    crate::embed::race_report(size, cpu_ms, gpu_ms, verified)
                 }
                 Workload::Conv(shape) => {
-                    crate::components::embed::conv_race_report(&shape, cpu_ms, gpu_ms, verified)
+                    crate::embed::conv_race_report(&shape, cpu_ms, gpu_ms, verified)
                 }
             }));
         }

@@ -300,7 +300,7 @@ fn start_sweep(
             m.running = false;
             m.current = None;
             m.finished += 1;
-            crate::components::embed::report(Ok(sweep_report(&m)));
+            crate::embed::report(Ok(sweep_report(&m)));
             drop(m);
             redraw.force_update();
         }

@@ -295,7 +295,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                     Phase::Cancelled
                 };
                 if finished {
-                    crate::components::embed::report(Ok(report(&state.borrow().cells)));
+                    crate::embed::report(Ok(report(&state.borrow().cells)));
                 }
                 redraw.force_update();
             });
