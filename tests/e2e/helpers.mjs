@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import assert from 'node:assert/strict';
 
 export const BASE_URL = process.env.BASE_URL ?? 'http://127.0.0.1:8080/';
-const OUT = process.env.TEST_OUTPUT ?? 'test-output';
+const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname); // the repo's /test-output, whatever the cwd
 mkdirSync(OUT, { recursive: true });
 
 const COMMON_ARGS = [
