@@ -9,7 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { join } from 'node:path';
-import { launch, openPage, BASE_URL, assertNoErrors, assertSameOrigin } from './helpers.mjs';
+import { launch, openPage, goto, show, BASE_URL, assertNoErrors, assertSameOrigin } from './helpers.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? 'test-output';
 let browser;
@@ -357,13 +357,17 @@ test('the conv lesson counts AlexNet from its shapes and its calculator names ba
   assert.match(page.url(), /days=0/);
   await page.fill('#f-days', '6');
   await page.waitForFunction(() => document.querySelector('#conv-calc-result')?.dataset.share !== 'invalid');
-  await page.goto(new URL('#/learn?lang=en', BASE_URL).href);
-  await page.waitForSelector('a[href^="#/learn/conv"]');
+  await goto(page, '#/learn?lang=en');
+  assert.ok(await page.$('a[href^="#/learn/conv"]'), 'the index links the conv lesson');
   for (const [lang, width] of [['en', 390], ['zh', 390], ['zh', 1280]]) {
     await page.setViewportSize({ width, height: 900 });
-    await page.goto(new URL(`#/learn/conv?lang=${lang}`, BASE_URL).href);
-    await page.waitForSelector('#alexnet-table');
+    // The lesson in this language: navigate when the language changes (zh 1280 is the zh page
+    // at another width), and read it only once the shell says it shows /learn/conv in `lang`.
+    const hash = `#/learn/conv?lang=${lang}`;
+    await show(page, hash);
+    assert.ok(await page.$('#alexnet-table'));
     const text = await page.evaluate(() => document.body.innerText);
+    if (lang === 'zh') assert.match(text, /[\u4e00-\u9fff]/, 'the lesson in Chinese');
     assert.ok(!/\[(lb|lesson|conv)\./.test(text), `${lang}: a missing translation key is shown`);
     assert.ok(!/NaN|undefined|Infinity/.test(text), `${lang}: NaN on screen`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);

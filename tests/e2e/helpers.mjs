@@ -199,3 +199,15 @@ export async function runEditor(page, { timeout = 120_000 } = {}) {
     (n) => Number(document.querySelector('.editor-result')?.dataset.runs) > n, before, { timeout },
   );
 }
+
+/**
+ * Shows `hashPath` and waits for its ready signal, like `goto`, except when the page already
+ * shows exactly that URL (a loop whose first route is the one the page was opened on, or the
+ * same page at another width): navigating to the URL a page is on is no navigation, so no new
+ * visit would come; then it only waits for that route's ready signal in the language asked for.
+ */
+export async function show(page, hashPath, { timeout = 60_000 } = {}) {
+  if (page.url() !== new URL(hashPath, BASE_URL).href) return goto(page, hashPath, { timeout });
+  const { path, lang } = routeOf(hashPath);
+  await waitForRoute(page, path, { lang, timeout });
+}

@@ -3,7 +3,7 @@
 // calculator validates its inputs; a lost device and a browser without WebGPU get messages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, screenshot, assertNoErrors } from './helpers.mjs';
 
 /** Lesson pages have no GPU panel: wait until a widget knows whether WebGPU is there. */
 async function waitForProbe(page) {
@@ -30,9 +30,9 @@ async function noMissingKeys(page) {
 
 for (const lang of ['en', 'zh']) {
   test(`lessons 1–6 and 8 render in ${lang}`, async () => {
-    const { page, context, errors } = await openPage(browser, `#/learn/latency-throughput?lang=${lang}`);
+    const { page, context, errors } = await openPage(browser, `#/learn?lang=${lang}`);
     for (const id of LESSONS) {
-      await page.goto(new URL(`#/learn/${id}?lang=${lang}`, page.url()).href);
+      await goto(page, `#/learn/${id}?lang=${lang}`);
       await page.waitForSelector(`article.lesson[data-lesson="${id}"]`);
       await waitForProbe(page);
       await page.waitForSelector('.try-it');
@@ -94,14 +94,14 @@ test('divergence, stride, roofline and launch widgets give finite numbers (zh)',
   assert.ok(finite(await page.getAttribute(`${sel} .ratio`, 'data-value')));
   await screenshot(page, 'learn-a-simt-measured-zh');
 
-  await page.goto(new URL('#/learn/memory?lang=zh', page.url()).href);
+  await goto(page, '#/learn/memory?lang=zh');
   sel = await measure(page, 'strided');
   const bars = await page.$$eval(`${sel} .bar`, (bs) => bs.map((b) => [b.dataset.stride, b.dataset.gbps]));
   assert.deepEqual(bars.map((b) => b[0]), ['1', '2', '4', '8', '16', '32', '64']);
   assert.ok(bars.every((b) => finite(b[1]) && Number(b[1]) > 0), JSON.stringify(bars));
   await screenshot(page, 'learn-a-memory-measured-zh');
 
-  await page.goto(new URL('#/learn/roofline?lang=zh', page.url()).href);
+  await goto(page, '#/learn/roofline?lang=zh');
   sel = await measure(page, 'roofline', 240_000);
   assert.ok(Number(await page.getAttribute(`${sel} .bandwidth`, 'data-value')) > 0);
   assert.ok(Number(await page.getAttribute(`${sel} .peak`, 'data-value')) > 0);
@@ -114,7 +114,7 @@ test('divergence, stride, roofline and launch widgets give finite numbers (zh)',
   assert.ok(ai['matmul-naive'] < 0.25 && ai['matmul-tiled'] > 3 && ai['matmul-blocktile-2d'] > ai['matmul-tiled']);
   await screenshot(page, 'learn-a-roofline-measured-zh');
 
-  await page.goto(new URL('#/learn/utilisation?lang=zh', page.url()).href);
+  await goto(page, '#/learn/utilisation?lang=zh');
   await page.fill('#launch-count', '64');
   sel = await measure(page, 'launch');
   assert.ok(finite(await page.getAttribute(`${sel} .per-dispatch`, 'data-value')));
@@ -208,10 +208,10 @@ test('without WebGPU the measuring widgets explain and the calculators still wor
     assert.equal(await waitForProbe(page), 'unavailable');
     assert.match(await page.textContent('[data-no-webgpu]'), /does not offer/);
     assert.ok(await page.isDisabled('.widget button.measure'));
-    await page.goto(new URL('#/learn/occupancy?lang=en', page.url()).href);
+    await goto(page, '#/learn/occupancy?lang=en');
     assert.equal(await page.getAttribute('.occ-result', 'data-occupancy'), '100.0');
     assert.match(await page.textContent('.widget'), /not known/);
-    await page.goto(new URL('#/learn/precision?lang=en', page.url()).href);
+    await goto(page, '#/learn/precision?lang=en');
     await page.fill('#f16-n', '32');
     const sel = await measure(page, 'f16-error');
     assert.ok(Number(await page.getAttribute(`${sel} .cpu-error`, 'data-value')) > 0);

@@ -2,7 +2,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin,
+  launch, openPage, goto, navigatedBy, switchLang, waitForRoute, waitForProbe, screenshot, assertNoErrors,
+  assertSameOrigin,
 } from './helpers.mjs';
 
 let browser;
@@ -35,11 +36,11 @@ test('every area renders its heading, never TODO', async () => {
     ['#/embed', /Embed a widget/],
     ['#/kernels', /Run on your GPU/],
   ]) {
-    await page.click(`nav a[href^="${path}?"]`);
-    await page.waitForFunction((p) => location.hash.startsWith(p + '?'), path);
-    // A route whose text part is not loaded yet shows "Loading…" first (Learn fetches the
-    // lessons' text on its first visit): read the page once that notice has gone.
-    await page.waitForFunction(() => !document.querySelector('main [data-text]'), null, { timeout: 30_000 });
+    // The route is read once its text part has arrived (Learn fetches the lessons' text on
+    // its first visit and shows "Loading…" until then) and it has rendered.
+    await navigatedBy(page, () => page.click(`nav a[href^="${path}?"]`), { path: path.slice(1), lang: 'en' });
+    assert.ok((await page.evaluate(() => location.hash)).startsWith(`${path}?`));
+    assert.equal(await page.$('main [data-text]'), null, 'no "Loading…" left');
     const text = await page.textContent('main');
     assert.match(text, pattern, `${path}`);
     assert.doesNotMatch(text, /TODO/i);
@@ -62,8 +63,8 @@ test('the language switch changes visible text, the URL, and persists', async ()
   const { page, context, errors } = await openPage(browser, '#/kernels?lang=en&m=64');
   await waitForProbe(page);
   assert.match(await page.textContent('h1'), /Kernels/);
-  await page.click('button[data-lang="zh"]');
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('内核'));
+  await switchLang(page, 'zh');
+  assert.match(await page.textContent('h1'), /内核/);
   const url = new URL(page.url());
   assert.match(url.hash, /lang=zh/);
   assert.match(url.hash, /m=64/, 'other parameters survive the switch');
@@ -72,36 +73,40 @@ test('the language switch changes visible text, the URL, and persists', async ()
   await waitForProbe(page);
   await screenshot(page, 'kernels-zh');
   // Persisted: a link without ?lang opens in Chinese.
-  await page.goto(new URL('#/learn', url).href);
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('学习'));
+  await goto(page, '#/learn');
+  await waitForRoute(page, '/learn', { lang: 'zh' });
+  assert.match(await page.textContent('h1'), /学习/);
   assert.match(new URL(page.url()).hash, /lang=zh/);
   // And back.
-  await page.click('button[data-lang="en"]');
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Learn');
+  await switchLang(page, 'en');
+  assert.equal(await page.textContent('h1'), 'Learn');
   assertNoErrors(errors);
   await context.close();
 });
 
 test('?lang=zh before the hash works too (embeds)', async () => {
   const { page, context, errors } = await openPage(browser, '?lang=zh#/race');
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('赛跑'));
+  await waitForRoute(page, '/race', { lang: 'zh' });
+  assert.match(await page.textContent('h1'), /赛跑/);
   assertNoErrors(errors);
   await context.close();
 });
 
 test('bad URLs show a page, not a crash', async () => {
-  const { page, context, errors } = await openPage(browser, '#/no/such/page?lang=en');
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Page not found');
+  // An unknown route is the not-found page (its ready signal says /404).
+  const { page, context, errors } = await openPage(browser, '#/no/such/page?lang=en', { ready: false });
+  await waitForRoute(page, '/404', { lang: 'en' });
+  assert.equal(await page.textContent('h1'), 'Page not found');
   // A hash without the leading slash, typed by hand after load.
-  await page.evaluate(() => { location.hash = 'kernels'; });
-  await page.waitForFunction(() => location.hash.startsWith('#/kernels'));
-  await page.waitForSelector('#run-button');
+  await navigatedBy(page, () => page.evaluate(() => { location.hash = 'kernels'; }), { path: '/kernels' });
+  assert.ok((await page.evaluate(() => location.hash)).startsWith('#/kernels'));
+  assert.ok(await page.$('#run-button'));
   // An unknown embedded widget names the ones that exist.
-  await page.goto(new URL('#/embed/nope?lang=en', page.url()).href);
-  await page.waitForFunction(() => document.body.textContent.includes('There is no widget called'));
+  await goto(page, '#/embed/nope?lang=en');
+  assert.match(await page.textContent('body'), /There is no widget called/);
   // A language nobody speaks falls back instead of failing.
-  await page.goto(new URL('#/learn?lang=xx', page.url()).href);
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent.length > 0);
+  await navigatedBy(page, () => page.goto(new URL('#/learn?lang=xx', page.url()).href), { path: '/learn' });
+  assert.ok((await page.textContent('h1')).length > 0);
   assertNoErrors(errors);
   await context.close();
 });

@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, screenshot, assertNoErrors } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -65,7 +65,7 @@ test('the transposed shared tile shows bank conflicts and padding removes them',
   assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.conflicts'), 7);
   assert.match(await page.textContent('.visualiser h1'), /SIMT 视图/);
   await screenshot(page, 'visualiser-tiled-zh');
-  await page.goto(new URL('#/visualiser?lang=zh&stage=tiled-transposed&size=32&wg=16&sg=32&pad=2', page.url()).href);
+  await goto(page, '#/visualiser?lang=zh&stage=tiled-transposed&size=32&wg=16&sg=32&pad=2');
   await page.waitForFunction(() => document.querySelector('[data-counters="vis.counters.subgroup"] td[data-key="vis.count.conflicts"]')?.textContent === '0');
   assertNoErrors(errors);
   await context.close();
@@ -204,7 +204,7 @@ for (const lang of ['en', 'zh']) {
       // The patch is drawn with what it holds: after pass 1 the first 64 words are staged.
       assert.equal(await page.$$eval('.vis-matrix rect.held', (r) => r.length), 13 + 0);
       // Stepping on to the first term read from workgroup memory: no global input reads.
-      await page.goto(new URL(`#/visualiser?lang=${lang}&stage=conv-tiled&size=4&sg=32&step=5&t=0`, page.url()).href);
+      await goto(page, `#/visualiser?lang=${lang}&stage=conv-tiled&size=4&sg=32&step=5&t=0`);
       await page.waitForFunction(() => document.querySelector('#vis-step')?.dataset.step === '5');
       assert.equal(await counter(page, 'vis.counters.subgroup', 'vis.count.shared'), 32);
       assert.equal(await page.$$eval('.vis-matrix rect.held', (r) => r.length), 48, 'the whole patch is staged');
