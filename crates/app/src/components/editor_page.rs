@@ -5,6 +5,15 @@
 //! then the original runs on the same inputs (`edit_run::run_target`). Wrong elements are
 //! listed and marked on the output's picture. Drafts live in local storage; Share puts the
 //! source, deflated, in the URL (`src`).
+//!
+//! Before anything reaches the GPU, naga compares the edited module's entry point and the
+//! resources it uses with the original's (`wgsl_check::interface`/`mismatches`, through
+//! `editor.js`'s `bindingCheck`) — exactly what the family's plan binds — and names a wrong
+//! binding, a missing entry point or a read-only output in words (`editor.bind.*`); then the
+//! browser's own compiler messages (`Gpu::compilation_messages`) are placed in UTF-16 columns
+//! (`kernel_edit::browser_message`) and stop the run if they are errors. A run still going
+//! after 20 s (`watchdog=<ms>` shortens it, ≥ 1 s, for tests) is cancelled and the page's
+//! device dropped (`session::forget`), the source kept. `?scratch` is `scratch_page.rs`.
 
 use std::cell::Cell;
 use std::rc::Rc;

@@ -2,6 +2,9 @@
 //! puzzle: goal, buffers, the editor on the starter or the learner's draft, hints, Run,
 //! Show solution). A run binds the puzzle's buffers by the crate's convention, checks the
 //! whole output buffer on the CPU and draws each element: right, wrong, never written.
+//! "Show accesses" asks the editor module's `instrument` (naga, never in the app's wasm) for a
+//! logging copy of the kernel, runs it with a `log` buffer bound after `out`, and draws what
+//! `puzzles::access::summarize` counts per thread and per array.
 
 use std::borrow::Cow;
 
