@@ -29,6 +29,112 @@ pub const PAGE_WIDTHS: [usize; 4] = [16, 64, 256, 512];
 pub const PAGE_BATCHES: [usize; 5] = [1, 16, 256, 1024, 4096];
 /// Whole runs per side and point; the figure is their median.
 pub const RUNS: usize = 3;
+/// The largest batch a page link may ask for: the size of the page's training set.
+pub const PAGE_MAX_BATCH: usize = 4096;
+
+/// The widths × batch sizes one run of the page measures: [`PAGE_WIDTHS`] × [`PAGE_BATCHES`]
+/// unless a link asks for fewer (`xwidths=16,256&xbatches=1,256`, for a quick look or a test).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Grid {
+    pub widths: Vec<usize>,
+    pub batches: Vec<usize>,
+}
+
+impl Default for Grid {
+    fn default() -> Self {
+        Grid {
+            widths: PAGE_WIDTHS.to_vec(),
+            batches: PAGE_BATCHES.to_vec(),
+        }
+    }
+}
+
+impl Grid {
+    pub fn len(&self) -> usize {
+        self.widths.len() * self.batches.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Every point in the order the page measures them: width by width, batches in order.
+    pub fn points(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.widths
+            .iter()
+            .flat_map(|&w| self.batches.iter().map(move |&b| (w, b)))
+    }
+
+    /// The grid a link asks for: `xwidths` and `xbatches`, each a comma list of different whole
+    /// numbers, smallest first — at most as many widths as [`PAGE_WIDTHS`], each from 1 to the
+    /// largest of them, at most as many batch sizes as [`PAGE_BATCHES`], each from 1 to
+    /// [`PAGE_MAX_BATCH`]. A list that is absent is the page's; a bad one is named and replaced
+    /// by the page's.
+    pub fn from_params(widths: Option<&str>, batches: Option<&str>) -> (Grid, Vec<GridError>) {
+        let mut grid = Grid::default();
+        let mut errors = Vec::new();
+        if let Some(s) = widths {
+            match list(s, PAGE_WIDTHS.len(), PAGE_WIDTHS[PAGE_WIDTHS.len() - 1]) {
+                Some(v) => grid.widths = v,
+                None => errors.push(GridError::Widths(s.to_string())),
+            }
+        }
+        if let Some(s) = batches {
+            match list(s, PAGE_BATCHES.len(), PAGE_MAX_BATCH) {
+                Some(v) => grid.batches = v,
+                None => errors.push(GridError::Batches(s.to_string())),
+            }
+        }
+        (grid, errors)
+    }
+}
+
+/// 1 to `max_len` different whole numbers from 1 to `max`, smallest first.
+fn list(s: &str, max_len: usize, max: usize) -> Option<Vec<usize>> {
+    let v = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=max).contains(n))
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    (!v.is_empty() && v.len() <= max_len && v.windows(2).all(|w| w[0] < w[1])).then_some(v)
+}
+
+/// A grid list in a link that [`Grid::from_params`] refused, with the value as typed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GridError {
+    Widths(String),
+    Batches(String),
+}
+
+impl GridError {
+    /// Translation key of the message.
+    pub fn key(&self) -> &'static str {
+        match self {
+            GridError::Widths(_) => "train.x.err.widths",
+            GridError::Batches(_) => "train.x.err.batches",
+        }
+    }
+
+    /// Placeholder values of the message: the value, how many numbers at most, the largest.
+    pub fn args(&self) -> Vec<(&'static str, String)> {
+        match self {
+            GridError::Widths(s) => vec![
+                ("value", s.clone()),
+                ("count", PAGE_WIDTHS.len().to_string()),
+                ("max", PAGE_WIDTHS[PAGE_WIDTHS.len() - 1].to_string()),
+            ],
+            GridError::Batches(s) => vec![
+                ("value", s.clone()),
+                ("count", PAGE_BATCHES.len().to_string()),
+                ("max", PAGE_MAX_BATCH.to_string()),
+            ],
+        }
+    }
+}
 
 /// The network of one grid row: two inputs, two hidden layers of `width`, two classes.
 pub fn net(width: usize) -> Net {
@@ -147,6 +253,38 @@ mod tests {
             gpu,
             cpu,
         }
+    }
+
+    #[test]
+    fn a_link_asks_for_a_smaller_grid_and_bad_lists_are_named() {
+        let (g, e) = Grid::from_params(None, None);
+        assert_eq!((g.len(), e), (20, vec![]));
+        let (g, e) = Grid::from_params(Some("16,256"), Some(" 1, 256"));
+        assert_eq!(e, vec![]);
+        assert_eq!(
+            g.points().collect::<Vec<_>>(),
+            [(16, 1), (16, 256), (256, 1), (256, 256)]
+        );
+        for bad in [
+            "",
+            "abc",
+            "0",
+            "513",
+            "64,16",
+            "16,16",
+            "1,2,3,4,5",
+            "16,,64",
+            "-1",
+        ] {
+            let (g, e) = Grid::from_params(Some(bad), None);
+            assert_eq!(g, Grid::default(), "{bad:?}");
+            assert_eq!(e, vec![GridError::Widths(bad.to_string())], "{bad:?}");
+        }
+        let (g, e) = Grid::from_params(Some("16"), Some("4097"));
+        assert_eq!((g.widths, g.batches), (vec![16], PAGE_BATCHES.to_vec()));
+        assert_eq!(e, vec![GridError::Batches("4097".into())]);
+        assert_eq!(e[0].key(), "train.x.err.batches");
+        assert_eq!(e[0].args()[2], ("max", "4096".to_string()));
     }
 
     #[test]

@@ -3,14 +3,16 @@
 //! layer as a matrix multiply on the race's SIMD kernel, one core, on this page's thread), over
 //! widths × batch sizes (`mlp::crossover`), and for each width the batch size from which the
 //! GPU wins. Each figure is the median of three runs of at least `MIN_MS`; GPU runs start on a
-//! drained queue and end when every step has finished.
+//! drained queue and end when every step has finished. The grid is `mlp::crossover`'s page grid
+//! unless the link asks for fewer points (`xwidths`, `xbatches`: [`Grid::from_params`], bad
+//! lists named above the button).
 
 use std::rc::Rc;
 
 use yew::prelude::*;
 
 use gpu_runtime::mlp::crossover::{
-    self, crossover, median_spread, steps_for, Crossover, Point, PAGE_BATCHES, PAGE_WIDTHS, RUNS,
+    self, crossover, median_spread, steps_for, Crossover, Grid, Point, RUNS,
 };
 use gpu_runtime::mlp::{Gemm, TunedTrainer};
 use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
@@ -79,6 +81,8 @@ enum Phase {
 struct State {
     phase: Phase,
     cells: Vec<Cell>,
+    /// The grid of the run shown (the link's may change while it runs).
+    grid: Grid,
 }
 
 async fn yield_now() {
@@ -187,13 +191,14 @@ async fn cpu_runs(
 /// Every grid point in turn, each one reported as it finishes; stops when cancelled.
 async fn run(
     gpu: Option<Rc<Gpu>>,
+    grid: Grid,
     cancel: CancelToken,
     on_start: impl Fn(usize, usize),
     on_cell: impl Fn(Cell),
 ) -> bool {
     let d = crossover::data(POINTS);
-    for width in PAGE_WIDTHS {
-        for batch in PAGE_BATCHES {
+    for &width in &grid.widths {
+        for &batch in &grid.batches {
             if cancel.is_cancelled() {
                 return false;
             }
@@ -247,8 +252,11 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
         WebGpuStatus::Available(a) => Some(a.is_software),
         _ => None,
     };
+    let (grid, grid_errors) =
+        Grid::from_params(ctx.query.get("xwidths"), ctx.query.get("xbatches"));
     let running = matches!(state.borrow().phase, Phase::Running { .. });
     let on_click = {
+        let grid = grid.clone();
         let (state, redraw, cancel) = (state.clone(), redraw.clone(), cancel.clone());
         let on_start = props.on_start.clone();
         Callback::from(move |_: MouseEvent| {
@@ -262,13 +270,14 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
             {
                 let mut s = state.borrow_mut();
                 s.cells.clear();
+                s.grid = grid.clone();
                 s.phase = Phase::Running {
-                    width: PAGE_WIDTHS[0],
-                    batch: PAGE_BATCHES[0],
+                    width: grid.widths[0],
+                    batch: grid.batches[0],
                 };
             }
             redraw.force_update();
-            let (state, redraw) = (state.clone(), redraw.clone());
+            let (state, redraw, grid) = (state.clone(), redraw.clone(), grid.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let gpu = match software {
                     Some(sw) => session::gpu(sw).await.ok().map(|(g, _)| g),
@@ -278,6 +287,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                     (state.clone(), redraw.clone(), state.clone(), redraw.clone());
                 let finished = run(
                     gpu,
+                    grid,
                     token.clone(),
                     move |width, batch| {
                         s1.borrow_mut().phase = Phase::Running { width, batch };
@@ -302,7 +312,19 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
         })
     };
     let s = state.borrow();
-    let total = PAGE_WIDTHS.len() * PAGE_BATCHES.len();
+    // The run shown keeps its grid; before the first run, the link's.
+    let shown = if s.phase == Phase::Idle {
+        &grid
+    } else {
+        &s.grid
+    };
+    let total = shown.len();
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|&n| format::count(n as u64))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let phase_code = match s.phase {
         Phase::Idle => "idle",
         Phase::Running { .. } => "running",
@@ -314,6 +336,20 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
             <h2>{ ctx.t("train.x.title") }</h2>
             <p>{ ctx.t("train.x.intro") }</p>
             <p class="hint">{ ctx.t("train.x.how") }</p>
+            if !grid_errors.is_empty() {
+                <ul class="train-x-errors" role="alert">
+                    { for grid_errors.iter().map(|e| {
+                        let args = e.args();
+                        let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                        html! { <li data-error={e.key()}>{ ctx.tf(e.key(), &args) }</li> }
+                    }) }
+                </ul>
+            }
+            if grid != Grid::default() {
+                <p class="hint" id="train-x-grid" data-points={grid.len().to_string()}>
+                    { ctx.tf("train.x.grid", &[("widths", &list(&grid.widths)), ("batches", &list(&grid.batches))]) }
+                </p>
+            }
             <button id="train-x-run" class="button" onclick={on_click}>
                 { ctx.t(if running { "train.x.cancel" } else { "train.x.run" }) }
             </button>
@@ -333,8 +369,8 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                 Phase::Cancelled => html! { <p class="status">{ ctx.t("train.x.cancelled") }</p> },
                 _ => html! {},
             } }
-            { (!s.cells.is_empty()).then(|| view(&ctx, &s.cells)) }
-            { (s.phase == Phase::Done).then(|| verdicts(&ctx, &s.cells, software == Some(true))) }
+            { (!s.cells.is_empty()).then(|| view(&ctx, shown, &s.cells)) }
+            { (s.phase == Phase::Done).then(|| verdicts(&ctx, shown, &s.cells, software == Some(true))) }
         </section>
     }
 }
@@ -352,7 +388,7 @@ fn ratio_of(c: &Cell) -> Option<f64> {
 
 /// The chart (GPU ÷ tuned CPU against batch size, one line per width, the break-even line at
 /// 1×) and the table of every point.
-fn view(ctx: &Ctx, cells: &[Cell]) -> Html {
+fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
     // Each distinct GPU failure is written out once, under the table; its cells point to it.
     let mut failures: Vec<String> = Vec::new();
     for c in cells {
@@ -402,10 +438,10 @@ fn view(ctx: &Ctx, cells: &[Cell]) -> Html {
                         <text x="50" y={format!("{:.1}", f.y(p as f64) + 4.0)} text-anchor="end">{ tick(p) }</text>
                     </>
                 }) }
-                { for PAGE_BATCHES.iter().map(|&b| html! {
+                { for grid.batches.iter().map(|&b| html! {
                     <text x={format!("{:.1}", f.x((b as f64).log2()))} y="186" text-anchor="middle">{ b }</text>
                 }) }
-                { for PAGE_WIDTHS.iter().enumerate().map(|(i, &w)| {
+                { for grid.widths.iter().enumerate().map(|(i, &w)| {
                     let pts = f.path(cells.iter().filter(|c| c.width == w).filter_map(|c| {
                         ratio_of(c).filter(|r| *r > 0.0).map(|r| ((c.batch as f64).log2(), r.log10()))
                     }));
@@ -414,7 +450,7 @@ fn view(ctx: &Ctx, cells: &[Cell]) -> Html {
                 <text class="even-label" x="432" y={format!("{:.1}", f.y(0.0) - 4.0)} text-anchor="end">{ ctx.t("train.x.even") }</text>
             </svg>
             <p class="hint">
-                { for PAGE_WIDTHS.iter().enumerate().map(|(i, &w)| html! {
+                { for grid.widths.iter().enumerate().map(|(i, &w)| html! {
                     <span class={format!("key x-w{i}")}>{ net_name(w) }</span>
                 }) }
                 { ctx.t("train.x.axes") }
@@ -492,12 +528,12 @@ fn row(ctx: &Ctx, c: &Cell, failures: &[String]) -> Html {
 }
 
 /// For every width, where the crossover lies in this run, then why.
-fn verdicts(ctx: &Ctx, cells: &[Cell], software: bool) -> Html {
+fn verdicts(ctx: &Ctx, grid: &Grid, cells: &[Cell], software: bool) -> Html {
     let points: Vec<Point> = cells.iter().map(Cell::point).collect();
     html! {
         <div class="lesson">
             <ul class="train-x-verdicts">
-                { for PAGE_WIDTHS.iter().map(|&w| {
+                { for grid.widths.iter().map(|&w| {
                     let v = crossover(&points, w);
                     let net = net_name(w);
                     let text = match v {
