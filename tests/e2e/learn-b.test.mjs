@@ -181,3 +181,31 @@ test('Headline claims: matmul time calculator and the race link', async () => {
   assertNoErrors(errors);
   await context.close();
 });
+
+test('VRAM: a preset sets every field it implies (GPT-3 175B → about 2.8 TB)', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/vram?lang=en&w=int4&lora=1&ckpt=1&opt=sgd&mode=train');
+  await page.waitForSelector('.presets button');
+  await page.click('.presets button:has-text("GPT-3 175B")');
+  await page.waitForFunction(() => /p=175/.test(location.hash));
+  await page.waitForSelector('[data-vram-total]:not([data-vram-total="invalid"])');
+  assert.equal(await page.isChecked('#f-lora'), false);
+  assert.equal(await page.isChecked('#f-ckpt'), false);
+  assert.equal(await page.inputValue('#f-w'), 'fp16');
+  assert.equal(await page.inputValue('#f-opt'), 'adam');
+  // Model states alone: 175e9 × 16 bytes = 2.8e12; activations come on top.
+  const total = Number(await page.getAttribute('[data-vram-total]', 'data-vram-total'));
+  assert.ok(total >= 2.8e12 && total < 4e12, `total ${total}`);
+  await screenshot(page, 'learn-b-vram-gpt3-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('Many GPUs: one GPU is "a single GPU", never "over 1 GPUs"', async () => {
+  const { page, context, errors } = await openPage(browser, '#/learn/multi-gpu?lang=en&n=1');
+  await page.waitForSelector('[data-ring-time]');
+  const total = await page.textContent('[data-ring-time]');
+  assert.doesNotMatch(total, /\b1 GPUs/, total);
+  assert.match(total, /single GPU/, total);
+  assertNoErrors(errors);
+  await context.close();
+});

@@ -126,11 +126,15 @@ test('batch-size experiment: samples/s for every batch size on GPU and CPU', asy
   for (const r of rows) console.log(r.join(' | '));
   assert.equal(rows[0][0], '1');
   assert.equal(rows[6][0], '4,096');
-  // Every cell a number in a plausible range: a step moves at least one sample per 100 ms,
-  // and no machine trains this network on 10⁹ samples per second.
+  // Every cell a measured number: a whole count, above 0 (a "0" would be under half a sample
+  // per second, more than the 300 s this whole run is given allows at any batch), and under
+  // 10⁹ samples per second, which no machine trains this network at (a figure that large means
+  // the steps were not timed). How fast this machine is belongs in docs/benchmarks.md, not in
+  // a check: a loaded machine once measured 9 samples/s where the old check wanted 10.
   const num = (t) => Number(t.replace(/,/g, ''));
   for (const r of rows) {
-    for (const v of [num(r[1]), num(r[2])]) assert.ok(v >= 10 && v <= 1e9, `batch ${r[0]}: ${r.join(' | ')}`);
+    for (const t of [r[1], r[2]]) assert.match(t, /^[\d,]+$/, `batch ${r[0]}: ${r.join(' | ')}`);
+    for (const v of [num(r[1]), num(r[2])]) assert.ok(v > 0 && v <= 1e9, `batch ${r[0]}: ${r.join(' | ')}`);
   }
   // Larger batches amortise per-step costs: the CPU's rate at 4,096 beats its rate at 1.
   assert.ok(num(rows[6][2]) > num(rows[0][2]), `CPU ${rows[0][2]} → ${rows[6][2]}`);

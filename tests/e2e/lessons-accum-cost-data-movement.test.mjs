@@ -1,11 +1,11 @@
-// Lessons 17–19 (gradient accumulation, cloud or buy, moving data) and the glossary (issue 16,
-// topics 5–7): each renders in both languages with no console error, no NaN and no missing
-// key, at 390, 1280 and 1920 px without horizontal scroll; each widget's numbers are checked
-// against hand-computed values or plausible ranges; bad input gets a named message; every
-// lesson page links to the glossary; the train view accumulates micro-batches.
+// Lessons 17–19 (gradient accumulation, cloud or buy, moving data) and the glossary: each
+// renders in both languages with no console error, no NaN and no missing key, at 390, 1280 and
+// 1920 px without horizontal scroll; each widget's numbers are checked against hand-computed
+// values or plausible ranges; bad input gets a named message; every lesson page links to the
+// glossary. (The train view's micro-batches: train-settings.test.mjs.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, navigatedBy, screenshot, assertNoErrors } from './helpers.mjs';
 
 const LESSONS = ['grad-accum', 'cost', 'data-movement'];
 
@@ -44,7 +44,7 @@ for (const lang of ['en', 'zh']) {
           assert.ok(await page.$('.glossary-link a[href*="#/learn/glossary"]'), `${id}: links the glossary`);
         }
         await noHorizontalScroll(page, `${id} ${lang} ${width}`);
-        await screenshot(page, `round2b-${id}-${lang}-${width}`);
+        await screenshot(page, `lessons-accum-cost-data-${id}-${lang}-${width}`);
         assertNoErrors(errors);
         await context.close();
       }
@@ -57,17 +57,18 @@ test('every lesson page links the glossary, which has at least 25 CUDA ↔ WGSL 
   const ids = await page.evaluate(() => [...document.querySelectorAll('.lesson-nav a')].length);
   assert.ok(ids >= 2);
   // The index lists every lesson; each of their pages has the link (the shell adds it).
-  await page.goto(new URL('#/learn?lang=en', page.url()).href);
-  await page.waitForSelector('.lesson-list');
+  await goto(page, '#/learn?lang=en');
   const hrefs = await page.$$eval('.lesson-list a', (as) => as.map((a) => a.getAttribute('href')));
   assert.ok(hrefs.length >= 15, `${hrefs.length} lessons`);
   for (const href of hrefs) {
-    await page.goto(new URL(href, page.url()).href);
-    await page.waitForSelector('article.lesson');
+    // Each lesson read once the shell shows it, never the previous lesson's link.
+    await goto(page, href);
+    const id = href.replace(/^#\/learn\//, '').replace(/\?.*$/, '');
+    assert.equal(await page.getAttribute('article.lesson', 'data-lesson'), id, `${href}: another page is shown`);
     assert.ok(await page.$('article.lesson .glossary-link a[href^="#/learn/glossary"]'), `${href}: no glossary link`);
   }
-  await page.click('article.lesson .glossary-link a');
-  await page.waitForSelector('#glossary-table');
+  await navigatedBy(page, () => page.click('article.lesson .glossary-link a'), { path: '/learn/glossary' });
+  assert.ok(await page.$('#glossary-table'));
   const rows = await page.$$eval('#glossary-table tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent)));
   assert.ok(rows.length >= 25, `${rows.length} rows`);
   const row = (id) => page.$eval(`#g-${id}`, (r) => [...r.cells].map((c) => c.textContent));
@@ -106,43 +107,11 @@ test('gradient accumulation: lesson 7\'s LLaMA-7B numbers, links to the VRAM cal
   }
   await assertClean(page, 'grad-accum bad input');
   for (const [href, total] of [[micro, '142601641984'], [whole, '356813135872']]) {
-    await page.goto(new URL(href, page.url()).href);
-    await page.waitForSelector('[data-vram-total]');
+    await goto(page, href);
     assert.equal(await page.getAttribute('[data-vram-total]', 'data-vram-total'), total, href);
   }
   assertNoErrors(errors);
   await context.close();
-});
-
-test('the train view accumulates micro-batches: effective batch and memory shown, bad accum named', async () => {
-  const { page, context, errors } = await openPage(browser, '#/train?lang=en&data=spiral&batch=8&accum=4');
-  await page.waitForSelector('#train-accum-summary');
-  const s = await page.$eval('#train-accum-summary', (e) => ({ ...e.dataset, text: e.textContent }));
-  assert.equal(s.effective, '32');
-  // Default net 2 → 8 → 8 → 2: 20 floats per sample, activations + deltas = 2 × 20 × 4 = 160
-  // bytes per sample: 1,280 for a micro-batch of 8, 5,120 for 32 at once.
-  assert.equal(s.microBytes, '1280');
-  assert.equal(s.effectiveBytes, '5120');
-  assert.match(s.text, /32 = 4 × 8/);
-  assert.equal(await page.$eval('#train-accum', (e) => e.value), '4');
-  // It trains: GPU updates and the twin's both advance and the loss stays finite.
-  await page.click('#train-play');
-  await page.waitForFunction(() => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= 10, null, { timeout: 60_000 });
-  const loss = Number(await page.getAttribute('#train-status', 'data-gpu-loss'));
-  assert.ok(Number.isFinite(loss) && loss > 0 && loss < 2, `loss ${loss}`);
-  await page.click('#train-play');
-  // Changing it is a restart, announced.
-  await page.selectOption('#train-accum', '2');
-  await page.waitForFunction(() => /accum=2/.test(location.hash));
-  await page.waitForFunction(() => /because the micro-batches per update changed/.test(document.querySelector('main').innerText));
-  assertNoErrors(errors);
-  await context.close();
-  // A bad value in the URL is named and replaced by 1.
-  const bad = await openPage(browser, '#/train?lang=en&accum=0');
-  await bad.page.waitForSelector('#train-accum-summary');
-  assert.match(await bad.page.textContent('main'), /Micro-batches per update “0” is not usable/);
-  assert.equal(await bad.page.getAttribute('#train-accum-summary', 'data-effective'), '16');
-  await bad.context.close();
 });
 
 test('cloud or buy: hand-computed break-even and cost per useful hour, presets, bad input named', async () => {
@@ -205,7 +174,7 @@ test('moving data: measured upload and readback (median of 5, bytes checked), li
   const rows = await page.$$eval('#transfer-table tbody tr', (rs) => rs.map((r) => ({ ...r.dataset })));
   assert.deepEqual(rows.map((r) => r.bytes), [String(256 << 10), String(4 << 20), String(32 << 20)]);
   console.log('transfer medians (bytes, upload ms, readback ms):', rows.map((r) => [r.bytes, r.uploadMs, r.readbackMs]));
-  await screenshot(page, 'round2b-data-movement-measured-en');
+  await screenshot(page, 'lessons-accum-cost-data-measured-en');
   for (const r of rows) {
     const up = Number(r.bytes) / Number(r.uploadMs) / 1e6;
     const down = Number(r.bytes) / Number(r.readbackMs) / 1e6;

@@ -1,8 +1,9 @@
-// Screenshots of the pages issue 11's polish changed, at 390, 1280 and 1920 px in both
-// languages (full pages, and the first screenful for reading at full size); none scrolls sideways.
+// Screenshots of the main pages (home, kernels, SIMT view, VRAM, many GPUs, precision) at 390,
+// 1280 and 1920 px in both languages (full pages, and the first screenful for reading at full
+// size); none scrolls sideways.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors, waitForProbe } from './helpers.mjs';
+import { launch, openPage, show, screenshot, assertNoErrors, waitForProbe } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -18,13 +19,12 @@ test('screenshots of the changed pages at 390, 1280 and 1920 px in both language
       const { page, context, errors } = await openPage(browser, withLang('#/', lang), { viewport: { width, height } });
       await waitForProbe(page);
       for (const [name, route] of pages) {
-        await page.goto(new URL(withLang(route, lang), page.url()).href);
-        await page.waitForSelector('main h1', { timeout: 30_000 });
-        await page.waitForTimeout(300);
+        // Measured once the shell shows this route in `lang`, never the previous one.
+        await show(page, withLang(route, lang));
         assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, `${name} ${width} ${lang}`);
-        await screenshot(page, `polish-shot-${name}-${width}-${lang}`);
+        await screenshot(page, `page-${name}-${width}-${lang}`);
         // The first screenful on its own, readable at full size.
-        await page.screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/polish-view-${name}-${width}-${lang}.png` });
+        await page.screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/page-view-${name}-${width}-${lang}.png` });
       }
       assertNoErrors(errors);
       await context.close();
