@@ -1,4 +1,4 @@
-// Divergence probe (lesson 2): half of the threads run path A (a chain of multiply-adds), the
+// Divergence probe (the `simt` lesson): half of the threads run path A (a chain of multiply-adds), the
 // other half path B (a chain of square roots), `iters` steps each. Which half is set by the
 // override DIVERGENT:
 //   DIVERGENT = true:  even and odd LANES differ, so every subgroup (warp) holds threads of

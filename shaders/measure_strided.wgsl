@@ -1,5 +1,5 @@
 // Coalescing probe: every element of a buffer is read exactly once, but neighbouring threads
-// read addresses `stride` floats apart (lesson 4). With stride 1 a warp's 32 reads fall in a
+// read addresses `stride` floats apart (the `memory` lesson). With stride 1 a warp's 32 reads fall in a
 // few cache lines; with stride 32 each read needs its own line, so the same useful bytes cost
 // many more bytes of memory traffic.
 //

@@ -7,13 +7,13 @@ use gpu_playground::i18n::has;
 
 const FILES: [&str; 8] = [
     "kit.rs",
-    "l01_latency_throughput.rs",
-    "l02_simt.rs",
-    "l03_occupancy.rs",
-    "l04_memory.rs",
-    "l05_roofline.rs",
-    "l06_precision.rs",
-    "l08_utilisation.rs",
+    "latency_throughput.rs",
+    "simt.rs",
+    "occupancy.rs",
+    "memory.rs",
+    "roofline.rs",
+    "precision.rs",
+    "utilisation.rs",
 ];
 
 fn source(name: &str) -> String {

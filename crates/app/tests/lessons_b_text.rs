@@ -7,12 +7,12 @@ use std::path::Path;
 use gpu_playground::i18n::has;
 
 const FILES: [&str; 6] = [
-    "l07_vram.rs",
-    "l09_multi_gpu.rs",
-    "l10_stack.rs",
-    "l11_choosing.rs",
-    "l12_claims.rs",
-    "l13_conv.rs",
+    "vram.rs",
+    "multi_gpu.rs",
+    "stack.rs",
+    "choosing.rs",
+    "claims.rs",
+    "conv.rs",
 ];
 
 #[test]

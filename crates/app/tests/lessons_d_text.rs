@@ -7,9 +7,9 @@ use std::path::Path;
 use gpu_playground::i18n::{has, t, Lang};
 
 const FILES: [&str; 4] = [
-    "l17_grad_accum.rs",
-    "l18_cost.rs",
-    "l19_data_movement.rs",
+    "grad_accum.rs",
+    "cost.rs",
+    "data_movement.rs",
     "glossary.rs",
 ];
 

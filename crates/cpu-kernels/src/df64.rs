@@ -1,4 +1,4 @@
-//! Double-float ("df64") values and the references lesson 15 measures against.
+//! Double-float ("df64") values and the references the `fp64` lesson measures against.
 //!
 //! A df64 value is hi + lo with hi = f32(x) and lo = f32(x − hi): about 48 significant bits.
 //! The GPU kernel (`shaders/df64_matmul.wgsl`) multiplies matrices of such pairs; its result

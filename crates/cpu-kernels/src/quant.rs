@@ -1,4 +1,4 @@
-//! Symmetric per-tensor INT8 quantisation and the exact integer product (lesson 14).
+//! Symmetric per-tensor INT8 quantisation and the exact integer product (the `int8` lesson).
 //!
 //! scale = max|x| / 127; q = round(x / scale) (ties to even), so the largest value maps to ±127
 //! and every q lies in −127..=127. The product of two quantised matrices is computed exactly in
@@ -104,7 +104,7 @@ pub fn dequantise(c: &[i64], scale_a: f32, scale_b: f32) -> Vec<f64> {
     c.iter().map(|&v| v as f64 * s).collect()
 }
 
-/// Largest and mean |got − exact| / Σ|a·b| over the elements (the measure lesson 6 uses).
+/// Largest and mean |got − exact| / Σ|a·b| over the elements (the measure the `precision` lesson uses).
 pub fn rel_errors(got: &[f64], reference: &Reference) -> (f64, f64) {
     let mut max = 0f64;
     let mut sum = 0f64;

@@ -1,4 +1,4 @@
-//! Lesson 17's arithmetic: gradient accumulation splits an effective batch `B` into `k`
+//! The `grad-accum` lesson's arithmetic: gradient accumulation splits an effective batch `B` into `k`
 //! micro-batches of `b` (`B = k · b`). Each micro-batch's loss gradient is divided by `B`, not
 //! `b`, and the `k` gradients are added before one optimiser step, so the step sees the mean
 //! over all `B` samples: the mean of the `k` micro-batch means. Activations are kept for one
@@ -81,7 +81,7 @@ mod tests {
     use super::*;
     use crate::vram::{Dtype, Optimiser};
 
-    /// Lesson 7's LLaMA-7B case: 7e9 parameters, FP16 + Adam (16 bytes each: 112 GB), and per
+    /// The `vram` lesson's LLaMA-7B case: 7e9 parameters, FP16 + Adam (16 bytes each: 112 GB), and per
     /// sample 32 layers × 2048 · 4096 · (34 + 5 · 32 · 2048 / 4096) = 30,601,641,984 bytes of
     /// activations. An effective batch of 8 as 8 micro-batches of 1: 112e9 + 8 × 30.6e9 =
     /// 356,813,135,872 bytes at once, against 142,601,641,984 with accumulation.

@@ -1,4 +1,4 @@
-//! Lesson 9's ring all-reduce time.
+//! The `multi-gpu` lesson's ring all-reduce time.
 //!
 //! In a ring all-reduce over `p` GPUs the gradient buffer of `S` bytes is cut into `p` chunks.
 //! `p − 1` reduce-scatter steps and `p − 1` all-gather steps each send one chunk (`S/p`) to the

@@ -1,4 +1,4 @@
-//! Lesson 12's matmul arithmetic: how much work a square matrix multiply is and how long it
+//! The `claims` lesson's matmul arithmetic: how much work a square matrix multiply is and how long it
 //! takes at a sustained rate the visitor chooses.
 
 /// Largest accepted matrix side.

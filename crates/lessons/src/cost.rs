@@ -1,4 +1,4 @@
-//! Lesson 18's cloud-or-buy calculator.
+//! The `cost` lesson's cloud-or-buy calculator.
 //!
 //! Renting costs `c` per GPU-hour used. Owning costs the purchase price `P` once, plus energy
 //! while the GPU works: `e = W / 1000 · k` per hour (W watts, k per kWh; idle power and the rest

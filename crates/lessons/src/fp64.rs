@@ -1,4 +1,4 @@
-//! Lesson 15: FP64 rates of real GPUs (vendor peaks, `docs/fact-check.md` FC-160 to FC-162)
+//! The `fp64` lesson: FP64 rates of real GPUs (vendor peaks, `docs/fact-check.md` FC-160 to FC-162)
 //! and the arithmetic that makes them tangible: how long a double-precision matmul takes at
 //! each peak, and what the learner's own emulated rate (double-float in f32 pairs) amounts to.
 

@@ -1,4 +1,4 @@
-//! Lesson 11's GPU table: vendor peak figures, each with its source and the fact-check ids
+//! The `choosing` lesson's GPU table: vendor peak figures, each with its source and the fact-check ids
 //! (docs/fact-check.md) that discuss it, plus the ranking the lesson's widget shows.
 //!
 //! Memory is the vendor's nominal size. The calculators read it as 10⁹ bytes per GB, which is

@@ -1,4 +1,4 @@
-//! Lesson 10's launch translator: a 2-D problem and a CUDA thread-block shape become a CUDA
+//! The `stack` lesson's launch translator: a 2-D problem and a CUDA thread-block shape become a CUDA
 //! grid and the equivalent WebGPU dispatch, checked against both APIs' limits.
 //!
 //! Limits used: CUDA (compute capability 5.0 and later, CUDA C++ Programming Guide): at most

@@ -1,5 +1,5 @@
 //! Occupancy: how many warps an NVIDIA SM keeps resident for a given launch, and which
-//! resource stops it from holding more (lesson 3).
+//! resource stops it from holding more (the `occupancy` lesson).
 //!
 //! Per-SM limits are those of the compute-capability tables in NVIDIA's CUDA C++ Programming
 //! Guide ("Technical Specifications per Compute Capability"); the allocation rules (registers

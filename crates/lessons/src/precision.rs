@@ -1,4 +1,4 @@
-//! Floating-point formats (lesson 6): range, smallest normal and machine epsilon computed from
+//! Floating-point formats (the `precision` lesson): range, smallest normal and machine epsilon computed from
 //! the exponent and mantissa widths, and rounding a value to each format.
 
 /// A binary floating-point format with IEEE-style bias, subnormals and infinities.

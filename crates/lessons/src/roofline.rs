@@ -1,4 +1,4 @@
-//! The roofline model (lesson 5): attainable FLOP/s = min(peak, bandwidth × intensity), and
+//! The roofline model (the `roofline` lesson): attainable FLOP/s = min(peak, bandwidth × intensity), and
 //! how many bytes each matmul stage moves from memory under a simple model of its tiling.
 //!
 //! Traffic model: a stage that gives each workgroup a BM×BN block of C loads a BM×K strip of A

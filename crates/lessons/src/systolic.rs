@@ -1,4 +1,4 @@
-//! Lesson 13: a cycle-by-cycle model of an output-stationary systolic array next to the same
+//! The `systolic` lesson: a cycle-by-cycle model of an output-stationary systolic array next to the same
 //! multiply done by SIMT threads.
 //!
 //! The array has `n × n` processing elements (PEs). PE (i, j) owns C[i][j]. Row i of A enters

@@ -1,4 +1,4 @@
-//! Lesson 16: a sustained load's GFLOP/s over time and the throttling verdict. Pure: the
+//! The `thermal` lesson: a sustained load's GFLOP/s over time and the throttling verdict. Pure: the
 //! component runs the chunks and hands the points here.
 //!
 //! The early median is the median of the first [`early_count`] points (the first fifth, at

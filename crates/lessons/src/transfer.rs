@@ -1,4 +1,4 @@
-//! Lesson 19's arithmetic: the learner's measured host ↔ GPU transfers (median of repeated
+//! The `data-movement` lesson's arithmetic: the learner's measured host ↔ GPU transfers (median of repeated
 //! runs, GB/s) and the links a browser cannot measure, whose times come from
 //! [`crate::allreduce`].
 
@@ -45,7 +45,7 @@ pub const NETWORK: [Link; 2] = [
     },
 ];
 
-/// The links the lesson compares: PCIe 4.0 and 5.0 x16, NVLink 4 (from lesson 9's presets),
+/// The links the lesson compares: PCIe 4.0 and 5.0 x16, NVLink 4 (from the `multi-gpu` lesson's presets),
 /// then InfiniBand.
 pub fn links() -> Vec<&'static Link> {
     ["pcie4", "pcie5", "nvlink4"]

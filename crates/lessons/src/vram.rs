@@ -1,4 +1,4 @@
-//! Lesson 7's VRAM budget: how many bytes a model needs for weights, gradients, optimiser
+//! The `vram` lesson's VRAM budget: how many bytes a model needs for weights, gradients, optimiser
 //! states and activations, for inference or training.
 //!
 //! Conventions (all stated in the lesson):

@@ -1,29 +1,29 @@
 //! The Learn area: the lesson index and one page per lesson (`#/learn/<id>`). The list of
 //! lessons lives in the `lessons` crate; each lesson's body is its own module here.
 
+mod choosing;
+mod claims;
+mod conv;
+mod cost;
+mod data_movement;
+mod fp64;
 mod glossary;
+mod grad_accum;
+mod int8;
 mod kit;
-mod l01_latency_throughput;
-mod l02_simt;
-mod l03_occupancy;
-mod l04_memory;
-mod l05_roofline;
-mod l06_precision;
-mod l07_vram;
-mod l08_utilisation;
-mod l09_multi_gpu;
-mod l10_stack;
-mod l11_choosing;
-mod l12_claims;
-mod l13_conv;
-mod l13_systolic;
-mod l14_int8;
-mod l15_fp64;
-mod l16_thermal;
-mod l17_grad_accum;
-mod l18_cost;
-mod l19_data_movement;
+mod latency_throughput;
+mod memory;
+mod multi_gpu;
+mod occupancy;
+mod precision;
 mod quiz;
+mod roofline;
+mod simt;
+mod stack;
+mod systolic;
+mod thermal;
+mod utilisation;
+mod vram;
 
 use lessons::{LessonInfo, GLOSSARY_ID, LESSONS};
 use yew::prelude::*;
@@ -89,26 +89,26 @@ pub fn Lesson(props: &LessonProps) -> Html {
         };
     };
     let body = match info.id {
-        "latency-throughput" => html! { <l01_latency_throughput::Body /> },
-        "simt" => html! { <l02_simt::Body /> },
-        "occupancy" => html! { <l03_occupancy::Body /> },
-        "memory" => html! { <l04_memory::Body /> },
-        "roofline" => html! { <l05_roofline::Body /> },
-        "precision" => html! { <l06_precision::Body /> },
-        "vram" => html! { <l07_vram::Body /> },
-        "utilisation" => html! { <l08_utilisation::Body /> },
-        "multi-gpu" => html! { <l09_multi_gpu::Body /> },
-        "stack" => html! { <l10_stack::Body /> },
-        "choosing" => html! { <l11_choosing::Body /> },
-        "claims" => html! { <l12_claims::Body /> },
-        "conv" => html! { <l13_conv::Body /> },
-        "grad-accum" => html! { <l17_grad_accum::Body /> },
-        "cost" => html! { <l18_cost::Body /> },
-        "data-movement" => html! { <l19_data_movement::Body /> },
-        "systolic" => html! { <l13_systolic::Body /> },
-        "int8" => html! { <l14_int8::Body /> },
-        "fp64" => html! { <l15_fp64::Body /> },
-        "thermal" => html! { <l16_thermal::Body /> },
+        "latency-throughput" => html! { <latency_throughput::Body /> },
+        "simt" => html! { <simt::Body /> },
+        "occupancy" => html! { <occupancy::Body /> },
+        "memory" => html! { <memory::Body /> },
+        "roofline" => html! { <roofline::Body /> },
+        "precision" => html! { <precision::Body /> },
+        "vram" => html! { <vram::Body /> },
+        "utilisation" => html! { <utilisation::Body /> },
+        "multi-gpu" => html! { <multi_gpu::Body /> },
+        "stack" => html! { <stack::Body /> },
+        "choosing" => html! { <choosing::Body /> },
+        "claims" => html! { <claims::Body /> },
+        "conv" => html! { <conv::Body /> },
+        "grad-accum" => html! { <grad_accum::Body /> },
+        "cost" => html! { <cost::Body /> },
+        "data-movement" => html! { <data_movement::Body /> },
+        "systolic" => html! { <systolic::Body /> },
+        "int8" => html! { <int8::Body /> },
+        "fp64" => html! { <fp64::Body /> },
+        "thermal" => html! { <thermal::Body /> },
         _ => Html::default(),
     };
     let number = (index + 1).to_string();

@@ -1,7 +1,7 @@
-//! Lesson 7: the memory wall and VRAM budgeting. A calculator (state in the URL query) built on
+//! Lesson `vram`: the memory wall and VRAM budgeting. A calculator (state in the URL query) built on
 //! `lessons::vram`, a stacked SVG bar of the breakdown, and which GPUs it fits.
 //!
-//! This module also holds `form`, the small field helpers lessons 7 and 9–12 share.
+//! This module also holds `form`, the small field helpers the calculator lessons share.
 
 use lessons::gpus::GPUS;
 use lessons::units::{binary_bytes, decimal_bytes, parse_number};

@@ -1,4 +1,4 @@
-//! Lesson 6: `precision` — Tensor Cores and mixed precision: what FP32, TF32, FP16 and BF16
+//! Lesson `precision` — Tensor Cores and mixed precision: what FP32, TF32, FP16 and BF16
 //! trade (computed by `lessons::precision`), a number rounded to each, the error f16 inputs
 //! cause in a matmul (CPU always; GPU speed where `shader-f16` exists), and the AMP snippet.
 

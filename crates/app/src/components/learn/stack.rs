@@ -1,4 +1,4 @@
-//! Lesson 10: the software stack. A CUDA ↔ WebGPU/WGSL table, a launch translator
+//! Lesson `stack`: the software stack. A CUDA ↔ WebGPU/WGSL table, a launch translator
 //! (`lessons::launch`) and what frameworks do for you.
 
 use lessons::launch::{self, Issue, LaunchError, LaunchInput};
@@ -6,7 +6,7 @@ use lessons::units::parse_count;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, text_field};
+use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
 use crate::format::count;
 

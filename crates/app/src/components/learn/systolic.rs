@@ -1,4 +1,4 @@
-//! Lesson 13: `systolic` — a systolic array's multiply-accumulate, cycle by cycle, next to the
+//! Lesson `systolic` — a systolic array's multiply-accumulate, cycle by cycle, next to the
 //! same work done by SIMT threads (model and counts: `lessons::systolic`), and what Tensor
 //! Cores and TPUs take from it.
 

@@ -1,4 +1,4 @@
-//! Lesson 9: many GPUs. A diagram of data, tensor and pipeline parallelism, and a ring
+//! Lesson `multi-gpu`: many GPUs. A diagram of data, tensor and pipeline parallelism, and a ring
 //! all-reduce calculator (`lessons::allreduce`) over NVLink and PCIe presets.
 
 use lessons::allreduce::{self, RingError, LINKS};
@@ -6,7 +6,7 @@ use lessons::units::{decimal_bytes, duration, parse_count, parse_number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, select, text_field, FieldError};
+use super::vram::form::{self, q, select, text_field, FieldError};
 use crate::components::Ctx;
 
 /// The ring all-reduce formula (maths, not prose).

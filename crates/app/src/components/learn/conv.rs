@@ -8,7 +8,7 @@ use lessons::units::{number, parse_number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, text_field};
+use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
 use crate::format::count;
 

@@ -1,4 +1,4 @@
-//! Lesson 17: gradient accumulation and the memory wall. A calculator on lesson 7's LLaMA-7B
+//! Lesson `grad-accum`: gradient accumulation and the memory wall. A calculator on the `vram` lesson's LLaMA-7B
 //! budget (`lessons::accum` over `lessons::vram`): the effective batch at once against one
 //! micro-batch at a time, with links to the VRAM calculator at both batches and to the train
 //! view, where the accumulation really runs on the GPU and its CPU twin.
@@ -9,13 +9,13 @@ use lessons::vram::{Activations, Budget, Dtype, Optimiser};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, text_field};
+use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
 
 /// The mean of means (maths, not prose).
 const FORMULA: &str = "g = 1/B · Σᵢ ∇ℓᵢ = 1/k · Σⱼ (1/b · Σᵢ∈ⱼ ∇ℓᵢ),  B = k · b";
 
-/// Lesson 7's default job: LLaMA-7B-sized training, FP16 weights, Adam, sequence 2048.
+/// The `vram` lesson's default job: LLaMA-7B-sized training, FP16 weights, Adam, sequence 2048.
 fn llama_7b(batch: f64) -> Budget {
     Budget {
         params: 7e9,

@@ -1,4 +1,4 @@
-//! Lesson 3: `occupancy` — SMs, warps and what limits how many stay resident: an occupancy
+//! Lesson `occupancy` — SMs, warps and what limits how many stay resident: an occupancy
 //! calculator for A100 / RTX 4090 / H100 (the `lessons::occupancy` maths), with the visitor's
 //! WebGPU limits beside it.
 

@@ -1,4 +1,4 @@
-//! Lesson 4: `memory` — the memory hierarchy and coalescing: bandwidth against the distance
+//! Lesson `memory` — the memory hierarchy and coalescing: bandwidth against the distance
 //! between neighbouring threads' reads, measured with `shaders/measure_strided.wgsl`.
 
 use gpu_runtime::{measure, RunOptions};

@@ -1,4 +1,4 @@
-//! Lesson 8: `utilisation` — batch size, launch overhead and what GPU-Util means: the same tiny
+//! Lesson `utilisation` — batch size, launch overhead and what GPU-Util means: the same tiny
 //! work done as one fused dispatch, as many dispatches in one submission, and as many separate
 //! round trips (`gpu_runtime::measure::launch_costs`).
 

@@ -1,4 +1,4 @@
-//! Lesson 12: the headline claims. What each of the articles' big ratios measures and leaves
+//! Lesson `claims`: the headline claims. What each of the articles' big ratios measures and leaves
 //! out, a matmul-time calculator (`lessons::claims`), and a link to the race that measures the
 //! last claim on the visitor's machine.
 
@@ -7,7 +7,7 @@ use lessons::units::{binary_bytes, duration, number, parse_count, parse_number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, text_field};
+use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
 
 /// The four claims: (id for tests, heading key, measures key, leaves-out key, verdict key).

@@ -1,4 +1,4 @@
-//! Lesson 18: cloud or buy. The calculator is `lessons::cost` (break-even hours, cost per
+//! Lesson `cost`: cloud or buy. The calculator is `lessons::cost` (break-even hours, cost per
 //! useful hour); its inputs live in the URL; the presets are dated, sourced prices
 //! (`lessons::cost::PRESETS`, docs/fact-check.md FC-131).
 
@@ -7,7 +7,7 @@ use lessons::units::{duration, parse_number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, presets, q, text_field};
+use super::vram::form::{self, presets, q, text_field};
 use crate::components::Ctx;
 
 /// The break-even (maths, not prose).

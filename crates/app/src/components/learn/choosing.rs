@@ -1,5 +1,5 @@
-//! Lesson 11: choosing a GPU. The corrected spec table (`lessons::gpus`), highlighted and
-//! ranked for a workload the visitor picks, sized with lesson 7's `lessons::vram::estimate`.
+//! Lesson `choosing`: choosing a GPU. The corrected spec table (`lessons::gpus`), highlighted and
+//! ranked for a workload the visitor picks, sized with the `vram` lesson's `lessons::vram::estimate`.
 
 use lessons::gpus::{self, rank_by_bandwidth};
 use lessons::units::{binary_bytes, decimal_bytes, number, parse_number};
@@ -7,7 +7,7 @@ use lessons::vram::{self, Activations, Budget, BudgetError, Dtype, Optimiser};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::l07_vram::form::{self, q, select, text_field};
+use super::vram::form::{self, q, select, text_field};
 use crate::components::Ctx;
 
 #[function_component]
@@ -38,7 +38,7 @@ pub fn Body() -> Html {
     if dtype.is_none() {
         general = Some(ctx.t("lb.err.choice").to_string());
     }
-    // Weights, gradients and optimiser states only; activations come on top (lesson 7).
+    // Weights, gradients and optimiser states only; activations come on top (the `vram` lesson).
     let states = params.zip(dtype).and_then(|(p, dtype)| {
         let b = Budget {
             params: p,

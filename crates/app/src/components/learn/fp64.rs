@@ -1,4 +1,4 @@
-//! Lesson 15: `fp64` — double precision for scientific work. WGSL has no f64, so the widget
+//! Lesson `fp64` — double precision for scientific work. WGSL has no f64, so the widget
 //! runs a double-float matmul (pairs of f32, `df64-matmul`) and the same tiled matmul in f32 on
 //! the learner's GPU, both judged against an almost exact CPU product, and turns the time ratio
 //! into an "FP64 rate" beside the real ones (`lessons::fp64`).

@@ -1,4 +1,4 @@
-//! Lesson 14: `int8` — quantisation for deployment. The same matmul in f32, INT8 (packed 4×8-bit
+//! Lesson `int8` — quantisation for deployment. The same matmul in f32, INT8 (packed 4×8-bit
 //! dot products, `int8-matmul`) and f16 on the learner's GPU: time and error side by side, the
 //! per-tensor scales shown, the INT8 result checked against the CPU's exact integer product.
 //! Without the WGSL language feature the CPU computes the quantised product and says why.

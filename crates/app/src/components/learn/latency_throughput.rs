@@ -1,4 +1,4 @@
-//! Lesson 1: `latency-throughput` — few fast cores against many slow ones, and a small live
+//! Lesson `latency-throughput` — few fast cores against many slow ones, and a small live
 //! race: the same matmul on the CPU (main thread) and on the GPU, from tiny to medium sizes.
 
 use gpu_runtime::cpu_kernels::cpu_matmul::{self, CpuVariant};

@@ -1,8 +1,8 @@
-//! Lesson 19: moving data between the host and GPUs. Measures what a page can: upload
+//! Lesson `data-movement`: moving data between the host and GPUs. Measures what a page can: upload
 //! (`queue.writeBuffer`) and readback (`mapAsync`) through `gpu_runtime::measure::
 //! transfer_bandwidth` (every byte checked, wall clock, the median of `REPS` runs per size);
 //! the links a browser cannot reach (PCIe, NVLink, InfiniBand) are computed by
-//! `lessons::transfer` with lesson 9's all-reduce formula.
+//! `lessons::transfer` with the `multi-gpu` lesson's all-reduce formula.
 
 use gpu_runtime::measure::{transfer_bandwidth, TransferRuns};
 use lessons::transfer::{self, compare_links};
@@ -11,7 +11,7 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::kit::{self as common, Phase};
-use super::l07_vram::form::{self, q, text_field};
+use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
 use crate::session;
 

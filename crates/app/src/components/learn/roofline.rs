@@ -1,4 +1,4 @@
-//! Lesson 5: `roofline` — the visitor's own roofline: memory bandwidth from the copy probe,
+//! Lesson `roofline` — the visitor's own roofline: memory bandwidth from the copy probe,
 //! arithmetic peak from the FMA probe, and each matmul ladder stage that runs in this browser
 //! placed on it by its modelled arithmetic intensity (`lessons::roofline`) and measured rate.
 

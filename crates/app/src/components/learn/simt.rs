@@ -1,4 +1,4 @@
-//! Lesson 2: `simt` — lock-step groups of threads, and what a branch that splits a group
+//! Lesson `simt` — lock-step groups of threads, and what a branch that splits a group
 //! costs, measured with the divergence probe (`shaders/measure_divergence.wgsl`).
 
 use gpu_runtime::{measure, RunOptions};

@@ -1,4 +1,4 @@
-//! Lesson 16: `thermal` — heat, power limits and throttling. A sustained matmul load for a
+//! Lesson `thermal` — heat, power limits and throttling. A sustained matmul load for a
 //! chosen time, each point one timed chunk through the plan path (which waits for the queue to
 //! drain first), charted as GFLOP/s over time with the throttling verdict of
 //! `lessons::thermal`. Stop cancels the run at its next submission (≤ about 200 ms).
