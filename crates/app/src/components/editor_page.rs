@@ -99,6 +99,9 @@ pub struct EditorState {
     pub revision: u32,
     pub errors: usize,
     pub outcome: Outcome,
+    /// How many times Run has been answered (a result, a refusal, a timeout): tests wait for
+    /// this run's answer, never the previous one's (`data-runs` on the result).
+    pub runs: u32,
     pub share: Option<Result<String, ShareError>>,
     /// Placed messages of the browser's compiler from the last run.
     pub external: Rc<Vec<PlacedMessage>>,
@@ -132,7 +135,12 @@ impl Reducible for EditorState {
                 s.outcome = Outcome::Idle;
             }
             Action::Errors(n) => s.errors = n,
-            Action::Outcome(o) => s.outcome = o,
+            Action::Outcome(o) => {
+                if o != Outcome::Running {
+                    s.runs += 1;
+                }
+                s.outcome = o;
+            }
             Action::Share(r) => s.share = Some(r),
             Action::Compiler(list) => s.external = Rc::new(list),
         }
@@ -279,6 +287,7 @@ pub fn KernelEditor() -> Html {
             revision: 0,
             errors: 0,
             outcome: Outcome::Idle,
+            runs: 0,
             share: None,
             external: Rc::default(),
         })
@@ -463,7 +472,7 @@ pub fn KernelEditor() -> Html {
     });
 
     html! {
-        <section class="page editor-page">
+        <section class="page editor-page" data-stage={target.id()}>
             <h1>{ ctx.t("editor.heading") }</h1>
             <p class="lead">{ ctx.t("editor.intro") }</p>
             <super::EmbedButton widget="editor" extra={vec![("stage", target.id().to_string())]} />
@@ -486,7 +495,8 @@ pub fn KernelEditor() -> Html {
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
             { share_view(&ctx, &state.share) }
             { browser_messages_view(&ctx, &state.external) }
-            <div class="editor-result" aria-live="polite">{ outcome_view(&ctx, &state.outcome, picture) }</div>
+            <div class="editor-result" aria-live="polite" data-runs={state.runs.to_string()}
+                data-outcome={outcome_code(&state.outcome)}>{ outcome_view(&ctx, &state.outcome, picture) }</div>
             <details class="editor-diff">
                 <summary>{ ctx.tf("editor.diff", &[("n", &changed.len().to_string())]) }</summary>
                 <pre class="source"><code>
@@ -609,6 +619,20 @@ fn problem_text(ctx: &Ctx, p: &Problem) -> String {
                 ("threads", &threads.to_string()),
             ],
         ),
+    }
+}
+
+/// The outcome's name for `data-outcome` (tests read it instead of the words).
+fn outcome_code(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Idle => "idle",
+        Outcome::Running => "running",
+        Outcome::Done(run) if run.diff.wrong == 0 => "correct",
+        Outcome::Done(_) => "wrong",
+        Outcome::HasErrors(_) => "has-errors",
+        Outcome::Failed(_) => "failed",
+        Outcome::TimedOut(_) => "timed-out",
+        Outcome::Bindings(_) => "bindings",
     }
 }
 

@@ -171,19 +171,39 @@ fn error_json(id: Option<&Id>, e: &RequestError) -> String {
     .to_json()
 }
 
+thread_local! {
+    /// Messages this document has received, and how many of them came from an origin or a
+    /// window it does not talk to (`data-messages`, `data-ignored` on `.embed-root`: a test
+    /// proves a message was ignored, not merely unanswered so far).
+    static SEEN: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+/// Counts a received message (and whether it was ignored) on the embed's root element.
+fn count_message(ignored: bool) {
+    let (seen, dropped) = SEEN.with(|c| {
+        let (s, d) = c.get();
+        let next = (s + 1, d + u32::from(ignored));
+        c.set(next);
+        next
+    });
+    if let Ok(Some(root)) = gloo::utils::document().query_selector(".embed-root") {
+        let _ = root.set_attribute("data-messages", &seen.to_string());
+        let _ = root.set_attribute("data-ignored", &dropped.to_string());
+    }
+}
+
 fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
     let window = gloo::utils::window();
     let allowed = shared.borrow().allowed.clone();
     // Only the named origins, and only our own parent window: everything else is ignored
     // without a word, so a foreign page learns nothing from us.
-    if !api::origin_allowed(&allowed, &event.origin()) {
-        return;
-    }
     let from_parent = match (event.source(), window.parent()) {
         (Some(src), Ok(Some(parent))) => js_sys::Object::is(&src, &parent),
         _ => false,
     };
-    if !from_parent {
+    let ignored = !api::origin_allowed(&allowed, &event.origin()) || !from_parent;
+    count_message(ignored);
+    if ignored {
         return;
     }
     let widget = shared.borrow().widget;

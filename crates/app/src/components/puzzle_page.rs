@@ -268,6 +268,8 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let revision = use_state(|| 0u32);
     let errors = use_state(|| 0usize);
     let outcome = use_state(|| Outcome::Idle);
+    // How many times Run has been answered (`data-runs`: a test waits for this run's answer).
+    let runs = use_mut_ref(|| 0u32);
     let show_solution = use_state(|| false);
     let accesses = use_state(|| Accesses::Hidden);
     let selected = use_state(|| 0u32);
@@ -355,17 +357,19 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
         Callback::from(move |i: u32| selected.set(i))
     };
     let run = {
-        let (source, outcome, errors, cancel, ctx, accesses) = (
+        let (source, outcome, errors, cancel, ctx, accesses, runs) = (
             source.clone(),
             outcome.clone(),
             errors.clone(),
             cancel.clone(),
             ctx.clone(),
             accesses.clone(),
+            runs.clone(),
         );
         Callback::from(move |_| {
             accesses.set(Accesses::Hidden);
             if *errors > 0 {
+                *runs.borrow_mut() += 1;
                 outcome.set(Outcome::Failed(
                     ctx.tf("editor.has_errors", &[("n", &errors.to_string())]),
                 ));
@@ -373,7 +377,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             }
             let (flag, ctl) = super::editor_page::fresh_run(&cancel);
             outcome.set(Outcome::Running);
-            let (outcome, ctx) = (outcome.clone(), ctx.clone());
+            let (outcome, ctx, runs) = (outcome.clone(), ctx.clone(), runs.clone());
             run_with_timeout(
                 run_puzzle(p, (*source).clone(), software, ctl),
                 flag,
@@ -384,6 +388,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                         None => Err("timed out".into()),
                         Some(Err(e)) => Err(e.to_string()),
                     });
+                    *runs.borrow_mut() += 1;
                     outcome.set(match r {
                         None => Outcome::TimedOut,
                         Some(Ok((verdict, output, inputs))) => {
@@ -441,7 +446,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 <button class="button" onclick={reset}>{ ctx.t("puzzles.restart") }</button>
             </div>
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
-            <div class="editor-result" aria-live="polite">{ outcome_view(&ctx, p, &outcome) }</div>
+            <div class="editor-result" aria-live="polite" data-runs={runs.borrow().to_string()}>{ outcome_view(&ctx, p, &outcome) }</div>
             { if matches!(*outcome, Outcome::Checked { .. }) { html! {
                 <div class="access-block">
                     <p class="note">{ ctx.t("puzzles.access_intro") }</p>
