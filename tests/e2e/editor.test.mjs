@@ -4,9 +4,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import {
   launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, BASE_URL, setDoc, editorReady,
+  goto, navigatedBy, waitForRoute, editorChecked, runEditor,
 } from './helpers.mjs';
 
 let browser;
@@ -20,20 +20,21 @@ async function docText(page) {
   return page.$eval('.cm-host', (h) => h.editorText());
 }
 
-async function run(page) {
-  await page.click('.editor-actions .button.primary');
-  await page.waitForSelector('.editor-result .verdict, .editor-result .message.error', { timeout: 120_000 });
-}
+/** Runs and waits for this run's answer (not the previous run's verdict). */
+const run = (page) => runEditor(page);
 
 test('the landing page never fetches the editor; opening it does, from this origin', async () => {
   const { page, context, errors, requests } = await openPage(browser, '#/?lang=en');
+  // Everything the landing page does has been done: rendered in its language (openPage),
+  // the GPU probed, and no request in flight for 500 ms (a fetch it started would show).
   await waitForProbe(page);
-  await page.waitForTimeout(500);
+  await page.waitForLoadState('networkidle');
   assert.deepEqual(requests.filter((u) => EDITOR_FILES.test(u)), [], 'editor fetched by the landing page');
-  await page.goto(new URL('#/kernels?lang=en', BASE_URL).href);
+  await goto(page, '#/kernels?lang=en');
   await page.waitForSelector('.source .line');
+  await page.waitForLoadState('networkidle');
   assert.deepEqual(requests.filter((u) => EDITOR_FILES.test(u)), [], 'editor fetched by the kernels page');
-  await page.click('a[href*="#/editor?"]');
+  await navigatedBy(page, () => page.click('a[href*="#/editor?"]'), { path: '/editor', lang: 'en' });
   await editorReady(page);
   const fetched = requests.filter((u) => EDITOR_FILES.test(u)).map((u) => new URL(u).pathname.split('/').pop());
   assert.deepEqual([...new Set(fetched)].sort(), ['editor.js', 'wgsl_check.js', 'wgsl_check_bg.wasm']);
@@ -50,7 +51,7 @@ for (const lang of ['en', 'zh']) {
       const { page, context, errors } = await openPage(browser, `#/editor?lang=${lang}&stage=matmul-naive`,
         { viewport: { width, height: 900 } });
       await editorReady(page);
-      await setDoc(page, CHINESE_ERROR, { settleMs: 0 });
+      await setDoc(page, CHINESE_ERROR);
       const mark = await page.waitForSelector('.cm-lintRange-error', { timeout: 30_000 });
       assert.equal(await mark.textContent(), ';');
       const where = await mark.evaluate((el) => {
@@ -63,7 +64,8 @@ for (const lang of ['en', 'zh']) {
       });
       assert.deepEqual(where, { line: 3, column: 18 });
       // Run refuses while naga reports errors, and says so.
-      await page.click('.editor-actions .button.primary');
+      await run(page);
+      assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'has-errors');
       await page.waitForSelector('.editor-result .message.error');
       const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
       assert.ok(noScroll, `horizontal scroll at ${width}px`);
@@ -76,20 +78,20 @@ for (const lang of ['en', 'zh']) {
 
 test('an edited stage that is still correct passes; a swapped index fails with the differing elements', async () => {
   const { page, context, errors, requests } = await openPage(browser, '#/editor?lang=en&stage=matmul-naive&m=64&n=64&k=64');
-  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   const original = await docText(page);
   assert.match(original, /b\[p \* dims\.n \+ col\]/);
   // Correct edit: the same sum written another way.
   await setDoc(page, original.replace('acc = acc + a[row * dims.k + p] * b[p * dims.n + col];',
-    'acc += b[p * dims.n + col] * a[row * dims.k + p];'), { settleMs: 0 });
+    'acc += b[p * dims.n + col] * a[row * dims.k + p];'));
   await run(page);
+  assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'correct');
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.');
   assert.match(await page.textContent('.editor-times'), /original/);
   // Swapped index: B read transposed.
-  await setDoc(page, original.replace('b[p * dims.n + col]', 'b[col * dims.n + p]'), { settleMs: 0 });
-  await page.waitForTimeout(400);
+  await setDoc(page, original.replace('b[p * dims.n + col]', 'b[col * dims.n + p]'));
   await run(page);
+  assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'wrong');
   const wrongText = await page.textContent('.verdict.wrong p');
   assert.match(wrongText, /Wrong: \d+ of 4096 elements differ/);
   // Every wrong element is marked on the 64 × 64 C matrix (one cell each at this size).
@@ -104,6 +106,7 @@ test('an edited stage that is still correct passes; a swapped index fails with t
   await screenshot(page, 'editor-wrong-en-1280');
   // The draft survives a reload; Reset brings back the original.
   await page.reload();
+  await waitForRoute(page, '/editor', { lang: 'en' });
   await editorReady(page);
   assert.match(await docText(page), /b\[col \* dims\.n \+ p\]/);
   await page.click('.editor-actions .button:nth-child(2)');
@@ -117,7 +120,7 @@ test('a shared link round-trips the source into a fresh browser', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=zh&stage=matmul-coalesced');
   await editorReady(page);
   const edited = (await docText(page)) + '\n// 分享测试 share-marker ✓\n';
-  await setDoc(page, edited, { settleMs: 0 });
+  await setDoc(page, edited);
   await page.click('.editor-actions .button:nth-child(3)');
   await page.waitForSelector('.share-link a');
   const url = page.url();
@@ -127,15 +130,17 @@ test('a shared link round-trips the source into a fresh browser', async () => {
   await editorReady(fresh.page);
   assert.ok((await docText(fresh.page)).includes('// 分享测试 share-marker ✓'));
   // A damaged link says so and falls back.
-  await fresh.page.goto(new URL('#/editor?lang=en&stage=matmul-naive&src=AAAA!', BASE_URL).href);
+  await goto(fresh.page, '#/editor?lang=en&stage=matmul-naive&src=AAAA!');
   await fresh.page.reload();
-  await fresh.page.waitForSelector('.editor-page .message.error');
+  await waitForRoute(fresh.page, '/editor', { lang: 'en' });
+  await fresh.page.waitForSelector('.editor-page[data-stage="matmul-naive"] .message.error');
   assertNoErrors([...errors, ...fresh.errors]);
   await fresh.context.close();
 });
 
 test('the editor works under a strict CSP (no eval, no <style> elements)', async () => {
-  const html = readFileSync(new URL('../../target/e2e-site/index.html', import.meta.url), 'utf8');
+  // The page as served (not a file of some other build: its inline scripts are hashed here).
+  const html = await (await fetch(BASE_URL)).text();
   const inline = [...html.matchAll(/<script type="module">([\s\S]*?)<\/script>/g)].map((m) => m[1]);
   const hashes = inline.map((s) => `'sha256-${createHash('sha256').update(s).digest('base64')}'`).join(' ');
   const csp = `default-src 'self'; script-src 'self' 'wasm-unsafe-eval' ${hashes}; style-src 'self'; img-src 'self' data:`;
@@ -151,13 +156,15 @@ test('the editor works under a strict CSP (no eval, no <style> elements)', async
   const page = await context.newPage();
   // What the rest of the app does under this policy is the embed work's concern; this test
   // holds the editor to adding nothing: the same page before and after the editor opens.
-  await page.goto(new URL('#/puzzles?lang=en', BASE_URL).href);
+  await goto(page, '#/puzzles?lang=en');
   await page.waitForSelector('.puzzle-list a');
-  await page.waitForTimeout(500);
-  const before = await page.evaluate(() => window.__violations.length);
-  await page.click('.puzzle-list a[data-puzzle="map"]');
+  // The list page has done all it does (rendered, nothing in flight for 500 ms) and the
+  // violations its render caused have been reported (their events run before a later frame's).
+  await page.waitForLoadState('networkidle');
+  const before = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => setTimeout(() => r(window.__violations.length), 0))));
+  await navigatedBy(page, () => page.click('.puzzle-list a[data-puzzle="map"]'), { path: '/puzzles/map', lang: 'en' });
   await editorReady(page);
-  await setDoc(page, CHINESE_ERROR, { settleMs: 0 });
+  await setDoc(page, CHINESE_ERROR);
   await page.waitForSelector('.cm-lintRange-error', { timeout: 30_000 });
   await page.keyboard.press('Control+f'); // the search panel, another part that styles itself
   await page.waitForSelector('.cm-search');
