@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, goto, runEditor,
 } from './helpers.mjs';
 
 let browser;
@@ -16,9 +16,13 @@ async function docText(page) {
   return page.$eval('.cm-host', (h) => h.editorText());
 }
 
-async function run(page) {
-  await page.click('.editor-actions .button.primary');
-  await page.waitForSelector('.editor-result .verdict, .editor-result .message.error', { timeout: 120_000 });
+/** Runs and waits for this run's answer (not the previous run's verdict). */
+const run = (page) => runEditor(page);
+
+/** Waits until the editor shows `stage` (its own page, editor mounted, Run enabled). */
+async function stageReady(page, stage) {
+  await page.waitForSelector(`.editor-page[data-stage="${stage}"] .code-editor[data-ready="true"] .cm-content`, { timeout: 60_000 });
+  await page.waitForSelector(`.editor-page[data-stage="${stage}"] .editor-actions .button.primary:not([disabled])`, { timeout: 60_000 });
 }
 
 async function verdict(page) {
@@ -53,16 +57,16 @@ async function originalPassesEditFails(page, edit) {
 test('every kernel page links to the editor, and each link opens that kernel', async () => {
   const { page, context, errors } = await openPage(browser, '#/conv?lang=en');
   await page.waitForSelector('a.edit-kernel[data-edit="conv-direct"]');
-  await page.goto(new URL('#/train?lang=en', page.url()).href);
+  await goto(page, '#/train?lang=en');
   // The kernels' sources sit in a closed <details> on the train page: present, not shown.
   await page.waitForSelector('a.edit-kernel[data-edit^="mlp-"]', { state: 'attached' });
   for (const [lesson, ids] of [['simt', ['measure-divergent']], ['memory', ['measure-strided']], ['roofline', ['measure-copy', 'measure-fma']]]) {
-    await page.goto(new URL(`#/learn/${lesson}?lang=en`, page.url()).href);
+    await goto(page, `#/learn/${lesson}?lang=en`);
     for (const id of ids) await page.waitForSelector(`a.edit-kernel[data-edit="${id}"]`);
   }
   // The editor lists every family and opens the linked kernel's source.
-  await page.goto(new URL('#/editor?lang=en&stage=conv-im2col-gemm', page.url()).href);
-  await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
+  await goto(page, '#/editor?lang=en&stage=conv-im2col-gemm');
+  await page.waitForSelector('.editor-page[data-stage="conv-im2col-gemm"] .code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
   assert.match(await page.textContent('.editor-page h2'), /shaders\/conv_im2col\.wgsl/);
   const groups = await page.$$eval('.editor-group-name', (g) => g.map((e) => e.textContent));
   assert.deepEqual(groups, ['Matrix multiply', 'Convolution', 'Training (MLP)', 'Measuring kernels']);
@@ -79,9 +83,14 @@ test('every kernel page links to the editor, and each link opens that kernel', a
 test('every conv stage as shipped passes the CPU check in the editor', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=conv-direct');
   for (const stage of ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise']) {
-    await page.goto(new URL(`#/editor?lang=en&stage=${stage}`, page.url()).href);
-    await editorReady(page, { runnable: true });
+    // This stage's page and editor (the last stage's satisfy no wait here), then this run's
+    // answer: a fresh page has answered no run yet, so the verdict read is this stage's.
+    if (stage !== 'conv-direct') await goto(page, `#/editor?lang=en&stage=${stage}`);
+    await stageReady(page, stage);
+    assert.equal(await page.getAttribute('.editor-result', 'data-runs'), '0', `${stage}: a fresh page`);
     await run(page);
+    assert.equal(await page.getAttribute(`.editor-page[data-stage="${stage}"] .editor-result`, 'data-outcome'), 'correct',
+      `${stage}: ${await verdict(page)}`);
     assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.',
       `${stage}: ${await verdict(page)}`);
   }
