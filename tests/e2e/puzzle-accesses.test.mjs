@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, editorChecked, runEditor,
 } from './helpers.mjs';
 
 let browser;
@@ -20,13 +20,14 @@ async function docText(page) {
 async function useSolution(page) {
   await page.click('.solution .button');
   await page.click('.solution .button');
+  // The solution is in (no TODO left) and naga has checked it (Run acts on that verdict).
   await page.waitForFunction(() => !document.querySelector('.cm-host')?.editorText?.().includes('// TODO'));
-  await page.waitForTimeout(400);
+  await editorChecked(page);
 }
 
 async function runAndShow(page) {
-  await page.click('.editor-actions .button.primary');
-  await page.waitForSelector('.editor-result .verdict', { timeout: 120_000 });
+  await runEditor(page);
+  await page.waitForSelector('.editor-result .verdict');
   await page.click('#puzzle-accesses');
   await page.waitForSelector('#puzzle-access-view, #access-error', { timeout: 120_000 });
   const err = await page.$('#access-error');
@@ -41,8 +42,7 @@ async function touched(page) {
 
 test('map: thread 3 reads a[3] and writes out[3], found by hover and by keyboard', async () => {
   const { page, context, errors, requests } = await openPage(browser, '#/puzzles/map?lang=en');
-  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
-  await editorReady(page);
+  await editorReady(page, { runnable: true });
   await useSolution(page);
   await runAndShow(page);
   assert.equal(await page.getAttribute('#puzzle-access-view', 'data-oob'), '0');
@@ -65,8 +65,7 @@ for (const lang of ['en', 'zh']) {
     for (const width of [390, 1280, 1920]) {
       const { page, context, errors } = await openPage(browser, `#/puzzles/guard?lang=${lang}`,
         { viewport: { width, height: 900 } });
-      await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
-      await editorReady(page);
+      await editorReady(page, { runnable: true });
       await useSolution(page);
       const solution = await docText(page);
       await runAndShow(page);

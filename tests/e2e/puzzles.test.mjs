@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, goto, editorChecked, runEditor,
 } from './helpers.mjs';
 
 let browser;
@@ -16,16 +16,13 @@ async function docText(page) {
   return page.$eval('.cm-host', (h) => h.editorText());
 }
 
-async function run(page) {
-  await page.click('.editor-actions .button.primary');
-  await page.waitForSelector('.editor-result .verdict, .editor-result .message.error', { timeout: 120_000 });
-}
+/** Runs and waits for this run's answer (not the previous run's verdict). */
+const run = (page) => runEditor(page);
 
 test('the list has twelve puzzles in both languages', async () => {
   for (const lang of ['en', 'zh']) {
     const { page, context, errors } = await openPage(browser, `#/puzzles?lang=${lang}`);
-    // The list appears once the app has started (the load event comes before that).
-    await page.waitForSelector('.puzzle-list a', { timeout: 30_000 });
+    await page.waitForSelector('.puzzle-list a');
     const ids = await page.$$eval('.puzzle-list a', (as) => as.map((a) => a.dataset.puzzle));
     assert.deepEqual(ids, ['map', 'zip', 'guard', 'map2d', 'broadcast', 'blocks', 'shared', 'dot',
       'prefix_sum', 'axis_sum', 'matmul', 'conv1d']);
@@ -39,14 +36,13 @@ for (const lang of ['en', 'zh']) {
     for (const width of [390, 1280, 1920]) {
       const { page, context, errors, requests } = await openPage(browser, `#/puzzles/dot?lang=${lang}`,
         { viewport: { width, height: 900 } });
-      await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
-      await editorReady(page);
+      await editorReady(page, { runnable: true });
       assert.match(await docText(page), /\/\/ TODO/);
       await page.click('.solution .button');
       await page.click('.solution .button');
-      await page.waitForFunction(() => document.querySelector('.cm-host')?.editorText?.().includes('part[i] = a[i] * b[i];'));
+      // The solution is in and naga has checked it (Run acts on that verdict).
+      await editorChecked(page, { includes: 'part[i] = a[i] * b[i];' });
       const solution = await docText(page);
-      await page.waitForTimeout(400);
       await run(page);
       assert.ok(await page.$('.editor-result .verdict.ok'), await page.textContent('.editor-result'));
       await screenshot(page, `puzzle-pass-${lang}-${width}`);
@@ -72,16 +68,14 @@ test('guard: a missing guard is caught as writes past the end; solved puzzles ar
   await editorReady(page);
   await page.click('.solution .button');
   await page.click('.solution .button');
-  await page.waitForFunction(() => document.querySelector('.cm-host')?.editorText?.().includes('if (i < N)'));
+  await editorChecked(page, { includes: 'if (i < N)' });
   const solution = await docText(page);
-  await page.waitForTimeout(400);
   await run(page);
   assert.ok(await page.$('.editor-result .verdict.ok'));
   await setDoc(page, solution.replace('if (i < N) {', 'if (true) {'));
   await run(page);
   assert.match(await page.textContent('.verdict.wrong'), /4 elements past the end of out were written/);
-  await page.goto(page.url().replace(/#.*/, '#/puzzles?lang=en'));
-  await page.waitForSelector('.puzzle-list');
+  await goto(page, '#/puzzles?lang=en');
   const solved = await page.$$eval('.puzzle-list li', (ls) => ls.filter((l) => l.querySelector('.badge')).map((l) => l.querySelector('a').dataset.puzzle));
   assert.deepEqual(solved, ['guard']);
   assertNoErrors(errors);
