@@ -6,7 +6,7 @@
 // another lesson starts fresh. Screenshots at 390, 1280 and 1920 px in en and zh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, assertNoErrors, goto, switchLang, navigatedBy } from './helpers.mjs';
 import { join } from 'node:path';
 
 const OUT = process.env.TEST_OUTPUT ?? 'test-output';
@@ -15,8 +15,9 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
+/** Opens lesson `id` in `lang` and waits for its page in that language, quiz included. */
 async function openLesson(page, id, lang) {
-  await page.goto(new URL(`#/learn/${id}?lang=${lang}`, page.url()).href);
+  await goto(page, `#/learn/${id}?lang=${lang}`);
   await page.waitForSelector(`article.lesson[data-lesson="${id}"] section.quiz[data-quiz="${id}"]`);
 }
 
@@ -41,7 +42,8 @@ test('every lesson in the index has three questions in en and zh', async () => {
   const { page, context, errors } = await openPage(browser, '#/learn?lang=en');
   const english = new Map();
   for (const lang of ['en', 'zh']) {
-    await page.goto(new URL(`#/learn?lang=${lang}`, page.url()).href);
+    // The index in this language (the English one, shown first, satisfies no wait here).
+    if (lang !== 'en') await goto(page, `#/learn?lang=${lang}`);
     await page.waitForSelector('.lesson-list a');
     const ids = await page.$$eval('.lesson-list a', (as) => as.map((a) => new URL(a.href).hash.split('?')[0].replace('#/learn/', '')));
     assert.ok(ids.length >= 12, `the index lists ${ids.length} lessons`);
@@ -169,9 +171,9 @@ test('a language switch keeps the picks; another lesson starts fresh', async () 
   const q1 = await pick(page, 1, 0); // wrong
   const q2 = await pick(page, 2, 1); // right
   assert.deepEqual([q1.verdict, q2.verdict], ['wrong', 'right']);
-  await page.click('button[data-lang="zh"]');
-  await page.waitForFunction(() => document.documentElement.lang === 'zh-CN');
-  await page.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('section.quiz h2')?.textContent ?? ''));
+  await switchLang(page, 'zh');
+  assert.equal(await page.evaluate(() => document.documentElement.lang), 'zh-CN');
+  assert.match(await page.textContent('section.quiz h2'), /[\u4e00-\u9fff]/);
   const after = await page.$$eval('section.quiz .quiz-question', (qs) => qs.map((q) => [
     q.dataset.state, q.querySelector('[aria-pressed="true"]')?.dataset.option ?? null,
     q.querySelector('.quiz-verdict')?.textContent ?? '', q.querySelector('.quiz-why')?.textContent ?? '',
@@ -181,7 +183,7 @@ test('a language switch keeps the picks; another lesson starts fresh', async () 
   assert.match(after[1][2], /^答对了/);
   assert.match(after[0][3], /[\u4e00-\u9fff]/, 'the explanation is in Chinese now');
   // The next lesson's questions are unanswered.
-  await page.click('nav.lesson-nav a.next');
+  await navigatedBy(page, () => page.click('nav.lesson-nav a.next'), { path: '/learn/vram', lang: 'zh' });
   await page.waitForSelector('section.quiz[data-quiz="vram"]');
   const states = await page.$$eval('section.quiz .quiz-question', (qs) => qs.map((q) => q.dataset.state));
   assert.deepEqual(states, ['open', 'open', 'open']);
