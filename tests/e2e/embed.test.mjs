@@ -5,7 +5,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import {
-  BASE_URL, launch, screenshot, assertNoErrors,
+  BASE_URL, launch, screenshot, assertNoErrors, goto, waitForRoute, navigatedBy,
 } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
@@ -58,6 +58,24 @@ after(async () => {
   await new Promise((r) => host?.close(r));
 });
 
+/** The route and language of an embed path (`matmul?lang=zh&m=64` → `/embed/matmul`, `zh`). */
+function embedRoute(widgetPath) {
+  const [id, query = ''] = widgetPath.split('?');
+  return { path: `/embed/${id}`, lang: new URLSearchParams(query).get('lang') };
+}
+
+/**
+ * The frame an iframe element holds once it shows a page of the site (not `about:blank`),
+ * with that page's ready signal when `route` is given.
+ */
+async function siteFrame(page, selector, route) {
+  const frame = await (await page.waitForSelector(selector, { state: 'attached' })).contentFrame();
+  assert.ok(frame, `${selector} holds a frame`);
+  await frame.waitForURL((u) => u.href.startsWith(SITE_ORIGIN), { timeout: 30_000 });
+  if (route) await waitForRoute(frame, route.path, { lang: route.lang });
+  return frame;
+}
+
 /** Opens the host page embedding `widgetPath` (e.g. `matmul?m=64`) with the given parent origin. */
 async function openHost(widgetPath, { parentOrigin = hostOrigin, width = 360, viewport, colorScheme = 'light' } = {}) {
   const context = await browser.newContext({ viewport: viewport ?? { width: 800, height: 900 }, colorScheme });
@@ -71,12 +89,18 @@ async function openHost(widgetPath, { parentOrigin = hostOrigin, width = 360, vi
   const sep = widgetPath.includes('?') ? '&' : '?';
   const src = `${BASE_URL}#/embed/${widgetPath}${sep}parentOrigin=${encodeURIComponent(parentOrigin)}`;
   await page.goto(`${hostOrigin}/host.html?w=${width}&src=${encodeURIComponent(src)}`);
-  const frame = () => page.frames().find((f) => f.url().startsWith(SITE_ORIGIN));
-  await page.waitForFunction(() => document.getElementById('w').contentWindow !== null);
-  const deadline = Date.now() + 30_000;
-  while (!frame() && Date.now() < deadline) await page.waitForTimeout(100);
-  assert.ok(frame(), 'the embed frame loaded');
-  return { page, context, errors, requests, frame: frame() };
+  // The embed's page, rendered with its text in the language asked for.
+  const frame = await siteFrame(page, '#w', embedRoute(widgetPath));
+  return { page, context, errors, requests, frame };
+}
+
+/**
+ * The embed's count of messages it received (`data-messages`) and of those it ignored
+ * (`data-ignored`: from an origin or window it does not talk to).
+ */
+async function waitIgnored(frame, n) {
+  await frame.waitForSelector(`.embed-root[data-ignored="${n}"]`, { state: 'attached', timeout: 30_000 });
+  return frame.$eval('.embed-root', (r) => [Number(r.dataset.messages), Number(r.dataset.ignored)]);
 }
 
 /** Waits for a message from the embed matching `pred` (received after index `from`). */
@@ -203,8 +227,11 @@ test('an origin the embedder did not name is ignored: no reply, no run', async (
     window.send({ api, type: 'run', id: 1 });
     window.send({ api, type: 'setParams', id: 2, params: { m: 8 } });
   }, API);
-  await page.waitForTimeout(3000);
+  // Both requests reached the embed and were dropped as from an origin it was not told
+  // (its own count says so), so nothing below can still be on its way.
+  assert.deepEqual(await waitIgnored(frame, 2), [2, 2], 'both messages arrived and both were ignored');
   assert.equal(await frame.getAttribute('.result', 'data-runs'), '0', 'the run did not start');
+  assert.equal(await frame.isDisabled('#run-button'), false, 'no run is going');
   assert.equal(await frame.inputValue('#dim-m'), '16', 'the settings did not change');
   assert.deepEqual(await page.evaluate(() => window.received), [], 'nothing was sent to this page');
   assertNoErrors(errors);
@@ -216,7 +243,11 @@ test('parentOrigin=* and a malformed origin are refused with a message in the pa
     const { page, context, errors, frame } = await openHost('gpu?lang=en', { parentOrigin: origin });
     await frame.waitForSelector('.embed-note');
     assert.match(await frame.textContent('.embed-note'), pattern);
-    await page.waitForTimeout(1500);
+    // Past the point where `ready` would have gone out (the probe has answered), and a
+    // request from this page has arrived and been ignored: still nothing was sent here.
+    await frame.waitForSelector('[data-webgpu]');
+    await page.evaluate((api) => window.send({ api, type: 'getState', id: 'probe' }), API);
+    assert.deepEqual(await waitIgnored(frame, 1), [1, 1], 'the request arrived and was ignored');
     assert.deepEqual(await page.evaluate(() => window.received), []);
     assertNoErrors(errors);
     await context.close();
@@ -256,7 +287,6 @@ for (const [lang, theme, colorScheme] of [['en', '', 'dark'], ['zh', '&theme=dar
     await frame.waitForSelector('.vis-compare');
     const overflow = await frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px at 390`);
-    await page.waitForTimeout(500);
     await screenshot(page, `embed-simt-390-${lang}`);
     assert.deepEqual(await violations(frame), []);
     assertNoErrors(errors);
@@ -312,18 +342,15 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     const errors = [];
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    await page.goto(new URL(`#/race?lang=${lang}&view=sweep&from=32&to=128`, BASE_URL).href);
+    await goto(page, `#/race?lang=${lang}&view=sweep&from=32&to=128`);
     await page.click('.embed-toggle');
     const code = await page.inputValue('.embed-snippet');
     const src = new URL(`#/embed/sweep?from=32&to=128&lang=${lang}&hide=heading%2Ctabs`, BASE_URL).href;
     assert.ok(code.includes(`src="${src.replaceAll('&', '&amp;')}"`), code);
     assert.match(code, /width="\d+" height="\d+"/);
     assert.equal(await page.getAttribute('.embed-preview', 'src'), src);
-    let preview;
-    for (const end = Date.now() + 30_000; !preview && Date.now() < end; await page.waitForTimeout(100)) {
-      preview = page.frames().find((f) => f.url() === src);
-    }
-    assert.ok(preview, 'the live preview loaded');
+    const preview = await siteFrame(page, '.embed-preview', { path: '/embed/sweep', lang });
+    assert.equal(preview.url(), src, 'the live preview shows the snippet\'s address');
     await preview.waitForSelector('#sweep-start', { timeout: 60_000 });
     assert.equal(await preview.isVisible('.race-tabs'), false, 'the preview hides the page tabs');
     await page.click('.embed-copy');
@@ -346,8 +373,7 @@ test('every widget in the embed index loads on its own under the CSP, with no co
   const errors = [];
   page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  await page.goto(new URL('#/embed?lang=en', BASE_URL).href);
-  // The index is drawn once the app has started: wait for it, not for the HTML.
+  await goto(page, '#/embed?lang=en');
   await page.waitForSelector('.embeds a');
   const links = await page.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href')));
   const ids = links.map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
@@ -357,7 +383,7 @@ test('every widget in the embed index loads on its own under the CSP, with no co
   }
   for (const id of ids) {
     const extra = id === 'lesson' ? '&lesson=occupancy&hide=prose' : '';
-    await page.goto(new URL(`#/embed/${id}?lang=zh${extra}`, BASE_URL).href);
+    await goto(page, `#/embed/${id}?lang=zh${extra}`);
     await page.waitForSelector(`.embed-root[data-widget="${id}"] .embed-body > *`, { timeout: 30_000 });
     assert.equal(await page.$('header'), null, `${id}: no page header`);
     assert.equal(await page.$('.embed-note'), null, `${id}: no complaint about its parameters`);
@@ -504,16 +530,18 @@ test('run-finished: training reports loss and accuracy when the host stops it wi
   let from = await page.evaluate(() => window.received.length);
   await page.evaluate((api) => window.send({ api, type: 'run', id: 'train-1' }), API);
   await waitMessage(page, (d) => d && d.type === 'run-started' && d.id === 'train-1', { from });
-  // Let it train until the GPU's network has been evaluated after a few dozen steps.
   await frame.waitForFunction(() => document.querySelector('#train-play')?.textContent.includes('Pause'));
-  await page.waitForTimeout(6000);
-  // On a loaded machine the GPU side may still be compiling after that: wait until both sides
-  // have stepped and the GPU's network has been evaluated again since step 0.
+  // Train until both sides have stepped and each network has been evaluated again after the
+  // first evaluation this test saw (the GPU's since step 0; the CPU twin's loss shown first,
+  // at step 0 or later, has been replaced by a later evaluation's): the report then carries
+  // an evaluation after step 0 from each side.
   await frame.waitForFunction(() => {
     const s = document.querySelector('#train-status')?.dataset;
-    return s && Number(s.gpuSteps) >= 20 && Number(s.cpuSteps) >= 20 && s.gpuLoss && s.gpuLoss !== s.firstGpuLoss;
+    if (!s) return false;
+    if (window.__firstCpuLoss === undefined && s.cpuLoss) window.__firstCpuLoss = s.cpuLoss;
+    return Number(s.gpuSteps) >= 20 && Number(s.cpuSteps) >= 20 && s.gpuLoss && s.gpuLoss !== s.firstGpuLoss
+      && window.__firstCpuLoss !== undefined && s.cpuLoss !== window.__firstCpuLoss;
   }, null, { timeout: 90_000 });
-  await page.waitForTimeout(500); // the CPU twin evaluates itself every 250 ms
   await page.evaluate((api) => window.send({ api, type: 'run', id: 'train-2' }), API);
   const done = await waitMessage(page, (d) => d && d.type === 'run-finished', { from, timeout: 30_000 });
   assert.equal(done.data.id, 'train-1', 'the report answers the run that started training');
@@ -535,11 +563,24 @@ test('run-finished: training reports loss and accuracy when the host stops it wi
   await finish(opened);
 });
 
+// The experiment itself (its rates, its chart) is train.test.mjs's; here the embed's part:
+// `run` starts it, and `run-finished` carries what the page shows, on the smallest network.
 test('run-finished: the batch-size experiment reports samples per second per batch and its verdict', async () => {
-  const o = await runFromHost('batch?lang=zh&hide=playground', { timeout: 300_000 });
+  const o = await runFromHost('batch?lang=zh&hide=playground&layers=1&features=x', { timeout: 300_000 });
   const r = o.results;
   assert.deepEqual(r.rows.map((x) => x.batch), [1, 4, 16, 64, 256, 1024, 4096]);
   for (const row of r.rows) assert.ok(row.cpuSamplesPerSecond > 0, JSON.stringify(row));
+  // The same rows as the page's table, number for number (the table rounds).
+  const table = await o.frame.$$eval('.train-exp-table tbody tr', (rs) => rs.map((t) => [...t.cells].map((c) => c.textContent)));
+  assert.equal(table.length, r.rows.length, JSON.stringify(table));
+  const count = (t) => Number(t.replace(/\D/g, ''));
+  for (const [i, row] of r.rows.entries()) {
+    assert.equal(count(table[i][0]), row.batch, JSON.stringify(table[i]));
+    assert.equal(count(table[i][2]), Math.round(row.cpuSamplesPerSecond), JSON.stringify([table[i], row]));
+    if (row.gpuSamplesPerSecond !== undefined) {
+      assert.equal(count(table[i][1]), Math.round(row.gpuSamplesPerSecond), JSON.stringify([table[i], row]));
+    }
+  }
   // The verdict from the rows, recomputed here.
   const wins = r.rows.filter((x) => x.gpuSamplesPerSecond !== undefined)
     .map((x) => [x.batch, x.gpuSamplesPerSecond > x.cpuSamplesPerSecond]);
@@ -634,7 +675,7 @@ test('run-finished: the editor runs an edited stage beside the original, a puzzl
 test('every widget of the registry embeds from another origin: ready, resize, hide=, lang and theme', async () => {
   const context = await browser.newContext();
   const index = await context.newPage();
-  await index.goto(new URL('#/embed?lang=en', BASE_URL).href);
+  await goto(index, '#/embed?lang=en');
   await index.waitForSelector('.embeds a');
   const ids = (await index.$$eval('.embeds a', (as) => as.map((a) => a.getAttribute('href'))))
     .map((h) => h.match(/^#\/embed\/([a-z0-9-]+)\?/)?.[1]);
@@ -670,18 +711,17 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
       await frame.click('#run-button');
       await frame.waitForSelector('.result [data-verified="true"]', { timeout: 120_000 });
     }
-    await page.waitForTimeout(300);
     const all = await visible();
     for (const name of names) {
-      await frame.evaluate((n) => {
+      // The embed's page for the new address (its ready signal of a later visit), hiding it.
+      await navigatedBy(frame, () => frame.evaluate((n) => {
         const u = new URL(location.href);
         const [path, q] = u.hash.split('?');
         const p = new URLSearchParams(q);
         p.set('hide', n);
         location.hash = `${path}?${p}`;
-      }, name);
+      }, name), { path: `/embed/${id}`, lang });
       await frame.waitForSelector(`.embed-root[data-hide~="${name}"]`);
-      await page.waitForTimeout(200);
       const left = await visible();
       assert.ok(left < all, `${id}: hide=${name} hid nothing (${left} of ${all} elements visible)`);
       assert.equal(await frame.$('.embed-note'), null, `${id}: hide=${name} accepted`);
@@ -712,7 +752,7 @@ test('every widget page carries an Embed button whose snippet and preview name t
     ['#/puzzles/map?lang=en', ['puzzle']],
   ];
   for (const [path, widgets] of pages) {
-    await page.goto(new URL(path, BASE_URL).href);
+    await goto(page, path);
     await page.waitForSelector('.embed-toggle');
     const toggles = page.locator('.embed-toggle');
     assert.equal(await toggles.count(), widgets.length, `${path}: one Embed button per widget`);
@@ -745,18 +785,14 @@ for (const lang of ['en', 'zh']) {
       const errors = [];
       page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
       page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-      await page.goto(new URL(`#/learn/roofline?lang=${lang}`, BASE_URL).href);
+      await goto(page, `#/learn/roofline?lang=${lang}`);
       await page.click('.embed-toggle');
       const src = await page.getAttribute('.embed-preview', 'src');
-      let preview;
-      for (const end = Date.now() + 30_000; !preview && Date.now() < end; await page.waitForTimeout(100)) {
-        preview = page.frames().find((f) => f.url() === src);
-      }
-      assert.ok(preview, 'the live preview loaded');
+      const preview = await siteFrame(page, '.embed-preview', { path: '/embed/lesson', lang });
+      assert.equal(preview.url(), src, 'the live preview shows the snippet\'s address');
       await preview.waitForSelector('.embed-root[data-widget="lesson"] .lesson');
       const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
       assert.ok(overflow <= 0, `horizontal overflow of ${overflow}px`);
-      await page.waitForTimeout(500);
       await page.locator('.embed-panel').screenshot({ path: `${process.env.TEST_OUTPUT ?? 'test-output'}/embed-panel-lesson-${lang}-${width}.png` });
       for (const f of page.frames()) assert.deepEqual(await f.evaluate(() => window.__csp ?? []), [], f.url());
       assertNoErrors(errors);
