@@ -345,6 +345,9 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
     // Set synchronously when a run starts: a second submit in the same task (a double click,
     // Enter pressed twice) comes before the re-render that disables the button.
     let busy = use_mut_ref(|| false);
+    // Runs started (past the busy flag), shown as data-started: a test of the double submit
+    // compares it with data-runs instead of waiting to see whether a second run comes.
+    let started = use_mut_ref(|| 0u32);
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -392,7 +395,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
             cancel.clone(),
         );
         let (outcome_for, stage_id) = (outcome_for.clone(), stage_id.clone());
-        let busy = busy.clone();
+        let (busy, started) = (busy.clone(), started.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(problem), true) = (problem, can_run) else {
@@ -401,6 +404,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
             if busy.replace(true) {
                 return;
             }
+            *started.borrow_mut() += 1;
             let busy = busy.clone();
             let software = adapter.as_ref().is_some_and(|a| a.is_software);
             let (outcome, finished) = (outcome.clone(), finished.clone());
@@ -536,7 +540,8 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                     <p class="message unavailable" data-unavailable="true">{ reason.clone() }</p>
                 }
             </form>
-            <div class="result" aria-live="polite" data-runs={finished.to_string()}>
+            <div class="result" aria-live="polite" data-runs={finished.to_string()}
+                data-started={started.borrow().to_string()}>
                 if running {
                     { progress_view(&ctx, *progress) }
                 } else {

@@ -104,6 +104,10 @@ struct Model {
     checks: Option<Checks>,
     /// Races finished (for tests and screen readers).
     finished: u32,
+    /// GPU sides still running, this race's or a cancelled one's (they stop at their next
+    /// submission boundary); shown as `data-gpu-idle` so a test can tell when a cancelled
+    /// race has really stopped submitting work.
+    gpu_sides: u32,
     /// Stops this race's GPU side (its next submission boundary).
     gpu_cancel: CancelToken,
     /// How long the start waited for earlier GPU work to drain.
@@ -577,7 +581,7 @@ pub fn Duel(props: &DuelProps) -> Html {
                 </div>
             </form>
             <div class="lanes" data-phase={format!("{:?}", m.phase).to_lowercase()}
-                data-races={m.finished.to_string()}>
+                data-races={m.finished.to_string()} data-gpu-idle={(m.gpu_sides == 0).to_string()}>
                 { lane("cpu", cpu_title, &m.cpu, true, false) }
                 { lane("gpu", gpu_title, &m.gpu, gpu_present, true) }
             </div>
@@ -615,7 +619,7 @@ fn start_race(
     let run = {
         let mut m = model.borrow_mut();
         let run = m.run + 1;
-        let finished = m.finished;
+        let (finished, gpu_sides) = (m.finished, m.gpu_sides);
         // A race still running on the GPU from before is stopped, not raced against.
         m.gpu_cancel.cancel();
         let settings = match job {
@@ -632,6 +636,7 @@ fn start_race(
             settings: Some(settings),
             conv_settings,
             finished,
+            gpu_sides,
             ..Model::default()
         };
         run
@@ -728,6 +733,7 @@ fn start_race(
         // GPU side: its own task, so both sides run at once.
         let (gtx, grx) = futures_channel::oneshot::channel::<()>();
         if let Some((gpu, side, _)) = gpu {
+            model.borrow_mut().gpu_sides += 1;
             let (model, redraw, a, b, current) = (
                 model.clone(),
                 redraw.clone(),
@@ -777,8 +783,12 @@ fn start_race(
                         }
                     }
                     drop(m);
-                    redraw.force_update();
                 }
+                {
+                    let mut m = model.borrow_mut();
+                    m.gpu_sides = m.gpu_sides.saturating_sub(1);
+                }
+                redraw.force_update();
                 let _ = gtx.send(());
             });
         } else {
@@ -1016,7 +1026,8 @@ fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
         (_, _, true) => "race.conv.lesson.no_gpu",
     });
     html! {
-        <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}>
+        <div class="race-results" data-verified={m.checks.as_ref().is_some_and(|c| c.all_ok()).to_string()}
+            data-gpu-submissions={m.gpu_run.as_ref().map(|g| g.timing.submissions.to_string())}>
             { verdict }
             if m.hidden.was_hidden() {
                 <p class="note hidden-note" role="note" data-hidden-note="true">{ ctx.t("race.hidden_note") }</p>
