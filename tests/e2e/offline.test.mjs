@@ -9,7 +9,7 @@ import { readFile, readdir, writeFile, rename, cp, rm, mkdtemp } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join, extname, normalize } from 'node:path';
-import { launch, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, waitForRoute, navigatedBy, screenshot, assertNoErrors } from './helpers.mjs';
 
 const SITE = process.env.SITE_DIR ?? fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
 const TYPES = {
@@ -69,6 +69,7 @@ test('after one visit the site reloads and runs with its server stopped; updates
     }
   });
   await page.goto(`${origin}/#/kernels?lang=en&m=32&n=32&k=32`);
+  await waitForRoute(page, '/kernels', { lang: 'en' });
   const notice = await page.waitForSelector('p.notice[data-update="installed"]', { timeout: 60_000 });
   assert.match(await notice.textContent(), /updated since your last visit/);
   await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
@@ -80,6 +81,7 @@ test('after one visit the site reloads and runs with its server stopped; updates
   await assert.rejects(fetch(`${origin}/index.html`), 'the server is really stopped');
 
   await page.reload();
+  await waitForRoute(page, '/kernels', { lang: 'en' });
   await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
   assert.equal(await page.$('p.notice[data-update]'), null, 'the same version is not announced twice');
   const before = Number(await page.getAttribute('.result', 'data-runs'));
@@ -87,8 +89,8 @@ test('after one visit the site reloads and runs with its server stopped; updates
   await page.waitForFunction((n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 });
   assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
   // Other pages of the app come from the cache too.
-  await page.goto(`${origin}/#/race?lang=zh`);
-  await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('赛跑'));
+  await navigatedBy(page, () => page.goto(`${origin}/#/race?lang=zh`), { path: '/race', lang: 'zh' });
+  assert.match(await page.textContent('main h1'), /赛跑/);
   await screenshot(page, 'offline-race-zh');
   assertNoErrors(errors);
   await context.close();
@@ -157,6 +159,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     await page.goto(`${origin}/${path}`);
+    await waitForRoute(page, '/kernels');
     await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
     return page;
   };
@@ -206,7 +209,12 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   let version;
   for (let i = 0; i < 20 && version !== b.version; i++) {
     if (i > 0) {
-      await page.waitForTimeout(500);
+      // B's worker takes over when the last page A's worker controls goes away, a reload of
+      // this one included: reload once B's is installed (waiting, or active already).
+      await page.waitForFunction(async () => {
+        const r = await navigator.serviceWorker.getRegistration();
+        return !!(r && !r.installing && (r.waiting || r.active));
+      }, null, { timeout: 60_000 });
       await page.reload();
       await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
     }
@@ -242,6 +250,7 @@ for (const lang of ['en', 'zh']) {
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     await page.goto(`${origin}/#/?lang=${lang}`);
+    await waitForRoute(page, '/', { lang });
     await page.waitForSelector('[data-webgpu]', { timeout: 60_000 });
     assert.equal(await page.$('#install-app'), null, 'no install notice before the browser offers it');
     // What Chromium fires when the site meets its install criteria (a headless browser never

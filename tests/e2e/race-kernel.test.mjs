@@ -4,7 +4,7 @@
 // neither module can be fetched; every race verifies against the f64 reference either way.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, BASE_URL, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, goto, screenshot, assertNoErrors } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -23,7 +23,7 @@ async function simdRace(patch = async () => {}) {
   page.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
   page.on('console', (msg) => { if (msg.type() === 'error') errors.push(`console.error: ${msg.text()}`); });
   context.on('request', (req) => requests.push(new URL(req.url()).pathname));
-  await page.goto(new URL('#/race?lang=en&n=256&cpu=simd&workers=1', BASE_URL).href);
+  await goto(page, '#/race?lang=en&n=256&cpu=simd&workers=1');
   await page.waitForSelector('#race-start:not([disabled])', { timeout: 60_000 });
   await page.click('#race-start');
   await page.waitForFunction(() => Number(document.querySelector('.lanes')?.dataset.races) > 0, null, { timeout: 120_000 });
