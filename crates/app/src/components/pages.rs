@@ -3,11 +3,11 @@
 use yew::prelude::*;
 
 use super::embed::EmbedHost;
-use crate::embed::WIDGETS;
 use super::{
     Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
     Race, ScratchEditor, Train, Visualiser,
 };
+use crate::embed::WIDGETS;
 use crate::route::Route;
 
 pub fn page(ctx: &Ctx) -> Html {

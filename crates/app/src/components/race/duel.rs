@@ -880,9 +880,7 @@ fn start_race(
             );
             let verified = m.checks.as_ref().map(|c| c.all_ok());
             crate::embed::report(Ok(match work {
-                Workload::Matmul(size) => {
-                    crate::embed::race_report(size, cpu_ms, gpu_ms, verified)
-                }
+                Workload::Matmul(size) => crate::embed::race_report(size, cpu_ms, gpu_ms, verified),
                 Workload::Conv(shape) => {
                     crate::embed::conv_race_report(&shape, cpu_ms, gpu_ms, verified)
                 }
