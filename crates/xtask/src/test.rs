@@ -171,7 +171,8 @@ fn check(cmd: &mut Command) -> Result<Tally, String> {
 
 /// Runs a test command, echoing its output and adding up its result lines: cargo's
 /// `test result: ok. N passed; M failed; K ignored`, node's `ℹ pass N` / `ℹ fail N` /
-/// `ℹ skipped N` / `ℹ todo N`, and native checks' `SKIPPED: …` lines.
+/// `ℹ cancelled N` (counted as failed) / `ℹ skipped N` / `ℹ todo N`, and native checks'
+/// `SKIPPED: …` lines.
 fn counted(cmd: &mut Command) -> Result<Tally, String> {
     let shown = describe(cmd);
     info(&format!("$ {shown}"));
@@ -236,10 +237,11 @@ fn parse_counts(line: &str, tally: &mut Tally) {
         .or_else(|| l.strip_prefix("# pass "))
     {
         tally.passed += rest.trim().parse::<u64>().unwrap_or(0);
-    } else if let Some(rest) = l
-        .strip_prefix("ℹ fail ")
-        .or_else(|| l.strip_prefix("# fail "))
+    } else if let Some(rest) = ["ℹ fail ", "# fail ", "ℹ cancelled ", "# cancelled "]
+        .iter()
+        .find_map(|p| l.strip_prefix(p))
     {
+        // A cancelled test (its file timed out or ended before it finished) did not pass.
         tally.failed += rest.trim().parse::<u64>().unwrap_or(0);
     }
 }
@@ -247,7 +249,11 @@ fn parse_counts(line: &str, tally: &mut Tally) {
 /// `cargo xtask e2e [--no-build] [FILE…]`: builds the site (unless `--no-build`) and runs the
 /// named browser test files (all when none is named), for quick iteration on one page.
 pub fn e2e_only(args: &[String]) -> Result<(), String> {
-    let site = root().join("target/e2e-site");
+    // E2E_SITE: another folder for the site, so two people iterating in one tree don't
+    // replace each other's site mid-run.
+    let site = std::env::var_os("E2E_SITE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| root().join("target/e2e-site"));
     let build = !args.iter().any(|a| a == "--no-build");
     let only: Vec<String> = args
         .iter()
@@ -338,6 +344,12 @@ mod tests {
         parse_counts("ℹ fail 1", &mut t);
         parse_counts("ℹ tests 8", &mut t);
         assert_eq!((t.passed, t.failed, t.skipped, t.ignored), (13, 4, 0, 0));
+        parse_counts("ℹ cancelled 2", &mut t);
+        parse_counts(
+            "    [SwiftShader] test result: ok. 1 passed; 0 failed",
+            &mut t,
+        );
+        assert_eq!((t.passed, t.failed, t.skipped, t.ignored), (13, 6, 0, 0));
         parse_counts(
             "test result: ok. 5 passed; 0 failed; 2 ignored; 0 measured; 0 filtered out",
             &mut t,
@@ -352,10 +364,10 @@ mod tests {
             "test foo ... SKIPPED: half_precision…: no shader-f16",
             &mut t,
         );
-        assert_eq!((t.passed, t.failed, t.skipped, t.ignored), (18, 4, 6, 2));
+        assert_eq!((t.passed, t.failed, t.skipped, t.ignored), (18, 6, 6, 2));
         assert_eq!(
             t.line(),
-            "18 passed, 4 failed, 8 skipped (2 of them ignored)"
+            "18 passed, 6 failed, 8 skipped (2 of them ignored)"
         );
     }
 }
