@@ -5,17 +5,11 @@
 //! the adapter lacks (shader-f16, subgroups) cannot run there: it is reported on stdout as
 //! `SKIPPED: …`, which `cargo xtask test` counts, so a missing check is never silent.
 
-use std::io::Write;
+mod common;
+use common::{gpu, runnable_matmul_kernels, skipped};
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::{kernels, Gpu, GpuError, Job, RunOptions, TimingMethod};
-use gpu_runtime::{Family, KernelSpec};
-
-fn gpu() -> Gpu {
-    Gpu::request_blocking().expect(
-        "no GPU adapter: install a Vulkan driver (`cargo xtask test` installs Mesa's lavapipe)",
-    )
-}
+use gpu_runtime::{GpuError, Job, RunOptions, TimingMethod};
 
 /// Shapes from the issue: degenerate, odd (not multiples of any tile), tall/skinny, K = 1.
 const SHAPES: &[(u32, u32, u32)] = &[
@@ -31,46 +25,39 @@ const SHAPES: &[(u32, u32, u32)] = &[
     (1, 1024, 1),
 ];
 
-/// Says that a check did not run. Written to the process's stdout directly (the test
-/// harness captures only `print!`), one line, for `cargo xtask test` to count as skipped.
-fn skipped(what: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "SKIPPED: {what}");
-    let _ = out.flush();
-}
-
-/// The matmul kernels this adapter can run; each one it cannot is reported as skipped.
-fn runnable_matmul_kernels(gpu: &Gpu, test: &str) -> Vec<&'static KernelSpec> {
-    let (can, cannot): (Vec<_>, Vec<_>) = kernels()
-        .filter(|k| k.family == Family::Matmul)
-        .partition(|k| gpu.features().contains(k.required_features));
-    for k in cannot {
-        skipped(&format!(
-            "{test}: {} on {} (adapter lacks {:?})",
-            k.id,
-            gpu.adapter().name,
-            k.required_features - gpu.features()
-        ));
-    }
-    can
-}
-
 /// What the test adapter offers of the optional features, printed so the log shows why a
-/// stage ran or was skipped.
+/// stage ran or was skipped, and checked where the app relies on it: a software adapter is
+/// called one (the page then never presents its speed as a GPU's), and subgroup sizes are
+/// powers of two in the range WebGPU allows (the subgroup stage's tile math assumes it).
 #[test]
-fn report_the_adapters_optional_features() {
+fn the_adapters_description_holds_what_the_app_relies_on() {
     let gpu = gpu();
-    let f = gpu.features();
+    let (f, a) = (gpu.features(), gpu.adapter());
     eprintln!(
         "{} ({}): shader-f16 {}, subgroups {} (sizes {}…{}), timestamps {}",
-        gpu.adapter().name,
-        gpu.adapter().driver,
+        a.name,
+        a.driver,
         f.contains(gpu_runtime::wgpu::Features::SHADER_F16),
         f.contains(gpu_runtime::wgpu::Features::SUBGROUP),
-        gpu.adapter().subgroup_min_size,
-        gpu.adapter().subgroup_max_size,
+        a.subgroup_min_size,
+        a.subgroup_max_size,
         f.contains(gpu_runtime::wgpu::Features::TIMESTAMP_QUERY),
     );
+    let name = a.name.to_lowercase();
+    if name.contains("llvmpipe") || name.contains("swiftshader") {
+        assert!(
+            a.is_software,
+            "{} is a CPU but is not called software",
+            a.name
+        );
+    }
+    if f.contains(gpu_runtime::wgpu::Features::SUBGROUP) {
+        let (lo, hi) = (a.subgroup_min_size, a.subgroup_max_size);
+        assert!(
+            lo.is_power_of_two() && hi.is_power_of_two() && 4 <= lo && lo <= hi && hi <= 128,
+            "subgroup sizes {lo}…{hi}"
+        );
+    }
 }
 
 #[test]

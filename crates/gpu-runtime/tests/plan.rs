@@ -5,13 +5,10 @@
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::cpu_kernels::verify;
 use gpu_runtime::plan::{Binding, Dispatch, Init, PlanBuffer, Step};
-use gpu_runtime::{
-    kernel, kernels, Family, Gpu, Job, Plan, Progress, RunControl, RunOptions, Workload,
-};
+use gpu_runtime::{kernel, Job, Plan, Progress, RunControl, RunOptions, Workload};
 
-fn gpu() -> Gpu {
-    Gpu::request_blocking().expect("no GPU adapter (see kernels_vs_cpu.rs)")
-}
+mod common;
+use common::{gpu, runnable_matmul_kernels};
 
 fn floats(bytes: &[u8]) -> Vec<f32> {
     bytemuck::pod_collect_to_vec(bytes)
@@ -87,9 +84,10 @@ fn every_matmul_kernel_is_right_when_cut_into_row_ranges() {
         chunk_cap: Some(1.0),
         ..Default::default()
     };
-    let runnable = kernels()
-        .filter(|k| k.family == Family::Matmul && gpu.features().contains(k.required_features));
-    for k in runnable {
+    for k in runnable_matmul_kernels(
+        &gpu,
+        "every_matmul_kernel_is_right_when_cut_into_row_ranges",
+    ) {
         let job = Job::Matmul { size, a: &a, b: &b };
         let out = pollster::block_on(gpu.run_with(k, &job, &RunOptions::default(), &ctl))
             .unwrap_or_else(|e| panic!("{}: {e}", k.id));
