@@ -3,8 +3,11 @@
 //! and reads back. A single kernel run is a one-step plan; a two-kernel algorithm is a
 //! two-step plan over a shared buffer.
 //!
-//! Only this module creates command encoders and GPU buffers (training's resident buffers
-//! too, through [`ResidentBuffers`]), so [`live_buffers`] counts every buffer the runtime holds.
+//! Work whose buffers stay on the GPU between submissions (training) is a [`ResidentPlan`]
+//! (`plan/resident.rs`): recorded dispatches submitted many times, readbacks polled.
+//!
+//! Only this module creates command encoders, compute passes, submits, buffer maps and GPU
+//! buffers, so [`live_buffers`] counts every buffer the runtime holds.
 //!
 //! Honest timing and cancel: before its timed start a run waits for work already in the
 //! queue (someone else's) to finish, and reports that wait apart. Long work is cut into
@@ -22,6 +25,9 @@ use wgpu::util::DeviceExt;
 use crate::clock::now_ms;
 use crate::context::{Gpu, GpuError};
 use crate::spec::KernelSpec;
+
+mod resident;
+pub use resident::{Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
 
 /// Work per submission the chunking aims for (wall clock): short enough that Cancel acts
 /// within about a second on a slow adapter, long enough that launch costs stay negligible.

@@ -27,72 +27,24 @@
 //! asynchronously; while that mapping is pending further requests are skipped, and
 //! [`TrainingSession::poll_eval`] hands the result over once it has arrived.
 //!
-//! Every pipeline comes from [`Gpu::pipeline`] and every kernel from the catalogue.
+//! The session's buffers and recorded dispatches are a [`ResidentPlan`], which alone encodes,
+//! submits and maps; what each kernel binds is the MLP family's ([`bindings`]). Every kernel
+//! comes from the catalogue (or is a learner's edited copy standing in for one).
 
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use mlp::net::{adam_corrections, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
 use crate::catalogue::{kernel, KernelSpec};
 use crate::context::{Gpu, GpuError};
-use crate::plan::{encoder, ResidentBuffers};
+use crate::family::mlp::{bound_buffers, buffer};
+use crate::plan::{Init, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
 use crate::workload::BufferLimits;
 
 /// Threads per workgroup of every MLP kernel but `mlp-step-lanes` ([`LANE_THREADS`]) (their
 /// `@workgroup_size(64)`).
 pub const WORKGROUP: u32 = 64;
-
-/// The buffers a dispatch binds, in binding order (the uniform comes last, always).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Slot {
-    Params,
-    Grads,
-    M,
-    V,
-    Acts,
-    Deltas,
-    Labels,
-    Losses,
-    /// The training set's features and labels, in batch order.
-    DataX,
-    DataY,
-    /// The step state this step reads, and the one it writes (the next step's).
-    State,
-    NextState,
-    /// Adam's (c₁, c₂) per step.
-    Corrections,
-    /// Partial sums: each parameter's gradient over one lane's samples (`mlp-step-lanes`, 64
-    /// per parameter), or the tiled gradient's per-slice sums (`mlp-grad-tiled` →
-    /// `mlp-grad-reduce`). One plan never has both.
-    Partials,
-}
-
-fn bindings(kernel_id: &str) -> &'static [Slot] {
-    use Slot::*;
-    match kernel_id {
-        "mlp-forward" => &[Params, Acts],
-        "mlp-forward-gather" => &[Params, Acts, Labels, DataX, DataY, State, NextState],
-        "mlp-gather" => &[Acts, Labels, DataX, DataY, State, NextState],
-        "mlp-loss" => &[Acts, Labels, Deltas, Losses],
-        "mlp-forward-loss" => &[Params, Acts, Labels, Deltas, Losses],
-        "mlp-backward-params" => &[Acts, Deltas, Grads],
-        "mlp-backward-input" => &[Params, Acts, Deltas],
-        "mlp-sgd" => &[Params, Grads, M],
-        "mlp-adam" => &[Params, Grads, M, V, Corrections, State],
-        "mlp-step-samples" => &[Params, Acts, Deltas, Losses, DataX, DataY, State, NextState],
-        "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
-        "mlp-step-lanes" => &[Params, Losses, DataX, DataY, State, NextState, Partials],
-        "mlp-step-reduce" => &[Partials, Grads, Params, M, V, Corrections, State],
-        "mlp-forward-tiled" => &[Params, Acts],
-        "mlp-backward-input-tiled" => &[Params, Acts, Deltas],
-        "mlp-grad-tiled" => &[Acts, Deltas, Partials],
-        "mlp-grad-reduce" => &[Partials, Grads],
-        _ => &[],
-    }
-}
 
 /// One dispatch of a step: which kernel, for which layer, how many threads and workgroups,
 /// and the words of its uniform (the optimisers use twelve, the others eight and zeros).
@@ -906,53 +858,32 @@ pub struct EvalReadback {
     pub params: Vec<f32>,
 }
 
-enum ReadState {
-    Idle,
-    Pending,
-    Ready(Result<(), String>),
-}
-
-struct Pass {
-    pipeline: wgpu::ComputePipeline,
-    /// For even and odd steps (they differ where the step state is bound).
-    bind_groups: [wgpu::BindGroup; 2],
-    workgroups: [u32; 3],
-}
-
-/// A network being trained on the GPU. Dropping it destroys its buffers.
+/// A network being trained on the GPU: its buffers and recorded dispatches are one
+/// [`ResidentPlan`]. Dropping it destroys its buffers.
 pub struct TrainingSession {
-    gpu: Rc<Gpu>,
     net: Net,
     hyper: Hyper,
     batch: usize,
     accum: usize,
     plan: Vec<PlannedDispatch>,
-    step_passes: Vec<Pass>,
-    eval_passes: Vec<Pass>,
-    /// Every buffer of the session, destroyed (and uncounted) when it is dropped.
-    _buffers: ResidentBuffers,
-    params: wgpu::Buffer,
-    losses: wgpu::Buffer,
-    eval_acts: wgpu::Buffer,
-    staging: wgpu::Buffer,
-    /// Uniforms of the dispatches that hold the learning rate (those over all layers), in
-    /// plan order; `set_lr` rewrites them.
-    lr_uniforms: Vec<wgpu::Buffer>,
-    /// Where the loss dispatch sits in the step, and (with gradient accumulation) one copy of
-    /// it per micro-batch, each with its own uniform (`micro_loss`).
+    resident: ResidentPlan,
+    /// Resident dispatch numbers: the step's (`plan` order), then one loss dispatch per
+    /// micro-batch (with gradient accumulation, `micro_loss`), then the evaluation's.
+    step_dispatches: usize,
+    loss_dispatches: usize,
+    eval_dispatches: usize,
+    /// Where the loss dispatch sits in the step.
     loss_pass: Option<usize>,
-    loss_passes: Vec<Pass>,
+    /// The step dispatches that hold the learning rate (those over all layers), in plan
+    /// order; `set_lr` rewrites their uniforms.
+    lr_dispatches: Vec<usize>,
     /// Whether the gradients are summed into (the per-layer path) and so cleared per update.
     clear_grads: bool,
     rows: usize,
     /// The ids of the kernels run in place of the catalogue's (they shape the plan).
     pinned: Vec<&'static str>,
-    grads: wgpu::Buffer,
     eval_rows: usize,
     eval_out_off: u64,
-    step: u64,
-    completed: Arc<AtomicU64>,
-    read: Arc<Mutex<ReadState>>,
     read_step: u64,
 }
 
@@ -1001,7 +932,6 @@ impl TrainingSession {
                 )));
             }
         }
-        let max_groups = gpu.limits().max_compute_workgroups_per_dimension;
         let rows = cfg.labels.len();
         let pinned: Vec<&'static str> = replacements.iter().map(|k| k.id).collect();
         let opts = StepOptions {
@@ -1034,90 +964,17 @@ impl TrainingSession {
                 "{unused} does not run in this network's training step"
             )));
         }
-        if let Some(p) = plan
-            .iter()
-            .chain(&eval_plan)
-            .find(|p| p.workgroups.iter().any(|&g| g > max_groups))
-        {
-            return Err(GpuError::Dispatch(format!(
-                "{}: {:?} workgroups exceed maxComputeWorkgroupsPerDimension ({max_groups})",
-                p.kernel_id, p.workgroups
-            )));
-        }
-        let mut pipelines: Vec<(&'static str, wgpu::ComputePipeline)> = Vec::new();
-        for p in plan.iter().chain(&eval_plan) {
-            if pipelines.iter().all(|(id, _)| *id != p.kernel_id) {
-                let spec: &KernelSpec = replacements
-                    .iter()
-                    .copied()
-                    .find(|k| k.id == p.kernel_id)
-                    .or_else(|| kernel(p.kernel_id))
-                    .ok_or_else(|| {
-                        GpuError::Shader(format!("{} is not catalogued", p.kernel_id))
-                    })?;
-                pipelines.push((p.kernel_id, gpu.pipeline(spec).await?));
-            }
-        }
-        let pipeline = |id: &str| {
-            pipelines
+        let spec_of = |id: &'static str| -> Result<&KernelSpec, GpuError> {
+            replacements
                 .iter()
-                .find(|(k, _)| *k == id)
-                .map(|(_, p)| p.clone())
-                .ok_or(GpuError::WrongJob)
+                .copied()
+                .find(|k| k.id == id)
+                .or_else(|| kernel(id))
+                .ok_or_else(|| GpuError::Shader(format!("{id} is not catalogued")))
         };
 
-        let device = &gpu.device;
-        let validation = device.push_error_scope(wgpu::ErrorFilter::Validation);
-        let oom = device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
-        let mut buffers = ResidentBuffers::default();
-        let storage = wgpu::BufferUsages::STORAGE
-            | wgpu::BufferUsages::COPY_DST
-            | wgpu::BufferUsages::COPY_SRC;
-        let mut make = |label: &str, bytes: u64, usage| {
-            buffers.create(&gpu, label, usage, Err(bytes.max(4).next_multiple_of(4)))
-        };
+        // The buffers, with what they start with.
         let n_params = net.layout().param_count as u64;
-        let params = make("mlp params", n_params * 4, storage);
-        let grads = make("mlp grads", n_params * 4, storage);
-        let m = make("mlp m", n_params * 4, storage);
-        let v = make("mlp v", n_params * 4, storage);
-        let acts = make("mlp acts", activation_bytes(&net, batch), storage);
-        let deltas = make("mlp deltas", activation_bytes(&net, batch), storage);
-        let labels_buf = make("mlp labels", batch as u64 * 4, storage);
-        let losses = make("mlp losses", (accum * batch) as u64 * 4, storage);
-        let data_x = make("mlp data x", (rows * width) as u64 * 4, storage);
-        let data_y = make("mlp data y", rows as u64 * 4, storage);
-        // 64 lane sums per parameter, only where the workgroup-memory step runs.
-        let lane_sums = if plan.iter().any(|p| p.kernel_id == "mlp-step-lanes") {
-            n_params * LANES as u64 * 4
-        } else {
-            4
-        };
-        let states = [
-            make("mlp step state a", 16, storage),
-            make("mlp step state b", 16, storage),
-        ];
-        let table = adam_correction_table();
-        let corrections = make("mlp adam corrections", table.len() as u64 * 8, storage);
-        // One buffer serves both users of the slot (a plan has one or the other).
-        let partials = make(
-            "mlp partials",
-            lane_sums.max(partials_len(&net, batch, &pinned) as u64 * 4),
-            storage,
-        );
-        let eval_acts = make(
-            "mlp eval acts",
-            activation_bytes(&net, eval_rows.max(1)),
-            storage,
-        );
-        let eval_out_bytes = (eval_rows * classes) as u64 * 4;
-        let staging = make(
-            "mlp readback",
-            eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4,
-            wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-        );
-        gpu.queue
-            .write_buffer(&params, 0, bytemuck::cast_slice(cfg.params));
         // The training set in batch order: row j is sample order[j] (so a batch is a run of
         // consecutive rows, the CPU twin's `batch_indices`).
         let mut xs = Vec::with_capacity(rows * width);
@@ -1133,153 +990,109 @@ impl TrainingSession {
             xs.extend_from_slice(row);
             ys.push(label);
         }
-        gpu.queue
-            .write_buffer(&data_x, 0, bytemuck::cast_slice(&xs));
-        gpu.queue
-            .write_buffer(&data_y, 0, bytemuck::cast_slice(&ys));
-        gpu.queue
-            .write_buffer(&corrections, 0, bytemuck::cast_slice(&table));
-        // State a = {start 0, t 0}: the first step reads a (buffers start zeroed; written to
-        // be explicit), writes b.
-        gpu.queue
-            .write_buffer(&states[0], 0, bytemuck::cast_slice(&[0u32; 4]));
-        if eval_rows > 0 {
-            gpu.queue.write_buffer(
-                &eval_acts,
-                0,
-                bytemuck::cast_slice(&cfg.eval_features[..eval_rows * width]),
-            );
-        }
-
-        let mut lr_uniforms = Vec::new();
-        let mut build = |p: &PlannedDispatch, acts: &wgpu::Buffer| -> Result<Pass, GpuError> {
-            let uniform = buffers.create(
-                &gpu,
-                p.kernel_id,
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                Ok(bytemuck::cast_slice(&p.uniform)),
-            );
-            if p.layer == 0 {
-                lr_uniforms.push(uniform.clone());
-            }
-            let pipeline = pipeline(p.kernel_id)?;
-            let bind_group = |parity: usize| {
-                let mut entries: Vec<wgpu::BindGroupEntry> = bindings(p.kernel_id)
-                    .iter()
-                    .map(|slot| match slot {
-                        Slot::Params => &params,
-                        Slot::Grads => &grads,
-                        Slot::M => &m,
-                        Slot::V => &v,
-                        Slot::Acts => acts,
-                        Slot::Deltas => &deltas,
-                        Slot::Labels => &labels_buf,
-                        Slot::Losses => &losses,
-                        Slot::DataX => &data_x,
-                        Slot::DataY => &data_y,
-                        Slot::State => &states[parity],
-                        Slot::NextState => &states[1 - parity],
-                        Slot::Corrections => &corrections,
-                        Slot::Partials => &partials,
-                    })
-                    .enumerate()
-                    .map(|(i, b)| wgpu::BindGroupEntry {
-                        binding: i as u32,
-                        resource: b.as_entire_binding(),
-                    })
-                    .collect();
-                entries.push(wgpu::BindGroupEntry {
-                    binding: entries.len() as u32,
-                    resource: uniform.as_entire_binding(),
-                });
-                device.create_bind_group(&wgpu::BindGroupDescriptor {
-                    label: Some(p.kernel_id),
-                    layout: &pipeline.get_bind_group_layout(0),
-                    entries: &entries,
-                })
-            };
-            let uses_state = bindings(p.kernel_id).contains(&Slot::State);
-            let even = bind_group(0);
-            let odd = if uses_state {
-                bind_group(1)
-            } else {
-                even.clone()
-            };
-            Ok(Pass {
-                pipeline,
-                bind_groups: [even, odd],
-                workgroups: p.workgroups,
-            })
+        // 64 lane sums per parameter, only where the workgroup-memory step runs.
+        let lane_sums = if plan.iter().any(|p| p.kernel_id == "mlp-step-lanes") {
+            n_params * LANES as u64 * 4
+        } else {
+            4
         };
-        let step_passes = plan
-            .iter()
-            .map(|p| build(p, &acts))
-            .collect::<Result<Vec<_>, _>>();
+        // The evaluation rows go where the forward pass reads its input: the start of its
+        // activations.
+        let eval_act_bytes = activation_bytes(&net, eval_rows.max(1));
+        let mut eval_acts = vec![0u8; eval_act_bytes as usize];
+        let eval_in: &[u8] = bytemuck::cast_slice(&cfg.eval_features[..eval_rows * width]);
+        eval_acts[..eval_in.len()].copy_from_slice(eval_in);
+        let bytes = |v: Vec<u8>| Init::Bytes(v.into());
+        let zeroed = Init::Zeroed;
+        let buffers = vec![
+            (
+                buffer::PARAMS,
+                bytes(bytemuck::cast_slice(cfg.params).to_vec()),
+            ),
+            (buffer::GRADS, zeroed(n_params * 4)),
+            (buffer::M, zeroed(n_params * 4)),
+            (buffer::V, zeroed(n_params * 4)),
+            (buffer::ACTS, zeroed(activation_bytes(&net, batch))),
+            (buffer::DELTAS, zeroed(activation_bytes(&net, batch))),
+            (buffer::LABELS, zeroed(batch as u64 * 4)),
+            (buffer::LOSSES, zeroed((accum * batch) as u64 * 4)),
+            (buffer::DATA_X, bytes(bytemuck::cast_slice(&xs).to_vec())),
+            (buffer::DATA_Y, bytes(bytemuck::cast_slice(&ys).to_vec())),
+            // State a = {start 0, t 0}: the first step reads a, writes b.
+            (buffer::STATES[0], zeroed(16)),
+            (buffer::STATES[1], zeroed(16)),
+            (
+                buffer::CORRECTIONS,
+                bytes(bytemuck::cast_slice(&adam_correction_table()).to_vec()),
+            ),
+            // One buffer serves both users of the slot (a plan has one or the other).
+            (
+                buffer::PARTIALS,
+                zeroed(lane_sums.max(partials_len(&net, batch, &pinned) as u64 * 4)),
+            ),
+            (buffer::EVAL_ACTS, bytes(eval_acts)),
+        ]
+        .into_iter()
+        .map(|(name, init)| ResidentBuffer { name, init })
+        .collect();
+
+        // The dispatches: the step's with both parities' bindings, the micro-batches' loss
+        // copies, the evaluation's.
         let loss_pass = plan
             .iter()
             .position(|p| matches!(p.kernel_id, "mlp-loss" | "mlp-forward-loss"));
-        let loss_passes = match loss_pass {
+        let micro: Vec<PlannedDispatch> = match loss_pass {
             Some(at) if accum > 1 => (0..accum)
-                .map(|j| build(&micro_loss(&plan[at], batch, accum, j), &acts))
-                .collect::<Result<Vec<_>, _>>(),
-            _ => Ok(Vec::new()),
+                .map(|j| micro_loss(&plan[at], batch, accum, j))
+                .collect(),
+            _ => Vec::new(),
         };
-        let eval_passes = if eval_rows > 0 {
-            eval_plan
-                .iter()
-                .map(|p| build(p, &eval_acts))
-                .collect::<Result<Vec<_>, _>>()
-        } else {
-            Ok(Vec::new())
-        };
-        let (oom, validation) = (oom.pop(), validation.pop());
-        let failure = match (oom.await, validation.await) {
-            (Some(e), _) | (None, Some(e)) => Some(e.to_string()),
-            _ => None,
-        };
-        let (step_passes, eval_passes, loss_passes) = match (step_passes, eval_passes, loss_passes)
-        {
-            (Ok(s), Ok(e), Ok(l)) if failure.is_none() && !lr_uniforms.is_empty() => (s, e, l),
-            // Dropping `buffers` destroys what was made.
-            (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return Err(e),
-            _ => {
-                let msg = failure.unwrap_or_else(|| "no optimiser dispatch".into());
-                return Err(if gpu.is_lost() {
-                    GpuError::DeviceLost(msg)
-                } else {
-                    GpuError::Dispatch(msg)
-                });
-            }
-        };
+        let eval_used: &[PlannedDispatch] = if eval_rows > 0 { &eval_plan } else { &[] };
+        let mut dispatches = Vec::new();
+        for p in plan.iter().chain(&micro) {
+            dispatches.push(ResidentDispatch {
+                kernel: spec_of(p.kernel_id)?,
+                variants: (0..2)
+                    .map(|parity| bound_buffers(p.kernel_id, parity, false))
+                    .collect(),
+                uniform: p.uniform.to_vec(),
+                workgroups: p.workgroups,
+            });
+        }
+        for p in eval_used {
+            dispatches.push(ResidentDispatch {
+                kernel: spec_of(p.kernel_id)?,
+                variants: vec![bound_buffers(p.kernel_id, 0, true)],
+                uniform: p.uniform.to_vec(),
+                workgroups: p.workgroups,
+            });
+        }
+        let lr_dispatches: Vec<usize> = (0..plan.len()).filter(|&i| plan[i].layer == 0).collect();
+        if lr_dispatches.is_empty() {
+            return Err(GpuError::Dispatch("no optimiser dispatch".into()));
+        }
+        let eval_out_bytes = (eval_rows * classes) as u64 * 4;
+        let readback = eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4;
+        let resident = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
         let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
-        let clear_grads = sums_into_grads;
         Ok(Self {
             net,
             hyper: cfg.hyper,
             batch,
             accum,
+            step_dispatches: plan.len(),
+            loss_dispatches: micro.len(),
+            eval_dispatches: eval_used.len(),
             plan,
-            step_passes,
-            eval_passes,
-            _buffers: buffers,
-            params,
-            losses,
-            eval_acts,
-            staging,
-            lr_uniforms,
+            resident,
             loss_pass,
-            loss_passes,
-            clear_grads,
+            lr_dispatches,
+            clear_grads: sums_into_grads,
             rows,
             pinned,
-            grads,
             eval_rows,
             eval_out_off: last,
-            step: 0,
-            completed: Arc::new(AtomicU64::new(0)),
-            read: Arc::new(Mutex::new(ReadState::Idle)),
             read_step: 0,
-            gpu,
         })
     }
 
@@ -1301,21 +1114,24 @@ impl TrainingSession {
             pinned: &self.pinned,
         };
         let plan = step_plan_with(&self.net, &self.hyper, self.batch, self.rows, opts);
-        for (p, buffer) in plan.iter().filter(|p| p.layer == 0).zip(&self.lr_uniforms) {
-            self.gpu
-                .queue
-                .write_buffer(buffer, 0, bytemuck::cast_slice(&p.uniform));
+        for (p, &index) in plan
+            .iter()
+            .filter(|p| p.layer == 0)
+            .zip(&self.lr_dispatches)
+        {
+            // Both come from the same plan shape, so the index is always in range.
+            let _ = self.resident.write_uniform(index, &p.uniform);
         }
     }
 
     /// Steps submitted so far.
     pub fn steps_submitted(&self) -> u64 {
-        self.step
+        self.resident.units_submitted()
     }
 
     /// Steps the GPU has finished (counted by `on_submitted_work_done`, never waited for).
     pub fn steps_completed(&self) -> u64 {
-        self.completed.load(Ordering::SeqCst)
+        self.resident.units_completed()
     }
 
     /// Micro-batches per update.
@@ -1332,206 +1148,132 @@ impl TrainingSession {
     }
 
     /// Submits `count` training steps recorded back to back in one command buffer (one compute
-    /// pass per step, after clearing the gradients), without waiting. Each step picks its batch and advances the step state
-    /// on the GPU, so nothing is written between them.
+    /// pass per step, after clearing the gradients), without waiting. Each step picks its
+    /// batch and advances the step state on the GPU, so nothing is written between them.
     pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
-        if self.gpu.is_lost() {
+        if self.resident.gpu().is_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
         if count == 0 {
             return Ok(());
         }
-        let k = self.accum as u64;
-        let (last, _) = self.step_passes.split_last().ok_or(GpuError::WrongJob)?;
-        let queue = &self.gpu.queue;
-        let mut encoder = encoder(&self.gpu);
+        let (n, k) = (self.step_dispatches, self.accum as u64);
+        let last = n.checked_sub(1).ok_or(GpuError::WrongJob)?;
+        let first_step = self.steps_submitted();
+        let mut ops = Vec::with_capacity(count as usize * (1 + k as usize * n));
         for s in 0..count as u64 {
             // The gradients are summed into over the micro-batches: cleared once per update.
-            if self.clear_grads {
-                encoder.clear_buffer(&self.grads, 0, None);
-            }
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("mlp step"),
-                timestamp_writes: None,
+            ops.push(if self.clear_grads {
+                Op::Clear(buffer::GRADS)
+            } else {
+                Op::Pass
             });
             for j in 0..k {
                 // The state buffers swap once per micro-batch (each gathers its own rows).
-                let parity = (((self.step + s) * k + j) % 2) as usize;
+                let variant = (((first_step + s) * k + j) % 2) as usize;
                 let final_micro = j + 1 == k;
-                for (i, p) in self.step_passes.iter().enumerate() {
-                    if std::ptr::eq(p, last) && !final_micro {
+                for i in 0..n {
+                    if i == last && !final_micro {
                         continue;
                     }
-                    let p = match self.loss_pass {
-                        Some(at) if at == i && k > 1 => &self.loss_passes[j as usize],
-                        _ => p,
+                    let index = match self.loss_pass {
+                        Some(at) if at == i && k > 1 => n + j as usize,
+                        _ => i,
                     };
-                    pass.set_pipeline(&p.pipeline);
-                    pass.set_bind_group(0, &p.bind_groups[parity], &[]);
-                    pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
+                    ops.push(Op::Dispatch { index, variant });
                 }
             }
         }
-        queue.submit([encoder.finish()]);
-        let done = self.completed.clone();
-        queue.on_submitted_work_done(move || {
-            done.fetch_add(count as u64, Ordering::SeqCst);
-        });
-        self.step += count as u64;
-        self.poll();
-        Ok(())
+        self.resident.submit(&ops, count as u64)
     }
 
     /// Resolves when every step submitted so far has finished on the GPU (for timing in the
     /// browser, where nothing may block).
     pub fn finished(&self) -> impl std::future::Future<Output = Result<(), GpuError>> {
-        let (tx, rx) = futures_channel::oneshot::channel();
-        self.gpu.queue.on_submitted_work_done(move || {
-            let _ = tx.send(());
-        });
-        self.poll();
-        async move {
-            rx.await
-                .map_err(|_| GpuError::DeviceLost("the GPU stopped answering".into()))
-        }
+        self.resident.finished()
     }
 
     /// Natively, lets wgpu run finished callbacks without waiting; in the browser they run on
     /// their own and this does nothing.
     pub fn poll(&self) {
-        #[cfg(not(target_arch = "wasm32"))]
-        let _ = self.gpu.device.poll(wgpu::PollType::Poll);
+        self.resident.poll();
     }
 
     /// Natively, waits until every submitted step has finished (benchmarks and tests).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn wait(&self) -> Result<(), GpuError> {
-        self.gpu
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map(|_| ())
-            .map_err(|e| GpuError::Readback(e.to_string()))
+        self.resident.wait()
     }
 
     /// The device the session runs on.
     pub fn gpu(&self) -> &Rc<Gpu> {
-        &self.gpu
+        self.resident.gpu()
     }
 
     /// Whether the session's device has been lost (wgpu's lost callback fired). A destroyed
     /// device may never report submitted work as done, so a caller waiting for completions
     /// must ask this too.
     pub fn device_lost(&self) -> bool {
-        self.gpu.is_lost()
+        self.resident.gpu().is_lost()
     }
 
     /// Whether an evaluation readback is on its way.
     pub fn eval_pending(&self) -> bool {
-        self.read
-            .lock()
-            .map(|s| !matches!(*s, ReadState::Idle))
-            .unwrap_or(true)
+        self.resident.read_pending()
     }
 
     /// Starts an evaluation (forward pass over the evaluation rows, then an asynchronous map).
     /// Returns false, doing nothing, while the previous one has not been collected.
     pub fn request_eval(&mut self) -> Result<bool, GpuError> {
-        if self.gpu.is_lost() {
+        if self.resident.gpu().is_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
-        if self.eval_pending() {
-            return Ok(false);
-        }
-        let mut encoder = encoder(&self.gpu);
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("mlp eval"),
-                timestamp_writes: None,
-            });
-            for p in &self.eval_passes {
-                pass.set_pipeline(&p.pipeline);
-                pass.set_bind_group(0, &p.bind_groups[0], &[]);
-                pass.dispatch_workgroups(p.workgroups[0], p.workgroups[1], p.workgroups[2]);
-            }
-        }
-        let out_bytes = (self.eval_rows * self.net.classes()) as u64 * 4;
-        if out_bytes > 0 {
-            encoder.copy_buffer_to_buffer(
-                &self.eval_acts,
-                self.eval_out_off,
-                &self.staging,
-                0,
-                out_bytes,
-            );
-        }
-        encoder.copy_buffer_to_buffer(
-            &self.losses,
-            0,
-            &self.staging,
-            out_bytes,
-            (self.accum * self.batch) as u64 * 4,
+        let first = self.step_dispatches + self.loss_dispatches;
+        let mut ops = vec![Op::Pass];
+        ops.extend(
+            (first..first + self.eval_dispatches).map(|index| Op::Dispatch { index, variant: 0 }),
         );
-        encoder.copy_buffer_to_buffer(
-            &self.params,
-            0,
-            &self.staging,
-            out_bytes + (self.accum * self.batch) as u64 * 4,
-            self.net.layout().param_count as u64 * 4,
-        );
-        self.gpu.queue.submit([encoder.finish()]);
-        if let Ok(mut s) = self.read.lock() {
-            *s = ReadState::Pending;
+        let ranges = [
+            ReadRange {
+                buffer: buffer::EVAL_ACTS,
+                offset: self.eval_out_off,
+                bytes: (self.eval_rows * self.net.classes()) as u64 * 4,
+            },
+            ReadRange {
+                buffer: buffer::LOSSES,
+                offset: 0,
+                bytes: (self.accum * self.batch) as u64 * 4,
+            },
+            ReadRange {
+                buffer: buffer::PARAMS,
+                offset: 0,
+                bytes: self.net.layout().param_count as u64 * 4,
+            },
+        ];
+        let started = self.resident.request_read(&ops, &ranges)?;
+        if started {
+            self.read_step = self.steps_submitted();
         }
-        self.read_step = self.step;
-        let slot = self.read.clone();
-        self.staging
-            .slice(..)
-            .map_async(wgpu::MapMode::Read, move |r| {
-                if let Ok(mut s) = slot.lock() {
-                    *s = ReadState::Ready(r.map_err(|e| e.to_string()));
-                }
-            });
-        self.poll();
-        Ok(true)
+        Ok(started)
     }
 
     /// The evaluation, if its readback has arrived (never waits).
     pub fn poll_eval(&mut self) -> Result<Option<EvalReadback>, GpuError> {
-        self.poll();
-        let ready = match self.read.lock() {
-            Ok(mut s) => match &*s {
-                ReadState::Ready(r) => {
-                    let r = r.clone();
-                    *s = ReadState::Idle;
-                    r
-                }
-                _ => return Ok(None),
-            },
-            Err(_) => return Err(GpuError::Readback("readback state poisoned".into())),
+        let Some(bytes) = self.resident.poll_read()? else {
+            return Ok(None);
         };
-        if let Err(e) = ready {
-            return Err(if self.gpu.is_lost() {
-                GpuError::DeviceLost(e)
-            } else {
-                GpuError::Readback(e)
-            });
-        }
-        let floats: Vec<f32> = {
-            let view = self
-                .staging
-                .slice(..)
-                .get_mapped_range()
-                .map_err(|e| GpuError::Readback(e.to_string()))?;
-            bytemuck::pod_collect_to_vec(&view)
-        };
-        self.staging.unmap();
+        let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
         let n = self.eval_rows * self.net.classes();
         let losses = self.accum * self.batch;
+        let params = self.net.layout().param_count;
+        if floats.len() < n + losses + params {
+            return Err(GpuError::Readback("short evaluation readback".into()));
+        }
         Ok(Some(EvalReadback {
             step: self.read_step,
             logits: floats[..n].to_vec(),
             batch_losses: floats[n..n + losses].to_vec(),
-            params: floats[n + losses..n + losses + self.net.layout().param_count].to_vec(),
+            params: floats[n + losses..n + losses + params].to_vec(),
         }))
     }
 
@@ -1550,15 +1292,17 @@ impl TrainingSession {
 
     /// Writes new parameters (for tests that start the GPU and CPU from the same point).
     pub fn write_params(&self, params: &[f32]) {
-        self.gpu
-            .queue
-            .write_buffer(&self.params, 0, bytemuck::cast_slice(params));
+        // The buffer is the plan's own, so the name always resolves.
+        let _ = self
+            .resident
+            .write(buffer::PARAMS, 0, bytemuck::cast_slice(params));
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::family::mlp::bindings;
     use mlp::{Activation, LossKind};
 
     fn hyper() -> Hyper {

@@ -1,6 +1,7 @@
-//! The tiny MLP's training kernels. They run no [`crate::Job`]: a
-//! [`crate::training::TrainingSession`] owns their buffers and bind groups (each file's header
-//! lists its bindings) and sizes their grids with [`crate::training::step_plan`].
+//! The tiny MLP's training kernels and what each binds. They run no [`crate::Job`]: a
+//! [`crate::training::TrainingSession`] keeps their buffers resident in a
+//! [`crate::plan::ResidentPlan`], binding them as [`bindings`] says (each file's header lists
+//! the same), and sizes their grids with [`crate::training::step_plan`].
 
 use cpu_kernels::verify::Precision;
 
@@ -79,6 +80,108 @@ const fn sized_kernel(
         title_key,
         summary_key,
     }
+}
+
+/// The buffers an MLP kernel binds, in binding order (its uniform block comes last, always).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Params,
+    Grads,
+    M,
+    V,
+    Acts,
+    Deltas,
+    Labels,
+    Losses,
+    /// The training set's features and labels, in batch order.
+    DataX,
+    DataY,
+    /// The step state this step reads, and the one it writes (the next step's).
+    State,
+    NextState,
+    /// Adam's (c₁, c₂) per step.
+    Corrections,
+    /// Partial sums: each parameter's gradient over one lane's samples (`mlp-step-lanes`, 64
+    /// per parameter), or the tiled gradient's per-slice sums (`mlp-grad-tiled` →
+    /// `mlp-grad-reduce`). One plan never has both.
+    Partials,
+}
+
+/// Names of the training session's resident buffers.
+pub mod buffer {
+    pub const PARAMS: &str = "mlp params";
+    pub const GRADS: &str = "mlp grads";
+    pub const M: &str = "mlp m";
+    pub const V: &str = "mlp v";
+    pub const ACTS: &str = "mlp acts";
+    pub const EVAL_ACTS: &str = "mlp eval acts";
+    pub const DELTAS: &str = "mlp deltas";
+    pub const LABELS: &str = "mlp labels";
+    pub const LOSSES: &str = "mlp losses";
+    pub const DATA_X: &str = "mlp data x";
+    pub const DATA_Y: &str = "mlp data y";
+    /// The double-buffered step state: even steps read the first and write the second.
+    pub const STATES: [&str; 2] = ["mlp step state a", "mlp step state b"];
+    pub const CORRECTIONS: &str = "mlp adam corrections";
+    pub const PARTIALS: &str = "mlp partials";
+}
+
+impl Slot {
+    /// The buffer this slot binds on a step of `parity` (0 even, 1 odd); an evaluation's
+    /// forward pass binds its own activations.
+    pub fn buffer(self, parity: usize, eval: bool) -> &'static str {
+        use buffer::*;
+        match self {
+            Slot::Params => PARAMS,
+            Slot::Grads => GRADS,
+            Slot::M => M,
+            Slot::V => V,
+            Slot::Acts if eval => EVAL_ACTS,
+            Slot::Acts => ACTS,
+            Slot::Deltas => DELTAS,
+            Slot::Labels => LABELS,
+            Slot::Losses => LOSSES,
+            Slot::DataX => DATA_X,
+            Slot::DataY => DATA_Y,
+            Slot::State => STATES[parity % 2],
+            Slot::NextState => STATES[(parity + 1) % 2],
+            Slot::Corrections => CORRECTIONS,
+            Slot::Partials => PARTIALS,
+        }
+    }
+}
+
+/// What `kernel_id` binds, in binding order (empty for an id that is not an MLP kernel).
+pub fn bindings(kernel_id: &str) -> &'static [Slot] {
+    use Slot::*;
+    match kernel_id {
+        "mlp-forward" => &[Params, Acts],
+        "mlp-forward-gather" => &[Params, Acts, Labels, DataX, DataY, State, NextState],
+        "mlp-gather" => &[Acts, Labels, DataX, DataY, State, NextState],
+        "mlp-loss" => &[Acts, Labels, Deltas, Losses],
+        "mlp-forward-loss" => &[Params, Acts, Labels, Deltas, Losses],
+        "mlp-backward-params" => &[Acts, Deltas, Grads],
+        "mlp-backward-input" => &[Params, Acts, Deltas],
+        "mlp-sgd" => &[Params, Grads, M],
+        "mlp-adam" => &[Params, Grads, M, V, Corrections, State],
+        "mlp-step-samples" => &[Params, Acts, Deltas, Losses, DataX, DataY, State, NextState],
+        "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
+        "mlp-step-lanes" => &[Params, Losses, DataX, DataY, State, NextState, Partials],
+        "mlp-step-reduce" => &[Partials, Grads, Params, M, V, Corrections, State],
+        "mlp-forward-tiled" => &[Params, Acts],
+        "mlp-backward-input-tiled" => &[Params, Acts, Deltas],
+        "mlp-grad-tiled" => &[Acts, Deltas, Partials],
+        "mlp-grad-reduce" => &[Partials, Grads],
+        _ => &[],
+    }
+}
+
+/// The buffer names `kernel_id` binds on a step of `parity` (or in an evaluation).
+pub fn bound_buffers(kernel_id: &str, parity: usize, eval: bool) -> Vec<&'static str> {
+    bindings(kernel_id)
+        .iter()
+        .map(|s| s.buffer(parity, eval))
+        .collect()
 }
 
 pub static KERNELS: &[KernelSpec] = &[
