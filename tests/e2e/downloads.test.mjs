@@ -9,7 +9,7 @@
 //   reloads into the whole app.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, waitForRoute, screenshot, assertNoErrors } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -43,7 +43,6 @@ for (const lang of ['en', 'zh']) {
     for (const [path, want] of PAGES) {
       const sep = path.includes('?') ? '&' : '?';
       const { page, context, errors, requests } = await openPage(browser, `${path}${sep}lang=${lang}`);
-      await page.waitForSelector('main > :not([data-text])', { timeout: 30_000 });
       await page.waitForLoadState('networkidle');
       // Rendering is done once nothing is pending; a late key would have logged by now (the
       // error names the key, the message the page).
@@ -71,8 +70,8 @@ for (const lang of ['en', 'zh']) {
     await screenshot(page, `text-part-failed-${lang}`);
     fail = false;
     await page.click('[data-text="failed"] button');
-    await page.waitForSelector('.lessons, main h1', { timeout: 30_000 });
-    await page.waitForFunction(() => !document.querySelector('[data-text]'), null, { timeout: 30_000 });
+    await waitForRoute(page, '/learn', { lang });
+    assert.equal(await page.$('[data-text]'), null, 'no loading or failure notice');
     // The Learn index: its introduction (core text) and the lessons' text (glossary link).
     assert.match(await page.textContent('main'), lang === 'en' ? /Short lessons/ : /一组短课/);
     assert.ok(await page.$('main .glossary-link a'), 'the glossary link (lessons part) is drawn');
@@ -93,7 +92,6 @@ for (const [path, want] of [
 ]) {
   test(`${path}: runs the ${want[0] === 'gpu_playground' ? 'whole app' : 'embed module'}`, async () => {
     const { page, context, errors, requests } = await openPage(browser, path);
-    await page.waitForSelector('main > :not([data-text])', { timeout: 30_000 });
     await page.waitForLoadState('networkidle');
     assert.deepEqual(modulesFetched(requests), want);
     assertNoErrors(errors);
@@ -105,9 +103,13 @@ test('a lesson reached inside the embed module reloads into the whole app', asyn
   const { page, context, errors, requests } = await openPage(browser, '#/embed/matmul?lang=en');
   await page.waitForSelector('#run-button');
   assert.deepEqual(modulesFetched(requests), ['gpu_playground_embed']);
+  // The embed module shows its "reloading" page for the lesson (ready too), then reloads: the
+  // route is read on the new document, the whole app's.
+  const reloaded = page.waitForEvent('load', { timeout: 60_000 });
   await page.evaluate(() => { location.hash = '#/learn/occupancy?lang=en'; });
-  await page.waitForSelector('.lesson h1, main h1', { timeout: 60_000 });
-  await page.waitForFunction(() => !document.querySelector('[data-text]'), null, { timeout: 30_000 });
+  await reloaded;
+  await waitForRoute(page, '/learn/occupancy', { lang: 'en' });
+  assert.equal(await page.$('[data-text]'), null, 'no loading or failure notice');
   assert.deepEqual(modulesFetched(requests), ['gpu_playground', 'gpu_playground_embed']);
   assert.match(await page.textContent('main'), /Lesson/);
   assertNoErrors(errors);

@@ -6,7 +6,7 @@
 //     downstream shows NaN or Infinity, and a good value afterwards works again.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, runVerified, runAndWait, assertNoErrors, screenshot } from './helpers.mjs';
+import { launch, openPage, goto, waitForProbe, runVerified, runAndWait, assertNoErrors, screenshot } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -73,7 +73,9 @@ test('row 4b: an allocation the device refuses is named, leaks nothing, and the 
   assert.equal(await live(page), 0);
   // And the Chinese page names it too.
   await page.evaluate((n) => { window.__oom.over = n; }, OVER);
-  await page.goto(new URL(URL_EN.replace('lang=en', 'lang=zh'), page.url()).href);
+  // The Chinese page itself (its text arrived, its widget rendered), not the English one
+  // still on screen, is what runs and is read.
+  await goto(page, URL_EN.replace('lang=en', 'lang=zh'));
   await page.waitForSelector('#run-button:not([disabled])');
   await runAndWait(page);
   assert.match(await page.textContent('.result [data-oom="true"]'), /显存不足/);
@@ -184,8 +186,9 @@ test('row 5b: the calculators of lessons 7, 9 and 12 refuse NaN, infinity and hu
     ['claims', '#f-n'],
   ];
   for (const [lesson, sel] of fields) {
-    await page.goto(new URL(`#/learn/${lesson}?lang=en`, page.url()).href);
-    await page.waitForSelector(sel);
+    if (!page.url().includes(`#/learn/${lesson}?`)) await goto(page, `#/learn/${lesson}?lang=en`);
+    assert.ok(await page.$(sel), `${lesson} has ${sel}`);
+    const good = await page.inputValue(sel);
     for (const bad of NON_FINITE) {
       await page.fill(sel, bad);
       await page.waitForFunction((s) => document.querySelector(`${s}-error`)?.textContent.length > 0, sel, { timeout: 10_000 })
@@ -193,6 +196,11 @@ test('row 5b: the calculators of lessons 7, 9 and 12 refuse NaN, infinity and hu
       assert.equal(await page.getAttribute(sel, 'aria-invalid'), 'true', `${lesson} ${sel} ${bad}`);
       await noNonFiniteShown(page, `${lesson} ${sel} ${bad}`);
     }
+    // The field's own value again, as a fresh page would have it: its message goes, and the
+    // next field of the same lesson is tested with every other field valid.
+    await page.fill(sel, good);
+    await page.waitForFunction((s) => !document.querySelector(`${s}-error`)?.textContent, sel, { timeout: 10_000 });
+    assert.notEqual(await page.getAttribute(sel, 'aria-invalid'), 'true', `${lesson} ${sel} back to ${good}`);
   }
   assertNoErrors(errors);
   await context.close();

@@ -3,22 +3,42 @@
 // local storage that throws. Each test would fail if the page's handling were removed.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, runAndWait, runVerified, screenshot, assertNoErrors, BASE_URL } from './helpers.mjs';
+import {
+  launch, openPage, goto, navigatedBy, switchLang, waitForProbe, runAndWait, runVerified, screenshot, assertNoErrors, BASE_URL,
+} from './helpers.mjs';
+import { QUEUE_SPY, queueState, queueDrained } from './queue-spy.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-/** The adapters' optional features, printed so the log shows what SwiftShader offers. */
-test('row 1a: what the browser adapter offers is printed', async () => {
-  const { page, context } = await openPage(browser, '#/?lang=en');
-  await waitForProbe(page);
+/**
+ * The "Your GPU" panel says, feature by feature, what the browser's adapter offers (the log
+ * also shows it: what SwiftShader offers decides which stages run here).
+ */
+test('row 1a: the GPU panel reports the adapter and each optional feature as the browser offers it', async () => {
+  const { page, context, errors } = await openPage(browser, '#/?lang=en');
+  assert.equal(await waitForProbe(page), 'available');
   const offered = await page.evaluate(async () => {
     const a = await navigator.gpu.requestAdapter();
-    return { info: `${a.info.vendor} ${a.info.architecture}`, features: [...a.features].sort() };
+    return { vendor: a.info.vendor, architecture: a.info.architecture, features: [...a.features].sort() };
   });
-  console.log(`browser adapter ${offered.info}: ${offered.features.join(', ')}`);
-  assert.ok(offered.features.length > 0);
+  console.log(`browser adapter ${offered.vendor} ${offered.architecture}: ${offered.features.join(', ')}`);
+  const shown = await page.$$eval('.gpu-panel table.facts tr', (rows) => rows.map((r) => ({
+    name: r.querySelector('th')?.textContent.split(' ')[0],
+    has: r.querySelector('td')?.className,
+  })));
+  const features = shown.filter((r) => r.has === 'yes' || r.has === 'no');
+  assert.deepEqual(features.map((r) => r.name), ['timestamp-query', 'shader-f16', 'subgroups']);
+  for (const { name, has } of features) {
+    assert.equal(has, offered.features.includes(name) ? 'yes' : 'no', `the panel's answer for ${name}`);
+  }
+  const panel = await page.textContent('.gpu-panel');
+  assert.ok(panel.includes(offered.vendor) && panel.includes(offered.architecture), 'vendor and architecture shown');
+  // SwiftShader is a CPU: the panel must say so.
+  assert.equal(await page.getAttribute('.gpu-panel [data-software]', 'data-software'),
+    offered.architecture === 'swiftshader' ? 'true' : null);
+  assertNoErrors(errors);
   await context.close();
 });
 
@@ -36,8 +56,8 @@ test('row 1b: an adapter that refuses the device gives a message; the page still
   assert.match(await page.textContent('.result'), /refused by the test/);
   // Nothing is stuck: the button is usable again and other pages open.
   assert.ok(!(await page.isDisabled('#run-button')));
-  await page.click('nav a[href^="#/learn?"]');
-  await page.waitForSelector('main h1');
+  await navigatedBy(page, () => page.click('nav a[href^="#/learn?"]'), { path: '/learn', lang: 'en' });
+  assert.ok(await page.$('main h1'));
   assertNoErrors(errors);
   await context.close();
 });
@@ -98,11 +118,15 @@ test('row 6: hostile URL parameters on every route: no crash, no injected markup
       const enc = encodeURIComponent(value);
       // Every parameter bad at once, each key repeated, plus a bad language.
       const params = [...keys, 'lang'].map((k) => `${k}=${enc}&${k}=${enc}`).join('&');
-      for (const hash of [`${route}?${params}`, `${route}/${enc}?lang=${enc}`]) {
+      for (const [hash, path] of [[`${route}?${params}`, route.slice(1)], [`${route}/${enc}?lang=${enc}`, null]]) {
+        // The route shown once its text has arrived and it has rendered with these parameters
+        // (an unknown segment is the 404 page, whatever its path).
+        const before = await page.$eval('main', (m) => Number(m.dataset.routeReady?.split(' ')[2] ?? 0));
         await page.goto(new URL(hash, BASE_URL).href);
-        await page.waitForSelector('main', { timeout: 30_000 });
-        // A route may re-render once it has read its parameters; give it a moment.
-        await page.waitForTimeout(50);
+        await page.waitForFunction(([path, before]) => {
+          const v = document.querySelector('main')?.dataset.routeReady?.split(' ');
+          return v && Number(v[2]) > before && (path === null || v[0] === path);
+        }, [path, before], { timeout: 60_000 });
         const state = await page.evaluate(() => ({
           pwned: window.__pwned,
           injected: document.querySelectorAll('img[src="x"], svg[onload], main script').length,
@@ -187,10 +211,9 @@ for (const [what, script] of [
   test(`row 13: local storage ${what}: the page works, the language switch too`, async () => {
     const { page, context, errors } = await openPage(browser, '#/?lang=en', { initScript: script });
     assert.equal(await waitForProbe(page), 'available');
-    await page.click('nav a[href^="#/kernels?"]');
-    await page.waitForSelector('#run-button');
-    await page.click('button[data-lang="zh"]');
-    await page.waitForFunction(() => document.querySelector('h1')?.textContent.includes('内核'));
+    await navigatedBy(page, () => page.click('nav a[href^="#/kernels?"]'), { path: '/kernels', lang: 'en' });
+    await switchLang(page, 'zh');
+    assert.match(await page.textContent('main h1'), /内核/);
     assert.match(new URL(page.url()).hash, /lang=zh/);
     // A run still works without saved preferences.
     await runVerified(page, [16, 16, 16]);
@@ -251,8 +274,11 @@ test('row 9: a double submit starts one run, not two', async () => {
     form.requestSubmit();
   });
   await page.waitForFunction((n) => Number(document.querySelector('.result')?.dataset.runs) > n, before, { timeout: 120_000 });
-  // Let a second run, if one started, reach the GPU too.
-  await page.waitForTimeout(3000);
+  // The widget counts the runs it started (synchronously, past its busy guard) as well as
+  // the runs finished: a second run started by the second submit would show here at once,
+  // whether or not it has reached the GPU yet.
+  assert.equal(await page.getAttribute('.result', 'data-started'), String(before + 1), 'runs started');
+  assert.equal(await page.getAttribute('.result', 'data-runs'), String(before + 1), 'runs finished');
   assert.equal(await page.evaluate(() => window.__submits), 2 * one, 'submissions of exactly one more run');
   assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
   assert.equal(await page.evaluate(() => window.gpuPlayground.debug_live_buffers()), 0);
@@ -281,7 +307,9 @@ test('screenshots: lesson 1 race widget at 390, 1280 and 1920 px in both languag
 // fires `visibilitychange` itself, as the browser would.
 const HIDEABLE = `
   window.__hidden = false;
-  Object.defineProperty(Document.prototype, 'hidden', { configurable: true, get: () => window.__hidden });
+  window.__hiddenReads = 0;
+  Object.defineProperty(Document.prototype, 'hidden', { configurable: true,
+    get: () => { window.__hiddenReads += 1; return window.__hidden; } });
   Object.defineProperty(Document.prototype, 'visibilityState', { configurable: true,
     get: () => (window.__hidden ? 'hidden' : 'visible') });
 `;
@@ -309,15 +337,22 @@ test('row 7: a race during which the page was hidden says its times are unreliab
     // In view throughout: no note.
     await race(page);
     assert.equal(await page.$('[data-hidden-note]'), null, 'a race kept in view has no note');
-    // Hidden for a moment in the middle, shown again before the end.
-    // 512 keeps the race running well past the 300 ms hidden moment on a software GPU while
-    // staying short on a busy 2-core CI machine (1024 took over 180 s there under load).
+    // Hidden for a moment in the middle, shown again before the end: the race notes every
+    // visibilitychange while it runs, so the length of the moment does not matter. 512 keeps
+    // the race running well past it on a software GPU while staying short on a busy 2-core CI
+    // machine (1024 took over 180 s there under load).
     await page.fill('#race-n', '512');
     await page.click('#race-start');
-    await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
-    await setHidden(page, true);
-    await page.waitForTimeout(300);
-    await setHidden(page, false);
+    // Hidden and shown again in one task of the page, at the first frame that finds the race
+    // running: the race cannot end in between, whatever the machine's speed.
+    await page.waitForFunction(() => {
+      if (document.querySelector('.lanes')?.dataset.phase !== 'running') return false;
+      for (const h of [true, false]) {
+        window.__hidden = h;
+        document.dispatchEvent(new Event('visibilitychange'));
+      }
+      return true;
+    }, null, { timeout: 60_000, polling: 'raf' });
     await page.waitForFunction(() => Number(document.querySelector('.lanes')?.dataset.races) >= 2,
       null, { timeout: 180_000 });
     assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
@@ -348,7 +383,10 @@ test('row 7: training holds while the page is hidden and resumes when shown', as
   }, null, { timeout: 60_000 });
   const held = await steps();
   const submitted = await page.getAttribute('#train-status', 'data-gpu-submitted');
-  await page.waitForTimeout(3000);
+  // The training's timer asks document.hidden on every tick (16 ms): sixty more questions
+  // are sixty ticks taken while hidden, each of which would have stepped.
+  const reads = await page.evaluate(() => window.__hiddenReads);
+  await page.waitForFunction((r) => window.__hiddenReads >= r + 60, reads, { timeout: 60_000 });
   assert.equal(await steps(), held, 'no step is taken while the page is hidden');
   assert.equal(await page.getAttribute('#train-status', 'data-gpu-submitted'), submitted, 'nothing is submitted while hidden');
   assert.match(await page.textContent('#train-play'), /Pause/, 'Play stays on');
@@ -365,18 +403,29 @@ test('row 7: training holds while the page is hidden and resumes when shown', as
 // the controls themselves are disabled while it runs). The older race is cancelled; the
 // result shown is always the one of the settings shown.
 test('row 9b: the URL changing N during a race cancels it; the next result is the new N', async () => {
-  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=1024&cpu=naive&workers=1');
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&n=1024&cpu=naive&workers=1', {
+    initScript: QUEUE_SPY,
+  });
   await waitForProbe(page);
   await page.waitForSelector('#race-start:not([disabled])');
   await page.click('#race-start');
-  await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
-  await page.evaluate(() => { location.hash = '#/race?lang=en&n=64&cpu=simd&workers=1'; });
+  // Really under way: the GPU side has finished part of its work, and has more to do.
+  await page.waitForFunction(() => {
+    const v = Number(document.querySelector('.lane.gpu .track')?.getAttribute('aria-valuenow'));
+    return document.querySelector('.lanes')?.dataset.phase === 'running' && v > 0 && v < 100;
+  }, null, { timeout: 120_000 });
+  await goto(page, '#/race?lang=en&n=64&cpu=simd&workers=1');
   await page.waitForSelector('.lanes[data-phase="cancelled"]', { timeout: 10_000 });
+  const atCancel = (await queueState(page)).submitted;
   assert.equal(await page.inputValue('#race-n'), '64', 'the field shows the new N');
   assert.equal(await page.$('.race-results'), null, 'no result of the old race');
-  // Long enough for the 1024³ race to have ended had it gone on.
-  await page.waitForTimeout(3000);
-  assert.equal(await page.getAttribute('.lanes', 'data-races'), '0');
+  // The old race's GPU side stops at its next submission boundary: once it has returned,
+  // it submitted nothing after the cancel and left nothing queued, and no result came.
+  await page.waitForSelector('.lanes[data-gpu-idle="true"]', { timeout: 60_000 });
+  await queueDrained(page);
+  assert.equal((await queueState(page)).submitted, atCancel, 'no GPU work submitted after the cancel');
+  assert.equal(await page.getAttribute('.lanes', 'data-races'), '0', 'the old race is never counted');
+  assert.equal(await page.$('.race-results'), null, 'no result of the old race, ever');
   await race(page);
   assert.equal(await page.getAttribute('.lanes', 'data-races'), '1', 'one race finished, not two');
   assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');

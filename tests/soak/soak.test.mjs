@@ -5,7 +5,7 @@
 // SOAK_RACES and SOAK_TRAIN_S (seconds of training) for a quick try.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, runAndWait, assertNoErrors } from '../e2e/helpers.mjs';
+import { launch, openPage, goto, waitForProbe, runAndWait, assertNoErrors } from '../e2e/helpers.mjs';
 
 const RUNS = Number(process.env.SOAK_RUNS ?? 1000);
 const RACES = Number(process.env.SOAK_RACES ?? 1000);
@@ -74,6 +74,8 @@ test(`${RACES} races in one page, each verified and agreeing`, async (t) => {
     assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true', `race ${i}`);
     assert.equal(await page.textContent('[data-agree]'), agree, `race ${i}: a different CPU–GPU difference`);
   }
+  // Each race counted once (the first one included), none twice.
+  assert.equal(await page.getAttribute('.lanes', 'data-races'), String(RACES + 1), 'races counted');
   report(t, `${RACES} races`, start, await sample(page, cdp));
   assertNoErrors(errors);
   await context.close();
@@ -85,11 +87,11 @@ test(`training for ${TRAIN_S} s in one page`, async (t) => {
   const cdp = await context.newCDPSession(page);
   const start = await sample(page, cdp);
   await page.click('#train-play');
-  const t0 = Date.now();
-  while (Date.now() - t0 < TRAIN_S * 1000) {
-    await page.waitForTimeout(10_000);
-    assert.notEqual(await page.getAttribute('#train-status', 'data-gpu'), 'lost');
-  }
+  // The soak's length: TRAIN_S seconds of the page at its own pace, failing at once if the
+  // GPU is lost on the way (a wait for "lost" that must time out).
+  const lost = await page.waitForSelector('#train-status[data-gpu="lost"]', { timeout: TRAIN_S * 1000 })
+    .then(() => true, (e) => { if (e.name === 'TimeoutError') return false; throw e; });
+  assert.equal(lost, false, 'the GPU was lost during the soak');
   await page.click('#train-play'); // pause
   const steps = Number(await page.getAttribute('#train-status', 'data-gpu-steps'));
   console.log(`training: ${steps} GPU steps in ${TRAIN_S} s`);
@@ -98,8 +100,8 @@ test(`training for ${TRAIN_S} s in one page`, async (t) => {
   // leaving the page must free every one of them.
   const paused = await page.evaluate(() => window.gpuPlayground.debug_live_buffers());
   assert.ok(paused > 0, 'the training session\'s buffers are counted while it exists');
-  await page.evaluate(() => { location.hash = '#/?lang=en'; });
-  await page.waitForFunction(() => !document.querySelector('#train-status'), null, { timeout: 30_000 });
+  await goto(page, '#/?lang=en');
+  assert.equal(await page.$('#train-status'), null, 'the training view is gone');
   console.log(`training: ${paused} live GPU buffers while paused, then the page was left`);
   report(t, `training (${steps} steps)`, start, await sample(page, cdp));
   assertNoErrors(errors);
