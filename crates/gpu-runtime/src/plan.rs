@@ -157,6 +157,18 @@ pub enum Init<'a> {
     Zeroed(u64),
 }
 
+impl Init<'_> {
+    /// What [`ResidentBuffers::create`] makes of it: the bytes, or a zeroed size (a multiple
+    /// of 4). A zero-length binding is invalid, so 4 bytes stand in for an empty buffer.
+    fn contents(&self) -> Result<&[u8], u64> {
+        match self {
+            Init::Bytes(bytes) if bytes.is_empty() => Err(4),
+            Init::Bytes(bytes) => Ok(bytes.as_ref()),
+            Init::Zeroed(n) => Err((*n).max(4).div_ceil(4) * 4),
+        }
+    }
+}
+
 /// A named storage buffer of a plan.
 pub struct PlanBuffer<'a> {
     pub name: &'static str,
@@ -509,13 +521,7 @@ impl Gpu {
             let usage = wgpu::BufferUsages::STORAGE
                 | wgpu::BufferUsages::COPY_SRC
                 | wgpu::BufferUsages::COPY_DST;
-            let contents = match &b.init {
-                // A zero-length binding is invalid; 4 bytes stand in for an empty buffer.
-                Init::Bytes(bytes) if bytes.is_empty() => Err(4),
-                Init::Bytes(bytes) => Ok(bytes.as_ref()),
-                Init::Zeroed(n) => Err((*n).max(4).div_ceil(4) * 4),
-            };
-            named.push((b.name, held.create(self, b.name, usage, contents)));
+            named.push((b.name, held.create(self, b.name, usage, b.init.contents())));
         }
         self.pop_scopes(scopes).await?;
 

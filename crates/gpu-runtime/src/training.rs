@@ -867,9 +867,9 @@ pub struct TrainingSession {
     accum: usize,
     plan: Vec<PlannedDispatch>,
     resident: ResidentPlan,
-    /// Resident dispatch numbers: the step's (`plan` order), then one loss dispatch per
-    /// micro-batch (with gradient accumulation, `micro_loss`), then the evaluation's.
-    step_dispatches: usize,
+    /// Resident dispatch numbers: the step's (`plan` order, `plan.len()` of them), then one
+    /// loss dispatch per micro-batch (with gradient accumulation, `micro_loss`), then the
+    /// evaluation's.
     loss_dispatches: usize,
     eval_dispatches: usize,
     /// Where the loss dispatch sits in the step.
@@ -1080,7 +1080,6 @@ impl TrainingSession {
             hyper: cfg.hyper,
             batch,
             accum,
-            step_dispatches: plan.len(),
             loss_dispatches: micro.len(),
             eval_dispatches: eval_used.len(),
             plan,
@@ -1157,7 +1156,7 @@ impl TrainingSession {
         if count == 0 {
             return Ok(());
         }
-        let (n, k) = (self.step_dispatches, self.accum as u64);
+        let (n, k) = (self.plan.len(), self.accum as u64);
         let last = n.checked_sub(1).ok_or(GpuError::WrongJob)?;
         let first_step = self.steps_submitted();
         let mut ops = Vec::with_capacity(count as usize * (1 + k as usize * n));
@@ -1228,7 +1227,7 @@ impl TrainingSession {
         if self.resident.gpu().is_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
-        let first = self.step_dispatches + self.loss_dispatches;
+        let first = self.plan.len() + self.loss_dispatches;
         let mut ops = vec![Op::Pass];
         ops.extend(
             (first..first + self.eval_dispatches).map(|index| Op::Dispatch { index, variant: 0 }),

@@ -14,7 +14,6 @@
 //! the GPU idle (a timing, a cancel) awaits [`ResidentPlan::finished`]. Long work is the
 //! caller's to cut: it submits a few units per call and stops submitting to cancel.
 
-use std::borrow::Cow;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -70,6 +69,18 @@ struct Recorded {
     bind_groups: Vec<wgpu::BindGroup>,
     uniform: wgpu::Buffer,
     workgroups: [u32; 3],
+}
+
+/// A plan buffer by name.
+fn lookup<'b>(
+    buffers: &'b [(&'static str, wgpu::Buffer)],
+    name: &str,
+) -> Result<&'b wgpu::Buffer, GpuError> {
+    buffers
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| b)
+        .ok_or_else(|| GpuError::Dispatch(format!("the plan has no buffer `{name}`")))
 }
 
 /// Buffers and recorded dispatches on one device (see the module documentation).
@@ -136,26 +147,10 @@ impl ResidentPlan {
             | wgpu::BufferUsages::COPY_DST
             | wgpu::BufferUsages::COPY_SRC;
         let mut named = Vec::with_capacity(buffers.len());
-        for b in buffers {
-            // A zero-length binding is invalid: 4 bytes stand in for an empty buffer.
-            let contents: Result<Cow<[u8]>, u64> = match b.init {
-                super::Init::Bytes(bytes) if bytes.is_empty() => Err(4),
-                super::Init::Bytes(bytes) => Ok(bytes),
-                super::Init::Zeroed(n) => Err(n.max(4).next_multiple_of(4)),
-            };
-            let buffer = match &contents {
-                Ok(bytes) => held.create(&gpu, b.name, usage, Ok(bytes.as_ref())),
-                Err(n) => held.create(&gpu, b.name, usage, Err(*n)),
-            };
-            named.push((b.name, buffer));
+        for b in &buffers {
+            named.push((b.name, held.create(&gpu, b.name, usage, b.init.contents())));
         }
-        let find = |name: &str| {
-            named
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, b)| b)
-                .ok_or_else(|| GpuError::Dispatch(format!("the plan has no buffer `{name}`")))
-        };
+        let find = |name: &str| lookup(&named, name);
         let mut recorded = Vec::with_capacity(dispatches.len());
         for (d, pipeline) in dispatches.iter().zip(pipelines) {
             // Uniform blocks are sized in multiples of 16 bytes.
@@ -230,11 +225,7 @@ impl ResidentPlan {
     }
 
     fn buffer(&self, name: &str) -> Result<&wgpu::Buffer, GpuError> {
-        self.buffers
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, b)| b)
-            .ok_or_else(|| GpuError::Dispatch(format!("the plan has no buffer `{name}`")))
+        lookup(&self.buffers, name)
     }
 
     /// Writes bytes into a plan buffer at `offset` (queued before the next submission).
@@ -429,11 +420,7 @@ impl ResidentPlan {
     /// Natively, waits until everything submitted has finished (benchmarks and tests).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn wait(&self) -> Result<(), GpuError> {
-        self.gpu
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map(|_| ())
-            .map_err(|e| GpuError::Readback(e.to_string()))
+        self.gpu.poll_wait()
     }
 
     /// The device the plan lives on.
