@@ -38,6 +38,179 @@ pub struct Puzzle {
     /// A plausible mistake for the tests: replace the first string in the solution by the
     /// second; the result must fail the check.
     pub mistake: (&'static str, &'static str),
+    /// Other sizes the answer is checked at, when the kernel's launch allows them.
+    pub sizing: Option<Sizing>,
+}
+
+/// How a puzzle is checked at sizes other than its own: the kernel's size constants
+/// (`const N: u32 = 4u;` lines, rewritten for each size), seeded extra sizes, and data,
+/// reference and launch for any size.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizing {
+    /// Names of the size constants, in the order a size lists their values.
+    pub consts: &'static [&'static str],
+    /// Extra sizes (values of `consts`), drawn from the generator: at least one smaller than
+    /// the workgroup, and not multiples of it.
+    pub sizes: fn(&mut Rng) -> Vec<Vec<u32>>,
+    /// Seeded inputs for a size.
+    pub data: fn(&[u32], &mut Rng) -> Vec<Vec<f32>>,
+    /// The CPU reference at a size.
+    pub reference: fn(&[u32], &[Vec<f32>]) -> Vec<f32>,
+    /// Workgroups to dispatch at a size.
+    pub workgroups: fn(&[u32]) -> [u32; 3],
+}
+
+/// A small seeded generator (SplitMix64): the same sizes and data on every run.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// A value in `lo..=hi`.
+    pub fn range(&mut self, lo: u32, hi: u32) -> u32 {
+        lo + (self.next_u64() % u64::from(hi - lo + 1)) as u32
+    }
+    /// Small integers (exact in f32), `n` of them in `-8..=8`.
+    pub fn ints(&mut self, n: usize) -> Vec<f32> {
+        (0..n).map(|_| self.range(0, 16) as f32 - 8.0).collect()
+    }
+    /// `count` distinct values in `lo..=hi` that are not multiples of `step` and not `skip`.
+    pub fn distinct(&mut self, count: usize, lo: u32, hi: u32, step: u32, skip: u32) -> Vec<u32> {
+        let pool: Vec<u32> = (lo..=hi)
+            .filter(|v| (step <= 1 || v % step != 0) && *v != skip)
+            .collect();
+        let mut out = Vec::new();
+        while out.len() < count.min(pool.len()) {
+            let v = pool[(self.next_u64() % pool.len() as u64) as usize];
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+        out
+    }
+}
+
+/// One size an answer is checked at: the kernel's size constants, its inputs, the expected
+/// answer and the launch.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Case {
+    /// Values of the size constants (empty: the puzzle's own, unsized).
+    pub size: Vec<u32>,
+    pub inputs: Vec<Vec<f32>>,
+    pub expected: Vec<f32>,
+    pub workgroups: [u32; 3],
+    /// Whether this is the puzzle's own size (the one its text and table show).
+    pub own: bool,
+}
+
+impl Case {
+    /// "37×29", "5" (the size constants' values).
+    pub fn label(&self) -> String {
+        self.size
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join("×")
+    }
+
+    /// The output buffer's first content: answer + guard, all "not written".
+    pub fn initial_output(&self) -> Vec<f32> {
+        vec![SENTINEL; self.expected.len() + GUARD]
+    }
+
+    /// The checker's verdict on the output buffer read back from this case's run.
+    pub fn check(&self, output: &[f32]) -> Verdict {
+        check_against(&self.expected, output)
+    }
+}
+
+/// The value of `const <name>: u32 = <n>u;` in `source`, if it is declared that way.
+fn const_value(source: &str, name: &str) -> Option<u32> {
+    source.lines().find_map(|l| {
+        let rest = l.trim().strip_prefix("const ")?.trim_start();
+        let rest = rest.strip_prefix(name)?.trim_start().strip_prefix(':')?;
+        let rest = rest.trim_start().strip_prefix("u32")?.trim_start();
+        let rest = rest.strip_prefix('=')?.trim();
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    })
+}
+
+/// Every size the answer is checked at: the puzzle's own first (its fixed data), then the
+/// seeded extra sizes.
+pub fn cases(p: &Puzzle) -> Vec<Case> {
+    let inputs = (p.data)();
+    let expected = (p.reference)(&inputs);
+    let own_size = p
+        .sizing
+        .map(|s| {
+            s.consts
+                .iter()
+                .filter_map(|c| const_value(p.source, c))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = vec![Case {
+        size: own_size,
+        inputs,
+        expected,
+        workgroups: p.workgroups,
+        own: true,
+    }];
+    if let Some(s) = p.sizing {
+        let seed = p.id.bytes().fold(0x00C0_FFEE_u64, |h, b| {
+            h.wrapping_mul(31).wrapping_add(u64::from(b))
+        });
+        let mut rng = Rng::new(seed);
+        for size in (s.sizes)(&mut rng) {
+            let inputs = (s.data)(&size, &mut rng);
+            let expected = (s.reference)(&size, &inputs);
+            out.push(Case {
+                workgroups: (s.workgroups)(&size),
+                size,
+                inputs,
+                expected,
+                own: false,
+            });
+        }
+    }
+    out
+}
+
+/// The learner's `source` set to `case`'s size: each size constant's line rewritten. `None`
+/// when the source no longer declares one of them as `const <name>: u32 = …;`.
+pub fn at_size(p: &Puzzle, source: &str, case: &Case) -> Option<String> {
+    if case.own {
+        return Some(source.to_string());
+    }
+    let consts = p.sizing?.consts;
+    let mut text = String::new();
+    let mut found = vec![false; consts.len()];
+    for l in source.lines() {
+        let hit = consts.iter().position(|c| const_value(l, c).is_some());
+        match hit {
+            Some(k) => {
+                found[k] = true;
+                let indent = &l[..l.len() - l.trim_start().len()];
+                let v = case.size.get(k)?;
+                text.push_str(&format!("{indent}const {}: u32 = {v}u;\n", consts[k]));
+            }
+            None => {
+                text.push_str(l);
+                text.push('\n');
+            }
+        }
+    }
+    found.iter().all(|f| *f).then_some(text)
 }
 
 const HOLE_BEGIN: &str = "// hole:begin";
@@ -147,9 +320,14 @@ pub const SHOWN: usize = 8;
 /// order other than the reference's is still exact, so the bound only absorbs a last-bit
 /// difference relative to the magnitude.
 pub fn check(p: &Puzzle, inputs: &[Vec<f32>], output: &[f32]) -> Verdict {
-    let expected = (p.reference)(inputs);
+    check_against(&(p.reference)(inputs), output)
+}
+
+/// [`check`] against an expected answer (of any size): the output buffer must be the answer
+/// plus [`GUARD`] elements.
+pub fn check_against(expected: &[f32], output: &[f32]) -> Verdict {
     let mut v = Verdict {
-        wrong_length: output.len() != p.output_len + GUARD,
+        wrong_length: output.len() != expected.len() + GUARD,
         ..Verdict::default()
     };
     for (index, &e) in expected.iter().enumerate() {
@@ -171,7 +349,7 @@ pub fn check(p: &Puzzle, inputs: &[Vec<f32>], output: &[f32]) -> Verdict {
     }
     v.written_past_end = output
         .iter()
-        .skip(p.output_len)
+        .skip(expected.len())
         .filter(|g| g.to_bits() != SENTINEL.to_bits())
         .count();
     v
@@ -179,6 +357,51 @@ pub fn check(p: &Puzzle, inputs: &[Vec<f32>], output: &[f32]) -> Verdict {
 
 fn map_plus_10(x: &[Vec<f32>]) -> Vec<f32> {
     x[0].iter().map(|v| v + 10.0).collect()
+}
+
+fn zip_broadcast(x: &[Vec<f32>]) -> Vec<f32> {
+    let n = x[0].len();
+    (0..n * n).map(|i| x[0][i / n] + x[1][i % n]).collect()
+}
+
+fn row_sums(c: usize, x: &[Vec<f32>]) -> Vec<f32> {
+    x[0].chunks(c.max(1)).map(|row| row.iter().sum()).collect()
+}
+
+fn matmul_ref(x: &[Vec<f32>]) -> Vec<f32> {
+    let n = (x[0].len() as f64).sqrt() as usize;
+    (0..n * n)
+        .map(|i| {
+            (0..n)
+                .map(|k| x[0][(i / n) * n + k] * x[1][k * n + i % n])
+                .sum()
+        })
+        .collect()
+}
+
+fn conv_ref(x: &[Vec<f32>]) -> Vec<f32> {
+    let (a, b) = (&x[0], &x[1]);
+    (0..a.len())
+        .map(|i| {
+            (0..b.len())
+                .filter(|&k| i + k < a.len())
+                .map(|k| a[i + k] * b[k])
+                .sum()
+        })
+        .collect()
+}
+
+fn one_group(_: &[u32]) -> [u32; 3] {
+    [1, 1, 1]
+}
+
+fn dim(s: &[u32], k: usize) -> usize {
+    s.get(k).copied().unwrap_or(0) as usize
+}
+
+/// One size constant `N` with values drawn by `pick`.
+fn sizes_n(v: Vec<u32>) -> Vec<Vec<u32>> {
+    v.into_iter().map(|n| vec![n]).collect()
 }
 
 /// The puzzles, in teaching order.
@@ -193,6 +416,7 @@ pub static PUZZLES: &[Puzzle] = &[
         data: || vec![ramp(4, 0.0)],
         reference: map_plus_10,
         mistake: ("a[i] + 10.0", "a[i] * 10.0"),
+        sizing: None,
     },
     Puzzle {
         id: "zip",
@@ -204,6 +428,7 @@ pub static PUZZLES: &[Puzzle] = &[
         data: || vec![ramp(4, 0.0), ramp(4, 5.0)],
         reference: |x| x[0].iter().zip(&x[1]).map(|(a, b)| a + b).collect(),
         mistake: ("a[i] + b[i]", "a[i] + a[i]"),
+        sizing: None,
     },
     Puzzle {
         id: "guard",
@@ -215,6 +440,13 @@ pub static PUZZLES: &[Puzzle] = &[
         data: || vec![ramp(4, 0.0)],
         reference: map_plus_10,
         mistake: ("if (i < N) {", "if (true) {"),
+        sizing: Some(Sizing {
+            consts: &["N"],
+            sizes: |r| sizes_n(r.distinct(3, 1, 7, 8, 4)),
+            data: |s, r| vec![r.ints(dim(s, 0))],
+            reference: |_, x| map_plus_10(x),
+            workgroups: one_group,
+        }),
     },
     Puzzle {
         id: "map2d",
@@ -229,6 +461,13 @@ pub static PUZZLES: &[Puzzle] = &[
             "out[r * N + c] = a[r * N + c]",
             "out[r * N + c] = a[c * N + r]",
         ),
+        sizing: Some(Sizing {
+            consts: &["N"],
+            sizes: |r| sizes_n(r.distinct(2, 1, 4, 4, 3)),
+            data: |s, r| vec![r.ints(dim(s, 0) * dim(s, 0))],
+            reference: |_, x| map_plus_10(x),
+            workgroups: one_group,
+        }),
     },
     Puzzle {
         id: "broadcast",
@@ -238,11 +477,15 @@ pub static PUZZLES: &[Puzzle] = &[
         workgroup_size: [3, 3, 1],
         output_len: 4,
         data: || vec![vec![0.0, 1.0], vec![0.0, 10.0]],
-        reference: |x| {
-            let n = x[0].len();
-            (0..n * n).map(|i| x[0][i / n] + x[1][i % n]).collect()
-        },
+        reference: zip_broadcast,
         mistake: ("a[r] + b[c]", "a[c] + b[r]"),
+        sizing: Some(Sizing {
+            consts: &["N"],
+            sizes: |r| sizes_n(r.distinct(2, 1, 3, 0, 2)),
+            data: |s, r| vec![r.ints(dim(s, 0)), r.ints(dim(s, 0))],
+            reference: |_, x| zip_broadcast(x),
+            workgroups: one_group,
+        }),
     },
     Puzzle {
         id: "blocks",
@@ -254,6 +497,17 @@ pub static PUZZLES: &[Puzzle] = &[
         data: || vec![ramp(9, 0.0)],
         reference: map_plus_10,
         mistake: ("wid.x * 4u + lid.x", "wid.x + lid.x"),
+        sizing: Some(Sizing {
+            consts: &["N"],
+            sizes: |r| {
+                let mut v = vec![r.range(1, 3)];
+                v.extend(r.distinct(3, 5, 70, 4, 9));
+                sizes_n(v)
+            },
+            data: |s, r| vec![r.ints(dim(s, 0))],
+            reference: |_, x| map_plus_10(x),
+            workgroups: |s| [s.first().copied().unwrap_or(0).div_ceil(4), 1, 1],
+        }),
     },
     Puzzle {
         id: "shared",
@@ -268,6 +522,7 @@ pub static PUZZLES: &[Puzzle] = &[
             "out[i] = tile[l] + 10.0",
             "out[i] = tile[(l + 1u) % TPB] + 10.0",
         ),
+        sizing: None,
     },
     Puzzle {
         id: "dot",
@@ -280,6 +535,7 @@ pub static PUZZLES: &[Puzzle] = &[
         reference: |x| vec![x[0].iter().zip(&x[1]).map(|(a, b)| a * b).sum()],
         // Halving from N / 4 skips the first pair of halves: half the products are lost.
         mistake: ("var stride = N / 2u", "var stride = N / 4u"),
+        sizing: None,
     },
     Puzzle {
         id: "prefix_sum",
@@ -300,6 +556,7 @@ pub static PUZZLES: &[Puzzle] = &[
         },
         // An exclusive scan: each output misses its own element.
         mistake: ("s[i] = a[i];", "s[i] = select(0.0, a[i - 1u], i > 0u);"),
+        sizing: None,
     },
     Puzzle {
         id: "axis_sum",
@@ -309,9 +566,22 @@ pub static PUZZLES: &[Puzzle] = &[
         workgroup_size: [1, 1, 1],
         output_len: 4,
         data: || vec![ramp(24, 0.0)],
-        reference: |x| x[0].chunks(6).map(|row| row.iter().sum()).collect(),
+        reference: |x| row_sums(6, x),
         // Strides by rows instead of columns: sums a column (reading past the matrix).
         mistake: ("a[r * C + c]", "a[c * C + r]"),
+        sizing: Some(Sizing {
+            consts: &["R", "C"],
+            sizes: |r| {
+                vec![
+                    vec![r.range(20, 40), r.range(20, 40)],
+                    vec![r.range(2, 9), r.range(7, 13)],
+                    vec![1, r.range(1, 5)],
+                ]
+            },
+            data: |s, r| vec![r.ints(dim(s, 0) * dim(s, 1))],
+            reference: |s, x| row_sums(dim(s, 1), x),
+            workgroups: |s| [s.first().copied().unwrap_or(0), 1, 1],
+        }),
     },
     Puzzle {
         id: "matmul",
@@ -321,17 +591,10 @@ pub static PUZZLES: &[Puzzle] = &[
         workgroup_size: [4, 4, 1],
         output_len: 16,
         data: || vec![ramp(16, 0.0), ramp(16, 1.0)],
-        reference: |x| {
-            let n = 4;
-            (0..n * n)
-                .map(|i| {
-                    (0..n)
-                        .map(|k| x[0][(i / n) * n + k] * x[1][k * n + i % n])
-                        .sum()
-                })
-                .collect()
-        },
+        reference: matmul_ref,
         mistake: ("B[k * N + c]", "B[c * N + k]"),
+        // N = 4 fills the 4×4 block exactly, and the kernel has no guard: one size.
+        sizing: None,
     },
     Puzzle {
         id: "conv1d",
@@ -341,19 +604,11 @@ pub static PUZZLES: &[Puzzle] = &[
         workgroup_size: [8, 1, 1],
         output_len: 8,
         data: || vec![ramp(8, 1.0), vec![1.0, 2.0, 3.0]],
-        reference: |x| {
-            let (a, b) = (&x[0], &x[1]);
-            (0..a.len())
-                .map(|i| {
-                    (0..b.len())
-                        .filter(|&k| i + k < a.len())
-                        .map(|k| a[i + k] * b[k])
-                        .sum()
-                })
-                .collect()
-        },
+        reference: conv_ref,
         // Taps in reverse order: a flipped kernel is a different filter.
         mistake: ("* b[k]", "* b[K - 1u - k]"),
+        // Every one of the 8 threads writes its element (no guard): one size.
+        sizing: None,
     },
 ];
 
@@ -434,6 +689,51 @@ mod tests {
         );
         assert_eq!(v.written_past_end, 1);
         assert!(check(p, &inputs, &out[..3]).wrong_length);
+    }
+
+    #[test]
+    fn sized_puzzles_are_checked_at_seeded_sizes_off_the_workgroup_size() {
+        for p in PUZZLES {
+            let all = cases(p);
+            assert_eq!(all, cases(p), "{}: seeded, so the same every time", p.id);
+            assert!(all[0].own && all[1..].iter().all(|c| !c.own), "{}", p.id);
+            let Some(s) = p.sizing else {
+                assert_eq!(all.len(), 1, "{}", p.id);
+                continue;
+            };
+            assert!(all.len() >= 3, "{}: {} sizes", p.id, all.len());
+            assert_eq!(all[0].size.len(), s.consts.len(), "{}: own size read", p.id);
+            let threads = p.workgroup_size[0];
+            assert!(
+                all[1..].iter().any(|c| c.size[0] < threads || threads == 1),
+                "{}: one size smaller than the workgroup",
+                p.id
+            );
+            for c in &all[1..] {
+                assert_ne!(c.size, all[0].size, "{}", p.id);
+                if threads > 1 && c.size[0] > threads {
+                    assert_ne!(c.size[0] % threads, 0, "{} {}", p.id, c.label());
+                }
+                assert_eq!(c.inputs.len(), p.inputs.len(), "{}", p.id);
+                let text = at_size(p, &solution(p), c).expect("rewritten");
+                for (name, v) in s.consts.iter().zip(&c.size) {
+                    assert!(
+                        text.contains(&format!("const {name}: u32 = {v}u;")),
+                        "{}",
+                        p.id
+                    );
+                }
+                assert_eq!(c.initial_output().len(), c.expected.len() + GUARD);
+            }
+        }
+        let p = find("axis_sum").unwrap_or(&PUZZLES[0]);
+        let big = &cases(p)[1];
+        assert!(big.size[0] >= 20 && big.size[1] >= 20, "{}", big.label());
+        assert_eq!(big.workgroups[0], big.size[0]);
+        assert!(big.label().contains('×'));
+        // A source that no longer declares its size cannot be resized.
+        let text = solution(p).replace("const C: u32 = 6u;", "const C = 6u;");
+        assert_eq!(at_size(p, &text, big), None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! A minimal runner with raw wgpu, binding by the crate's convention; it fails — never skips —
 //! when no adapter is found.
 
-use puzzles::{check, initial_output, mistaken, solution, starter, Puzzle, Verdict, PUZZLES};
+use puzzles::{at_size, cases, mistaken, solution, starter, Case, Puzzle, Verdict, PUZZLES};
 use wgpu::util::DeviceExt;
 
 fn device() -> (wgpu::Device, wgpu::Queue) {
@@ -14,6 +14,13 @@ fn device() -> (wgpu::Device, wgpu::Queue) {
 }
 
 fn run(dev: &(wgpu::Device, wgpu::Queue), p: &Puzzle, source: &str) -> Verdict {
+    run_case(dev, p, source, &cases(p)[0])
+}
+
+/// Runs `source` at `case`'s size (its size constants rewritten, its data and launch).
+fn run_case(dev: &(wgpu::Device, wgpu::Queue), p: &Puzzle, source: &str, case: &Case) -> Verdict {
+    let source = at_size(p, source, case).expect("size constants declared");
+    let source = source.as_str();
     let (device, queue) = dev;
     let scope = device.push_error_scope(wgpu::ErrorFilter::Validation);
     let module = device.create_shader_module(wgpu::ShaderModuleDescriptor {
@@ -55,7 +62,7 @@ fn run(dev: &(wgpu::Device, wgpu::Queue), p: &Puzzle, source: &str) -> Verdict {
     if let Some(e) = pollster::block_on(scope.pop()) {
         panic!("{}: {e}", p.id);
     }
-    let inputs = (p.data)();
+    let inputs = &case.inputs;
     let mut buffers: Vec<wgpu::Buffer> = inputs
         .iter()
         .map(|d| {
@@ -66,7 +73,7 @@ fn run(dev: &(wgpu::Device, wgpu::Queue), p: &Puzzle, source: &str) -> Verdict {
             })
         })
         .collect();
-    let init = initial_output(p);
+    let init = case.initial_output();
     let bytes = (init.len() * 4) as u64;
     buffers.push(
         device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -99,7 +106,7 @@ fn run(dev: &(wgpu::Device, wgpu::Queue), p: &Puzzle, source: &str) -> Verdict {
         let mut pass = enc.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &group, &[]);
-        let [x, y, z] = p.workgroups;
+        let [x, y, z] = case.workgroups;
         pass.dispatch_workgroups(x, y, z);
     }
     enc.copy_buffer_to_buffer(&buffers[buffers.len() - 1], 0, &read, 0, bytes);
@@ -111,7 +118,7 @@ fn run(dev: &(wgpu::Device, wgpu::Queue), p: &Puzzle, source: &str) -> Verdict {
         .expect("poll");
     let out: Vec<f32> =
         bytemuck::cast_slice(&read.slice(..).get_mapped_range().expect("range")).to_vec();
-    check(p, &inputs, &out)
+    case.check(&out)
 }
 
 #[test]
@@ -149,4 +156,58 @@ fn a_missing_guard_is_caught_as_a_write_past_the_end() {
     let p = puzzles::find("guard").expect("guard puzzle");
     let v = run(&dev, p, &mistaken(p));
     assert!(v.written_past_end > 0, "{v:?}");
+}
+
+#[test]
+fn every_reference_solution_passes_at_every_size() {
+    let dev = device();
+    let mut sized = 0;
+    for p in PUZZLES {
+        let all = cases(p);
+        sized += usize::from(all.len() > 1);
+        for case in &all {
+            let v = run_case(&dev, p, &solution(p), case);
+            assert!(v.passed(), "{} at {}: {v:?}", p.id, case.label());
+        }
+    }
+    assert!(
+        sized >= 5,
+        "only {sized} puzzles are checked at several sizes"
+    );
+}
+
+/// Answers right at the puzzle's own size only (a length written as a number): each passes
+/// there and fails at one of the other sizes.
+const SIZE_MISTAKES: &[(&str, &str, &str)] = &[
+    ("guard", "if (i < N)", "if (i < 4u)"),
+    (
+        "map2d",
+        "out[r * N + c] = a[r * N + c]",
+        "out[r * 3u + c] = a[r * 3u + c]",
+    ),
+    ("broadcast", "if (r < N && c < N)", "if (r < 2u && c < 2u)"),
+    ("blocks", "if (i < N)", "if (i < 9u)"),
+    ("axis_sum", "c < C;", "c < 6u;"),
+];
+
+#[test]
+fn an_answer_right_only_at_its_own_size_fails_at_another() {
+    let dev = device();
+    for (id, from, to) in SIZE_MISTAKES {
+        let p = puzzles::find(id).expect("puzzle");
+        let text = solution(p);
+        assert!(text.contains(from), "{id}: {from}");
+        let wrong = text.replacen(from, to, 1);
+        let all = cases(p);
+        assert!(
+            run_case(&dev, p, &wrong, &all[0]).passed(),
+            "{id}: passes at its own size"
+        );
+        let failed: Vec<String> = all[1..]
+            .iter()
+            .filter(|c| !run_case(&dev, p, &wrong, c).passed())
+            .map(Case::label)
+            .collect();
+        assert!(!failed.is_empty(), "{id}: {to} passed at every size");
+    }
 }
