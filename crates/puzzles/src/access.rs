@@ -58,6 +58,18 @@ pub struct Summary {
     pub shared: Vec<u32>,
     /// Accesses at an index at or past the array's length, per invocation.
     pub out_of_bounds: Vec<u32>,
+    /// Elements of storage arrays written by more than one invocation (a race: one write
+    /// survives, which one is chance), in (array, index) order.
+    pub overwritten: Vec<Overwrite>,
+}
+
+/// An element several invocations write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Overwrite {
+    pub array: u32,
+    pub index: u32,
+    /// The writing invocations, in increasing order.
+    pub writers: Vec<u32>,
 }
 
 impl Summary {
@@ -115,7 +127,50 @@ pub fn summarize(words: &[u32], arrays: &[ArrayInfo], invocations: u32) -> Summa
         }
         s.records.push(a);
     }
+    let mut writers: std::collections::BTreeMap<(u32, u32), Vec<u32>> = Default::default();
+    for a in s.records.iter().filter(|a| a.writes()) {
+        let shared = arrays.get(a.array as usize).is_some_and(|i| i.shared);
+        if !shared {
+            let w = writers.entry((a.array, a.index)).or_default();
+            if !w.contains(&a.invocation) {
+                w.push(a.invocation);
+            }
+        }
+    }
+    s.overwritten = writers
+        .into_iter()
+        .filter(|(_, w)| w.len() > 1)
+        .map(|((array, index), mut writers)| {
+            writers.sort_unstable();
+            Overwrite {
+                array,
+                index,
+                writers,
+            }
+        })
+        .collect();
     s
+}
+
+/// Where invocation `inv` (the log's linear id: workgroup number × threads per workgroup +
+/// local index) sits in a launch with `workgroup_size`: its local (x, y, z) and its workgroup's
+/// linear number.
+pub fn thread_of(workgroup_size: [u32; 3], inv: u32) -> ([u32; 3], u32) {
+    let [x, y, z] = workgroup_size.map(|v| v.max(1));
+    let per = x * y * z;
+    let local = inv % per;
+    ([local % x, (local / x) % y, local / (x * y)], inv / per)
+}
+
+/// A thread as the learner names it: "5" in a 1-D workgroup, "(x, y)" in a 2-D one,
+/// "(x, y, z)" in a 3-D one (local ids).
+pub fn thread_label(workgroup_size: [u32; 3], inv: u32) -> String {
+    let ([x, y, z], _) = thread_of(workgroup_size, inv);
+    match workgroup_size {
+        [_, 1, 1] => x.to_string(),
+        [_, _, 1] => format!("({x}, {y})"),
+        _ => format!("({x}, {y}, {z})"),
+    }
 }
 
 /// The length a logged array has for puzzle `p` (bound by the crate's convention): an input's
@@ -172,6 +227,37 @@ mod tests {
         assert_eq!(s.out_of_bounds, [0, 1]);
         assert_eq!(s.dropped, 0);
         assert_eq!(s.of(1).count(), 2);
+        // Two invocations writing the same element of tile (workgroup memory) is no race
+        // across the launch: not reported.
+        assert!(s.overwritten.is_empty());
+    }
+
+    #[test]
+    fn an_element_written_by_two_threads_is_reported_with_both() {
+        let mut w = vec![4, 0, 0, 0];
+        w.extend([3, 0, 3, WRITE]);
+        w.extend([4, 0, 3, WRITE]);
+        w.extend([4, 0, 3, WRITE]); // the same thread twice is one writer
+        w.extend([1, 0, 1, WRITE]);
+        let s = summarize(&w, &arrays(), 16);
+        assert_eq!(
+            s.overwritten,
+            vec![Overwrite {
+                array: 0,
+                index: 3,
+                writers: vec![3, 4]
+            }]
+        );
+    }
+
+    #[test]
+    fn threads_of_a_2d_workgroup_are_named_by_x_and_y() {
+        assert_eq!(thread_of([4, 4, 1], 6), ([2, 1, 0], 0));
+        assert_eq!(thread_of([4, 4, 1], 17), ([1, 0, 0], 1));
+        assert_eq!(thread_label([4, 4, 1], 7), "(3, 1)");
+        assert_eq!(thread_label([8, 1, 1], 7), "7");
+        assert_eq!(thread_label([2, 2, 2], 7), "(1, 1, 1)");
+        assert_eq!(thread_of([0, 0, 0], 3), ([0, 0, 0], 3));
     }
 
     #[test]

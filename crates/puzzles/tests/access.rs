@@ -176,3 +176,25 @@ fn every_reference_solution_instruments_and_runs() {
         );
     }
 }
+
+#[test]
+fn a_flattened_guard_in_the_2d_map_shows_elements_written_by_two_threads() {
+    // `r * N + c < N * N` lets thread (3, 0) write element 3, which thread (0, 1) writes too:
+    // the same value here, so the checker passes it at every size, but it is a race.
+    let p = puzzles::find("map2d").expect("map2d");
+    let text = solution(p).replacen("if (r < N && c < N)", "if (r * N + c < N * N)", 1);
+    let s = run_logged(p, &text, 4096);
+    let out = p.inputs.len() as u32;
+    let contested: Vec<_> = s.overwritten.iter().filter(|o| o.array == out).collect();
+    assert_eq!(contested.len(), 2, "{:?}", s.overwritten);
+    assert_eq!(contested[0].index, 3);
+    assert_eq!(
+        contested[0]
+            .writers
+            .iter()
+            .map(|w| puzzles::access::thread_label(p.workgroup_size, *w))
+            .collect::<Vec<_>>(),
+        ["(3, 0)", "(0, 1)"]
+    );
+    assert!(run_logged(p, &solution(p), 4096).overwritten.is_empty());
+}
