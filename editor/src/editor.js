@@ -79,6 +79,23 @@ export async function instrument(source, entry) {
   };
 }
 
+/**
+ * The kernel rewritten so every loop stops after `budget` iterations and flags which one
+ * did (learner-edited runs): {source, flagBinding, flagWords, lines, budget} or {error}.
+ */
+export async function budgetLoops(source, budget) {
+  const m = await checker();
+  const r = m.budget_loops(source, budget);
+  if (r.error !== undefined) return { error: r.error };
+  return {
+    source: r.source,
+    flagBinding: r.flagBinding,
+    flagWords: r.flagWords,
+    budget: r.budget,
+    lines: Array.from(r.lines),
+  };
+}
+
 function toCm(doc, d, source) {
   const len = doc.length;
   let { from, to } = d;

@@ -4,6 +4,8 @@
 
 pub mod instrument;
 pub use instrument::{instrument, Instrumented, LoggedArray};
+pub mod loop_budget;
+pub use loop_budget::{budget_loops, LoopBudget};
 #[cfg(target_arch = "wasm32")]
 mod web;
 

@@ -135,3 +135,28 @@ pub fn instrument(source: &str, entry: &str) -> js_sys::Object {
     }
     o
 }
+
+/// `budget_loops(source, budget)` for learner-edited kernels: `{source, flagBinding,
+/// flagWords, lines: [line of loop n], budget}`, or `{error}` (see `loop_budget.rs`).
+#[wasm_bindgen]
+pub fn budget_loops(source: &str, budget: u32) -> js_sys::Object {
+    let o = js_sys::Object::new();
+    let set = |k: &str, v: JsValue| {
+        let _ = js_sys::Reflect::set(&o, &JsValue::from_str(k), &v);
+    };
+    match crate::budget_loops(source, budget) {
+        Err(e) => set("error", JsValue::from_str(&e)),
+        Ok(r) => {
+            set("source", JsValue::from_str(&r.source));
+            set("flagBinding", JsValue::from(r.flag_binding));
+            set("flagWords", JsValue::from(r.flag_words() as u32));
+            set("budget", JsValue::from(r.budget));
+            let lines = js_sys::Array::new();
+            for l in &r.lines {
+                lines.push(&JsValue::from(*l));
+            }
+            set("lines", lines.into());
+        }
+    }
+    o
+}
