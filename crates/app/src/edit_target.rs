@@ -122,6 +122,41 @@ pub fn measure_size(id: &str) -> MeasureSize {
     }
 }
 
+/// The loop budget for a learner's edit of `target`'s kernel on `size` (matmul) or the
+/// measuring kernel's probe (`crate::kernel_edit::loop_budget`: the family's total
+/// inner-loop iterations over the invocations launched); None for the families whose runs
+/// carry no flag buffer (conv, MLP: only the watchdog stops those).
+pub fn loop_budget_for(
+    target: Target,
+    size: Option<gpu_runtime::cpu_kernels::matmul::MatmulSize>,
+) -> Option<u32> {
+    let kernel = target.kernel()?;
+    let (work, workload) = match target {
+        Target::Matmul(_) => {
+            let s = size?;
+            (
+                f64::from(s.m) * f64::from(s.n) * f64::from(s.k),
+                gpu_runtime::Workload::Matmul(s),
+            )
+        }
+        Target::Measure(k) => {
+            let m = measure_size(k.id);
+            (
+                f64::from(m.elements.max(m.threads)) * f64::from(m.param.max(1)),
+                gpu_runtime::Workload::Measure(m),
+            )
+        }
+        _ => return None,
+    };
+    let groups = kernel.workgroups(&workload);
+    let threads = groups
+        .iter()
+        .chain(&kernel.workgroup_size)
+        .map(|&v| f64::from(v))
+        .product::<f64>();
+    Some(crate::kernel_edit::loop_budget(work, threads))
+}
+
 /// The training setup an MLP kernel runs one step of: the train page's default network
 /// (circle data, 8-8 tanh, batch 16), with the optimiser whose kernel is edited.
 pub fn mlp_spec(kernel_id: &str) -> gpu_runtime::mlp::Spec {

@@ -28,7 +28,7 @@ pub mod workload;
 pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};
 pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
-pub use dispatch::RunOutput;
+pub use dispatch::{RunOutput, LOOP_FLAG};
 pub use family::conv;
 pub use family::numeric;
 pub use plan::{

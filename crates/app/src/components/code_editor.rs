@@ -147,6 +147,71 @@ pub async fn instrument(source: &str, entry: &str) -> Result<InstrumentedKernel,
     })
 }
 
+/// A learner's kernel rewritten by the editor module so that every loop stops after a
+/// budget of iterations (`wgsl_check::loop_budget`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BudgetedKernel {
+    /// The rewritten source: run this instead of the learner's.
+    pub source: String,
+    /// `@group(0) @binding(flag_binding)`: the flag buffer, just after the kernel's own
+    /// bindings; bind a zeroed storage buffer of `flag_words` u32 words there and read it back.
+    pub flag_binding: u32,
+    pub flag_words: usize,
+    /// 1-based line, in the learner's source, of loop `n` (flag word `1 + n`).
+    pub lines: Vec<u32>,
+    pub budget: u32,
+}
+
+impl BudgetedKernel {
+    /// The first line (in source order) of a loop that ran out of budget, from the flag
+    /// buffer's words; None when no loop did.
+    pub fn stopped_line(&self, words: &[u32]) -> Option<u32> {
+        crate::kernel_edit::stopped_line(&self.lines, words)
+    }
+}
+
+/// The loop budget for learner-edited code (editor, scratch mode, puzzles): asks the editor
+/// module (naga; loaded if it is not yet) to rewrite `source` so that each `loop`/`for`/
+/// `while` breaks after `budget` iterations and records which loop did in a flag buffer.
+/// Bind that buffer as [`BudgetedKernel`] says, read it back, and when
+/// [`BudgetedKernel::stopped_line`] is Some the result is not verified (say so; the
+/// `editor.loop_stopped` text takes `line` and `budget`). Errors are naga's reason, in words.
+/// `crate::kernel_edit::loop_budget` derives a budget from the problem's size.
+pub async fn budget_loops(source: &str, budget: u32) -> Result<BudgetedKernel, String> {
+    let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
+    let module = load_editor().await.map_err(describe)?;
+    let f = js_sys::Reflect::get(&module, &"budgetLoops".into())
+        .map_err(describe)?
+        .dyn_into::<js_sys::Function>()
+        .map_err(describe)?;
+    let promise = f
+        .call2(&JsValue::NULL, &source.into(), &JsValue::from(budget))
+        .map_err(describe)?;
+    let r = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
+        .await
+        .map_err(describe)?;
+    let get =
+        |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED);
+    if let Some(e) = get(&r, "error").as_string() {
+        return Err(e);
+    }
+    let num = |v: JsValue| {
+        v.as_f64()
+            .filter(|v| *v >= 0.0 && *v <= f64::from(u32::MAX))
+            .map(|v| v as u32)
+    };
+    let lines: js_sys::Array = get(&r, "lines").dyn_into().map_err(describe)?;
+    Ok(BudgetedKernel {
+        source: get(&r, "source")
+            .as_string()
+            .ok_or("the budgeted kernel is missing")?,
+        flag_binding: num(get(&r, "flagBinding")).ok_or("the flag binding is missing")?,
+        flag_words: num(get(&r, "flagWords")).ok_or("the flag size is missing")? as usize,
+        lines: lines.iter().map(|l| num(l).unwrap_or(0)).collect(),
+        budget: num(get(&r, "budget")).unwrap_or(budget),
+    })
+}
+
 /// A mounted editor and the closures it calls (dropped with it).
 struct Mounted {
     handle: EditorHandle,

@@ -60,6 +60,8 @@ pub struct EditedRun {
     pub method: TimingMethod,
     pub original_ms: Option<f64>,
     pub problem: Problem,
+    /// The loop-budget flag's words read back (empty when the run had no flag).
+    pub flag: Vec<u32>,
 }
 
 fn conv_err(e: ConvError) -> GpuError {
@@ -69,24 +71,49 @@ fn conv_err(e: ConvError) -> GpuError {
     }
 }
 
+/// Whether `target`'s runs can carry the loop budget's flag buffer (`flag` in
+/// [`run_target`]): the one-step families. Conv and MLP runs have only the watchdog.
+pub fn takes_loop_flag(target: Target) -> bool {
+    matches!(target, Target::Matmul(_) | Target::Measure(_))
+}
+
 /// Runs `edited` (a copy of `target`'s kernel with the learner's source) and then the
 /// original on the same inputs, and compares the edited one's output with the CPU.
+/// `flag`: (binding, words) of the loop budget's flag buffer when `edited` was rewritten by
+/// `code_editor::budget_loops` (only where [`takes_loop_flag`]); its words come back in
+/// [`EditedRun::flag`].
 pub async fn run_target(
     target: Target,
     edited: KernelSpec,
     size: Option<MatmulSize>,
     ctl: RunControl,
     software: bool,
+    flag: Option<(u32, usize)>,
 ) -> Result<EditedRun, GpuError> {
     let (gpu, _) = session::gpu(software).await?;
     match target {
         Target::Matmul(original) => {
             let size = size.ok_or(GpuError::WrongJob)?;
-            run_matmul(&gpu, original, &edited, size, &ctl).await
+            run_matmul(&gpu, original, &edited, size, &ctl, flag).await
         }
         Target::Conv(stage) => run_conv(&gpu, stage, &edited, &ctl).await,
         Target::Mlp(_) => run_mlp(gpu, &edited, &ctl).await,
-        Target::Measure(original) => run_measure(&gpu, original, &edited, &ctl).await,
+        Target::Measure(original) => run_measure(&gpu, original, &edited, &ctl, flag).await,
+    }
+}
+
+/// The edited kernel's run, with the loop flag when there is one.
+async fn run_edited(
+    gpu: &Gpu,
+    edited: &KernelSpec,
+    job: &Job<'_>,
+    opts: &RunOptions,
+    ctl: &RunControl,
+    flag: Option<(u32, usize)>,
+) -> Result<(gpu_runtime::RunOutput, Vec<u32>), GpuError> {
+    match flag {
+        Some(f) => gpu.run_with_loop_flag(edited, job, opts, ctl, f).await,
+        None => Ok((gpu.run_with(edited, job, opts, ctl).await?, Vec::new())),
     }
 }
 
@@ -96,11 +123,12 @@ async fn run_matmul(
     edited: &KernelSpec,
     size: MatmulSize,
     ctl: &RunControl,
+    flag: Option<(u32, usize)>,
 ) -> Result<EditedRun, GpuError> {
     let (a, b) = size.inputs(1);
     let job = Job::Matmul { size, a: &a, b: &b };
     let opts = RunOptions::default();
-    let out = gpu.run_with(edited, &job, &opts, ctl).await?;
+    let (out, flag) = run_edited(gpu, edited, &job, &opts, ctl, flag).await?;
     let reference = matmul::reference(size, &a, &b);
     let diff = differences(size, &out.output, &reference, edited.precision, SHOWN);
     let original_ms = gpu
@@ -118,6 +146,7 @@ async fn run_matmul(
         method: out.timing.method,
         original_ms,
         problem: Problem::Matmul(size),
+        flag,
     })
 }
 
@@ -169,6 +198,7 @@ async fn run_conv(
             r: shape.r,
             s: shape.s,
         },
+        flag: Vec::new(),
     })
 }
 
@@ -177,6 +207,7 @@ async fn run_measure(
     original: &KernelSpec,
     edited: &KernelSpec,
     ctl: &RunControl,
+    flag: Option<(u32, usize)>,
 ) -> Result<EditedRun, GpuError> {
     let size = measure_size(original.id);
     let input = measure::input(size.elements as usize);
@@ -185,7 +216,7 @@ async fn run_measure(
         input: &input,
     };
     let opts = RunOptions::default();
-    let out = gpu.run_with(edited, &job, &opts, ctl).await?;
+    let (out, flag) = run_edited(gpu, edited, &job, &opts, ctl, flag).await?;
     let rule = measure::verify(original.id, size, &input, &out.output).rel_bound;
     let want: Vec<f64> = measure::reference(original.id, size, &input)
         .into_iter()
@@ -212,6 +243,7 @@ async fn run_measure(
             elements: size.elements,
             threads: size.threads,
         },
+        flag,
     })
 }
 
@@ -316,5 +348,6 @@ async fn run_mlp(
         method: TimingMethod::WallClock,
         original_ms,
         problem: Problem::MlpStep { batch: spec.batch },
+        flag: Vec::new(),
     })
 }

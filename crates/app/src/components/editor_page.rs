@@ -13,7 +13,13 @@
 //! browser's own compiler messages (`Gpu::compilation_messages`) are placed in UTF-16 columns
 //! (`kernel_edit::browser_message`) and stop the run if they are errors. A run still going
 //! after 20 s (`watchdog=<ms>` shortens it, ≥ 1 s, for tests) is cancelled and the page's
-//! device dropped (`session::forget`), the source kept. `?scratch` is `scratch_page.rs`.
+//! device dropped (`session::forget`), the source kept. The watchdog cannot take back work
+//! already submitted, so matmul and measuring kernels (the runs that carry a flag buffer:
+//! `edit_run::takes_loop_flag`) also get a loop budget: `code_editor::budget_loops` rewrites
+//! every loop to stop after `edit_target::loop_budget_for` iterations and flag its line, and a
+//! flagged run is `Outcome::LoopStopped` ("the loop at line N…", never "Correct"). Conv and
+//! MLP runs, and a huge dispatch without loops, have only the watchdog. `?scratch` is
+//! `scratch_page.rs` (budgeted too).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -80,6 +86,12 @@ pub enum Outcome {
     Failed(String),
     /// Stopped by the watchdog after this many milliseconds.
     TimedOut(u32),
+    /// The loop at `line` ran past its `budget` of iterations and was stopped: the output
+    /// is not verified.
+    LoopStopped {
+        line: u32,
+        budget: u32,
+    },
     /// naga found that the kernel does not fit the page's bindings; nothing was run.
     Bindings(Vec<BindingProblem>),
 }
@@ -90,6 +102,13 @@ enum RunError {
     Bindings(Vec<BindingProblem>),
     /// The browser's compiler reported errors (they are in the page's message list).
     Compiler,
+    /// The loop budget's rewrite failed (naga's reason).
+    Budget(String),
+    /// A loop ran out of its budget.
+    LoopStopped {
+        line: u32,
+        budget: u32,
+    },
 }
 
 /// The page's state, changed by the editor, Run, Reset and Share.
@@ -398,9 +417,36 @@ pub fn KernelEditor() -> Html {
                 if browser.iter().any(|m| !m.warning) {
                     return (browser, Err(RunError::Compiler));
                 }
-                let r = run_target(target, edited, size, ctl, software)
+                // Every loop of the learner's kernel gets an iteration budget (the browser's
+                // messages above are about the learner's own text, so their lines are right).
+                let budgeted = match crate::edit_target::loop_budget_for(target, size) {
+                    Some(b) if super::edit_run::takes_loop_flag(target) => {
+                        match super::code_editor::budget_loops(&source, b).await {
+                            Ok(k) => Some(k),
+                            Err(e) => return (browser, Err(RunError::Budget(e))),
+                        }
+                    }
+                    _ => None,
+                };
+                let (edited, flag) = match &budgeted {
+                    Some(k) => (
+                        edited.with_source(k.source.clone()),
+                        Some((k.flag_binding, k.flag_words)),
+                    ),
+                    None => (edited, None),
+                };
+                let r = run_target(target, edited, size, ctl, software, flag)
                     .await
-                    .map_err(RunError::Gpu);
+                    .map_err(RunError::Gpu)
+                    .and_then(|run| {
+                        match budgeted.as_ref().and_then(|k| k.stopped_line(&run.flag)) {
+                            Some(line) => Err(RunError::LoopStopped {
+                                line,
+                                budget: budgeted.as_ref().map_or(0, |k| k.budget),
+                            }),
+                            None => Ok(run),
+                        }
+                    });
                 (browser, r)
             };
             let target_id = target.id();
@@ -422,6 +468,8 @@ pub fn KernelEditor() -> Html {
                     Some(Err(RunError::Gpu(e))) => Err(e.to_string()),
                     Some(Err(RunError::Bindings(_))) => Err("binding mismatch".into()),
                     Some(Err(RunError::Compiler)) => Err("compile error".into()),
+                    Some(Err(RunError::Budget(e))) => Err(e.clone()),
+                    Some(Err(RunError::LoopStopped { .. })) => Err("loop budget spent".into()),
                 });
                 let o = match r {
                     None => Outcome::TimedOut(limit_ms),
@@ -431,6 +479,12 @@ pub fn KernelEditor() -> Html {
                     Some(Err(RunError::Bindings(p))) => Outcome::Bindings(p),
                     Some(Err(RunError::Compiler)) => {
                         Outcome::Failed(ctx2.t("editor.browser.rejected").to_string())
+                    }
+                    Some(Err(RunError::Budget(e))) => {
+                        Outcome::Failed(ctx2.tf("editor.loop_budget_failed", &[("why", &e)]))
+                    }
+                    Some(Err(RunError::LoopStopped { line, budget })) => {
+                        Outcome::LoopStopped { line, budget }
                     }
                 };
                 state.dispatch(Action::Outcome(o));
@@ -632,6 +686,7 @@ fn outcome_code(outcome: &Outcome) -> &'static str {
         Outcome::HasErrors(_) => "has-errors",
         Outcome::Failed(_) => "failed",
         Outcome::TimedOut(_) => "timed-out",
+        Outcome::LoopStopped { .. } => "loop-stopped",
         Outcome::Bindings(_) => "bindings",
     }
 }
@@ -658,6 +713,11 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
         },
         Outcome::TimedOut(ms) => html! {
             <p class="message error timed-out" role="alert">{ ctx.tf("editor.timed_out", &[("s", &format!("{}", *ms as f64 / 1000.0))]) }</p>
+        },
+        Outcome::LoopStopped { line, budget } => html! {
+            <p class="message error loop-stopped" role="alert" data-line={line.to_string()}>
+                { loop_stopped_text(ctx, *line, *budget) }
+            </p>
         },
         Outcome::Done(run) => {
             let run: &EditedRun = run;
@@ -734,4 +794,16 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
             }
         }
     }
+}
+
+/// "The loop at line {line} ran past {budget} iterations, so it was stopped; the result is
+/// not verified." (scratch mode and puzzles say the same).
+pub fn loop_stopped_text(ctx: &Ctx, line: u32, budget: u32) -> String {
+    ctx.tf(
+        "editor.loop_stopped",
+        &[
+            ("line", &line.to_string()),
+            ("budget", &format::count(u64::from(budget))),
+        ],
+    )
 }

@@ -43,6 +43,27 @@ enum Outcome {
     },
     Failed(String),
     TimedOut(u32),
+    /// A loop ran out of its budget; the buffers are not shown (not a finished result).
+    LoopStopped {
+        line: u32,
+        budget: u32,
+    },
+}
+
+/// What a scratch run gave back.
+enum ScratchRun {
+    Done(Vec<(String, ElemType, Vec<u32>)>, f64),
+    LoopStopped { line: u32, budget: u32 },
+}
+
+/// The scratch kernel's loop budget: there is no family's work to size it by, so every
+/// buffer element counts for 16 inner iterations, shared by the workgroups (not by their
+/// invocations, which only the source knows): generous for a kernel that ends, still finite
+/// for one that does not.
+fn scratch_budget(ready: &Ready) -> u32 {
+    let elements: f64 = ready.buffers.iter().map(|b| b.bits.len() as f64).sum();
+    let groups: f64 = ready.groups.iter().map(|&g| f64::from(g)).product();
+    crate::kernel_edit::loop_budget(16.0 * elements, groups)
 }
 
 fn spec_for(source: String) -> Option<KernelSpec> {
@@ -60,8 +81,21 @@ async fn run_scratch(
     source: String,
     software: bool,
     ctl: RunControl,
-) -> Result<(Vec<(String, ElemType, Vec<u32>)>, f64), GpuError> {
-    let spec = spec_for(source).ok_or(GpuError::WrongJob)?;
+) -> Result<ScratchRun, GpuError> {
+    // Every loop of the learner's kernel gets an iteration budget and a flag buffer bound
+    // after the table's buffers.
+    let budget = scratch_budget(&ready);
+    let budgeted = super::code_editor::budget_loops(&source, budget)
+        .await
+        .map_err(|e| GpuError::Dispatch(format!("loop budget: {e}")))?;
+    if budgeted.flag_binding as usize != ready.buffers.len() {
+        return Err(GpuError::Dispatch(format!(
+            "loop budget: the kernel's bindings end at {}, the table has {} buffers",
+            budgeted.flag_binding,
+            ready.buffers.len()
+        )));
+    }
+    let spec = spec_for(budgeted.source.clone()).ok_or(GpuError::WrongJob)?;
     let (gpu, _) = session::gpu(software).await?;
     let limit = gpu
         .limits()
@@ -90,9 +124,17 @@ async fn run_scratch(
             read_back: true,
         })
         .collect();
+    let mut buffers = buffers;
+    buffers.push(PlanBuffer {
+        name: gpu_runtime::LOOP_FLAG,
+        init: Init::Zeroed((budgeted.flag_words * 4) as u64),
+        read_back: true,
+    });
     let bindings = NAMES[..ready.buffers.len()]
         .iter()
-        .map(|n| Binding::whole(n))
+        .copied()
+        .chain([gpu_runtime::LOOP_FLAG])
+        .map(Binding::whole)
         .collect();
     let plan = Plan {
         buffers,
@@ -108,6 +150,15 @@ async fn run_scratch(
         }],
     };
     let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
+    let words: Vec<u32> = out
+        .bytes(gpu_runtime::LOOP_FLAG)
+        .unwrap_or_default()
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    if let Some(line) = budgeted.stopped_line(&words) {
+        return Ok(ScratchRun::LoopStopped { line, budget });
+    }
     let results = ready
         .buffers
         .iter()
@@ -122,7 +173,7 @@ async fn run_scratch(
             (b.name.clone(), b.ty, bits)
         })
         .collect();
-    Ok((results, out.timing.kernel_ms()))
+    Ok(ScratchRun::Done(results, out.timing.kernel_ms()))
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -289,10 +340,13 @@ pub fn ScratchEditor() -> Html {
                 move |r| {
                     outcome.set(match r {
                         None => Outcome::TimedOut(limit_ms),
-                        Some(Ok((results, ms))) => Outcome::Done {
+                        Some(Ok(ScratchRun::Done(results, ms))) => Outcome::Done {
                             results: Rc::new(results),
                             ms,
                         },
+                        Some(Ok(ScratchRun::LoopStopped { line, budget })) => {
+                            Outcome::LoopStopped { line, budget }
+                        }
                         Some(Err(GpuError::Cancelled)) => Outcome::Idle,
                         Some(Err(e)) => Outcome::Failed(error_text(&ctx, &e)),
                     })
@@ -429,6 +483,11 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome) -> Html {
         Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
         Outcome::TimedOut(ms) => html! {
             <p class="message error timed-out" role="alert">{ ctx.tf("editor.timed_out", &[("s", &format!("{}", *ms as f64 / 1000.0))]) }</p>
+        },
+        Outcome::LoopStopped { line, budget } => html! {
+            <p class="message error loop-stopped" role="alert" data-line={line.to_string()}>
+                { super::editor_page::loop_stopped_text(ctx, *line, *budget) }
+            </p>
         },
         Outcome::Done { results, ms } => html! {
             <div class="verdict ok">
