@@ -89,3 +89,24 @@ for (const lang of ['en', 'zh']) {
     }
   });
 }
+
+test('2-D map: threads are named (x, y); a flattened guard shows elements written by two threads', async () => {
+  const { page, context, errors } = await openPage(browser, '#/puzzles/map2d?lang=en');
+  await editorReady(page, { runnable: true });
+  await useSolution(page);
+  const solution = await docText(page);
+  await runAndShow(page);
+  assert.equal(await page.$('#access-overwritten'), null);
+  assert.equal(await page.textContent('button.inv[data-inv="6"]'), '(2, 1)');
+  await page.hover('button.inv[data-inv="6"]');
+  assert.match(await page.textContent('.access-selected'), /Thread \(2, 1\): 1 reads, 1 writes/);
+  // r * N + c < N * N lets thread (3, 0) write element 3, which (0, 1) writes too: the same
+  // value, so the checker passes it; the access view says it is a race.
+  await setDoc(page, solution.replace('if (r < N && c < N)', 'if (r * N + c < N * N)'));
+  await runAndShow(page);
+  const warn = await page.waitForSelector('#access-overwritten');
+  assert.equal(await warn.getAttribute('data-count'), '2');
+  assert.match(await warn.textContent(), /out\[3\] by threads \(3, 0\), \(0, 1\)/);
+  assertNoErrors(errors);
+  await context.close();
+});

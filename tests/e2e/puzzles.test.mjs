@@ -81,3 +81,71 @@ test('guard: a missing guard is caught as writes past the end; solved puzzles ar
   assertNoErrors(errors);
   await context.close();
 });
+
+for (const lang of ['en', 'zh']) {
+  test(`an unused buffer is named in words, never a WebGPU error (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/puzzles/zip?lang=${lang}`);
+    await editorReady(page, { runnable: true });
+    const said = async () => page.textContent('.editor-result .message.error');
+    // The untouched starter: reads nothing and writes nothing.
+    await editorChecked(page, { includes: '// TODO' });
+    await run(page);
+    const untouched = await said();
+    assert.match(untouched, lang === 'en' ? /Nothing is written to out/ : /没有向 out 写入任何内容/);
+    assert.doesNotMatch(untouched, /Invalid|BindGroup|previous error/);
+    // A natural wrong answer that leaves b unread.
+    await page.click('.solution .button');
+    await page.click('.solution .button');
+    await editorChecked(page, { includes: 'out[i] = a[i] + b[i];' });
+    await setDoc(page, (await docText(page)).replace('out[i] = a[i] + b[i];', 'out[i] = a[i];'));
+    await run(page);
+    const unread = await said();
+    assert.match(unread, lang === 'en' ? /b is never read — the answer needs it/ : /从未读取 b/);
+    assert.doesNotMatch(unread, /Invalid|BindGroup|previous error/);
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`an answer right only at the puzzle's own size fails at another, named (${lang})`, async () => {
+    for (const width of [390, 1280]) {
+      const { page, context, errors } = await openPage(browser, `#/puzzles/blocks?lang=${lang}`,
+        { viewport: { width, height: 900 } });
+      await editorReady(page, { runnable: true });
+      await page.click('.solution .button');
+      await page.click('.solution .button');
+      await editorChecked(page, { includes: 'if (i < N)' });
+      const solution = await docText(page);
+      await run(page);
+      assert.ok(await page.$('.editor-result .verdict.ok'), await page.textContent('.editor-result'));
+      // The length written as a number: right at N = 9, wrong at every other size.
+      await setDoc(page, solution.replace('if (i < N)', 'if (i < 9u)'));
+      await run(page);
+      const v = await page.waitForSelector('.editor-result .verdict.wrong[data-failed-size]');
+      const size = await v.getAttribute('data-failed-size');
+      assert.notEqual(size, '9');
+      const text = await v.textContent();
+      assert.match(text, lang === 'en'
+        ? new RegExp(`wrong at N = ${size}: \\d+ elements|at N = ${size} it wrote \\d+ elements past the end`)
+        : new RegExp(`在 N = ${size} 时`));
+      const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      assert.ok(noScroll, `horizontal scroll at ${width}px`);
+      await screenshot(page, `puzzle-size-fail-${lang}-${width}`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  });
+}
+
+test('the landing page leads to the puzzles in both languages', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/?lang=${lang}`);
+    const card = await page.waitForSelector('.cards a.card[href^="#/puzzles"]');
+    assert.match(await card.textContent(), lang === 'en' ? /Puzzles/ : /谜题/);
+    await card.click();
+    await page.waitForSelector('.puzzle-list a');
+    assertNoErrors(errors);
+    await context.close();
+  }
+});

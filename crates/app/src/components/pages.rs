@@ -47,6 +47,7 @@ fn home(ctx: &Ctx) -> Html {
         (Route::Race, "nav.race", "home.card.race"),
         (Route::Train, "nav.train", "home.card.train"),
         (Route::Conv, "nav.conv", "home.card.conv"),
+        (Route::Puzzles, "nav.puzzles", "home.card.puzzles"),
     ];
     html! {
         <>

@@ -19,6 +19,7 @@ use super::code_editor::CodeEditor;
 use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, RUN_TIMEOUT_MS};
 use super::Ctx;
 use crate::kernel_edit::draft_key;
+use crate::kernel_edit::BindingProblem;
 use crate::probe::WebGpuStatus;
 use crate::session;
 
@@ -85,17 +86,20 @@ enum Outcome {
         verdict: Verdict,
         output: Vec<f32>,
         inputs: Vec<Vec<f32>>,
+        /// The other sizes: every label checked, and the first that failed with its verdict.
+        sizes: Vec<String>,
+        failed_at: Option<(String, Verdict)>,
     },
     Failed(String),
     TimedOut,
 }
 
 /// `run-finished` of a puzzle (docs/embedding.md): the checker's verdict.
-fn puzzle_report(id: &str, v: &Verdict) -> crate::embed::Report {
+fn puzzle_report(id: &str, v: &Verdict, all_sizes: bool) -> crate::embed::Report {
     use crate::embed::Field;
     vec![
         ("puzzle", Field::Str(id.into())),
-        ("passed", Field::Bool(v.passed())),
+        ("passed", Field::Bool(v.passed() && all_sizes)),
         ("wrong", Field::Num(v.wrong as f64)),
         ("writtenPastEnd", Field::Num(v.written_past_end as f64)),
         ("wrongLength", Field::Bool(v.wrong_length)),
@@ -115,7 +119,11 @@ fn spec_for(source: String) -> Option<KernelSpec> {
 }
 
 /// The puzzle's buffers and bindings by the crate's convention: inputs, then `out`.
-fn puzzle_buffers(p: &Puzzle, inputs: &[Vec<f32>]) -> (Vec<PlanBuffer<'static>>, Vec<Binding>) {
+fn puzzle_buffers(
+    p: &Puzzle,
+    inputs: &[Vec<f32>],
+    initial: &[f32],
+) -> (Vec<PlanBuffer<'static>>, Vec<Binding>) {
     let mut buffers: Vec<PlanBuffer> = p
         .inputs
         .iter()
@@ -128,7 +136,6 @@ fn puzzle_buffers(p: &Puzzle, inputs: &[Vec<f32>]) -> (Vec<PlanBuffer<'static>>,
             read_back: false,
         })
         .collect();
-    let initial = puzzles::initial_output(p);
     buffers.push(PlanBuffer {
         name: "out",
         init: Init::Bytes(Cow::Owned(
@@ -142,7 +149,7 @@ fn puzzle_buffers(p: &Puzzle, inputs: &[Vec<f32>]) -> (Vec<PlanBuffer<'static>>,
 }
 
 fn one_step<'a>(
-    p: &Puzzle,
+    workgroups: [u32; 3],
     spec: &'a KernelSpec,
     buffers: Vec<PlanBuffer<'a>>,
     bindings: Vec<Binding>,
@@ -154,7 +161,7 @@ fn one_step<'a>(
             dispatch: Dispatch {
                 bindings,
                 uniform: Vec::new(),
-                workgroups: p.workgroups,
+                workgroups,
             },
             cost: 1.0,
             split: None,
@@ -162,25 +169,117 @@ fn one_step<'a>(
     }
 }
 
-async fn run_puzzle(
+/// Why a run gave no verdict.
+enum RunFail {
+    /// naga found a binding the puzzle provides that the kernel leaves unused (or another
+    /// mismatch): nothing reached the GPU, where the derived layout would drop it.
+    Bindings(Vec<BindingProblem>),
+    Gpu(GpuError),
+}
+
+/// A run's answer: the verdict at the puzzle's own size (with its output and inputs, for
+/// the table), the labels of the other sizes checked, and the first of them that failed.
+struct Answer {
+    verdict: Verdict,
+    output: Vec<f32>,
+    inputs: Vec<Vec<f32>>,
+    sizes: Vec<String>,
+    failed_at: Option<(String, Verdict)>,
+}
+
+async fn run_case(
+    gpu: &gpu_runtime::Gpu,
     p: &'static Puzzle,
     source: String,
-    software: bool,
-    ctl: RunControl,
-) -> Result<(Verdict, Vec<f32>, Vec<Vec<f32>>), GpuError> {
+    case: &puzzles::Case,
+    ctl: &RunControl,
+) -> Result<(Verdict, Vec<f32>), GpuError> {
     let spec = spec_for(source).ok_or_else(|| GpuError::Shader("no base spec".into()))?;
-    let (gpu, _) = session::gpu(software).await?;
-    let inputs = (p.data)();
-    let (buffers, bindings) = puzzle_buffers(p, &inputs);
-    let plan = one_step(p, &spec, buffers, bindings);
-    let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
+    let (buffers, bindings) = puzzle_buffers(p, &case.inputs, &case.initial_output());
+    let plan = one_step(case.workgroups, &spec, buffers, bindings);
+    let out = gpu.run_plan(&plan, &RunOptions::default(), ctl).await?;
     let output: Vec<f32> = out
         .bytes("out")
         .unwrap_or_default()
         .chunks_exact(4)
         .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
         .collect();
-    Ok((puzzles::check(p, &inputs, &output), output, inputs))
+    Ok((case.check(&output), output))
+}
+
+/// Checks the bindings (naga, in the editor module), then runs at the puzzle's own size and,
+/// when that passes, at each of its other sizes until one fails.
+async fn run_puzzle(
+    p: &'static Puzzle,
+    source: String,
+    software: bool,
+    ctl: RunControl,
+) -> Result<Answer, RunFail> {
+    if let Ok(problems) =
+        super::code_editor::binding_check(&puzzles::solution(p), &source, "main").await
+    {
+        if !problems.is_empty() {
+            return Err(RunFail::Bindings(problems));
+        }
+    }
+    let (gpu, _) = session::gpu(software).await.map_err(RunFail::Gpu)?;
+    let mut all = puzzles::cases(p).into_iter();
+    let Some(own) = all.next() else {
+        return Err(RunFail::Gpu(GpuError::WrongJob));
+    };
+    let (verdict, output) = run_case(&gpu, p, source.clone(), &own, &ctl)
+        .await
+        .map_err(RunFail::Gpu)?;
+    let mut answer = Answer {
+        verdict,
+        output,
+        inputs: own.inputs,
+        sizes: Vec::new(),
+        failed_at: None,
+    };
+    if !answer.verdict.passed() {
+        return Ok(answer);
+    }
+    for case in all {
+        // A kernel that no longer declares its size constants is checked at its own size only.
+        let Some(text) = puzzles::at_size(p, &source, &case) else {
+            continue;
+        };
+        let (v, _) = run_case(&gpu, p, text, &case, &ctl)
+            .await
+            .map_err(RunFail::Gpu)?;
+        answer.sizes.push(case.label());
+        if !v.passed() {
+            answer.failed_at = Some((case.label(), v));
+            break;
+        }
+    }
+    Ok(answer)
+}
+
+/// The binding problems as sentences: a buffer the answer needs but the kernel never uses is
+/// named as such; anything else in the editor's words.
+fn bindings_text(ctx: &Ctx, p: &Puzzle, problems: &[BindingProblem]) -> String {
+    problems
+        .iter()
+        .map(|b| {
+            let name = b
+                .fields
+                .iter()
+                .find(|(k, _)| *k == "name")
+                .map(|(_, v)| v.as_str())
+                .unwrap_or_default();
+            match b.kind.as_str() {
+                "missing" if p.inputs.contains(&name) => {
+                    ctx.tf("puzzles.unused_input", &[("name", name)])
+                }
+                "missing" => ctx.tf("puzzles.unused_output", &[("name", name)]),
+                _ => ctx.tf(b.key(), &b.args()),
+            }
+        })
+        .chain(std::iter::once(ctx.t("puzzles.not_sent").to_string()))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The access view's state.
@@ -218,14 +317,14 @@ async fn run_accesses(
     let err = |e: GpuError| error_text(ctx, &e);
     let (gpu, _) = session::gpu(software).await.map_err(err)?;
     let inputs = (p.data)();
-    let (mut buffers, mut bindings) = puzzle_buffers(p, &inputs);
+    let (mut buffers, mut bindings) = puzzle_buffers(p, &inputs, &puzzles::initial_output(p));
     buffers.push(PlanBuffer {
         name: "log",
         init: Init::Zeroed((access::log_words(access::CAPACITY) * 4) as u64),
         read_back: true,
     });
     bindings.push(Binding::whole("log"));
-    let plan = one_step(p, &spec, buffers, bindings);
+    let plan = one_step(p.workgroups, &spec, buffers, bindings);
     let out = gpu
         .run_plan(&plan, &RunOptions::default(), &ctl)
         .await
@@ -384,25 +483,31 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 RUN_TIMEOUT_MS,
                 move |r| {
                     crate::embed::report(match &r {
-                        Some(Ok((v, _, _))) => Ok(puzzle_report(p.id, v)),
+                        Some(Ok(a)) => Ok(puzzle_report(p.id, &a.verdict, a.failed_at.is_none())),
                         None => Err("timed out".into()),
-                        Some(Err(e)) => Err(e.to_string()),
+                        Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
+                        Some(Err(RunFail::Bindings(_))) => Err("bindings".into()),
                     });
                     *runs.borrow_mut() += 1;
                     outcome.set(match r {
                         None => Outcome::TimedOut,
-                        Some(Ok((verdict, output, inputs))) => {
-                            if verdict.passed() {
+                        Some(Ok(a)) => {
+                            if a.verdict.passed() && a.failed_at.is_none() {
                                 mark_solved(p.id);
                             }
                             Outcome::Checked {
-                                verdict,
-                                output,
-                                inputs,
+                                verdict: a.verdict,
+                                output: a.output,
+                                inputs: a.inputs,
+                                sizes: a.sizes,
+                                failed_at: a.failed_at,
                             }
                         }
-                        Some(Err(GpuError::Cancelled)) => Outcome::Idle,
-                        Some(Err(e)) => Outcome::Failed(error_text(&ctx, &e)),
+                        Some(Err(RunFail::Gpu(GpuError::Cancelled))) => Outcome::Idle,
+                        Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(&ctx, &e)),
+                        Some(Err(RunFail::Bindings(b))) => {
+                            Outcome::Failed(bindings_text(&ctx, p, &b))
+                        }
                     });
                 },
             );
@@ -452,7 +557,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                     <p class="note">{ ctx.t("puzzles.access_intro") }</p>
                     <button id="puzzle-accesses" class="button" onclick={show_accesses}
                         disabled={*accesses == Accesses::Running}>{ ctx.t("puzzles.show_accesses") }</button>
-                    { access_view(&ctx, &accesses, *selected, &select) }
+                    { access_view(&ctx, p, &accesses, *selected, &select) }
                 </div>
             } } else { html!{} } }
             <details class="hint"><summary>{ ctx.t("puzzles.hint1") }</summary><p>{ t("hint1") }</p></details>
@@ -470,6 +575,14 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     }
 }
 
+/// A size as the message names it: "N = 5" for one size constant, "37×29" for several.
+fn size_name(p: &Puzzle, label: &str) -> String {
+    match p.sizing.map(|s| s.consts) {
+        Some([one]) => format!("{one} = {label}"),
+        _ => label.to_string(),
+    }
+}
+
 fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
     match outcome {
         Outcome::Idle => html! {},
@@ -484,6 +597,8 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
             verdict,
             output,
             inputs,
+            sizes,
+            failed_at,
         } => {
             let expected = (p.reference)(inputs);
             let cell = |i: usize| {
@@ -501,8 +616,34 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                 };
                 html! { <td class={class}>{ if unwritten { "·".to_string() } else { format!("{got}") } }</td> }
             };
-            let summary = if verdict.passed() {
-                html! { <p class="verdict ok" role="status">{ ctx.t("puzzles.passed") }</p> }
+            let summary = if let (true, Some((size, v))) = (verdict.passed(), failed_at) {
+                let n = v.first.len().max(v.wrong);
+                let named = size_name(p, size);
+                html! {
+                    <div class="verdict wrong" role="alert" data-failed-size={size.clone()}>
+                        <p>{ if v.wrong > 0 {
+                            ctx.tf("puzzles.wrong_at", &[("size", &named), ("wrong", &v.wrong.to_string())])
+                        } else {
+                            ctx.tf("puzzles.past_end_at", &[("size", &named), ("n", &v.written_past_end.to_string())])
+                        } }</p>
+                        <p>{ ctx.t("puzzles.sizes_why") }</p>
+                        <ul class="mismatches">
+                            { for v.first.iter().take(n.min(3)).map(|m| html! {
+                                <li>{ match m.got {
+                                    Some(g) => ctx.tf("puzzles.mismatch", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string()), ("got", &g.to_string())]),
+                                    None => ctx.tf("puzzles.unwritten", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string())]),
+                                } }</li>
+                            }) }
+                        </ul>
+                    </div>
+                }
+            } else if verdict.passed() {
+                html! {
+                    <div class="verdict ok" role="status">
+                        <p>{ ctx.t("puzzles.passed") }</p>
+                        { if sizes.is_empty() { html!{} } else { html!{ <p>{ ctx.tf("puzzles.sizes_passed", &[("sizes", &sizes.join(", "))]) }</p> } } }
+                    </div>
+                }
             } else {
                 html! {
                     <div class="verdict wrong" role="alert">
@@ -537,7 +678,17 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
 /// The access view: per-invocation counters (each invocation a button: hover, focus or click
 /// selects it) and, per logged array, a strip of its elements coloured by what the selected
 /// invocation did to them.
-fn access_view(ctx: &Ctx, a: &Accesses, selected: u32, select: &Callback<u32>) -> Html {
+/// A thread as the access view names it: its index in a 1-D launch, its local (x, y) in a
+/// 2-D workgroup.
+fn thread_name(p: &Puzzle, inv: u32) -> String {
+    if p.workgroup_size[1] * p.workgroup_size[2] > 1 {
+        access::thread_label(p.workgroup_size, inv)
+    } else {
+        inv.to_string()
+    }
+}
+
+fn access_view(ctx: &Ctx, p: &Puzzle, a: &Accesses, selected: u32, select: &Callback<u32>) -> Html {
     let (summary, arrays, unlogged) = match a {
         Accesses::Hidden => return html! {},
         Accesses::Running => {
@@ -616,7 +767,7 @@ fn access_view(ctx: &Ctx, a: &Accesses, selected: u32, select: &Callback<u32>) -
                     data-inv={i.to_string()} aria-pressed={(i == selected).to_string()}
                     onmouseenter={Callback::from(move |_| a.emit(i))}
                     onfocus={Callback::from(move |_| b.emit(i))}
-                    onclick={Callback::from(move |_: MouseEvent| c.emit(i))}>{ i }</button>
+                    onclick={Callback::from(move |_: MouseEvent| c.emit(i))}>{ thread_name(p, i) }</button>
             </th>
         }
     };
@@ -629,6 +780,18 @@ fn access_view(ctx: &Ctx, a: &Accesses, selected: u32, select: &Callback<u32>) -
                 ("oob", &oob.to_string()),
                 ("shared", &summary.total_shared().to_string()),
             ]) }</p>
+            { for summary.overwritten.first().map(|o| {
+                let array = arrays.get(o.array as usize).map(|a| a.name.clone()).unwrap_or_default();
+                let threads: Vec<String> = o.writers.iter().take(4).map(|w| thread_name(p, *w)).collect();
+                html! {
+                    <p class="message error" id="access-overwritten" data-count={summary.overwritten.len().to_string()}>{ ctx.tf("puzzles.access_overwritten", &[
+                        ("n", &summary.overwritten.len().to_string()),
+                        ("array", &array),
+                        ("i", &o.index.to_string()),
+                        ("threads", &threads.join(", ")),
+                    ]) }</p>
+                }
+            }) }
             { if summary.dropped > 0 { html!{ <p class="message">{ ctx.tf("puzzles.access_dropped", &[("n", &summary.dropped.to_string())]) }</p> } } else { html!{} } }
             { if unlogged > 0 { html!{ <p class="message">{ ctx.tf("puzzles.access_unlogged", &[("n", &unlogged.to_string())]) }</p> } } else { html!{} } }
             <div class="table-scroll">
@@ -641,7 +804,7 @@ fn access_view(ctx: &Ctx, a: &Accesses, selected: u32, select: &Callback<u32>) -
                 </table>
             </div>
             <p class="access-selected" aria-live="polite">{ ctx.tf("puzzles.access_selected", &[
-                ("i", &selected.to_string()),
+                ("i", &thread_name(p, selected)),
                 ("r", &at(&summary.reads)),
                 ("w", &at(&summary.writes)),
                 ("s", &at(&summary.shared)),
