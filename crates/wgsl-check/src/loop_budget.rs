@@ -129,6 +129,62 @@ fn loop_body(source: &str, from: usize) -> Option<(usize, usize)> {
     }
 }
 
+/// Offset just after the `{` that opens the body of function `name` (comments skipped).
+fn function_body(source: &str, name: &str) -> Option<usize> {
+    let src = source.as_bytes();
+    let word_at = |i: usize, w: &str| {
+        source[i..].starts_with(w)
+            && !source[i + w.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !source[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+    };
+    let mut i = 0;
+    while i < src.len() {
+        let j = skip_trivia(src, i);
+        if j != i {
+            i = j;
+            continue;
+        }
+        if word_at(i, "fn") {
+            let n = skip_trivia(src, i + 2);
+            if word_at(n, name) {
+                let mut k = skip_trivia(src, n + name.len());
+                if src.get(k) == Some(&b'(') {
+                    let mut depth = 0usize;
+                    while k < src.len() {
+                        k = skip_trivia(src, k);
+                        match src.get(k)? {
+                            b'(' => depth += 1,
+                            b')' => {
+                                depth -= 1;
+                                if depth == 0 {
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                        k += 1;
+                    }
+                    loop {
+                        k = skip_trivia(src, k);
+                        match src.get(k)? {
+                            b'{' => return Some(k + 1),
+                            _ => k += 1,
+                        }
+                    }
+                }
+            }
+        }
+        i += source[i..].chars().next().map_or(1, char::len_utf8);
+    }
+    None
+}
+
 struct Found {
     /// Where the statement starts (span start).
     start: usize,
@@ -235,6 +291,17 @@ pub fn budget_loops(source: &str, budget: u32) -> Result<LoopBudget, String> {
             decl.push_str(&format!("var {PREFIX}n{}: u32 = 0u; ", number[j]));
         }
         inserts.push((kw, inserts.len(), decl));
+    }
+    // Each entry point uses the flag buffer even when no loop of it runs, so the pipeline's
+    // automatic layout always has the binding the caller binds.
+    for ep in &module.entry_points {
+        let body = function_body(source, &ep.name)
+            .ok_or("an entry point's body was not found in the source (unexpected layout)")?;
+        inserts.push((
+            body,
+            inserts.len(),
+            format!(" _ = arrayLength(&{PREFIX}flag);"),
+        ));
     }
     inserts.sort_by_key(|i| std::cmp::Reverse((i.0, i.1)));
     let mut out = source.to_string();
@@ -367,6 +434,25 @@ fn main(@builtin(local_invocation_index) li: u32, @builtin(global_invocation_id)
         let r = budget_loops(src, 1000).expect("validates with barriers");
         assert_eq!(r.lines, [7, 10, 13]);
         assert!(r.source.contains("workgroupBarrier();"));
+    }
+
+    #[test]
+    fn every_entry_point_uses_the_flag_even_without_loops() {
+        let src = format!(
+            "{HEAD}// fn main() {{ not this one
+fn helper() -> f32 {{ return 1.0; }}
+@compute @workgroup_size(1)
+fn /* odd */ main ( @builtin(global_invocation_id) g: vec3<u32> ) {{ c[g.x] = helper(); }}
+"
+        );
+        let r = budget_loops(&src, 10).expect("budgets");
+        assert!(
+            r.source
+                .contains("g: vec3<u32> ) { _ = arrayLength(&gpl_flag); c[g.x]"),
+            "{}",
+            r.source
+        );
+        assert_eq!(r.source.matches("arrayLength(&gpl_flag)").count(), 1);
     }
 
     #[test]
