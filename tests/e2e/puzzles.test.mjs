@@ -149,3 +149,19 @@ test('the landing page leads to the puzzles in both languages', async () => {
     await context.close();
   }
 });
+
+test('an endless loop ends with the loop budget\'s message, not the watchdog', async () => {
+  const { page, context, errors } = await openPage(browser, '#/puzzles/map?lang=en');
+  await editorReady(page, { runnable: true });
+  await page.click('.solution .button');
+  await page.click('.solution .button');
+  await editorChecked(page, { includes: 'out[i] = a[i] + 10.0;' });
+  const solution = await docText(page);
+  await setDoc(page, solution.replace('out[i] = a[i] + 10.0;', 'while (true) { }\n    out[i] = a[i] + 10.0;'));
+  await run(page, { timeout: 60_000 });
+  const said = await page.textContent('.editor-result');
+  assert.match(said, /The loop at line \d+ ran past \d+ iterations/);
+  assert.doesNotMatch(said, /timed out|seconds/);
+  assertNoErrors(errors);
+  await context.close();
+});

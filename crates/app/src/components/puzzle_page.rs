@@ -174,6 +174,13 @@ enum RunFail {
     /// naga found a binding the puzzle provides that the kernel leaves unused (or another
     /// mismatch): nothing reached the GPU, where the derived layout would drop it.
     Bindings(Vec<BindingProblem>),
+    /// A loop ran out of its iteration budget (the loops' rewrite): not verified.
+    LoopStopped {
+        line: u32,
+        budget: u32,
+    },
+    /// The loop budget could not be added (naga's reason).
+    Budget(String),
     Gpu(GpuError),
 }
 
@@ -193,11 +200,50 @@ async fn run_case(
     source: String,
     case: &puzzles::Case,
     ctl: &RunControl,
-) -> Result<(Verdict, Vec<f32>), GpuError> {
-    let spec = spec_for(source).ok_or_else(|| GpuError::Shader("no base spec".into()))?;
-    let (buffers, bindings) = puzzle_buffers(p, &case.inputs, &case.initial_output());
+) -> Result<(Verdict, Vec<f32>), RunFail> {
+    // Every loop gets an iteration budget (code_editor::budget_loops), so an endless loop
+    // ends with the line it is on instead of the watchdog; the flag buffer follows `out`.
+    let work: usize = case.inputs.iter().map(Vec::len).sum::<usize>() + case.expected.len();
+    let budget = crate::kernel_edit::loop_budget(work as f64, 1.0);
+    let budgeted = super::code_editor::budget_loops(&source, budget)
+        .await
+        .map_err(RunFail::Budget)?;
+    let flagged = budgeted.flag_binding as usize == p.inputs.len() + 1;
+    let text = if flagged {
+        budgeted.source.clone()
+    } else {
+        source
+    };
+    let spec =
+        spec_for(text).ok_or_else(|| RunFail::Gpu(GpuError::Shader("no base spec".into())))?;
+    let (mut buffers, mut bindings) = puzzle_buffers(p, &case.inputs, &case.initial_output());
+    if flagged {
+        buffers.push(PlanBuffer {
+            name: "loop_flag",
+            init: Init::Zeroed((budgeted.flag_words.max(1) * 4) as u64),
+            read_back: true,
+        });
+        bindings.push(Binding::whole("loop_flag"));
+    }
     let plan = one_step(case.workgroups, &spec, buffers, bindings);
-    let out = gpu.run_plan(&plan, &RunOptions::default(), ctl).await?;
+    let out = gpu
+        .run_plan(&plan, &RunOptions::default(), ctl)
+        .await
+        .map_err(RunFail::Gpu)?;
+    if flagged {
+        let words: Vec<u32> = out
+            .bytes("loop_flag")
+            .unwrap_or_default()
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        if let Some(line) = budgeted.stopped_line(&words) {
+            return Err(RunFail::LoopStopped {
+                line,
+                budget: budgeted.budget,
+            });
+        }
+    }
     let output: Vec<f32> = out
         .bytes("out")
         .unwrap_or_default()
@@ -227,9 +273,7 @@ async fn run_puzzle(
     let Some(own) = all.next() else {
         return Err(RunFail::Gpu(GpuError::WrongJob));
     };
-    let (verdict, output) = run_case(&gpu, p, source.clone(), &own, &ctl)
-        .await
-        .map_err(RunFail::Gpu)?;
+    let (verdict, output) = run_case(&gpu, p, source.clone(), &own, &ctl).await?;
     let mut answer = Answer {
         verdict,
         output,
@@ -245,9 +289,7 @@ async fn run_puzzle(
         let Some(text) = puzzles::at_size(p, &source, &case) else {
             continue;
         };
-        let (v, _) = run_case(&gpu, p, text, &case, &ctl)
-            .await
-            .map_err(RunFail::Gpu)?;
+        let (v, _) = run_case(&gpu, p, text, &case, &ctl).await?;
         answer.sizes.push(case.label());
         if !v.passed() {
             answer.failed_at = Some((case.label(), v));
@@ -487,6 +529,8 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                         None => Err("timed out".into()),
                         Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
                         Some(Err(RunFail::Bindings(_))) => Err("bindings".into()),
+                        Some(Err(RunFail::LoopStopped { .. })) => Err("loop budget spent".into()),
+                        Some(Err(RunFail::Budget(e))) => Err(e.clone()),
                     });
                     *runs.borrow_mut() += 1;
                     outcome.set(match r {
@@ -507,6 +551,15 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                         Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(&ctx, &e)),
                         Some(Err(RunFail::Bindings(b))) => {
                             Outcome::Failed(bindings_text(&ctx, p, &b))
+                        }
+                        Some(Err(RunFail::LoopStopped { line, budget })) => {
+                            Outcome::Failed(ctx.tf(
+                                "editor.loop_stopped",
+                                &[("line", &line.to_string()), ("budget", &budget.to_string())],
+                            ))
+                        }
+                        Some(Err(RunFail::Budget(e))) => {
+                            Outcome::Failed(ctx.tf("editor.loop_budget_failed", &[("why", &e)]))
                         }
                     });
                 },
