@@ -51,6 +51,17 @@ impl Dataset {
         Self::REGRESSION.contains(&self)
     }
 
+    /// Features that make this dataset learnable in seconds by a small network, where x and y
+    /// alone do not: the two arms of the spiral wind around the origin, so a few tanh units
+    /// of x and y draw one straight-ish boundary for a long time, while sin x and sin y give
+    /// the first layer the oscillation the arms have. The page suggests them.
+    pub fn suggested_features(self) -> &'static [Feature] {
+        match self {
+            Dataset::Spiral => &[Feature::SinX, Feature::SinY],
+            _ => &[],
+        }
+    }
+
     /// The clean regression target at (x, y), in [−1, 1]; 0 for classification datasets.
     pub fn target(self, x: f32, y: f32) -> f32 {
         match self {

@@ -142,16 +142,21 @@ pub fn Train() -> Html {
                     };
                     // A structural change while the learner was using the network: say what
                     // restarted, and keep playing if it was (Reset and the first build say nothing).
-                    let previous = runner.borrow().as_ref().map(|r| {
-                        let step = r.gpu.as_ref().map_or(r.cpu.step, |g| g.steps_completed());
-                        (structural_changes(&r.spec, &spec), step, r.playing)
-                    });
+                    let previous = runner
+                        .borrow()
+                        .as_ref()
+                        .map(|r| (structural_changes(&r.spec, &spec), r.reached(), r.playing));
                     let mut fresh = Runner::new(spec.clone(), software.is_some());
                     let notice = match previous {
-                        Some((settings, at_step, playing)) if !settings.is_empty() => {
+                        Some((settings, (gpu_step, cpu_step), playing)) if !settings.is_empty() => {
                             fresh.set_playing(playing);
                             // Nothing was lost before the first step: no need to say so.
-                            (at_step > 0 || playing).then_some(Restart { settings, at_step })
+                            let stepped = gpu_step.unwrap_or(0) > 0 || cpu_step > 0;
+                            (stepped || playing).then_some(Restart {
+                                settings,
+                                gpu_step,
+                                cpu_step,
+                            })
                         }
                         _ => None,
                     };
@@ -188,6 +193,9 @@ pub fn Train() -> Html {
                             // Training holds while the tab is hidden and resumes when shown.
                             r.set_hidden(crate::visibility::page_hidden());
                             r.tick(now);
+                            if r.take_finished_run() {
+                                crate::embed::report(Ok(train_report(r)));
+                            }
                             let due = r.dirty && now - *last_render.borrow() >= RENDER_MS;
                             if due {
                                 r.dirty = false;
@@ -289,9 +297,10 @@ pub fn Train() -> Html {
             if let Some(r) = runner.borrow_mut().as_mut() {
                 let pausing = r.playing;
                 r.set_playing(!r.playing);
-                // Pausing ends a training run: an embed reports where it got to.
+                // Pausing ends a training run: an embed reports where it got to, once the
+                // steps already sent have finished (the timer sends it).
                 if pausing {
-                    crate::embed::report(Ok(train_report(r)));
+                    r.report_when_finished();
                 }
             }
             redraw.force_update();
@@ -350,15 +359,49 @@ pub fn Train() -> Html {
             .unwrap_or_default();
         html! {
             <p id="train-restarted" class="train-note" role="status">
-                { ctx.tf("train.restarted", &[
-                    ("what", &what),
-                    ("step", &format::count(r.at_step)),
-                ]) }
+                { ctx.tf("train.restarted", &[("what", &what)]) }
+                { " " }
+                { match r.gpu_step {
+                    Some(g) => ctx.tf("train.restarted.reached", &[
+                        ("gpu", &format::count(g)),
+                        ("cpu", &format::count(r.cpu_step)),
+                    ]),
+                    None => ctx.tf("train.restarted.reached_cpu", &[("cpu", &format::count(r.cpu_step))]),
+                } }
+                { " " }
+                { ctx.t("train.restarted.lr") }
             </p>
         }
     });
 
     let regression = spec.dataset.is_regression();
+    // A dataset that x and y alone learn slowly names the features that help, one click away.
+    let missing: Vec<Feature> = spec
+        .dataset
+        .suggested_features()
+        .iter()
+        .filter(|f| !spec.features.contains(f))
+        .copied()
+        .collect();
+    let suggestion = (!missing.is_empty()).then(|| {
+        let set = set("features");
+        let next: Vec<&str> = Feature::ALL
+            .iter()
+            .filter(|f| spec.features.contains(f) || missing.contains(f))
+            .map(|f| f.code())
+            .collect();
+        let next = next.join(",");
+        let names: Vec<&str> = missing.iter().map(|f| f.label()).collect();
+        html! {
+            <p id="train-suggest" class="hint">
+                { ctx.tf("train.suggest", &[("features", &names.join(", "))]) }{ " " }
+                <button class="button" id="train-suggest-add"
+                    onclick={Callback::from(move |_: MouseEvent| set.emit(next.clone()))}>
+                    { ctx.t("train.suggest.add") }
+                </button>
+            </p>
+        }
+    });
     let data_panel = html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.data") }</h2>
@@ -389,6 +432,7 @@ pub fn Train() -> Html {
             </label>
             <fieldset class="train-features">
                 <legend>{ ctx.t("train.features") }</legend>
+                { suggestion }
                 { for Feature::ALL.iter().map(|f| html! {
                     <label>
                         <input type="checkbox" checked={spec.features.contains(f)}
@@ -898,6 +942,15 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
         (None, _) => RateView::Off,
     };
     let cpu_view = rate_view(r.running(), &r.cpu_rate);
+    // After Pause the GPU still finishes what was sent (it cannot be taken back): say so, and
+    // the count stops once they are done.
+    let finishing = r.gpu_in_flight();
+    let gpu_rate_text = match gpu_view {
+        RateView::Paused if finishing > 0 => {
+            ctx.tf("train.rate.finishing", &[("n", &format::count(finishing))])
+        }
+        v => show(v),
+    };
     let last_gpu = r.gpu_hist.last();
     let first_gpu = r.gpu_hist.first();
     html! {
@@ -911,6 +964,7 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
             }}
             data-gpu-steps={gpu_steps.unwrap_or(0).to_string()}
             data-gpu-submitted={r.gpu.as_ref().map_or(0, |s| s.steps_submitted()).to_string()}
+            data-gpu-in-flight={finishing.to_string()}
             data-cpu-steps={r.cpu.step.to_string()}
             data-gpu-loss={last_gpu.map(|s| s.train.to_string()).unwrap_or_default()}
             data-first-gpu-loss={first_gpu.map(|s| s.train.to_string()).unwrap_or_default()}
@@ -920,7 +974,7 @@ fn rates(ctx: &Ctx, r: &Runner) -> Html {
             data-cpu-rate={cpu_rate.map(|v| format!("{v:.1}")).unwrap_or_default()}>
             <span class="rate gpu">
                 { ctx.tf("train.rate.gpu", &[
-                    ("rate", &show(gpu_view)),
+                    ("rate", &gpu_rate_text),
                     ("steps", &gpu_steps.map(format::count).unwrap_or_else(|| "–".into())),
                 ]) }
             </span>
@@ -999,7 +1053,13 @@ fn output_panel(
     };
     // The runner's own added points: the URL's may be one ahead until the network is rebuilt.
     let n_generated = r.train.len() - r.spec.added.len().min(r.train.len());
-    let last = r.gpu_hist.last().or(r.cpu_hist.last());
+    // The latest evaluation, named by the side it came from: before the GPU has evaluated its
+    // network the numbers are the CPU twin's, and the line says so.
+    let last = r
+        .gpu_hist
+        .last()
+        .map(|s| (s, "gpu"))
+        .or(r.cpu_hist.last().map(|s| (s, "cpu")));
     html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.output") }</h2>
@@ -1020,8 +1080,10 @@ fn output_panel(
                 { ctx.t(if r.heat_from_gpu { "train.boundary.gpu" } else { "train.boundary.cpu" }) }
                 { " " }{ ctx.t(if regression { "train.boundary.legend_reg" } else { "train.boundary.legend" }) }
             </p>
-            { last.map(|s| html! {
-                <p class="train-metrics">{ if regression {
+            { last.map(|(s, side)| html! {
+                <p class="train-metrics" data-side={side}>
+                <span class="side">{ ctx.t(if side == "gpu" { "train.metrics.gpu" } else { "train.metrics.cpu" }) }</span>{ " " }
+                { if regression {
                     // For regression the sample's second number is the RMSE (mlp::net::metrics).
                     ctx.tf("train.metrics_reg", &[
                         ("train", &format!("{:.3}", s.train)),
@@ -1034,7 +1096,8 @@ fn output_panel(
                         ("test", &format!("{:.3}", s.test)),
                         ("acc", &format!("{:.1}", s.test_acc * 100.0)),
                     ])
-                } }</p>
+                } }
+                </p>
             }) }
             { loss_chart(ctx, r) }
         </section>

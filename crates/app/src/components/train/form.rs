@@ -14,8 +14,10 @@ use yew::Reducible;
 pub struct Restart {
     /// Translation keys of the settings that changed (`train.setting.*`).
     pub settings: Vec<&'static str>,
-    /// The step the GPU (else the CPU twin) had reached.
-    pub at_step: u64,
+    /// The steps the GPU had completed (None: its session had not started yet) and the CPU
+    /// twin had taken: each side is named with its own count, never one for the other.
+    pub gpu_step: Option<u64>,
+    pub cpu_step: u64,
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -21,8 +21,15 @@ pub const GRID: usize = 40;
 pub const NEURON_GRID: usize = 20;
 /// Main-thread milliseconds per tick for each side.
 pub const SLICE_MS: f64 = 5.0;
-/// Steps the GPU may have queued but not finished.
+/// Most steps the GPU may have queued but not finished.
 pub const MAX_IN_FLIGHT: u64 = 24;
+/// Fewest: the queue never runs dry between two ticks.
+pub const MIN_IN_FLIGHT: u64 = 2;
+/// How much GPU time may be queued ahead (ms at the measured rate). Submitted work cannot be
+/// taken back, so this bounds how long Pause keeps finishing steps and how long a restarted
+/// network waits behind the old one's: on a software adapter doing 4 steps/s, 24 queued steps
+/// were 6 s of both.
+pub const QUEUE_MS: f64 = 250.0;
 /// How often the CPU twin evaluates itself (ms).
 const CPU_EVAL_MS: f64 = 250.0;
 /// Most points kept per loss curve (older ones are thinned).
@@ -71,6 +78,17 @@ pub enum RateView {
     Paused,
     Measuring,
     PerSecond(f64),
+}
+
+/// Steps that may be in flight at a measured GPU rate (steps/s): [`QUEUE_MS`] of work, within
+/// [`MIN_IN_FLIGHT`]..=[`MAX_IN_FLIGHT`]; the minimum until a rate is known.
+pub fn in_flight_limit(rate: Option<f64>) -> u64 {
+    match rate {
+        Some(r) if r.is_finite() && r > 0.0 => {
+            ((r * QUEUE_MS / 1000.0).floor() as u64).clamp(MIN_IN_FLIGHT, MAX_IN_FLIGHT)
+        }
+        _ => MIN_IN_FLIGHT,
+    }
 }
 
 pub fn rate_view(playing: bool, rate: &Rate) -> RateView {
@@ -133,6 +151,12 @@ pub struct Runner {
     pub neurons: Vec<Vec<String>>,
     pub gpu_rate: Rate,
     pub cpu_rate: Rate,
+    /// The last GPU rate measured (kept across Pause, which clears `gpu_rate`): it sizes the
+    /// queue ([`in_flight_limit`]).
+    last_gpu_rate: Option<f64>,
+    /// Pause was pressed in an embed: `run-finished` goes out once the steps already sent have
+    /// finished, so it carries the count the widget ends on.
+    report_pending: bool,
     pub plan: Vec<PlannedDispatch>,
     last_requested: u64,
     last_cpu_eval: f64,
@@ -200,6 +224,8 @@ impl Runner {
             heat_version: 0,
             gpu_rate: Rate::default(),
             cpu_rate: Rate::default(),
+            last_gpu_rate: None,
+            report_pending: false,
             plan,
             last_requested: 0,
             last_cpu_eval: f64::NEG_INFINITY,
@@ -328,6 +354,40 @@ impl Runner {
         }
     }
 
+    /// GPU steps sent but not finished: after Pause, the page says it is finishing them.
+    pub fn gpu_in_flight(&self) -> u64 {
+        self.gpu
+            .as_ref()
+            .map_or(0, |s| s.steps_submitted() - s.steps_completed())
+    }
+
+    /// Pause ended a training run: report it once the steps already sent have finished.
+    pub fn report_when_finished(&mut self) {
+        self.report_pending = true;
+    }
+
+    /// Whether the run Pause ended has now finished (true once per Pause; never while
+    /// training again).
+    pub fn take_finished_run(&mut self) -> bool {
+        if !self.report_pending || self.playing {
+            self.report_pending = false;
+            return false;
+        }
+        if self.gpu_in_flight() > 0 {
+            return false;
+        }
+        self.report_pending = false;
+        true
+    }
+
+    /// The step each side had reached (the GPU's: completed steps; None without a session).
+    pub fn reached(&self) -> (Option<u64>, u64) {
+        (
+            self.gpu.as_ref().map(|g| g.steps_completed()),
+            self.cpu.step,
+        )
+    }
+
     /// Whether steps are being taken now: Play is on and the page is in view.
     pub fn running(&self) -> bool {
         self.playing && !self.hidden
@@ -358,7 +418,8 @@ impl Runner {
             let start = now_ms();
             let mut failed = None;
             if let Some(s) = self.gpu.as_mut() {
-                while s.steps_submitted() - s.steps_completed() < MAX_IN_FLIGHT
+                let limit = in_flight_limit(self.last_gpu_rate);
+                while s.steps_submitted() - s.steps_completed() < limit
                     && now_ms() - start < SLICE_MS
                 {
                     if let Err(e) = s.step() {
@@ -380,6 +441,9 @@ impl Runner {
         if let Some(s) = self.gpu.as_ref() {
             if self.running() {
                 self.gpu_rate.record(now, s.steps_completed());
+                if let Some(v) = self.gpu_rate.per_second() {
+                    self.last_gpu_rate = Some(v);
+                }
             }
             if s.steps_submitted() > self.last_requested {
                 self.request_gpu_eval();
@@ -517,5 +581,19 @@ mod tests {
         assert_eq!(rate_view(false, &r), RateView::Paused);
         r.clear();
         assert_eq!(rate_view(true, &r), RateView::Measuring);
+    }
+
+    #[test]
+    fn the_queue_holds_a_quarter_second_of_steps() {
+        assert_eq!(in_flight_limit(None), MIN_IN_FLIGHT, "until measured");
+        assert_eq!(
+            in_flight_limit(Some(4.0)),
+            MIN_IN_FLIGHT,
+            "a slow software adapter"
+        );
+        assert_eq!(in_flight_limit(Some(40.0)), 10);
+        assert_eq!(in_flight_limit(Some(1e6)), MAX_IN_FLIGHT);
+        assert_eq!(in_flight_limit(Some(f64::NAN)), MIN_IN_FLIGHT);
+        assert_eq!(in_flight_limit(Some(0.0)), MIN_IN_FLIGHT);
     }
 }
