@@ -40,8 +40,16 @@ async function cacheFirst(request) {
 
 async function networkFirst(request) {
   const cache = await caches.open(CACHE);
-  // Navigations of the single-page app all show index.html (the route is in the hash).
-  const key = request.mode === 'navigate' ? new URL('./', self.registration.scope).href : request;
+  // The app's own navigations (its root or index.html; the route is in the hash) all show
+  // index.html. Any other page of the site (the example course pages) is its own document:
+  // answering it with index.html would load the app under /examples/ with every relative
+  // path wrong.
+  const root = new URL('./', self.registration.scope).href;
+  const url = new URL(request.url);
+  url.search = '';
+  url.hash = '';
+  const appPage = url.href === root || url.href === new URL('index.html', root).href;
+  const key = request.mode === 'navigate' ? (appPage ? root : url.href) : request;
   const network = fetch(request).then((response) => {
     if (response.ok) cache.put(key, response.clone());
     return response;

@@ -23,6 +23,7 @@ const partsFetched = (requests, lang) => [...new Set(requests
 const PAGES = [
   ['#/', ['core']],
   ['#/embed/matmul', ['core']],
+  ['#/embed/ladder', ['core']],
   ['#/embed/conv-direct', ['conv', 'core']],
   ['#/embed/simt', ['conv', 'core']],
   ['#/embed/race', ['core', 'race']],

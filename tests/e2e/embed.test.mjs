@@ -203,9 +203,20 @@ test('setParams, getState and reset echo the request id; bad requests get an err
     assert.equal(err.data.id, msg.id);
     assert.equal(err.data.code, code);
   }
-  // A size the widget refuses: run answers not-runnable, and the page says why at the field.
+  // Not a number for a whole-number parameter: bad-params at once, naming it; nothing changes.
   from = await page.evaluate(() => window.received.length);
-  await page.evaluate((api) => window.send({ api, type: 'setParams', id: 's', params: { m: 'abc' } }), API);
+  await page.evaluate((api) => window.send({ api, type: 'setParams', id: 'abc', params: { n: 'abc' } }), API);
+  const notWhole = await waitMessage(page, (d) => d && d.id === 'abc', { from });
+  assert.equal(notWhole.data.type, 'error', JSON.stringify(notWhole.data));
+  assert.equal(notWhole.data.code, 'bad-params');
+  assert.match(notWhole.data.message, /"n" must be a whole number, not "abc"/);
+  from = await page.evaluate(() => window.received.length);
+  await page.evaluate((api) => window.send({ api, type: 'getState', id: 'after-abc' }), API);
+  state = await waitMessage(page, (d) => d && d.type === 'state' && d.id === 'after-abc', { from });
+  assert.deepEqual(state.data.params, {}, 'a refused setParams changes nothing');
+  // A whole number the widget refuses: run answers not-runnable, and the page says why at the field.
+  from = await page.evaluate(() => window.received.length);
+  await page.evaluate((api) => window.send({ api, type: 'setParams', id: 's', params: { m: '0' } }), API);
   await waitMessage(page, (d) => d && d.type === 'state' && d.id === 's', { from });
   await frame.waitForSelector('.field.invalid');
   await page.evaluate((api) => window.send({ api, type: 'run', id: 'bad' }), API);
@@ -433,6 +444,25 @@ async function finish({ context, errors, frame, requests }) {
 
 const near = (a, b, rel = 1e-9) => Math.abs(a - b) <= rel * Math.max(Math.abs(a), Math.abs(b), 1e-300);
 
+test('run-finished: the ladder\'s Run all reports every stage, run or skipped with why', async () => {
+  const o = await runFromHost('ladder?lang=en&m=33&n=31&k=17', { width: 960 });
+  const r = o.results;
+  assert.equal(r.endedEarly, false, JSON.stringify(r));
+  assert.ok(r.stages.length >= 8, `every stage of the ladder: ${JSON.stringify(r)}`);
+  const ids = r.stages.map((s) => s.kernel);
+  assert.equal(new Set(ids).size, ids.length, `each stage once: ${ids}`);
+  let ran = 0;
+  for (const s of r.stages) {
+    if (s.skipped) { assert.ok(s.skipped.length > 0, JSON.stringify(s)); continue; }
+    assert.equal(s.error, undefined, JSON.stringify(s));
+    assert.equal(s.verified, true, JSON.stringify(s));
+    assert.deepEqual([s.m, s.n, s.k], [33, 31, 17], JSON.stringify(s));
+    ran += 1;
+  }
+  assert.ok(ran >= 5, `most stages run on SwiftShader: ${ran}`);
+  await finish(o);
+});
+
 test('run-finished: the sweep reports every verified point and its crossover', async () => {
   const o = await runFromHost('sweep?lang=en&from=16&to=32');
   const r = o.results;
@@ -557,6 +587,12 @@ test('run-finished: training reports loss and accuracy when the host stops it wi
     assert.ok(s.testAccuracy >= 0 && s.testAccuracy <= 1, JSON.stringify(s));
   }
   await frame.waitForFunction(() => document.querySelector('#train-play')?.textContent.includes('Play'));
+  // The report went out once the steps already sent had finished: it carries the count the
+  // widget ends on, not the one at the moment of Pause.
+  await frame.waitForSelector('#train-status[data-gpu-in-flight="0"][data-running="false"]');
+  const shown = await frame.evaluate(() => ({ ...document.querySelector('#train-status').dataset }));
+  assert.equal(r.gpuSteps, Number(shown.gpuSteps), `run-finished said ${r.gpuSteps} GPU steps, the widget shows ${shown.gpuSteps}`);
+  assert.equal(r.cpuSteps, Number(shown.cpuSteps), `run-finished said ${r.cpuSteps} CPU steps, the widget shows ${shown.cpuSteps}`);
   // The host's second run paused it; nothing was refused as busy.
   assert.equal((await page.evaluate(() => window.received)).filter((m) => m.data?.code === 'busy').length, 0);
   from = await page.evaluate(() => window.received.length);

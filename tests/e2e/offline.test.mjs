@@ -92,6 +92,20 @@ test('after one visit the site reloads and runs with its server stopped; updates
   await navigatedBy(page, () => page.goto(`${origin}/#/race?lang=zh`), { path: '/race', lang: 'zh' });
   assert.match(await page.textContent('main h1'), /赛跑/);
   await screenshot(page, 'offline-race-zh');
+  // The example course page is a document of its own, not the app: offline it comes back as
+  // itself with its stylesheet and script (it once came back as index.html, whose relative
+  // paths then failed under /examples/), and the app's own page is still the app afterwards.
+  const failed = [];
+  page.on('requestfailed', (r) => failed.push(r.url()));
+  await page.goto(`${origin}/examples/course.html`);
+  await page.waitForSelector('h1');
+  assert.match(await page.title(), /example course page/);
+  assert.match(await page.textContent('h1'), /Week 3/);
+  assert.ok(await page.evaluate(() => [...document.styleSheets].some((s) => s.href?.endsWith('/examples/course.css') && s.cssRules.length > 0)),
+    'course.css came from the cache');
+  assert.deepEqual(failed, [], 'nothing the course page asked for failed offline');
+  await page.goto(`${origin}/#/kernels?lang=en`);
+  await waitForRoute(page, '/kernels', { lang: 'en' });
   assertNoErrors(errors);
   await context.close();
 });

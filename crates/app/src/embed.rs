@@ -218,6 +218,8 @@ pub enum RequestError {
     BadId,
     BadParams,
     UnknownParam(String),
+    /// A whole-number parameter was given something else: (parameter, value).
+    NotWhole(String, String),
     NotRunnable,
     Busy,
 }
@@ -230,6 +232,7 @@ impl RequestError {
             RequestError::BadId => "bad-id",
             RequestError::BadParams => "bad-params",
             RequestError::UnknownParam(_) => "unknown-param",
+            RequestError::NotWhole(..) => "bad-params",
             RequestError::NotRunnable => "not-runnable",
             RequestError::Busy => "busy",
         }
@@ -251,6 +254,9 @@ impl RequestError {
             ),
             RequestError::UnknownParam(p) => {
                 format!("this widget has no parameter {p:?}")
+            }
+            RequestError::NotWhole(p, v) => {
+                format!("parameter {p:?} must be a whole number, not {v:?}")
             }
             RequestError::NotRunnable => {
                 "the widget cannot run now (invalid settings, no WebGPU, or nothing to run)".into()
@@ -646,11 +652,33 @@ pub struct Widget {
     pub run_stops: bool,
     /// The iframe size the "Embed" button suggests (CSS px; `resize` adjusts the height).
     pub size: (u32, u32),
+    /// Parameters whose value is always a whole number: `setParams` with anything else is
+    /// `bad-params` at once (the widget's own checks then judge the range, in the page).
+    pub whole: &'static [&'static str],
+}
+
+impl Widget {
+    /// The `setParams` values this widget cannot take whatever its state: a non-number for a
+    /// whole-number parameter.
+    pub fn check_values(&self, params: &[(String, String)]) -> Result<(), RequestError> {
+        match params
+            .iter()
+            .find(|(k, v)| self.whole.contains(&k.as_str()) && v.parse::<u64>().is_err())
+        {
+            Some((k, v)) => Err(RequestError::NotWhole(
+                k.clone(),
+                v.chars().take(MAX_VALUE_LEN).collect(),
+            )),
+            None => Ok(()),
+        }
+    }
 }
 
 const MATMUL: &[&str] = &["stage", "m", "n", "k"];
 /// A conv stage's Run: its shape fields (the stage is fixed by the widget).
 const CONV: &[&str] = &["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
+/// The conv shape fields, all whole numbers.
+const CONV_WHOLE: &[&str] = &["n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil"];
 const CONV_LADDER: &[&str] = &[
     "stage", "n", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil",
 ];
@@ -667,6 +695,7 @@ macro_rules! conv_stage_widget {
             size: (640, 760),
             run_button: Some("#run-button"),
             run_stops: false,
+            whole: CONV_WHOLE,
         }
     };
 }
@@ -696,6 +725,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (640, 560),
         run_button: Some("#run-button"),
         run_stops: false,
+        whole: &["m", "n", "k"],
     },
     Widget {
         id: "ladder",
@@ -707,6 +737,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (960, 900),
         run_button: Some("#run-all-button"),
         run_stops: false,
+        whole: &["m", "n", "k"],
     },
     Widget {
         id: "conv-ladder",
@@ -718,6 +749,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (960, 1000),
         run_button: Some("#run-all-button"),
         run_stops: false,
+        whole: CONV_WHOLE,
     },
     conv_stage_widget!("conv-direct", "embed.widget.conv_direct"),
     conv_stage_widget!("conv-tiled", "embed.widget.conv_tiled"),
@@ -734,6 +766,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (760, 700),
         run_button: Some("#race-start"),
         run_stops: false,
+        whole: &["n", "workers", "from", "to", "at"],
     },
     Widget {
         id: "conv-race",
@@ -745,6 +778,9 @@ pub const WIDGETS: &[Widget] = &[
         size: (760, 900),
         run_button: Some("#race-start"),
         run_stops: false,
+        whole: &[
+            "batch", "h", "w", "c", "k", "r", "s", "stride", "pad", "dil", "workers",
+        ],
     },
     Widget {
         id: "sweep",
@@ -756,6 +792,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (760, 820),
         run_button: Some("#sweep-start"),
         run_stops: false,
+        whole: &["n", "workers", "from", "to", "at"],
     },
     Widget {
         id: "claim",
@@ -767,6 +804,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (760, 760),
         run_button: Some("#claim-start"),
         run_stops: false,
+        whole: &["n", "workers", "from", "to", "at"],
     },
     Widget {
         id: "simt",
@@ -778,6 +816,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (960, 900),
         run_button: Some("#vis-play"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "simt-compare",
@@ -789,6 +828,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (960, 1000),
         run_button: Some("#vis-play"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "schedule",
@@ -800,6 +840,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (760, 600),
         run_button: Some("#real-record"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "train",
@@ -811,6 +852,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (1000, 1000),
         run_button: Some("#train-play"),
         run_stops: true,
+        whole: &["seed", "n", "batch"],
     },
     Widget {
         id: "batch",
@@ -822,6 +864,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (800, 600),
         run_button: Some("#train-exp-run"),
         run_stops: false,
+        whole: &["seed", "n", "batch"],
     },
     Widget {
         id: "conv-filter",
@@ -833,6 +876,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (800, 900),
         run_button: Some("#conv-run"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "conv-field",
@@ -844,6 +888,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (900, 1100),
         run_button: Some("#conv-layers-run"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "lesson",
@@ -855,6 +900,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (800, 900),
         run_button: Some("button.measure"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "editor",
@@ -866,6 +912,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (960, 1000),
         run_button: Some("#editor-run"),
         run_stops: false,
+        whole: &["m", "n", "k"],
     },
     Widget {
         id: "puzzle",
@@ -877,6 +924,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (900, 1000),
         run_button: Some("#puzzle-run"),
         run_stops: false,
+        whole: &[],
     },
     Widget {
         id: "gpu",
@@ -888,6 +936,7 @@ pub const WIDGETS: &[Widget] = &[
         size: (560, 640),
         run_button: None,
         run_stops: false,
+        whole: &[],
     },
 ];
 
@@ -982,6 +1031,43 @@ pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem
     }
 }
 
+/// How one stage of a Run all ended, for its report.
+pub enum RunAllRow<'a> {
+    Done(&'a gpu_runtime::VerifiedRun),
+    /// Not run: the adapter cannot run it, or the problem is past its limits (why, in words).
+    Skipped(&'a str),
+    Failed(&'a str),
+    /// Not reached: the run was cancelled or the device lost first.
+    NotRun,
+}
+
+/// `run-finished` of a Run all: every stage in the ladder's order, each as a single run's report
+/// (`stage_report`) or with why it has none, and whether the run ended early.
+pub fn run_all_report(rows: &[(&str, RunAllRow)], problem: &Problem, ended_early: bool) -> Report {
+    let stages = rows
+        .iter()
+        .map(|(id, row)| match row {
+            RunAllRow::Done(v) => stage_report(id, v, problem),
+            RunAllRow::Skipped(why) => vec![
+                ("kernel", Field::Str((*id).into())),
+                ("skipped", Field::Str((*why).into())),
+            ],
+            RunAllRow::Failed(e) => vec![
+                ("kernel", Field::Str((*id).into())),
+                ("error", Field::Str((*e).into())),
+            ],
+            RunAllRow::NotRun => vec![
+                ("kernel", Field::Str((*id).into())),
+                ("notRun", Field::Bool(true)),
+            ],
+        })
+        .collect();
+    vec![
+        ("stages", Field::List(stages)),
+        ("endedEarly", Field::Bool(ended_early)),
+    ]
+}
+
 /// The results of a conv race: the shape, both end-to-end times, the winner, verification.
 pub fn conv_race_report(
     shape: &gpu_runtime::cpu_kernels::conv::ConvShape,
@@ -1072,6 +1158,30 @@ pub fn text_parts(id: &str) -> &'static [crate::i18n::Part] {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_whole_number_parameter_refuses_anything_else() {
+        let race = widget("race").expect("race widget");
+        let p = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        assert_eq!(race.check_values(&p("n", "256")), Ok(()));
+        assert_eq!(
+            race.check_values(&p("cpu", "simd")),
+            Ok(()),
+            "not a number field"
+        );
+        for bad in ["abc", "", "-3", "2.5", "1e3"] {
+            let e = race.check_values(&p("n", bad)).expect_err(bad);
+            assert_eq!(e, RequestError::NotWhole("n".into(), bad.into()));
+            assert_eq!(e.code(), "bad-params");
+            assert!(e.message().contains("whole number"), "{}", e.message());
+        }
+        // Every whole-number parameter is one the widget takes.
+        for w in WIDGETS {
+            for k in w.whole {
+                assert!(w.params.contains(k), "{}: {k} is not a parameter", w.id);
+            }
+        }
+    }
     use super::*;
 
     fn obj(fields: &[(&str, Value)]) -> Value {

@@ -323,6 +323,9 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
             .args(["--test", "--test-reporter=spec", "--test-concurrency=1"])
             .args(files.iter().map(|f| dir.join(f)))
             .env("BASE_URL", &base)
+            // The built site's folder, for tests that serve it themselves (offline: a server
+            // they can stop); with E2E_SITE it is not target/e2e-site.
+            .env("SITE_DIR", site)
             .env("CHROMIUM", &chromium)
             .env("TEST_OUTPUT", &out),
     )

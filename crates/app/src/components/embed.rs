@@ -244,6 +244,9 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
             button.click();
         }
         Command::SetParams(params) => {
+            if let Err(e) = widget.check_values(&params) {
+                return post(&allowed, &error_json(id, &e));
+            }
             let mut q = shared.borrow().query.clone();
             for (k, v) in &params {
                 q.set(k, v);

@@ -322,6 +322,28 @@ fn RunAll(props: &RunAllProps) -> Html {
                     done += 1;
                     rows.set(table.clone());
                 }
+                // An embed's host hears how the whole Run all ended, as after a single run.
+                // A cancel or a lost device leaves the stage it stopped, and those after it,
+                // pending.
+                let ended_early = table.iter().any(|r| r.2 == RowState::Pending);
+                let report: Vec<(&str, crate::embed::RunAllRow)> = table
+                    .iter()
+                    .map(|(_, k, state)| {
+                        use crate::embed::RunAllRow;
+                        let row = match state {
+                            RowState::Done(v) => RunAllRow::Done(v),
+                            RowState::Skipped(why) => RunAllRow::Skipped(why),
+                            RowState::Failed(e) => RunAllRow::Failed(e),
+                            RowState::Pending => RunAllRow::NotRun,
+                        };
+                        (k.id(), row)
+                    })
+                    .collect();
+                crate::embed::report(Ok(crate::embed::run_all_report(
+                    &report,
+                    &size,
+                    ended_early,
+                )));
                 rows.set(table);
                 progress.set(None);
                 finished.set(*finished + 1);
@@ -426,7 +448,7 @@ fn RunAll(props: &RunAllProps) -> Html {
                 </figure>
                 <ul class="failures">{ for failures }</ul>
                 if skipped.peek().is_some() {
-                    <ul class="skipped-reasons" aria-label={ctx.t("convrun.skipped_title")}>{ for skipped }</ul>
+                    <ul class="skipped-reasons" aria-label={ctx.t("ladder.skipped_title")}>{ for skipped }</ul>
                 }
                 if software {
                     <p class="note">{ ctx.t("ladder.software_note") }</p>
