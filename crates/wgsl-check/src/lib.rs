@@ -62,12 +62,44 @@ fn diagnostic(source: &str, range: Option<std::ops::Range<usize>>, message: Stri
     }
 }
 
+/// `message` with `label` after it in brackets, unless the label says nothing the message
+/// does not already say (naga's "expected `;`, found \"let\"" is labelled "expected `;`").
 fn with_label(message: &str, label: &str) -> String {
-    if label.is_empty() || label == message {
+    let label = label.trim();
+    if label.is_empty() || message.contains(label) {
         message.to_string()
     } else {
         format!("{message} ({label})")
     }
+}
+
+/// For an "expected X, found Y" parse error whose span (the token found) starts on a later
+/// line than the token before it, the byte range of that earlier token's last character: the
+/// place where X is missing, on the line the learner must fix. None otherwise (the span is
+/// kept). Line comments between the two are skipped.
+fn missing_at(source: &str, message: &str, start: usize) -> Option<std::ops::Range<usize>> {
+    if !(message.starts_with("expected ") && message.contains(", found ")) {
+        return None;
+    }
+    let start = start.min(source.len());
+    let before = source.get(..start)?;
+    let own_line = before.rfind('\n').map_or(0, |i| i + 1);
+    if !before[own_line..].trim().is_empty() {
+        return None; // another token before it on its own line
+    }
+    let mut end = own_line;
+    while end > 0 {
+        let line_end = end - 1; // the '\n' ending the previous line
+        let line_start = source[..line_end].rfind('\n').map_or(0, |i| i + 1);
+        let text = &source[line_start..line_end];
+        let code = text.find("//").map_or(text, |i| &text[..i]).trim_end();
+        if let Some(last) = code.chars().last() {
+            let to = line_start + code.len();
+            return Some(to - last.len_utf8()..to);
+        }
+        end = line_start;
+    }
+    None
 }
 
 /// Parses and validates `source`. Empty when naga accepts it. A parse error gives one
@@ -80,7 +112,12 @@ pub fn check(source: &str) -> Vec<Diagnostic> {
             let mut out: Vec<Diagnostic> = e
                 .labels()
                 .map(|(span, label)| {
-                    diagnostic(source, span.to_range(), with_label(e.message(), label))
+                    let range = span.to_range();
+                    let range = range
+                        .as_ref()
+                        .and_then(|r| missing_at(source, e.message(), r.start))
+                        .or(range);
+                    diagnostic(source, range, with_label(e.message(), label))
                 })
                 .collect();
             if out.is_empty() {
@@ -371,6 +408,33 @@ mod tests {
         assert_eq!(first.from, line3_start + 17);
         assert_eq!(first.to, first.from + 1);
         assert!(!first.message.is_empty());
+    }
+
+    #[test]
+    fn a_missing_semicolon_is_reported_on_its_own_line_and_said_once() {
+        // Line 3 lacks its `;`; naga's span is the `let` on line 4 (after a comment line).
+        let src = "// 中文\nfn f() {\n    let x = 1.0\n    // 注释\n    let y = 2.0;\n}\n";
+        let d = check(src);
+        assert!(!d.is_empty(), "a syntax error must be reported");
+        let first = &d[0];
+        assert_eq!(first.line, 3, "{first:?}");
+        assert_eq!(first.column, "    let x = 1.".len() + 1, "{first:?}");
+        assert_eq!(first.to, first.from + 1, "{first:?}");
+        assert!(first.message.contains("expected `;`"), "{first:?}");
+        assert_eq!(
+            first.message.matches("expected `;`").count(),
+            1,
+            "said once: {first:?}"
+        );
+        // The same error on one line keeps naga's span (the token found).
+        let d = check("fn f() { let x = 1.0 let y = 2.0; }\n");
+        assert_eq!((d[0].line, d[0].column), (1, 22), "{:?}", d[0]);
+        assert_eq!(
+            d[0].message.matches("expected `;`").count(),
+            1,
+            "{:?}",
+            d[0]
+        );
     }
 
     #[test]
