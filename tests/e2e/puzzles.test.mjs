@@ -129,6 +129,9 @@ for (const lang of ['en', 'zh']) {
       assert.match(text, lang === 'en'
         ? new RegExp(`wrong at N = ${size}: \\d+ elements|at N = ${size} it wrote \\d+ elements past the end`)
         : new RegExp(`在 N = ${size} 时`));
+      // The all-green table below is the puzzle's own size, and says so.
+      assert.match(await page.textContent('.editor-result table.puzzle-out caption'),
+        lang === 'en' ? /own size \(9 elements\), where this answer is right/ : /谜题本身规模下的输出（9 个元素）/);
       const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
       assert.ok(noScroll, `horizontal scroll at ${width}px`);
       await screenshot(page, `puzzle-size-fail-${lang}-${width}`);

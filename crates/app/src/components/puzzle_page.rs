@@ -718,6 +718,11 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                     { summary }
                     <div class="table-scroll">
                         <table class="puzzle-out">
+                            // The table is the puzzle's own size, where a size-only answer is
+                            // all green: say so, or it contradicts the failure above it.
+                            { if failed_at.is_some() {
+                                html! { <caption>{ ctx.tf("puzzles.table_own_size", &[("n", &p.output_len.to_string())]) }</caption> }
+                            } else { html! {} } }
                             <tr><th>{ ctx.t("puzzles.expected") }</th>{ for expected.iter().map(|e| html!{ <td>{ format!("{e}") }</td> }) }</tr>
                             <tr><th>{ ctx.t("puzzles.got") }</th>{ for (0..p.output_len).map(cell) }</tr>
                         </table>
