@@ -266,6 +266,17 @@ pub fn edit_link(ctx: &Ctx, id: &str) -> Html {
     }
 }
 
+/// Like [`edit_link`], but the button's text names the kernel: for a place that offers more
+/// than one kernel to edit, so the buttons do not read the same.
+pub fn edit_link_named(ctx: &Ctx, id: &str) -> Html {
+    let title = Target::from_id(id)
+        .map(|t| ctx.tf("editor.edit_named", &[("title", ctx.t(&t.title_key()))]))
+        .unwrap_or_else(|| ctx.t("editor.edit_this").to_string());
+    html! {
+        <a class="button edit-kernel" href={href(ctx, id)} data-edit={id.to_string()}>{ title }</a>
+    }
+}
+
 /// Translation key of a family's heading in the kernel list.
 fn group_key(f: Family) -> &'static str {
     match f {

@@ -70,6 +70,15 @@ impl Ctx {
     }
 }
 
+/// A results table that may be wider than a phone: it scrolls sideways inside its own box, never
+/// the page. The box takes keyboard focus (so arrow keys scroll it) and is a region named `name`.
+pub fn scroll_table(ctx: &Ctx, name: &str, table: yew::Html) -> yew::Html {
+    yew::html! {
+        <div class="table-scroll" tabindex="0" role="region"
+            aria-label={ctx.tf("app.table_scroll", &[("name", name)])}>{ table }</div>
+    }
+}
+
 /// Replaces the URL's query for the current route (no new history entry), so the state of a
 /// view can be linked.
 pub fn replace_query(navigator: &yew_router::prelude::Navigator, route: &Route, query: &Query) {

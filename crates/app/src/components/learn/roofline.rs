@@ -184,24 +184,26 @@ pub fn Body() -> Html {
                         <td>{ format!("{} FLOP/B", format::rate(m.roof.ridge())) }</td></tr>
                 </table>
                 { roofline_chart(&ctx, m) }
-                <table class="facts stage-table">
-                    <thead><tr>
-                        <th scope="col">{ ctx.t("lesson.roofline.col.stage") }</th>
-                        <th scope="col">{ ctx.t("lesson.roofline.col.ai") }</th>
-                        <th scope="col">{ ctx.t("lesson.roofline.col.measured") }</th>
-                        <th scope="col">{ ctx.t("lesson.roofline.col.roof") }</th>
-                    </tr></thead>
-                    <tbody>
-                    { for m.points.iter().map(|p| html! {
-                        <tr data-stage={p.id}>
-                            <td>{ format!("{}. ", p.stage) }{ gpu_runtime::kernel(p.id).map(|k| ctx.t(k.title_key)).unwrap_or_default() }</td>
-                            <td>{ format::rate(p.ai) }</td>
-                            <td>{ format::rate(p.gflops) }</td>
-                            <td>{ format::rate(m.roof.attainable(p.ai)) }</td>
-                        </tr>
-                    }) }
-                    </tbody>
-                </table>
+                { crate::components::scroll_table(&ctx, ctx.t("lesson.roofline.widget"), html! {
+                    <table class="facts stage-table">
+                        <thead><tr>
+                            <th scope="col">{ ctx.t("lesson.roofline.col.stage") }</th>
+                            <th scope="col">{ ctx.t("lesson.roofline.col.ai") }</th>
+                            <th scope="col">{ ctx.t("lesson.roofline.col.measured") }</th>
+                            <th scope="col">{ ctx.t("lesson.roofline.col.roof") }</th>
+                        </tr></thead>
+                        <tbody>
+                        { for m.points.iter().map(|p| html! {
+                            <tr data-stage={p.id}>
+                                <td>{ format!("{}. ", p.stage) }{ gpu_runtime::kernel(p.id).map(|k| ctx.t(k.title_key)).unwrap_or_default() }</td>
+                                <td>{ format::rate(p.ai) }</td>
+                                <td>{ format::rate(p.gflops) }</td>
+                                <td>{ format::rate(m.roof.attainable(p.ai)) }</td>
+                            </tr>
+                        }) }
+                        </tbody>
+                    </table>
+                }) }
                 <p class="note">{ ctx.tf("lesson.roofline.result_note", &[("n", &m.n.to_string())]) }</p>
                 if software {
                     <p class="note">{ ctx.t("lesson.common.software_note") }</p>
@@ -220,7 +222,8 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="roofline">
                 <h2>{ ctx.t("lesson.roofline.widget") }</h2>
                 <p>{ ctx.t("lesson.roofline.widget_intro") }</p>
-                <p class="source">{ crate::components::editor_page::edit_link(&ctx, "measure-copy") }{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-fma") }</p>
+                // Two kernels, so each button is labelled with the kernel it opens.
+                <p class="source">{ crate::components::editor_page::edit_link_named(&ctx, "measure-copy") }{ " " }{ crate::components::editor_page::edit_link_named(&ctx, "measure-fma") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.roofline.p5"]) }

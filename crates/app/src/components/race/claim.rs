@@ -349,17 +349,19 @@ fn table(ctx: &Ctx, m: &Model) -> Html {
     });
     html! {
         <>
-            <table class="claim-table" data-runs={m.finished.to_string()}>
-                <thead>
-                    <tr>
-                        <th scope="col">{ ctx.t("race.claim.col.who") }</th>
-                        <th scope="col">{ ctx.tf("race.claim.col.measured", &[("n", &m.at.to_string())]) }</th>
-                        <th scope="col">{ ctx.tf("race.claim.col.at", &[("n", &CLAIM_N.to_string())]) }</th>
-                        <th scope="col">{ ctx.t("race.claim.col.ratio") }</th>
-                    </tr>
-                </thead>
-                <tbody>{ for rows }</tbody>
-            </table>
+            { crate::components::scroll_table(ctx, ctx.t("race.claim.heading"), html! {
+                <table class="claim-table" data-runs={m.finished.to_string()}>
+                    <thead>
+                        <tr>
+                            <th scope="col">{ ctx.t("race.claim.col.who") }</th>
+                            <th scope="col">{ ctx.tf("race.claim.col.measured", &[("n", &m.at.to_string())]) }</th>
+                            <th scope="col">{ ctx.tf("race.claim.col.at", &[("n", &CLAIM_N.to_string())]) }</th>
+                            <th scope="col">{ ctx.t("race.claim.col.ratio") }</th>
+                        </tr>
+                    </thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            }) }
             { for verdict }
             if done {
                 <h3>{ ctx.t("race.claim.why_heading") }</h3>

@@ -498,10 +498,12 @@ fn chart(ctx: &Ctx, m: &Model) -> Html {
                 <p class="crossover-summary" data-crossover-summary={format!("{cross:?}")}>{ text }</p>
                 <p class="lesson">{ ctx.t("race.sweep.lesson") }</p>
             }
-            <table class="sweep-table">
-                <thead><tr><th scope="col">{ ctx.t("race.sweep.n_col") }</th>{ for header }</tr></thead>
-                <tbody>{ for rows }</tbody>
-            </table>
+            { crate::components::scroll_table(ctx, ctx.t("race.sweep.chart_title"), html! {
+                <table class="sweep-table">
+                    <thead><tr><th scope="col">{ ctx.t("race.sweep.n_col") }</th>{ for header }</tr></thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            }) }
             <p class="note">{ ctx.tf("race.sweep.skip_note", &[("s", &format!("{:.0}", SKIP_MS / 1000.0))]) }</p>
         </>
     }
