@@ -124,6 +124,19 @@ pub struct EditorState {
     pub share: Option<Result<String, ShareError>>,
     /// Placed messages of the browser's compiler from the last run.
     pub external: Rc<Vec<PlacedMessage>>,
+    /// The source the shown outcome belongs to (the text when Run was pressed); None when
+    /// nothing is shown. A result whose source differs from the editor's is stale.
+    pub ran: Option<String>,
+}
+
+impl EditorState {
+    /// Whether the shown result (or refusal) is for a source other than the editor's text:
+    /// the page says so and never shows it as current. Undoing back to that source makes
+    /// it current again.
+    pub fn stale(&self) -> bool {
+        !matches!(self.outcome, Outcome::Idle | Outcome::Running)
+            && self.ran.as_deref() != Some(self.source.as_str())
+    }
 }
 
 pub enum Action {
@@ -152,11 +165,17 @@ impl Reducible for EditorState {
                 s.revision += 1;
                 s.share = None;
                 s.outcome = Outcome::Idle;
+                s.ran = None;
             }
             Action::Errors(n) => s.errors = n,
             Action::Outcome(o) => {
                 if o != Outcome::Running {
                     s.runs += 1;
+                }
+                // A run belongs to the text at Run; an answer without a run (HasErrors) to
+                // the text now.
+                if o == Outcome::Running || s.outcome != Outcome::Running {
+                    s.ran = Some(s.source.clone());
                 }
                 s.outcome = o;
             }
@@ -320,6 +339,7 @@ pub fn KernelEditor() -> Html {
             runs: 0,
             share: None,
             external: Rc::default(),
+            ran: None,
         })
     };
     let cancel = super::matmul_run::use_cancel_on_unmount();
@@ -531,6 +551,7 @@ pub fn KernelEditor() -> Html {
         .map(|(i, (_, l))| (i + 1, l.to_string()))
         .collect();
     let running = state.outcome == Outcome::Running;
+    let stale = state.stale();
     let context = (!is_matmul).then(|| {
         html! { <p class="editor-context">{ ctx.t(&format!("editor.context.{}", match target.family() {
             Family::Conv => "conv", Family::Mlp => "mlp", _ => "measure" })) }</p> }
@@ -560,8 +581,12 @@ pub fn KernelEditor() -> Html {
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
             { share_view(&ctx, &state.share) }
             { browser_messages_view(&ctx, &state.external) }
-            <div class="editor-result" aria-live="polite" data-runs={state.runs.to_string()}
-                data-outcome={outcome_code(&state.outcome)}>{ outcome_view(&ctx, &state.outcome, picture) }</div>
+            <div class={classes!("editor-result", stale.then_some("stale"))} aria-live="polite"
+                data-runs={state.runs.to_string()} data-stale={stale.to_string()}
+                data-outcome={outcome_code(&state.outcome)}>
+                { stale.then(|| html! { <p class="stale-note" role="status">{ ctx.t("editor.stale") }</p> }) }
+                { outcome_view(&ctx, &state.outcome, picture) }
+            </div>
             <details class="editor-diff">
                 <summary>{ ctx.tf("editor.diff", &[("n", &changed.len().to_string())]) }</summary>
                 <pre class="source"><code>
