@@ -123,7 +123,7 @@ pub fn measure_size(id: &str) -> MeasureSize {
 }
 
 /// The loop budget for a learner's edit of `target`'s kernel on `size` (matmul) or the
-/// measuring kernel's probe (`crate::kernel_edit::loop_budget`: the family's total
+/// measuring kernel's probe (`crate::loop_budget::budget`: the family's total
 /// inner-loop iterations over the invocations launched); None for the families whose runs
 /// carry no flag buffer (conv, MLP: only the watchdog stops those).
 pub fn loop_budget_for(
@@ -154,7 +154,7 @@ pub fn loop_budget_for(
         .chain(&kernel.workgroup_size)
         .map(|&v| f64::from(v))
         .product::<f64>();
-    Some(crate::kernel_edit::loop_budget(work, threads))
+    Some(crate::loop_budget::budget(work, threads))
 }
 
 /// The training setup an MLP kernel runs one step of: the train page's default network

@@ -11,6 +11,7 @@ pub mod embed;
 pub mod format;
 pub mod i18n;
 pub mod kernel_edit;
+pub mod loop_budget;
 pub mod probe;
 pub mod query;
 pub mod race;

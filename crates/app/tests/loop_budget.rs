@@ -5,7 +5,7 @@
 //! Needs a wgpu adapter (lavapipe under `cargo xtask test`); fails, never skips, without one.
 
 use gpu_playground::edit_target::{loop_budget_for, measure_size, Target};
-use gpu_playground::kernel_edit::stopped_line;
+use gpu_playground::loop_budget::stopped_line;
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::{measure, Gpu, Job, RunControl, RunOptions};
 

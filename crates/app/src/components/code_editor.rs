@@ -166,7 +166,7 @@ impl BudgetedKernel {
     /// The first line (in source order) of a loop that ran out of budget, from the flag
     /// buffer's words; None when no loop did.
     pub fn stopped_line(&self, words: &[u32]) -> Option<u32> {
-        crate::kernel_edit::stopped_line(&self.lines, words)
+        crate::loop_budget::stopped_line(&self.lines, words)
     }
 }
 
@@ -176,7 +176,7 @@ impl BudgetedKernel {
 /// Bind that buffer as [`BudgetedKernel`] says, read it back, and when
 /// [`BudgetedKernel::stopped_line`] is Some the result is not verified (say so; the
 /// `editor.loop_stopped` text takes `line` and `budget`). Errors are naga's reason, in words.
-/// `crate::kernel_edit::loop_budget` derives a budget from the problem's size.
+/// `crate::loop_budget::budget` derives a budget from the problem's size.
 pub async fn budget_loops(source: &str, budget: u32) -> Result<BudgetedKernel, String> {
     let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
     let module = load_editor().await.map_err(describe)?;

@@ -204,7 +204,7 @@ async fn run_case(
     // Every loop gets an iteration budget (code_editor::budget_loops), so an endless loop
     // ends with the line it is on instead of the watchdog; the flag buffer follows `out`.
     let work: usize = case.inputs.iter().map(Vec::len).sum::<usize>() + case.expected.len();
-    let budget = crate::kernel_edit::loop_budget(work as f64, 1.0);
+    let budget = crate::loop_budget::budget(work as f64, 1.0);
     let budgeted = super::code_editor::budget_loops(&source, budget)
         .await
         .map_err(RunFail::Budget)?;

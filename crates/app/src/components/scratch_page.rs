@@ -63,7 +63,7 @@ enum ScratchRun {
 fn scratch_budget(ready: &Ready) -> u32 {
     let elements: f64 = ready.buffers.iter().map(|b| b.bits.len() as f64).sum();
     let groups: f64 = ready.groups.iter().map(|&g| f64::from(g)).product();
-    crate::kernel_edit::loop_budget(16.0 * elements, groups)
+    crate::loop_budget::budget(16.0 * elements, groups)
 }
 
 fn spec_for(source: String) -> Option<KernelSpec> {
