@@ -101,35 +101,48 @@ pub struct InstrumentedKernel {
     pub unlogged: u32,
 }
 
-/// `instrument` from the editor module (naga stays out of the app's own wasm): the kernel
-/// with its access log, or naga's reason why not.
-pub async fn instrument(source: &str, entry: &str) -> Result<InstrumentedKernel, String> {
-    let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
+fn describe(e: JsValue) -> String {
+    e.as_string().unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// Calls `name(a, b)` of the editor module (naga stays out of the app's own wasm; loaded if it
+/// is not yet) and awaits its answer: the result object, or its `error` in words.
+async fn call_editor(name: &str, a: JsValue, b: JsValue) -> Result<JsValue, String> {
     let module = load_editor().await.map_err(describe)?;
-    let f = js_sys::Reflect::get(&module, &"instrument".into())
+    let f = js_sys::Reflect::get(&module, &name.into())
         .map_err(describe)?
         .dyn_into::<js_sys::Function>()
         .map_err(describe)?;
-    let promise = f
-        .call2(&JsValue::NULL, &source.into(), &entry.into())
-        .map_err(describe)?;
+    let promise = f.call2(&JsValue::NULL, &a, &b).map_err(describe)?;
     let r = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
         .await
         .map_err(describe)?;
-    let get =
-        |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED);
-    if let Some(e) = get(&r, "error").as_string() {
-        return Err(e);
+    match field(&r, "error").as_string() {
+        Some(e) => Err(e),
+        None => Ok(r),
     }
-    let num = |o: &JsValue, k: &str| {
-        get(o, k)
-            .as_f64()
-            .filter(|v| *v >= 0.0 && *v <= f64::from(u32::MAX))
-            .map(|v| v as u32)
-    };
-    let arrays: js_sys::Array = get(&r, "arrays").dyn_into().map_err(describe)?;
+}
+
+/// A field of an answer (undefined when absent).
+fn field(o: &JsValue, k: &str) -> JsValue {
+    js_sys::Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+/// A value that is a u32 (None for anything else).
+fn as_u32(v: &JsValue) -> Option<u32> {
+    v.as_f64()
+        .filter(|v| *v >= 0.0 && *v <= f64::from(u32::MAX))
+        .map(|v| v as u32)
+}
+
+/// `instrument` from the editor module: the kernel with its access log, or naga's reason why
+/// not.
+pub async fn instrument(source: &str, entry: &str) -> Result<InstrumentedKernel, String> {
+    let r = call_editor("instrument", source.into(), entry.into()).await?;
+    let num = |o: &JsValue, k: &str| as_u32(&field(o, k));
+    let arrays: js_sys::Array = field(&r, "arrays").dyn_into().map_err(describe)?;
     Ok(InstrumentedKernel {
-        source: get(&r, "source")
+        source: field(&r, "source")
             .as_string()
             .ok_or("the instrumented kernel is missing")?,
         log_binding: num(&r, "logBinding").ok_or("the log binding is missing")?,
@@ -137,7 +150,7 @@ pub async fn instrument(source: &str, entry: &str) -> Result<InstrumentedKernel,
             .iter()
             .map(|a| {
                 (
-                    get(&a, "name").as_string().unwrap_or_default(),
+                    field(&a, "name").as_string().unwrap_or_default(),
                     num(&a, "binding"),
                     num(&a, "len"),
                 )
@@ -178,37 +191,17 @@ impl BudgetedKernel {
 /// `editor.loop_stopped` text takes `line` and `budget`). Errors are naga's reason, in words.
 /// `crate::loop_budget::budget` derives a budget from the problem's size.
 pub async fn budget_loops(source: &str, budget: u32) -> Result<BudgetedKernel, String> {
-    let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
-    let module = load_editor().await.map_err(describe)?;
-    let f = js_sys::Reflect::get(&module, &"budgetLoops".into())
-        .map_err(describe)?
-        .dyn_into::<js_sys::Function>()
-        .map_err(describe)?;
-    let promise = f
-        .call2(&JsValue::NULL, &source.into(), &JsValue::from(budget))
-        .map_err(describe)?;
-    let r = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(promise))
-        .await
-        .map_err(describe)?;
-    let get =
-        |o: &JsValue, k: &str| js_sys::Reflect::get(o, &k.into()).unwrap_or(JsValue::UNDEFINED);
-    if let Some(e) = get(&r, "error").as_string() {
-        return Err(e);
-    }
-    let num = |v: JsValue| {
-        v.as_f64()
-            .filter(|v| *v >= 0.0 && *v <= f64::from(u32::MAX))
-            .map(|v| v as u32)
-    };
-    let lines: js_sys::Array = get(&r, "lines").dyn_into().map_err(describe)?;
+    let r = call_editor("budgetLoops", source.into(), JsValue::from(budget)).await?;
+    let num = |k: &str| as_u32(&field(&r, k));
+    let lines: js_sys::Array = field(&r, "lines").dyn_into().map_err(describe)?;
     Ok(BudgetedKernel {
-        source: get(&r, "source")
+        source: field(&r, "source")
             .as_string()
             .ok_or("the budgeted kernel is missing")?,
-        flag_binding: num(get(&r, "flagBinding")).ok_or("the flag binding is missing")?,
-        flag_words: num(get(&r, "flagWords")).ok_or("the flag size is missing")? as usize,
-        lines: lines.iter().map(|l| num(l).unwrap_or(0)).collect(),
-        budget: num(get(&r, "budget")).unwrap_or(budget),
+        flag_binding: num("flagBinding").ok_or("the flag binding is missing")?,
+        flag_words: num("flagWords").ok_or("the flag size is missing")? as usize,
+        lines: lines.iter().map(|l| as_u32(&l).unwrap_or(0)).collect(),
+        budget: num("budget").unwrap_or(budget),
     })
 }
 
