@@ -669,6 +669,15 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                 };
                 html! { <td class={class}>{ if unwritten { "·".to_string() } else { format!("{got}") } }</td> }
             };
+            // One wrong or unwritten element, as both verdicts list them.
+            let mismatch = |m: &puzzles::Mismatch| {
+                html! {
+                    <li>{ match m.got {
+                        Some(g) => ctx.tf("puzzles.mismatch", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string()), ("got", &g.to_string())]),
+                        None => ctx.tf("puzzles.unwritten", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string())]),
+                    } }</li>
+                }
+            };
             let summary = if let (true, Some((size, v))) = (verdict.passed(), failed_at) {
                 let n = v.first.len().max(v.wrong);
                 let named = size_name(p, size);
@@ -681,12 +690,7 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                         } }</p>
                         <p>{ ctx.t("puzzles.sizes_why") }</p>
                         <ul class="mismatches">
-                            { for v.first.iter().take(n.min(3)).map(|m| html! {
-                                <li>{ match m.got {
-                                    Some(g) => ctx.tf("puzzles.mismatch", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string()), ("got", &g.to_string())]),
-                                    None => ctx.tf("puzzles.unwritten", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string())]),
-                                } }</li>
-                            }) }
+                            { for v.first.iter().take(n.min(3)).map(mismatch) }
                         </ul>
                     </div>
                 }
@@ -703,12 +707,7 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                         <p>{ ctx.tf("puzzles.failed", &[("wrong", &verdict.wrong.to_string()), ("n", &p.output_len.to_string())]) }</p>
                         { if verdict.written_past_end > 0 { html!{ <p>{ ctx.tf("puzzles.past_end", &[("n", &verdict.written_past_end.to_string())]) }</p> } } else { html!{} } }
                         <ul class="mismatches">
-                            { for verdict.first.iter().map(|m| html! {
-                                <li>{ match m.got {
-                                    Some(g) => ctx.tf("puzzles.mismatch", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string()), ("got", &g.to_string())]),
-                                    None => ctx.tf("puzzles.unwritten", &[("i", &m.index.to_string()), ("expected", &m.expected.to_string())]),
-                                } }</li>
-                            }) }
+                            { for verdict.first.iter().map(mismatch) }
                         </ul>
                     </div>
                 }
