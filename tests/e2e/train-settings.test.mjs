@@ -211,13 +211,15 @@ test('beyond: a regression task trains on the GPU, with an error measure instead
     // One output: the last column of the network has a single node.
     assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
     await page.click('#train-play');
-    await waitSteps(page, 300);
+    // The twin's train loss on these settings: 0.352 → 0.040 at 50 steps, 0.022 at 75
+    // (`CpuTrainer`); the GPU's follows it within 1e-3 + 1 % (training_vs_cpu).
+    await waitSteps(page, 75);
     await page.click('#train-play');
     const heat = Number(await status(page, 'heat'));
     await page.waitForFunction((h) => Number(document.querySelector('#train-status').dataset.heat) > h, heat, { timeout: 30_000 });
     const first = Number(await status(page, 'first-gpu-loss'));
     const last = Number(await status(page, 'gpu-loss'));
-    assert.ok(last < first / 2, `the squared error falls: ${first} → ${last}`);
+    assert.ok(last < first / 4, `the squared error falls: ${first} → ${last}`);
     const metrics = await page.textContent('.train-metrics');
     assert.match(metrics, lang === 'en' ? /root-mean-square\): [\d.]+/ : /均方根）：[\d.]+/, metrics);
     assert.doesNotMatch(metrics, /accuracy|准确率/, metrics);

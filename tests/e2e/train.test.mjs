@@ -20,16 +20,23 @@ async function waitForGpu(page) {
   await page.waitForFunction(() => Number(document.querySelector('#train-status')?.dataset.heat) > 1, null, { timeout: 30_000 });
 }
 
+// With sin(x) and sin(y) added (what the page suggests for the spiral) the twin's train loss
+// goes 0.796 → 0.267 in 100 steps and 0.104 in 150 (this seed; `CpuTrainer`), and the GPU's
+// trajectory follows the twin's within 1e-3 + 1 % (training_vs_cpu). Without them it sits on a
+// plateau near 0.664 for 400 steps, which took 800 steps (100 s here) to show a 10 % fall.
+const SPIRAL_LEARNABLE = SPIRAL.replace('features=x,y', 'features=x,y,sinx,siny');
+const SPIRAL_STEPS = 150;
+
 test('the spiral trains on the GPU: loss falls, the boundary changes', async () => {
-  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  const { page, context, errors } = await openPage(browser, `${SPIRAL_LEARNABLE}&lang=en`);
   await waitForGpu(page);
   assert.equal(await page.textContent('h1'), 'Train a tiny network');
   const before = await page.locator('#train-boundary').screenshot();
   const t0 = Date.now();
   await page.click('#train-play');
   await page.waitForFunction(
-    () => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= 800,
-    null, { timeout: 180_000, polling: 250 },
+    (n) => Number(document.querySelector('#train-status')?.dataset.gpuSteps) >= n,
+    SPIRAL_STEPS, { timeout: 180_000, polling: 250 },
   );
   const seconds = (Date.now() - t0) / 1000;
   const rates = { gpu: await status(page, 'gpu-rate'), cpu: await status(page, 'cpu-rate') };
@@ -43,7 +50,8 @@ test('the spiral trains on the GPU: loss falls, the boundary changes', async () 
   console.log(`spiral: GPU ${gpuSteps} steps in ${seconds.toFixed(1)} s, loss ${first} → ${last}; ` +
     `rates GPU ${rates.gpu} steps/s, CPU twin ${rates.cpu} steps/s (${cpuSteps} CPU steps)`);
   assert.ok(Number.isFinite(first) && Number.isFinite(last));
-  assert.ok(last < first * 0.9, `loss should fall: ${first} → ${last}`);
+  // Half of the first loss: the twin is at 0.13 of it by then, the untrained net never gets there.
+  assert.ok(last < first * 0.5, `loss should fall: ${first} → ${last}`);
   assert.ok(cpuSteps > 0, 'the CPU twin trained too');
   const after = await page.locator('#train-boundary').screenshot();
   assert.ok(!before.equals(after), 'the decision boundary should change');

@@ -6,8 +6,8 @@
 //! the passes and failures, so a missing check is never silent.
 
 use std::io::{BufRead, BufReader};
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::Instant;
 
 use crate::tools;
@@ -65,6 +65,11 @@ pub fn test() -> Result<(), String> {
         tools::ensure_wasm_bindgen()?;
         Ok(Tally::default())
     });
+    let site = root().join("target/e2e-site");
+    // The release wasm build starts now, beside clippy and the native tests: its fat-LTO,
+    // one-codegen-unit link of the app runs on one core for minutes, and the native steps
+    // fill the other. It uses its own target dir, so neither waits on the other's lock.
+    let mut wasm_build = BackgroundBuild::start(&site);
     record("Format check (cargo fmt --check)", &mut || {
         check(Command::new("cargo").args(["fmt", "--all", "--check"]))
     });
@@ -95,20 +100,24 @@ pub fn test() -> Result<(), String> {
             )
         },
     );
-    let site = root().join("target/e2e-site");
     let mut wasm_size = String::new();
-    record("Release wasm build of the app", &mut || {
-        let report = crate::build::dist(&site)?;
-        wasm_size = report.describe();
-        Ok(Tally {
-            passed: 1,
-            ..Tally::default()
-        })
-    });
+    let mut site_built = false;
+    record(
+        "Release wasm build of the app (started beside clippy)",
+        &mut || {
+            wasm_size = wasm_build.finish()?;
+            site_built = true;
+            Ok(Tally {
+                passed: 1,
+                ..Tally::default()
+            })
+        },
+    );
     record(
         "End-to-end tests in headless Chromium with WebGPU",
         &mut || {
-            if !site.join("index.html").exists() {
+            // An older site may still be there: never test it in place of a failed build.
+            if !site_built || !site.join("index.html").exists() {
                 return Err("the site was not built".into());
             }
             e2e(&site)
@@ -141,6 +150,72 @@ pub fn test() -> Result<(), String> {
         Err("some checks failed (see above)".into())
     } else {
         Ok(())
+    }
+}
+
+/// `cargo xtask dist --out <site>` as a child process, its output kept in a log that is
+/// printed when the build's step comes, so the native steps' output is not interleaved with it.
+struct BackgroundBuild {
+    child: Result<Child, String>,
+    log: PathBuf,
+    started: Instant,
+}
+
+impl BackgroundBuild {
+    fn start(site: &Path) -> Self {
+        let log = root().join("target/e2e-site-build.log");
+        let started = Instant::now();
+        let child = (|| {
+            let exe = std::env::current_exe().map_err(|e| format!("no xtask binary: {e}"))?;
+            let _ = std::fs::create_dir_all(root().join("target"));
+            let out = std::fs::File::create(&log)
+                .map_err(|e| format!("could not write {}: {e}", log.display()))?;
+            let err = out.try_clone().map_err(|e| e.to_string())?;
+            let mut cmd = Command::new(exe);
+            cmd.arg("dist")
+                .arg("--out")
+                .arg(site)
+                .current_dir(root())
+                .stdin(Stdio::null())
+                .stdout(out)
+                .stderr(err);
+            info(&format!(
+                "$ {} (in the background, log: {})",
+                describe(&cmd),
+                log.display()
+            ));
+            cmd.spawn()
+                .map_err(|e| format!("could not start `{}`: {e}", describe(&cmd)))
+        })();
+        BackgroundBuild {
+            child,
+            log,
+            started,
+        }
+    }
+
+    /// Waits for the build, prints its log, and returns its size line.
+    fn finish(&mut self) -> Result<String, String> {
+        let child = self.child.as_mut().map_err(|e| e.clone())?;
+        let status = child.wait().map_err(|e| e.to_string())?;
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        println!("{text}");
+        info(&format!(
+            "the build took {:.0} s from its start beside the native steps",
+            self.started.elapsed().as_secs_f64()
+        ));
+        if !status.success() {
+            return Err(format!(
+                "the release wasm build failed ({status}); its output is above and in {}",
+                self.log.display()
+            ));
+        }
+        Ok(text
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with("wasm: "))
+            .map(|l| l.trim().trim_start_matches("wasm: ").to_string())
+            .unwrap_or_default())
     }
 }
 
@@ -318,9 +393,18 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
     }
     let out = root().join("test-output");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    // Two files at a time by default: most of a browser test is waiting (page loads, the GPU
+    // queue, wasm compiles), so a second file fills the time; each file has its own browser.
+    // E2E_CONCURRENCY=1 runs them one by one.
+    let concurrency = std::env::var("E2E_CONCURRENCY")
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(2);
     counted(
         Command::new("node")
-            .args(["--test", "--test-reporter=spec", "--test-concurrency=1"])
+            .args(["--test", "--test-reporter=spec"])
+            .arg(format!("--test-concurrency={concurrency}"))
             .args(files.iter().map(|f| dir.join(f)))
             .env("BASE_URL", &base)
             // The built site's folder, for tests that serve it themselves (offline: a server
