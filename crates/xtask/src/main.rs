@@ -5,6 +5,7 @@
 
 mod build;
 mod hosting;
+mod loaded;
 #[path = "../../app/locale_files.rs"]
 mod locale_files;
 #[cfg(test)]
@@ -42,6 +43,8 @@ cargo xtask <command>
   bench cpu [--sizes 512,1024] [--reps 5]
                      the race's CPU matmul kernels natively vs matrixmultiply sgemm
                      (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)
+  loaded [--runs 3]  the whole suite from fresh clones of HEAD, N times in a row, while busy
+                     loops keep every core occupied (proof that no check needs an idle machine)
   setup              only install the tools the other commands need
   help               this text
 
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Some("test") => test::test(),
         Some("e2e") => test::e2e_only(&args[1..]),
         Some("soak") => test::soak(&args[1..]),
+        Some("loaded") => loaded::loaded(&args[1..]),
         Some("setup") => tools::setup_all(),
         Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {
