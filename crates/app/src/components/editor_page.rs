@@ -286,7 +286,9 @@ pub fn edit_link(ctx: &Ctx, id: &str) -> Html {
 }
 
 /// Like [`edit_link`], but the button's text names the kernel: for a place that offers more
-/// than one kernel to edit, so the buttons do not read the same.
+/// than one kernel to edit, so the buttons do not read the same. Only lessons use it (the
+/// embed module is built without them).
+#[cfg(feature = "lessons")]
 pub fn edit_link_named(ctx: &Ctx, id: &str) -> Html {
     let title = Target::from_id(id)
         .map(|t| ctx.tf("editor.edit_named", &[("title", ctx.t(&t.title_key()))]))
