@@ -9,6 +9,19 @@
 //
 // Usage: node run.mjs --dir DIR [--out dawn.tsv] [--reps 5] [--warm-ms 500]
 //          [--only id,id] [--path dawn] [--flag enable-dawn-features=a,b]…
+//          [--runs 3] [--conv-out dawn_conv.tsv] [--compile id,id]
+//
+// Conv plans (`bench dump-kernels --conv-shapes …`): each stage's dispatches in order, each
+// its own compute pass (as the runtime's plans: storage writes of one are visible to the
+// next), the buffers as the plan lays them out. Measured like `bench conv`: a pilot of 2 + 3
+// passes sets the warm-up (≥ --warm-ms of GPU time, 2 to 50,000 passes); then --runs whole
+// runs, each with fresh buffers and bind groups (the upload included), warm-up and --reps
+// timed passes in back-to-back submissions, and a readback; a pass's time is the sum of its
+// dispatches' timestamped compute passes, a run's the median pass, and every run's output is
+// checked at the elements `bench conv` checks in that run. The read-back buffer starts as
+// NaN, so an element no dispatch wrote fails. Rows go to --conv-out in `bench conv`'s TSV
+// format (path dawn). `--only` also selects plans by stage id.
+// `--compile id,…`: only compile those kernels (for `dump_shaders`) and exit.
 // Timing: each timed pass is its own compute pass between GPU timestamps (timestamp-query);
 // before them, in the same submission, the kernel runs for at least --warm-ms of GPU time
 // (estimated from a pilot pass). A row's figure is the median pass. Without timestamp-query
@@ -22,7 +35,8 @@ import { pathToFileURL } from 'node:url';
 const HEADER = 'path\tkernel\tsize\trate\tunit\tms\ttiming\tverified\tpass_ms';
 
 function parseArgs(argv) {
-  const a = { reps: 5, warmMs: 500, flags: [], only: null, path: 'dawn', out: null, dir: null };
+  const a = { reps: 5, warmMs: 500, flags: [], only: null, path: 'dawn', out: null, dir: null,
+    runs: 3, convOut: null, compile: null };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`${k} needs a value`);
@@ -33,10 +47,14 @@ function parseArgs(argv) {
     else if (k === '--only') a.only = v.split(',');
     else if (k === '--path') a.path = v;
     else if (k === '--flag') a.flags.push(v);
+    else if (k === '--runs') a.runs = Number(v);
+    else if (k === '--conv-out') a.convOut = v;
+    else if (k === '--compile') a.compile = v.split(',');
     else throw new Error(`unknown flag ${k}`);
   }
   if (!a.dir) throw new Error('--dir DIR (from `bench dump-kernels`) is required');
-  if (!(a.reps >= 1 && a.reps <= 100)) throw new Error('--reps wants 1 to 100');
+  if (!(a.reps >= 1 && a.reps <= 200)) throw new Error('--reps wants 1 to 200');
+  if (!(Number.isInteger(a.runs) && a.runs >= 1 && a.runs <= 50)) throw new Error('--runs wants 1 to 50');
   if (!(a.warmMs >= 0 && a.warmMs <= 10000)) throw new Error('--warm-ms wants 0 to 10000');
   return a;
 }
@@ -68,6 +86,192 @@ export function check(out, c) {
   return { ok: true, worst };
 }
 
+// `bench conv`'s TSV header (crates/bench/src/conv_bench.rs, TSV_HEADER).
+const CONV_HEADER = 'stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes\tpath\trun_ms';
+// Most passes recorded into one submission (warm-up is split into several, sent back to back).
+const PASSES_PER_SUBMIT = 2048;
+
+// The largest |got - want| / Σ|terms| over the checked elements (Σ|terms| = tol / relBound),
+// as `bench conv`'s max_rel_error.
+export function maxRelError(out, c, relBound) {
+  let worst = 0;
+  for (let i = 0; i < c.index.length; i++) {
+    const mag = c.tol[i] / relBound;
+    const err = Math.abs(out[c.index[i]] - c.value[i]);
+    if (Number.isFinite(err) && mag > 0) worst = Math.max(worst, err / mag);
+  }
+  return worst;
+}
+
+// Runs the dumped conv plans; returns the TSV rows (header first) and the failures.
+async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, args) {
+  const rows = [CONV_HEADER];
+  let failures = 0;
+  const selected = plans.filter((p) => !args.only || args.only.includes(p.stage));
+  if (!selected.length) return { rows, failures };
+  console.log(`\nconv plans: ${args.runs} whole runs each, ${args.reps} timed passes after ≥ ${args.warmMs} ms of warm-up (at least 2)`);
+  console.log('| stage | shape | GFLOP/s (median) | ms median | ms fastest–slowest run | spread | warm-up | timing | verified |');
+  console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  const files = new Map();
+  const file = (name) => {
+    if (!files.has(name)) files.set(name, readFileSync(join(args.dir, name)));
+    return files.get(name);
+  };
+  for (const plan of selected) {
+    const steps = [];
+    let ok = true;
+    for (const st of plan.steps) {
+      const k = kernels.get(st.kernel);
+      const missing = k.features.filter((f) => !device.features.has(f));
+      const pipeline = missing.length ? null : await pipelineFor(k);
+      if (!pipeline) {
+        console.log(`| ${plan.label} | ${plan.shape} | – | – | – | – | – | ${missing.length ? 'unavailable: needs ' + missing.join(', ') : 'shader error'} | – |`);
+        ok = false;
+        break;
+      }
+      steps.push({ ...st, pipeline });
+    }
+    if (!ok) { failures++; continue; }
+    const readBack = plan.buffers.find((b) => b.read_back);
+    // A fresh set of buffers and bind groups, as the runtime makes for each run.
+    const setup = () => {
+      const held = [];
+      const make = (desc) => { const b = device.createBuffer(desc); held.push(b); return b; };
+      const named = new Map();
+      for (const b of plan.buffers) {
+        const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+        if (b.file !== undefined) {
+          const bytes = file(b.file);
+          if (bytes.byteLength !== b.bytes) throw new Error(`${b.file}: ${bytes.byteLength} bytes, the plan says ${b.bytes}`);
+          const size = Math.max(4, Math.ceil(bytes.byteLength / 4) * 4);
+          const buf = make({ size, usage, mappedAtCreation: true });
+          new Uint8Array(buf.getMappedRange()).set(bytes);
+          buf.unmap();
+          named.set(b.name, buf);
+        } else {
+          // WebGPU zero-fills new buffers, as the plan's Init::Zeroed asks.
+          const size = Math.max(4, Math.ceil(b.zeroed / 4) * 4);
+          const buf = make({ size, usage });
+          if (b.read_back) device.queue.writeBuffer(buf, 0, new Float32Array(size / 4).fill(NaN));
+          named.set(b.name, buf);
+        }
+      }
+      const groups = steps.map((st) => {
+        const words = st.dims.length ? st.dims : [0];
+        const uniform = make({ size: Math.ceil(words.length / 4) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+        device.queue.writeBuffer(uniform, 0, new Uint32Array(words));
+        const entries = st.bindings.map((name, i) => ({
+          binding: i,
+          resource: { buffer: name === null ? uniform : named.get(name) },
+        }));
+        for (const e of entries) if (!e.resource.buffer) throw new Error(`${plan.label}: unknown buffer in ${JSON.stringify(st.bindings)}`);
+        return device.createBindGroup({ layout: st.pipeline.getBindGroupLayout(0), entries });
+      });
+      return { held, make, named, groups };
+    };
+    // `warmup` untimed then `reps` timed passes (every step, each its own compute pass);
+    // returns each timed pass's time (ms, the sum over its steps) and the output if asked.
+    const submit = async (s, warmup, reps, read) => {
+      const n = steps.length;
+      const qs = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * reps * n }) : null;
+      const resolve = qs && s.make({ size: 16 * reps * n, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+      const tsRead = qs && s.make({ size: 16 * reps * n, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const outBuf = s.named.get(readBack.name);
+      const staging = read && s.make({ size: outBuf.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+      const record = (enc, t) => {
+        for (let j = 0; j < n; j++) {
+          const pass = enc.beginComputePass(qs && t >= 0
+            ? { timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * (t * n + j), endOfPassWriteIndex: 2 * (t * n + j) + 1 } }
+            : {});
+          pass.setPipeline(steps[j].pipeline);
+          pass.setBindGroup(0, s.groups[j]);
+          pass.dispatchWorkgroups(...steps[j].grid);
+          pass.end();
+        }
+      };
+      const t0 = performance.now();
+      const perSubmit = Math.max(1, Math.floor(PASSES_PER_SUBMIT / n));
+      for (let done = 0; done < warmup; done += perSubmit) {
+        const enc = device.createCommandEncoder();
+        for (let r = done; r < Math.min(warmup, done + perSubmit); r++) record(enc, -1);
+        device.queue.submit([enc.finish()]);
+      }
+      const enc = device.createCommandEncoder();
+      for (let t = 0; t < reps; t++) record(enc, t);
+      if (staging) enc.copyBufferToBuffer(outBuf, 0, staging, 0, outBuf.size);
+      if (qs) {
+        enc.resolveQuerySet(qs, 0, 2 * reps * n, resolve, 0);
+        enc.copyBufferToBuffer(resolve, 0, tsRead, 0, 16 * reps * n);
+      }
+      device.queue.submit([enc.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      const wallMs = performance.now() - t0;
+      let passMs;
+      let quantized = false;
+      if (qs) {
+        await tsRead.mapAsync(GPUMapMode.READ);
+        const ticks = new BigUint64Array(tsRead.getMappedRange().slice(0));
+        tsRead.unmap();
+        const deltas = [];
+        for (let i = 0; i < reps * n; i++) deltas.push(ticks[2 * i + 1] - ticks[2 * i]);
+        quantized = deltas.every((d) => d % 100000n === 0n);
+        passMs = [];
+        for (let t = 0; t < reps; t++) {
+          let sum = 0;
+          for (let j = 0; j < n; j++) sum += Number(deltas[t * n + j]) / 1e6;
+          passMs.push(sum);
+        }
+        qs.destroy();
+      } else {
+        passMs = Array(reps).fill(wallMs / (warmup + reps));
+      }
+      let out = null;
+      if (staging) {
+        await staging.mapAsync(GPUMapMode.READ);
+        out = new Float32Array(staging.getMappedRange().slice(0));
+        staging.unmap();
+      }
+      return { passMs, quantized, out };
+    };
+    const destroy = (s) => { for (const b of s.held) b.destroy(); };
+
+    let warmup = 2;
+    if (args.warmMs > 0) {
+      const s = setup();
+      const pilot = await submit(s, 2, 3, false);
+      destroy(s);
+      const pass = median(pilot.passMs);
+      if (pass > 0 && Number.isFinite(pass)) warmup = Math.min(50000, Math.max(2, Math.ceil(args.warmMs / pass)));
+    }
+    const times = [];
+    let verified = true;
+    let worst = 0;
+    let quantized = false;
+    let firstBad = null;
+    for (let r = 0; r < args.runs; r++) {
+      const s = setup();
+      const res = await submit(s, warmup, args.reps, true);
+      destroy(s);
+      const c = plan.checks[r % plan.checks.length];
+      const v = check(res.out, c);
+      if (!v.ok) { verified = false; firstBad ??= v.first; }
+      worst = Math.max(worst, maxRelError(res.out, c, plan.rel_bound));
+      quantized ||= res.quantized;
+      times.push(median(res.passMs));
+    }
+    const lo = Math.min(...times);
+    const hi = Math.max(...times);
+    const med = median(times);
+    const gflops = plan.flops / (med * 1e6);
+    const timing = timestamps ? (quantized ? 'timestamps (100 µs quantized)' : 'timestamps') : 'wall clock';
+    console.log(`| ${plan.label} | ${plan.shape} | ${gflops.toFixed(1)} | ${med.toFixed(3)} | ${lo.toFixed(3)}–${hi.toFixed(3)} | ${(100 * (hi - lo) / med).toFixed(1)} % | ${warmup} | ${timing} | ${verified ? 'yes' : 'NO ' + JSON.stringify(firstBad)} |`);
+    rows.push([plan.label, plan.shape, gflops.toFixed(3), med.toFixed(5), lo.toFixed(5), hi.toFixed(5), args.runs,
+      timing, verified, worst.toExponential(3), plan.extra_bytes, args.path, times.map((t) => t.toFixed(5)).join(',')].join('\t'));
+    if (!verified) failures++;
+  }
+  return { rows, failures };
+}
+
 async function main() {
   const args = parseArgs(process.argv.slice(2));
   const modPath = process.env.WEBGPU_MODULE;
@@ -97,17 +301,8 @@ async function main() {
   const pipelines = new Map();
   const rows = [HEADER];
   let failures = 0;
-  console.log('\n| kernel | size | rate (median pass) | best pass | ms | warm-up | timing | verified |');
-  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
-
-  for (const run of manifest.runs) {
-    const k = kernels.get(run.kernel);
-    if (args.only && !args.only.some((p) => run.kernel === p || (p.endsWith('@') && run.kernel.startsWith(p)))) continue;
-    const missing = k.features.filter((f) => !device.features.has(f));
-    if (missing.length) {
-      console.log(`| ${k.id} | ${run.size} | – | – | – | – | unavailable: needs ${missing.join(', ')} | – |`);
-      continue;
-    }
+  // Compiles (once) a kernel's pipeline; null, with a row saying why, on a shader error.
+  const pipelineFor = async (k) => {
     if (!pipelines.has(k.id)) {
       device.pushErrorScope('validation');
       // WGSL for browsers must declare subgroups (`enable subgroups;`), which naga 30 rejects
@@ -126,11 +321,39 @@ async function main() {
         console.log(`| ${k.id} | – | – | – | – | – | shader error: ${errs.join('; ') || err.message} | – |`);
         failures++;
         pipelines.set(k.id, null);
-        continue;
+      } else {
+        pipelines.set(k.id, pipeline);
       }
-      pipelines.set(k.id, pipeline);
     }
-    const pipeline = pipelines.get(k.id);
+    return pipelines.get(k.id);
+  };
+
+  if (args.compile) {
+    for (const id of args.compile) {
+      const k = kernels.get(id);
+      if (!k) throw new Error(`--compile: no kernel ${id} in the manifest`);
+      const p = await pipelineFor(k);
+      console.log(`compiled ${id}: ${p ? 'ok' : 'FAILED'}`);
+    }
+    device.destroy();
+    if (failures) process.exitCode = 1;
+    return;
+  }
+
+  if (manifest.runs.length) {
+    console.log('\n| kernel | size | rate (median pass) | best pass | ms | warm-up | timing | verified |');
+    console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  }
+
+  for (const run of manifest.runs) {
+    const k = kernels.get(run.kernel);
+    if (args.only && !args.only.some((p) => run.kernel === p || (p.endsWith('@') && run.kernel.startsWith(p)))) continue;
+    const missing = k.features.filter((f) => !device.features.has(f));
+    if (missing.length) {
+      console.log(`| ${k.id} | ${run.size} | – | – | – | – | unavailable: needs ${missing.join(', ')} | – |`);
+      continue;
+    }
+    const pipeline = await pipelineFor(k);
     if (!pipeline) continue;
 
     const buffers = [];
@@ -217,6 +440,9 @@ async function main() {
     if (!verdict.ok) failures++;
     for (const b of buffers) b.destroy();
   }
+  const conv = await runConvPlans(device, manifest.plans ?? [], kernels, pipelineFor, timestamps, args);
+  failures += conv.failures;
+  if (args.convOut) writeFileSync(args.convOut, conv.rows.join('\n') + '\n');
   if (uncaptured.length) {
     console.log(`uncaptured errors: ${uncaptured.join(' | ')}`);
     failures++;

@@ -1,7 +1,11 @@
 //! `cargo xtask bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE]
-//! [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--warm-ms 500]`:
+//! [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--warm-ms 500] [--checked]`:
 //! every convolution stage at the shapes (ResNet layers), through the same plans as the
-//! app. Each of `runs` whole runs uploads, dispatches `reps` timed passes after warm-up passes
+//! app. The kernels compile as the app compiles them natively, trusted (path `wgpu-trusted`);
+//! `--checked` compiles them with wgpu's runtime checks (index clamps, loop counters), as
+//! Firefox runs them (path `wgpu`), with the same inputs and verification. The same plans run
+//! through Dawn from `bench dump-kernels --conv-shapes …` and `crates/bench/dawn/run.mjs`
+//! (path `dawn`), in the same TSV format. Each of `runs` whole runs uploads, dispatches `reps` timed passes after warm-up passes
 //! worth `--warm-ms` of GPU time (counted from a pilot run; at least 2; `--warm-ms 0`: 2) and
 //! reads back; a run's time is the median of its passes (GPU timestamps around
 //! each pass, which holds every dispatch of the stage's plan, im2col included). Reported: the
@@ -12,6 +16,8 @@
 //! runtime chose for the shape; `--ig-tiles` measures the listed blocks instead
 //! (`gpu_runtime::conv::IG_TILES` ids), one row each, to compare them.
 
+#[cfg(test)]
+use gpu_runtime::conv::conv_kernel;
 use gpu_runtime::conv::{
     force_ig_splits, force_ig_tile, implicit_gemm_plan, run_conv, verify_conv, ConvError,
     ConvStage, IG_TILES,
@@ -61,6 +67,8 @@ struct Args {
     /// Reduction slices to force, one row each with every block (empty: the runtime's).
     ig_splits: Vec<u32>,
     warm_ms: f64,
+    /// wgpu's runtime checks on the catalogue's kernels (`--checked`), as in a browser.
+    checked: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -74,8 +82,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         ig_tiles: Vec::new(),
         ig_splits: Vec::new(),
         warm_ms: 500.0,
+        checked: false,
     };
     while let Some(flag) = args.next() {
+        if flag == "--checked" {
+            a.checked = true;
+            continue;
+        }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--runs" => {
@@ -181,6 +194,19 @@ fn parse_cudnn(text: &str) -> Result<std::collections::HashMap<String, f64>, Str
         .collect()
 }
 
+/// A row's stage label: the implicit GEMM's names its block (the kernel id) and reduction
+/// slices as the plan made now has them (the Dawn runner's rows carry the same label).
+pub fn stage_label(stage: ConvStage, shape: &ConvShape) -> String {
+    match stage {
+        ConvStage::ImplicitGemm => match implicit_gemm_plan(shape) {
+            Some((k, 1)) => format!("{} ({k})", stage.id()),
+            Some((k, n)) => format!("{} ({k}, split-K {n})", stage.id()),
+            None => stage.id().to_string(),
+        },
+        _ => stage.id().to_string(),
+    }
+}
+
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
@@ -194,9 +220,36 @@ fn median(v: &mut [f64]) -> f64 {
     }
 }
 
+/// The TSV header of `--out` (the Dawn runner writes the same columns): per-run medians in
+/// `run_ms`, the path last.
+pub const TSV_HEADER: &str = "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes\tpath\trun_ms";
+
 pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     let args = parse(args)?;
     let gpu = Gpu::request_blocking().map_err(|e| e.to_string())?;
+    let shapes: Vec<(&str, ConvShape)> = args.shapes.iter().map(|&i| SHAPES[i]).collect();
+    let (rows, failures) = bench(&gpu, &args, &shapes)?;
+    if let Some(path) = &args.out {
+        std::fs::write(path, rows.join("\n") + "\n").map_err(|e| format!("writing {path}: {e}"))?;
+        println!("\nwrote {path}");
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("failed verification: {}", failures.join(", ")))
+    }
+}
+
+/// Measures every selected stage at each shape on `gpu` (runtime checks as `args.checked`
+/// says): the TSV rows, header first, and the cells that failed verification.
+#[allow(clippy::type_complexity)]
+fn bench(
+    gpu: &Gpu,
+    args: &Args,
+    shapes: &[(&str, ConvShape)],
+) -> Result<(Vec<String>, Vec<String>), String> {
+    gpu.set_runtime_checks(args.checked);
+    let path = if args.checked { "wgpu" } else { "wgpu-trusted" };
     let ad = gpu.adapter();
     println!(
         "adapter: {} ({}, {}, driver {})",
@@ -209,19 +262,23 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         "{} whole runs per cell, each {} timed passes after ≥ {} ms of warm-up passes (at least 2); time = median pass of a run",
         args.runs, args.reps, args.warm_ms
     );
+    println!(
+        "runtime checks: {}",
+        if args.checked {
+            "on (--checked: as Firefox compiles WGSL; path wgpu)"
+        } else {
+            "off for the catalogue's kernels (as the app natively; path wgpu-trusted)"
+        }
+    );
     println!("\n| stage | shape | GFLOP/s (median) | % of cuDNN | ms median | ms fastest–slowest run | spread | extra memory | verified |");
     println!("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |");
-    let mut rows = vec![
-        "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes"
-            .to_string(),
-    ];
+    let mut rows = vec![TSV_HEADER.to_string()];
     let pilot = RunOptions {
         warmup: 2,
         repetitions: 3,
     };
     let mut failures = Vec::new();
-    for &si in &args.shapes {
-        let (name, shape) = &SHAPES[si];
+    for (name, shape) in shapes {
         let (x, f) = shape.inputs(1);
         let variants = |stage: ConvStage| -> Vec<(Option<&'static str>, Option<u32>)> {
             if stage != ConvStage::ImplicitGemm {
@@ -249,22 +306,14 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         {
             force_ig_tile(tile);
             force_ig_splits(splits);
-            // The implicit GEMM's label names its block (the kernel id) and reduction slices.
-            let label = match stage {
-                ConvStage::ImplicitGemm => match implicit_gemm_plan(shape) {
-                    Some((k, 1)) => format!("{} ({k})", stage.id()),
-                    Some((k, n)) => format!("{} ({k}, split-K {n})", stage.id()),
-                    None => stage.id().to_string(),
-                },
-                _ => stage.id().to_string(),
-            };
+            let label = stage_label(stage, shape);
             // Warm-up passes worth warm_ms of GPU time, from a pilot run's pass time.
             let mut opts = RunOptions {
                 warmup: 2,
                 repetitions: args.reps,
             };
             if args.warm_ms > 0.0 {
-                if let Ok(o) = pollster::block_on(run_conv(&gpu, stage, shape, &x, &f, &pilot)) {
+                if let Ok(o) = pollster::block_on(run_conv(gpu, stage, shape, &x, &f, &pilot)) {
                     let pass = match o.timing.method {
                         TimingMethod::Timestamps if !o.timing.pass_ms.is_empty() => {
                             median(&mut o.timing.pass_ms.clone())
@@ -282,7 +331,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             let mut method = "timestamps";
             let mut refused = None;
             for run in 0..args.runs {
-                let out = match pollster::block_on(run_conv(&gpu, stage, shape, &x, &f, &opts)) {
+                let out = match pollster::block_on(run_conv(gpu, stage, shape, &x, &f, &opts)) {
                     Ok(o) => o,
                     Err(
                         e @ (ConvError::NotPointwise
@@ -311,6 +360,11 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
                 println!("| {label} | {name} | – | – | – | – | – | – | does not run: {why} |");
                 continue;
             }
+            let run_ms = times
+                .iter()
+                .map(|t| format!("{t:.5}"))
+                .collect::<Vec<_>>()
+                .join(",");
             let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = times.iter().copied().fold(0.0, f64::max);
             let med = median(&mut times);
@@ -327,7 +381,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
                 if verified { "yes" } else { "NO" }
             );
             rows.push(format!(
-                "{label}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}",
+                "{label}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}\t{path}\t{run_ms}",
                 args.runs
             ));
             if !verified {
@@ -335,16 +389,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             }
         }
     }
-    if let Some(path) = args.out {
-        std::fs::write(&path, rows.join("\n") + "\n")
-            .map_err(|e| format!("writing {path}: {e}"))?;
-        println!("\nwrote {path}");
-    }
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("failed verification: {}", failures.join(", ")))
-    }
+    Ok((rows, failures))
 }
 
 #[cfg(test)]
@@ -371,6 +416,49 @@ mod tests {
         assert_eq!(a.stages, vec![ConvStage::ImplicitGemm]);
         assert_eq!(median(&mut [3.0, 1.0, 2.0, 10.0]), 2.5);
         assert!(p(&["--cudnn", "/nonexistent.tsv"]).is_err());
+    }
+
+    /// `--checked` on a software Vulkan adapter (lavapipe under `cargo xtask test`; fails,
+    /// never skips, without an adapter): every stage, split-K and im2col + GEMM included, runs
+    /// and verifies at small shapes through pipelines compiled with wgpu's runtime checks, and
+    /// the trusted run afterwards compiles pipelines of its own (the cache is keyed by the
+    /// setting), so the flag reaches the compiler.
+    #[test]
+    fn checked_path_runs_every_stage_verified_with_its_own_pipelines() {
+        let gpu =
+            Gpu::request_blocking().expect("no GPU adapter (lavapipe under cargo xtask test)");
+        // 30 channels → 32 stored, 3×3: 288-long reduction, 18 BK-steps over one 64×64 block,
+        // so the implicit GEMM splits K in 2 and adds a reduction dispatch.
+        let small = ConvShape::new(1, 30, 6, 7, 10, 3, 3).with(1, 1, 1);
+        let pointwise = ConvShape::new(2, 6, 5, 3, 7, 1, 1);
+        assert_eq!(implicit_gemm_plan(&small), Some(("conv-implicit-gemm", 2)));
+        let shapes = [("small 3x3", small), ("small 1x1", pointwise)];
+        let p = |v: &[&str]| parse(v.iter().map(|s| s.to_string())).expect("valid");
+        let quick = ["--runs", "3", "--reps", "2", "--warm-ms", "0"];
+        let checked = p(&[&quick[..], &["--checked"]].concat());
+        assert!(checked.checked && !p(&quick).checked);
+        let (rows, failures) = bench(&gpu, &checked, &shapes).expect("runs");
+        assert_eq!(failures, Vec::<String>::new());
+        // Direct, tiled, im2col + GEMM, implicit GEMM at both shapes, 1×1 at the 1×1 shape.
+        let cells: Vec<&String> = rows[1..].iter().collect();
+        assert_eq!(cells.len(), 9, "{rows:#?}");
+        for r in &cells {
+            let c: Vec<&str> = r.split('\t').collect();
+            assert_eq!((c[8], c[11]), ("true", "wgpu"), "{r}");
+            assert_eq!(c[12].split(',').count(), 3, "{r}");
+        }
+        assert!(cells
+            .iter()
+            .any(|r| r.starts_with("conv-implicit-gemm (conv-implicit-gemm, split-K 2)")));
+        let kernel = conv_kernel("conv-implicit-gemm").expect("catalogued");
+        assert!(gpu.compiles_checked(kernel));
+        let compiled = gpu.cached_pipelines();
+        // Direct, tiled, im2col, matmul-vec4, implicit GEMM, split-K reduction.
+        assert_eq!(compiled, 6);
+        let (rows, failures) = bench(&gpu, &p(&quick), &shapes).expect("runs");
+        assert!(failures.is_empty() && rows[1].split('\t').nth(11) == Some("wgpu-trusted"));
+        assert!(!gpu.compiles_checked(kernel));
+        assert_eq!(gpu.cached_pipelines(), 2 * compiled);
     }
 
     #[test]

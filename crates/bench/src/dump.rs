@@ -6,16 +6,29 @@
 //! f16) from the same seeded data, and the elements to check with their f64 reference values
 //! and tolerances (the same sample and bound as [`gpu_runtime::run_matmul_verified`]).
 //!
-//! Writes DIR/manifest.json and one DIR/in_*.bin per distinct input buffer.
+//! With `--conv-shapes 1,2,…` (numbers of `bench conv`'s shapes; `small` adds two tiny ones
+//! for software adapters) it also writes every conv stage's plan at those shapes
+//! ([`gpu_runtime::conv::stage_plan`], as `bench conv` runs it: split-K's reduction and
+//! im2col's GEMM included, the runtime's block and slices), with the same seeded inputs and,
+//! for each of `--conv-runs` runs (default 3), the elements `bench conv` checks in that run
+//! (seed 1 + run) with their f64 reference values and tolerances; `--conv-stages id,…`
+//! limits the stages. Given alone (no `--sizes`, `--kernels`), only the conv plans are written.
+//!
+//! Writes DIR/manifest.json and one DIR/in_*.bin (DIR/conv_*.bin) per distinct input buffer.
 
 use std::collections::HashMap;
 
+use gpu_runtime::conv::{stage_plan, ConvError, ConvStage};
+use gpu_runtime::cpu_kernels::conv::{self as cref, ConvShape};
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::cpu_kernels::verify;
 use gpu_runtime::family::job_buffers;
+use gpu_runtime::plan::{Binding, Init};
 use gpu_runtime::{
     measure, Family, Job, KernelSpec, MeasureSize, FULL_CHECK_MACS, SAMPLED_ELEMENTS,
 };
+
+use crate::conv_bench;
 
 /// The seed of the wgpu bench's inputs (`run_matmul_verified(…, seed 1, …)`).
 pub const SEED: u64 = 1;
@@ -102,16 +115,193 @@ fn matmul_check(k: &KernelSpec, size: MatmulSize, a: &[f32], b: &[f32]) -> Check
     }
 }
 
+/// The elements of the NPQK output that `bench conv`'s run `run` checks (seed 1 + run, as
+/// [`gpu_runtime::conv::verify_conv`]), as indices into the stored output (rows of
+/// `k_stored`), with their reference values and tolerances (the same bound as
+/// `verify::compare`: rel_bound · Σ|terms|).
+fn conv_check(shape: &ConvShape, x: &[f32], f: &[f32], k_stored: u32, run: u64) -> (Check, f64) {
+    let idx = cref::check_indices(shape, FULL_CHECK_MACS, SAMPLED_ELEMENTS, 1 + run)
+        .unwrap_or_else(|| (0..shape.y_len()).collect());
+    let reference = cref::reference_at(shape, x, f, &idx);
+    let rel_bound = verify::compare(&[0.0], &reference, verify::Precision::F32).rel_bound;
+    let (k, ks) = (shape.k as usize, k_stored as usize);
+    let check = Check {
+        raw_index: idx.iter().map(|&i| (i / k) * ks + i % k).collect(),
+        value: reference.value.clone(),
+        tol: reference.magnitude.iter().map(|&m| rel_bound * m).collect(),
+    };
+    (check, rel_bound)
+}
+
+/// `--conv-shapes`: `bench conv`'s shapes by number, or `small` (two tiny shapes, one of
+/// them 1×1, whose implicit GEMM splits K).
+fn conv_shapes(value: &str) -> Result<Vec<(String, ConvShape)>, String> {
+    let mut out = Vec::new();
+    for v in value.split(',').map(str::trim) {
+        if v == "small" {
+            out.push((
+                "1x30x6x7->10 3x3".to_string(),
+                ConvShape::new(1, 30, 6, 7, 10, 3, 3).with(1, 1, 1),
+            ));
+            out.push((
+                "2x6x5x3->7 1x1".to_string(),
+                ConvShape::new(2, 6, 5, 3, 7, 1, 1),
+            ));
+            continue;
+        }
+        let i = v
+            .parse::<usize>()
+            .ok()
+            .filter(|i| (1..=conv_bench::SHAPES.len()).contains(i))
+            .ok_or_else(|| {
+                format!(
+                    "--conv-shapes wants 1 to {} or small, not `{v}`",
+                    conv_bench::SHAPES.len()
+                )
+            })?;
+        let (name, shape) = conv_bench::SHAPES[i - 1];
+        out.push((name.to_string(), shape));
+    }
+    Ok(out)
+}
+
+/// 64-bit FNV-1a, to name input files by content (stages share unpadded inputs).
+fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Writes an input file once (by name) and returns its name.
+type WriteInput<'a> = dyn FnMut(String, &[u8]) -> Result<String, String> + 'a;
+
+/// One conv plan as JSON: its buffers (input files written through `write_input`), steps,
+/// output and the per-run checks; None when the stage does not run the shape.
+fn conv_plan_json(
+    stage: ConvStage,
+    name: &str,
+    shape: &ConvShape,
+    runs: u64,
+    kernels: &mut Vec<KernelSpec>,
+    write_input: &mut WriteInput<'_>,
+) -> Result<Option<String>, String> {
+    let (x, f) = shape.inputs(SEED);
+    let sp = match stage_plan(stage, shape, &x, &f) {
+        Ok(sp) => sp,
+        Err(ConvError::NotPointwise | ConvError::PatchTooLarge { .. }) => return Ok(None),
+        Err(e) => return Err(format!("{} at {name}: {e}", stage.id())),
+    };
+    let tag: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    let mut buffers = Vec::new();
+    for b in &sp.plan.buffers {
+        let source = match &b.init {
+            Init::Bytes(bytes) => {
+                let file = write_input(
+                    format!("conv_{tag}_{}_{:016x}.bin", b.name, fnv(bytes)),
+                    bytes,
+                )?;
+                format!("\"file\":{},\"bytes\":{}", js(&file), bytes.len())
+            }
+            Init::Zeroed(n) => format!("\"zeroed\":{n}"),
+        };
+        buffers.push(format!(
+            "{{\"name\":{},{source},\"read_back\":{}}}",
+            js(b.name),
+            b.read_back
+        ));
+    }
+    let mut steps = Vec::new();
+    for st in &sp.plan.steps {
+        if !kernels.iter().any(|k| k.id == st.kernel.id) {
+            kernels.push(st.kernel.clone());
+        }
+        let bindings = st
+            .dispatch
+            .bindings
+            .iter()
+            .map(|b| match b {
+                Binding::Uniform => Ok("null".to_string()),
+                Binding::Buffer {
+                    name,
+                    offset: 0,
+                    size: None,
+                } => Ok(js(name)),
+                other => Err(format!("{}: a partial binding {other:?}", st.kernel.id)),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        steps.push(format!(
+            "{{\"kernel\":{},\"grid\":{},\"dims\":{},\"bindings\":[{}]}}",
+            js(st.kernel.id),
+            num_list(st.dispatch.workgroups),
+            num_list(&st.dispatch.uniform),
+            bindings.join(",")
+        ));
+    }
+    let mut checks = Vec::new();
+    let mut rel = 0.0;
+    for run in 0..runs {
+        let (c, rel_bound) = conv_check(shape, &x, &f, sp.k_stored, run);
+        rel = rel_bound;
+        checks.push(format!(
+            "{{\"index\":{},\"value\":{},\"tol\":{}}}",
+            num_list(&c.raw_index),
+            num_list(c.value.iter().map(|&v| f64_json(v))),
+            num_list(c.tol.iter().map(|&v| f64_json(v))),
+        ));
+    }
+    Ok(Some(format!(
+        "{{\"stage\":{},\"label\":{},\"shape\":{},\"flops\":{},\"extra_bytes\":{},\"buffers\":[{}],\"steps\":[{}],\"output\":{},\"rel_bound\":{},\"checks\":[{}]}}",
+        js(stage.id()),
+        js(&conv_bench::stage_label(stage, shape)),
+        js(name),
+        f64_json(shape.flops()),
+        stage.extra_bytes(shape),
+        buffers.join(","),
+        steps.join(","),
+        js(sp.output),
+        f64_json(rel),
+        checks.join(","),
+    )))
+}
+
+fn f64_json(x: f64) -> String {
+    f(x)
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let mut dir = None;
     let mut sizes = vec![1024u32, 2048, 4096];
     let mut ids: Vec<String> = Vec::new();
     let mut copy_mib = 256u32;
+    let mut conv: Vec<(String, ConvShape)> = Vec::new();
+    let mut conv_stages: Vec<ConvStage> = ConvStage::ALL.to_vec();
+    let mut conv_runs = 3u64;
+    let mut matmul_given = false;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
+        matmul_given |= matches!(flag.as_str(), "--sizes" | "--kernels" | "--copy-mib");
         match flag.as_str() {
             "--dir" => dir = Some(value.clone()),
+            "--conv-shapes" => conv = conv_shapes(value)?,
+            "--conv-stages" => {
+                conv_stages = value
+                    .split(',')
+                    .map(|id| {
+                        ConvStage::from_id(id.trim()).ok_or_else(|| format!("unknown stage `{id}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--conv-runs" => {
+                conv_runs = value
+                    .parse()
+                    .ok()
+                    .filter(|r| (1..=50).contains(r))
+                    .ok_or_else(|| format!("--conv-runs wants 1 to 50: `{value}`"))?
+            }
             "--sizes" => {
                 sizes = value
                     .split(',')
@@ -133,9 +323,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let dir = dir.ok_or("dump-kernels needs --dir DIR")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
 
+    let conv_only = !conv.is_empty() && !matmul_given;
+    if conv_only {
+        sizes.clear();
+    }
     let mut kernels: Vec<KernelSpec> = gpu_runtime::kernels()
         .filter(|k| {
-            (k.family == Family::Matmul || k.id == "measure-copy")
+            !conv_only
+                && (k.family == Family::Matmul || k.id == "measure-copy")
                 && (ids.is_empty() || ids.iter().any(|i| i == k.id))
         })
         .cloned()
@@ -143,10 +338,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // The tuner's candidates, unless a kernel list leaves them out: `matmul-tuned@` names all
     // of that kernel's variants, `matmul-double-buffer@` all of that one's.
     kernels.extend(gpu_runtime::catalogue::tile_variants().filter(|v| {
-        ids.is_empty()
-            || ids
-                .iter()
-                .any(|i| i.ends_with('@') && v.id.starts_with(i.as_str()))
+        !conv_only
+            && (ids.is_empty()
+                || ids
+                    .iter()
+                    .any(|i| i.ends_with('@') && v.id.starts_with(i.as_str())))
     }));
 
     let mut files: HashMap<String, ()> = HashMap::new();
@@ -214,20 +410,37 @@ pub fn run(args: &[String]) -> Result<(), String> {
             num_list(idx.iter().map(|_| 0)),
         ));
     }
+    let mut plans = Vec::new();
+    for (name, shape) in &conv {
+        for &stage in &conv_stages {
+            if let Some(p) = conv_plan_json(
+                stage,
+                name,
+                shape,
+                conv_runs,
+                &mut kernels,
+                &mut write_input,
+            )? {
+                plans.push(p);
+            }
+        }
+    }
     let manifest = format!(
-        "{{\"seed\":{SEED},\"kernels\":[{}],\"runs\":[{}]}}\n",
+        "{{\"seed\":{SEED},\"kernels\":[{}],\"runs\":[{}],\"plans\":[{}]}}\n",
         kernels
             .iter()
             .map(kernel_json)
             .collect::<Vec<_>>()
             .join(","),
-        runs.join(",")
+        runs.join(","),
+        plans.join(",")
     );
     std::fs::write(format!("{dir}/manifest.json"), manifest).map_err(|e| e.to_string())?;
     println!(
-        "wrote {dir}/manifest.json: {} kernels, {} runs, {} input files",
+        "wrote {dir}/manifest.json: {} kernels, {} runs, {} conv plans, {} input files",
         kernels.len(),
         runs.len(),
+        plans.len(),
         files.len()
     );
     Ok(())

@@ -4,6 +4,8 @@
 //! `--sweep`, also samples/s for batch sizes 1 … 4096 (the train view's batch-size experiment).
 //! `--per-submit 1,64` and `--path default,layers,separate` measure every combination (`--runs`
 //! whole runs each) and end with one table of medians and spreads (`crates/bench/h200_step.sh`).
+//! `--checked` compiles the kernels with wgpu's runtime checks, as Firefox runs them (the
+//! default is the app's native trusted compile).
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -27,6 +29,8 @@ struct Args {
     gpu_only: bool,
     /// The step paths to measure, one after the other.
     paths: Vec<Path>,
+    /// wgpu's runtime checks on the catalogue's kernels, as in a browser.
+    checked: bool,
 }
 
 /// Which dispatches a measured step runs.
@@ -81,8 +85,13 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         runs: 1,
         gpu_only: false,
         paths: vec![Path::Default],
+        checked: false,
     };
     while let Some(flag) = args.next() {
+        if flag == "--checked" {
+            a.checked = true;
+            continue;
+        }
         if flag == "--sweep" {
             a.sweep = true;
             continue;
@@ -262,6 +271,15 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     if a.is_software {
         println!("NOTE: software adapter — these are CPU numbers, not GPU numbers.");
     }
+    gpu.set_runtime_checks(args.checked);
+    println!(
+        "runtime checks: {}",
+        if args.checked {
+            "on (--checked: as Firefox compiles WGSL)"
+        } else {
+            "off for the catalogue's kernels (as the app natively)"
+        }
+    );
     let cpu_budget = if args.gpu_only { 0.0 } else { 20.0 };
     // (path, steps per submit, dispatches, median, min, max) of every combination.
     let mut summary = Vec::new();

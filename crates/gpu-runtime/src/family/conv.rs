@@ -729,17 +729,7 @@ pub async fn run_conv_with(
     if x.len() != shape.x_len() || f.len() != shape.f_len() {
         return Err(ConvError::WrongInputLength);
     }
-    let mut kernels = Vec::new();
-    for step in &layout.steps {
-        let k = replacements
-            .iter()
-            .copied()
-            .find(|k| k.id == step.kernel)
-            .or_else(|| conv_kernel(step.kernel))
-            .or_else(|| matmul_kernel(step.kernel))
-            .ok_or(ConvError::Gpu(GpuError::WrongJob))?;
-        kernels.push(k);
-    }
+    let kernels = step_kernels(&layout, replacements)?;
     check(stage, shape, &gpu.limits())?;
     let plan = plan(shape, &layout, &kernels, x, f);
     let out = gpu.run_plan(&plan, opts, ctl).await?;
@@ -758,6 +748,58 @@ pub async fn run_conv_with(
     Ok(RunOutput {
         output,
         timing: out.timing,
+    })
+}
+
+/// The kernel of each step: a replacement with its id, else the catalogue's.
+fn step_kernels<'a>(
+    layout: &PlanLayout,
+    replacements: &[&'a KernelSpec],
+) -> Result<Vec<&'a KernelSpec>, ConvError> {
+    layout
+        .steps
+        .iter()
+        .map(|step| {
+            replacements
+                .iter()
+                .copied()
+                .find(|k| k.id == step.kernel)
+                .or_else(|| conv_kernel(step.kernel))
+                .or_else(|| matmul_kernel(step.kernel))
+                .ok_or(ConvError::Gpu(GpuError::WrongJob))
+        })
+        .collect()
+}
+
+/// A stage's plan for one shape and its data, exactly as [`run_conv`] runs it (the
+/// catalogue's kernels, the inputs in the stage's storage, the grids and uniforms), for
+/// another WebGPU implementation to run the same dispatches (`bench dump-kernels`, the Dawn
+/// runner).
+pub struct StagePlan<'a> {
+    pub plan: Plan<'a>,
+    /// The buffer read back: the output, N·P·Q rows of `k_stored` floats (the first K of
+    /// each row are the NPQK output).
+    pub output: &'static str,
+    pub k_stored: u32,
+}
+
+/// The plan [`run_conv`] would run for `stage` on `shape`, `x` and `f` (device limits not
+/// checked: see [`check`]).
+pub fn stage_plan<'a>(
+    stage: ConvStage,
+    shape: &ConvShape,
+    x: &'a [f32],
+    f: &[f32],
+) -> Result<StagePlan<'a>, ConvError> {
+    let layout = plan_layout(stage, shape)?;
+    if x.len() != shape.x_len() || f.len() != shape.f_len() {
+        return Err(ConvError::WrongInputLength);
+    }
+    let kernels = step_kernels(&layout, &[])?;
+    Ok(StagePlan {
+        plan: plan(shape, &layout, &kernels, x, f),
+        output: NAMES[Y],
+        k_stored: layout.k_stored,
     })
 }
 
