@@ -39,12 +39,7 @@ struct Adam {
 @group(0) @binding(5) var<storage, read> state: StepState;
 @group(0) @binding(6) var<uniform> u: Adam;
 
-struct StepState {
-    start: u32,
-    t: u32,
-    pad0: u32,
-    pad1: u32,
-}
+// StepState: mlp_common.wgsl (appended when the kernel is built).
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

@@ -27,14 +27,7 @@ struct Back {
 @group(0) @binding(2) var<storage, read_write> deltas: array<f32>;
 @group(0) @binding(3) var<uniform> u: Back;
 
-fn derivative_from_output(a: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return select(0.0, 1.0, a > 0.0); }
-        case 2u: { return 1.0 - a * a; }
-        case 3u: { return a * (1.0 - a); }
-        default: { return 1.0; }
-    }
-}
+// derivative_from_output(): mlp_common.wgsl (appended when the kernel is built).
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

@@ -41,14 +41,7 @@ const DEPTH: u32 = 16u;
 var<workgroup> tile_dz: array<f32, 1024>;
 var<workgroup> tile_w: array<f32, 1024>;
 
-fn derivative_from_output(a: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return select(0.0, 1.0, a > 0.0); }
-        case 2u: { return 1.0 - a * a; }
-        case 3u: { return a * (1.0 - a); }
-        default: { return 1.0; }
-    }
-}
+// derivative_from_output(): mlp_common.wgsl (appended when the kernel is built).
 
 // Row b of dz_in: the thread's four columns k = col + 16j.
 fn store_row(b: u32, col: u32, s: vec4<f32>) {

@@ -26,14 +26,7 @@ struct Dense {
 @group(0) @binding(1) var<storage, read_write> acts: array<f32>;
 @group(0) @binding(2) var<uniform> d: Dense;
 
-fn activate(z: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(clamp(z, -15.0, 15.0)); }
-        case 3u: { return 1.0 / (1.0 + exp(-clamp(z, -30.0, 30.0))); }
-        default: { return z; }
-    }
-}
+// activate(): mlp_common.wgsl (appended when the kernel is built).
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

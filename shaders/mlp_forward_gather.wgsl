@@ -37,12 +37,7 @@ struct Gather {
     pad2: u32,
 }
 
-struct StepState {
-    start: u32,
-    t: u32,
-    micro: u32,
-    pad1: u32,
-}
+// activate(), StepState: mlp_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
 @group(0) @binding(1) var<storage, read_write> acts: array<f32>;
@@ -52,15 +47,6 @@ struct StepState {
 @group(0) @binding(5) var<storage, read> state: StepState;
 @group(0) @binding(6) var<storage, read_write> next_state: StepState;
 @group(0) @binding(7) var<uniform> d: Gather;
-
-fn activate(z: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(clamp(z, -15.0, 15.0)); }
-        case 3u: { return 1.0 / (1.0 + exp(-clamp(z, -30.0, 30.0))); }
-        default: { return z; }
-    }
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

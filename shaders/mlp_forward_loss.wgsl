@@ -49,23 +49,7 @@ struct Head {
 @group(0) @binding(4) var<storage, read_write> losses: array<f32>;
 @group(0) @binding(5) var<uniform> u: Head;
 
-fn activate(z: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(clamp(z, -15.0, 15.0)); }
-        case 3u: { return 1.0 / (1.0 + exp(-clamp(z, -30.0, 30.0))); }
-        default: { return z; }
-    }
-}
-
-fn derivative_from_output(a: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return select(0.0, 1.0, a > 0.0); }
-        case 2u: { return 1.0 - a * a; }
-        case 3u: { return a * (1.0 - a); }
-        default: { return 1.0; }
-    }
-}
+// activate(), derivative_from_output(): mlp_common.wgsl (appended when the kernel is built).
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

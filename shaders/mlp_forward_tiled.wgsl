@@ -43,14 +43,7 @@ const DEPTH: u32 = 16u;
 var<workgroup> tile_in: array<f32, 1024>;
 var<workgroup> tile_w: array<f32, 1024>;
 
-fn activate(z: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(clamp(z, -15.0, 15.0)); }
-        case 3u: { return 1.0 / (1.0 + exp(-clamp(z, -30.0, 30.0))); }
-        default: { return z; }
-    }
-}
+// activate(): mlp_common.wgsl (appended when the kernel is built).
 
 // Row b of the output: the thread's four columns n0 + tx + 16j, each with its bias.
 fn store_row(b: u32, col: u32, acc: vec4<f32>) {

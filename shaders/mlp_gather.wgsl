@@ -35,12 +35,7 @@ struct Gather {
     pad2: u32,
 }
 
-struct StepState {
-    start: u32,
-    t: u32,
-    micro: u32,
-    pad1: u32,
-}
+// StepState: mlp_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read_write> acts: array<f32>;
 @group(0) @binding(1) var<storage, read_write> labels: array<u32>;

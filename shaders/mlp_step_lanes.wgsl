@@ -48,27 +48,9 @@
 // activations, layer after layer (C rows of each width), then its deltas at the same offsets
 // plus `dbase` (= C · Σ widths).
 
-struct StepNet {
-    // batch, rows of the training set, depth (layers), loss kind (0 cross-entropy, 1 MSE,
-    // 2 regression)
-    head: vec4<u32>,
-    // optimiser, Adam's correction table length, C (samples per chunk), parameter count
-    opt: vec4<u32>,
-    // lr, β₁, β₂, ε (mlp_step_reduce.wgsl)
-    hyper0: vec4<f32>,
-    // l1, l2, momentum, 0
-    hyper1: vec4<f32>,
-    // per layer l: [2l] = {fan_in, fan_out, act, w_off}, [2l + 1] = {b_off, in_off, out_off,
-    // first parameter number}; in_off/out_off in `mem`
-    layers: array<vec4<u32>, 16>,
-}
-
-struct StepState {
-    start: u32,
-    t: u32,
-    pad0: u32,
-    pad1: u32,
-}
+// activate(), derivative_from_output(), StepState and StepNet: mlp_common.wgsl (appended when
+// the kernel is built). StepNet here: opt.z = C (samples per chunk), opt.w = parameter count; layers[2l + 1].w =
+// the layer's first parameter number; in_off/out_off are offsets in `mem`.
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
 @group(0) @binding(1) var<storage, read_write> losses: array<f32>;
@@ -83,24 +65,6 @@ const LANES: u32 = 64u;
 const THREADS: u32 = 256u;
 
 var<workgroup> mem: array<f32, 3840>;
-
-fn activate(z: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(clamp(z, -15.0, 15.0)); }
-        case 3u: { return 1.0 / (1.0 + exp(-clamp(z, -30.0, 30.0))); }
-        default: { return z; }
-    }
-}
-
-fn derivative_from_output(a: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return select(0.0, 1.0, a > 0.0); }
-        case 2u: { return 1.0 - a * a; }
-        case 3u: { return a * (1.0 - a); }
-        default: { return 1.0; }
-    }
-}
 
 @compute @workgroup_size(256)
 fn main(

@@ -21,20 +21,7 @@
 //          6 = corrections (read: vec2 (c₁, c₂) per step), 7 = state (read: {start, t, 0, 0}),
 //          8 = uniform StepNet (mlp_step_samples.wgsl).
 
-struct StepNet {
-    head: vec4<u32>,
-    opt: vec4<u32>,
-    hyper0: vec4<f32>,
-    hyper1: vec4<f32>,
-    layers: array<vec4<u32>, 16>,
-}
-
-struct StepState {
-    start: u32,
-    t: u32,
-    pad0: u32,
-    pad1: u32,
-}
+// StepState, StepNet: mlp_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> acts: array<f32>;
 @group(0) @binding(1) var<storage, read> deltas: array<f32>;

@@ -24,27 +24,9 @@
 //          6 = state (read: {start, t, 0, 0}), 7 = next_state (read_write),
 //          8 = uniform StepNet (see below; shared with mlp_step_params.wgsl).
 
-struct StepNet {
-    // batch, rows of the training set, depth (layers), loss kind (0 cross-entropy, 1 MSE,
-    // 2 regression)
-    head: vec4<u32>,
-    // optimiser (0 SGD / momentum, 1 Adam), Adam's correction table length, 0, 0
-    opt: vec4<u32>,
-    // lr, β₁, β₂, ε
-    hyper0: vec4<f32>,
-    // l1, l2, momentum, 0
-    hyper1: vec4<f32>,
-    // per layer l: [2l] = {fan_in, fan_out, act, w_off}, [2l + 1] = {b_off, in_off, out_off,
-    // first workgroup of its parameters in mlp_step_params}
-    layers: array<vec4<u32>, 16>,
-}
-
-struct StepState {
-    start: u32,
-    t: u32,
-    pad0: u32,
-    pad1: u32,
-}
+// activate(), derivative_from_output(), StepState and StepNet: mlp_common.wgsl (appended when
+// the kernel is built). StepNet here: layers[2l + 1].w = the first workgroup of the layer's parameters in
+// mlp_step_params.
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
 @group(0) @binding(1) var<storage, read_write> acts: array<f32>;
@@ -55,24 +37,6 @@ struct StepState {
 @group(0) @binding(6) var<storage, read> state: StepState;
 @group(0) @binding(7) var<storage, read_write> next_state: StepState;
 @group(0) @binding(8) var<uniform> u: StepNet;
-
-fn activate(z: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return max(z, 0.0); }
-        case 2u: { return tanh(clamp(z, -15.0, 15.0)); }
-        case 3u: { return 1.0 / (1.0 + exp(-clamp(z, -30.0, 30.0))); }
-        default: { return z; }
-    }
-}
-
-fn derivative_from_output(a: f32, act: u32) -> f32 {
-    switch act {
-        case 1u: { return select(0.0, 1.0, a > 0.0); }
-        case 2u: { return 1.0 - a * a; }
-        case 3u: { return a * (1.0 - a); }
-        default: { return 1.0; }
-    }
-}
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

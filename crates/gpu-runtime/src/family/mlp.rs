@@ -26,6 +26,9 @@ const MLP_BACKWARD_INPUT_TILED: &str =
     include_str!("../../../../shaders/mlp_backward_input_tiled.wgsl");
 const MLP_GRAD_TILED: &str = include_str!("../../../../shaders/mlp_grad_tiled.wgsl");
 const MLP_GRAD_REDUCE: &str = include_str!("../../../../shaders/mlp_grad_reduce.wgsl");
+/// What several MLP kernels share (activations, the step blocks); appended, as the matmul
+/// family appends `matmul_regtile_common.wgsl`, so a kernel's own lines keep their numbers.
+const MLP_COMMON: &str = include_str!("../../../../shaders/mlp_common.wgsl");
 
 /// MLP kernels take one thread per element of a layer, 64 to a workgroup; the training
 /// session computes that count per layer, so a workload gives them no grid.
@@ -189,7 +192,7 @@ pub static KERNELS: &[KernelSpec] = &[
     sized_kernel(
         "mlp-step-lanes",
         "shaders/mlp_step_lanes.wgsl",
-        || MLP_STEP_LANES.to_string(),
+        || format!("{MLP_STEP_LANES}\n{MLP_COMMON}"),
         256,
         "kernel.mlp-step-lanes.title",
         "kernel.mlp-step-lanes.summary",
@@ -197,42 +200,42 @@ pub static KERNELS: &[KernelSpec] = &[
     mlp_kernel(
         "mlp-step-reduce",
         "shaders/mlp_step_reduce.wgsl",
-        || MLP_STEP_REDUCE.to_string(),
+        || format!("{MLP_STEP_REDUCE}\n{MLP_COMMON}"),
         "kernel.mlp-step-reduce.title",
         "kernel.mlp-step-reduce.summary",
     ),
     mlp_kernel(
         "mlp-step-samples",
         "shaders/mlp_step_samples.wgsl",
-        || MLP_STEP_SAMPLES.to_string(),
+        || format!("{MLP_STEP_SAMPLES}\n{MLP_COMMON}"),
         "kernel.mlp-step-samples.title",
         "kernel.mlp-step-samples.summary",
     ),
     mlp_kernel(
         "mlp-step-params",
         "shaders/mlp_step_params.wgsl",
-        || MLP_STEP_PARAMS.to_string(),
+        || format!("{MLP_STEP_PARAMS}\n{MLP_COMMON}"),
         "kernel.mlp-step-params.title",
         "kernel.mlp-step-params.summary",
     ),
     mlp_kernel(
         "mlp-forward",
         "shaders/mlp_forward.wgsl",
-        || MLP_FORWARD.to_string(),
+        || format!("{MLP_FORWARD}\n{MLP_COMMON}"),
         "kernel.mlp-forward.title",
         "kernel.mlp-forward.summary",
     ),
     mlp_kernel(
         "mlp-forward-gather",
         "shaders/mlp_forward_gather.wgsl",
-        || MLP_FORWARD_GATHER.to_string(),
+        || format!("{MLP_FORWARD_GATHER}\n{MLP_COMMON}"),
         "kernel.mlp-forward-gather.title",
         "kernel.mlp-forward-gather.summary",
     ),
     mlp_kernel(
         "mlp-gather",
         "shaders/mlp_gather.wgsl",
-        || MLP_GATHER.to_string(),
+        || format!("{MLP_GATHER}\n{MLP_COMMON}"),
         "kernel.mlp-gather.title",
         "kernel.mlp-gather.summary",
     ),
@@ -246,7 +249,7 @@ pub static KERNELS: &[KernelSpec] = &[
     mlp_kernel(
         "mlp-forward-loss",
         "shaders/mlp_forward_loss.wgsl",
-        || MLP_FORWARD_LOSS.to_string(),
+        || format!("{MLP_FORWARD_LOSS}\n{MLP_COMMON}"),
         "kernel.mlp-forward-loss.title",
         "kernel.mlp-forward-loss.summary",
     ),
@@ -260,7 +263,7 @@ pub static KERNELS: &[KernelSpec] = &[
     mlp_kernel(
         "mlp-backward-input",
         "shaders/mlp_backward_input.wgsl",
-        || MLP_BACKWARD_INPUT.to_string(),
+        || format!("{MLP_BACKWARD_INPUT}\n{MLP_COMMON}"),
         "kernel.mlp-backward-input.title",
         "kernel.mlp-backward-input.summary",
     ),
@@ -274,21 +277,21 @@ pub static KERNELS: &[KernelSpec] = &[
     mlp_kernel(
         "mlp-adam",
         "shaders/mlp_adam.wgsl",
-        || MLP_ADAM.to_string(),
+        || format!("{MLP_ADAM}\n{MLP_COMMON}"),
         "kernel.mlp-adam.title",
         "kernel.mlp-adam.summary",
     ),
     tiled_kernel(
         "mlp-forward-tiled",
         "shaders/mlp_forward_tiled.wgsl",
-        || MLP_FORWARD_TILED.to_string(),
+        || format!("{MLP_FORWARD_TILED}\n{MLP_COMMON}"),
         "kernel.mlp-forward-tiled.title",
         "kernel.mlp-forward-tiled.summary",
     ),
     tiled_kernel(
         "mlp-backward-input-tiled",
         "shaders/mlp_backward_input_tiled.wgsl",
-        || MLP_BACKWARD_INPUT_TILED.to_string(),
+        || format!("{MLP_BACKWARD_INPUT_TILED}\n{MLP_COMMON}"),
         "kernel.mlp-backward-input-tiled.title",
         "kernel.mlp-backward-input-tiled.summary",
     ),
