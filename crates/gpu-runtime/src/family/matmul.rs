@@ -231,13 +231,14 @@ pub static KERNELS: &[KernelSpec] = &[
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
 type TunedShape = (u32, u32, u32, &'static str, &'static [(&'static str, f64)]);
 
-macro_rules! tuned_shape {
-    ($bm:literal, $bn:literal, $bk:literal) => {
+/// A tile shape of the kernel `$base`: its variant's id is `$base@BMxBNxBK`.
+macro_rules! tile_shape {
+    ($base:literal, $bm:literal, $bn:literal, $bk:literal) => {
         (
             $bm,
             $bn,
             $bk,
-            concat!("matmul-tuned@", $bm, "x", $bn, "x", $bk),
+            concat!($base, "@", $bm, "x", $bn, "x", $bk),
             &[("BM", $bm as f64), ("BN", $bn as f64), ("BK", $bk as f64)],
         )
     };
@@ -247,14 +248,14 @@ macro_rules! tuned_shape {
 /// and its shared memory (2·BK·512 bytes) stays within WebGPU's default 16 KiB.
 /// `bench matmul --tune` and `crates/bench/dawn/run.mjs` try them all and report the fastest.
 static TUNED_SHAPES: [TunedShape; 8] = [
-    tuned_shape!(128, 128, 16),
-    tuned_shape!(128, 128, 8),
-    tuned_shape!(128, 64, 16),
-    tuned_shape!(128, 64, 8),
-    tuned_shape!(64, 128, 16),
-    tuned_shape!(64, 128, 8),
-    tuned_shape!(64, 64, 16),
-    tuned_shape!(64, 64, 8),
+    tile_shape!("matmul-tuned", 128, 128, 16),
+    tile_shape!("matmul-tuned", 128, 128, 8),
+    tile_shape!("matmul-tuned", 128, 64, 16),
+    tile_shape!("matmul-tuned", 128, 64, 8),
+    tile_shape!("matmul-tuned", 64, 128, 16),
+    tile_shape!("matmul-tuned", 64, 128, 8),
+    tile_shape!("matmul-tuned", 64, 64, 16),
+    tile_shape!("matmul-tuned", 64, 64, 8),
 ];
 
 /// Looks up one of this family's catalogued kernels by id (the conv family's im2col + GEMM
@@ -271,14 +272,29 @@ pub fn tuned_tiles() -> impl Iterator<Item = (u32, u32, u32)> {
 /// `matmul-tuned` with other tile sizes, as its own spec (id `matmul-tuned@BMxBNxBK`, its own
 /// pipeline); `None` for a shape outside [`tuned_tiles`].
 pub fn tuned_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
-    let &(_, _, _, id, constants) = TUNED_SHAPES
-        .iter()
-        .find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
-    let base = KERNELS.iter().find(|k| k.id == "matmul-tuned")?;
+    // 8 × 8 outputs per invocation.
+    variant(
+        &TUNED_SHAPES,
+        "matmul-tuned",
+        (bm, bn, bk),
+        [bn / 8, bm / 8, 1],
+    )
+}
+
+/// `base` at one of its `shapes`, as its own spec: the shape's id and constants, the given
+/// workgroup size, the grid of its BM × BN blocks; the rest is the catalogued kernel's.
+fn variant(
+    shapes: &[TunedShape],
+    base: &str,
+    (bm, bn, bk): (u32, u32, u32),
+    workgroup_size: [u32; 3],
+) -> Option<KernelSpec> {
+    let &(_, _, _, id, constants) = shapes.iter().find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
+    let base = KERNELS.iter().find(|k| k.id == base)?;
     Some(KernelSpec {
         id,
         constants,
-        workgroup_size: [bn / 8, bm / 8, 1],
+        workgroup_size,
         grid: grid_for(bm, bn),
         ..base.clone()
     })
@@ -294,27 +310,15 @@ fn grid_for(bm: u32, bn: u32) -> fn(&Workload) -> [u32; 3] {
     }
 }
 
-macro_rules! double_buffer_shape {
-    ($bm:literal, $bn:literal, $bk:literal) => {
-        (
-            $bm,
-            $bn,
-            $bk,
-            concat!("matmul-double-buffer@", $bm, "x", $bn, "x", $bk),
-            &[("BM", $bm as f64), ("BN", $bn as f64), ("BK", $bk as f64)],
-        )
-    };
-}
-
 /// Tile shapes `matmul-double-buffer` accepts: both shared buffers of both operands,
 /// 2·BK·(BM + BN)·4 bytes, must stay within WebGPU's default 16 KiB (so no 128×128×16,
 /// 128×64×16 or 64×128×16), and each invocation loads 1, 2 or 4 vec4s of each block.
 static DOUBLE_BUFFER_SHAPES: [TunedShape; 5] = [
-    double_buffer_shape!(128, 128, 8),
-    double_buffer_shape!(128, 64, 8),
-    double_buffer_shape!(64, 128, 8),
-    double_buffer_shape!(64, 64, 8),
-    double_buffer_shape!(64, 64, 16),
+    tile_shape!("matmul-double-buffer", 128, 128, 8),
+    tile_shape!("matmul-double-buffer", 128, 64, 8),
+    tile_shape!("matmul-double-buffer", 64, 128, 8),
+    tile_shape!("matmul-double-buffer", 64, 64, 8),
+    tile_shape!("matmul-double-buffer", 64, 64, 16),
 ];
 
 /// The (BM, BN, BK) shapes of [`double_buffer_variant`].
@@ -327,17 +331,13 @@ pub fn double_buffer_tiles() -> impl Iterator<Item = (u32, u32, u32)> {
 /// `matmul-double-buffer` with other tile sizes (id `matmul-double-buffer@BMxBNxBK`); `None`
 /// for a shape outside [`double_buffer_tiles`].
 pub fn double_buffer_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
-    let &(_, _, _, id, constants) = DOUBLE_BUFFER_SHAPES
-        .iter()
-        .find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
-    let base = KERNELS.iter().find(|k| k.id == "matmul-double-buffer")?;
-    Some(KernelSpec {
-        id,
-        constants,
-        workgroup_size: [bm * bn / 64, 1, 1],
-        grid: grid_for(bm, bn),
-        ..base.clone()
-    })
+    // One invocation per 8 × 8 block of the tile, in one row of invocations.
+    variant(
+        &DOUBLE_BUFFER_SHAPES,
+        "matmul-double-buffer",
+        (bm, bn, bk),
+        [bm * bn / 64, 1, 1],
+    )
 }
 
 /// Every tile variant the tuner tries (`bench matmul --tune`, `bench dump-kernels`): those of
