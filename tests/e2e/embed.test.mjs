@@ -358,7 +358,7 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     const code = await page.inputValue('.embed-snippet');
     const src = new URL(`#/embed/sweep?from=32&to=128&lang=${lang}&hide=heading%2Ctabs`, BASE_URL).href;
     assert.ok(code.includes(`src="${src.replaceAll('&', '&amp;')}"`), code);
-    assert.match(code, /width="\d+" height="\d+"/);
+    assert.match(code, /width="100%" height="\d+"/);
     assert.equal(await page.getAttribute('.embed-preview', 'src'), src);
     const preview = await siteFrame(page, '.embed-preview', { path: '/embed/sweep', lang });
     assert.equal(preview.url(), src, 'the live preview shows the snippet\'s address');

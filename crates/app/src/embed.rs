@@ -579,7 +579,7 @@ pub struct Snippet {
     pub src: String,
     /// The HTML to paste into a course page.
     pub html: String,
-    pub width: u32,
+    /// The iframe's height before (or without) the widget's first `resize` (CSS px).
     pub height: u32,
 }
 
@@ -590,14 +590,63 @@ pub struct SnippetWidget<'a> {
     pub params: &'a [&'a str],
     /// `hide=` names the snippet sets.
     pub hide: &'a [&'a str],
-    pub size: (u32, u32),
+    /// The fallback height (`Widget::height`).
+    pub height: u32,
+    /// The iframe's `title`, in words (screen readers announce it).
     pub title: &'a str,
 }
 
+/// `scheme://host[:port]` of an address (the site's origin, which the host's script checks
+/// `MessageEvent.origin` against); `None` for anything that is not http(s).
+pub fn origin_of(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    normalize_origin(&format!("{scheme}://{authority}")).ok()
+}
+
+/// The host page's script of the snippet: sets the height of the iframe that sent a `resize`
+/// (matched by its window, so several embeds share it), at most once per animation frame, only
+/// for messages from the site's origin. Written once per snippet; a second copy on a page only
+/// repeats the same assignment.
+fn resize_script(site_origin: &str) -> String {
+    format!(
+        concat!(
+            "<script>\n",
+            "(function () {{\n",
+            "  var site = \"{}\", next = new Map();\n",
+            "  addEventListener(\"message\", function (e) {{\n",
+            "    var d = e.data;\n",
+            "    if (e.origin !== site || !d || d.api !== \"gpu-playground\" || d.type !== \"resize\") return;\n",
+            "    document.querySelectorAll(\"iframe\").forEach(function (f) {{\n",
+            "      if (f.contentWindow !== e.source) return;\n",
+            "      if (!next.size) requestAnimationFrame(function () {{\n",
+            "        next.forEach(function (h, frame) {{ frame.height = String(h); }});\n",
+            "        next.clear();\n",
+            "      }});\n",
+            "      next.set(f, Math.max(50, Math.ceil(Number(d.height) || 0)));\n",
+            "    }});\n",
+            "  }});\n",
+            "}})();\n",
+            "</script>"
+        ),
+        site_origin
+    )
+}
+
 /// Builds the snippet: the widget's settable parameters from `query`, the language, the
-/// widget's usual size. `base` is the site's address (no hash).
-pub fn snippet(base: &str, w: &SnippetWidget, lang: &str, query: &[(String, String)]) -> Snippet {
-    let (widget, params, hide, (width, height), title) = (w.id, w.params, w.hide, w.size, w.title);
+/// host's origin when the instructor named one (`parent`, already normalised: see
+/// [`normalize_origin`]). The iframe is as wide as its column (`width="100%"`) and starts at
+/// the widget's fallback height; with an origin, a small script sets the height from the
+/// widget's `resize` messages (a host that strips scripts keeps the fallback, and the frame
+/// scrolls). `base` is the site's address (no hash).
+pub fn snippet(
+    base: &str,
+    w: &SnippetWidget,
+    lang: &str,
+    query: &[(String, String)],
+    parent: Option<&str>,
+) -> Snippet {
+    let (widget, params, hide, height, title) = (w.id, w.params, w.hide, w.height, w.title);
     let mut q = crate::query::Query::default();
     for p in params {
         if let Some((_, v)) = query.iter().find(|(k, _)| k == p) {
@@ -608,6 +657,9 @@ pub fn snippet(base: &str, w: &SnippetWidget, lang: &str, query: &[(String, Stri
     if !hide.is_empty() {
         q.set("hide", &hide.join(","));
     }
+    if let Some(o) = parent {
+        q.set("parentOrigin", o);
+    }
     let src = format!("{base}#/embed/{widget}?{}", q.encode());
     let attr = |s: &str| {
         s.replace('&', "&amp;")
@@ -615,17 +667,16 @@ pub fn snippet(base: &str, w: &SnippetWidget, lang: &str, query: &[(String, Stri
             .replace('<', "&lt;")
             .replace('>', "&gt;")
     };
-    let html = format!(
-        r#"<iframe src="{}" width="{width}" height="{height}" title="{}" loading="lazy"></iframe>"#,
+    let mut html = format!(
+        r#"<iframe src="{}" width="100%" height="{height}" title="{}" loading="lazy" frameborder="0"></iframe>"#,
         attr(&src),
         attr(title)
     );
-    Snippet {
-        src,
-        html,
-        width,
-        height,
+    if let (Some(_), Some(site)) = (parent, origin_of(base)) {
+        html.push('\n');
+        html.push_str(&resize_script(&site));
     }
+    Snippet { src, html, height }
 }
 
 // ---------------------------------------------------------------- the widget registry
@@ -650,8 +701,9 @@ pub struct Widget {
     /// Whether a `run` while the host's run is going presses the button again, to stop it
     /// (training: Play, then Pause ends the run and reports it). Otherwise it is `busy`.
     pub run_stops: bool,
-    /// The iframe size the "Embed" button suggests (CSS px; `resize` adjusts the height).
-    pub size: (u32, u32),
+    /// The height the "Embed" button's snippet gives the iframe until the widget's first
+    /// `resize` (and for hosts that strip scripts), in CSS px; its width is always 100 %.
+    pub height: u32,
     /// Parameters whose value is always a whole number: `setParams` with anything else is
     /// `bad-params` at once (the widget's own checks then judge the range, in the page).
     pub whole: &'static [&'static str],
@@ -692,7 +744,7 @@ macro_rules! conv_stage_widget {
             forced: &[("family", "conv"), ("stage", $id)],
             defaults: &[],
             hideable: &["title", "notes"],
-            size: (640, 760),
+            height: 760,
             run_button: Some("#run-button"),
             run_stops: false,
             whole: CONV_WHOLE,
@@ -722,7 +774,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["title", "notes"],
-        size: (640, 560),
+        height: 560,
         run_button: Some("#run-button"),
         run_stops: false,
         whole: &["m", "n", "k"],
@@ -734,7 +786,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["stages", "source", "run-all"],
-        size: (960, 900),
+        height: 900,
         run_button: Some("#run-all-button"),
         run_stops: false,
         whole: &["m", "n", "k"],
@@ -746,7 +798,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[("family", "conv")],
         defaults: &[],
         hideable: &["stages", "source", "run-all"],
-        size: (960, 1000),
+        height: 1000,
         run_button: Some("#run-all-button"),
         run_stops: false,
         whole: CONV_WHOLE,
@@ -763,7 +815,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[("view", "race")],
         defaults: &[],
         hideable: &["heading", "tabs"],
-        size: (760, 700),
+        height: 700,
         run_button: Some("#race-start"),
         run_stops: false,
         whole: &["n", "workers", "from", "to", "at"],
@@ -775,7 +827,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[("view", "conv")],
         defaults: &[],
         hideable: &["heading", "tabs"],
-        size: (760, 900),
+        height: 900,
         run_button: Some("#race-start"),
         run_stops: false,
         whole: &[
@@ -789,7 +841,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[("view", "sweep")],
         defaults: &[],
         hideable: &["heading", "tabs"],
-        size: (760, 820),
+        height: 820,
         run_button: Some("#sweep-start"),
         run_stops: false,
         whole: &["n", "workers", "from", "to", "at"],
@@ -801,7 +853,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[("view", "claim")],
         defaults: &[],
         hideable: &["heading", "tabs"],
-        size: (760, 760),
+        height: 760,
         run_button: Some("#claim-start"),
         run_stops: false,
         whole: &["n", "workers", "from", "to", "at"],
@@ -813,7 +865,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "replay"],
-        size: (960, 900),
+        height: 900,
         run_button: Some("#vis-play"),
         run_stops: false,
         whole: &[],
@@ -825,7 +877,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[("stage", "naive"), ("compare", "tiled")],
         hideable: &["heading", "replay"],
-        size: (960, 1000),
+        height: 1000,
         run_button: Some("#vis-play"),
         run_stops: false,
         whole: &[],
@@ -837,7 +889,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &[],
-        size: (760, 600),
+        height: 600,
         run_button: Some("#real-record"),
         run_stops: false,
         whole: &[],
@@ -849,7 +901,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "kernels", "experiment"],
-        size: (1000, 1000),
+        height: 1000,
         run_button: Some("#train-play"),
         run_stops: true,
         whole: &["seed", "n", "batch"],
@@ -861,7 +913,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "playground"],
-        size: (800, 600),
+        height: 600,
         run_button: Some("#train-exp-run"),
         run_stops: false,
         whole: &["seed", "n", "batch"],
@@ -873,7 +925,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "controls"],
-        size: (800, 900),
+        height: 900,
         run_button: Some("#conv-run"),
         run_stops: false,
         whole: &[],
@@ -885,7 +937,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "controls"],
-        size: (900, 1100),
+        height: 1100,
         run_button: Some("#conv-layers-run"),
         run_stops: false,
         whole: &[],
@@ -897,7 +949,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "prose"],
-        size: (800, 900),
+        height: 900,
         run_button: Some("button.measure"),
         run_stops: false,
         whole: &[],
@@ -909,7 +961,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["heading", "stages"],
-        size: (960, 1000),
+        height: 1000,
         run_button: Some("#editor-run"),
         run_stops: false,
         whole: &["m", "n", "k"],
@@ -921,7 +973,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &["hints", "solution"],
-        size: (900, 1000),
+        height: 1000,
         run_button: Some("#puzzle-run"),
         run_stops: false,
         whole: &[],
@@ -933,7 +985,7 @@ pub const WIDGETS: &[Widget] = &[
         forced: &[],
         defaults: &[],
         hideable: &[],
-        size: (560, 640),
+        height: 640,
         run_button: None,
         run_stops: false,
         whole: &[],
@@ -1452,18 +1504,80 @@ mod tests {
             id: "matmul",
             params: &["m", "n", "k"],
             hide: &["title"],
-            size: (640, 520),
+            height: 520,
             title: "A \"run\" <widget>",
         };
-        let s = snippet("https://a.edu/gp/", &w, "zh", &q);
+        let s = snippet("https://a.edu/gp/", &w, "zh", &q, None);
         assert_eq!(
             s.src,
             "https://a.edu/gp/#/embed/matmul?m=64&k=32&lang=zh&hide=title"
         );
+        // As wide as its column, the fallback height, no script without an origin to talk to.
         assert_eq!(
             s.html,
-            r#"<iframe src="https://a.edu/gp/#/embed/matmul?m=64&amp;k=32&amp;lang=zh&amp;hide=title" width="640" height="520" title="A &quot;run&quot; &lt;widget&gt;" loading="lazy"></iframe>"#
+            r#"<iframe src="https://a.edu/gp/#/embed/matmul?m=64&amp;k=32&amp;lang=zh&amp;hide=title" width="100%" height="520" title="A &quot;run&quot; &lt;widget&gt;" loading="lazy" frameborder="0"></iframe>"#
         );
+        assert_eq!(s.height, 520);
+    }
+
+    #[test]
+    fn a_snippet_with_the_hosts_origin_sizes_itself_from_resize() {
+        let w = SnippetWidget {
+            id: "race",
+            params: &["n"],
+            hide: &[],
+            height: 700,
+            title: "GPU Playground: the race",
+        };
+        let q = vec![("n".to_string(), "256".to_string())];
+        let s = snippet(
+            "http://127.0.0.1:8080/course/gp/index.html",
+            &w,
+            "en",
+            &q,
+            Some("https://course.example.edu"),
+        );
+        assert_eq!(
+            s.src,
+            "http://127.0.0.1:8080/course/gp/index.html#/embed/race?n=256&lang=en&parentOrigin=https%3A%2F%2Fcourse.example.edu"
+        );
+        let (frame, script) = s.html.split_once('\n').expect("iframe, then the script");
+        assert!(frame.starts_with("<iframe ") && frame.ends_with("</iframe>"));
+        assert!(frame.contains(r#" width="100%" height="700" "#), "{frame}");
+        assert!(
+            !frame.contains("640") && !frame.contains("style="),
+            "{frame}"
+        );
+        // The script trusts only the site's origin, sets the height of the frame that sent the
+        // message, and applies at most one height per frame per animation frame.
+        assert!(script.starts_with("<script>") && script.ends_with("</script>"));
+        assert!(
+            script.contains(r#"var site = "http://127.0.0.1:8080""#),
+            "{script}"
+        );
+        assert!(script.contains("e.origin !== site"));
+        assert!(script.contains("f.contentWindow !== e.source"));
+        assert!(script.contains("d.type !== \"resize\""));
+        assert!(script.contains("requestAnimationFrame"));
+        assert_eq!(script.matches("addEventListener").count(), 1);
+    }
+
+    #[test]
+    fn origin_of_is_the_sites_scheme_host_and_port() {
+        assert_eq!(
+            origin_of("https://You.github.io/gpu-playground/").as_deref(),
+            Some("https://you.github.io")
+        );
+        assert_eq!(
+            origin_of("http://127.0.0.1:8080/x?y#z").as_deref(),
+            Some("http://127.0.0.1:8080")
+        );
+        assert_eq!(
+            origin_of("https://a.edu:443").as_deref(),
+            Some("https://a.edu")
+        );
+        assert_eq!(origin_of("file:///home/x/index.html"), None);
+        assert_eq!(origin_of("index.html"), None);
     }
 
     #[test]

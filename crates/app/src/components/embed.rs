@@ -396,16 +396,34 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
                     post(&allowed, &json);
                 })));
             }
+            // The content's height goes to the host at most once per animation frame (the
+            // observer only asks for a frame; the frame measures) and only when it changed, so
+            // a burst of layout changes inside one frame is one message, not a bounce.
             let last = Rc::new(RefCell::new(0u32));
-            let on_resize = {
-                let shared = shared.clone();
+            let pending = Rc::new(RefCell::new(None::<i32>));
+            let on_frame = {
+                let (shared, pending) = (shared.clone(), pending.clone());
                 Closure::<dyn FnMut()>::new(move || {
+                    *pending.borrow_mut() = None;
                     let h = content_height();
                     if h != *last.borrow() {
                         *last.borrow_mut() = h;
                         let allowed = shared.borrow().allowed.clone();
                         post(&allowed, &Out::Resize { height: h }.to_json());
                         post_lti(&allowed, h);
+                    }
+                })
+            };
+            let on_resize = {
+                let pending = pending.clone();
+                let frame: js_sys::Function = on_frame
+                    .as_ref()
+                    .unchecked_ref::<js_sys::Function>()
+                    .clone();
+                Closure::<dyn FnMut()>::new(move || {
+                    if pending.borrow().is_none() {
+                        *pending.borrow_mut() =
+                            gloo::utils::window().request_animation_frame(&frame).ok();
                     }
                 })
             };
@@ -421,7 +439,12 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
                 if let Some(o) = observer {
                     o.disconnect();
                 }
+                // A frame asked for and not yet run would call a dropped closure.
+                if let Some(id) = pending.borrow_mut().take() {
+                    let _ = gloo::utils::window().cancel_animation_frame(id);
+                }
                 drop(on_resize);
+                drop(on_frame);
             }
         });
     }

@@ -1,11 +1,13 @@
 //! The "Embed" button a widget carries on the full page: a panel with the iframe snippet for
-//! the widget's current settings (size included), a live preview and a copy button. The
-//! snippet is built by `crate::embed::snippet` (pure, unit-tested).
+//! the widget's current settings, a field for the course page's origin (`parentOrigin=`: with
+//! it the snippet's script sizes the frame from the widget's `resize` messages), a live
+//! preview and a copy button. The snippet is built by `crate::embed::snippet` (pure,
+//! unit-tested).
 
 use yew::prelude::*;
 
 use super::Ctx;
-use crate::embed::{snippet, widget, Snippet, SnippetWidget};
+use crate::embed::{normalize_origin, snippet, widget, OriginError, Snippet, SnippetWidget};
 
 #[derive(Properties, PartialEq)]
 pub struct EmbedButtonProps {
@@ -32,6 +34,8 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
     let ctx = use_context::<Ctx>();
     let open = use_state(|| false);
     let copied = use_state(|| false);
+    // What the instructor typed as their page's origin.
+    let origin = use_state(String::new);
     let (Some(ctx), Some(w)) = (ctx, widget(&props.widget)) else {
         return html! {};
     };
@@ -46,18 +50,56 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         .copied()
         .filter(|h| ["heading", "tabs"].contains(h))
         .collect();
+    let title = ctx.tf("embed.frame_title", &[("widget", ctx.t(w.title_key))]);
     let info = SnippetWidget {
         id: w.id,
         params: w.params,
         hide: &hide,
-        size: w.size,
-        title: ctx.t(w.title_key),
+        height: w.height,
+        title: &title,
     };
     let mut query = ctx.query.clone();
     for (k, v) in &props.extra {
         query.set(k, v);
     }
-    let s: Snippet = snippet(&site_base(), &info, ctx.lang.code(), query.pairs());
+    // An empty field is no origin (no messages); a bad one is said at the field and left out.
+    let parent = match origin.trim() {
+        "" => None,
+        typed => Some(normalize_origin(typed)),
+    };
+    let good = parent
+        .as_ref()
+        .and_then(|p| p.as_ref().ok())
+        .map(String::as_str);
+    let s: Snippet = snippet(&site_base(), &info, ctx.lang.code(), query.pairs(), good);
+    let on_origin = {
+        let (origin, copied) = (origin.clone(), copied.clone());
+        Callback::from(move |e: InputEvent| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            origin.set(input.value());
+            copied.set(false);
+        })
+    };
+    let height = s.height.to_string();
+    // One field per panel (a page may have several panels open).
+    let field_id = format!("embed-origin-{}", w.id);
+    let origin_note = match &parent {
+        None => html! {
+            <p class="note embed-origin-note">{ ctx.tf("embed.panel.no_origin", &[("h", &height)]) }</p>
+        },
+        Some(Ok(o)) => html! {
+            <p class="note embed-origin-note">{ ctx.tf("embed.panel.origin_ok", &[("origin", o)]) }</p>
+        },
+        Some(Err(e)) => {
+            let key = match e {
+                OriginError::Wildcard => "embed.panel.origin_wildcard",
+                OriginError::NotAnOrigin(_) => "embed.panel.origin_bad",
+            };
+            html! {
+                <p class="message error embed-origin-error" role="alert">{ ctx.tf(key, &[("value", origin.trim())]) }</p>
+            }
+        }
+    };
     let toggle = {
         let open = open.clone();
         Callback::from(move |_| open.set(!*open))
@@ -80,14 +122,22 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         })
     };
     html! {
-        <div class="embed-share">
+        <div class="embed-share" data-widget={w.id}>
             <button type="button" class="button embed-toggle" aria-expanded={open.to_string()} onclick={toggle}>
                 { ctx.t("embed.button") }
             </button>
             if *open {
                 <div class="embed-panel" role="group" aria-label={ctx.t("embed.panel")}>
-                    <p class="note">{ ctx.t("embed.panel.intro") }</p>
-                    <textarea class="embed-snippet" readonly=true rows="3" aria-label={ctx.t("embed.panel.code")}
+                    <p class="note">{ ctx.tf("embed.panel.intro", &[("h", &height)]) }</p>
+                    <div class="field embed-origin-field">
+                        <label for={field_id.clone()}>{ ctx.t("embed.panel.origin") }</label>
+                        <input id={field_id.clone()} class="embed-origin" type="url" inputmode="url" autocomplete="url"
+                            spellcheck="false" placeholder={ctx.t("embed.panel.origin_example")}
+                            aria-invalid={matches!(parent, Some(Err(_))).to_string()}
+                            value={(*origin).clone()} oninput={on_origin} />
+                    </div>
+                    { origin_note }
+                    <textarea class="embed-snippet" readonly=true rows={if good.is_some() { "8" } else { "3" }} aria-label={ctx.t("embed.panel.code")}
                         value={s.html.clone()} />
                     <p>
                         <button type="button" class="button primary embed-copy" onclick={copy}>{ ctx.t("embed.panel.copy") }</button>
@@ -97,8 +147,8 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
                         <a href="examples/course.html" class="embed-doc">{ ctx.t("embed.panel.docs") }</a>
                     </p>
                     <p class="note">{ ctx.t("embed.panel.preview") }</p>
-                    <iframe class="embed-preview" src={s.src.clone()} title={ctx.t(w.title_key)}
-                        width={s.width.to_string()} height={s.height.to_string()}></iframe>
+                    <iframe class="embed-preview" src={s.src.clone()} title={title.clone()}
+                        width="100%" height={height.clone()}></iframe>
                 </div>
             }
         </div>

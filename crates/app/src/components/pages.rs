@@ -111,6 +111,9 @@ fn embed_index(ctx: &Ctx) -> Html {
                         <li>
                             <a href={href.clone()}><code>{ format!("{base}{href}") }</code></a>
                             <span>{ ctx.t(key) }</span>
+                            if !w.params.is_empty() {
+                                { " " }<code class="embed-params">{ w.params.iter().map(|p| format!("{p}=")).collect::<Vec<_>>().join(" ") }</code>
+                            }
                         </li>
                     }
                 }) }

@@ -494,10 +494,16 @@ pub fn Conv(props: &ConvProps) -> Html {
             <div class="conv-status" aria-live="polite" id="conv-result" data-runs={runs.to_string()}
                 data-verified={match &*outcome { Outcome::Done(d) => match d.verified { Some((ok, _)) => ok.to_string(), None => "cpu".into() }, Outcome::Failed(_) => "error".into(), _ => String::new() }}>
             </div>
+            if props.views == Views::All {
+                <super::EmbedButton widget="conv-filter" />
+            }
             }
             if show_field {
                 <layers::Layers input={input.clone()} settings={settings.clone()} layer={*layer}
                     on_layer={on_layer} valid={parsed.is_ok()} />
+                if props.views == Views::All {
+                    <super::EmbedButton widget="conv-field" />
+                }
             }
             if props.views == Views::All {
                 <small::Small settings={settings.clone()} />
