@@ -67,38 +67,16 @@ impl Dtype {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Optimiser {
-    /// Plain SGD: no state.
-    Sgd,
-    /// SGD with momentum: one FP32 state per trainable parameter.
-    Momentum,
-    /// Adam / AdamW: two FP32 states (first and second moment).
-    Adam,
-}
+/// The optimisers are the train view's (`mlp::Optimiser`): the same three, the same URL codes.
+pub use mlp::Optimiser;
 
-impl Optimiser {
-    pub const ALL: [Optimiser; 3] = [Optimiser::Sgd, Optimiser::Momentum, Optimiser::Adam];
-
-    pub fn code(self) -> &'static str {
-        match self {
-            Optimiser::Sgd => "sgd",
-            Optimiser::Momentum => "momentum",
-            Optimiser::Adam => "adam",
-        }
-    }
-
-    pub fn from_code(s: &str) -> Option<Optimiser> {
-        Optimiser::ALL.into_iter().find(|o| o.code() == s)
-    }
-
-    /// FP32 state bytes per trainable parameter.
-    pub fn state_bytes(self) -> f64 {
-        match self {
-            Optimiser::Sgd => 0.0,
-            Optimiser::Momentum => 4.0,
-            Optimiser::Adam => 8.0,
-        }
+/// FP32 state bytes per trainable parameter: SGD none, momentum one velocity, Adam / AdamW two
+/// moments.
+pub fn state_bytes(o: Optimiser) -> f64 {
+    match o {
+        Optimiser::Sgd => 0.0,
+        Optimiser::Momentum => 4.0,
+        Optimiser::Adam => 8.0,
     }
 }
 
@@ -266,7 +244,7 @@ pub fn estimate(b: &Budget) -> Result<Breakdown, BudgetError> {
     };
     out.master = trainable * master;
     out.gradients = trainable * grad;
-    out.optimiser = trainable * b.optimiser.state_bytes();
+    out.optimiser = trainable * state_bytes(b.optimiser);
     out.activations = act_scale
         * match b.activations {
             Activations::Transformer {
