@@ -1,11 +1,11 @@
 //! The train view's engine: the GPU training session and the CPU twin, driven from one timer
 //! on the main thread. Each tick gives the GPU side up to [`SLICE_MS`] of main-thread time to
-//! submit steps (each one command buffer; the GPU works on them asynchronously, at most
-//! [`MAX_IN_FLIGHT`] ahead) and the CPU twin the same slice to compute steps; the page stays
-//! responsive because neither ever blocks. Metrics come back from the GPU asynchronously (see
-//! `gpu_runtime::training`).
-
-use std::collections::VecDeque;
+//! submit steps (each one command buffer; the GPU works on them asynchronously, at most a
+//! quarter second of work ahead: `page_models::train::run::in_flight_limit`) and the CPU twin
+//! the same slice to compute steps; the page stays responsive because neither ever blocks.
+//! Metrics come back from the GPU asynchronously (see `gpu_runtime::training`). The run's
+//! lifecycle, rates and status line are pure and live in `page_models::train::run`; this
+//! file holds what needs the GPU session.
 
 use gpu_runtime::mlp::data::grid_points;
 use gpu_runtime::mlp::net::{batch_order, metrics};
@@ -14,100 +14,13 @@ use gpu_runtime::training::{
     step_plan_with, PlannedDispatch, SessionConfig, StepOptions, TrainingSession,
 };
 use gpu_runtime::{Gpu, GpuError};
-
-/// Side of the decision-boundary grid (GRID² points evaluated on the GPU).
-pub const GRID: usize = 40;
-/// Side of each neuron's small picture (computed on the CPU from the drawn weights).
-pub const NEURON_GRID: usize = 20;
-/// Main-thread milliseconds per tick for each side.
-pub const SLICE_MS: f64 = 5.0;
-/// Most steps the GPU may have queued but not finished.
-pub const MAX_IN_FLIGHT: u64 = 24;
-/// Fewest: the queue never runs dry between two ticks.
-pub const MIN_IN_FLIGHT: u64 = 2;
-/// How much GPU time may be queued ahead (ms at the measured rate). Submitted work cannot be
-/// taken back, so this bounds how long Pause keeps finishing steps and how long a restarted
-/// network waits behind the old one's: on a software adapter doing 4 steps/s, 24 queued steps
-/// were 6 s of both.
-pub const QUEUE_MS: f64 = 250.0;
-/// How often the CPU twin evaluates itself (ms).
-const CPU_EVAL_MS: f64 = 250.0;
-/// Most points kept per loss curve (older ones are thinned).
-const MAX_HISTORY: usize = 300;
+use page_models::train::picture::{neuron_pictures, output_shade};
+use page_models::train::run::{
+    push_sample, status, GpuSteps, Lifecycle, Status, CPU_EVAL_MS, NEURON_GRID, SLICE_MS,
+};
+pub use page_models::train::run::{GpuState, Sample, GRID};
 
 pub use gpu_runtime::now_ms;
-
-/// One point of a loss curve.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Sample {
-    pub step: u64,
-    pub train: f32,
-    pub test: f32,
-    pub test_acc: f32,
-}
-
-/// Steps per second over the last couple of seconds.
-#[derive(Default)]
-pub struct Rate(VecDeque<(f64, u64)>);
-
-impl Rate {
-    pub fn record(&mut self, t: f64, count: u64) {
-        self.0.push_back((t, count));
-        while self.0.len() > 2 && self.0.front().is_some_and(|&(t0, _)| t - t0 > 2000.0) {
-            self.0.pop_front();
-        }
-    }
-
-    pub fn per_second(&self) -> Option<f64> {
-        let (&(t0, c0), &(t1, c1)) = (self.0.front()?, self.0.back()?);
-        (t1 - t0 > 300.0).then(|| (c1.saturating_sub(c0)) as f64 * 1000.0 / (t1 - t0))
-    }
-
-    /// Forgets the window (on Play/Pause), so a rate never spans time nothing ran.
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
-}
-
-/// What a rate shows: nothing is measured while paused, and "measuring" until the window
-/// spans enough time after Play; a number only when one was measured.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum RateView {
-    /// That side is not training at all (no GPU session).
-    Off,
-    Paused,
-    Measuring,
-    PerSecond(f64),
-}
-
-/// Steps that may be in flight at a measured GPU rate (steps/s): [`QUEUE_MS`] of work, within
-/// [`MIN_IN_FLIGHT`]..=[`MAX_IN_FLIGHT`]; the minimum until a rate is known.
-pub fn in_flight_limit(rate: Option<f64>) -> u64 {
-    match rate {
-        Some(r) if r.is_finite() && r > 0.0 => {
-            ((r * QUEUE_MS / 1000.0).floor() as u64).clamp(MIN_IN_FLIGHT, MAX_IN_FLIGHT)
-        }
-        _ => MIN_IN_FLIGHT,
-    }
-}
-
-pub fn rate_view(playing: bool, rate: &Rate) -> RateView {
-    match (playing, rate.per_second()) {
-        (false, _) => RateView::Paused,
-        (true, None) => RateView::Measuring,
-        (true, Some(v)) => RateView::PerSecond(v),
-    }
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum GpuState {
-    /// No WebGPU: the CPU twin trains alone.
-    Unavailable,
-    Starting,
-    Ready,
-    Lost(String),
-    Failed(GpuError),
-}
 
 /// Owned copies of what a GPU session is built from: network, initial parameters, training
 /// features, labels, batch order, evaluation rows.
@@ -131,10 +44,8 @@ pub struct Runner {
     /// "lost", which Reset can recover from, instead of the error.
     failed_device: Option<std::rc::Rc<gpu_runtime::Gpu>>,
     pub cpu: CpuTrainer,
-    pub playing: bool,
-    /// The page is hidden: training holds (Play stays on) and resumes when shown, as a
-    /// video would; a rate never spans the hidden time.
-    pub hidden: bool,
+    /// Play/Pause, the hidden page, the rates and the report after Pause.
+    pub life: Lifecycle,
     pub gpu_hist: Vec<Sample>,
     pub cpu_hist: Vec<Sample>,
     /// Class-1 probability (regression: the output mapped from [−1, 1] to [0, 1]) on the
@@ -149,14 +60,6 @@ pub struct Runner {
     /// Each input's and hidden neuron's output over the plane (see `picture::neuron_pictures`),
     /// from `weights`: the GPU's when it trains, else the CPU twin's.
     pub neurons: Vec<Vec<String>>,
-    pub gpu_rate: Rate,
-    pub cpu_rate: Rate,
-    /// The last GPU rate measured (kept across Pause, which clears `gpu_rate`): it sizes the
-    /// queue ([`in_flight_limit`]).
-    last_gpu_rate: Option<f64>,
-    /// Pause was pressed in an embed: `run-finished` goes out once the steps already sent have
-    /// finished, so it carries the count the widget ends on.
-    report_pending: bool,
     pub plan: Vec<PlannedDispatch>,
     last_requested: u64,
     last_cpu_eval: f64,
@@ -215,17 +118,12 @@ impl Runner {
                 GpuState::Unavailable
             },
             cpu,
-            playing: false,
-            hidden: false,
+            life: Lifecycle::default(),
             gpu_hist: Vec::new(),
             cpu_hist: Vec::new(),
             heat: Vec::new(),
             heat_from_gpu: false,
             heat_version: 0,
-            gpu_rate: Rate::default(),
-            cpu_rate: Rate::default(),
-            last_gpu_rate: None,
-            report_pending: false,
             plan,
             last_requested: 0,
             last_cpu_eval: f64::NEG_INFINITY,
@@ -290,7 +188,7 @@ impl Runner {
                 self.request_gpu_eval();
             }
             Err(GpuError::DeviceLost(e)) => self.gpu_state = GpuState::Lost(e),
-            Err(e) => self.gpu_state = GpuState::Failed(e),
+            Err(e) => self.gpu_state = GpuState::Failed(e.to_string()),
         }
         self.dirty = true;
     }
@@ -304,7 +202,7 @@ impl Runner {
             e if lost => GpuState::Lost(e.to_string()),
             e => {
                 self.failed_device = session.map(|s| s.gpu().clone());
-                GpuState::Failed(e)
+                GpuState::Failed(e.to_string())
             }
         };
         if matches!(self.gpu_state, GpuState::Lost(_)) {
@@ -322,7 +220,7 @@ impl Runner {
         // (No session::forget here: the page may hold a newer device by now, and
         // session::gpu replaces a lost one by itself.)
         if let GpuState::Failed(e) = &self.gpu_state {
-            self.gpu_state = GpuState::Lost(e.to_string());
+            self.gpu_state = GpuState::Lost(e.clone());
             self.dirty = true;
         }
     }
@@ -338,46 +236,47 @@ impl Runner {
 
     /// Starts or stops training; the rates start measuring afresh.
     pub fn set_playing(&mut self, playing: bool) {
-        self.playing = playing;
-        self.gpu_rate.clear();
-        self.cpu_rate.clear();
+        self.life.set_playing(playing);
+        self.dirty = true;
+    }
+
+    /// Play or Pause (the Play button). Pausing ends a training run: an embed reports where it
+    /// got to once the steps already sent have finished (the timer sends it).
+    pub fn toggle_playing(&mut self) {
+        self.life.toggle();
         self.dirty = true;
     }
 
     /// The page was hidden or shown again; the rates start measuring afresh.
     pub fn set_hidden(&mut self, hidden: bool) {
-        if self.hidden != hidden {
-            self.hidden = hidden;
-            self.gpu_rate.clear();
-            self.cpu_rate.clear();
+        if self.life.set_hidden(hidden) {
             self.dirty = true;
         }
     }
 
-    /// GPU steps sent but not finished: after Pause, the page says it is finishing them.
-    pub fn gpu_in_flight(&self) -> u64 {
-        self.gpu
-            .as_ref()
-            .map_or(0, |s| s.steps_submitted() - s.steps_completed())
+    /// The GPU session's step counts (None without one).
+    pub fn gpu_steps(&self) -> Option<GpuSteps> {
+        self.gpu.as_ref().map(|s| GpuSteps {
+            submitted: s.steps_submitted(),
+            completed: s.steps_completed(),
+        })
     }
 
-    /// Pause ended a training run: report it once the steps already sent have finished.
-    pub fn report_when_finished(&mut self) {
-        self.report_pending = true;
+    /// GPU steps sent but not finished: after Pause, the page says it is finishing them.
+    pub fn gpu_in_flight(&self) -> u64 {
+        self.gpu_steps().map_or(0, GpuSteps::in_flight)
     }
 
     /// Whether the run Pause ended has now finished (true once per Pause; never while
     /// training again).
     pub fn take_finished_run(&mut self) -> bool {
-        if !self.report_pending || self.playing {
-            self.report_pending = false;
-            return false;
-        }
-        if self.gpu_in_flight() > 0 {
-            return false;
-        }
-        self.report_pending = false;
-        true
+        let in_flight = self.gpu_in_flight();
+        self.life.take_finished_run(in_flight)
+    }
+
+    /// What the status line shows.
+    pub fn status(&self) -> Status {
+        status(&self.life, self.gpu_steps(), &self.gpu_state)
     }
 
     /// The step each side had reached (the GPU's: completed steps; None without a session).
@@ -390,7 +289,7 @@ impl Runner {
 
     /// Whether steps are being taken now: Play is on and the page is in view.
     pub fn running(&self) -> bool {
-        self.playing && !self.hidden
+        self.life.running()
     }
 
     /// One step of each side (the Step button).
@@ -418,7 +317,7 @@ impl Runner {
             let start = now_ms();
             let mut failed = None;
             if let Some(s) = self.gpu.as_mut() {
-                let limit = in_flight_limit(self.last_gpu_rate);
+                let limit = self.life.in_flight_limit();
                 while s.steps_submitted() - s.steps_completed() < limit
                     && now_ms() - start < SLICE_MS
                 {
@@ -439,18 +338,15 @@ impl Runner {
             }
         }
         if let Some(s) = self.gpu.as_ref() {
-            if self.running() {
-                self.gpu_rate.record(now, s.steps_completed());
-                if let Some(v) = self.gpu_rate.per_second() {
-                    self.last_gpu_rate = Some(v);
-                }
+            if self.life.running() {
+                self.life.record_gpu(now, s.steps_completed());
             }
             if s.steps_submitted() > self.last_requested {
                 self.request_gpu_eval();
             }
         }
         if self.running() {
-            self.cpu_rate.record(now, self.cpu.step);
+            self.life.record_cpu(now, self.cpu.step);
         }
         self.collect_gpu_eval();
         self.cpu_eval(now, false);
@@ -476,7 +372,7 @@ impl Runner {
         }
         self.heat = r.logits[..g * c]
             .chunks_exact(c)
-            .map(super::picture::output_shade)
+            .map(output_shade)
             .collect();
         self.heat_from_gpu = true;
         self.heat_version += 1;
@@ -488,7 +384,7 @@ impl Runner {
             c,
         );
         let (test, acc) = metrics(loss, &r.logits[(g + n_train) * c..], &self.test.label, c);
-        push(
+        push_sample(
             &mut self.gpu_hist,
             Sample {
                 step: r.step,
@@ -503,8 +399,7 @@ impl Runner {
     }
 
     fn draw_neurons(&mut self) {
-        self.neurons =
-            super::picture::neuron_pictures(&self.net, &self.weights, &self.neuron_x, NEURON_GRID);
+        self.neurons = neuron_pictures(&self.net, &self.weights, &self.neuron_x, NEURON_GRID);
     }
 
     fn cpu_eval(&mut self, now: f64, force: bool) {
@@ -518,7 +413,7 @@ impl Runner {
         self.last_cpu_step_evaluated = self.cpu.step;
         let (train, _) = self.cpu.evaluate(&self.train_x, &self.train.label);
         let (test, acc) = self.cpu.evaluate(&self.test_x, &self.test.label);
-        push(
+        push_sample(
             &mut self.cpu_hist,
             Sample {
                 step: self.cpu.step,
@@ -530,70 +425,12 @@ impl Runner {
         if self.gpu.is_none() {
             let z = self.net.logits(&self.cpu.params, &self.grid_x, GRID * GRID);
             let c = self.net.classes().max(1);
-            self.heat = z
-                .chunks_exact(c)
-                .map(super::picture::output_shade)
-                .collect();
+            self.heat = z.chunks_exact(c).map(output_shade).collect();
             self.heat_from_gpu = false;
             self.heat_version += 1;
             self.weights = self.cpu.params.clone();
             self.draw_neurons();
         }
         self.dirty = true;
-    }
-}
-
-fn push(hist: &mut Vec<Sample>, s: Sample) {
-    if hist.last().is_some_and(|l| l.step == s.step) {
-        return;
-    }
-    hist.push(s);
-    if hist.len() > MAX_HISTORY {
-        // Keep the first point and every other one after it.
-        let kept: Vec<Sample> = hist
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % 2 == 0 || *i == hist.len() - 1)
-            .map(|(_, s)| *s)
-            .collect();
-        *hist = kept;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rates_are_shown_only_once_measured() {
-        let mut r = Rate::default();
-        assert_eq!(rate_view(false, &r), RateView::Paused);
-        assert_eq!(rate_view(true, &r), RateView::Measuring);
-        r.record(0.0, 0);
-        r.record(200.0, 10);
-        assert_eq!(
-            rate_view(true, &r),
-            RateView::Measuring,
-            "too short a window"
-        );
-        r.record(1000.0, 50);
-        assert_eq!(rate_view(true, &r), RateView::PerSecond(50.0));
-        assert_eq!(rate_view(false, &r), RateView::Paused);
-        r.clear();
-        assert_eq!(rate_view(true, &r), RateView::Measuring);
-    }
-
-    #[test]
-    fn the_queue_holds_a_quarter_second_of_steps() {
-        assert_eq!(in_flight_limit(None), MIN_IN_FLIGHT, "until measured");
-        assert_eq!(
-            in_flight_limit(Some(4.0)),
-            MIN_IN_FLIGHT,
-            "a slow software adapter"
-        );
-        assert_eq!(in_flight_limit(Some(40.0)), 10);
-        assert_eq!(in_flight_limit(Some(1e6)), MAX_IN_FLIGHT);
-        assert_eq!(in_flight_limit(Some(f64::NAN)), MIN_IN_FLIGHT);
-        assert_eq!(in_flight_limit(Some(0.0)), MIN_IN_FLIGHT);
     }
 }

@@ -32,7 +32,7 @@ pub fn heat_colour(p: f32) -> [u8; 3] {
 /// one regression output z → (z + 1) / 2, so −1 is orange, 0 white and +1 blue.
 pub fn output_shade(z: &[f32]) -> f32 {
     match z {
-        [a, b] => gpu_runtime::mlp::net::prob_class1(*a, *b),
+        [a, b] => mlp::net::prob_class1(*a, *b),
         [v] => (v + 1.0) / 2.0,
         _ => 0.5,
     }
@@ -119,8 +119,8 @@ pub fn plane_point(
 /// Where a neuron's output `v` falls on the heat colours (0 orange … ½ white … 1 blue): tanh
 /// and linear/ReLU outputs around 0, sigmoid's around ½. Linear and ReLU outputs are unbounded,
 /// so they are scaled by the largest |v| the neuron reaches on the plane (`scale`).
-pub fn neuron_shade(act: gpu_runtime::mlp::Activation, v: f32, scale: f32) -> f32 {
-    use gpu_runtime::mlp::Activation;
+pub fn neuron_shade(act: mlp::Activation, v: f32, scale: f32) -> f32 {
+    use mlp::Activation;
     match act {
         Activation::Sigmoid => v,
         Activation::Tanh => (v + 1.0) / 2.0,
@@ -132,7 +132,7 @@ pub fn neuron_shade(act: gpu_runtime::mlp::Activation, v: f32, scale: f32) -> f3
 /// rows from the top, the network's input features), as heat pictures: index 0 holds the
 /// inputs, then one entry per hidden layer. `params` are the weights drawn in the network.
 pub fn neuron_pictures(
-    net: &gpu_runtime::mlp::Net,
+    net: &mlp::Net,
     params: &[f32],
     grid_x: &[f32],
     side: usize,
@@ -149,7 +149,7 @@ pub fn neuron_pictures(
             let width = net.sizes[l];
             // Inputs are drawn like linear outputs, scaled to their own range.
             let act = if l == 0 {
-                gpu_runtime::mlp::Activation::Linear
+                mlp::Activation::Linear
             } else {
                 net.activation
             };
@@ -259,8 +259,8 @@ mod tests {
 
     #[test]
     fn neuron_pictures_show_each_neurons_output() {
-        use gpu_runtime::mlp::data::grid_points;
-        use gpu_runtime::mlp::{Activation, Feature, LossKind, Net};
+        use mlp::data::grid_points;
+        use mlp::{Activation, Feature, LossKind, Net};
         let net = Net {
             sizes: vec![2, 3, 2],
             activation: Activation::Tanh,
