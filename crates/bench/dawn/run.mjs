@@ -87,7 +87,7 @@ export function check(out, c) {
 }
 
 // `bench conv`'s TSV header (crates/bench/src/conv_bench.rs, TSV_HEADER).
-const CONV_HEADER = 'stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes\tpath\trun_ms';
+const CONV_HEADER = 'stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes\tpath\trun_ms\twall_ms';
 // Most passes recorded into one submission (warm-up is split into several, sent back to back).
 const PASSES_PER_SUBMIT = 2048;
 
@@ -231,7 +231,7 @@ async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, arg
         out = new Float32Array(staging.getMappedRange().slice(0));
         staging.unmap();
       }
-      return { passMs, quantized, out };
+      return { passMs, quantized, out, wallPerPass: wallMs / (warmup + reps) };
     };
     const destroy = (s) => { for (const b of s.held) b.destroy(); };
 
@@ -244,6 +244,7 @@ async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, arg
       if (pass > 0 && Number.isFinite(pass)) warmup = Math.min(50000, Math.max(2, Math.ceil(args.warmMs / pass)));
     }
     const times = [];
+    const wall = [];
     let verified = true;
     let worst = 0;
     let quantized = false;
@@ -258,6 +259,7 @@ async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, arg
       worst = Math.max(worst, maxRelError(res.out, c, plan.rel_bound));
       quantized ||= res.quantized;
       times.push(median(res.passMs));
+      wall.push(res.wallPerPass);
     }
     const lo = Math.min(...times);
     const hi = Math.max(...times);
@@ -266,7 +268,7 @@ async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, arg
     const timing = timestamps ? (quantized ? 'timestamps (100 µs quantized)' : 'timestamps') : 'wall clock';
     console.log(`| ${plan.label} | ${plan.shape} | ${gflops.toFixed(1)} | ${med.toFixed(3)} | ${lo.toFixed(3)}–${hi.toFixed(3)} | ${(100 * (hi - lo) / med).toFixed(1)} % | ${warmup} | ${timing} | ${verified ? 'yes' : 'NO ' + JSON.stringify(firstBad)} |`);
     rows.push([plan.label, plan.shape, gflops.toFixed(3), med.toFixed(5), lo.toFixed(5), hi.toFixed(5), args.runs,
-      timing, verified, worst.toExponential(3), plan.extra_bytes, args.path, times.map((t) => t.toFixed(5)).join(',')].join('\t'));
+      timing, verified, worst.toExponential(3), plan.extra_bytes, args.path, times.map((t) => t.toFixed(5)).join(','), wall.map((t) => t.toFixed(5)).join(',')].join('\t'));
     if (!verified) failures++;
   }
   return { rows, failures };

@@ -221,8 +221,10 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 /// The TSV header of `--out` (the Dawn runner writes the same columns): per-run medians in
-/// `run_ms`, the path last.
-pub const TSV_HEADER: &str = "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes\tpath\trun_ms";
+/// `run_ms`, the path, and `wall_ms`: per run, the wall clock from the first submission to the
+/// result divided by every pass it covered (warm-up included, so waits between submissions
+/// count): an upper bound on a pass that does not rest on timestamps.
+pub const TSV_HEADER: &str = "stage\tshape\tgflops_median\tms_median\tms_min\tms_max\truns\ttiming\tverified\tmax_rel_error\textra_bytes\tpath\trun_ms\twall_ms";
 
 pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     let args = parse(args)?;
@@ -326,6 +328,7 @@ fn bench(
                 }
             }
             let mut times = Vec::new();
+            let mut wall = Vec::new();
             let mut verified = true;
             let mut max_err = 0f64;
             let mut method = "timestamps";
@@ -347,6 +350,8 @@ fn bench(
                 let (v, _) = verify_conv(shape, &x, &f, &out.output, 1 + run as u64);
                 verified &= v.ok;
                 max_err = max_err.max(v.max_rel_error);
+                let tm = &out.timing;
+                wall.push(tm.submit_to_result_ms / (tm.warmup + tm.repetitions.max(1)) as f64);
                 let t = match out.timing.method {
                     TimingMethod::Timestamps => median(&mut out.timing.pass_ms.clone()),
                     TimingMethod::WallClock => {
@@ -360,11 +365,13 @@ fn bench(
                 println!("| {label} | {name} | – | – | – | – | – | – | does not run: {why} |");
                 continue;
             }
-            let run_ms = times
-                .iter()
-                .map(|t| format!("{t:.5}"))
-                .collect::<Vec<_>>()
-                .join(",");
+            let list = |v: &[f64]| {
+                v.iter()
+                    .map(|t| format!("{t:.5}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let (run_ms, wall_ms) = (list(&times), list(&wall));
             let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = times.iter().copied().fold(0.0, f64::max);
             let med = median(&mut times);
@@ -381,7 +388,7 @@ fn bench(
                 if verified { "yes" } else { "NO" }
             );
             rows.push(format!(
-                "{label}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}\t{path}\t{run_ms}",
+                "{label}\t{name}\t{gflops:.3}\t{med:.5}\t{lo:.5}\t{hi:.5}\t{}\t{method}\t{verified}\t{max_err:.3e}\t{extra}\t{path}\t{run_ms}\t{wall_ms}",
                 args.runs
             ));
             if !verified {
@@ -446,6 +453,7 @@ mod tests {
             let c: Vec<&str> = r.split('\t').collect();
             assert_eq!((c[8], c[11]), ("true", "wgpu"), "{r}");
             assert_eq!(c[12].split(',').count(), 3, "{r}");
+            assert_eq!(c[13].split(',').count(), 3, "{r}");
         }
         assert!(cells
             .iter()
