@@ -845,6 +845,31 @@ pub struct SessionConfig<'a> {
     pub eval_features: &'a [f32],
 }
 
+impl<'a> SessionConfig<'a> {
+    /// `net` trained as `spec` says — its hyper-parameters, batch, accumulation, features —
+    /// on `train`, in the spec's seeded batch order. Other settings: struct update syntax,
+    /// `SessionConfig { accum: 1, ..SessionConfig::from_spec(…) }`.
+    pub fn from_spec(
+        net: &Net,
+        spec: &mlp::Spec,
+        train: &mlp::Points,
+        params: &'a [f32],
+        eval_features: &'a [f32],
+    ) -> Self {
+        SessionConfig {
+            net: net.clone(),
+            hyper: spec.hyper(),
+            batch: spec.batch,
+            accum: spec.accum,
+            params,
+            features: train.features(&spec.features),
+            labels: train.label.clone(),
+            order: mlp::net::batch_order(train.len(), spec.seed),
+            eval_features,
+        }
+    }
+}
+
 /// One evaluation read back from the GPU.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EvalReadback {

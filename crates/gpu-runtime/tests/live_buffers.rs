@@ -6,7 +6,6 @@ use std::rc::Rc;
 use std::sync::Mutex;
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::mlp::net::batch_order;
 use gpu_runtime::mlp::Spec;
 use gpu_runtime::training::{SessionConfig, TrainingSession};
 use gpu_runtime::{
@@ -103,15 +102,8 @@ fn a_training_session_counts_its_buffers_and_frees_them_on_drop() {
         let mut session = pollster::block_on(TrainingSession::new(
             gpu.clone(),
             SessionConfig {
-                net: net.clone(),
-                hyper: s.hyper(),
-                batch: s.batch,
                 accum,
-                params: &params,
-                features: x.clone(),
-                labels: train.label.clone(),
-                order: batch_order(train.len(), s.seed),
-                eval_features: &x,
+                ..SessionConfig::from_spec(&net, &s, &train, &params, &x)
             },
         ))
         .expect("session");

@@ -47,17 +47,7 @@ fn pair(g: &Rc<Gpu>, s: Spec) -> Pair {
     let eval: Vec<f32> = train_x.iter().chain(&test_x).copied().collect();
     let session = pollster::block_on(TrainingSession::new(
         g.clone(),
-        SessionConfig {
-            net: net.clone(),
-            hyper: s.hyper(),
-            batch: s.batch,
-            accum: s.accum,
-            params: &params,
-            features: train_x.clone(),
-            labels: train.label.clone(),
-            order: order.clone(),
-            eval_features: &eval,
-        },
+        SessionConfig::from_spec(&net, &s, &train, &params, &eval),
     ))
     .expect("session");
     let mut cpu = CpuTrainer::new(
@@ -608,15 +598,8 @@ fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> 
     let mut session = pollster::block_on(TrainingSession::new_with(
         g.clone(),
         SessionConfig {
-            net: net.clone(),
-            hyper: s.hyper(),
-            batch: s.batch,
             accum: 1,
-            params: &params,
-            features: x.clone(),
-            labels: train.label.clone(),
-            order: order.clone(),
-            eval_features: &x[..2 * net.inputs()],
+            ..SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()])
         },
         &[replacement],
     ))
@@ -750,15 +733,8 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
         let mut session = pollster::block_on(TrainingSession::new_with(
             g.clone(),
             SessionConfig {
-                net: net.clone(),
-                hyper: s.hyper(),
-                batch: s.batch,
                 accum: 1,
-                params: &params,
-                features: x.clone(),
-                labels: train.label.clone(),
-                order: order.clone(),
-                eval_features: &x[..2 * net.inputs()],
+                ..SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()])
             },
             pinned,
         ))
@@ -864,15 +840,9 @@ fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
         let mut session = pollster::block_on(TrainingSession::new(
             g.clone(),
             SessionConfig {
-                net: net.clone(),
-                hyper: s.hyper(),
                 batch,
                 accum: 1,
-                params: &params,
-                features: x.clone(),
-                labels: train.label.clone(),
-                order: order.clone(),
-                eval_features: &x,
+                ..SessionConfig::from_spec(&net, &s, &train, &params, &x)
             },
         ))
         .expect("session");
@@ -978,15 +948,8 @@ fn wide_layers_on_tiled_matmuls_train_like_the_twin() {
             let mut session = pollster::block_on(TrainingSession::new(
                 g.clone(),
                 SessionConfig {
-                    net: net.clone(),
-                    hyper: s.hyper(),
-                    batch: s.batch,
                     accum: 1,
-                    params: &params,
-                    features: x.clone(),
-                    labels: train.label.clone(),
-                    order: order.clone(),
-                    eval_features: &x[..2 * net.inputs()],
+                    ..SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()])
                 },
             ))
             .expect("session");
@@ -1043,15 +1006,8 @@ fn accumulation_on_tiled_layers_agrees_with_the_twin() {
     let mut session = pollster::block_on(TrainingSession::new(
         g.clone(),
         SessionConfig {
-            net: net.clone(),
-            hyper: s.hyper(),
-            batch: s.batch,
             accum: 2,
-            params: &params,
-            features: x.clone(),
-            labels: train.label.clone(),
-            order: order.clone(),
-            eval_features: &x[..2 * net.inputs()],
+            ..SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()])
         },
     ))
     .expect("session");
