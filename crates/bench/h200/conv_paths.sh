@@ -14,7 +14,7 @@
 # with STEP=1, the training step trusted and checked (`bench mlp`, 5 runs of 10,000 steps).
 # About 4 minutes on the H200 (each phase bounded by `timeout`).
 #
-# Carry (../shared/TOOLCHAIN.md §6–7, the header of crates/bench/h200_matmul90.sh): .gl and
+# Carry (../shared/TOOLCHAIN.md §6–7, the header of crates/bench/h200/matmul_vs_cublas.sh): .gl and
 # .devcarry with bench.xz (release build), node.xz, nm/webgpu/{index.js,package.json,
 # dist/linux-x64/dawn.node.xz}. Results: $OUT/conv_paths.tgz (every TSV and log) and
 # $OUT/table.md (the device tool brings back at most 8 files).

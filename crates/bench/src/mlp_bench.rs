@@ -3,7 +3,7 @@
 //! kernels as the app — against the CPU twin on one core. Prints Markdown table rows. With
 //! `--sweep`, also samples/s for batch sizes 1 … 4096 (the train view's batch-size experiment).
 //! `--per-submit 1,64` and `--path default,layers,separate` measure every combination (`--runs`
-//! whole runs each) and end with one table of medians and spreads (`crates/bench/h200_step.sh`).
+//! whole runs each) and end with one table of medians and spreads (`crates/bench/h200/training_step.sh`).
 //! `--checked` compiles the kernels with wgpu's runtime checks, as Firefox runs them (the
 //! default is the app's native trusted compile).
 

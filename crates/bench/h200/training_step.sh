@@ -14,8 +14,8 @@
 # On the H200 machine (../shared/TOOLCHAIN.md §6), from the repo root, carrying the release
 # bench binary and the Vulkan loader packages:
 #   cargo build --release -p bench      # here, first
-#   run: bash crates/bench/h200_step.sh   carry: target/release/bench, .gl
-# Natively (any Vulkan adapter, lavapipe included): STEPS=300 bash crates/bench/h200_step.sh
+#   run: bash crates/bench/h200/training_step.sh   carry: target/release/bench, .gl
+# Natively (any Vulkan adapter, lavapipe included): STEPS=300 bash crates/bench/h200/training_step.sh
 set -u
 B=${BENCH:-target/release/bench}
 STEPS=${STEPS:-10000}

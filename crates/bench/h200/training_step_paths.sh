@@ -1,7 +1,7 @@
 #!/bin/bash
 # Device run: the training step's two paths (two whole-step dispatches vs per-layer kernels)
 # over batch sizes, 2-16-16-2, Adam, wall clock (docs/benchmarks.md, "Round three").
-# Carried as for h200_speed2.sh (.devcarry/bench.xz, .gl).
+# Carried as for conv_matmul_step.sh (.devcarry/bench.xz, .gl).
 set -u
 C=${C:-.devcarry}
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig

@@ -23,7 +23,7 @@
 #
 # Locally on lavapipe, tiny, wgpu only (Dawn refuses lavapipe; no CUDA here):
 #   cargo build -p bench && BENCH=target/debug/bench SIZES=128 RUNS=1 \
-#     OUT=/tmp/m90 bash crates/bench/h200_matmul90.sh
+#     OUT=/tmp/m90 bash crates/bench/h200/matmul_vs_cublas.sh
 # (SIZES, RUNS, REPS override 4096, 3, 5; a part whose tools are missing is skipped, said so.)
 set -u
 C=${C:-.devcarry}
