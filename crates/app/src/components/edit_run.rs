@@ -269,15 +269,8 @@ async fn mlp_step(
     let mut session = TrainingSession::new_with(
         gpu,
         SessionConfig {
-            net: net.clone(),
-            hyper: spec.hyper(),
-            batch: spec.batch,
-            params: &params,
-            features,
-            labels: train.label.clone(),
-            order: batch_order(train.len(), spec.seed),
-            eval_features: &eval,
             accum: 1,
+            ..SessionConfig::from_spec(&net, &spec, &train, &params, &eval)
         },
         replacements,
     )
