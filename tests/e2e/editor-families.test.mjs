@@ -5,19 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, goto, runEditor,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, goto,
+  runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function docText(page) {
-  return page.$eval('.cm-host', (h) => h.editorText());
-}
-
-/** Runs and waits for this run's answer (not the previous run's verdict). */
-const run = (page) => runEditor(page);
 
 /** Waits until the editor shows `stage` (its own page, editor mounted, Run enabled). */
 async function stageReady(page, stage) {
@@ -32,14 +26,14 @@ async function verdict(page) {
 /** Runs the original, then `edit(original)`; returns the wrong run's table and map. */
 async function originalPassesEditFails(page, edit) {
   const original = await docText(page);
-  await run(page);
+  await runEditor(page);
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.',
     await verdict(page));
   assert.match(await page.textContent('.editor-times'), /original/);
   const edited = edit(original);
   assert.notEqual(edited, original, 'the planted mistake did not apply');
   await setDoc(page, edited);
-  await run(page);
+  await runEditor(page);
   const wrong = await page.textContent('.verdict.wrong p');
   const rows = await page.$$eval('.differences tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent)));
   const map = await page.$eval('.wrong-map-canvas', (c) => ({
@@ -88,7 +82,7 @@ test('every conv stage as shipped passes the CPU check in the editor', async () 
     if (stage !== 'conv-direct') await goto(page, `#/editor?lang=en&stage=${stage}`);
     await stageReady(page, stage);
     assert.equal(await page.getAttribute('.editor-result', 'data-runs'), '0', `${stage}: a fresh page`);
-    await run(page);
+    await runEditor(page);
     assert.equal(await page.getAttribute(`.editor-page[data-stage="${stage}"] .editor-result`, 'data-outcome'), 'correct',
       `${stage}: ${await verdict(page)}`);
     assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.',
@@ -120,10 +114,10 @@ test('measuring kernel: a copy that adds one is wrong everywhere it is not exact
   const { page, context, errors } = await openPage(browser, '#/editor?lang=zh&stage=measure-copy');
   await editorReady(page, { runnable: true });
   const original = await docText(page);
-  await run(page);
+  await runEditor(page);
   await page.waitForSelector('.editor-result .verdict.ok');
   await setDoc(page, original.replace('dst[i] = src[i];', 'dst[i] = src[i] + vec4<f32>(0.0, 0.0, 0.0, 1.0);'));
-  await run(page);
+  await runEditor(page);
   const rows = await page.$$eval('.differences tbody tr', (rs) => rs.map((r) => [...r.cells].map((c) => c.textContent)));
   // Every fourth element (lane w of each vec4): 16384 / 4 wrong, the first out[3].
   assert.match(await page.textContent('.verdict.wrong p'), /16384 个元素中有 4096 个/);
@@ -170,7 +164,7 @@ test('MLP: an edited loss kernel runs in the step and is caught against the twin
 test('MLP: the forward kernel as shipped passes against the twin', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=mlp-forward');
   await editorReady(page, { runnable: true });
-  await run(page);
+  await runEditor(page);
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.',
     await verdict(page));
   assertNoErrors(errors);

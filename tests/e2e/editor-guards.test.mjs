@@ -5,17 +5,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, setDoc, editorReady, goto, editorChecked, runEditor,
+  launch, openPage, screenshot, assertNoErrors, setDoc, editorReady, goto, editorChecked,
+  runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
-
-/** Runs and waits for this run's answer (not the previous run's verdict). */
-const run = (page) => runEditor(page);
 
 for (const lang of ['en', 'zh']) {
   test(`binding mismatches are named before the GPU is asked (${lang})`, async () => {
@@ -35,7 +31,7 @@ for (const lang of ['en', 'zh']) {
     ];
     for (const [src, kinds, text] of cases) {
       await setDoc(page, src);
-      await run(page);
+      await runEditor(page);
       const items = await page.$$eval('.binding-problems li', (li) => li.map((l) => [l.dataset.kind, l.textContent]));
       assert.deepEqual(items.map((i) => i[0]), kinds, JSON.stringify(items));
       assert.match(items[0][1], text);
@@ -47,7 +43,7 @@ for (const lang of ['en', 'zh']) {
     assert.ok(noScroll, 'horizontal scroll at 390px');
     // The original still runs: the check passes what fits.
     await setDoc(page, original);
-    await run(page);
+    await runEditor(page);
     await page.waitForSelector('.editor-result .verdict.ok');
     assertNoErrors(errors);
     await context.close();
@@ -64,7 +60,7 @@ test('the browser\'s own compiler messages are listed with their place and under
   const src = original.replace('    var acc = 0.0;', `${line}\n    var acc = 0.0;`);
   await setDoc(page, src);
   assert.equal(await page.$$eval('.cm-lintRange-error', (e) => e.length), 0, 'naga accepted it');
-  await run(page);
+  await runEditor(page);
   await page.waitForSelector('.browser-messages li.error');
   assert.match(await page.textContent('.editor-result .message.error'), /browser's WGSL compiler rejected/);
   const items = await page.$$eval('.browser-messages li', (li) => li.map((l) => ({
@@ -133,7 +129,7 @@ test('a kernel that runs far too long is stopped by the watchdog; the source sta
   await setDoc(page, endless);
   // The run's only way to a timed-out answer is the watchdog (no time is measured here: the
   // outcome and the limit it names are the behaviour).
-  await run(page);
+  await runEditor(page);
   assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'timed-out', await page.textContent('.editor-result'));
   assert.match(await page.textContent('.editor-result .timed-out'), /did not finish within 3 s/);
   // The source is kept, the buttons answer, and the page still moves and edits.
@@ -145,7 +141,7 @@ test('a kernel that runs far too long is stopped by the watchdog; the source sta
   // The watchdog dropped the device: the next run asks for a fresh one, and is verified.
   const devices = await page.evaluate(() => window.__devices);
   assert.ok(devices >= 1, `the endless run had a device (${devices} requested)`);
-  await run(page);
+  await runEditor(page);
   assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'correct', await page.textContent('.editor-result'));
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.');
   assert.equal(await page.evaluate(() => window.__devices), devices + 1, 'the next run got a fresh device');

@@ -4,14 +4,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, assertNoErrors, setDoc, editorReady, runEditor,
+  launch, openPage, assertNoErrors, setDoc, editorReady, runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
-const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
 const stale = (page) => page.getAttribute('.editor-result', 'data-stale');
 
 for (const lang of ['en', 'zh']) {

@@ -5,8 +5,8 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
-  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, BASE_URL, setDoc, editorReady,
-  goto, navigatedBy, waitForRoute, editorChecked, runEditor,
+  launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, BASE_URL, setDoc,
+  editorReady, goto, navigatedBy, waitForRoute, editorChecked, runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
@@ -14,14 +14,6 @@ before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
 const EDITOR_FILES = /\/editor\/(editor\.js|wgsl_check\.js|wgsl_check_bg\.wasm)$/;
-
-/** The whole text (CodeMirror draws only the lines in view). */
-async function docText(page) {
-  return page.$eval('.cm-host', (h) => h.editorText());
-}
-
-/** Runs and waits for this run's answer (not the previous run's verdict). */
-const run = (page) => runEditor(page);
 
 test('the landing page never fetches the editor; opening it does, from this origin', async () => {
   const { page, context, errors, requests } = await openPage(browser, '#/?lang=en');
@@ -64,7 +56,7 @@ for (const lang of ['en', 'zh']) {
       });
       assert.deepEqual(where, { line: 3, column: 18 });
       // Run refuses while naga reports errors, and says so.
-      await run(page);
+      await runEditor(page);
       assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'has-errors');
       await page.waitForSelector('.editor-result .message.error');
       const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
@@ -84,13 +76,13 @@ test('an edited stage that is still correct passes; a swapped index fails with t
   // Correct edit: the same sum written another way.
   await setDoc(page, original.replace('acc = acc + a[row * dims.k + p] * b[p * dims.n + col];',
     'acc += b[p * dims.n + col] * a[row * dims.k + p];'));
-  await run(page);
+  await runEditor(page);
   assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'correct');
   assert.equal(await page.textContent('.editor-result .verdict.ok p'), 'Correct: every element matches the CPU reference.');
   assert.match(await page.textContent('.editor-times'), /original/);
   // Swapped index: B read transposed.
   await setDoc(page, original.replace('b[p * dims.n + col]', 'b[col * dims.n + p]'));
-  await run(page);
+  await runEditor(page);
   assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'wrong');
   const wrongText = await page.textContent('.verdict.wrong p');
   assert.match(wrongText, /Wrong: \d+ of 4096 elements differ/);

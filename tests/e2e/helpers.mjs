@@ -150,6 +150,9 @@ export async function runVerified(page, [m, n, k]) {
   assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
 }
 
+/** The editor's whole text (CodeMirror draws only the lines in view). */
+export const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
+
 /** Waits until the in-page code editor is mounted (and, with `runnable`, its Run button is enabled). */
 export async function editorReady(page, { runnable = false } = {}) {
   await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });

@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, assertNoErrors, setDoc, editorReady, editorChecked, runEditor, goto,
+  launch, openPage, assertNoErrors, setDoc, editorReady, editorChecked, runEditor, goto, docText,
 } from './helpers.mjs';
 
 let browser;
@@ -16,7 +16,6 @@ before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
 const URL_EN = '#/editor?lang=en&stage=matmul-tiled&m=32&n=32&k=32';
-const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
 const live = (page) => page.evaluate(() => window.gpuPlayground.debug_live_buffers());
 const outcome = (page) => page.getAttribute('.editor-result', 'data-outcome');
 const resultText = (page) => page.textContent('.editor-result');

@@ -6,16 +6,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, editorChecked, runEditor,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady,
+  editorChecked, runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function docText(page) {
-  return page.$eval('.cm-host', (h) => h.editorText());
-}
 
 async function useSolution(page) {
   await page.click('.solution .button');

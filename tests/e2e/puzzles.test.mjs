@@ -4,20 +4,13 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, goto, editorChecked, runEditor,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, editorReady, goto,
+  editorChecked, runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-/** The whole text (CodeMirror draws only the lines in view). */
-async function docText(page) {
-  return page.$eval('.cm-host', (h) => h.editorText());
-}
-
-/** Runs and waits for this run's answer (not the previous run's verdict). */
-const run = (page) => runEditor(page);
 
 test('the list has twelve puzzles in both languages', async () => {
   for (const lang of ['en', 'zh']) {
@@ -43,11 +36,11 @@ for (const lang of ['en', 'zh']) {
       // The solution is in and naga has checked it (Run acts on that verdict).
       await editorChecked(page, { includes: 'part[i] = a[i] * b[i];' });
       const solution = await docText(page);
-      await run(page);
+      await runEditor(page);
       assert.ok(await page.$('.editor-result .verdict.ok'), await page.textContent('.editor-result'));
       await screenshot(page, `puzzle-pass-${lang}-${width}`);
       await setDoc(page, solution.replace('var stride = N / 2u', 'var stride = N / 4u'));
-      await run(page);
+      await runEditor(page);
       assert.ok(await page.$('.editor-result .verdict.wrong'));
       const first = await page.textContent('.mismatches li');
       assert.match(first, /out\[0\]/);
@@ -70,10 +63,10 @@ test('guard: a missing guard is caught as writes past the end; solved puzzles ar
   await page.click('.solution .button');
   await editorChecked(page, { includes: 'if (i < N)' });
   const solution = await docText(page);
-  await run(page);
+  await runEditor(page);
   assert.ok(await page.$('.editor-result .verdict.ok'));
   await setDoc(page, solution.replace('if (i < N) {', 'if (true) {'));
-  await run(page);
+  await runEditor(page);
   assert.match(await page.textContent('.verdict.wrong'), /4 elements past the end of out were written/);
   await goto(page, '#/puzzles?lang=en');
   const solved = await page.$$eval('.puzzle-list li', (ls) => ls.filter((l) => l.querySelector('.badge')).map((l) => l.querySelector('a').dataset.puzzle));
@@ -89,7 +82,7 @@ for (const lang of ['en', 'zh']) {
     const said = async () => page.textContent('.editor-result .message.error');
     // The untouched starter: reads nothing and writes nothing.
     await editorChecked(page, { includes: '// TODO' });
-    await run(page);
+    await runEditor(page);
     const untouched = await said();
     assert.match(untouched, lang === 'en' ? /Nothing is written to out/ : /没有向 out 写入任何内容/);
     assert.doesNotMatch(untouched, /Invalid|BindGroup|previous error/);
@@ -98,7 +91,7 @@ for (const lang of ['en', 'zh']) {
     await page.click('.solution .button');
     await editorChecked(page, { includes: 'out[i] = a[i] + b[i];' });
     await setDoc(page, (await docText(page)).replace('out[i] = a[i] + b[i];', 'out[i] = a[i];'));
-    await run(page);
+    await runEditor(page);
     const unread = await said();
     assert.match(unread, lang === 'en' ? /b is never read — the answer needs it/ : /从未读取 b/);
     assert.doesNotMatch(unread, /Invalid|BindGroup|previous error/);
@@ -117,11 +110,11 @@ for (const lang of ['en', 'zh']) {
       await page.click('.solution .button');
       await editorChecked(page, { includes: 'if (i < N)' });
       const solution = await docText(page);
-      await run(page);
+      await runEditor(page);
       assert.ok(await page.$('.editor-result .verdict.ok'), await page.textContent('.editor-result'));
       // The length written as a number: right at N = 9, wrong at every other size.
       await setDoc(page, solution.replace('if (i < N)', 'if (i < 9u)'));
-      await run(page);
+      await runEditor(page);
       const v = await page.waitForSelector('.editor-result .verdict.wrong[data-failed-size]');
       const size = await v.getAttribute('data-failed-size');
       assert.notEqual(size, '9');
@@ -161,7 +154,7 @@ test('an endless loop ends with the loop budget\'s message, not the watchdog', a
   await editorChecked(page, { includes: 'out[i] = a[i] + 10.0;' });
   const solution = await docText(page);
   await setDoc(page, solution.replace('out[i] = a[i] + 10.0;', 'while (true) { }\n    out[i] = a[i] + 10.0;'));
-  await run(page, { timeout: 60_000 });
+  await runEditor(page);
   const said = await page.textContent('.editor-result');
   assert.match(said, /The loop at line \d+ ran past \d+ iterations/);
   assert.doesNotMatch(said, /timed out|seconds/);
