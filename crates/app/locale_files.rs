@@ -4,7 +4,9 @@
 //! table, written by [`serialize`], see `src/i18n.rs`).
 //!
 //! Format: one `key = value` per line; `#` starts a comment line; `\n` in a value is a line
-//! break; `{name}` is a placeholder. Checking fails when two languages do not have exactly the
+//! break; `{name}` is a placeholder; `{name|one|other}` is the word for a count `name`, `one`
+//! when it is 1 (English plurals: `{n} {n|block|blocks}`; a language without plural nouns
+//! names only `{name}`). Checking fails when two languages do not have exactly the
 //! same keys, or a key's placeholders differ between languages — so no text is ever missing
 //! in one language.
 
@@ -122,7 +124,9 @@ fn placeholders(s: &str) -> BTreeSet<String> {
     let mut rest = s;
     while let Some(i) = rest.find('{') {
         let Some(j) = rest[i..].find('}') else { break };
-        out.insert(rest[i + 1..i + j].to_string());
+        // `{n|block|blocks}` (a plural choice) names the placeholder `n`.
+        let inner = &rest[i + 1..i + j];
+        out.insert(inner.split('|').next().unwrap_or(inner).to_string());
         rest = &rest[i + j + 1..];
     }
     out

@@ -291,11 +291,26 @@ fn lookup_missing(key: &str) -> &'static str {
     Box::leak(format!("[{key}]").into_boxed_str())
 }
 
-/// `t` with `{name}` placeholders filled in.
+/// `t` with `{name}` placeholders filled in, and each plural choice `{name|one|other}` (a
+/// count's noun: `{n} {n|block|blocks}`) replaced by `one` when `name`'s value is exactly `1`,
+/// else by `other`. Chinese has no plural nouns, so its text names only `{n}`.
 pub fn tf(lang: Lang, key: &str, args: &[(&str, &str)]) -> String {
-    let mut s = t(lang, key).to_string();
+    fill(t(lang, key), args)
+}
+
+/// [`tf`]'s substitution, on any text.
+pub fn fill(text: &str, args: &[(&str, &str)]) -> String {
+    let mut s = text.to_string();
     for (name, value) in args {
         s = s.replace(&format!("{{{name}}}"), value);
+        let open = format!("{{{name}|");
+        while let Some(i) = s.find(&open) {
+            let Some(len) = s[i..].find('}') else { break };
+            let inner = &s[i + open.len()..i + len];
+            let (one, other) = inner.split_once('|').unwrap_or((inner, inner));
+            let word = if value.trim() == "1" { one } else { other }.to_string();
+            s.replace_range(i..i + len + 1, &word);
+        }
     }
     s
 }
@@ -322,6 +337,21 @@ pub fn has(key: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_takes_its_nouns_plural_form_unless_it_is_one() {
+        let text = "{n} {n|block|blocks} of {k} {k|thread|threads}; {n}";
+        assert_eq!(
+            fill(text, &[("n", "1"), ("k", "64")]),
+            "1 block of 64 threads; 1"
+        );
+        assert_eq!(
+            fill(text, &[("n", "2"), ("k", "1")]),
+            "2 blocks of 1 thread; 2"
+        );
+        assert_eq!(fill("{n|x|y}", &[("n", "0")]), "y");
+        assert_eq!(fill("{n|x|y} {m}", &[("m", "1")]), "{n|x|y} 1");
+    }
 
     #[test]
     fn tables_are_sorted_and_complete() {

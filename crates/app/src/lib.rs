@@ -6,6 +6,7 @@ pub mod chart;
 pub mod components;
 pub mod conv_layers;
 pub mod conv_page;
+pub mod doc_links;
 pub mod edit_target;
 pub mod embed;
 pub mod format;

@@ -76,6 +76,21 @@ fn keys_built_at_run_time_exist() {
         assert!(has(k.title_key), "{}", k.title_key);
         assert!(has(k.summary_key), "{}", k.summary_key);
     }
+    // The cost lesson's presets and the GPU table's sources, translated by id.
+    for p in lessons::cost::PRESETS {
+        assert!(
+            has(&format!("ld.cost.preset.{}", p.id)),
+            "ld.cost.preset.{}",
+            p.id
+        );
+    }
+    for g in lessons::gpus::GPUS {
+        assert!(
+            has(&format!("lb.choose.source.{}", g.id)),
+            "lb.choose.source.{}",
+            g.id
+        );
+    }
 }
 
 #[test]

@@ -124,7 +124,8 @@ pub fn compare(i: &CostInput) -> Result<CostResult, CostError> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CostPreset {
     pub id: &'static str,
-    /// Shown as is (a product and a price list, not prose).
+    /// Its name and price in words, for the docs; the page shows the translated text
+    /// `ld.cost.preset.<id>` (locales/{en,zh}/lessons-d.txt).
     pub name: &'static str,
     pub cloud_per_hour: f64,
     pub purchase: f64,

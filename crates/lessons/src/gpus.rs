@@ -20,7 +20,8 @@ pub struct Gpu {
     pub fp32_tflops: f64,
     /// Board power / TDP, watts.
     pub tdp_w: f64,
-    /// Where the row comes from (a document title; shown as is).
+    /// Where the row comes from (the document's English title, for the docs; the page shows
+    /// the translated `lb.choose.source.<id>`, locales/{en,zh}/lessons-b.txt).
     pub source: &'static str,
     /// Fact-check ids.
     pub fc: &'static str,

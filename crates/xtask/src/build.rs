@@ -146,6 +146,8 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     let embed_bg = pkg.join(format!("{EMBED_LIB}_bg.wasm"));
     strip_debug_sections(&embed_bg)?;
     copy_static(&root().join("www"), out)?;
+    // The documents the pages link (docs/*.md as HTML, fact-check ids as anchors).
+    crate::docs::write_site_docs(&root().join("docs"), &out.join("docs"))?;
     crate::hosting::write_locales(out, &root().join("crates/app/locales"))?;
     // Not run through wasm-opt: they are small, and the kernel is what LLVM scheduled.
     let kernels = out.join(KERNEL_DIR);

@@ -4,6 +4,7 @@
 //! No dependencies beyond std, so `cargo xtask` itself compiles in seconds.
 
 mod build;
+mod docs;
 mod hosting;
 mod loaded;
 #[path = "../../app/locale_files.rs"]

@@ -453,7 +453,7 @@ fn RunAll(props: &RunAllProps) -> Html {
                 if software {
                     <p class="note">{ ctx.t("ladder.software_note") }</p>
                 }
-                <p class="note">{ ctx.t("ladder.peak_unknown") }</p>
+                <p class="note">{ ctx.linked("ladder.peak_unknown") }</p>
             }
         </section>
     }

@@ -68,6 +68,30 @@ impl Ctx {
     pub fn tf(&self, key: &str, args: &[(&str, &str)]) -> String {
         crate::i18n::tf(self.lang, key, args)
     }
+
+    /// `t`, with its document references (`docs/….md`, `FC-…`) linked (`crate::doc_links`).
+    pub fn linked(&self, key: &str) -> yew::Html {
+        linked(self.t(key))
+    }
+
+    /// `tf`, linked like [`Ctx::linked`].
+    pub fn linked_f(&self, key: &str, args: &[(&str, &str)]) -> yew::Html {
+        linked(&self.tf(key, args))
+    }
+}
+
+/// A text with its document references as links to the documents the site carries (they open
+/// in a new tab, so a lesson or an embed stays where it is).
+pub fn linked(text: &str) -> yew::Html {
+    use crate::doc_links::{pieces, Piece};
+    yew::html! {
+        <>{ for pieces(text).into_iter().map(|p| match p {
+            Piece::Text(t) => yew::html! { { t.to_string() } },
+            Piece::Link { text, href } => yew::html! {
+                <a class="doc-link" href={href} target="_blank" rel="noopener">{ text.to_string() }</a>
+            },
+        }) }</>
+    }
 }
 
 /// A results table that may be wider than a phone: it scrolls sideways inside its own box, never

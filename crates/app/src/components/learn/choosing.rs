@@ -113,7 +113,7 @@ pub fn Body() -> Html {
                 <td>{ format!("{} W", g.tdp_w) }</td>
                 <td class="fit-cell">{ ctx.t(fit_key) }</td>
                 <td>{ tokens.filter(|_| *fits).map(number).unwrap_or_else(|| "–".into()) }</td>
-                <td class="source">{ g.source }{ if g.fc.is_empty() { String::new() } else { format!(" · {}", g.fc) } }</td>
+                <td class="source">{ ctx.t(&format!("lb.choose.source.{}", g.id)) }{ if g.fc.is_empty() { String::new() } else { format!(" · {}", g.fc) } }</td>
             </tr>
         }
     });
@@ -152,7 +152,7 @@ pub fn Body() -> Html {
                         <tbody>{ for rows }</tbody>
                     </table>
                 </div>
-                <p class="note">{ ctx.t("lb.choose.table_note") }</p>
+                <p class="note">{ ctx.linked("lb.choose.table_note") }</p>
                 <p class="note">
                     <a href={format!("#/learn/vram?lang={lang}&p={}&w={}&mode={}", urlish(&p_text), w, mode)}>{ ctx.t("lb.choose.full_budget") }</a>
                 </p>

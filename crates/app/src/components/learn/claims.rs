@@ -121,7 +121,7 @@ pub fn Body() -> Html {
                 { for CLAIMS.iter().map(|(id, h, measures, omits, verdict)| html! {
                     <section class="claim-card" data-claim={*id}>
                         <h2>{ ctx.t(h) }</h2>
-                        <p><strong>{ ctx.t("lb.claims.measures") }</strong>{ ctx.t(measures) }</p>
+                        <p><strong>{ ctx.t("lb.claims.measures") }</strong>{ ctx.linked(measures) }</p>
                         <p><strong>{ ctx.t("lb.claims.omits") }</strong>{ ctx.t(omits) }</p>
                         <p class="verdict">{ ctx.t(verdict) }</p>
                     </section>

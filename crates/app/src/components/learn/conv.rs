@@ -103,7 +103,7 @@ pub fn Body() -> Html {
             <p><a class="button primary" href={format!("#/conv?lang={lang}")}>{ ctx.t("lb.conv.page_link") }</a></p>
 
             <h2>{ ctx.t("lb.conv.alexnet_h") }</h2>
-            <p>{ ctx.t("lb.conv.alexnet") }</p>
+            <p>{ ctx.linked("lb.conv.alexnet") }</p>
             <div class="table-scroll">
                 <table class="data alexnet" id="alexnet-table">
                     <caption>{ ctx.t("lb.conv.table.caption") }</caption>
@@ -137,7 +137,7 @@ pub fn Body() -> Html {
                     { for FIELDS.iter().zip(&texts).map(|(&(key, label, _), text)| text_field(&ctx, &nav, key, ctx.t(label), text.clone(), err(key))) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.t("lb.conv.calc_note") }</p>
+                <p class="note">{ ctx.linked("lb.conv.calc_note") }</p>
             </section>
 
             { form::corrections(&ctx, &["lb.conv.fc.gpus", "lb.conv.fc.ratio", "lb.conv.fc.shape"]) }

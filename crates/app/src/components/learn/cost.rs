@@ -123,7 +123,7 @@ pub fn Body() -> Html {
         .iter()
         .map(|p| {
             (
-                p.name.to_string(),
+                ctx.t(&format!("ld.cost.preset.{}", p.id)).to_string(),
                 vec![
                     ("c", p.cloud_per_hour.to_string()),
                     ("buy", p.purchase.to_string()),
@@ -199,7 +199,7 @@ pub fn Body() -> Html {
             <section class="panel calc" id="cost-calc" aria-labelledby="cost-calc-h">
                 <h2 id="cost-calc-h">{ ctx.t("ld.cost.calc") }</h2>
                 { presets(&ctx, &nav, ctx.t("lb.presets"), preset_buttons) }
-                <p class="note" id="cost-sources">{ ctx.t("ld.cost.sources") }</p>
+                <p class="note" id="cost-sources">{ ctx.linked("ld.cost.sources") }</p>
                 <div class="fields">
                     { field("h", "ld.cost.f.hours") }
                     { field("c", "ld.cost.f.cloud") }

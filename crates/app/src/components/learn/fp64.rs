@@ -144,7 +144,7 @@ pub fn Body() -> Html {
         <>
             { common::paras(&ctx, &["lc.fp64.p1", "lc.fp64.p2"]) }
             { gpu_table(&ctx) }
-            <p class="note">{ ctx.t("lc.fp64.table_note") }</p>
+            <p class="note">{ ctx.linked("lc.fp64.table_note") }</p>
             { common::correction(&ctx, "lc.fp64.fc_ratio") }
             { common::h2(&ctx, "lc.fp64.h_df64") }
             { common::paras(&ctx, &["lc.fp64.p3"]) }

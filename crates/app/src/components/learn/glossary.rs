@@ -31,10 +31,12 @@ pub fn Glossary() -> Html {
                     <tbody>
                         { for TERMS.iter().map(|t| html! {
                             <tr id={format!("g-{}", t.id)} data-term={t.id}>
-                                <td><code>{ t.cuda }</code></td>
-                                <td><code>{ t.wgsl }</code></td>
-                                <td lang="zh" class="zh-term">{ t.zh }</td>
-                                <td>{ ctx.t(&format!("gloss.{}", t.id)) }</td>
+                                // data-label: the column's name, shown beside each cell where
+                                // a phone's narrow screen stacks a row (www/css/learn.css).
+                                <td data-label={CUDA}><code>{ t.cuda }</code></td>
+                                <td data-label={WGSL}><code>{ t.wgsl }</code></td>
+                                <td data-label={ctx.t("gloss.col.zh")}><span lang="zh" class="zh-term">{ t.zh }</span></td>
+                                <td data-label={ctx.t("gloss.col.meaning")}>{ ctx.t(&format!("gloss.{}", t.id)) }</td>
                             </tr>
                         }) }
                     </tbody>

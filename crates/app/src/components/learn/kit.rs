@@ -11,12 +11,12 @@ use crate::session;
 
 /// Paragraphs, one per key.
 pub fn paras(ctx: &Ctx, keys: &[&str]) -> Html {
-    html! { <>{ for keys.iter().map(|k| html! { <p>{ ctx.t(k) }</p> }) }</> }
+    html! { <>{ for keys.iter().map(|k| html! { <p>{ ctx.linked(k) }</p> }) }</> }
 }
 
 /// A short list, one item per key.
 pub fn list(ctx: &Ctx, keys: &[&str]) -> Html {
-    html! { <ul class="lesson-points">{ for keys.iter().map(|k| html! { <li>{ ctx.t(k) }</li> }) }</ul> }
+    html! { <ul class="lesson-points">{ for keys.iter().map(|k| html! { <li>{ ctx.linked(k) }</li> }) }</ul> }
 }
 
 /// A sub-heading.
@@ -40,7 +40,7 @@ pub fn try_it(ctx: &Ctx, text_key: &str, link: Option<(&str, &str)>) -> Html {
 pub fn correction(ctx: &Ctx, key: &str) -> Html {
     html! {
         <aside class="correction">
-            <strong>{ ctx.t("lesson.common.correction") }</strong>{ ctx.t(key) }
+            <strong>{ ctx.t("lesson.common.correction") }</strong>{ ctx.linked(key) }
         </aside>
     }
 }

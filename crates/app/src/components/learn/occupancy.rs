@@ -149,7 +149,7 @@ pub fn Body() -> Html {
                         <div data-probe={common::probe_state(&ctx)}>{ webgpu }</div>
                     </div>
                 </div>
-                <p class="note">{ ctx.t("lesson.occupancy.source") }</p>
+                <p class="note">{ ctx.linked("lesson.occupancy.source") }</p>
             </section>
             { common::paras(&ctx, &["lesson.occupancy.p4"]) }
             { common::try_it(&ctx, "lesson.occupancy.try", Some(("visualiser", "lesson.occupancy.try_link"))) }

@@ -137,7 +137,7 @@ pub fn Body() -> Html {
     // Round a number to each format.
     let parsed: Result<f64, &'static str> =
         lessons::precision::parse_typed(&number).map_err(|e| match e {
-            TypedError::Empty => "size.empty",
+            TypedError::Empty => "lesson.precision.round.empty",
             TypedError::NotANumber => "lesson.precision.round.not_number",
             TypedError::NaN => "lesson.precision.round.nan",
             TypedError::Infinite => "lesson.precision.round.infinite",

@@ -173,9 +173,9 @@ pub(super) mod form {
             <section class="corrections">
                 <h2>{ ctx.t("lb.corrections") }</h2>
                 <ul>
-                    { for keys.iter().map(|k| html! { <li>{ ctx.t(k) }</li> }) }
+                    { for keys.iter().map(|k| html! { <li>{ ctx.linked(k) }</li> }) }
                 </ul>
-                <p class="note">{ ctx.t("lb.corrections_note") }</p>
+                <p class="note">{ ctx.linked("lb.corrections_note") }</p>
             </section>
         }
     }

@@ -114,7 +114,7 @@ pub fn Claim(props: &ClaimProps) -> Html {
             <h2 id="claim-heading">{ ctx.t("race.claim.heading") }</h2>
             <blockquote class="claim-quote">
                 <p>{ ctx.t("race.claim.quote") }</p>
-                <footer>{ ctx.t("race.claim.source") }</footer>
+                <footer>{ ctx.linked("race.claim.source") }</footer>
             </blockquote>
             <p>{ ctx.t("race.claim.intro") }</p>
             <form class="race-controls" onsubmit={start} novalidate=true>
