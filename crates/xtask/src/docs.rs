@@ -12,7 +12,7 @@ const CSS: &str = "body{font:16px/1.55 system-ui,sans-serif;margin:0;color:#1b1f
 main{max-width:76rem;margin:0 auto;padding:1rem}\
 nav{font-size:.9rem;margin-bottom:1rem}\
 table{border-collapse:collapse;display:block;overflow-x:auto;font-size:.9rem;margin:.8rem 0}\
-th,td{border:1px solid #dde1ea;padding:.3rem .5rem;vertical-align:top;text-align:left}\
+th,td{border:1px solid #dde1ea;padding:.3rem .5rem;vertical-align:top;text-align:left;min-width:6rem}td:first-child{min-width:0;white-space:nowrap}td:nth-child(5){min-width:16rem}\
 tr:target{background:#fff4d6}h2:target,h3:target{background:#fff4d6}\
 code{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}\
 pre{background:#fff;border:1px solid #dde1ea;padding:.6rem;overflow-x:auto}\
