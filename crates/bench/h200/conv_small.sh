@@ -7,6 +7,8 @@
 # beside the timestamps (TSV column wall_ms: first submission to result over every pass,
 # warm-up included) and nvidia-smi's SM clock every 100 ms. About 2 minutes.
 # Carry and results as conv_paths.sh ($OUT/conv_small.tgz, $OUT/small.md).
+# Rerun after the plan reused its bind groups (results/2026-12-02-conv-small-reuse/): the new
+# release build carried xz'd beside .devcarry and unpacked first, then BENCH=/tmp/wcs/bench_rt.
 set -u
 C=${C:-.devcarry}
 OUT=${OUT:-/tmp/conv_small_out}

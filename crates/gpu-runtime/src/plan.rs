@@ -12,8 +12,14 @@
 //! Honest timing and cancel: before its timed start a run waits for work already in the
 //! queue (someone else's) to finish, and reports that wait apart. Long work is cut into
 //! submissions of about [`TARGET_SUBMIT_MS`] (a step that can be split is dispatched over
-//! row ranges; repetitions share a submission up to that time), each awaited before the
-//! next, so a [`CancelToken`] stops the run within about that time, leaving the queue empty.
+//! row ranges; repetitions share a submission up to that time), so a [`CancelToken`] stops
+//! the run within about that time, leaving the queue empty. A run timed by timestamps keeps
+//! [`IN_FLIGHT`] submissions of half that time in flight (the next is encoded and queued while
+//! the GPU runs one, so a repeated plan does not leave the GPU idle between them); a run timed
+//! by the wall clock awaits each submission before the next.
+//!
+//! A plan's uniform blocks and bind groups are made once per distinct dispatch of a run and
+//! reused by every repetition (and every warm-up pass) of it.
 
 use std::borrow::Cow;
 use std::cell::Cell;
@@ -38,6 +44,11 @@ const FIRST_CHUNK_COST: f64 = (1u64 << 24) as f64;
 /// Passes one submission holds at most (its timestamp queries are allocated for that many;
 /// WebGPU allows 4096 queries per set).
 const MAX_PASSES: u32 = 1024;
+/// Submissions a run timed by timestamps keeps in flight, each cut to
+/// `TARGET_SUBMIT_MS / IN_FLIGHT`, so that after a cancel the queue still holds at most about
+/// [`TARGET_SUBMIT_MS`] of work. Pass times come from each pass's own timestamps, so a queued
+/// submission of the same run adds nothing to them.
+const IN_FLIGHT: usize = 2;
 
 /// How often to run the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,7 +189,7 @@ pub struct PlanBuffer<'a> {
 }
 
 /// One binding of a dispatch, in binding order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Binding {
     /// A plan buffer, whole, or `size` bytes from `offset` (a multiple of the device's
     /// `minStorageBufferOffsetAlignment`).
@@ -202,7 +213,7 @@ impl Binding {
 }
 
 /// One dispatch: bindings, uniform words (any number) and workgroup counts.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Dispatch {
     pub bindings: Vec<Binding>,
     pub uniform: Vec<u32>,
@@ -260,6 +271,12 @@ impl PlanOutput {
             .find(|(n, _)| *n == name)
             .map(|(_, b)| b.as_slice())
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Bind groups this thread's runs have made (the unit test counts them per run).
+    static BIND_GROUPS_MADE: Cell<u32> = const { Cell::new(0) };
 }
 
 /// GPU buffers created by the runtime and not yet destroyed (all devices together).
@@ -328,9 +345,13 @@ struct RunState {
     pass_ms: Vec<f64>,
     submissions: u32,
     t_first_submit: Option<f64>,
+    /// When the last awaited submission was seen finished (the next one's GPU time cannot
+    /// start before it).
+    t_last_done: f64,
 }
 
-/// Timestamp queries of one submission, reused between submissions.
+/// Timestamp queries of one submission in flight, reused by later submissions once it has
+/// been read.
 struct Queries {
     set: wgpu::QuerySet,
     resolve: wgpu::Buffer,
@@ -338,12 +359,31 @@ struct Queries {
 }
 
 /// A submission being recorded: its encoder, which timed repetition each pass belongs to,
-/// and its work.
+/// its work, and the queries its timestamps go to (`queries[slot]`; submissions take the
+/// sets in turn, so a set is reused only after the submission before that has been read).
 struct Batch {
     encoder: wgpu::CommandEncoder,
     passes: Vec<Option<u32>>,
     cost: f64,
+    slot: usize,
 }
+
+/// A submitted batch not yet awaited.
+struct Pending {
+    index: wgpu::SubmissionIndex,
+    /// Fires when the GPU has finished this submission (and everything before it).
+    done: futures_channel::oneshot::Receiver<()>,
+    passes: Vec<Option<u32>>,
+    /// Its timestamps were resolved into `queries[slot]`.
+    stamped: bool,
+    slot: usize,
+    cost: f64,
+    t_submit: f64,
+}
+
+/// The bind group (over its uniform block, if any) and workgroups of one distinct dispatch of
+/// a run: keyed by the step's index and, for a piece of a split step, its row range.
+type Bound = std::collections::HashMap<(usize, Option<(u32, u32)>), (wgpu::BindGroup, [u32; 3])>;
 
 impl Gpu {
     /// Compiles (once per device and source) the pipeline of a kernel, reporting WGSL errors
@@ -455,10 +495,20 @@ impl Gpu {
     /// Natively, drives the device until submitted work is done; in the browser callbacks
     /// fire on their own and this does nothing.
     fn poll_wait(&self) -> Result<(), GpuError> {
+        self.poll_until(None)
+    }
+
+    /// Natively, drives the device until submission `index` (None: the latest) is done.
+    fn poll_until(&self, index: Option<wgpu::SubmissionIndex>) -> Result<(), GpuError> {
         #[cfg(not(target_arch = "wasm32"))]
         self.device
-            .poll(wgpu::PollType::wait_indefinitely())
+            .poll(wgpu::PollType::Wait {
+                submission_index: index,
+                timeout: None,
+            })
             .map_err(|e| GpuError::Readback(e.to_string()))?;
+        #[cfg(target_arch = "wasm32")]
+        let _ = index;
         Ok(())
     }
 
@@ -529,28 +579,35 @@ impl Gpu {
         let runs = opts.warmup + reps;
         let timestamps = self.features().contains(wgpu::Features::TIMESTAMP_QUERY)
             && !self.adapter().is_software;
-        let queries = timestamps.then(|| {
-            let bytes = 16 * MAX_PASSES as u64;
-            Queries {
-                set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
-                    label: Some("pass times"),
-                    ty: wgpu::QueryType::Timestamp,
-                    count: 2 * MAX_PASSES,
-                }),
-                resolve: held.create(
-                    self,
-                    "timestamps",
-                    wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                    Err(bytes),
-                ),
-                read: held.create(
-                    self,
-                    "timestamps readback",
-                    wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
-                    Err(bytes),
-                ),
-            }
-        });
+        // One set of queries per submission in flight; none: timed by the wall clock, one
+        // submission at a time.
+        let in_flight = if timestamps { IN_FLIGHT } else { 1 };
+        let target_ms = TARGET_SUBMIT_MS / in_flight as f64;
+        let queries: Vec<Queries> = (0..in_flight)
+            .filter(|_| timestamps)
+            .map(|_| {
+                let bytes = 16 * MAX_PASSES as u64;
+                Queries {
+                    set: self.device.create_query_set(&wgpu::QuerySetDescriptor {
+                        label: Some("pass times"),
+                        ty: wgpu::QueryType::Timestamp,
+                        count: 2 * MAX_PASSES,
+                    }),
+                    resolve: held.create(
+                        self,
+                        "timestamps",
+                        wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                        Err(bytes),
+                    ),
+                    read: held.create(
+                        self,
+                        "timestamps readback",
+                        wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        Err(bytes),
+                    ),
+                }
+            })
+            .collect();
 
         let step_cost: f64 = plan.steps.iter().map(|s| s.cost).sum();
         let mut st = RunState {
@@ -560,16 +617,20 @@ impl Gpu {
             pass_ms: vec![0.0; reps as usize],
             submissions: 0,
             t_first_submit: None,
+            t_last_done: 0.0,
         };
+        let mut pending = None;
+        let mut bound = Bound::new();
         let mut read = Vec::new();
         let mut batch = Batch {
             encoder: encoder(self),
             passes: Vec::new(),
             cost: 0.0,
+            slot: 0,
         };
         for run in 0..runs {
             let timed = run.checked_sub(opts.warmup);
-            for (step, pipeline) in plan.steps.iter().zip(&pipelines) {
+            for (si, (step, pipeline)) in plan.steps.iter().zip(&pipelines).enumerate() {
                 match &step.split {
                     Some(split) if split.units > split.align => {
                         let per_unit = step.cost / split.units as f64;
@@ -578,55 +639,73 @@ impl Gpu {
                         while first < split.units {
                             let budget = match st.ms_per_cost {
                                 None => FIRST_CHUNK_COST,
-                                Some(r) => TARGET_SUBMIT_MS / r,
+                                Some(r) => target_ms / r,
                             }
                             .min(ctl.chunk_cap.unwrap_or(f64::INFINITY));
                             let room = budget - batch.cost;
                             if !batch.passes.is_empty() && room < piece {
-                                self.flush(&mut batch, &queries, &mut st, ctl).await?;
+                                self.flush(&mut batch, &queries, &mut st, ctl, &mut pending)
+                                    .await?;
                                 continue;
                             }
                             let want = (room / per_unit.max(1e-12)).min(u32::MAX as f64) as u32;
                             let count = (want / split.align * split.align)
                                 .max(split.align)
                                 .min(split.units - first);
-                            let d = (split.part)(first, count);
+                            let (group, groups) = self.bound(
+                                &mut bound,
+                                (si, Some((first, count))),
+                                || (split.part)(first, count),
+                                pipeline,
+                                step.kernel,
+                                &named,
+                                &mut held,
+                            )?;
                             self.encode(
                                 &mut batch,
                                 pipeline,
                                 step.kernel,
-                                &d,
-                                &named,
+                                &group,
+                                groups,
                                 &queries,
-                                &mut held,
                                 timed,
-                            )?;
+                            );
                             batch.cost += per_unit * count as f64;
                             first += count;
                             if first < split.units {
-                                self.flush(&mut batch, &queries, &mut st, ctl).await?;
+                                self.flush(&mut batch, &queries, &mut st, ctl, &mut pending)
+                                    .await?;
                             }
                         }
                     }
                     _ => {
                         let over = st
                             .ms_per_cost
-                            .is_some_and(|r| (batch.cost + step.cost) * r > TARGET_SUBMIT_MS);
+                            .is_some_and(|r| (batch.cost + step.cost) * r > target_ms);
                         if !batch.passes.is_empty()
                             && (over || batch.passes.len() as u32 >= MAX_PASSES)
                         {
-                            self.flush(&mut batch, &queries, &mut st, ctl).await?;
+                            self.flush(&mut batch, &queries, &mut st, ctl, &mut pending)
+                                .await?;
                         }
+                        let (group, groups) = self.bound(
+                            &mut bound,
+                            (si, None),
+                            || step.dispatch.clone(),
+                            pipeline,
+                            step.kernel,
+                            &named,
+                            &mut held,
+                        )?;
                         self.encode(
                             &mut batch,
                             pipeline,
                             step.kernel,
-                            &step.dispatch,
-                            &named,
+                            &group,
+                            groups,
                             &queries,
-                            &mut held,
                             timed,
-                        )?;
+                        );
                         batch.cost += step.cost;
                     }
                 }
@@ -647,7 +726,11 @@ impl Gpu {
                         read.push((*name, staging));
                     }
                 }
-                self.submit(&mut batch, &queries, &mut st).await?;
+                let last = self.send(&mut batch, &queries, &mut st).await?;
+                if let Some(p) = pending.take() {
+                    self.finish(p, &queries, &mut st).await?;
+                }
+                self.finish(last, &queries, &mut st).await?;
             }
             // Otherwise the batch stays open: repetitions share a submission until it would
             // exceed the target time (the lessons' "one submission, many dispatches").
@@ -677,7 +760,7 @@ impl Gpu {
         Ok(PlanOutput {
             read: out,
             timing: Timing {
-                method: if queries.is_some() {
+                method: if !queries.is_empty() {
                     TimingMethod::Timestamps
                 } else {
                     TimingMethod::WallClock
@@ -685,7 +768,7 @@ impl Gpu {
                 waited_ms,
                 upload_ms: t_first - t_start,
                 submit_to_result_ms: t_done - t_first,
-                pass_ms: if queries.is_some() {
+                pass_ms: if !queries.is_empty() {
                     pass_ms
                 } else {
                     Vec::new()
@@ -698,20 +781,23 @@ impl Gpu {
         })
     }
 
-    /// Records one dispatch as its own compute pass (timestamped when it belongs to a timed
-    /// repetition).
+    /// The bind group and workgroups of a distinct dispatch of this run (`key`): made once,
+    /// with its uniform block, from `make()`, then reused by every repetition.
     #[allow(clippy::too_many_arguments)]
-    fn encode(
+    fn bound(
         &self,
-        batch: &mut Batch,
+        bound: &mut Bound,
+        key: (usize, Option<(u32, u32)>),
+        make: impl FnOnce() -> Dispatch,
         pipeline: &wgpu::ComputePipeline,
         kernel: &KernelSpec,
-        d: &Dispatch,
         named: &[(&'static str, wgpu::Buffer)],
-        queries: &Option<Queries>,
         held: &mut ResidentBuffers,
-        timed: Option<u32>,
-    ) -> Result<(), GpuError> {
+    ) -> Result<(wgpu::BindGroup, [u32; 3]), GpuError> {
+        if let Some(b) = bound.get(&key) {
+            return Ok(b.clone());
+        }
+        let d = make();
         let uniform = if d.bindings.contains(&Binding::Uniform) {
             let words: &[u32] = if d.uniform.is_empty() {
                 &[0]
@@ -755,8 +841,28 @@ impl Gpu {
             layout: &pipeline.get_bind_group_layout(0),
             entries: &entries,
         });
+        #[cfg(test)]
+        BIND_GROUPS_MADE.with(|n| n.set(n.get() + 1));
+        let b = (bind_group, d.workgroups);
+        bound.insert(key, b.clone());
+        Ok(b)
+    }
+
+    /// Records one dispatch as its own compute pass (timestamped when it belongs to a timed
+    /// repetition).
+    #[allow(clippy::too_many_arguments)]
+    fn encode(
+        &self,
+        batch: &mut Batch,
+        pipeline: &wgpu::ComputePipeline,
+        kernel: &KernelSpec,
+        bind_group: &wgpu::BindGroup,
+        g: [u32; 3],
+        queries: &[Queries],
+        timed: Option<u32>,
+    ) {
         let index = batch.passes.len() as u32;
-        let timestamp_writes = match (queries, timed) {
+        let timestamp_writes = match (queries.get(batch.slot), timed) {
             (Some(q), Some(_)) => Some(wgpu::ComputePassTimestampWrites {
                 query_set: &q.set,
                 beginning_of_pass_write_index: Some(2 * index),
@@ -771,52 +877,66 @@ impl Gpu {
                 timestamp_writes,
             });
         pass.set_pipeline(pipeline);
-        pass.set_bind_group(0, &bind_group, &[]);
-        let g = d.workgroups;
+        pass.set_bind_group(0, bind_group, &[]);
         pass.dispatch_workgroups(g[0], g[1], g[2]);
         drop(pass);
         batch.passes.push(timed);
-        Ok(())
     }
 
-    /// Submits the batch and, once the GPU has finished it, learns the speed from it, reports
-    /// progress and honours a cancel.
+    /// Submits the batch; then, when the run keeps two submissions in flight, awaits the one
+    /// before it (else this one): learns the speed from it, reports progress and honours a
+    /// cancel, which awaits whatever of the run is still in flight first.
     async fn flush(
         &self,
         batch: &mut Batch,
-        queries: &Option<Queries>,
+        queries: &[Queries],
         st: &mut RunState,
         ctl: &RunControl,
+        pending: &mut Option<Pending>,
     ) -> Result<(), GpuError> {
-        self.submit(batch, queries, st).await?;
+        let sent = self.send(batch, queries, st).await?;
+        let now = if queries.len() >= IN_FLIGHT {
+            pending.replace(sent)
+        } else {
+            Some(sent)
+        };
+        if let Some(p) = now {
+            self.finish(p, queries, st).await?;
+        }
         ctl.report(Progress::Running {
             done: st.done,
             total: st.total,
         });
         if ctl.cancel.is_cancelled() {
+            if let Some(p) = pending.take() {
+                self.finish(p, queries, st).await?;
+            }
             return Err(GpuError::Cancelled);
         }
         Ok(())
     }
 
-    /// Submits the batch, waits until the GPU has finished it, adds its timestamps to the
-    /// repetitions they belong to, and starts a fresh batch.
-    async fn submit(
+    /// Submits the batch (its timestamps resolved into its queries) without waiting for the
+    /// GPU, and starts a fresh batch on the next set of queries.
+    async fn send(
         &self,
         batch: &mut Batch,
-        queries: &Option<Queries>,
+        queries: &[Queries],
         st: &mut RunState,
-    ) -> Result<(), GpuError> {
+    ) -> Result<Pending, GpuError> {
+        let next = (batch.slot + 1) % queries.len().max(1);
         let mut b = std::mem::replace(
             batch,
             Batch {
                 encoder: encoder(self),
                 passes: Vec::new(),
                 cost: 0.0,
+                slot: next,
             },
         );
         let stamped = b.passes.iter().any(|p| p.is_some());
-        if let (Some(q), true) = (queries, stamped) {
+        let q = queries.get(b.slot).filter(|_| stamped);
+        if let Some(q) = q {
             let n = b.passes.len() as u32;
             b.encoder.resolve_query_set(&q.set, 0..2 * n, &q.resolve, 0);
             b.encoder
@@ -825,23 +945,50 @@ impl Gpu {
         let scopes = self.scopes();
         let t = now_ms();
         st.t_first_submit.get_or_insert(t);
-        self.queue.submit([b.encoder.finish()]);
+        let index = self.queue.submit([b.encoder.finish()]);
+        let (tx, done) = futures_channel::oneshot::channel();
+        self.queue.on_submitted_work_done(move || {
+            let _ = tx.send(());
+        });
         st.submissions += 1;
-        let popped = self.pop_scopes(scopes);
-        let finished = self.drain();
-        popped.await?;
-        finished.await?;
-        let ms = now_ms() - t;
-        if b.cost > 0.0 {
-            st.ms_per_cost = Some(ms.max(0.01) / b.cost);
+        self.pop_scopes(scopes).await?;
+        Ok(Pending {
+            index,
+            done,
+            passes: b.passes,
+            stamped: q.is_some(),
+            slot: b.slot,
+            cost: b.cost,
+            t_submit: t,
+        })
+    }
+
+    /// Waits until the GPU has finished a submission (not the ones after it), learns the speed
+    /// from it and adds its timestamps to the repetitions they belong to.
+    async fn finish(
+        &self,
+        p: Pending,
+        queries: &[Queries],
+        st: &mut RunState,
+    ) -> Result<(), GpuError> {
+        self.poll_until(Some(p.index.clone()))?;
+        p.done
+            .await
+            .map_err(|_| GpuError::DeviceLost("the GPU stopped answering".into()))?;
+        let t = now_ms();
+        // Its GPU work started after it was submitted and after the one before it finished.
+        let ms = t - p.t_submit.max(st.t_last_done);
+        st.t_last_done = t;
+        if p.cost > 0.0 {
+            st.ms_per_cost = Some(ms.max(0.01) / p.cost);
         }
-        st.done += b.cost;
-        if let (Some(q), true) = (queries, stamped) {
-            let (bytes, _) = map_read(&q.read, self).await?;
+        st.done += p.cost;
+        if let Some(q) = queries.get(p.slot).filter(|_| p.stamped) {
+            let (bytes, _) = map_read_until(&q.read, self, Some(p.index)).await?;
             let ticks: Vec<u64> = bytemuck::pod_collect_to_vec(&bytes);
             let period_ns = self.queue.get_timestamp_period() as f64;
-            for (p, t) in b.passes.iter().zip(ticks.chunks_exact(2)) {
-                if let Some(slot) = p.and_then(|rep| st.pass_ms.get_mut(rep as usize)) {
+            for (rep, t) in p.passes.iter().zip(ticks.chunks_exact(2)) {
+                if let Some(slot) = rep.and_then(|rep| st.pass_ms.get_mut(rep as usize)) {
                     *slot += t[1].saturating_sub(t[0]) as f64 * period_ns / 1e6;
                 }
             }
@@ -956,11 +1103,21 @@ impl Gpu {
 }
 
 async fn map_read(buffer: &wgpu::Buffer, gpu: &Gpu) -> Result<(Vec<u8>, f64), GpuError> {
+    map_read_until(buffer, gpu, None).await
+}
+
+/// [`map_read`] of a buffer whose last use is submission `index` (None: the latest), driving
+/// the device natively only that far.
+async fn map_read_until(
+    buffer: &wgpu::Buffer,
+    gpu: &Gpu,
+    index: Option<wgpu::SubmissionIndex>,
+) -> Result<(Vec<u8>, f64), GpuError> {
     let (tx, rx) = futures_channel::oneshot::channel();
     buffer.slice(..).map_async(wgpu::MapMode::Read, move |r| {
         let _ = tx.send(r);
     });
-    gpu.poll_wait()?;
+    gpu.poll_until(index)?;
     rx.await
         .map_err(|_| GpuError::Readback("the map request was dropped".into()))?
         .map_err(|e| GpuError::Readback(e.to_string()))?;
@@ -972,4 +1129,94 @@ async fn map_read(buffer: &wgpu::Buffer, gpu: &Gpu) -> Result<(Vec<u8>, f64), Gp
         .to_vec();
     buffer.unmap();
     Ok((bytes, now_ms() - t_mapped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::Workload;
+    use cpu_kernels::matmul::{self, MatmulSize};
+
+    /// A repeated plan makes each dispatch's uniform block and bind group once, however many
+    /// warm-up passes and repetitions it runs (lavapipe under `cargo xtask test`), leaks
+    /// nothing, and computes what one run computes.
+    #[test]
+    fn a_repeated_plan_binds_each_dispatch_once() {
+        let gpu =
+            Gpu::request_blocking().expect("no GPU adapter (lavapipe under cargo xtask test)");
+        let k = crate::kernel("matmul-naive").expect("catalogued");
+        // mid = A·B (9×6 · 6×5), out = mid·E (9×5 · 5×4): two dispatches, each with a uniform.
+        let s1 = MatmulSize::new(9, 5, 6);
+        let s2 = MatmulSize::new(9, 4, 5);
+        let (a, b) = s1.inputs(3);
+        let (_, e) = s2.inputs(4);
+        let step = |x: &'static str, y: &'static str, out: &'static str, s: MatmulSize| Step {
+            kernel: k,
+            dispatch: Dispatch {
+                bindings: vec![
+                    Binding::whole(x),
+                    Binding::whole(y),
+                    Binding::whole(out),
+                    Binding::Uniform,
+                ],
+                uniform: vec![s.m, s.n, s.k, 0],
+                workgroups: k.workgroups(&Workload::Matmul(s)),
+            },
+            cost: s.flops() / 2.0,
+            split: None,
+        };
+        let bytes = |v: &[f32]| Init::Bytes(bytemuck::cast_slice(v).to_vec().into());
+        let plan = Plan {
+            buffers: vec![
+                PlanBuffer {
+                    name: "a",
+                    init: bytes(&a),
+                    read_back: false,
+                },
+                PlanBuffer {
+                    name: "b",
+                    init: bytes(&b),
+                    read_back: false,
+                },
+                PlanBuffer {
+                    name: "e",
+                    init: bytes(&e),
+                    read_back: false,
+                },
+                PlanBuffer {
+                    name: "mid",
+                    init: Init::Zeroed(s1.c_len() as u64 * 4),
+                    read_back: true,
+                },
+                PlanBuffer {
+                    name: "out",
+                    init: Init::Zeroed(s2.c_len() as u64 * 4),
+                    read_back: true,
+                },
+            ],
+            steps: vec![step("a", "b", "mid", s1), step("mid", "e", "out", s2)],
+        };
+        let before = BIND_GROUPS_MADE.with(Cell::get);
+        let opts = RunOptions {
+            warmup: 7,
+            repetitions: 9,
+        };
+        let out =
+            pollster::block_on(gpu.run_plan(&plan, &opts, &RunControl::default())).expect("runs");
+        assert_eq!(
+            BIND_GROUPS_MADE.with(Cell::get) - before,
+            2,
+            "one per dispatch, not per pass"
+        );
+        let floats = |name| -> Vec<f32> {
+            bytemuck::pod_collect_to_vec(out.bytes(name).expect("read back"))
+        };
+        let (mid, got) = (floats("mid"), floats("out"));
+        let v1 = cpu_kernels::verify::compare(&mid, &matmul::reference(s1, &a, &b), k.precision);
+        assert!(v1.ok, "{v1:?}");
+        let v2 = cpu_kernels::verify::compare(&got, &matmul::reference(s2, &mid, &e), k.precision);
+        assert!(v2.ok, "{v2:?}");
+        assert!(got.iter().any(|&x| x != 0.0));
+        assert_eq!(out.timing.repetitions, 9);
+    }
 }
