@@ -183,7 +183,7 @@ pub fn Train() -> Html {
                 restarted={page.restarted.clone()} />
             <div class="train-toolbar">
                 <button id="train-play" class="button primary" onclick={on_play}>
-                    { ctx.t(if r.is_some_and(|r| r.life.playing) { "train.pause" } else { "train.play" }) }
+                    { ctx.t(if r.is_some_and(|r| r.board.life.playing) { "train.pause" } else { "train.play" }) }
                 </button>
                 <button id="train-step" class="button" onclick={on_step}>{ ctx.t("train.step") }</button>
                 <button id="train-reset" class="button" onclick={dispatch.reform(|_| Action::Reset)}>
@@ -195,9 +195,9 @@ pub fn Train() -> Html {
                 <DataPanel spec={spec.clone()} add_class={page.add_class}
                     set_query={set_query.clone()} dispatch={dispatch.clone()} />
                 <NetworkPanel spec={spec.clone()}
-                    weights={r.map(|r| r.weights.clone()).unwrap_or_default()}
-                    neurons={r.map(|r| r.neurons.clone()).unwrap_or_default()}
-                    neurons_from_gpu={r.is_some_and(|r| r.heat_from_gpu)}
+                    weights={r.map(|r| r.board.weights.clone()).unwrap_or_default()}
+                    neurons={r.map(|r| r.board.neurons.clone()).unwrap_or_default()}
+                    neurons_from_gpu={r.is_some_and(|r| r.board.heat_from_gpu)}
                     lr={page.lr.clone()} batch={page.batch.clone()}
                     set_query={set_query.clone()} dispatch={dispatch.clone()} />
                 { match r {
@@ -331,10 +331,10 @@ fn start_network(
         let previous = old.as_ref().map(|r| {
             let (gpu_step, cpu_step) = r.reached();
             Previous {
-                spec: &r.spec,
+                spec: &r.board.spec,
                 gpu_step,
                 cpu_step,
-                playing: r.life.playing,
+                playing: r.board.life.playing,
             }
         });
         rebuild(previous, &spec)
@@ -372,14 +372,14 @@ fn start_network(
             };
             let Some(r) = guard.as_mut() else { return };
             // Training holds while the tab is hidden and resumes when shown.
-            r.set_hidden(crate::visibility::page_hidden());
+            r.board.set_hidden(crate::visibility::page_hidden());
             r.tick(now);
             if r.take_finished_run() {
                 crate::embed::report(Ok(train_report(r)));
             }
-            let due = r.dirty && now - *last_render.borrow() >= RENDER_MS;
+            let due = r.board.dirty && now - *last_render.borrow() >= RENDER_MS;
             if due {
-                r.dirty = false;
+                r.board.dirty = false;
             }
             due
         };
@@ -396,8 +396,8 @@ fn use_live_lr(runner: &RunnerCell, lr: f32) {
     let runner = runner.clone();
     use_effect_with(lr, move |lr| {
         if let Some(r) = runner.borrow_mut().as_mut() {
-            r.spec.lr = *lr;
-            r.cpu.hyper.lr = *lr;
+            r.board.spec.lr = *lr;
+            r.board.cpu.hyper.lr = *lr;
             if let Some(s) = r.gpu.as_mut() {
                 s.set_lr(*lr);
             }
@@ -478,15 +478,15 @@ fn train_report(r: &Runner) -> crate::embed::Report {
         ]]),
     };
     let mut out = vec![
-        ("data", Field::Str(r.spec.dataset.code().into())),
-        ("batch", Field::Num(r.spec.batch as f64)),
-        ("cpuSteps", Field::Num(r.cpu.step as f64)),
+        ("data", Field::Str(r.board.spec.dataset.code().into())),
+        ("batch", Field::Num(r.board.spec.batch as f64)),
+        ("cpuSteps", Field::Num(r.board.cpu.step as f64)),
     ];
     if let Some(g) = r.gpu.as_ref() {
         out.push(("gpuSteps", Field::Num(g.steps_completed() as f64)));
     }
-    out.push(("gpu", sample(r.gpu_hist.last())));
-    out.push(("cpu", sample(r.cpu_hist.last())));
+    out.push(("gpu", sample(r.board.gpu_hist.last())));
+    out.push(("cpu", sample(r.board.cpu_hist.last())));
     out
 }
 

@@ -6,9 +6,11 @@
 //! - `settings`: the URL's settings with named errors, and the values each control writes.
 //! - `run`: the run lifecycle (running, held, pausing with N steps finishing, paused), the
 //!   rates and the status line, the loss curves and which side a number is from.
+//! - `board`: one run without its GPU session: data, the CPU twin and what is shown of both.
 //! - `experiment`: the batch-size experiment's rows and verdict.
 //! - `picture`: pixels and chart geometry of the pictures.
 
+pub mod board;
 pub mod experiment;
 pub mod picture;
 pub mod run;

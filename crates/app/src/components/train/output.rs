@@ -84,11 +84,11 @@ pub fn Notices(p: &NoticesProps) -> Html {
 /// The status line of a runner (its props).
 pub fn status_line(r: &Runner) -> Html {
     html! {
-        <StatusLine status={r.status()} cpu_steps={r.cpu.step}
-            gpu_loss={r.gpu_hist.last().map(|s| s.train)}
-            first_gpu_loss={r.gpu_hist.first().map(|s| s.train)}
-            cpu_loss={r.cpu_hist.last().map(|s| s.train)}
-            heat_version={r.heat_version} />
+        <StatusLine status={r.status()} cpu_steps={r.board.cpu.step}
+            gpu_loss={r.board.gpu_hist.last().map(|s| s.train)}
+            first_gpu_loss={r.board.gpu_hist.first().map(|s| s.train)}
+            cpu_loss={r.board.cpu_hist.last().map(|s| s.train)}
+            heat_version={r.board.heat_version} />
     }
 }
 
@@ -184,7 +184,7 @@ pub fn output_panel(
             }
         })
     };
-    let heat = (!r.heat.is_empty()).then(|| heat_url(GRID, &r.heat));
+    let heat = (!r.board.heat.is_empty()).then(|| heat_url(GRID, &r.board.heat));
     let regression = spec.dataset.is_regression();
     let dot = |x: f32, y: f32, c: u32, class: &'static str| {
         // Added points carry their coordinates (as in the URL), so they can be read back.
@@ -205,8 +205,8 @@ pub fn output_panel(
         }
     };
     // The runner's own added points: the URL's may be one ahead until the network is rebuilt.
-    let n_generated = r.train.len() - r.spec.added.len().min(r.train.len());
-    let last = latest(&r.gpu_hist, &r.cpu_hist).map(|(s, side)| (s, side.code()));
+    let n_generated = r.board.train.len() - r.board.spec.added.len().min(r.board.train.len());
+    let last = latest(&r.board.gpu_hist, &r.board.cpu_hist).map(|(s, side)| (s, side.code()));
     html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.output") }</h2>
@@ -218,13 +218,13 @@ pub fn output_panel(
                 }) }
                 <line class="axis" x1="150" y1="0" x2="150" y2="300" />
                 <line class="axis" x1="0" y1="150" x2="300" y2="150" />
-                { for r.train.xy.iter().zip(&r.train.label).enumerate().map(|(i, (p, &c))| {
+                { for r.board.train.xy.iter().zip(&r.board.train.label).enumerate().map(|(i, (p, &c))| {
                     dot(p[0], p[1], c, if i < n_generated { "train" } else { "added" })
                 }) }
-                { for r.test.xy.iter().zip(&r.test.label).map(|(p, &c)| dot(p[0], p[1], c, "test")) }
+                { for r.board.test.xy.iter().zip(&r.board.test.label).map(|(p, &c)| dot(p[0], p[1], c, "test")) }
             </svg>
             <p class="hint">
-                { ctx.t(if r.heat_from_gpu { "train.boundary.gpu" } else { "train.boundary.cpu" }) }
+                { ctx.t(if r.board.heat_from_gpu { "train.boundary.gpu" } else { "train.boundary.cpu" }) }
                 { " " }{ ctx.t(if regression { "train.boundary.legend_reg" } else { "train.boundary.legend" }) }
             </p>
             { last.map(|(s, side)| html! {
@@ -254,7 +254,7 @@ pub fn output_panel(
 fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
     // Both curves over the steps both sides have reached, so they can be compared; the faster
     // side's later steps are left out.
-    let (max_step, max_loss) = loss_extent(&r.gpu_hist, &r.cpu_hist);
+    let (max_step, max_loss) = loss_extent(&r.board.gpu_hist, &r.board.cpu_hist);
     let top = nice_ceiling(max_loss as f64);
     let f = Frame {
         x0: 36.0,
@@ -281,9 +281,9 @@ fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
                 <text x="32" y="14" text-anchor="end">{ format!("{top}") }</text>
                 <text x="32" y="128" text-anchor="end">{ "0" }</text>
                 <text x="312" y="142" text-anchor="end">{ format::count(max_step) }</text>
-                <polyline class="gpu-train" points={line(&r.gpu_hist, false)} />
-                <polyline class="gpu-test" points={line(&r.gpu_hist, true)} />
-                <polyline class="cpu-train" points={line(&r.cpu_hist, false)} />
+                <polyline class="gpu-train" points={line(&r.board.gpu_hist, false)} />
+                <polyline class="gpu-test" points={line(&r.board.gpu_hist, true)} />
+                <polyline class="cpu-train" points={line(&r.board.cpu_hist, false)} />
             </svg>
             <figcaption>
                 <span class="key gpu-train">{ ctx.t("train.curve.gpu_train") }</span>
