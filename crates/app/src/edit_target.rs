@@ -157,6 +157,27 @@ pub fn loop_budget_for(
     Some(crate::loop_budget::budget(work, threads))
 }
 
+/// The second size every edited matmul kernel is checked at, after the learner's: odd in each
+/// dimension, so it stops short of every power-of-two tile edge (8 … 128) and a missing bounds
+/// check shows, and between 33 and 159, so it spans several tiles yet runs in milliseconds.
+/// Drawn by a generator seeded with the learner's size: one size always gets the same one.
+pub fn edge_size(
+    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+) -> gpu_runtime::cpu_kernels::matmul::MatmulSize {
+    // SplitMix64, seeded with the three dimensions.
+    let mut state = (u64::from(size.m) << 40) ^ (u64::from(size.n) << 20) ^ u64::from(size.k);
+    let mut next = || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    };
+    let mut dim = || 33 + 2 * (next() % 64) as u32;
+    let (m, n, k) = (dim(), dim(), dim());
+    gpu_runtime::cpu_kernels::matmul::MatmulSize::new(m, n, k)
+}
+
 /// The training setup an MLP kernel runs one step of: the train page's default network
 /// (circle data, 8-8 tanh, batch 16), with the optimiser whose kernel is edited.
 pub fn mlp_spec(kernel_id: &str) -> gpu_runtime::mlp::Spec {
@@ -363,6 +384,22 @@ pub fn within(rel: f64) -> impl Fn(usize, f32, f64) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_edge_size_is_odd_small_and_fixed_by_the_learners_size() {
+        use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+        let mut seen = std::collections::HashSet::new();
+        for &(m, n, k) in &[(256, 256, 256), (16, 16, 16), (100, 100, 100), (1, 1024, 7)] {
+            let size = MatmulSize::new(m, n, k);
+            let e = edge_size(size);
+            for d in [e.m, e.n, e.k] {
+                assert!(d % 2 == 1 && (33..=159).contains(&d), "{size:?} → {e:?}");
+            }
+            assert_eq!(edge_size(size), e, "the same size gets the same edge size");
+            seen.insert((e.m, e.n, e.k));
+        }
+        assert!(seen.len() > 1, "other sizes get other edge sizes: {seen:?}");
+    }
+
     use super::*;
 
     #[test]

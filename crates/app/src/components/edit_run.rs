@@ -21,8 +21,8 @@ use gpu_runtime::training::{SessionConfig, TrainingSession};
 use gpu_runtime::{measure, Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, TimingMethod};
 
 use crate::edit_target::{
-    compare_elements, conv_shape, measure_size, mlp_spec, within, Differences, Layout, Target,
-    MLP_REL_BOUND,
+    compare_elements, conv_shape, edge_size, measure_size, mlp_spec, within, Differences, Layout,
+    Target, MLP_REL_BOUND,
 };
 use crate::kernel_edit::{differences, reference_rule};
 use crate::session;
@@ -62,6 +62,20 @@ pub struct EditedRun {
     pub problem: Problem,
     /// The loop-budget flag's words read back (empty when the run had no flag).
     pub flag: Vec<u32>,
+    /// A matmul edit's second check, at [`edge_size`]; None for the other families and
+    /// when the learner's size was already wrong.
+    pub edge: Option<Edge>,
+}
+
+/// The second check of an edited matmul kernel, at a size that stops short of every tile
+/// edge ([`edge_size`]): a kernel without its bounds check is right at 256³ and wrong there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Edge {
+    /// Right at this size too.
+    Passed(MatmulSize),
+    /// Right at the learner's size, wrong at this one: the run's `diff` and `layout` are
+    /// this size's (its `problem`, `ms` and `original_ms` stay the learner's).
+    Failed(MatmulSize),
 }
 
 fn conv_err(e: ConvError) -> GpuError {
@@ -125,29 +139,66 @@ async fn run_matmul(
     ctl: &RunControl,
     flag: Option<(u32, usize)>,
 ) -> Result<EditedRun, GpuError> {
+    let opts = RunOptions::default();
+    let (out, words, diff) = checked_matmul(gpu, edited, size, 1, ctl, flag).await?;
     let (a, b) = size.inputs(1);
     let job = Job::Matmul { size, a: &a, b: &b };
-    let opts = RunOptions::default();
-    let (out, flag) = run_edited(gpu, edited, &job, &opts, ctl, flag).await?;
-    let reference = matmul::reference(size, &a, &b);
-    let diff = differences(size, &out.output, &reference, edited.precision, SHOWN);
     let original_ms = gpu
         .run_with(original, &job, &opts, ctl)
         .await
         .ok()
         .map(|o| o.timing.kernel_ms());
-    Ok(EditedRun {
+    let mut run = EditedRun {
         diff,
-        layout: Layout::Matrix {
-            rows: size.m,
-            cols: size.n,
-        },
+        layout: matrix(size),
         ms: out.timing.kernel_ms(),
         method: out.timing.method,
         original_ms,
         problem: Problem::Matmul(size),
-        flag,
-    })
+        flag: words,
+        edge: None,
+    };
+    // Right at the learner's size (and no loop stopped): the edge size too.
+    if run.diff.wrong == 0 && run.flag.iter().all(|&w| w == 0) {
+        let e = edge_size(size);
+        let (_, words, diff) = checked_matmul(gpu, edited, e, 2, ctl, flag).await?;
+        if words.iter().any(|&w| w != 0) {
+            run.flag = words;
+        }
+        run.edge = Some(if diff.wrong == 0 {
+            Edge::Passed(e)
+        } else {
+            run.diff = diff;
+            run.layout = matrix(e);
+            Edge::Failed(e)
+        });
+    }
+    Ok(run)
+}
+
+fn matrix(size: MatmulSize) -> Layout {
+    Layout::Matrix {
+        rows: size.m,
+        cols: size.n,
+    }
+}
+
+/// The edited kernel at `size` on inputs of `seed`, its loop flag, and its differences from
+/// the CPU reference.
+async fn checked_matmul(
+    gpu: &Gpu,
+    edited: &KernelSpec,
+    size: MatmulSize,
+    seed: u64,
+    ctl: &RunControl,
+    flag: Option<(u32, usize)>,
+) -> Result<(gpu_runtime::RunOutput, Vec<u32>, Differences), GpuError> {
+    let (a, b) = size.inputs(seed);
+    let job = Job::Matmul { size, a: &a, b: &b };
+    let (out, words) = run_edited(gpu, edited, &job, &RunOptions::default(), ctl, flag).await?;
+    let reference = matmul::reference(size, &a, &b);
+    let diff = differences(size, &out.output, &reference, edited.precision, SHOWN);
+    Ok((out, words, diff))
 }
 
 async fn run_conv(
@@ -199,6 +250,7 @@ async fn run_conv(
             s: shape.s,
         },
         flag: Vec::new(),
+        edge: None,
     })
 }
 
@@ -244,6 +296,7 @@ async fn run_measure(
             threads: size.threads,
         },
         flag,
+        edge: None,
     })
 }
 
@@ -342,5 +395,6 @@ async fn run_mlp(
         original_ms,
         problem: Problem::MlpStep { batch: spec.batch },
         flag: Vec::new(),
+        edge: None,
     })
 }

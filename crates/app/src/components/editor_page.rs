@@ -31,7 +31,7 @@ use gpu_runtime::{CancelToken, Family, GpuError, RunControl};
 use wasm_bindgen::JsCast;
 
 use super::code_editor::CodeEditor;
-use super::edit_run::{run_target, EditedRun, Problem};
+use super::edit_run::{run_target, Edge, EditedRun, Problem};
 use super::matmul_run::sizes_from_query;
 use super::Ctx;
 use crate::edit_target::{Target, WrongMap, GROUPS};
@@ -271,7 +271,44 @@ fn editor_report(
     if let Some(o) = run.original_ms {
         r.push(("originalMs", Field::Num(o)));
     }
+    // The second size it was checked at (`wrong` and `checked` are that size's when it failed).
+    if let Some(Edge::Passed(e) | Edge::Failed(e)) = run.edge {
+        r.push(("edgeM", Field::Num(e.m as f64)));
+        r.push(("edgeN", Field::Num(e.n as f64)));
+        r.push(("edgeK", Field::Num(e.k as f64)));
+        r.push((
+            "edgeVerified",
+            Field::Bool(matches!(run.edge, Some(Edge::Passed(_)))),
+        ));
+    }
     r
+}
+
+/// "Also right at …" / "Right at …, but not at …": the matmul edit's second check.
+fn edge_text(ctx: &Ctx, run: &EditedRun) -> Option<String> {
+    let dims = |s: gpu_runtime::cpu_kernels::matmul::MatmulSize| format!("{}×{}×{}", s.m, s.n, s.k);
+    match run.edge? {
+        Edge::Passed(e) => Some(ctx.tf("editor.edge.passed", &[("edge", &dims(e))])),
+        Edge::Failed(e) => Some(ctx.tf(
+            "editor.edge.failed",
+            &[
+                ("size", &problem_text(ctx, &run.problem)),
+                ("edge", &dims(e)),
+            ],
+        )),
+    }
+}
+
+/// `data-edge` of the result: "passed", "failed" or "" (no second check).
+fn edge_code(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Done(run) => match run.edge {
+            Some(Edge::Passed(_)) => "passed",
+            Some(Edge::Failed(_)) => "failed",
+            None => "",
+        },
+        _ => "",
+    }
 }
 
 /// "Edit this kernel": the link every page that shows a kernel puts beside it (`id` is a
@@ -553,7 +590,10 @@ pub fn KernelEditor() -> Html {
         .map(|(i, (_, l))| (i + 1, l.to_string()))
         .collect();
     let running = state.outcome == Outcome::Running;
-    let stale = state.stale();
+    // A result belongs to the source and the sizes it ran on.
+    let other_size = matches!(&state.outcome,
+        Outcome::Done(run) if matches!(run.problem, Problem::Matmul(s) if Some(s) != size));
+    let stale = state.stale() || other_size;
     let context = (!is_matmul).then(|| {
         html! { <p class="editor-context">{ ctx.t(&format!("editor.context.{}", match target.family() {
             Family::Conv => "conv", Family::Mlp => "mlp", _ => "measure" })) }</p> }
@@ -572,6 +612,9 @@ pub fn KernelEditor() -> Html {
             { for context }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} external={state.external.clone()} />
+            if is_matmul {
+                <EditorSizes />
+            }
             <div class="editor-actions">
                 <button id="editor-run" class="button primary" onclick={run} disabled={running || !has_gpu || !size_ok}>
                     { ctx.t("editor.run") }
@@ -585,8 +628,13 @@ pub fn KernelEditor() -> Html {
             { browser_messages_view(&ctx, &state.external) }
             <div class={classes!("editor-result", stale.then_some("stale"))} aria-live="polite"
                 data-runs={state.runs.to_string()} data-stale={stale.to_string()}
-                data-outcome={outcome_code(&state.outcome)}>
-                { stale.then(|| html! { <p class="stale-note" role="status">{ ctx.t("editor.stale") }</p> }) }
+                data-outcome={outcome_code(&state.outcome)} data-edge={edge_code(&state.outcome)}>
+                { stale.then(|| html! { <p class="stale-note" role="status">{
+                    match &state.outcome {
+                        Outcome::Done(run) if !state.stale() => ctx.tf("editor.stale_size", &[("size", &problem_text(&ctx, &run.problem))]),
+                        _ => ctx.t("editor.stale").to_string(),
+                    }
+                }</p> }) }
                 { outcome_view(&ctx, &state.outcome, picture) }
             </div>
             <details class="editor-diff">
@@ -598,6 +646,53 @@ pub fn KernelEditor() -> Html {
                 </code></pre>
             </details>
         </section>
+    }
+}
+
+/// M, N and K of a matmul edit, kept in the URL as the Kernels page keeps them (Share and a
+/// reload keep them too); a bad value is named at its field and Run waits for a good one.
+#[function_component]
+fn EditorSizes() -> Html {
+    let ctx = use_context::<Ctx>();
+    let navigator = use_navigator();
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let family = crate::run_family::RunFamily::Matmul;
+    let values = family.field_values(&ctx.query);
+    let parsed = family.parse(&values);
+    let field = |index: usize, spec: &crate::run_family::FieldSpec| {
+        let error = parsed.fields[index]
+            .as_ref()
+            .map(|e| super::matmul_run::field_message(&ctx, e));
+        let oninput = {
+            let (navigator, ctx, key) = (navigator.clone(), ctx.clone(), spec.key);
+            Callback::from(move |e: InputEvent| {
+                let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+                if let Some(nav) = &navigator {
+                    let q = ctx.query.clone().with(key, &input.value());
+                    super::replace_query(nav, &ctx.route, &q);
+                }
+            })
+        };
+        let id = format!("editor-dim-{}", spec.key);
+        let err_id = format!("{id}-error");
+        html! {
+            <div class={classes!("field", error.is_some().then_some("invalid"))}>
+                <label for={id.clone()}>{ ctx.t(spec.label_key) }</label>
+                <input id={id} name={spec.key} type="text" inputmode="numeric" autocomplete="off"
+                    value={values[index].clone()} {oninput}
+                    aria-invalid={error.is_some().to_string()} aria-describedby={err_id.clone()} />
+                <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>
+            </div>
+        }
+    };
+    html! {
+        <fieldset class="sizes editor-sizes">
+            <legend>{ ctx.t("editor.sizes") }</legend>
+            { for family.fields().iter().enumerate().map(|(i, f)| field(i, f)) }
+            <p class="note">{ ctx.t("editor.sizes.note") }</p>
+        </fieldset>
     }
 }
 
@@ -775,8 +870,14 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
                 </p>
             };
             let d = &run.diff;
+            let edge = edge_text(ctx, run);
             if d.wrong == 0 {
-                html! { <div class="verdict ok"><p>{ ctx.t("editor.correct") }</p>{ times }</div> }
+                html! {
+                    <div class="verdict ok">
+                        <p>{ ctx.t("editor.correct") }{ for edge.map(|t| html! { <>{ " " }<span class="edge-note">{ t }</span></> }) }</p>
+                        { times }
+                    </div>
+                }
             } else {
                 let (rows, cols) = run.layout.picture();
                 let caption = if d.map.block == (1, 1) {
@@ -802,6 +903,7 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
                 };
                 html! {
                     <div class="verdict wrong">
+                        { for edge.map(|t| html! { <p class="edge-note">{ t }</p> }) }
                         <p role="alert">{ ctx.tf("editor.wrong", &[("wrong", &d.wrong.to_string()), ("total", &d.total.to_string())]) }</p>
                         <div class="wrong-layout">
                             <table class="differences">
