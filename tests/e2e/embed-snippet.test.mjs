@@ -1,4 +1,4 @@
-// The Embed dialog's snippet (issue 23 §7): as wide as the host's column, its height from the
+// The Embed dialog's snippet: as wide as the host's column, its height from the
 // widget's `resize` messages (a fallback height without them), the host's origin typed into a
 // field and written into the snippet, a title in words; the widget sends `resize` only on a real
 // change and at most once per animation frame; the conversion page carries Embed buttons.

@@ -1,4 +1,4 @@
-// No learner's kernel can wedge the GPU (issue 23 §1): the editor rewrites the learner's
+// No learner's kernel can wedge the GPU: the editor rewrites the learner's
 // kernel so that every loop stops after an iteration budget derived from the problem size
 // (wgsl-check's loop_budget, through editor.js's budgetLoops) and flags which loop did; the
 // page then names the loop's line and never says "Correct". An endless loop, a nested endless

@@ -1,4 +1,4 @@
-// The site's header on a phone (issue 23 §4): at 390 px it takes at most 120 of 844 px (it took
+// The site's header on a phone: at 390 px it takes at most 120 of 844 px (it took
 // 229): the title and the language switch share a row, the sections are one row that scrolls
 // sideways, every section still reachable; at 1280 and 1920 px the header is as before.
 import { test, before, after } from 'node:test';

@@ -1,4 +1,4 @@
-// The conv page's im2col picture on a phone (issue 23 §4): "matrix × filter column = output
+// The conv page's im2col picture on a phone: "matrix × filter column = output
 // column" stays one row beside the matrix (it wrapped, putting the × and the rest ~900 px below
 // the matrix's top); a wide row scrolls inside its own box, never the page.
 import { test, before, after } from 'node:test';

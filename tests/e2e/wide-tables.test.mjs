@@ -1,4 +1,4 @@
-// Wide results tables scroll inside their own box at 390 px (issue 23 §4), and a place that offers
+// Wide results tables scroll inside their own box at 390 px, and a place that offers
 // two kernels to edit labels each button by its kernel (§8, the roofline lesson).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// Words (issue 23 §8): Chinese pages say Chinese (the cost lesson's presets, the GPU table's
+// Words: Chinese pages say Chinese (the cost lesson's presets, the GPU table's
 // sources), a count of one takes the singular ("1 block", "1 error"), lesson 6's emptied
 // rounding box says what to type, the glossary names its columns on a phone, and the five
 // corrected facts (docs/fact-check.md FC-170 to FC-174) are what the pages say.

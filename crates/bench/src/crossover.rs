@@ -6,7 +6,7 @@
 //! `--runs` whole runs, each at least `--min-ms` long (at least one step), with the spread
 //! (max − min) / median. GPU runs start on a drained queue and end when every step has
 //! finished. The twin is skipped where one of its steps would exceed `--twin-max-gflop`.
-//! Prints a Markdown table and, per width, the batch size from which the GPU wins, and issue 17's
+//! Prints a Markdown table and, per width, the batch size from which the GPU wins, and the
 //! goal: GPU ÷ tuned CPU for 2-256-256-2 at batch 4,096 (≥ 20×). `--wide` pins the GPU's
 //! wide-layer path (`training::force_wide_path`: `auto` tiles layers of ≥ 64 × 64, `off` keeps
 //! every layer on the per-element kernels, `on` tiles every layer) to compare them.
@@ -273,16 +273,16 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         };
         println!("- 2-{width}-{width}-2: {text}");
     }
-    // Issue 17 §3's goal point.
+    // The goal point: the GPU ≥ 20× the tuned CPU at 2-256-256-2, batch 4096.
     if let Some(p) = points.iter().find(|p| p.width == 256 && p.batch == 4096) {
         match p.gpu {
             Some(g) => println!(
-                "\nGoal (issue 17 §3): 2-256-256-2, batch 4096: GPU {g:.1} steps/s = {:.2}× the tuned CPU ({:.1} steps/s); goal ≥ 20×: {}",
+                "\nGoal: 2-256-256-2, batch 4096: GPU {g:.1} steps/s = {:.2}× the tuned CPU ({:.1} steps/s); goal ≥ 20×: {}",
                 g / p.cpu,
                 p.cpu,
                 if g / p.cpu >= 20.0 { "met" } else { "NOT met" }
             ),
-            None => println!("\nGoal (issue 17 §3): no GPU figure for 2-256-256-2 at batch 4096"),
+            None => println!("\nGoal: no GPU figure for 2-256-256-2 at batch 4096"),
         }
     }
     gpu_runtime::training::force_wide_path(None);

@@ -83,7 +83,7 @@ const fn quiz(lesson: &'static str, questions: [Question; 3]) -> LessonQuiz {
 }
 
 /// Every lesson's questions. The first twelve follow [`crate::LESSONS`]; the last seven belong
-/// to the lessons of issue 16 (systolic arrays … data movement), listed here before their pages.
+/// to the later lessons (systolic arrays … data movement), listed here before their pages.
 pub const QUIZZES: &[LessonQuiz] = &[
     quiz("latency-throughput", [q(4, 1), q(3, 2), q(4, 3)]),
     quiz("simt", [q(3, 1), q(4, 2), q(4, 0)]),
@@ -158,7 +158,7 @@ mod tests {
         }
     }
 
-    /// The lessons of issue 16 are written in parallel with this table; their questions are
+    /// The later lessons (systolic arrays … data movement) were written in parallel with this table; their questions are
     /// here already, so each page gets its self-check as soon as it joins `LESSONS`.
     #[test]
     fn the_seven_new_lessons_have_questions() {

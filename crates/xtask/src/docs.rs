@@ -1,6 +1,6 @@
 //! The project's documents on the site: `docs/*.md` rendered to `<site>/docs/<name>.html`, so
 //! the pages can link "docs/benchmarks.md" and a fact-check id such as "FC-103" to something a
-//! visitor can open (issue 23 §8). A small Markdown subset, the one these files use: headings,
+//! visitor can open. A small Markdown subset, the one these files use: headings,
 //! paragraphs, `-` and `1.` lists, fenced code, pipe tables, `code`, **bold**, *em*, links.
 //! A table row whose first cell is a fact-check id gets that id as its anchor (`#fc-103`), and
 //! a heading its slug; links to another `.md` point at its `.html`. Std only, no scripts.

@@ -377,5 +377,8 @@ fn flops_count_every_multiply() {
     let b = 4096.0;
     let expect = 2.0 * b * (2.0 * 66560.0 + 65536.0 + 512.0);
     assert_eq!(flops_per_step(&net, 4096), expect);
-    assert!((expect / 1e9 - 1.6).abs() < 0.05, "issue 17's ≈ 1.6 GFLOP");
+    assert!(
+        (expect / 1e9 - 1.6).abs() < 0.05,
+        "the crossover goal point's ≈ 1.6 GFLOP"
+    );
 }
