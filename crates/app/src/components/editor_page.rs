@@ -874,7 +874,8 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
             if d.wrong == 0 {
                 html! {
                     <div class="verdict ok">
-                        <p>{ ctx.t("editor.correct") }{ for edge.map(|t| html! { <>{ " " }<span class="edge-note">{ t }</span></> }) }</p>
+                        <p>{ ctx.t("editor.correct") }</p>
+                        { for edge.map(|t| html! { <p class="edge-note">{ t }</p> }) }
                         { times }
                     </div>
                 }
@@ -903,8 +904,8 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
                 };
                 html! {
                     <div class="verdict wrong">
-                        { for edge.map(|t| html! { <p class="edge-note">{ t }</p> }) }
                         <p role="alert">{ ctx.tf("editor.wrong", &[("wrong", &d.wrong.to_string()), ("total", &d.total.to_string())]) }</p>
+                        { for edge.map(|t| html! { <p class="edge-note">{ t }</p> }) }
                         <div class="wrong-layout">
                             <table class="differences">
                                 <thead><tr>
