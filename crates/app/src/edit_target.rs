@@ -159,8 +159,10 @@ pub fn loop_budget_for(
 
 /// The second size every edited matmul kernel is checked at, after the learner's: odd in each
 /// dimension, so it stops short of every power-of-two tile edge (8 … 128) and a missing bounds
-/// check shows, and between 33 and 159, so it spans several tiles yet runs in milliseconds.
-/// Drawn by a generator seeded with the learner's size: one size always gets the same one.
+/// check shows; between 33 and 159 where the learner's dimension allows, and never larger than
+/// it, so the second run costs no more than the first (after a kernel that wedged the GPU, the
+/// next small run stays small). Drawn by a generator seeded with the learner's size: one size
+/// always gets the same one.
 pub fn edge_size(
     size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
 ) -> gpu_runtime::cpu_kernels::matmul::MatmulSize {
@@ -173,8 +175,14 @@ pub fn edge_size(
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     };
-    let mut dim = || 33 + 2 * (next() % 64) as u32;
-    let (m, n, k) = (dim(), dim(), dim());
+    // An odd number in [lo, hi]: hi the largest odd ≤ min(d, 159), lo = min(33, hi).
+    let mut dim = |d: u32| {
+        let hi = (d.clamp(1, 159) - 1) | 1;
+        let hi = if hi > d.max(1) { hi - 2 } else { hi };
+        let lo = hi.min(33);
+        lo + 2 * (next() % u64::from((hi - lo) / 2 + 1)) as u32
+    };
+    let (m, n, k) = (dim(size.m), dim(size.n), dim(size.k));
     gpu_runtime::cpu_kernels::matmul::MatmulSize::new(m, n, k)
 }
 
@@ -388,16 +396,31 @@ mod tests {
     fn the_edge_size_is_odd_small_and_fixed_by_the_learners_size() {
         use gpu_runtime::cpu_kernels::matmul::MatmulSize;
         let mut seen = std::collections::HashSet::new();
-        for &(m, n, k) in &[(256, 256, 256), (16, 16, 16), (100, 100, 100), (1, 1024, 7)] {
-            let size = MatmulSize::new(m, n, k);
-            let e = edge_size(size);
-            for d in [e.m, e.n, e.k] {
-                assert!(d % 2 == 1 && (33..=159).contains(&d), "{size:?} → {e:?}");
+        for m in 1..=300u32 {
+            for &(n, k) in &[(256, 256), (16, 4), (100, 1), (1024, 7)] {
+                let size = MatmulSize::new(m, n, k);
+                let e = edge_size(size);
+                for (d, l) in [(e.m, m), (e.n, n), (e.k, k)] {
+                    assert!(d % 2 == 1 && d <= l && d <= 159, "{size:?} → {e:?}");
+                    // As large as 33 wherever the learner's size allows it.
+                    assert!(
+                        d >= 33.min(if l % 2 == 1 { l } else { l - 1 }),
+                        "{size:?} → {e:?}"
+                    );
+                }
+                assert_eq!(edge_size(size), e, "the same size gets the same edge size");
+                seen.insert((e.m, e.n, e.k));
             }
-            assert_eq!(edge_size(size), e, "the same size gets the same edge size");
-            seen.insert((e.m, e.n, e.k));
         }
-        assert!(seen.len() > 1, "other sizes get other edge sizes: {seen:?}");
+        assert!(
+            seen.len() > 100,
+            "other sizes get other edge sizes: {}",
+            seen.len()
+        );
+        assert_eq!(
+            edge_size(MatmulSize::new(4, 4, 4)),
+            MatmulSize::new(3, 3, 3)
+        );
     }
 
     use super::*;
