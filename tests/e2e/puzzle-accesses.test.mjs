@@ -46,7 +46,7 @@ test('map: thread 3 reads a[3] and writes out[3], found by hover and by keyboard
   await page.hover('button.inv[data-inv="3"]');
   assert.equal(await page.getAttribute('#puzzle-access-view', 'data-selected'), '3');
   assert.deepEqual(await touched(page), { a: [[3, 'r']], out: [[3, 'w']] });
-  assert.match(await page.textContent('.access-selected'), /Thread 3: 1 reads, 1 writes/);
+  assert.match(await page.textContent('.access-selected'), /Thread 3: 1 read, 1 write,/);
   // Keyboard: focus thread 1, Tab to thread 2.
   await page.focus('button.inv[data-inv="1"]');
   await page.keyboard.press('Tab');
@@ -96,7 +96,7 @@ test('2-D map: threads are named (x, y); a flattened guard shows elements writte
   assert.equal(await page.$('#access-overwritten'), null);
   assert.equal(await page.textContent('button.inv[data-inv="6"]'), '(2, 1)');
   await page.hover('button.inv[data-inv="6"]');
-  assert.match(await page.textContent('.access-selected'), /Thread \(2, 1\): 1 reads, 1 writes/);
+  assert.match(await page.textContent('.access-selected'), /Thread \(2, 1\): 1 read, 1 write,/);
   // r * N + c < N * N lets thread (3, 0) write element 3, which (0, 1) writes too: the same
   // value, so the checker passes it; the access view says it is a race.
   await setDoc(page, solution.replace('if (r < N && c < N)', 'if (r * N + c < N * N)'));

@@ -273,10 +273,16 @@ impl PlanOutput {
     }
 }
 
-#[cfg(test)]
 thread_local! {
-    /// Bind groups this thread's runs have made (the unit test counts them per run).
+    /// Bind groups this thread's runs have made (tests/plan.rs counts them per run).
     static BIND_GROUPS_MADE: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Bind groups this thread's plan runs have made so far: a repeated plan makes one per
+/// dispatch, not one per pass (tests/plan.rs).
+#[doc(hidden)]
+pub fn bind_groups_made() -> u32 {
+    BIND_GROUPS_MADE.with(Cell::get)
 }
 
 /// GPU buffers created by the runtime and not yet destroyed (all devices together).
@@ -841,7 +847,6 @@ impl Gpu {
             layout: &pipeline.get_bind_group_layout(0),
             entries: &entries,
         });
-        #[cfg(test)]
         BIND_GROUPS_MADE.with(|n| n.set(n.get() + 1));
         let b = (bind_group, d.workgroups);
         bound.insert(key, b.clone());
@@ -1129,94 +1134,4 @@ async fn map_read_until(
         .to_vec();
     buffer.unmap();
     Ok((bytes, now_ms() - t_mapped))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::workload::Workload;
-    use cpu_kernels::matmul::{self, MatmulSize};
-
-    /// A repeated plan makes each dispatch's uniform block and bind group once, however many
-    /// warm-up passes and repetitions it runs (lavapipe under `cargo xtask test`), leaks
-    /// nothing, and computes what one run computes.
-    #[test]
-    fn a_repeated_plan_binds_each_dispatch_once() {
-        let gpu =
-            Gpu::request_blocking().expect("no GPU adapter (lavapipe under cargo xtask test)");
-        let k = crate::kernel("matmul-naive").expect("catalogued");
-        // mid = A·B (9×6 · 6×5), out = mid·E (9×5 · 5×4): two dispatches, each with a uniform.
-        let s1 = MatmulSize::new(9, 5, 6);
-        let s2 = MatmulSize::new(9, 4, 5);
-        let (a, b) = s1.inputs(3);
-        let (_, e) = s2.inputs(4);
-        let step = |x: &'static str, y: &'static str, out: &'static str, s: MatmulSize| Step {
-            kernel: k,
-            dispatch: Dispatch {
-                bindings: vec![
-                    Binding::whole(x),
-                    Binding::whole(y),
-                    Binding::whole(out),
-                    Binding::Uniform,
-                ],
-                uniform: vec![s.m, s.n, s.k, 0],
-                workgroups: k.workgroups(&Workload::Matmul(s)),
-            },
-            cost: s.flops() / 2.0,
-            split: None,
-        };
-        let bytes = |v: &[f32]| Init::Bytes(bytemuck::cast_slice(v).to_vec().into());
-        let plan = Plan {
-            buffers: vec![
-                PlanBuffer {
-                    name: "a",
-                    init: bytes(&a),
-                    read_back: false,
-                },
-                PlanBuffer {
-                    name: "b",
-                    init: bytes(&b),
-                    read_back: false,
-                },
-                PlanBuffer {
-                    name: "e",
-                    init: bytes(&e),
-                    read_back: false,
-                },
-                PlanBuffer {
-                    name: "mid",
-                    init: Init::Zeroed(s1.c_len() as u64 * 4),
-                    read_back: true,
-                },
-                PlanBuffer {
-                    name: "out",
-                    init: Init::Zeroed(s2.c_len() as u64 * 4),
-                    read_back: true,
-                },
-            ],
-            steps: vec![step("a", "b", "mid", s1), step("mid", "e", "out", s2)],
-        };
-        let before = BIND_GROUPS_MADE.with(Cell::get);
-        let opts = RunOptions {
-            warmup: 7,
-            repetitions: 9,
-        };
-        let out =
-            pollster::block_on(gpu.run_plan(&plan, &opts, &RunControl::default())).expect("runs");
-        assert_eq!(
-            BIND_GROUPS_MADE.with(Cell::get) - before,
-            2,
-            "one per dispatch, not per pass"
-        );
-        let floats = |name| -> Vec<f32> {
-            bytemuck::pod_collect_to_vec(out.bytes(name).expect("read back"))
-        };
-        let (mid, got) = (floats("mid"), floats("out"));
-        let v1 = cpu_kernels::verify::compare(&mid, &matmul::reference(s1, &a, &b), k.precision);
-        assert!(v1.ok, "{v1:?}");
-        let v2 = cpu_kernels::verify::compare(&got, &matmul::reference(s2, &mid, &e), k.precision);
-        assert!(v2.ok, "{v2:?}");
-        assert!(got.iter().any(|&x| x != 0.0));
-        assert_eq!(out.timing.repetitions, 9);
-    }
 }
