@@ -14,15 +14,16 @@ fn floats(bytes: &[u8]) -> Vec<f32> {
     bytemuck::pod_collect_to_vec(bytes)
 }
 
-#[test]
-fn two_dispatches_share_a_buffer() {
-    let gpu = gpu();
-    let k = kernel("matmul-naive").expect("catalogued");
-    // mid = A·B (5×7 · 7×6), out = mid·E (5×6 · 6×3).
-    let s1 = MatmulSize::new(5, 6, 7);
-    let s2 = MatmulSize::new(5, 3, 6);
-    let (a, b) = s1.inputs(1);
-    let (_, e) = s2.inputs(2);
+/// mid = A·B (s1), out = mid·E (s2) with `k`: two dispatches, the second reading what the
+/// first wrote; mid and out are read back.
+fn chained_plan(
+    k: &'static gpu_runtime::KernelSpec,
+    s1: MatmulSize,
+    s2: MatmulSize,
+    a: &[f32],
+    b: &[f32],
+    e: &[f32],
+) -> Plan<'static> {
     let step = |x: &'static str, y: &'static str, out: &'static str, s: MatmulSize| Step {
         kernel: k,
         dispatch: Dispatch {
@@ -38,29 +39,38 @@ fn two_dispatches_share_a_buffer() {
         cost: s.flops() / 2.0,
         split: None,
     };
-    let buf = |name, data: &[f32], read_back| PlanBuffer {
+    let input = |name, data: &[f32]| PlanBuffer {
         name,
         init: Init::Bytes(bytemuck::cast_slice(data).to_vec().into()),
-        read_back,
+        read_back: false,
     };
-    let plan = Plan {
+    let output = |name, len: usize| PlanBuffer {
+        name,
+        init: Init::Zeroed(len as u64 * 4),
+        read_back: true,
+    };
+    Plan {
         buffers: vec![
-            buf("a", &a, false),
-            buf("b", &b, false),
-            buf("e", &e, false),
-            PlanBuffer {
-                name: "mid",
-                init: Init::Zeroed(s1.c_len() as u64 * 4),
-                read_back: true,
-            },
-            PlanBuffer {
-                name: "out",
-                init: Init::Zeroed(s2.c_len() as u64 * 4),
-                read_back: true,
-            },
+            input("a", a),
+            input("b", b),
+            input("e", e),
+            output("mid", s1.c_len()),
+            output("out", s2.c_len()),
         ],
         steps: vec![step("a", "b", "mid", s1), step("mid", "e", "out", s2)],
-    };
+    }
+}
+
+#[test]
+fn two_dispatches_share_a_buffer() {
+    let gpu = gpu();
+    let k = kernel("matmul-naive").expect("catalogued");
+    // mid = A·B (5×7 · 7×6), out = mid·E (5×6 · 6×3).
+    let s1 = MatmulSize::new(5, 6, 7);
+    let s2 = MatmulSize::new(5, 3, 6);
+    let (a, b) = s1.inputs(1);
+    let (_, e) = s2.inputs(2);
+    let plan = chained_plan(k, s1, s2, &a, &b, &e);
     let out = pollster::block_on(gpu.run_plan(&plan, &RunOptions::default(), &Default::default()))
         .expect("runs");
     let mid = floats(out.bytes("mid").expect("mid read back"));
@@ -254,60 +264,14 @@ fn short_repetitions_share_one_submission() {
 /// nothing, and computes what one run computes.
 #[test]
 fn a_repeated_plan_binds_each_dispatch_once() {
-    let gpu = gpu_runtime::Gpu::request_blocking()
-        .expect("no GPU adapter (lavapipe under cargo xtask test)");
+    let gpu = gpu();
     let k = kernel("matmul-naive").expect("catalogued");
     // mid = A·B (9×6 · 6×5), out = mid·E (9×5 · 5×4): two dispatches, each with a uniform.
     let s1 = MatmulSize::new(9, 5, 6);
     let s2 = MatmulSize::new(9, 4, 5);
     let (a, b) = s1.inputs(3);
     let (_, e) = s2.inputs(4);
-    let step = |x: &'static str, y: &'static str, out: &'static str, s: MatmulSize| Step {
-        kernel: k,
-        dispatch: Dispatch {
-            bindings: vec![
-                Binding::whole(x),
-                Binding::whole(y),
-                Binding::whole(out),
-                Binding::Uniform,
-            ],
-            uniform: vec![s.m, s.n, s.k, 0],
-            workgroups: k.workgroups(&Workload::Matmul(s)),
-        },
-        cost: s.flops() / 2.0,
-        split: None,
-    };
-    let bytes = |v: &[f32]| Init::Bytes(bytemuck::cast_slice(v).to_vec().into());
-    let plan = Plan {
-        buffers: vec![
-            PlanBuffer {
-                name: "a",
-                init: bytes(&a),
-                read_back: false,
-            },
-            PlanBuffer {
-                name: "b",
-                init: bytes(&b),
-                read_back: false,
-            },
-            PlanBuffer {
-                name: "e",
-                init: bytes(&e),
-                read_back: false,
-            },
-            PlanBuffer {
-                name: "mid",
-                init: Init::Zeroed(s1.c_len() as u64 * 4),
-                read_back: true,
-            },
-            PlanBuffer {
-                name: "out",
-                init: Init::Zeroed(s2.c_len() as u64 * 4),
-                read_back: true,
-            },
-        ],
-        steps: vec![step("a", "b", "mid", s1), step("mid", "e", "out", s2)],
-    };
+    let plan = chained_plan(k, s1, s2, &a, &b, &e);
     let before = gpu_runtime::plan::bind_groups_made();
     let opts = RunOptions {
         warmup: 7,
