@@ -79,15 +79,15 @@ fn keys_built_at_run_time_exist() {
     // The cost lesson's presets and the GPU table's sources, translated by id.
     for p in lessons::cost::PRESETS {
         assert!(
-            has(&format!("ld.cost.preset.{}", p.id)),
-            "ld.cost.preset.{}",
+            has(&format!("lesson.cost.preset.{}", p.id)),
+            "lesson.cost.preset.{}",
             p.id
         );
     }
     for g in lessons::gpus::GPUS {
         assert!(
-            has(&format!("lb.choose.source.{}", g.id)),
-            "lb.choose.source.{}",
+            has(&format!("lesson.choosing.source.{}", g.id)),
+            "lesson.choosing.source.{}",
             g.id
         );
     }

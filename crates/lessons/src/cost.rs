@@ -125,7 +125,7 @@ pub fn compare(i: &CostInput) -> Result<CostResult, CostError> {
 pub struct CostPreset {
     pub id: &'static str,
     /// Its name and price in words, for the docs; the page shows the translated text
-    /// `ld.cost.preset.<id>` (locales/{en,zh}/lessons-d.txt).
+    /// `lesson.cost.preset.<id>` (locales/{en,zh}/lesson-cost.txt).
     pub name: &'static str,
     pub cloud_per_hour: f64,
     pub purchase: f64,

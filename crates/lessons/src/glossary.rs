@@ -1,6 +1,6 @@
 //! The glossary page (`#/learn/glossary`): one table of CUDA names, their WebGPU/WGSL
 //! counterparts and the Chinese term every page uses. The names are code or product names and
-//! live here; each row's explanation is translated (`gloss.<id>` in `locales/*/lessons-d.txt`).
+//! live here; each row's explanation is translated (`gloss.<id>` in `locales/*/glossary-page.txt`).
 //! Where a row's English name is also a term of `locales/glossary.txt`, the Chinese must be
 //! that file's (checked by `crates/app/tests/glossary.rs`).
 

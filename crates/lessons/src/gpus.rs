@@ -21,7 +21,7 @@ pub struct Gpu {
     /// Board power / TDP, watts.
     pub tdp_w: f64,
     /// Where the row comes from (the document's English title, for the docs; the page shows
-    /// the translated `lb.choose.source.<id>`, locales/{en,zh}/lessons-b.txt).
+    /// the translated `lesson.choosing.source.<id>`, locales/{en,zh}/lesson-choosing.txt).
     pub source: &'static str,
     /// Fact-check ids.
     pub fc: &'static str,

@@ -26,17 +26,17 @@ pub fn Body() -> Html {
     let params = match parse_number(&p_text) {
         Some(v) if v > 0.0 => Some(v),
         Some(_) => {
-            field_error = Some(ctx.t("lb.err.positive").to_string());
+            field_error = Some(ctx.t("lesson.common.err.positive").to_string());
             None
         }
         None => {
-            field_error = Some(ctx.t("lb.err.number").to_string());
+            field_error = Some(ctx.t("lesson.common.err.number").to_string());
             None
         }
     };
     let dtype = Dtype::from_code(&w);
     if dtype.is_none() {
-        general = Some(ctx.t("lb.err.choice").to_string());
+        general = Some(ctx.t("lesson.common.err.choice").to_string());
     }
     // Weights, gradients and optimiser states only; activations come on top (the `vram` lesson).
     let states = params.zip(dtype).and_then(|(p, dtype)| {
@@ -55,11 +55,11 @@ pub fn Body() -> Html {
         match vram::estimate(&b) {
             Ok(r) => Some((r.total() - r.activations - r.kv_cache, r.weights)),
             Err(BudgetError::QuantisedFullTraining) => {
-                general = Some(ctx.t("lb.vram.err.quantised").to_string());
+                general = Some(ctx.t("lesson.vram.err.quantised").to_string());
                 None
             }
             Err(_) => {
-                field_error = Some(ctx.t("lb.err.too_large").to_string());
+                field_error = Some(ctx.t("lesson.common.err.too_large").to_string());
                 None
             }
         }
@@ -69,18 +69,18 @@ pub fn Body() -> Html {
     let mode_options = vec![
         (
             "infer".to_string(),
-            ctx.t("lb.choose.mode.infer").to_string(),
+            ctx.t("lesson.choosing.mode.infer").to_string(),
         ),
         (
             "train".to_string(),
-            ctx.t("lb.choose.mode.train").to_string(),
+            ctx.t("lesson.choosing.mode.train").to_string(),
         ),
     ];
 
     let need_line = match (states, &general) {
         (Some((bytes, _)), _) => html! {
             <p class="total" data-need={format!("{bytes:.0}")}>
-                { ctx.tf(if training { "lb.choose.need_train" } else { "lb.choose.need_infer" },
+                { ctx.tf(if training { "lesson.choosing.need_train" } else { "lesson.choosing.need_infer" },
                     &[("gb", &decimal_bytes(bytes)), ("gib", &binary_bytes(bytes))]) }
             </p>
         },
@@ -88,7 +88,7 @@ pub fn Body() -> Html {
             html! { <p class="message error" role="alert" data-need="invalid">{ msg.clone() }</p> }
         }
         (None, None) => {
-            html! { <p class="message error" role="alert" data-need="invalid">{ ctx.t("lb.err.fix_fields") }</p> }
+            html! { <p class="message error" role="alert" data-need="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p> }
         }
     };
 
@@ -99,9 +99,9 @@ pub fn Body() -> Html {
             .filter(|_| !training)
             .and_then(|(_, weights)| gpus::decode_tokens_per_s_bound(weights, g.bandwidth_gbs));
         let (class, fit_key) = match (states.is_some(), *fits) {
-            (false, _) => ("unknown", "lb.choose.fit.unknown"),
-            (true, true) => ("fits", "lb.choose.fit.yes"),
-            (true, false) => ("no", "lb.choose.fit.no"),
+            (false, _) => ("unknown", "lesson.choosing.fit.unknown"),
+            (true, true) => ("fits", "lesson.choosing.fit.yes"),
+            (true, false) => ("no", "lesson.choosing.fit.no"),
         };
         html! {
             <tr class={classes!("gpu-row", class)} data-gpu={g.id} data-fit={class} data-rank={(i + 1).to_string()}>
@@ -113,52 +113,52 @@ pub fn Body() -> Html {
                 <td>{ format!("{} W", g.tdp_w) }</td>
                 <td class="fit-cell">{ ctx.t(fit_key) }</td>
                 <td>{ tokens.filter(|_| *fits).map(number).unwrap_or_else(|| "–".into()) }</td>
-                <td class="source">{ ctx.t(&format!("lb.choose.source.{}", g.id)) }{ if g.fc.is_empty() { String::new() } else { format!(" · {}", g.fc) } }</td>
+                <td class="source">{ ctx.t(&format!("lesson.choosing.source.{}", g.id)) }{ if g.fc.is_empty() { String::new() } else { format!(" · {}", g.fc) } }</td>
             </tr>
         }
     });
 
     html! {
         <div class="lesson-body lb">
-            <p class="lead">{ ctx.t("lb.choose.lead") }</p>
+            <p class="lead">{ ctx.t("lesson.choosing.lead") }</p>
             <ol class="priorities">
-                <li>{ ctx.t("lb.choose.first") }</li>
-                <li>{ ctx.t("lb.choose.second") }</li>
-                <li>{ ctx.t("lb.choose.third") }</li>
+                <li>{ ctx.t("lesson.choosing.first") }</li>
+                <li>{ ctx.t("lesson.choosing.second") }</li>
+                <li>{ ctx.t("lesson.choosing.third") }</li>
             </ol>
-            <p>{ ctx.t("lb.choose.guide") }</p>
+            <p>{ ctx.t("lesson.choosing.guide") }</p>
 
             <section class="panel calc" id="choose-calc" aria-labelledby="choose-calc-h">
-                <h2 id="choose-calc-h">{ ctx.t("lb.choose.calc") }</h2>
+                <h2 id="choose-calc-h">{ ctx.t("lesson.choosing.calc") }</h2>
                 <div class="fields">
-                    { text_field(&ctx, &nav, "p", ctx.t("lb.vram.f.params"), p_text.clone(), field_error) }
-                    { select(&ctx, &nav, "w", ctx.t("lb.vram.f.dtype"), dtype_options, &w) }
-                    { select(&ctx, &nav, "mode", ctx.t("lb.vram.f.mode"), mode_options, &mode) }
+                    { text_field(&ctx, &nav, "p", ctx.t("lesson.vram.f.params"), p_text.clone(), field_error) }
+                    { select(&ctx, &nav, "w", ctx.t("lesson.vram.f.dtype"), dtype_options, &w) }
+                    { select(&ctx, &nav, "mode", ctx.t("lesson.vram.f.mode"), mode_options, &mode) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ need_line }</div>
                 <div class="table-scroll">
                     <table class="data gpu-table">
                         <thead><tr>
-                            <th scope="col">{ ctx.t("lb.col.gpu") }</th>
-                            <th scope="col">{ ctx.t("lb.col.memory") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.bw") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.tensor") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.fp32") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.tdp") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.fits") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.tokens") }</th>
-                            <th scope="col">{ ctx.t("lb.choose.col.source") }</th>
+                            <th scope="col">{ ctx.t("lesson.common.col.gpu") }</th>
+                            <th scope="col">{ ctx.t("lesson.common.col.memory") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.bw") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.tensor") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.fp32") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.tdp") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.fits") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.tokens") }</th>
+                            <th scope="col">{ ctx.t("lesson.choosing.col.source") }</th>
                         </tr></thead>
                         <tbody>{ for rows }</tbody>
                     </table>
                 </div>
-                <p class="note">{ ctx.linked("lb.choose.table_note") }</p>
+                <p class="note">{ ctx.linked("lesson.choosing.table_note") }</p>
                 <p class="note">
-                    <a href={format!("#/learn/vram?lang={lang}&p={}&w={}&mode={}", urlish(&p_text), w, mode)}>{ ctx.t("lb.choose.full_budget") }</a>
+                    <a href={format!("#/learn/vram?lang={lang}&p={}&w={}&mode={}", urlish(&p_text), w, mode)}>{ ctx.t("lesson.choosing.full_budget") }</a>
                 </p>
             </section>
-            { form::corrections(&ctx, &["lb.choose.fc09", "lb.choose.fc13", "lb.choose.fc27", "lb.choose.fc05", "lb.choose.fc33", "lb.choose.fc39"]) }
-            { form::try_it(&ctx, "lb.choose.try") }
+            { form::corrections(&ctx, &["lesson.choosing.fc09", "lesson.choosing.fc13", "lesson.choosing.fc27", "lesson.choosing.fc05", "lesson.choosing.fc33", "lesson.choosing.fc39"]) }
+            { form::try_it(&ctx, "lesson.choosing.try") }
         </div>
     }
 }

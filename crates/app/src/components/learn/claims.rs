@@ -14,31 +14,31 @@ use crate::components::Ctx;
 const CLAIMS: [(&str, &str, &str, &str, &str); 4] = [
     (
         "alexnet",
-        "lb.claims.alexnet.h",
-        "lb.claims.alexnet.measures",
-        "lb.claims.alexnet.omits",
-        "lb.claims.alexnet.verdict",
+        "lesson.claims.alexnet.h",
+        "lesson.claims.alexnet.measures",
+        "lesson.claims.alexnet.omits",
+        "lesson.claims.alexnet.verdict",
     ),
     (
         "resnet",
-        "lb.claims.resnet.h",
-        "lb.claims.resnet.measures",
-        "lb.claims.resnet.omits",
-        "lb.claims.resnet.verdict",
+        "lesson.claims.resnet.h",
+        "lesson.claims.resnet.measures",
+        "lesson.claims.resnet.omits",
+        "lesson.claims.resnet.verdict",
     ),
     (
         "openmm",
-        "lb.claims.openmm.h",
-        "lb.claims.openmm.measures",
-        "lb.claims.openmm.omits",
-        "lb.claims.openmm.verdict",
+        "lesson.claims.openmm.h",
+        "lesson.claims.openmm.measures",
+        "lesson.claims.openmm.omits",
+        "lesson.claims.openmm.verdict",
     ),
     (
         "matmul",
-        "lb.claims.matmul.h",
-        "lb.claims.matmul.measures",
-        "lb.claims.matmul.omits",
-        "lb.claims.matmul.verdict",
+        "lesson.claims.matmul.h",
+        "lesson.claims.matmul.measures",
+        "lesson.claims.matmul.omits",
+        "lesson.claims.matmul.verdict",
     ),
 ];
 
@@ -54,22 +54,22 @@ pub fn Body() -> Html {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     let n = parse_count(&n_text).filter(|n| *n > 0);
     if n.is_none() {
-        errors.push(("n", ctx.t("lb.err.whole").into()));
+        errors.push(("n", ctx.t("lesson.common.err.whole").into()));
     }
     let rate = |key: &'static str, text: &str, errors: &mut Vec<(&'static str, String)>| {
         match parse_number(text) {
             Some(v) if v > 0.0 && v <= claims::MAX_GFLOPS => Some(v),
             // Too large is named at the field it was typed in, not at the GPU's.
             Some(v) if v > 0.0 => {
-                errors.push((key, ctx.t("lb.err.too_large").into()));
+                errors.push((key, ctx.t("lesson.common.err.too_large").into()));
                 None
             }
             Some(_) => {
-                errors.push((key, ctx.t("lb.err.positive").into()));
+                errors.push((key, ctx.t("lesson.common.err.positive").into()));
                 None
             }
             None => {
-                errors.push((key, ctx.t("lb.err.number").into()));
+                errors.push((key, ctx.t("lesson.common.err.number").into()));
                 None
             }
         }
@@ -80,11 +80,11 @@ pub fn Body() -> Html {
         (Some(n), Some(c), Some(g)) => match claims::speedup(n, c, g) {
             Ok(r) => Some((n, r)),
             Err(ClaimError::Size) => {
-                errors.push(("n", ctx.t("lb.err.too_large").into()));
+                errors.push(("n", ctx.t("lesson.common.err.too_large").into()));
                 None
             }
             Err(ClaimError::Rate) => {
-                errors.push(("gpu", ctx.t("lb.err.too_large").into()));
+                errors.push(("gpu", ctx.t("lesson.common.err.too_large").into()));
                 None
             }
         },
@@ -93,14 +93,14 @@ pub fn Body() -> Html {
     let err = |key: &str| form::field_error(&errors, key);
     let output = match result {
         None => html! {
-            <p class="message error" role="alert" data-ratio="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+            <p class="message error" role="alert" data-ratio="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p>
         },
         Some((n, (cpu_s, gpu_s, ratio))) => {
             let flops = claims::matmul_flops(n).unwrap_or(0.0);
             html! {
                 <>
                     <p class="total" data-ratio={format!("{ratio:.6}")}>
-                        { ctx.tf(if ratio >= 1.0 { "lb.claims.result" } else { "lb.claims.result_slower" }, &[
+                        { ctx.tf(if ratio >= 1.0 { "lesson.claims.result" } else { "lesson.claims.result_slower" }, &[
                             ("n", &n.to_string()),
                             ("flops", &number(flops)),
                             ("cpu", &duration(cpu_s)),
@@ -108,7 +108,7 @@ pub fn Body() -> Html {
                             ("ratio", &number(if ratio >= 1.0 { ratio } else { 1.0 / ratio })),
                         ]) }
                     </p>
-                    <p>{ ctx.tf("lb.claims.bytes", &[("bytes", &binary_bytes(claims::matmul_min_bytes(n, 4.0)))]) }</p>
+                    <p>{ ctx.tf("lesson.claims.bytes", &[("bytes", &binary_bytes(claims::matmul_min_bytes(n, 4.0)))]) }</p>
                 </>
             }
         }
@@ -116,40 +116,40 @@ pub fn Body() -> Html {
     let lang = ctx.lang.code();
     html! {
         <div class="lesson-body lb">
-            <p class="lead">{ ctx.t("lb.claims.lead") }</p>
+            <p class="lead">{ ctx.t("lesson.claims.lead") }</p>
             <div class="claim-cards">
                 { for CLAIMS.iter().map(|(id, h, measures, omits, verdict)| html! {
                     <section class="claim-card" data-claim={*id}>
                         <h2>{ ctx.t(h) }</h2>
-                        <p><strong>{ ctx.t("lb.claims.measures") }</strong>{ ctx.linked(measures) }</p>
-                        <p><strong>{ ctx.t("lb.claims.omits") }</strong>{ ctx.t(omits) }</p>
+                        <p><strong>{ ctx.t("lesson.claims.measures") }</strong>{ ctx.linked(measures) }</p>
+                        <p><strong>{ ctx.t("lesson.claims.omits") }</strong>{ ctx.t(omits) }</p>
                         <p class="verdict">{ ctx.t(verdict) }</p>
                     </section>
                 }) }
             </div>
 
             <section class="panel calc" id="claim-calc" aria-labelledby="claim-calc-h">
-                <h2 id="claim-calc-h">{ ctx.t("lb.claims.calc") }</h2>
-                <p>{ ctx.t("lb.claims.calc_intro") }</p>
+                <h2 id="claim-calc-h">{ ctx.t("lesson.claims.calc") }</h2>
+                <p>{ ctx.t("lesson.claims.calc_intro") }</p>
                 <div class="fields">
-                    { text_field(&ctx, &nav, "n", ctx.t("lb.claims.f.n"), n_text.clone(), err("n")) }
-                    { text_field(&ctx, &nav, "cpu", ctx.t("lb.claims.f.cpu"), cpu_text.clone(), err("cpu")) }
-                    { text_field(&ctx, &nav, "gpu", ctx.t("lb.claims.f.gpu"), gpu_text.clone(), err("gpu")) }
+                    { text_field(&ctx, &nav, "n", ctx.t("lesson.claims.f.n"), n_text.clone(), err("n")) }
+                    { text_field(&ctx, &nav, "cpu", ctx.t("lesson.claims.f.cpu"), cpu_text.clone(), err("cpu")) }
+                    { text_field(&ctx, &nav, "gpu", ctx.t("lesson.claims.f.gpu"), gpu_text.clone(), err("gpu")) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.t("lb.claims.rates_note") }</p>
-                <p><a class="button primary" href={format!("#/race?view=claim&lang={lang}")}>{ ctx.t("lb.claims.race_link") }</a></p>
+                <p class="note">{ ctx.t("lesson.claims.rates_note") }</p>
+                <p><a class="button primary" href={format!("#/race?view=claim&lang={lang}")}>{ ctx.t("lesson.claims.race_link") }</a></p>
             </section>
 
-            <h2>{ ctx.t("lb.claims.checklist_heading") }</h2>
+            <h2>{ ctx.t("lesson.claims.checklist_heading") }</h2>
             <ul>
-                <li>{ ctx.t("lb.claims.check.precision") }</li>
-                <li>{ ctx.t("lb.claims.check.baseline") }</li>
-                <li>{ ctx.t("lb.claims.check.timed") }</li>
-                <li>{ ctx.t("lb.claims.check.size") }</li>
-                <li>{ ctx.t("lb.claims.check.verified") }</li>
+                <li>{ ctx.t("lesson.claims.check.precision") }</li>
+                <li>{ ctx.t("lesson.claims.check.baseline") }</li>
+                <li>{ ctx.t("lesson.claims.check.timed") }</li>
+                <li>{ ctx.t("lesson.claims.check.size") }</li>
+                <li>{ ctx.t("lesson.claims.check.verified") }</li>
             </ul>
-            { form::try_it(&ctx, "lb.claims.try") }
+            { form::try_it(&ctx, "lesson.claims.try") }
         </div>
     }
 }

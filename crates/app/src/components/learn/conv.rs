@@ -1,6 +1,6 @@
 //! Lesson "conv": convolution and CNNs. What a conv layer computes and costs, why it suits a
 //! GPU (independent outputs, and it is a matmul), AlexNet's layers computed from their shapes
-//! (`lessons::cnn`), and what its training run implies about its two GTX 580s. Text: `lb.conv.*`
+//! (`lessons::cnn`), and what its training run implies about its two GTX 580s. Text: `lesson.conv.*`
 //! in `locales/<lang>/lesson-conv.txt`; claims cite `docs/fact-check.md` (FC-44, FC-44a…).
 
 use lessons::cnn::{self, LayerCost, ALEXNET, ALEXNET_INPUT, GTX580_PEAK_FLOPS};
@@ -18,11 +18,11 @@ const FORMULA: &str =
 
 /// The calculator's fields: (URL key, label key, default).
 const FIELDS: [(&str, &str, &str); 5] = [
-    ("images", "lb.conv.f.images", "1.2M"),
-    ("epochs", "lb.conv.f.epochs", "90"),
-    ("days", "lb.conv.f.days", "5.5"),
-    ("gpus", "lb.conv.f.gpus", "2"),
-    ("peak", "lb.conv.f.peak", "1.581"),
+    ("images", "lesson.conv.f.images", "1.2M"),
+    ("epochs", "lesson.conv.f.epochs", "90"),
+    ("days", "lesson.conv.f.days", "5.5"),
+    ("gpus", "lesson.conv.f.gpus", "2"),
+    ("peak", "lesson.conv.f.peak", "1.581"),
 ];
 
 #[function_component]
@@ -46,11 +46,11 @@ pub fn Body() -> Html {
         .map(|(&(key, _, _), text)| match parse_number(text) {
             Some(v) if v > 0.0 && v.is_finite() && v < 1e15 => Some(v),
             Some(_) => {
-                errors.push((key, ctx.t("lb.err.positive").into()));
+                errors.push((key, ctx.t("lesson.common.err.positive").into()));
                 None
             }
             None => {
-                errors.push((key, ctx.t("lb.err.number").into()));
+                errors.push((key, ctx.t("lesson.common.err.number").into()));
                 None
             }
         })
@@ -64,11 +64,11 @@ pub fn Body() -> Html {
     };
     let output = match result {
         None => {
-            html! { <p class="message error" role="alert" id="conv-calc-result" data-share="invalid">{ ctx.t("lb.err.fix_fields") }</p> }
+            html! { <p class="message error" role="alert" id="conv-calc-result" data-share="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p> }
         }
         Some((flops, (rate, share))) => html! {
             <p class="total" id="conv-calc-result" data-flops={format!("{flops:e}")} data-share={format!("{share:.6}")}>
-                { ctx.tf("lb.conv.calc.result", &[
+                { ctx.tf("lesson.conv.calc.result", &[
                     ("flops", &number(flops)),
                     ("rate", &format!("{:.2}", rate / 1e12)),
                     ("share", &format!("{:.0}", share * 100.0)),
@@ -92,31 +92,31 @@ pub fn Body() -> Html {
     let lang = ctx.lang.code();
     html! {
         <div class="lesson-body lb">
-            <p class="lead">{ ctx.t("lb.conv.lead") }</p>
-            <h2>{ ctx.t("lb.conv.what_h") }</h2>
-            <p>{ ctx.t("lb.conv.what") }</p>
+            <p class="lead">{ ctx.t("lesson.conv.lead") }</p>
+            <h2>{ ctx.t("lesson.conv.what_h") }</h2>
+            <p>{ ctx.t("lesson.conv.what") }</p>
             <p class="formula"><code>{ FORMULA }</code></p>
-            <p>{ ctx.t("lb.conv.cost") }</p>
-            <h2>{ ctx.t("lb.conv.gpu_h") }</h2>
-            <p>{ ctx.t("lb.conv.gpu") }</p>
-            <p>{ ctx.t("lb.conv.field") }</p>
-            <p><a class="button primary" href={format!("#/conv?lang={lang}")}>{ ctx.t("lb.conv.page_link") }</a></p>
+            <p>{ ctx.t("lesson.conv.cost") }</p>
+            <h2>{ ctx.t("lesson.conv.gpu_h") }</h2>
+            <p>{ ctx.t("lesson.conv.gpu") }</p>
+            <p>{ ctx.t("lesson.conv.field") }</p>
+            <p><a class="button primary" href={format!("#/conv?lang={lang}")}>{ ctx.t("lesson.conv.page_link") }</a></p>
 
-            <h2>{ ctx.t("lb.conv.alexnet_h") }</h2>
-            <p>{ ctx.linked("lb.conv.alexnet") }</p>
+            <h2>{ ctx.t("lesson.conv.alexnet_h") }</h2>
+            <p>{ ctx.linked("lesson.conv.alexnet") }</p>
             <div class="table-scroll">
                 <table class="data alexnet" id="alexnet-table">
-                    <caption>{ ctx.t("lb.conv.table.caption") }</caption>
+                    <caption>{ ctx.t("lesson.conv.table.caption") }</caption>
                     <thead><tr>
-                        <th scope="col">{ ctx.t("lb.conv.table.layer") }</th>
-                        <th scope="col">{ ctx.t("lb.conv.table.out") }</th>
-                        <th scope="col">{ ctx.t("lb.conv.table.params") }</th>
-                        <th scope="col">{ ctx.t("lb.conv.table.macs") }</th>
-                        <th scope="col">{ ctx.t("lb.conv.table.share") }</th>
+                        <th scope="col">{ ctx.t("lesson.conv.table.layer") }</th>
+                        <th scope="col">{ ctx.t("lesson.conv.table.out") }</th>
+                        <th scope="col">{ ctx.t("lesson.conv.table.params") }</th>
+                        <th scope="col">{ ctx.t("lesson.conv.table.macs") }</th>
+                        <th scope="col">{ ctx.t("lesson.conv.table.share") }</th>
                     </tr></thead>
                     <tbody>{ for costs.iter().map(row) }</tbody>
                     <tfoot><tr>
-                        <th scope="row">{ ctx.t("lb.conv.table.total") }</th>
+                        <th scope="row">{ ctx.t("lesson.conv.table.total") }</th>
                         <td></td>
                         <td class="num" id="alexnet-params" data-params={total_params.to_string()}>{ count(total_params) }</td>
                         <td class="num" id="alexnet-macs" data-macs={total_macs.to_string()}>{ count(total_macs) }</td>
@@ -124,24 +124,24 @@ pub fn Body() -> Html {
                     </tr></tfoot>
                 </table>
             </div>
-            <p>{ ctx.tf("lb.conv.table.reading", &[
+            <p>{ ctx.tf("lesson.conv.table.reading", &[
                 ("conv_macs", &pct(conv_macs, total_macs)),
                 ("conv_params", &pct(conv_params, total_params)),
                 ("params", &count(total_params)),
             ]) }</p>
 
             <section class="panel calc" id="conv-calc" aria-labelledby="conv-calc-h">
-                <h2 id="conv-calc-h">{ ctx.t("lb.conv.calc") }</h2>
-                <p>{ ctx.tf("lb.conv.calc_intro", &[("macs", &count(total_macs)), ("peak", &format!("{:.3}", GTX580_PEAK_FLOPS / 1e12))]) }</p>
+                <h2 id="conv-calc-h">{ ctx.t("lesson.conv.calc") }</h2>
+                <p>{ ctx.tf("lesson.conv.calc_intro", &[("macs", &count(total_macs)), ("peak", &format!("{:.3}", GTX580_PEAK_FLOPS / 1e12))]) }</p>
                 <div class="fields">
                     { for FIELDS.iter().zip(&texts).map(|(&(key, label, _), text)| text_field(&ctx, &nav, key, ctx.t(label), text.clone(), err(key))) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.linked("lb.conv.calc_note") }</p>
+                <p class="note">{ ctx.linked("lesson.conv.calc_note") }</p>
             </section>
 
-            { form::corrections(&ctx, &["lb.conv.fc.gpus", "lb.conv.fc.ratio", "lb.conv.fc.shape"]) }
-            { form::try_it(&ctx, "lb.conv.try") }
+            { form::corrections(&ctx, &["lesson.conv.fc.gpus", "lesson.conv.fc.ratio", "lesson.conv.fc.shape"]) }
+            { form::try_it(&ctx, "lesson.conv.try") }
         </div>
     }
 }

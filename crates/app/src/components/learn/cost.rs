@@ -66,13 +66,13 @@ fn hours(v: f64) -> String {
 
 fn cost_error(e: CostError) -> (&'static str, &'static str) {
     match e {
-        CostError::Hours => ("h", "ld.cost.err.hours"),
-        CostError::CloudPrice => ("c", "ld.cost.err.cloud"),
-        CostError::Purchase => ("buy", "ld.cost.err.buy"),
-        CostError::Watts => ("w", "ld.cost.err.watts"),
-        CostError::PowerPrice => ("kwh", "ld.cost.err.kwh"),
-        CostError::Lifetime => ("life", "ld.cost.err.life"),
-        CostError::Utilisation => ("util", "ld.cost.err.util"),
+        CostError::Hours => ("h", "lesson.cost.err.hours"),
+        CostError::CloudPrice => ("c", "lesson.cost.err.cloud"),
+        CostError::Purchase => ("buy", "lesson.cost.err.buy"),
+        CostError::Watts => ("w", "lesson.cost.err.watts"),
+        CostError::PowerPrice => ("kwh", "lesson.cost.err.kwh"),
+        CostError::Lifetime => ("life", "lesson.cost.err.life"),
+        CostError::Utilisation => ("util", "lesson.cost.err.util"),
     }
 }
 
@@ -87,7 +87,7 @@ pub fn Body() -> Html {
     let mut num = |key: &'static str| match parse_number(&val(key)) {
         Some(v) => Some(v),
         None => {
-            errors.push((key, ctx.t("lb.err.number").to_string()));
+            errors.push((key, ctx.t("lesson.common.err.number").to_string()));
             None
         }
     };
@@ -123,7 +123,7 @@ pub fn Body() -> Html {
         .iter()
         .map(|p| {
             (
-                ctx.t(&format!("ld.cost.preset.{}", p.id)).to_string(),
+                ctx.t(&format!("lesson.cost.preset.{}", p.id)).to_string(),
                 vec![
                     ("c", p.cloud_per_hour.to_string()),
                     ("buy", p.purchase.to_string()),
@@ -136,20 +136,20 @@ pub fn Body() -> Html {
 
     let output = match result {
         None => html! {
-            <p class="message error" role="alert" data-cost="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+            <p class="message error" role="alert" data-cost="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p>
         },
         Some(r) => {
             let cheaper = if r.cloud_total <= r.own_total {
-                "ld.cost.cheaper_cloud"
+                "lesson.cost.cheaper_cloud"
             } else {
-                "ld.cost.cheaper_own"
+                "lesson.cost.cheaper_own"
             };
             let break_even = match (r.break_even_hours, r.break_even_years) {
                 (Some(h), Some(y)) => ctx.tf(
                     if h > r.lifetime_useful_hours {
-                        "ld.cost.break_even_late"
+                        "lesson.cost.break_even_late"
                     } else {
-                        "ld.cost.break_even"
+                        "lesson.cost.break_even"
                     },
                     &[
                         ("hours", &hours(h)),
@@ -157,7 +157,7 @@ pub fn Body() -> Html {
                         ("days", &format!("{:.0}", h / 24.0)),
                     ],
                 ),
-                _ => ctx.t("ld.cost.never").to_string(),
+                _ => ctx.t("lesson.cost.never").to_string(),
             };
             html! {
                 <div class="cost-result" data-cost="ok"
@@ -167,22 +167,22 @@ pub fn Body() -> Html {
                     data-own-total={format!("{:.2}", r.own_total)}>
                     <p class="total" id="cost-break-even">{ break_even }</p>
                     <ul class="result-parts">
-                        <li>{ ctx.tf("ld.cost.totals", &[
+                        <li>{ ctx.tf("lesson.cost.totals", &[
                             ("hours", &hours(fields[0].unwrap_or(0.0))),
                             ("cloud", &money(r.cloud_total, 0)),
                             ("own", &money(r.own_total, 0)),
                         ]) }</li>
                         <li>{ ctx.t(cheaper) }</li>
-                        <li>{ ctx.tf("ld.cost.energy", &[("e", &money(r.energy_per_hour, 3))]) }</li>
-                        <li id="cost-per-hour">{ ctx.tf("ld.cost.per_useful_hour", &[
+                        <li>{ ctx.tf("lesson.cost.energy", &[("e", &money(r.energy_per_hour, 3))]) }</li>
+                        <li id="cost-per-hour">{ ctx.tf("lesson.cost.per_useful_hour", &[
                             ("useful", &hours(r.lifetime_useful_hours)),
                             ("per", &money(r.own_per_useful_hour, 2)),
                         ]) }</li>
                         if r.exceeds_lifetime {
-                            <li class="warning" id="cost-exceeds">{ ctx.t("ld.cost.exceeds") }</li>
+                            <li class="warning" id="cost-exceeds">{ ctx.t("lesson.cost.exceeds") }</li>
                         }
                     </ul>
-                    <p class="note">{ ctx.tf("ld.cost.round_the_clock", &[
+                    <p class="note">{ ctx.tf("lesson.cost.round_the_clock", &[
                         ("t", &duration(r.break_even_hours.unwrap_or(0.0) * 3600.0)),
                     ]) }</p>
                 </div>
@@ -192,30 +192,30 @@ pub fn Body() -> Html {
 
     html! {
         <div class="lesson-body lb ld">
-            <p class="lead">{ ctx.t("ld.cost.lead") }</p>
-            <p>{ ctx.t("ld.cost.p1") }</p>
+            <p class="lead">{ ctx.t("lesson.cost.lead") }</p>
+            <p>{ ctx.t("lesson.cost.p1") }</p>
             <p class="formula"><code>{ FORMULA }</code></p>
-            <p>{ ctx.t("ld.cost.p2") }</p>
+            <p>{ ctx.t("lesson.cost.p2") }</p>
             <section class="panel calc" id="cost-calc" aria-labelledby="cost-calc-h">
-                <h2 id="cost-calc-h">{ ctx.t("ld.cost.calc") }</h2>
-                { presets(&ctx, &nav, ctx.t("lb.presets"), preset_buttons) }
-                <p class="note" id="cost-sources">{ ctx.linked("ld.cost.sources") }</p>
+                <h2 id="cost-calc-h">{ ctx.t("lesson.cost.calc") }</h2>
+                { presets(&ctx, &nav, ctx.t("lesson.common.presets"), preset_buttons) }
+                <p class="note" id="cost-sources">{ ctx.linked("lesson.cost.sources") }</p>
                 <div class="fields">
-                    { field("h", "ld.cost.f.hours") }
-                    { field("c", "ld.cost.f.cloud") }
-                    { field("buy", "ld.cost.f.buy") }
+                    { field("h", "lesson.cost.f.hours") }
+                    { field("c", "lesson.cost.f.cloud") }
+                    { field("buy", "lesson.cost.f.buy") }
                 </div>
                 <div class="fields">
-                    { field("w", "ld.cost.f.watts") }
-                    { field("kwh", "ld.cost.f.kwh") }
-                    { field("life", "ld.cost.f.life") }
-                    { field("util", "ld.cost.f.util") }
+                    { field("w", "lesson.cost.f.watts") }
+                    { field("kwh", "lesson.cost.f.kwh") }
+                    { field("life", "lesson.cost.f.life") }
+                    { field("util", "lesson.cost.f.util") }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.t("ld.cost.left_out") }</p>
+                <p class="note">{ ctx.t("lesson.cost.left_out") }</p>
             </section>
-            { form::corrections(&ctx, &["ld.cost.fc63", "ld.cost.fc64", "ld.cost.fc132", "ld.cost.fc134", "ld.cost.fc135"]) }
-            { form::try_it(&ctx, "ld.cost.try") }
+            { form::corrections(&ctx, &["lesson.cost.fc63", "lesson.cost.fc64", "lesson.cost.fc132", "lesson.cost.fc134", "lesson.cost.fc135"]) }
+            { form::try_it(&ctx, "lesson.cost.try") }
         </div>
     }
 }

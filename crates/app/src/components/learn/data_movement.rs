@@ -74,7 +74,9 @@ pub fn Body() -> Html {
                     };
                     let runs = transfer_bandwidth(&gpu, &SIZES, REPS, &progress).await?;
                     rows(&runs).ok_or_else(|| {
-                        gpu_runtime::GpuError::Readback(ctx.t("ld.move.err.times").to_string())
+                        gpu_runtime::GpuError::Readback(
+                            ctx.t("lesson.data-movement.err.times").to_string(),
+                        )
                     })
                 }
                 .await;
@@ -91,9 +93,9 @@ pub fn Body() -> Html {
             <>
                 <table class="facts transfer-table" id="transfer-table">
                     <thead><tr>
-                        <th scope="col">{ ctx.t("ld.move.col.size") }</th>
-                        <th scope="col">{ ctx.t("ld.move.col.upload") }</th>
-                        <th scope="col">{ ctx.t("ld.move.col.readback") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.size") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.upload") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.readback") }</th>
                     </tr></thead>
                     <tbody>
                     { for rows.iter().map(|r| html! {
@@ -108,7 +110,7 @@ pub fn Body() -> Html {
                     </tbody>
                 </table>
                 { for largest.map(|r| html! {
-                    <p class="total" id="transfer-summary">{ ctx.tf("ld.move.summary", &[
+                    <p class="total" id="transfer-summary">{ ctx.tf("lesson.data-movement.transfer_summary", &[
                         ("size", &decimal_bytes(r.bytes as f64)),
                         ("up", &gbs_text(r.bytes, r.upload_ms)),
                         ("down", &gbs_text(r.bytes, r.readback_ms)),
@@ -116,7 +118,7 @@ pub fn Body() -> Html {
                     ]) }</p>
                 }) }
                 if software {
-                    <p class="note software">{ ctx.t("ld.move.software") }</p>
+                    <p class="note software">{ ctx.t("lesson.data-movement.software") }</p>
                 }
             </>
         }
@@ -134,18 +136,18 @@ pub fn Body() -> Html {
     let params = match parse_number(&p_text) {
         Some(v) if v > 0.0 && v <= 1e13 => Some(v),
         Some(_) => {
-            errors.push(("p", ctx.t("lb.err.too_large").into()));
+            errors.push(("p", ctx.t("lesson.common.err.too_large").into()));
             None
         }
         None => {
-            errors.push(("p", ctx.t("lb.err.number").into()));
+            errors.push(("p", ctx.t("lesson.common.err.number").into()));
             None
         }
     };
     let gpus = match parse_count(&n_text) {
         Some(n) if (2..=100_000).contains(&n) => Some(n),
         _ => {
-            errors.push(("n", ctx.t("ld.move.err.gpus").into()));
+            errors.push(("n", ctx.t("lesson.data-movement.err.gpus").into()));
             None
         }
     };
@@ -154,13 +156,13 @@ pub fn Body() -> Html {
         (Some(p), Some(n)) => match compare_links(p * 2.0, n) {
             Ok(rows) => html! {
                 <>
-                <p class="total">{ ctx.tf("ld.move.calc_result", &[("bytes", &decimal_bytes(p * 2.0)), ("n", &n.to_string())]) }</p>
+                <p class="total">{ ctx.tf("lesson.data-movement.calc_result", &[("bytes", &decimal_bytes(p * 2.0)), ("n", &n.to_string())]) }</p>
                 <table class="facts links-table" id="links-table">
                     <thead><tr>
-                        <th scope="col">{ ctx.t("ld.move.col.link") }</th>
-                        <th scope="col">{ ctx.t("ld.move.col.each_way") }</th>
-                        <th scope="col">{ ctx.t("ld.move.col.copy") }</th>
-                        <th scope="col">{ ctx.t("ld.move.col.allreduce") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.link") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.each_way") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.copy") }</th>
+                        <th scope="col">{ ctx.t("lesson.data-movement.col.allreduce") }</th>
                     </tr></thead>
                     <tbody>
                     { for rows.iter().map(|r| html! {
@@ -173,7 +175,7 @@ pub fn Body() -> Html {
                     }) }
                     { for measured_up.and_then(|g| transfer::copy_seconds(p * 2.0, g)).map(|s| html! {
                         <tr data-link="browser" class="measured">
-                            <td>{ ctx.t("ld.move.yours") }</td>
+                            <td>{ ctx.t("lesson.data-movement.yours") }</td>
                             <td>{ format!("{:.2} GB/s", measured_up.unwrap_or(0.0)) }</td>
                             <td>{ duration(s) }</td>
                             <td>{ "—" }</td>
@@ -184,42 +186,42 @@ pub fn Body() -> Html {
                 </>
             },
             Err(_) => {
-                html! { <p class="message error" role="alert" data-links="invalid">{ ctx.t("lb.err.fix_fields") }</p> }
+                html! { <p class="message error" role="alert" data-links="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p> }
             }
         },
         _ => {
-            html! { <p class="message error" role="alert" data-links="invalid">{ ctx.t("lb.err.fix_fields") }</p> }
+            html! { <p class="message error" role="alert" data-links="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p> }
         }
     };
 
     html! {
         <div class="lesson-body lb ld">
-            <p class="lead">{ ctx.t("ld.move.lead") }</p>
+            <p class="lead">{ ctx.t("lesson.data-movement.lead") }</p>
             <dl class="terms">
-                <dt>{ PCIE }</dt><dd>{ ctx.t("ld.move.pcie_text") }</dd>
-                <dt>{ NVLINK }</dt><dd>{ ctx.t("ld.move.nvlink_text") }</dd>
-                <dt>{ ctx.t("ld.move.network") }</dt><dd>{ ctx.t("ld.move.network_text") }</dd>
-                <dt>{ RDMA }</dt><dd>{ ctx.t("ld.move.rdma_text") }</dd>
-                <dt>{ ctx.t("ld.move.um") }</dt><dd>{ ctx.t("ld.move.um_text") }</dd>
+                <dt>{ PCIE }</dt><dd>{ ctx.t("lesson.data-movement.pcie_text") }</dd>
+                <dt>{ NVLINK }</dt><dd>{ ctx.t("lesson.data-movement.nvlink_text") }</dd>
+                <dt>{ ctx.t("lesson.data-movement.network") }</dt><dd>{ ctx.t("lesson.data-movement.network_text") }</dd>
+                <dt>{ RDMA }</dt><dd>{ ctx.t("lesson.data-movement.rdma_text") }</dd>
+                <dt>{ ctx.t("lesson.data-movement.um") }</dt><dd>{ ctx.t("lesson.data-movement.um_text") }</dd>
             </dl>
             <section class="panel widget" id="transfer-widget" aria-labelledby="transfer-h">
-                <h2 id="transfer-h">{ ctx.t("ld.move.measure_heading") }</h2>
-                <p>{ ctx.t("ld.move.measure_intro") }</p>
+                <h2 id="transfer-h">{ ctx.t("lesson.data-movement.measure_heading") }</h2>
+                <p>{ ctx.t("lesson.data-movement.measure_intro") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
-                <p class="note">{ ctx.t("ld.move.browser_note") }</p>
+                <p class="note">{ ctx.t("lesson.data-movement.browser_note") }</p>
             </section>
             <section class="panel calc" id="links-calc" aria-labelledby="links-h">
-                <h2 id="links-h">{ ctx.t("ld.move.calc") }</h2>
-                <p>{ ctx.t("ld.move.calc_intro") }</p>
+                <h2 id="links-h">{ ctx.t("lesson.data-movement.calc") }</h2>
+                <p>{ ctx.t("lesson.data-movement.calc_intro") }</p>
                 <div class="fields">
-                    { text_field(&ctx, &nav, "p", ctx.t("ld.move.f.params"), p_text, err("p")) }
-                    { text_field(&ctx, &nav, "n", ctx.t("ld.move.f.gpus"), n_text, err("n")) }
+                    { text_field(&ctx, &nav, "p", ctx.t("lesson.data-movement.f.params"), p_text, err("p")) }
+                    { text_field(&ctx, &nav, "n", ctx.t("lesson.data-movement.f.gpus"), n_text, err("n")) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ table }</div>
-                <p class="note">{ ctx.t("ld.move.calc_note") }</p>
+                <p class="note">{ ctx.t("lesson.data-movement.calc_note") }</p>
             </section>
-            { form::corrections(&ctx, &["ld.move.fc107", "ld.move.fc136", "ld.move.fc137", "ld.move.fc93"]) }
-            { form::try_it(&ctx, "ld.move.try") }
+            { form::corrections(&ctx, &["lesson.data-movement.fc107", "lesson.data-movement.fc136", "lesson.data-movement.fc137", "lesson.data-movement.fc93"]) }
+            { form::try_it(&ctx, "lesson.data-movement.try") }
         </div>
     }
 }

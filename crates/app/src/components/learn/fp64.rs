@@ -108,20 +108,20 @@ pub fn Body() -> Html {
             <>
                 <div class="table-scroll"><table class="facts fp64-results">
                     <thead><tr>
-                        <th scope="col">{ ctx.t("lc.fp64.col.kind") }</th>
-                        <th scope="col">{ ctx.t("lc.fp64.col.time") }</th>
-                        <th scope="col">{ ctx.t("lc.fp64.col.rate") }</th>
-                        <th scope="col">{ ctx.t("lc.fp64.col.error") }</th>
+                        <th scope="col">{ ctx.t("lesson.fp64.col.kind") }</th>
+                        <th scope="col">{ ctx.t("lesson.fp64.col.time") }</th>
+                        <th scope="col">{ ctx.t("lesson.fp64.col.rate") }</th>
+                        <th scope="col">{ ctx.t("lesson.fp64.col.error") }</th>
                     </tr></thead>
                     <tbody>
                         <tr data-row="f32" data-ms={r.f32_ms.to_string()} data-err={r.f32_err.to_string()}>
-                            <th scope="row">{ ctx.t("lc.fp64.row.f32") }</th>
+                            <th scope="row">{ ctx.t("lesson.fp64.row.f32") }</th>
                             <td>{ format!("{} ms", format::ms(r.f32_ms)) }</td>
                             <td>{ format::rate(flops / (r.f32_ms * 1e6)) }</td>
                             <td>{ format!("{} ({})", format::sci(r.f32_err), log2_text(r.f32_err)) }</td>
                         </tr>
                         <tr data-row="df64" data-ms={r.df64_ms.to_string()} data-err={r.df64_err.to_string()}>
-                            <th scope="row">{ ctx.t("lc.fp64.row.df64") }</th>
+                            <th scope="row">{ ctx.t("lesson.fp64.row.df64") }</th>
                             <td>{ format!("{} ms", format::ms(r.df64_ms)) }</td>
                             <td>{ format::rate(flops / (r.df64_ms * 1e6)) }</td>
                             <td>{ format!("{} ({})", format::sci(r.df64_err), log2_text(r.df64_err)) }</td>
@@ -130,10 +130,10 @@ pub fn Body() -> Html {
                 </table></div>
                 { for ratio.map(|x| html! {
                     <p class="verdict" data-ratio={x.to_string()}>
-                        { ctx.tf("lc.fp64.ratio", &[("x", &format::rate(x))]) }
+                        { ctx.tf("lesson.fp64.ratio", &[("x", &format::rate(x))]) }
                     </p>
                 }) }
-                <p class="note">{ ctx.t("lc.fp64.result_note") }</p>
+                <p class="note">{ ctx.t("lesson.fp64.result_note") }</p>
                 if software {
                     <p class="note">{ ctx.t("lesson.common.software_note") }</p>
                 }
@@ -142,22 +142,22 @@ pub fn Body() -> Html {
     };
     html! {
         <>
-            { common::paras(&ctx, &["lc.fp64.p1", "lc.fp64.p2"]) }
+            { common::paras(&ctx, &["lesson.fp64.p1", "lesson.fp64.p2"]) }
             { gpu_table(&ctx) }
-            <p class="note">{ ctx.linked("lc.fp64.table_note") }</p>
-            { common::correction(&ctx, "lc.fp64.fc_ratio") }
-            { common::h2(&ctx, "lc.fp64.h_df64") }
-            { common::paras(&ctx, &["lc.fp64.p3"]) }
+            <p class="note">{ ctx.linked("lesson.fp64.table_note") }</p>
+            { common::correction(&ctx, "lesson.fp64.fc_ratio") }
+            { common::h2(&ctx, "lesson.fp64.h_df64") }
+            { common::paras(&ctx, &["lesson.fp64.p3"]) }
             <section class="panel widget" data-widget="fp64">
-                <h2>{ ctx.t("lc.fp64.widget") }</h2>
-                <p>{ ctx.t("lc.fp64.widget_intro") }</p>
-                { common::number_field(&ctx, "fp64-n", "lc.fp64.n", &n_text, n_error, common::text_setter(&n_text)) }
+                <h2>{ ctx.t("lesson.fp64.widget") }</h2>
+                <p>{ ctx.t("lesson.fp64.widget_intro") }</p>
+                { common::number_field(&ctx, "fp64-n", "lesson.fp64.n", &n_text, n_error, common::text_setter(&n_text)) }
                 { common::measure_controls(&ctx, &phase, onclick, n.is_ok(), done) }
             </section>
-            { common::h2(&ctx, "lc.fp64.h_science") }
-            { common::paras(&ctx, &["lc.fp64.p4"]) }
-            { common::correction(&ctx, "lc.fp64.fc_openmm") }
-            { common::try_it(&ctx, "lc.fp64.try", Some(("learn/choosing", "lc.fp64.try_link"))) }
+            { common::h2(&ctx, "lesson.fp64.h_science") }
+            { common::paras(&ctx, &["lesson.fp64.p4"]) }
+            { common::correction(&ctx, "lesson.fp64.fc_openmm") }
+            { common::try_it(&ctx, "lesson.fp64.try", Some(("learn/choosing", "lesson.fp64.try_link"))) }
         </>
     }
 }
@@ -167,11 +167,11 @@ fn gpu_table(ctx: &Ctx) -> Html {
     html! {
         <div class="table-scroll"><table class="facts fp64-gpus">
             <thead><tr>
-                <th scope="col">{ ctx.t("lc.fp64.col.gpu") }</th>
-                <th scope="col">{ ctx.t("lc.fp64.col.fp32") }</th>
-                <th scope="col">{ ctx.t("lc.fp64.col.fp64") }</th>
-                <th scope="col">{ ctx.t("lc.fp64.col.ratio") }</th>
-                <th scope="col">{ ctx.tf("lc.fp64.col.time64", &[("n", &n)]) }</th>
+                <th scope="col">{ ctx.t("lesson.fp64.col.gpu") }</th>
+                <th scope="col">{ ctx.t("lesson.fp64.col.fp32") }</th>
+                <th scope="col">{ ctx.t("lesson.fp64.col.fp64") }</th>
+                <th scope="col">{ ctx.t("lesson.fp64.col.ratio") }</th>
+                <th scope="col">{ ctx.tf("lesson.fp64.col.time64", &[("n", &n)]) }</th>
             </tr></thead>
             <tbody>
             { for GPUS.iter().map(|g| html! {

@@ -53,24 +53,24 @@ pub fn Body() -> Html {
     let big = parse_count(&big_text);
     let micro = parse_count(&micro_text);
     if big.is_none() {
-        errors.push(("B", ctx.t("lb.err.whole").into()));
+        errors.push(("B", ctx.t("lesson.common.err.whole").into()));
     }
     if micro.is_none() {
-        errors.push(("mb", ctx.t("lb.err.whole").into()));
+        errors.push(("mb", ctx.t("lesson.common.err.whole").into()));
     }
     let plan = match (big, micro) {
         (Some(b), Some(m)) => match accum::plan(b, m) {
             Ok(p) => Some(p),
             Err(AccumError::Effective) => {
-                errors.push(("B", ctx.t("ld.accum.err.effective").into()));
+                errors.push(("B", ctx.t("lesson.grad-accum.err.effective").into()));
                 None
             }
             Err(AccumError::Micro) => {
-                errors.push(("mb", ctx.t("ld.accum.err.micro").into()));
+                errors.push(("mb", ctx.t("lesson.grad-accum.err.micro").into()));
                 None
             }
             Err(AccumError::NotADivisor) => {
-                errors.push(("mb", ctx.t("ld.accum.err.divisor").into()));
+                errors.push(("mb", ctx.t("lesson.grad-accum.err.divisor").into()));
                 None
             }
         },
@@ -81,7 +81,7 @@ pub fn Body() -> Html {
 
     let output = match memory {
         None => html! {
-            <p class="message error" role="alert" data-accum="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+            <p class="message error" role="alert" data-accum="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p>
         },
         Some((p, (whole, micro))) => {
             let bar = |label: String, bytes: f64, class: &'static str| {
@@ -101,26 +101,26 @@ pub fn Body() -> Html {
                     data-k={p.steps.to_string()}
                     data-whole={format!("{:.0}", whole.total())}
                     data-micro={format!("{:.0}", micro.total())}>
-                    <p class="total">{ ctx.tf("ld.accum.result", &[
+                    <p class="total">{ ctx.tf("lesson.grad-accum.result", &[
                         ("k", &p.steps.to_string()),
                         ("micro", &p.micro.to_string()),
                         ("effective", &p.effective.to_string()),
                     ]) }</p>
-                    { bar(ctx.tf("ld.accum.bar.whole", &[("b", &p.effective.to_string())]), whole.total(), "whole") }
-                    { bar(ctx.tf("ld.accum.bar.micro", &[("b", &p.micro.to_string())]), micro.total(), "micro") }
+                    { bar(ctx.tf("lesson.grad-accum.bar.whole", &[("b", &p.effective.to_string())]), whole.total(), "whole") }
+                    { bar(ctx.tf("lesson.grad-accum.bar.micro", &[("b", &p.micro.to_string())]), micro.total(), "micro") }
                     <ul class="result-parts">
-                        <li>{ ctx.tf("ld.accum.states", &[("bytes", &decimal_bytes(whole.total() - whole.activations))]) }</li>
-                        <li>{ ctx.tf("ld.accum.acts", &[
+                        <li>{ ctx.tf("lesson.grad-accum.states", &[("bytes", &decimal_bytes(whole.total() - whole.activations))]) }</li>
+                        <li>{ ctx.tf("lesson.grad-accum.acts", &[
                             ("whole", &decimal_bytes(whole.activations)),
                             ("micro", &decimal_bytes(micro.activations)),
                         ]) }</li>
-                        <li>{ ctx.tf("ld.accum.cost", &[("k", &p.steps.to_string())]) }</li>
+                        <li>{ ctx.tf("lesson.grad-accum.cost", &[("k", &p.steps.to_string())]) }</li>
                     </ul>
                     <p class="note">
-                        { ctx.t("ld.accum.vram_links") }{ " " }
-                        <a id="accum-vram-whole" href={vram_link(&ctx, p.effective)}>{ ctx.tf("ld.accum.vram_at", &[("b", &p.effective.to_string())]) }</a>
+                        { ctx.t("lesson.grad-accum.vram_links") }{ " " }
+                        <a id="accum-vram-whole" href={vram_link(&ctx, p.effective)}>{ ctx.tf("lesson.grad-accum.vram_at", &[("b", &p.effective.to_string())]) }</a>
                         { " · " }
-                        <a id="accum-vram-micro" href={vram_link(&ctx, p.micro)}>{ ctx.tf("ld.accum.vram_at", &[("b", &p.micro.to_string())]) }</a>
+                        <a id="accum-vram-micro" href={vram_link(&ctx, p.micro)}>{ ctx.tf("lesson.grad-accum.vram_at", &[("b", &p.micro.to_string())]) }</a>
                     </p>
                 </div>
             }
@@ -129,28 +129,28 @@ pub fn Body() -> Html {
 
     html! {
         <div class="lesson-body lb ld">
-            <p class="lead">{ ctx.t("ld.accum.lead") }</p>
-            <p>{ ctx.t("ld.accum.p1") }</p>
-            <p>{ ctx.t("ld.accum.p2") }</p>
+            <p class="lead">{ ctx.t("lesson.grad-accum.lead") }</p>
+            <p>{ ctx.t("lesson.grad-accum.p1") }</p>
+            <p>{ ctx.t("lesson.grad-accum.p2") }</p>
             <p class="formula"><code>{ FORMULA }</code></p>
-            <p>{ ctx.t("ld.accum.p3") }</p>
+            <p>{ ctx.t("lesson.grad-accum.p3") }</p>
             <section class="panel calc" id="accum-calc" aria-labelledby="accum-calc-h">
-                <h2 id="accum-calc-h">{ ctx.t("ld.accum.calc") }</h2>
-                <p>{ ctx.t("ld.accum.calc_intro") }</p>
+                <h2 id="accum-calc-h">{ ctx.t("lesson.grad-accum.calc") }</h2>
+                <p>{ ctx.t("lesson.grad-accum.calc_intro") }</p>
                 <div class="fields">
-                    { text_field(&ctx, &nav, "B", ctx.t("ld.accum.f.effective"), big_text, err("B")) }
-                    { text_field(&ctx, &nav, "mb", ctx.t("ld.accum.f.micro"), micro_text, err("mb")) }
+                    { text_field(&ctx, &nav, "B", ctx.t("lesson.grad-accum.f.effective"), big_text, err("B")) }
+                    { text_field(&ctx, &nav, "mb", ctx.t("lesson.grad-accum.f.micro"), micro_text, err("mb")) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
             </section>
-            <h2>{ ctx.t("ld.accum.train_heading") }</h2>
-            <p>{ ctx.t("ld.accum.train_p") }</p>
+            <h2>{ ctx.t("lesson.grad-accum.train_heading") }</h2>
+            <p>{ ctx.t("lesson.grad-accum.train_p") }</p>
             <p>
-                <a id="accum-train-link" class="button" href={format!("#/train?data=spiral&batch=8&accum=4&lang={}", ctx.lang.code())}>{ ctx.t("ld.accum.train_link") }</a>
+                <a id="accum-train-link" class="button" href={format!("#/train?data=spiral&batch=8&accum=4&lang={}", ctx.lang.code())}>{ ctx.t("lesson.grad-accum.train_link") }</a>
             </p>
-            <p>{ ctx.t("ld.accum.twin") }</p>
-            { form::corrections(&ctx, &["ld.accum.fc130", "ld.accum.fc48"]) }
-            { form::try_it(&ctx, "ld.accum.try") }
+            <p>{ ctx.t("lesson.grad-accum.twin") }</p>
+            { form::corrections(&ctx, &["lesson.grad-accum.fc130", "lesson.grad-accum.fc48"]) }
+            { form::try_it(&ctx, "lesson.grad-accum.try") }
         </div>
     }
 }

@@ -108,16 +108,16 @@ pub fn Body() -> Html {
                 let mut rows = vec![];
                 let mut int8_exact = None;
                 let int8_missing = if !has_gpu {
-                    Some("lc.int8.missing_webgpu")
+                    Some("lesson.int8.missing_webgpu")
                 } else if !has_dp4 {
-                    Some("lc.int8.missing_dp4")
+                    Some("lesson.int8.missing_dp4")
                 } else {
                     None
                 };
                 let f16_missing = if !has_gpu {
-                    Some("lc.int8.missing_webgpu")
+                    Some("lesson.int8.missing_webgpu")
                 } else if !has_f16 {
-                    Some("lc.int8.missing_f16")
+                    Some("lesson.int8.missing_f16")
                 } else {
                     None
                 };
@@ -242,23 +242,23 @@ pub fn Body() -> Html {
     let done = |r: &Result_| result_view(&ctx, r, software);
     html! {
         <>
-            { common::paras(&ctx, &["lc.int8.p1", "lc.int8.p2"]) }
-            { common::h2(&ctx, "lc.int8.h_scale") }
-            { common::paras(&ctx, &["lc.int8.p3"]) }
+            { common::paras(&ctx, &["lesson.int8.p1", "lesson.int8.p2"]) }
+            { common::h2(&ctx, "lesson.int8.h_scale") }
+            { common::paras(&ctx, &["lesson.int8.p3"]) }
             <section class="panel widget" data-widget="int8">
-                <h2>{ ctx.t("lc.int8.widget") }</h2>
-                <p>{ ctx.t("lc.int8.widget_intro") }</p>
+                <h2>{ ctx.t("lesson.int8.widget") }</h2>
+                <p>{ ctx.t("lesson.int8.widget_intro") }</p>
                 <p class="note" data-dp4={has_dp4.to_string()}>
-                    { ctx.t(if has_dp4 { "lc.int8.dp4_yes" } else if has_gpu { "lc.int8.missing_dp4" } else { "lc.int8.missing_webgpu" }) }
+                    { ctx.t(if has_dp4 { "lesson.int8.dp4_yes" } else if has_gpu { "lesson.int8.missing_dp4" } else { "lesson.int8.missing_webgpu" }) }
                 </p>
-                { common::number_field(&ctx, "int8-n", "lc.int8.n", &n_text, n_error, common::text_setter(&n_text)) }
+                { common::number_field(&ctx, "int8-n", "lesson.int8.n", &n_text, n_error, common::text_setter(&n_text)) }
                 { common::measure_controls_with(&ctx, &phase, onclick, n.is_ok(), false, done) }
             </section>
-            { common::h2(&ctx, "lc.int8.h_edge") }
-            { common::paras(&ctx, &["lc.int8.p4", "lc.int8.p5"]) }
-            { common::correction(&ctx, "lc.int8.fc_orin") }
-            { common::correction(&ctx, "lc.int8.fc_retrain") }
-            { common::try_it(&ctx, "lc.int8.try", Some(("learn/precision", "lc.int8.try_link"))) }
+            { common::h2(&ctx, "lesson.int8.h_edge") }
+            { common::paras(&ctx, &["lesson.int8.p4", "lesson.int8.p5"]) }
+            { common::correction(&ctx, "lesson.int8.fc_orin") }
+            { common::correction(&ctx, "lesson.int8.fc_retrain") }
+            { common::try_it(&ctx, "lesson.int8.try", Some(("learn/precision", "lesson.int8.try_link"))) }
         </>
     }
 }
@@ -269,16 +269,16 @@ fn result_view(ctx: &Ctx, r: &Result_, software: bool) -> Html {
         <>
             <p class="scales" data-scale-a={r.scale_a.to_string()} data-scale-b={r.scale_b.to_string()}
                 data-max-a={r.max_a.to_string()} data-max-b={r.max_b.to_string()}>
-                { ctx.tf("lc.int8.scales", &[
+                { ctx.tf("lesson.int8.scales", &[
                     ("max_a", &format!("{:.6}", r.max_a)), ("sa", &format!("{:.7}", r.scale_a)),
                     ("max_b", &format!("{:.6}", r.max_b)), ("sb", &format!("{:.7}", r.scale_b)),
                 ]) }
             </p>
             <div class="table-scroll"><table class="facts quant-sample">
                 <thead><tr>
-                    <th scope="col">{ ctx.t("lc.int8.col.x") }</th>
-                    <th scope="col">{ ctx.t("lc.int8.col.q") }</th>
-                    <th scope="col">{ ctx.t("lc.int8.col.back") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.x") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.q") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.back") }</th>
                 </tr></thead>
                 <tbody>
                 { for r.sample.iter().map(|(x, q, back)| html! {
@@ -290,32 +290,32 @@ fn result_view(ctx: &Ctx, r: &Result_, software: bool) -> Html {
             </table></div>
             <div class="table-scroll"><table class="facts int8-results">
                 <thead><tr>
-                    <th scope="col">{ ctx.t("lc.int8.col.format") }</th>
-                    <th scope="col">{ ctx.t("lc.int8.col.time") }</th>
-                    <th scope="col">{ ctx.t("lc.int8.col.rate") }</th>
-                    <th scope="col">{ ctx.t("lc.int8.col.error") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.format") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.time") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.rate") }</th>
+                    <th scope="col">{ ctx.t("lesson.int8.col.error") }</th>
                 </tr></thead>
                 <tbody>
                 { for r.rows.iter().map(|row| html! {
                     <tr data-row={row.id} data-ms={row.ms.map(|m| m.to_string()).unwrap_or_default()}
                         data-err={row.err.to_string()} data-err-src={row.err_src}>
-                        <th scope="row">{ ctx.t(&format!("lc.int8.row.{}", row.id)) }</th>
-                        <td>{ row.ms.map(|m| format!("{} ms", format::ms(m))).unwrap_or_else(|| ctx.t("lc.int8.not_run").to_string()) }</td>
+                        <th scope="row">{ ctx.t(&format!("lesson.int8.row.{}", row.id)) }</th>
+                        <td>{ row.ms.map(|m| format!("{} ms", format::ms(m))).unwrap_or_else(|| ctx.t("lesson.int8.not_run").to_string()) }</td>
                         <td>{ row.ms.map(|m| format::rate(flops / (m * 1e6))).unwrap_or_else(|| "–".into()) }</td>
-                        <td>{ format::sci(row.err) }{ if row.err_src == "cpu" { ctx.t("lc.int8.cpu_mark") } else { "" } }</td>
+                        <td>{ format::sci(row.err) }{ if row.err_src == "cpu" { ctx.t("lesson.int8.cpu_mark") } else { "" } }</td>
                     </tr>
                 }) }
                 </tbody>
             </table></div>
-            <p class="note" data-bound={r.bound.to_string()}>{ ctx.tf("lc.int8.bound", &[("bound", &format::sci(r.bound))]) }</p>
+            <p class="note" data-bound={r.bound.to_string()}>{ ctx.tf("lesson.int8.bound", &[("bound", &format::sci(r.bound))]) }</p>
             { for r.int8_exact.map(|ok| html! {
                 <p class={classes!("verdict", if ok { "ok" } else { "bad" })} data-exact={ok.to_string()}>
-                    { ctx.t(if ok { "lc.int8.exact" } else { "lc.int8.not_exact" }) }
+                    { ctx.t(if ok { "lesson.int8.exact" } else { "lesson.int8.not_exact" }) }
                 </p>
             }) }
             { for r.int8_missing.map(|k| html! { <p class="message unavailable" data-int8-missing="true">{ ctx.t(k) }</p> }) }
             { for r.f16_missing.map(|k| html! { <p class="note" data-f16-missing="true">{ ctx.t(k) }</p> }) }
-            <p class="note">{ ctx.t("lc.int8.result_note") }</p>
+            <p class="note">{ ctx.t("lesson.int8.result_note") }</p>
             if software {
                 <p class="note">{ ctx.t("lesson.common.software_note") }</p>
             }

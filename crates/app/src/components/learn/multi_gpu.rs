@@ -34,7 +34,7 @@ fn diagram(ctx: &Ctx) -> Html {
                 { for (0..4).map(|l| html! {
                     <rect class="layer whole" x={(90 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
                 }) }
-                <text class="small" x="168" y={(y + 18.0).to_string()}>{ ctx.tf("lb.mgpu.svg.shard", &[("n", &(i + 1).to_string())]) }</text>
+                <text class="small" x="168" y={(y + 18.0).to_string()}>{ ctx.tf("lesson.multi-gpu.svg.shard", &[("n", &(i + 1).to_string())]) }</text>
             </g>
         }
     });
@@ -71,26 +71,26 @@ fn diagram(ctx: &Ctx) -> Html {
     });
     html! {
         <svg class="diagram mgpu" viewBox="0 0 730 250" role="img" aria-labelledby="mgpu-svg-title">
-            <title id="mgpu-svg-title">{ ctx.t("lb.mgpu.svg.title") }</title>
-            <text class="heading" x="10" y="22">{ ctx.t("lb.mgpu.data") }</text>
-            <text class="heading" x="250" y="22">{ ctx.t("lb.mgpu.tensor") }</text>
-            <text class="heading" x="490" y="22">{ ctx.t("lb.mgpu.pipeline") }</text>
+            <title id="mgpu-svg-title">{ ctx.t("lesson.multi-gpu.svg.title") }</title>
+            <text class="heading" x="10" y="22">{ ctx.t("lesson.multi-gpu.data") }</text>
+            <text class="heading" x="250" y="22">{ ctx.t("lesson.multi-gpu.tensor") }</text>
+            <text class="heading" x="490" y="22">{ ctx.t("lesson.multi-gpu.pipeline") }</text>
             { for data }
             { for tensor }
             { for pipe }
-            <text class="small" x="10" y="238">{ ctx.t("lb.mgpu.svg.data_note") }</text>
-            <text class="small" x="250" y="238">{ ctx.t("lb.mgpu.svg.tensor_note") }</text>
-            <text class="small" x="490" y="238">{ ctx.t("lb.mgpu.svg.pipe_note") }</text>
+            <text class="small" x="10" y="238">{ ctx.t("lesson.multi-gpu.svg.data_note") }</text>
+            <text class="small" x="250" y="238">{ ctx.t("lesson.multi-gpu.svg.tensor_note") }</text>
+            <text class="small" x="490" y="238">{ ctx.t("lesson.multi-gpu.svg.pipe_note") }</text>
         </svg>
     }
 }
 
 fn ring_error(ctx: &Ctx, e: RingError) -> (&'static str, String) {
     match e {
-        RingError::Bytes => ("p", ctx.t("lb.err.too_large").to_string()),
-        RingError::Gpus => ("n", ctx.t("lb.mgpu.err.gpus").to_string()),
-        RingError::Bandwidth => ("bw", ctx.t("lb.err.too_large").to_string()),
-        RingError::Latency => ("lat", ctx.t("lb.mgpu.err.latency").to_string()),
+        RingError::Bytes => ("p", ctx.t("lesson.common.err.too_large").to_string()),
+        RingError::Gpus => ("n", ctx.t("lesson.multi-gpu.err.gpus").to_string()),
+        RingError::Bandwidth => ("bw", ctx.t("lesson.common.err.too_large").to_string()),
+        RingError::Latency => ("lat", ctx.t("lesson.multi-gpu.err.latency").to_string()),
     }
 }
 
@@ -111,11 +111,11 @@ pub fn Body() -> Html {
     let params = match parse_number(&val("p", "7B")) {
         Some(v) if v > 0.0 => Some(v),
         Some(_) => {
-            errors.push(("p", ctx.t("lb.err.positive").into()));
+            errors.push(("p", ctx.t("lesson.common.err.positive").into()));
             None
         }
         None => {
-            errors.push(("p", ctx.t("lb.err.number").into()));
+            errors.push(("p", ctx.t("lesson.common.err.number").into()));
             None
         }
     };
@@ -123,7 +123,7 @@ pub fn Body() -> Html {
     let gpus = match parse_count(&val("n", "8")) {
         Some(n) => Some(n),
         None => {
-            errors.push(("n", ctx.t("lb.mgpu.err.gpus").into()));
+            errors.push(("n", ctx.t("lesson.multi-gpu.err.gpus").into()));
             None
         }
     };
@@ -135,12 +135,12 @@ pub fn Body() -> Html {
     };
     let bw = parse_number(&bw_text);
     if bw.is_none() {
-        errors.push(("bw", ctx.t("lb.err.number").into()));
+        errors.push(("bw", ctx.t("lesson.common.err.number").into()));
     }
     let lat_text = val("lat", "0");
     let lat = parse_number(&lat_text);
     if lat.is_none() {
-        errors.push(("lat", ctx.t("lb.err.number").into()));
+        errors.push(("lat", ctx.t("lesson.common.err.number").into()));
     }
     let result = match (params, gpus, bw, lat) {
         (Some(p), Some(n), Some(bw), Some(lat)) => {
@@ -162,24 +162,30 @@ pub fn Body() -> Html {
             (
                 l.id.to_string(),
                 ctx.tf(
-                    "lb.mgpu.link_option",
+                    "lesson.multi-gpu.link_option",
                     &[("name", l.name), ("each", &l.per_direction_gbs.to_string())],
                 ),
             )
         })
         .chain(std::iter::once((
             "custom".to_string(),
-            ctx.t("lb.mgpu.custom").to_string(),
+            ctx.t("lesson.multi-gpu.custom").to_string(),
         )))
         .collect();
     let grad_options = vec![
-        ("bf16".to_string(), ctx.t("lb.mgpu.grad.bf16").to_string()),
-        ("fp32".to_string(), ctx.t("lb.mgpu.grad.fp32").to_string()),
+        (
+            "bf16".to_string(),
+            ctx.t("lesson.multi-gpu.grad.bf16").to_string(),
+        ),
+        (
+            "fp32".to_string(),
+            ctx.t("lesson.multi-gpu.grad.fp32").to_string(),
+        ),
     ];
 
     let output = match &result {
         None => html! {
-            <p class="message error" role="alert" data-ring-time="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+            <p class="message error" role="alert" data-ring-time="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p>
         },
         Some((bytes, n, t)) => {
             // The same all-reduce over every preset link, as bars.
@@ -207,22 +213,22 @@ pub fn Body() -> Html {
             html! {
                 <>
                     <p class="total" data-ring-time={format!("{:.9}", t.total_s())}>
-                        { ctx.tf(if *n == 1 { "lb.mgpu.result_one" } else { "lb.mgpu.result" }, &[
+                        { ctx.tf(if *n == 1 { "lesson.multi-gpu.result_one" } else { "lesson.multi-gpu.result" }, &[
                             ("time", &duration(t.total_s())),
                             ("bytes", &decimal_bytes(*bytes)),
                             ("n", &n.to_string()),
                         ]) }
                     </p>
                     <ul class="result-parts">
-                        <li>{ ctx.tf("lb.mgpu.sent", &[("bytes", &decimal_bytes(t.bytes_per_gpu))]) }</li>
-                        <li>{ ctx.tf("lb.mgpu.parts", &[
+                        <li>{ ctx.tf("lesson.multi-gpu.sent", &[("bytes", &decimal_bytes(t.bytes_per_gpu))]) }</li>
+                        <li>{ ctx.tf("lesson.multi-gpu.parts", &[
                             ("transfer", &duration(t.transfer_s)),
                             ("steps", &t.steps.to_string()),
                             ("latency", &duration(t.latency_s)),
                         ]) }</li>
                     </ul>
                     <svg class="bars" viewBox={format!("0 0 640 {}", times.len() * 30)} role="img"
-                        aria-label={ctx.t("lb.mgpu.bars_label")}>
+                        aria-label={ctx.t("lesson.multi-gpu.bars_label")}>
                         { for bars }
                     </svg>
                 </>
@@ -232,36 +238,36 @@ pub fn Body() -> Html {
 
     html! {
         <div class="lesson-body lb">
-            <p class="lead">{ ctx.t("lb.mgpu.lead") }</p>
+            <p class="lead">{ ctx.t("lesson.multi-gpu.lead") }</p>
             { diagram(&ctx) }
             <dl class="terms">
-                <dt>{ ctx.t("lb.mgpu.data") }</dt><dd>{ ctx.t("lb.mgpu.data_text") }</dd>
-                <dt>{ ctx.t("lb.mgpu.tensor") }</dt><dd>{ ctx.t("lb.mgpu.tensor_text") }</dd>
-                <dt>{ ctx.t("lb.mgpu.pipeline") }</dt><dd>{ ctx.t("lb.mgpu.pipeline_text") }</dd>
+                <dt>{ ctx.t("lesson.multi-gpu.data") }</dt><dd>{ ctx.t("lesson.multi-gpu.data_text") }</dd>
+                <dt>{ ctx.t("lesson.multi-gpu.tensor") }</dt><dd>{ ctx.t("lesson.multi-gpu.tensor_text") }</dd>
+                <dt>{ ctx.t("lesson.multi-gpu.pipeline") }</dt><dd>{ ctx.t("lesson.multi-gpu.pipeline_text") }</dd>
             </dl>
-            <h2>{ ctx.t("lb.mgpu.ring_heading") }</h2>
-            <p>{ ctx.t("lb.mgpu.ring_p1") }</p>
+            <h2>{ ctx.t("lesson.multi-gpu.ring_heading") }</h2>
+            <p>{ ctx.t("lesson.multi-gpu.ring_p1") }</p>
             <p class="formula"><code>{ FORMULA }</code></p>
-            <p>{ ctx.t("lb.mgpu.ring_p2") }</p>
-            <p>{ ctx.t("lb.mgpu.conventions") }</p>
+            <p>{ ctx.t("lesson.multi-gpu.ring_p2") }</p>
+            <p>{ ctx.t("lesson.multi-gpu.conventions") }</p>
 
             <section class="panel calc" id="ring-calc" aria-labelledby="ring-calc-h">
-                <h2 id="ring-calc-h">{ ctx.t("lb.mgpu.calc") }</h2>
+                <h2 id="ring-calc-h">{ ctx.t("lesson.multi-gpu.calc") }</h2>
                 <div class="fields">
-                    { text_field(&ctx, &nav, "p", ctx.t("lb.mgpu.f.params"), val("p", "7B"), err("p")) }
-                    { select(&ctx, &nav, "g", ctx.t("lb.mgpu.f.grad"), grad_options, &val("g", "bf16")) }
-                    { text_field(&ctx, &nav, "n", ctx.t("lb.mgpu.f.gpus"), val("n", "8"), err("n")) }
+                    { text_field(&ctx, &nav, "p", ctx.t("lesson.multi-gpu.f.params"), val("p", "7B"), err("p")) }
+                    { select(&ctx, &nav, "g", ctx.t("lesson.multi-gpu.f.grad"), grad_options, &val("g", "bf16")) }
+                    { text_field(&ctx, &nav, "n", ctx.t("lesson.multi-gpu.f.gpus"), val("n", "8"), err("n")) }
                 </div>
                 <div class="fields">
-                    { select(&ctx, &nav, "link", ctx.t("lb.mgpu.f.link"), link_options, if preset.is_some() { &link_id } else { "custom" }) }
+                    { select(&ctx, &nav, "link", ctx.t("lesson.multi-gpu.f.link"), link_options, if preset.is_some() { &link_id } else { "custom" }) }
                     { bw_field(&ctx, &nav, bw_text, err("bw")) }
-                    { text_field(&ctx, &nav, "lat", ctx.t("lb.mgpu.f.latency"), lat_text, err("lat")) }
+                    { text_field(&ctx, &nav, "lat", ctx.t("lesson.multi-gpu.f.latency"), lat_text, err("lat")) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.t("lb.mgpu.note") }</p>
+                <p class="note">{ ctx.t("lesson.multi-gpu.note") }</p>
             </section>
-            { form::corrections(&ctx, &["lb.mgpu.fc37", "lb.mgpu.fc38", "lb.mgpu.fc62", "lb.mgpu.fc30", "lb.mgpu.fc86"]) }
-            { form::try_it(&ctx, "lb.mgpu.try") }
+            { form::corrections(&ctx, &["lesson.multi-gpu.fc37", "lesson.multi-gpu.fc38", "lesson.multi-gpu.fc62", "lesson.multi-gpu.fc30", "lesson.multi-gpu.fc86"]) }
+            { form::try_it(&ctx, "lesson.multi-gpu.try") }
         </div>
     }
 }
@@ -277,7 +283,7 @@ fn bw_field(ctx: &Ctx, nav: &Option<Navigator>, value: String, error: FieldError
     };
     html! {
         <div class={classes!("field", error.is_some().then_some("invalid"))}>
-            <label for="f-bw">{ ctx.t("lb.mgpu.f.bw") }</label>
+            <label for="f-bw">{ ctx.t("lesson.multi-gpu.f.bw") }</label>
             <input id="f-bw" name="bw" type="text" autocomplete="off" {value} {oninput}
                 aria-invalid={error.is_some().to_string()} aria-describedby="f-bw-error" />
             <p id="f-bw-error" class="field-error" role="alert">{ error.unwrap_or_default() }</p>

@@ -13,57 +13,57 @@ use crate::format::count;
 /// (concept key, CUDA, WebGPU/WGSL). The code columns are code, shown as is.
 const ROWS: [(&str, &str, &str); 9] = [
     (
-        "lb.stack.row.block",
+        "lesson.stack.row.block",
         "dim3 block(16, 16);",
         "@workgroup_size(16, 16)",
     ),
     (
-        "lb.stack.row.warp",
+        "lesson.stack.row.warp",
         "warpSize  // 32",
         "@builtin(subgroup_size)",
     ),
     (
-        "lb.stack.row.shared",
+        "lesson.stack.row.shared",
         "__shared__ float tile[256];",
         "var<workgroup> tile: array<f32, 256>;",
     ),
     (
-        "lb.stack.row.barrier",
+        "lesson.stack.row.barrier",
         "__syncthreads();",
         "workgroupBarrier();",
     ),
     (
-        "lb.stack.row.ids",
+        "lesson.stack.row.ids",
         "threadIdx / blockIdx / blockDim",
         "local_invocation_id / workgroup_id / @workgroup_size",
     ),
     (
-        "lb.stack.row.global",
+        "lesson.stack.row.global",
         "blockIdx.x * blockDim.x + threadIdx.x",
         "global_invocation_id.x",
     ),
     (
-        "lb.stack.row.alloc",
+        "lesson.stack.row.alloc",
         "cudaMalloc / cudaMemcpy",
         "device.createBuffer / queue.writeBuffer",
     ),
     (
-        "lb.stack.row.launch",
+        "lesson.stack.row.launch",
         "kernel<<<grid, block>>>(…)",
         "pass.dispatchWorkgroups(x, y, z) + @workgroup_size",
     ),
-    ("lb.stack.row.libs", "cuBLAS / cuDNN", "#/kernels"),
+    ("lesson.stack.row.libs", "cuBLAS / cuDNN", "#/kernels"),
 ];
 
 fn issue_text(i: Issue) -> (bool, &'static str) {
     // (is it an error for one of the APIs, key)
     match i {
-        Issue::CudaBlock => (true, "lb.stack.issue.cuda_block"),
-        Issue::CudaGridY => (true, "lb.stack.issue.cuda_grid"),
-        Issue::WebGpuInvocations => (true, "lb.stack.issue.webgpu_invocations"),
-        Issue::WebGpuSize => (true, "lb.stack.issue.webgpu_size"),
-        Issue::WebGpuWorkgroups => (true, "lb.stack.issue.webgpu_workgroups"),
-        Issue::PartialWarp => (false, "lb.stack.issue.partial_warp"),
+        Issue::CudaBlock => (true, "lesson.stack.issue.cuda_block"),
+        Issue::CudaGridY => (true, "lesson.stack.issue.cuda_grid"),
+        Issue::WebGpuInvocations => (true, "lesson.stack.issue.webgpu_invocations"),
+        Issue::WebGpuSize => (true, "lesson.stack.issue.webgpu_size"),
+        Issue::WebGpuWorkgroups => (true, "lesson.stack.issue.webgpu_workgroups"),
+        Issue::PartialWarp => (false, "lesson.stack.issue.partial_warp"),
     }
 }
 
@@ -82,7 +82,7 @@ pub fn Body() -> Html {
         .map(|((k, _), r)| {
             let v = parse_count(r).filter(|v| *v > 0);
             if v.is_none() {
-                errors.push((k, ctx.t("lb.err.whole").to_string()));
+                errors.push((k, ctx.t("lesson.common.err.whole").to_string()));
             }
             v
         })
@@ -103,7 +103,7 @@ pub fn Body() -> Html {
                         "block_x" => "bx",
                         _ => "by",
                     };
-                    errors.push((key, ctx.t("lb.err.too_large").to_string()));
+                    errors.push((key, ctx.t("lesson.common.err.too_large").to_string()));
                     None
                 }
             }
@@ -114,7 +114,7 @@ pub fn Body() -> Html {
 
     let output = match result {
         None => html! {
-            <p class="message error" role="alert" data-launch="invalid">{ ctx.t("lb.err.fix_fields") }</p>
+            <p class="message error" role="alert" data-launch="invalid">{ ctx.t("lesson.common.err.fix_fields") }</p>
         },
         Some((w, h, bx, by, (l, issues))) => {
             let cuda = format!(
@@ -134,7 +134,7 @@ pub fn Body() -> Html {
             html! {
                 <>
                     <p class="total" data-launch={format!("{}x{}", l.grid_x, l.grid_y)}>
-                        { ctx.tf("lb.stack.result", &[
+                        { ctx.tf("lesson.stack.result", &[
                             ("gx", &count(l.grid_x)),
                             ("gy", &count(l.grid_y)),
                             ("tpb", &count(l.threads_per_block)),
@@ -144,17 +144,17 @@ pub fn Body() -> Html {
                         ]) }
                     </p>
                     if issues.is_empty() {
-                        <p class="message ok">{ ctx.t("lb.stack.ok") }</p>
+                        <p class="message ok">{ ctx.t("lesson.stack.ok") }</p>
                     } else {
                         <ul class="issues">{ for issue_items }</ul>
                     }
                     <div class="code-pair">
                         <figure>
-                            <figcaption>{ ctx.t("lb.stack.cuda") }</figcaption>
+                            <figcaption>{ ctx.t("lesson.stack.cuda") }</figcaption>
                             <pre><code>{ cuda }</code></pre>
                         </figure>
                         <figure>
-                            <figcaption>{ ctx.t("lb.stack.webgpu") }</figcaption>
+                            <figcaption>{ ctx.t("lesson.stack.webgpu") }</figcaption>
                             <pre><code>{ wgsl }</code></pre>
                         </figure>
                     </div>
@@ -166,12 +166,12 @@ pub fn Body() -> Html {
     let lang = ctx.lang.code();
     html! {
         <div class="lesson-body lb">
-            <p class="lead">{ ctx.t("lb.stack.lead") }</p>
+            <p class="lead">{ ctx.t("lesson.stack.lead") }</p>
             <table class="data mapping">
                 <thead><tr>
-                    <th scope="col">{ ctx.t("lb.stack.col.concept") }</th>
-                    <th scope="col">{ ctx.t("lb.stack.cuda") }</th>
-                    <th scope="col">{ ctx.t("lb.stack.webgpu") }</th>
+                    <th scope="col">{ ctx.t("lesson.stack.col.concept") }</th>
+                    <th scope="col">{ ctx.t("lesson.stack.cuda") }</th>
+                    <th scope="col">{ ctx.t("lesson.stack.webgpu") }</th>
                 </tr></thead>
                 <tbody>
                     { for ROWS.iter().map(|(key, cuda, wgsl)| html! {
@@ -180,7 +180,7 @@ pub fn Body() -> Html {
                             <td><code>{ *cuda }</code></td>
                             <td>
                                 if wgsl.starts_with('#') {
-                                    <a href={format!("{wgsl}?lang={lang}")}>{ ctx.t("lb.stack.kernels_link") }</a>
+                                    <a href={format!("{wgsl}?lang={lang}")}>{ ctx.t("lesson.stack.kernels_link") }</a>
                                 } else {
                                     <code>{ *wgsl }</code>
                                 }
@@ -189,33 +189,33 @@ pub fn Body() -> Html {
                     }) }
                 </tbody>
             </table>
-            <p class="note">{ ctx.t("lb.stack.table_note") }</p>
+            <p class="note">{ ctx.t("lesson.stack.table_note") }</p>
 
             <section class="panel calc" id="launch-calc" aria-labelledby="launch-calc-h">
-                <h2 id="launch-calc-h">{ ctx.t("lb.stack.calc") }</h2>
-                <p>{ ctx.t("lb.stack.calc_intro") }</p>
+                <h2 id="launch-calc-h">{ ctx.t("lesson.stack.calc") }</h2>
+                <p>{ ctx.t("lesson.stack.calc_intro") }</p>
                 <div class="fields">
-                    { text_field(&ctx, &nav, "w", ctx.t("lb.stack.f.width"), raw[0].clone(), err("w")) }
-                    { text_field(&ctx, &nav, "h", ctx.t("lb.stack.f.height"), raw[1].clone(), err("h")) }
-                    { text_field(&ctx, &nav, "bx", ctx.t("lb.stack.f.bx"), raw[2].clone(), err("bx")) }
-                    { text_field(&ctx, &nav, "by", ctx.t("lb.stack.f.by"), raw[3].clone(), err("by")) }
+                    { text_field(&ctx, &nav, "w", ctx.t("lesson.stack.f.width"), raw[0].clone(), err("w")) }
+                    { text_field(&ctx, &nav, "h", ctx.t("lesson.stack.f.height"), raw[1].clone(), err("h")) }
+                    { text_field(&ctx, &nav, "bx", ctx.t("lesson.stack.f.bx"), raw[2].clone(), err("bx")) }
+                    { text_field(&ctx, &nav, "by", ctx.t("lesson.stack.f.by"), raw[3].clone(), err("by")) }
                 </div>
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.t("lb.stack.limits_note") }</p>
+                <p class="note">{ ctx.t("lesson.stack.limits_note") }</p>
             </section>
 
-            <h2>{ ctx.t("lb.stack.frameworks_heading") }</h2>
-            <p>{ ctx.t("lb.stack.frameworks_intro") }</p>
+            <h2>{ ctx.t("lesson.stack.frameworks_heading") }</h2>
+            <p>{ ctx.t("lesson.stack.frameworks_intro") }</p>
             <ul>
-                <li>{ ctx.t("lb.stack.fw.autograd") }</li>
-                <li>{ ctx.t("lb.stack.fw.kernels") }</li>
-                <li>{ ctx.t("lb.stack.fw.memory") }</li>
-                <li>{ ctx.t("lb.stack.fw.amp") }</li>
-                <li>{ ctx.t("lb.stack.fw.comms") }</li>
-                <li>{ ctx.t("lb.stack.fw.compile") }</li>
+                <li>{ ctx.t("lesson.stack.fw.autograd") }</li>
+                <li>{ ctx.t("lesson.stack.fw.kernels") }</li>
+                <li>{ ctx.t("lesson.stack.fw.memory") }</li>
+                <li>{ ctx.t("lesson.stack.fw.amp") }</li>
+                <li>{ ctx.t("lesson.stack.fw.comms") }</li>
+                <li>{ ctx.t("lesson.stack.fw.compile") }</li>
             </ul>
-            { form::corrections(&ctx, &["lb.stack.fc72", "lb.stack.fc75", "lb.stack.fc51", "lb.stack.fc84"]) }
-            { form::try_it(&ctx, "lb.stack.try") }
+            { form::corrections(&ctx, &["lesson.stack.fc72", "lesson.stack.fc75", "lesson.stack.fc51", "lesson.stack.fc84"]) }
+            { form::try_it(&ctx, "lesson.stack.try") }
         </div>
     }
 }

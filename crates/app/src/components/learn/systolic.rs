@@ -110,28 +110,28 @@ pub fn Body() -> Html {
     let widget = match &problem {
         Some(p) => animation(&ctx, p, &clock),
         None => html! {
-            <p class="message error" role="alert" data-invalid="true">{ ctx.t("lc.systolic.invalid") }</p>
+            <p class="message error" role="alert" data-invalid="true">{ ctx.t("lesson.systolic.invalid") }</p>
         },
     };
     html! {
         <>
-            { common::paras(&ctx, &["lc.systolic.p1", "lc.systolic.p2"]) }
+            { common::paras(&ctx, &["lesson.systolic.p1", "lesson.systolic.p2"]) }
             <section class="panel widget" data-widget="systolic">
-                <h2>{ ctx.t("lc.systolic.widget") }</h2>
-                <p>{ ctx.t("lc.systolic.widget_intro") }</p>
+                <h2>{ ctx.t("lesson.systolic.widget") }</h2>
+                <p>{ ctx.t("lesson.systolic.widget_intro") }</p>
                 <div class="field-row">
-                    { common::number_field(&ctx, "systolic-n", "lc.systolic.n", &n_text, n_error, common::text_setter(&n_text)) }
-                    { common::number_field(&ctx, "systolic-k", "lc.systolic.k", &k_text, k_error, common::text_setter(&k_text)) }
+                    { common::number_field(&ctx, "systolic-n", "lesson.systolic.n", &n_text, n_error, common::text_setter(&n_text)) }
+                    { common::number_field(&ctx, "systolic-k", "lesson.systolic.k", &k_text, k_error, common::text_setter(&k_text)) }
                 </div>
                 { widget }
             </section>
-            { common::h2(&ctx, "lc.systolic.h_why") }
-            { common::paras(&ctx, &["lc.systolic.p3", "lc.systolic.p4"]) }
-            { common::h2(&ctx, "lc.systolic.h_hw") }
-            { common::list(&ctx, &["lc.systolic.tc", "lc.systolic.tpu", "lc.systolic.mxu"]) }
-            { common::correction(&ctx, "lc.systolic.fc_tc") }
-            { common::correction(&ctx, "lc.systolic.fc_tpu") }
-            { common::try_it(&ctx, "lc.systolic.try", Some(("learn/precision", "lc.systolic.try_link"))) }
+            { common::h2(&ctx, "lesson.systolic.h_why") }
+            { common::paras(&ctx, &["lesson.systolic.p3", "lesson.systolic.p4"]) }
+            { common::h2(&ctx, "lesson.systolic.h_hw") }
+            { common::list(&ctx, &["lesson.systolic.tc", "lesson.systolic.tpu", "lesson.systolic.mxu"]) }
+            { common::correction(&ctx, "lesson.systolic.fc_tc") }
+            { common::correction(&ctx, "lesson.systolic.fc_tpu") }
+            { common::try_it(&ctx, "lesson.systolic.try", Some(("learn/precision", "lesson.systolic.try_link"))) }
         </>
     }
 }
@@ -178,41 +178,41 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
         <div class="systolic" data-n={p.n.to_string()} data-k={p.k.to_string()}
             data-a={join(&p.a)} data-b={join(&p.b)} data-c={join(&c_now)}
             data-cycle={t.to_string()} data-total={total.to_string()}>
-            <div class="controls" role="group" aria-label={ctx.t("lc.systolic.controls")}>
-                <button type="button" class="button" data-act="back" onclick={step(-1)} disabled={t == 0}>{ ctx.t("lc.systolic.back") }</button>
-                <button type="button" class="button primary" data-act="step" onclick={step(1)} disabled={done}>{ ctx.t("lc.systolic.step") }</button>
+            <div class="controls" role="group" aria-label={ctx.t("lesson.systolic.controls")}>
+                <button type="button" class="button" data-act="back" onclick={step(-1)} disabled={t == 0}>{ ctx.t("lesson.systolic.back") }</button>
+                <button type="button" class="button primary" data-act="step" onclick={step(1)} disabled={done}>{ ctx.t("lesson.systolic.step") }</button>
                 <button type="button" class="button" data-act="play" onclick={play}>
-                    { ctx.t(if clock.playing { "lc.systolic.pause" } else { "lc.systolic.play" }) }
+                    { ctx.t(if clock.playing { "lesson.systolic.pause" } else { "lesson.systolic.play" }) }
                 </button>
-                <button type="button" class="button" data-act="end" onclick={to_end} disabled={done}>{ ctx.t("lc.systolic.end") }</button>
-                <button type="button" class="button" data-act="reset" onclick={reset} disabled={t == 0}>{ ctx.t("lc.systolic.reset") }</button>
+                <button type="button" class="button" data-act="end" onclick={to_end} disabled={done}>{ ctx.t("lesson.systolic.end") }</button>
+                <button type="button" class="button" data-act="reset" onclick={reset} disabled={t == 0}>{ ctx.t("lesson.systolic.reset") }</button>
             </div>
-            <p class="status" aria-live="polite">{ ctx.tf("lc.systolic.cycle", &[("t", &t.to_string()), ("total", &total.to_string())]) }</p>
+            <p class="status" aria-live="polite">{ ctx.tf("lesson.systolic.cycle", &[("t", &t.to_string()), ("total", &total.to_string())]) }</p>
             <div class="systolic-views">
                 <figure class="diagram">
                     { array_svg(ctx, p, &sys, t) }
-                    <figcaption>{ ctx.t("lc.systolic.array_caption") }</figcaption>
+                    <figcaption>{ ctx.t("lesson.systolic.array_caption") }</figcaption>
                 </figure>
                 <figure class="diagram">
                     { simt_svg(ctx, p, &simt, t) }
-                    <figcaption>{ ctx.t("lc.systolic.simt_caption") }</figcaption>
+                    <figcaption>{ ctx.t("lesson.systolic.simt_caption") }</figcaption>
                 </figure>
             </div>
             <div class="table-scroll"><table class="facts systolic-stats">
                 <thead><tr>
                     <th scope="col"></th>
-                    <th scope="col">{ ctx.t("lc.systolic.col.now") }</th>
-                    <th scope="col">{ ctx.t("lc.systolic.col.done") }</th>
-                    <th scope="col">{ ctx.t("lc.systolic.col.cycles") }</th>
-                    <th scope="col">{ ctx.t("lc.systolic.col.peak") }</th>
-                    <th scope="col">{ ctx.t("lc.systolic.col.avg") }</th>
-                    <th scope="col">{ ctx.t("lc.systolic.col.reads") }</th>
+                    <th scope="col">{ ctx.t("lesson.systolic.col.now") }</th>
+                    <th scope="col">{ ctx.t("lesson.systolic.col.done") }</th>
+                    <th scope="col">{ ctx.t("lesson.systolic.col.cycles") }</th>
+                    <th scope="col">{ ctx.t("lesson.systolic.col.peak") }</th>
+                    <th scope="col">{ ctx.t("lesson.systolic.col.avg") }</th>
+                    <th scope="col">{ ctx.t("lesson.systolic.col.reads") }</th>
                 </tr></thead>
                 <tbody>
                     <tr data-row="systolic" data-now={sys.macs_now.to_string()} data-done={sys.macs_total.to_string()}
                         data-cycles={total.to_string()} data-peak={peak.to_string()} data-reads={sys.reads_total.to_string()}
                         data-reads-total={p.systolic_reads().to_string()}>
-                        <th scope="row">{ ctx.t("lc.systolic.row.array") }</th>
+                        <th scope="row">{ ctx.t("lesson.systolic.row.array") }</th>
                         <td>{ sys.macs_now }</td>
                         <td>{ format::count(sys.macs_total) }</td>
                         <td>{ total }</td>
@@ -223,7 +223,7 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
                     <tr data-row="simt" data-now={simt.macs_now.to_string()} data-done={simt.macs_total.to_string()}
                         data-cycles={p.simt_cycles().to_string()} data-peak={(p.n * p.n).to_string()} data-reads={simt.reads_total.to_string()}
                         data-reads-total={p.simt_reads().to_string()}>
-                        <th scope="row">{ ctx.t("lc.systolic.row.simt") }</th>
+                        <th scope="row">{ ctx.t("lesson.systolic.row.simt") }</th>
                         <td>{ simt.macs_now }</td>
                         <td>{ format::count(simt.macs_total) }</td>
                         <td>{ p.simt_cycles() }</td>
@@ -233,14 +233,14 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
                     </tr>
                 </tbody>
             </table></div>
-            <p class="note">{ ctx.tf("lc.systolic.formula", &[
+            <p class="note">{ ctx.tf("lesson.systolic.formula", &[
                 ("n", &p.n.to_string()), ("k", &p.k.to_string()), ("cycles", &total.to_string()),
                 ("macs", &p.macs().to_string()), ("reads", &p.systolic_reads().to_string()),
                 ("simt_reads", &p.simt_reads().to_string()), ("factor", &p.n.to_string()),
             ]) }</p>
             if done {
                 <p class={classes!("verdict", if correct { "ok" } else { "bad" })} data-ok={correct.to_string()}>
-                    { ctx.t(if correct { "lc.systolic.correct" } else { "lc.systolic.wrong" }) }
+                    { ctx.t(if correct { "lesson.systolic.correct" } else { "lesson.systolic.wrong" }) }
                 </p>
             }
         </div>
@@ -278,9 +278,9 @@ fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32) -> Html {
         })
     });
     html! {
-        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lc.systolic.array_alt")}>
-            <text x="4" y="14" class="svg-small">{ ctx.t("lc.systolic.a_in") }</text>
-            <text x={(margin).to_string()} y="14" class="svg-small">{ ctx.t("lc.systolic.b_in") }</text>
+        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.array_alt")}>
+            <text x="4" y="14" class="svg-small">{ ctx.t("lesson.systolic.a_in") }</text>
+            <text x={(margin).to_string()} y="14" class="svg-small">{ ctx.t("lesson.systolic.b_in") }</text>
             { for left.map(|(i, k, wait)| {
                 let (_, y) = cell_xy(origin, i, 0);
                 let x = margin - wait as f64 * 26.0;
@@ -315,8 +315,8 @@ fn simt_svg(ctx: &Ctx, p: &Problem, s: &systolic::SimtState, t: u32) -> Html {
     let w = margin + side + 4.0;
     let k_now = (t as usize).checked_sub(1).filter(|&k| k < p.k);
     html! {
-        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lc.systolic.simt_alt")}>
-            <text x="4" y="14" class="svg-small">{ ctx.t("lc.systolic.threads") }</text>
+        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.simt_alt")}>
+            <text x="4" y="14" class="svg-small">{ ctx.t("lesson.systolic.threads") }</text>
             { for s.acc.iter().enumerate().map(|(e, acc)| {
                 let (i, j) = (e / p.n, e % p.n);
                 let (x, y) = cell_xy((margin, margin), i, j);

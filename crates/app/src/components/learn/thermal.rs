@@ -151,17 +151,17 @@ pub fn Body() -> Html {
     let busy = run.state.busy();
     html! {
         <>
-            { common::paras(&ctx, &["lc.thermal.p1", "lc.thermal.p2"]) }
+            { common::paras(&ctx, &["lesson.thermal.p1", "lesson.thermal.p2"]) }
             <section class="panel widget" data-widget="thermal">
-                <h2>{ ctx.t("lc.thermal.widget") }</h2>
-                <p>{ ctx.t("lc.thermal.widget_intro") }</p>
-                { common::number_field(&ctx, "thermal-secs", "lc.thermal.secs", &secs_text, secs_error, common::text_setter(&secs_text)) }
+                <h2>{ ctx.t("lesson.thermal.widget") }</h2>
+                <p>{ ctx.t("lesson.thermal.widget_intro") }</p>
+                { common::number_field(&ctx, "thermal-secs", "lesson.thermal.secs", &secs_text, secs_error, common::text_setter(&secs_text)) }
                 <div class="controls">
                     <button type="button" class="button primary measure" data-act="start"
                         disabled={gate.is_err() || busy || secs.is_err()} onclick={start}>
-                        { ctx.t(if busy { "lc.thermal.running" } else { "lc.thermal.start" }) }
+                        { ctx.t(if busy { "lesson.thermal.running" } else { "lesson.thermal.start" }) }
                     </button>
-                    <button type="button" class="button" data-act="stop" disabled={!busy} onclick={stop}>{ ctx.t("lc.thermal.stop") }</button>
+                    <button type="button" class="button" data-act="stop" disabled={!busy} onclick={stop}>{ ctx.t("lesson.thermal.stop") }</button>
                 </div>
                 { gate.err().unwrap_or_default() }
                 <div class="widget-result" aria-live="polite" data-state={run.state.name()} data-probe={common::probe_state(&ctx)}
@@ -169,14 +169,14 @@ pub fn Body() -> Html {
                     { view(&ctx, &run, software) }
                 </div>
             </section>
-            { common::h2(&ctx, "lc.thermal.h_power") }
-            { common::paras(&ctx, &["lc.thermal.p3", "lc.thermal.p4"]) }
-            { common::correction(&ctx, "lc.thermal.fc_temp") }
-            { common::correction(&ctx, "lc.thermal.fc_pl") }
-            { common::h2(&ctx, "lc.thermal.h_cooling") }
-            { common::paras(&ctx, &["lc.thermal.p5"]) }
-            { common::correction(&ctx, "lc.thermal.fc_cooling") }
-            { common::try_it(&ctx, "lc.thermal.try", Some(("learn/roofline", "lc.thermal.try_link"))) }
+            { common::h2(&ctx, "lesson.thermal.h_power") }
+            { common::paras(&ctx, &["lesson.thermal.p3", "lesson.thermal.p4"]) }
+            { common::correction(&ctx, "lesson.thermal.fc_temp") }
+            { common::correction(&ctx, "lesson.thermal.fc_pl") }
+            { common::h2(&ctx, "lesson.thermal.h_cooling") }
+            { common::paras(&ctx, &["lesson.thermal.p5"]) }
+            { common::correction(&ctx, "lesson.thermal.fc_cooling") }
+            { common::try_it(&ctx, "lesson.thermal.try", Some(("learn/roofline", "lesson.thermal.try_link"))) }
         </>
     }
 }
@@ -296,17 +296,17 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
         <>
             if run.n > 0 {
                 <p class="note" data-n={run.n.to_string()} data-reps={run.reps.to_string()}>
-                    { ctx.tf("lc.thermal.load", &[("n", &run.n.to_string()), ("reps", &run.reps.to_string())]) }
+                    { ctx.tf("lesson.thermal.load", &[("n", &run.n.to_string()), ("reps", &run.reps.to_string())]) }
                 </p>
             }
             <figure class="diagram thermal-chart">
-                <svg viewBox={format!("0 0 {CHART_W} {CHART_H}")} role="img" aria-label={ctx.t("lc.thermal.chart_alt")}>
+                <svg viewBox={format!("0 0 {CHART_W} {CHART_H}")} role="img" aria-label={ctx.t("lesson.thermal.chart_alt")}>
                     <line x1={CHART_LEFT.to_string()} y1="8" x2={CHART_LEFT.to_string()} y2={y_top.to_string()} class="axis" />
                     <line x1={CHART_LEFT.to_string()} y1={y_top.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y_top.to_string()} class="axis" />
                     <text x={(CHART_LEFT - 6.0).to_string()} y="16" text-anchor="end" class="svg-small">{ format::rate(chart.max_gflops) }</text>
                     <text x={(CHART_LEFT - 6.0).to_string()} y={y_top.to_string()} text-anchor="end" class="svg-small">{ 0 }</text>
                     <text x={(CHART_W - 8.0).to_string()} y={(CHART_H - 8.0).to_string()} text-anchor="end" class="svg-small">{ format!("{} s", chart.max_s.round()) }</text>
-                    <text x={CHART_LEFT.to_string()} y={(CHART_H - 8.0).to_string()} class="svg-small">{ ctx.t("lc.thermal.axes") }</text>
+                    <text x={CHART_LEFT.to_string()} y={(CHART_H - 8.0).to_string()} class="svg-small">{ ctx.t("lesson.thermal.axes") }</text>
                     { for chart.median_y.map(|y| html! {
                         <line x1={CHART_LEFT.to_string()} y1={y.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y.to_string()} class="median" />
                     }) }
@@ -320,20 +320,20 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
                             data-t={run.points[i].t_s.to_string()} data-gflops={run.points[i].gflops.to_string()} />
                     }) }
                 </svg>
-                <figcaption>{ ctx.t("lc.thermal.chart_caption") }</figcaption>
+                <figcaption>{ ctx.t("lesson.thermal.chart_caption") }</figcaption>
             </figure>
             { for analysis.as_ref().map(|a| html! {
                 <p class="note" data-early={a.early_median.to_string()}>
-                    { ctx.tf("lc.thermal.early", &[("g", &format::rate(a.early_median)), ("low", &a.low.len().to_string())]) }
+                    { ctx.tf("lesson.thermal.early", &[("g", &format::rate(a.early_median)), ("low", &a.low.len().to_string())]) }
                 </p>
             }) }
             { for verdict.map(|(throttled, d)| html! {
                 <p class={classes!("verdict", if throttled { "bad" } else { "ok" })} data-throttled={throttled.to_string()} data-drop={d.to_string()}>
-                    { ctx.tf(if throttled { "lc.thermal.throttled" } else { "lc.thermal.steady" }, &[("pct", &format!("{:.1}", d * 100.0))]) }
+                    { ctx.tf(if throttled { "lesson.thermal.throttled" } else { "lesson.thermal.steady" }, &[("pct", &format!("{:.1}", d * 100.0))]) }
                 </p>
             }) }
             if matches!(run.state, State::Stopped) {
-                <p class="note" data-stopped="true">{ ctx.t("lc.thermal.stopped") }</p>
+                <p class="note" data-stopped="true">{ ctx.t("lesson.thermal.stopped") }</p>
             }
             { failed.unwrap_or_default() }
             if software {

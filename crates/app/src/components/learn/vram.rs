@@ -153,7 +153,7 @@ pub(super) mod form {
         lessons::vram::Dtype::ALL
             .iter()
             .map(|d| {
-                let name = ctx.t(&format!("lb.vram.dtype.{}", d.code()));
+                let name = ctx.t(&format!("lesson.vram.dtype.{}", d.code()));
                 (d.code().to_string(), name.to_string())
             })
             .collect()
@@ -171,11 +171,11 @@ pub(super) mod form {
     pub fn corrections(ctx: &Ctx, keys: &[&str]) -> Html {
         html! {
             <section class="corrections">
-                <h2>{ ctx.t("lb.corrections") }</h2>
+                <h2>{ ctx.t("lesson.common.corrections") }</h2>
                 <ul>
                     { for keys.iter().map(|k| html! { <li>{ ctx.linked(k) }</li> }) }
                 </ul>
-                <p class="note">{ ctx.linked("lb.corrections_note") }</p>
+                <p class="note">{ ctx.linked("lesson.common.corrections_note") }</p>
             </section>
         }
     }
@@ -255,11 +255,11 @@ fn parse(ctx: &Ctx) -> Parsed {
         match parse_number(&raw) {
             Some(v) if v > 0.0 => Some(v),
             Some(_) => {
-                errors.push((key, ctx.t("lb.err.positive").to_string()));
+                errors.push((key, ctx.t("lesson.common.err.positive").to_string()));
                 None
             }
             None => {
-                errors.push((key, ctx.t("lb.err.number").to_string()));
+                errors.push((key, ctx.t("lesson.common.err.number").to_string()));
                 None
             }
         }
@@ -299,10 +299,10 @@ fn parse(ctx: &Ctx) -> Parsed {
     let dtype = Dtype::from_code(&q(ctx, "w", "fp16"));
     let optimiser = Optimiser::from_code(&q(ctx, "opt", "adam"));
     if dtype.is_none() {
-        errors.push(("w", ctx.t("lb.err.choice").to_string()));
+        errors.push(("w", ctx.t("lesson.common.err.choice").to_string()));
     }
     if optimiser.is_none() {
-        errors.push(("opt", ctx.t("lb.err.choice").to_string()));
+        errors.push(("opt", ctx.t("lesson.common.err.choice").to_string()));
     }
     let budget = match (params, lora, activations, dtype, optimiser) {
         (Some(params), Some(lora), Some(activations), Some(dtype), Some(optimiser)) => {
@@ -333,11 +333,13 @@ fn budget_error(ctx: &Ctx, e: BudgetError) -> (Option<&'static str>, String) {
                 "heads" => "a",
                 _ => "mb",
             };
-            (Some(key), ctx.t("lb.err.too_large").to_string())
+            (Some(key), ctx.t("lesson.common.err.too_large").to_string())
         }
-        BudgetError::LoraFraction => (Some("lf"), ctx.t("lb.vram.err.lora").to_string()),
-        BudgetError::QuantisedFullTraining => (None, ctx.t("lb.vram.err.quantised").to_string()),
-        BudgetError::Heads => (Some("a"), ctx.t("lb.vram.err.heads").to_string()),
+        BudgetError::LoraFraction => (Some("lf"), ctx.t("lesson.vram.err.lora").to_string()),
+        BudgetError::QuantisedFullTraining => {
+            (None, ctx.t("lesson.vram.err.quantised").to_string())
+        }
+        BudgetError::Heads => (Some("a"), ctx.t("lesson.vram.err.heads").to_string()),
     }
 }
 
@@ -357,7 +359,7 @@ fn stacked_bar(ctx: &Ctx, parts: &[(&'static str, f64)]) -> Html {
             let w = b / total * W;
             let r = html! {
                 <rect class={class} x={format!("{x:.2}")} y="0" width={format!("{w:.2}")} height="36">
-                    <title>{ format!("{}: {}", ctx.t(&format!("lb.vram.part.{name}")), decimal_bytes(*b)) }</title>
+                    <title>{ format!("{}: {}", ctx.t(&format!("lesson.vram.part.{name}")), decimal_bytes(*b)) }</title>
                 </rect>
             };
             x += w;
@@ -365,7 +367,7 @@ fn stacked_bar(ctx: &Ctx, parts: &[(&'static str, f64)]) -> Html {
         });
     html! {
         <svg class="stacked-bar" viewBox="0 0 640 36" preserveAspectRatio="none" role="img"
-            aria-label={ctx.t("lb.vram.bar_label")}>
+            aria-label={ctx.t("lesson.vram.bar_label")}>
             { for rects }
         </svg>
     }
@@ -442,26 +444,32 @@ pub fn Body() -> Html {
         .map(|o| {
             (
                 o.code().to_string(),
-                ctx.t(&format!("lb.vram.opt.{}", o.code())).to_string(),
+                ctx.t(&format!("lesson.vram.opt.{}", o.code())).to_string(),
             )
         })
         .collect();
     let mode_options = vec![
-        ("train".to_string(), ctx.t("lb.vram.mode.train").to_string()),
-        ("infer".to_string(), ctx.t("lb.vram.mode.infer").to_string()),
+        (
+            "train".to_string(),
+            ctx.t("lesson.vram.mode.train").to_string(),
+        ),
+        (
+            "infer".to_string(),
+            ctx.t("lesson.vram.mode.infer").to_string(),
+        ),
     ];
     let act_options = vec![
-        ("tf".to_string(), ctx.t("lb.vram.act.tf").to_string()),
+        ("tf".to_string(), ctx.t("lesson.vram.act.tf").to_string()),
         (
             "sample".to_string(),
-            ctx.t("lb.vram.act.sample").to_string(),
+            ctx.t("lesson.vram.act.sample").to_string(),
         ),
     ];
 
     let output = match &result {
         None => html! {
             <p class="message error" role="alert" data-vram-total="invalid">
-                { general.clone().unwrap_or_else(|| ctx.t("lb.err.fix_fields").to_string()) }
+                { general.clone().unwrap_or_else(|| ctx.t("lesson.common.err.fix_fields").to_string()) }
             </p>
         },
         Some(r) => {
@@ -474,7 +482,7 @@ pub fn Body() -> Html {
                 .map(|((name, b), class)| {
                     html! {
                         <tr>
-                            <th scope="row"><span class={classes!("swatch", class)}></span>{ ctx.t(&format!("lb.vram.part.{name}")) }</th>
+                            <th scope="row"><span class={classes!("swatch", class)}></span>{ ctx.t(&format!("lesson.vram.part.{name}")) }</th>
                             <td>{ decimal_bytes(*b) }</td>
                             <td>{ binary_bytes(*b) }</td>
                             <td>{ share_text(b / total) }</td>
@@ -490,11 +498,11 @@ pub fn Body() -> Html {
                     let cap = g.memory_gb * 1e9;
                     let share = total / cap;
                     let (class, key) = if share <= 0.9 {
-                        ("fits", "lb.vram.fit.yes")
+                        ("fits", "lesson.vram.fit.yes")
                     } else if share <= 1.0 {
-                        ("tight", "lb.vram.fit.tight")
+                        ("tight", "lesson.vram.fit.tight")
                     } else {
-                        ("no", "lb.vram.fit.no")
+                        ("no", "lesson.vram.fit.no")
                     };
                     let needed = vram::gpus_needed(total, cap)
                         .map(|n| n.to_string())
@@ -511,29 +519,29 @@ pub fn Body() -> Html {
             html! {
                 <>
                     <p class="total" data-vram-total={format!("{total:.0}")}>
-                        { ctx.tf("lb.vram.total", &[("gb", &decimal_bytes(total)), ("gib", &binary_bytes(total))]) }
+                        { ctx.tf("lesson.vram.total", &[("gb", &decimal_bytes(total)), ("gib", &binary_bytes(total))]) }
                     </p>
                     { stacked_bar(&ctx, &parts) }
                     <table class="data breakdown">
                         <thead><tr>
-                            <th scope="col">{ ctx.t("lb.vram.col.part") }</th>
-                            <th scope="col">{ ctx.t("lb.vram.col.gb") }</th>
-                            <th scope="col">{ ctx.t("lb.vram.col.gib") }</th>
-                            <th scope="col">{ ctx.t("lb.vram.col.share") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.part") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.gb") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.gib") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.share") }</th>
                         </tr></thead>
                         <tbody>{ for rows }</tbody>
                     </table>
-                    <h3>{ ctx.t("lb.vram.fits_heading") }</h3>
+                    <h3>{ ctx.t("lesson.vram.fits_heading") }</h3>
                     <table class="data fits-table">
                         <thead><tr>
-                            <th scope="col">{ ctx.t("lb.col.gpu") }</th>
-                            <th scope="col">{ ctx.t("lb.col.memory") }</th>
-                            <th scope="col">{ ctx.t("lb.vram.col.fits") }</th>
-                            <th scope="col">{ ctx.t("lb.vram.col.needed") }</th>
+                            <th scope="col">{ ctx.t("lesson.common.col.gpu") }</th>
+                            <th scope="col">{ ctx.t("lesson.common.col.memory") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.fits") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.needed") }</th>
                         </tr></thead>
                         <tbody>{ for fits }</tbody>
                     </table>
-                    <p class="note">{ ctx.t("lb.vram.fits_note") }</p>
+                    <p class="note">{ ctx.t("lesson.vram.fits_note") }</p>
                 </>
             }
         }
@@ -541,60 +549,60 @@ pub fn Body() -> Html {
 
     html! {
         <div class="lesson-body lb">
-            <p class="lead">{ ctx.t("lb.vram.lead") }</p>
-            <p>{ ctx.t("lb.vram.p1") }</p>
+            <p class="lead">{ ctx.t("lesson.vram.lead") }</p>
+            <p>{ ctx.t("lesson.vram.p1") }</p>
             <ul class="bytes-list">
-                <li>{ ctx.t("lb.vram.li.weights") }</li>
-                <li>{ ctx.t("lb.vram.li.grads") }</li>
-                <li>{ ctx.t("lb.vram.li.optimiser") }</li>
-                <li>{ ctx.t("lb.vram.li.activations") }</li>
+                <li>{ ctx.t("lesson.vram.li.weights") }</li>
+                <li>{ ctx.t("lesson.vram.li.grads") }</li>
+                <li>{ ctx.t("lesson.vram.li.optimiser") }</li>
+                <li>{ ctx.t("lesson.vram.li.activations") }</li>
             </ul>
-            <p>{ ctx.t("lb.vram.p2") }</p>
-            <p class="formula"><code>{ FORMULA }</code>{ ctx.t("lb.vram.formula") }</p>
+            <p>{ ctx.t("lesson.vram.p2") }</p>
+            <p class="formula"><code>{ FORMULA }</code>{ ctx.t("lesson.vram.formula") }</p>
 
             <section class="panel calc" id="vram-calc" aria-labelledby="vram-calc-h">
-                <h2 id="vram-calc-h">{ ctx.t("lb.vram.calc") }</h2>
-                { form::presets(&ctx, &nav, ctx.t("lb.presets"), preset_items) }
+                <h2 id="vram-calc-h">{ ctx.t("lesson.vram.calc") }</h2>
+                { form::presets(&ctx, &nav, ctx.t("lesson.common.presets"), preset_items) }
                 <div class="fields">
-                    { text_field(&ctx, &nav, "p", ctx.t("lb.vram.f.params"), val("p"), err("p")) }
-                    { select(&ctx, &nav, "w", ctx.t("lb.vram.f.dtype"), dtype_options, &val("w")) }
-                    { select(&ctx, &nav, "mode", ctx.t("lb.vram.f.mode"), mode_options, &val("mode")) }
+                    { text_field(&ctx, &nav, "p", ctx.t("lesson.vram.f.params"), val("p"), err("p")) }
+                    { select(&ctx, &nav, "w", ctx.t("lesson.vram.f.dtype"), dtype_options, &val("w")) }
+                    { select(&ctx, &nav, "mode", ctx.t("lesson.vram.f.mode"), mode_options, &val("mode")) }
                     if training {
-                        { select(&ctx, &nav, "opt", ctx.t("lb.vram.f.opt"), opt_options, &val("opt")) }
+                        { select(&ctx, &nav, "opt", ctx.t("lesson.vram.f.opt"), opt_options, &val("opt")) }
                     }
                 </div>
                 if training {
                     <div class="fields">
-                        { checkbox(&ctx, &nav, "lora", ctx.t("lb.vram.f.lora"), lora_on) }
+                        { checkbox(&ctx, &nav, "lora", ctx.t("lesson.vram.f.lora"), lora_on) }
                         if lora_on {
-                            { text_field(&ctx, &nav, "lf", ctx.t("lb.vram.f.lora_fraction"), val("lf"), err("lf")) }
+                            { text_field(&ctx, &nav, "lf", ctx.t("lesson.vram.f.lora_fraction"), val("lf"), err("lf")) }
                         }
-                        { checkbox(&ctx, &nav, "ckpt", ctx.t("lb.vram.f.ckpt"), val("ckpt") == "1") }
+                        { checkbox(&ctx, &nav, "ckpt", ctx.t("lesson.vram.f.ckpt"), val("ckpt") == "1") }
                     </div>
                 }
                 <div class="fields">
-                    { select(&ctx, &nav, "act", ctx.t("lb.vram.f.act"), act_options, &val("act")) }
-                    { text_field(&ctx, &nav, "b", ctx.t("lb.vram.f.batch"), val("b"), err("b")) }
+                    { select(&ctx, &nav, "act", ctx.t("lesson.vram.f.act"), act_options, &val("act")) }
+                    { text_field(&ctx, &nav, "b", ctx.t("lesson.vram.f.batch"), val("b"), err("b")) }
                     if per_sample {
-                        { text_field(&ctx, &nav, "mb", ctx.t("lb.vram.f.mb"), val("mb"), err("mb")) }
+                        { text_field(&ctx, &nav, "mb", ctx.t("lesson.vram.f.mb"), val("mb"), err("mb")) }
                     } else {
-                        { text_field(&ctx, &nav, "s", ctx.t("lb.vram.f.seq"), val("s"), err("s")) }
-                        { text_field(&ctx, &nav, "l", ctx.t("lb.vram.f.layers"), val("l"), err("l")) }
-                        { text_field(&ctx, &nav, "h", ctx.t("lb.vram.f.hidden"), val("h"), err("h")) }
-                        { text_field(&ctx, &nav, "a", ctx.t("lb.vram.f.heads"), val("a"), err("a")) }
+                        { text_field(&ctx, &nav, "s", ctx.t("lesson.vram.f.seq"), val("s"), err("s")) }
+                        { text_field(&ctx, &nav, "l", ctx.t("lesson.vram.f.layers"), val("l"), err("l")) }
+                        { text_field(&ctx, &nav, "h", ctx.t("lesson.vram.f.hidden"), val("h"), err("h")) }
+                        { text_field(&ctx, &nav, "a", ctx.t("lesson.vram.f.heads"), val("a"), err("a")) }
                     }
                 </div>
                 if per_sample && training && val("ckpt") == "1" {
-                    <p class="note">{ ctx.t("lb.vram.ckpt_sample_note") }</p>
+                    <p class="note">{ ctx.t("lesson.vram.ckpt_sample_note") }</p>
                 }
                 <div class="calc-output" aria-live="polite">{ output }</div>
-                <p class="note">{ ctx.t("lb.vram.units_note") }</p>
+                <p class="note">{ ctx.t("lesson.vram.units_note") }</p>
             </section>
 
-            <h2>{ ctx.t("lb.vram.tricks_heading") }</h2>
-            <p>{ ctx.t("lb.vram.tricks") }</p>
-            { form::corrections(&ctx, &["lb.vram.fc54", "lb.vram.fc56", "lb.vram.fc58", "lb.vram.fc59", "lb.vram.fc29", "lb.vram.fc65"]) }
-            { form::try_it(&ctx, "lb.vram.try") }
+            <h2>{ ctx.t("lesson.vram.tricks_heading") }</h2>
+            <p>{ ctx.t("lesson.vram.tricks") }</p>
+            { form::corrections(&ctx, &["lesson.vram.fc54", "lesson.vram.fc56", "lesson.vram.fc58", "lesson.vram.fc59", "lesson.vram.fc29", "lesson.vram.fc65"]) }
+            { form::try_it(&ctx, "lesson.vram.try") }
         </div>
     }
 }
