@@ -1,22 +1,16 @@
 //! Checks the translation files (`locales/<lang>/*.txt`; format and rules in
-//! `locale_files.rs`) and, for native builds (the tests), turns them into static tables. The
+//! `crates/locale-files`) and, for native builds (the tests), turns them into static tables. The
 //! site's wasm carries no text: `cargo xtask dist` writes one file per language that the app
 //! fetches (`src/i18n.rs`), so a visitor downloads only the language they read.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
-// `serialize` is for `cargo xtask dist` and the tests, not this script.
-#[allow(dead_code)]
-#[path = "locale_files.rs"]
-mod locale_files;
-
 fn main() {
     // Read at run time, not with env!(): a build script compiled in another checkout (a
     // copied target/ directory) would otherwise keep reading that checkout's locales.
     let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
     let dir = Path::new(&manifest).join("locales");
-    println!("cargo:rerun-if-changed=locale_files.rs");
     for lang in locale_files::LANGS {
         let d = dir.join(lang);
         println!("cargo:rerun-if-changed={}", d.display());

@@ -1,5 +1,5 @@
 // What a page downloads (the first-load budget, docs/benchmarks.md "First load").
-// - Text comes in parts (crates/app/locale_files.rs PARTS): a page fetches the core and the
+// - Text comes in parts (crates/locale-files PARTS): a page fetches the core and the
 //   parts its route names, nothing else. Each page is loaded fresh and the parts it fetched
 //   are checked, and that no key of a part it did not fetch was asked for (the app logs a
 //   console error then, which fails `assertNoErrors`); a part failing to arrive gives a

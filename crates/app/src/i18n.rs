@@ -21,7 +21,7 @@ mod tables {
 type Table = &'static [(&'static str, &'static str)];
 
 /// A group of translation files fetched together; the same groups, in the same order, as
-/// `PARTS` in `locale_files.rs` (a unit test checks).
+/// `locale_files::PARTS` (`crates/locale-files`; a unit test checks).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Part {
     /// Shell, navigation, the landing page, embeds, kernel and lesson titles: every page.
@@ -138,7 +138,7 @@ pub fn is_loaded(lang: Lang) -> bool {
     is_ready(lang, &[])
 }
 
-/// Reads a table in the format `cargo xtask dist` writes (`locale_files.rs`, `serialize`):
+/// Reads a table in the format `cargo xtask dist` writes (`locale_files::serialize`):
 /// `key = value` lines, `\n` for a line break in a value. Sorted by key on return (lookups
 /// are binary searches), whatever the file's order. Lines without ` = ` are an error.
 pub fn parse_table(text: &'static str) -> Result<Table, String> {

@@ -3,9 +3,6 @@
 //! what a visitor's browser fetches is the text the tests check, every key in exactly one
 //! of the parts the app fetches.
 
-#[path = "../locale_files.rs"]
-mod locale_files;
-
 use gpu_playground::i18n::{self, Lang, Part};
 
 #[test]

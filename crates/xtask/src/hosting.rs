@@ -41,14 +41,14 @@ fn rewrite(p: &Path, from: &str, to: &str) -> Result<String, String> {
 /// site's wasm carries no text and fetches the parts of the language that its page shows.
 pub fn write_locales(out: &Path, locales: &Path) -> Result<(), String> {
     // Checks both languages against each other (same keys, same placeholders) first.
-    crate::locale_files::load_all(locales)?;
+    locale_files::load_all(locales)?;
     let dir = out.join("locales");
     std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     let mut entries = Vec::new();
-    for lang in crate::locale_files::LANGS {
-        let parts = crate::locale_files::parse_parts(&locales.join(lang))?;
-        for ((part, _), table) in crate::locale_files::PARTS.iter().zip(&parts) {
-            let text = crate::locale_files::serialize(table);
+    for lang in locale_files::LANGS {
+        let parts = locale_files::parse_parts(&locales.join(lang))?;
+        for ((part, _), table) in locale_files::PARTS.iter().zip(&parts) {
+            let text = locale_files::serialize(table);
             let name = format!("{lang}-{part}.{}.txt", fingerprint(text.as_bytes()));
             write(&dir.join(&name), text.as_bytes())?;
             entries.push(format!("'{lang}-{part}': 'locales/{name}'"));
@@ -370,12 +370,12 @@ mod tests {
         .unwrap();
         write_locales(&dir, &crate::util::root().join("crates/app/locales")).unwrap();
         let boot = std::fs::read_to_string(dir.join("boot.js")).unwrap();
-        let en = crate::locale_files::load_all(&crate::util::root().join("crates/app/locales"))
+        let en = locale_files::load_all(&crate::util::root().join("crates/app/locales"))
             .unwrap()
             .swap_remove(0);
-        for lang in crate::locale_files::LANGS {
+        for lang in locale_files::LANGS {
             let mut keys = 0;
-            for (part, _) in crate::locale_files::PARTS {
+            for (part, _) in locale_files::PARTS {
                 let label = format!("'{lang}-{part}': 'locales/");
                 let start = boot.find(&label).unwrap() + label.len() - "locales/".len();
                 let name = &boot[start..start + boot[start..].find('\'').unwrap()];

@@ -1,14 +1,13 @@
 //! `cargo xtask`: build, serve, test and benchmark GPU Playground with one command each.
 //!
 //! Every command installs what it needs first (see `tools.rs`) and says what it is doing.
-//! No dependencies beyond std, so `cargo xtask` itself compiles in seconds.
+//! No dependencies beyond std (and `locale-files`, std only too), so `cargo xtask` itself
+//! compiles in seconds.
 
 mod build;
 mod docs;
 mod hosting;
 mod loaded;
-#[path = "../../app/locale_files.rs"]
-mod locale_files;
 #[cfg(test)]
 mod module_graph;
 mod names;

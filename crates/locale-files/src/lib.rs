@@ -64,7 +64,7 @@ pub fn part_of(file: &Path) -> Result<usize, String> {
         .position(|(_, files)| files.contains(&stem))
         .ok_or_else(|| {
             format!(
-                "{}: not in any text part (add it to PARTS in crates/app/locale_files.rs)",
+                "{}: not in any text part (add it to PARTS in crates/locale-files/src/lib.rs)",
                 file.display()
             )
         })
