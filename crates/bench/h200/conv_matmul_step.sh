@@ -1,5 +1,6 @@
 #!/bin/bash
-# Device runs for issue 12 part 4 and issue 17 §3 (docs/benchmarks.md, "Round three").
+# The H200 runs behind docs/benchmarks.md, "Round three": conv against cuDNN, matmul against
+# cuBLAS, the training step.
 # PHASE=probe: toolchain check (wgpu, Dawn), the implicit GEMM's blocks on conv shapes 2 and 3,
 # the training step. PHASE=final: matmul ladder at 4096³ through wgpu and Dawn against cuBLAS
 # (3 whole runs each), the conv table against cuDNN (3 runs), the training step (3 runs).

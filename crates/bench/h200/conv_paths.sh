@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 25 §1 on the H200 (docs/benchmarks.md, "Conv on the visitors' paths"): every conv
+# The H200 table of docs/benchmarks.md, "Conv on the visitors' paths": every conv
 # stage at `bench conv`'s shapes (the five ResNet layers and the 1×1 bottleneck) on three
 # paths, with the same seeded inputs and the same verification, against cuDNN:
 #   wgpu-trusted  `bench conv`            the app natively (catalogue kernels without checks)

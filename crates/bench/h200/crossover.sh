@@ -1,5 +1,5 @@
 #!/bin/bash
-# The crossover grid on the H200 machine (issue 17 §3): GPU (wgpu, Vulkan) vs tuned CPU
+# The crossover grid on the H200 machine: GPU (wgpu, Vulkan) vs tuned CPU
 # (matrixmultiply, one thread) vs the CPU twin, widths 16…512 × batches 1…4096, median ± spread
 # of 3 runs. Expects the x86-64 release binary at target/release/bench and the Vulkan loader
 # packages in .gl (../shared/TOOLCHAIN.md §6). Writes $OUT/crossover.md; should take < 90 s.

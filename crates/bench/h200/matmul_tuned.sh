@@ -1,4 +1,4 @@
-# Run 3 on the H200 machine (docs/benchmarks.md, "Round two"): the final matmul-tuned at 4096³,
+# The final matmul-tuned at 4096³ on the H200 machine (docs/benchmarks.md, "Round two"):
 # wgpu ×3, runtime checks off ×1, Dawn ×3. Same carried files as matmul_wgpu_dawn_cublas.sh.
 set -u
 C=.devcarry; R=$OUT/r; mkdir -p $R /tmp/w

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Issue 17 §2 on the H200 (docs/benchmarks.md, "Matmul at 4096³: trusted catalogue kernels and
-# the double-buffered stage"): matmul only, at 4096³, against cuBLAS. Three whole runs each of
+# The H200 table of docs/benchmarks.md, "Matmul at 4096³: trusted catalogue kernels and
+# the double-buffered stage": matmul only, at 4096³, against cuBLAS. Three whole runs each of
 #   cuBLAS SGEMM (TF32 off), wgpu with the catalogue compiled trusted (the app's native
 #   default), wgpu with runtime checks (`--checked`, as a browser compiles), and Dawn (the
 #   browser's WebGPU, through node's `webgpu` package),

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The training step in one command (issue 17 §3, docs/benchmarks.md "Training step"): the
+# The training step in one command (docs/benchmarks.md "Training step"): the
 # 2-16-16-2 network, ReLU, Adam, batch 1,024, through the app's own TrainingSession, at 1 and
 # at 64 steps per command buffer, for the default step (2 dispatches: mlp-step-lanes, the
 # forward and backward passes with activations in workgroup memory, then mlp-step-reduce, the

@@ -45,9 +45,10 @@ enum Path {
     /// workgroup-memory step, 5 dispatches for 2-16-16-2 (the optimiser inside
     /// `mlp-step-params`).
     Layers,
-    /// Per layer with a gradient kernel per layer and a separate optimiser (the round-two
-    /// step): unchanged copies of `mlp-backward-params` and `mlp-adam` are pinned, as an edit
-    /// in the editor would pin them.
+    /// Per layer with a gradient kernel per layer and a separate optimiser: the step an edit of
+    /// `mlp-backward-params` or `mlp-adam` costs, since an edited kernel always runs and nothing
+    /// is fused around it. Unchanged copies of both are pinned, as an edit in the editor would
+    /// pin them.
     Separate,
 }
 
