@@ -214,3 +214,40 @@ export async function show(page, hashPath, { timeout = 60_000 } = {}) {
   const { path, lang } = routeOf(hashPath);
   await waitForRoute(page, path, { lang, timeout });
 }
+
+/** The naive matmul stage's kernel (`original`) with its k loop made endless and calling a
+ * helper whose loop calls another helper's loop, neither of which ends in practice: three
+ * levels of loops, two of them in helpers. `barrier` adds a `workgroupBarrier()` at the top
+ * of main (uniform there). */
+export function spinInHelpers(original, { barrier = false } = {}) {
+  const src = original.replace('for (var p = 0u; p < dims.k; p = p + 1u) {',
+    'for (var p = 0u; p < 0xffffffffu; p = p + 1u) {\n        if (acc < -1e30) { break; }').replace(
+    'acc = acc + a[row * dims.k + p] * b[p * dims.n + col];',
+    'acc = acc + spin(a[row * dims.k + p % dims.k] * b[(p % dims.k) * dims.n + col] * 1e-9);').replace(
+    '@compute @workgroup_size(16, 16, 1)', `${SPIN}@compute @workgroup_size(16, 16, 1)`).replace(
+    'fn main(@builtin(global_invocation_id) gid: vec3<u32>) {',
+    `fn main(@builtin(global_invocation_id) gid: vec3<u32>) {${barrier ? '\n    workgroupBarrier();' : ''}`);
+  assert.ok(src.includes('0xffffffffu;') && src.includes('spin(a[') && src.includes('fn spin_inner')
+    && src.includes('workgroupBarrier();') === barrier, 'every edit of the naive kernel applied');
+  return src;
+}
+
+const SPIN = `fn spin_inner(x: f32) -> f32 {
+    var y = x;
+    for (var i = 0u; i < 0xffffffffu; i = i + 1u) {
+        if (y < -1e30) { break; }
+        y = y * 0.5 + x;
+    }
+    return y;
+}
+
+fn spin(x: f32) -> f32 {
+    var y = x;
+    for (var i = 0u; i < 0xffffffffu; i = i + 1u) {
+        if (y < -1e30) { break; }
+        y = spin_inner(y) * 1e-9;
+    }
+    return y;
+}
+
+`;

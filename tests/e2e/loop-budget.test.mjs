@@ -9,6 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   launch, openPage, assertNoErrors, setDoc, editorReady, editorChecked, runEditor, goto, docText,
+  spinInHelpers,
 } from './helpers.mjs';
 
 let browser;
@@ -74,6 +75,24 @@ test('every loop of an edited kernel stops at its budget and is named by its lin
   assert.equal(await live(second), 0, 'GPU buffers left alive in the second tab');
   assertNoErrors(errors);
   assertNoErrors(errors2);
+  await context.close();
+});
+
+// Helpers' loops share one budget per thread: without that, a loop calling a helper that loops
+// calling another that loops would cost the product of three budgets (editor-guards runs such a
+// kernel with a barrier, where the shared counter cannot be used, against the watchdog).
+test('loops in helper functions called from a loop share one budget: three levels end with the message', async () => {
+  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=matmul-naive&m=32&n=32&k=32');
+  await editorReady(page, { runnable: true });
+  const src = spinInHelpers(await docText(page));
+  await setDoc(page, src);
+  await runEditor(page, { timeout: 300_000 });
+  assert.equal(await outcome(page), 'loop-stopped', await resultText(page));
+  // The innermost helper's loop spends the shared budget first; it comes first in the source.
+  const line = lineOf(src, 'for (var i = 0u; i < 0xffffffffu');
+  assert.equal(await page.getAttribute('.editor-result .loop-stopped', 'data-line'), String(line), await resultText(page));
+  assert.equal(await live(page), 0);
+  assertNoErrors(errors);
   await context.close();
 });
 

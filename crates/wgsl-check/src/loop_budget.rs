@@ -19,9 +19,14 @@
 //! - at the start of the body, before anything a `continue` could skip:
 //!   `gpl_n<n> += 1u; if (gpl_n<n> > BUDGET) { gpl_trip(<n>u); break; }`.
 //!
-//! A loop in a helper function gets its counter declared in that function, so a helper
-//! called from inside a loop starts its count afresh on each call (at worst the product of
-//! the two budgets, still finite).
+//! Loops in helper functions (not entry points) share one per-invocation counter instead,
+//! `var<private> gpl_helpers`, never reset between calls: a loop calling a helper that loops
+//! (calling another that loops…) then costs about the sum of the budgets, not their product,
+//! and only the loop that spends the shared budget is flagged. A private counter is
+//! non-uniform to WGSL's uniformity analysis, so a module that uses a barrier, a
+//! `workgroupUniformLoad` or a subgroup operation anywhere keeps a function-scope counter per
+//! helper loop (reset on each call: at worst the product of the budgets, still finite; the
+//! editor's watchdog is what stops those in time).
 //!
 //! Flag layout (u32 words): word 0 counts the budget trips (atomically); word `1 + n` is
 //! non-zero when loop `n` tripped. `LoopBudget::lines[n]` is loop `n`'s 1-based line.
@@ -185,6 +190,35 @@ fn function_body(source: &str, name: &str) -> Option<usize> {
     None
 }
 
+/// Whether any function of `module` calls something WGSL's uniformity analysis requires to
+/// be in uniform control flow, which a `var<private>` counter's `break` is not.
+fn needs_uniform_counters(module: &naga::Module) -> bool {
+    fn block_needs(block: &naga::Block) -> bool {
+        block.iter().any(|s| match s {
+            naga::Statement::ControlBarrier(_)
+            | naga::Statement::MemoryBarrier(_)
+            | naga::Statement::WorkGroupUniformLoad { .. }
+            | naga::Statement::SubgroupBallot { .. }
+            | naga::Statement::SubgroupGather { .. }
+            | naga::Statement::SubgroupCollectiveOperation { .. } => true,
+            naga::Statement::Block(b) => block_needs(b),
+            naga::Statement::If { accept, reject, .. } => {
+                block_needs(accept) || block_needs(reject)
+            }
+            naga::Statement::Switch { cases, .. } => cases.iter().any(|c| block_needs(&c.body)),
+            naga::Statement::Loop {
+                body, continuing, ..
+            } => block_needs(body) || block_needs(continuing),
+            _ => false,
+        })
+    }
+    module.functions.iter().any(|(_, f)| block_needs(&f.body))
+        || module
+            .entry_points
+            .iter()
+            .any(|e| block_needs(&e.function.body))
+}
+
 struct Found {
     /// Where the statement starts (span start).
     start: usize,
@@ -244,12 +278,14 @@ pub fn budget_loops(source: &str, budget: u32) -> Result<LoopBudget, String> {
     // Per function, its loops; numbered afterwards in source order.
     let mut all: Vec<(usize, usize, usize)> = Vec::new(); // (start, keyword, body)
     let mut outer_of: Vec<usize> = Vec::new(); // index into `all`
+    let mut shared: Vec<bool> = Vec::new(); // counted by the helpers' shared counter
+    let share_helpers = !needs_uniform_counters(&module);
     let functions = module
         .functions
         .iter()
-        .map(|(_, f)| f)
-        .chain(module.entry_points.iter().map(|e| &e.function));
-    for f in functions {
+        .map(|(_, f)| (f, share_helpers))
+        .chain(module.entry_points.iter().map(|e| (&e.function, false)));
+    for (f, share) in functions {
         let mut found = Vec::new();
         walk(&f.body, None, &mut found);
         let base = all.len();
@@ -258,6 +294,7 @@ pub fn budget_loops(source: &str, budget: u32) -> Result<LoopBudget, String> {
                 .ok_or("a loop's body was not found in the source (unexpected layout)")?;
             all.push((l.start, kw, body));
             outer_of.push(base + l.outer);
+            shared.push(share);
         }
     }
     // Number loops in source order.
@@ -274,16 +311,21 @@ pub fn budget_loops(source: &str, budget: u32) -> Result<LoopBudget, String> {
     for (i, &(_, kw, body)) in all.iter().enumerate() {
         let n = number[i];
         lines[n] = crate::position(source, kw).line as u32;
-        inserts.push((
-            body,
-            inserts.len(),
+        let check = if shared[i] {
+            // Every helper loop entered after the budget is spent breaks too; only the one
+            // that spent it is flagged.
+            format!(
+                " {PREFIX}helpers += 1u; if ({PREFIX}helpers > {budget}u) {{ if ({PREFIX}helpers == {budget}u + 1u) {{ {PREFIX}trip({n}u); }} break; }}"
+            )
+        } else {
             format!(
                 " {PREFIX}n{n} += 1u; if ({PREFIX}n{n} > {budget}u) {{ {PREFIX}trip({n}u); break; }}"
-            ),
-        ));
+            )
+        };
+        inserts.push((body, inserts.len(), check));
     }
     for (i, &(_, kw, _)) in all.iter().enumerate() {
-        if outer_of[i] != i {
+        if outer_of[i] != i || shared[i] {
             continue;
         }
         let mut decl = String::new();
@@ -303,14 +345,20 @@ pub fn budget_loops(source: &str, budget: u32) -> Result<LoopBudget, String> {
             format!(" _ = arrayLength(&{PREFIX}flag);"),
         ));
     }
+    let helpers = if share_helpers && shared.contains(&true) {
+        " (the helper functions' loops: together, per thread)"
+    } else {
+        ""
+    };
     inserts.sort_by_key(|i| std::cmp::Reverse((i.0, i.1)));
     let mut out = source.to_string();
     for (at, _, text) in inserts {
         out.insert_str(at, &text);
     }
     out.push_str(&format!(
-        "\n// Loop budget added by the editor: each loop stops after {budget} iterations.\n\
+        "\n// Loop budget added by the editor: each loop stops after {budget} iterations{helpers}.\n\
 @group(0) @binding({flag_binding}) var<storage, read_write> {PREFIX}flag: array<atomic<u32>>;\n\
+var<private> {PREFIX}helpers: u32 = 0u;\n\
 fn {PREFIX}trip(n: u32) {{\n\
     atomicAdd(&{PREFIX}flag[0], 1u);\n\
     atomicStore(&{PREFIX}flag[{FLAG_HEADER_WORDS}u + n], 1u);\n\
@@ -402,13 +450,45 @@ fn main() {{
             s.contains("var gpl_n3: u32 = 0u; var gpl_n4: u32 = 0u; for (;;)"),
             "{s}"
         );
-        assert!(s.contains("var gpl_n0: u32 = 0u; for (var i"), "{s}");
+        // The helper's loop counts on the shared per-invocation counter, declared nowhere in
+        // the helper, so repeated calls from main's loops add up instead of starting afresh.
+        assert!(
+            s.contains("for (var i = 0u; i < n; i++) { gpl_helpers += 1u; if (gpl_helpers > 50u) { if (gpl_helpers == 50u + 1u) { gpl_trip(0u); } break; } s += 1.0; }"),
+            "{s}"
+        );
+        assert!(!s.contains("gpl_n0"), "{s}");
+        assert!(s.contains("var<private> gpl_helpers: u32 = 0u;"), "{s}");
         assert!(
             s.contains("while k < 3u { gpl_n2 += 1u; if (gpl_n2 > 50u) { gpl_trip(2u); break; } k++; continue; }"),
             "{s}"
         );
         assert!(s.contains("{ gpl_n3 += 1u;"), "{s}");
         assert_eq!(s.matches("gpl_trip(").count(), 6, "{s}");
+    }
+
+    #[test]
+    fn a_module_with_a_barrier_keeps_uniform_counters_in_its_helpers() {
+        let src = format!(
+            "{HEAD}fn helper(n: u32) -> f32 {{
+    var s = 0.0;
+    for (var i = 0u; i < n; i++) {{ s += 1.0; }}
+    return s;
+}}
+@compute @workgroup_size(1)
+fn main() {{
+    workgroupBarrier();
+    c[0] = helper(dims.x);
+}}
+"
+        );
+        let r = budget_loops(&src, 50).expect("budgets");
+        assert!(
+            r.source
+                .contains("var gpl_n0: u32 = 0u; for (var i = 0u; i < n; i++) { gpl_n0 += 1u;"),
+            "{}",
+            r.source
+        );
+        assert!(!r.source.contains("gpl_helpers +="), "{}", r.source);
     }
 
     #[test]
