@@ -401,9 +401,21 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|&n| n >= 1)
         .unwrap_or(2);
-    counted(
+    // A second reporter writes each file's time (tests/e2e/file-times.mjs), printed below.
+    let times = out.join("file-times.txt");
+    let _ = std::fs::remove_file(&times);
+    let tally = counted(
         Command::new("node")
-            .args(["--test", "--test-reporter=spec"])
+            .args([
+                "--test",
+                "--test-reporter=spec",
+                "--test-reporter-destination=stdout",
+            ])
+            .arg(format!(
+                "--test-reporter={}",
+                root().join("tests/e2e/file-times.mjs").display()
+            ))
+            .arg(format!("--test-reporter-destination={}", times.display()))
             .arg(format!("--test-concurrency={concurrency}"))
             .args(files.iter().map(|f| dir.join(f)))
             .env("BASE_URL", &base)
@@ -412,7 +424,14 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
             .env("SITE_DIR", site)
             .env("CHROMIUM", &chromium)
             .env("TEST_OUTPUT", &out),
-    )
+    );
+    if let Ok(text) = std::fs::read_to_string(&times) {
+        println!("\n    Time per test file ({}):", times.display());
+        for line in text.lines() {
+            println!("    {line}");
+        }
+    }
+    tally
 }
 
 #[cfg(test)]
