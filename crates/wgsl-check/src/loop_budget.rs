@@ -412,15 +412,18 @@ fn main() {{
         assert_eq!(r.tripped(&[3, 1]), [6]);
     }
 
+    /// A helper function with one loop, called by both helper tests' kernels.
+    const HELPER: &str = "fn helper(n: u32) -> f32 {
+    var s = 0.0;
+    for (var i = 0u; i < n; i++) { s += 1.0; }
+    return s;
+}
+";
+
     #[test]
     fn every_kind_of_loop_nested_and_in_helpers() {
         let src = format!(
-            "{HEAD}fn helper(n: u32) -> f32 {{
-    var s = 0.0;
-    for (var i = 0u; i < n; i++) {{ s += 1.0; }}
-    return s;
-}}
-@compute @workgroup_size(1)
+            "{HEAD}{HELPER}@compute @workgroup_size(1)
 fn main() {{
     var k = 0u;
     loop {{
@@ -469,12 +472,7 @@ fn main() {{
     #[test]
     fn a_module_with_a_barrier_keeps_uniform_counters_in_its_helpers() {
         let src = format!(
-            "{HEAD}fn helper(n: u32) -> f32 {{
-    var s = 0.0;
-    for (var i = 0u; i < n; i++) {{ s += 1.0; }}
-    return s;
-}}
-@compute @workgroup_size(1)
+            "{HEAD}{HELPER}@compute @workgroup_size(1)
 fn main() {{
     workgroupBarrier();
     c[0] = helper(dims.x);
