@@ -5,10 +5,10 @@
 //! whose CPU check is not the matmul one (measuring kernels, the MLP's step against its twin).
 //! The page (`components/editor_page.rs`) is written once against this interface.
 
+use cpu_kernels::conv::ConvShape;
 use gpu_runtime::conv::ConvStage;
-use gpu_runtime::cpu_kernels::conv::ConvShape;
-use gpu_runtime::mlp::net::Optimiser;
 use gpu_runtime::{Family, KernelSpec, MeasureSize};
+use mlp::net::Optimiser;
 
 /// One editable kernel, in the context it runs in.
 #[derive(Clone, Copy, Debug)]
@@ -128,7 +128,7 @@ pub fn measure_size(id: &str) -> MeasureSize {
 /// carry no flag buffer (conv, MLP: only the watchdog stops those).
 pub fn loop_budget_for(
     target: Target,
-    size: Option<gpu_runtime::cpu_kernels::matmul::MatmulSize>,
+    size: Option<cpu_kernels::matmul::MatmulSize>,
 ) -> Option<u32> {
     let kernel = target.kernel()?;
     let (work, workload) = match target {
@@ -163,9 +163,7 @@ pub fn loop_budget_for(
 /// it, so the second run costs no more than the first (after a kernel that wedged the GPU, the
 /// next small run stays small). Drawn by a generator seeded with the learner's size: one size
 /// always gets the same one.
-pub fn edge_size(
-    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
-) -> gpu_runtime::cpu_kernels::matmul::MatmulSize {
+pub fn edge_size(size: cpu_kernels::matmul::MatmulSize) -> cpu_kernels::matmul::MatmulSize {
     // SplitMix64, seeded with the three dimensions.
     let mut state = (u64::from(size.m) << 40) ^ (u64::from(size.n) << 20) ^ u64::from(size.k);
     let mut next = || {
@@ -183,13 +181,13 @@ pub fn edge_size(
         lo + 2 * (next() % u64::from((hi - lo) / 2 + 1)) as u32
     };
     let (m, n, k) = (dim(size.m), dim(size.n), dim(size.k));
-    gpu_runtime::cpu_kernels::matmul::MatmulSize::new(m, n, k)
+    cpu_kernels::matmul::MatmulSize::new(m, n, k)
 }
 
 /// The training setup an MLP kernel runs one step of: the train page's default network
 /// (circle data, 8-8 tanh, batch 16), with the optimiser whose kernel is edited.
-pub fn mlp_spec(kernel_id: &str) -> gpu_runtime::mlp::Spec {
-    gpu_runtime::mlp::Spec {
+pub fn mlp_spec(kernel_id: &str) -> mlp::Spec {
+    mlp::Spec {
         optimiser: if kernel_id == "mlp-sgd" {
             Optimiser::Sgd
         } else {
@@ -394,7 +392,7 @@ pub fn within(rel: f64) -> impl Fn(usize, f32, f64) -> bool {
 mod tests {
     #[test]
     fn the_edge_size_is_odd_small_and_fixed_by_the_learners_size() {
-        use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+        use cpu_kernels::matmul::MatmulSize;
         let mut seen = std::collections::HashSet::new();
         for m in 1..=300u32 {
             for &(n, k) in &[(256, 256), (16, 4), (100, 1), (1024, 7)] {

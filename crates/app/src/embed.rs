@@ -1024,7 +1024,7 @@ pub fn report(result: Result<Report, String>) {
 pub fn matmul_report(
     kernel: &str,
     v: &gpu_runtime::VerifiedRun,
-    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+    size: cpu_kernels::matmul::MatmulSize,
 ) -> Report {
     vec![
         ("kernel", Field::Str(kernel.into())),
@@ -1056,11 +1056,7 @@ pub fn stage_report(stage: &str, v: &gpu_runtime::VerifiedRun, problem: &Problem
     match problem {
         Problem::Matmul(size) => matmul_report(stage, v, *size),
         Problem::Conv(s) => {
-            let mut r = matmul_report(
-                stage,
-                v,
-                gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
-            );
+            let mut r = matmul_report(stage, v, cpu_kernels::matmul::MatmulSize::new(0, 0, 0));
             r.retain(|(k, _)| !matches!(*k, "m" | "n" | "k"));
             let dims = [
                 ("n", s.n),
@@ -1122,13 +1118,13 @@ pub fn run_all_report(rows: &[(&str, RunAllRow)], problem: &Problem, ended_early
 
 /// The results of a conv race: the shape, both end-to-end times, the winner, verification.
 pub fn conv_race_report(
-    shape: &gpu_runtime::cpu_kernels::conv::ConvShape,
+    shape: &cpu_kernels::conv::ConvShape,
     cpu_ms: Option<f64>,
     gpu_ms: Option<f64>,
     verified: Option<bool>,
 ) -> Report {
     let mut r = race_report(
-        gpu_runtime::cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
+        cpu_kernels::matmul::MatmulSize::new(0, 0, 0),
         None,
         None,
         verified,
@@ -1166,7 +1162,7 @@ pub fn conv_race_report(
 /// The results of a race: both end-to-end times, the winner (the duel's own rule: the
 /// shorter time), and whether both results were verified.
 pub fn race_report(
-    size: gpu_runtime::cpu_kernels::matmul::MatmulSize,
+    size: cpu_kernels::matmul::MatmulSize,
     cpu_ms: Option<f64>,
     gpu_ms: Option<f64>,
     verified: Option<bool>,

@@ -2,8 +2,8 @@
 //! base64url-encoded into the URL, with a limit), local-storage draft keys, and the
 //! explanation of a wrong matmul result (which elements differ, expected and got).
 
-use gpu_runtime::cpu_kernels::matmul::{MatmulSize, Reference};
-use gpu_runtime::cpu_kernels::verify::{compare, Precision};
+use cpu_kernels::matmul::{MatmulSize, Reference};
+use cpu_kernels::verify::{compare, Precision};
 
 use crate::edit_target::{compare_elements, Differences, Layout};
 

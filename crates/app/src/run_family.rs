@@ -3,9 +3,9 @@
 //! how the fields become a problem with named errors, and the shape written on the chart —
 //! so the widget and the ladder are one component each. Pure, unit-tested natively.
 
+use cpu_kernels::conv::{ConvShape, ConvShapeError};
+use cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::conv::{self, ConvError, ConvStage};
-use gpu_runtime::cpu_kernels::conv::{ConvShape, ConvShapeError};
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::{parse_dim, BufferLimits, Family, KernelSpec, SizeError, Workload};
 
 use crate::query::Query;

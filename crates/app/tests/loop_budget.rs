@@ -4,9 +4,9 @@
 //! loop_budget_for`), at the editor's default size and at an uneven one, and no loop trips.
 //! Needs a wgpu adapter (lavapipe under `cargo xtask test`); fails, never skips, without one.
 
+use cpu_kernels::matmul::MatmulSize;
 use gpu_playground::edit_target::{loop_budget_for, measure_size, Target};
 use gpu_playground::loop_budget::stopped_line;
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::{measure, Gpu, Job, RunControl, RunOptions};
 
 #[test]

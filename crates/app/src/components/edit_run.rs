@@ -11,14 +11,14 @@
 
 use std::rc::Rc;
 
+use cpu_kernels::conv as cref;
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::verify::Precision;
 use gpu_runtime::conv::{run_conv_with, ConvError, ConvStage};
-use gpu_runtime::cpu_kernels::conv as cref;
-use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
-use gpu_runtime::cpu_kernels::verify::Precision;
-use gpu_runtime::mlp::net::batch_order;
-use gpu_runtime::mlp::CpuTrainer;
 use gpu_runtime::training::{SessionConfig, TrainingSession};
 use gpu_runtime::{measure, Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, TimingMethod};
+use mlp::net::batch_order;
+use mlp::CpuTrainer;
 
 use crate::edit_target::{
     compare_elements, conv_shape, edge_size, measure_size, mlp_spec, within, Differences, Layout,

@@ -254,7 +254,7 @@ fn href(ctx: &Ctx, id: &str) -> String {
 /// how many output elements differ from the CPU reference.
 fn editor_report(
     stage: &str,
-    size: Option<gpu_runtime::cpu_kernels::matmul::MatmulSize>,
+    size: Option<cpu_kernels::matmul::MatmulSize>,
     run: &EditedRun,
 ) -> crate::embed::Report {
     use crate::embed::Field;
@@ -286,7 +286,7 @@ fn editor_report(
 
 /// "Also right at …" / "Right at …, but not at …": the matmul edit's second check.
 fn edge_text(ctx: &Ctx, run: &EditedRun) -> Option<String> {
-    let dims = |s: gpu_runtime::cpu_kernels::matmul::MatmulSize| format!("{}×{}×{}", s.m, s.n, s.k);
+    let dims = |s: cpu_kernels::matmul::MatmulSize| format!("{}×{}×{}", s.m, s.n, s.k);
     match run.edge? {
         Edge::Passed(e) => Some(ctx.tf("editor.edge.passed", &[("edge", &dims(e))])),
         Edge::Failed(e) => Some(ctx.tf(

@@ -5,11 +5,11 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul::MatmulSize;
 use std::rc::Rc;
 
+use cpu_kernels::conv::ConvShapeError;
 use gpu_runtime::conv::{self, ConvError};
-use gpu_runtime::cpu_kernels::conv::ConvShapeError;
 use gpu_runtime::{
     run_matmul_verified_with, BufferLimits, CancelToken, GpuError, Progress, RunControl,
     RunOptions, SizeError, TimingMethod, VerifiedRun,

@@ -11,9 +11,9 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::cpu_kernels::verify::Precision;
+use cpu_kernels::cpu_matmul::CpuVariant;
+use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::verify::Precision;
 use gpu_runtime::{Family, GpuError, KernelSpec};
 
 use super::matmul_run::unavailable_reason;

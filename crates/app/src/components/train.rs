@@ -28,8 +28,8 @@ use gloo::timers::callback::Interval;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use gpu_runtime::mlp::{Spec, SpecError};
 use gpu_runtime::training::max_batch;
+use mlp::{Spec, SpecError};
 use page_models::train::experiment::{verdict, GpuCell, Row, Verdict};
 // Crossover draws its charts with `super::picture::Frame`.
 use page_models::train::picture;

@@ -5,8 +5,8 @@
 
 use std::rc::Rc;
 
+use cpu_kernels::conv::{self as cref, ConvShape};
 use gpu_runtime::conv::{run_conv_with, verify_conv, ConvError, ConvStage};
-use gpu_runtime::cpu_kernels::conv::{self as cref, ConvShape};
 use gpu_runtime::{GpuError, RunControl, RunOptions};
 use yew::prelude::*;
 

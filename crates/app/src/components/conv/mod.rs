@@ -4,8 +4,8 @@
 
 use std::rc::Rc;
 
+use cpu_kernels::conv as cref;
 use gpu_runtime::conv::{run_conv_with, verify_conv, ConvError, ConvStage};
-use gpu_runtime::cpu_kernels::conv as cref;
 use gpu_runtime::{GpuError, RunControl, RunOptions};
 use wasm_bindgen::JsCast;
 use yew::prelude::*;

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use gpu_runtime::cpu_kernels::conv::im2col_cells_of_input;
+use cpu_kernels::conv::im2col_cells_of_input;
 use yew::prelude::*;
 
 use super::super::cssom::use_widths;

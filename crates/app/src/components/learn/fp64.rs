@@ -3,8 +3,8 @@
 //! the learner's GPU, both judged against an almost exact CPU product, and turns the time ratio
 //! into an "FP64 rate" beside the real ones (`lessons::fp64`).
 
-use gpu_runtime::cpu_kernels::df64;
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::df64;
+use cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::numeric;
 use gpu_runtime::{GpuError, Job, RunControl, RunOptions};
 use lessons::fp64::{self, GPUS};

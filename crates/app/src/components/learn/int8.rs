@@ -3,9 +3,9 @@
 //! per-tensor scales shown, the INT8 result checked against the CPU's exact integer product.
 //! Without the WGSL language feature the CPU computes the quantised product and says why.
 
-use gpu_runtime::cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
-use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
-use gpu_runtime::cpu_kernels::quant;
+use cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::quant;
 use gpu_runtime::numeric::{self, INT8_LANGUAGE_FEATURE};
 use gpu_runtime::{run_matmul_verified, GpuError, RunControl, RunOptions};
 use yew::prelude::*;

@@ -1,9 +1,9 @@
 //! Lesson `latency-throughput` — few fast cores against many slow ones, and a small live
 //! race: the same matmul on the CPU (main thread) and on the GPU, from tiny to medium sizes.
 
-use gpu_runtime::cpu_kernels::cpu_matmul::{self, CpuVariant};
-use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
-use gpu_runtime::cpu_kernels::verify::{self, Precision};
+use cpu_kernels::cpu_matmul::{self, CpuVariant};
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::verify::{self, Precision};
 use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
 

@@ -2,8 +2,8 @@
 //! trade (computed by `lessons::precision`), a number rounded to each, the error f16 inputs
 //! cause in a matmul (CPU always; GPU speed where `shader-f16` exists), and the AMP snippet.
 
-use gpu_runtime::cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
-use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
+use cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::{run_matmul_verified, RunOptions};
 use lessons::precision::{Format, TypedError, FORMATS};
 use yew::prelude::*;

@@ -2,7 +2,7 @@
 //! arithmetic peak from the FMA probe, and each matmul ladder stage that runs in this browser
 //! placed on it by its modelled arithmetic intensity (`lessons::roofline`) and measured rate.
 
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::{measure, run_matmul_verified, Family, KernelSpec, RunOptions, Storage};
 use lessons::roofline::{self, Roof, Tiling};
 use yew::prelude::*;

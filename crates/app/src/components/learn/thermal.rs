@@ -6,8 +6,8 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
-use gpu_runtime::cpu_kernels::verify;
+use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::verify;
 use gpu_runtime::numeric::mean_ms;
 use gpu_runtime::{CancelToken, GpuError, Job, RunControl, RunOptions};
 use lessons::thermal::{self, Point, MAX_SECONDS, MIN_SECONDS};

@@ -8,8 +8,8 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::cpu_matmul::CpuVariant;
+use cpu_kernels::matmul::MatmulSize;
 
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
 use crate::components::Ctx;

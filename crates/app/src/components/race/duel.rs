@@ -10,12 +10,12 @@ use gloo::timers::callback::Interval;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
+use cpu_kernels::conv::ConvShape;
+use cpu_kernels::cpu_conv::CpuConvVariant;
+use cpu_kernels::cpu_matmul::CpuVariant;
+use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::verify::Precision;
 use gpu_runtime::conv::{ConvError, ConvStage};
-use gpu_runtime::cpu_kernels::conv::ConvShape;
-use gpu_runtime::cpu_kernels::cpu_conv::CpuConvVariant;
-use gpu_runtime::cpu_kernels::cpu_matmul::CpuVariant;
-use gpu_runtime::cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::cpu_kernels::verify::Precision;
 use gpu_runtime::{parse_dim, CancelToken, Progress, RunControl};
 
 use super::{

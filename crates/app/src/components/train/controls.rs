@@ -5,9 +5,9 @@
 
 use yew::prelude::*;
 
-use gpu_runtime::mlp::spec::{MAX_ADDED, MAX_HIDDEN_LAYERS, MAX_NEURONS};
-use gpu_runtime::mlp::{Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec};
 use gpu_runtime::training::accum_memory;
+use mlp::spec::{MAX_ADDED, MAX_HIDDEN_LAYERS, MAX_NEURONS};
+use mlp::{Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec};
 use page_models::train::picture::{css, CLASS0, CLASS1};
 use page_models::train::settings::{
     accum_choices, batch_error, batch_key, batch_param, layers_param, lr_error, lr_param,
@@ -353,7 +353,7 @@ fn accum_summary(ctx: &Ctx, spec: &Spec) -> Html {
 
 fn network_svg(
     ctx: &Ctx,
-    net: &gpu_runtime::mlp::Net,
+    net: &mlp::Net,
     weights: &[f32],
     features: &[Feature],
     neurons: &[Vec<String>],

@@ -11,12 +11,10 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use gpu_runtime::mlp::crossover::{
-    self, crossover, median_spread, steps_for, Crossover, Grid, Point, RUNS,
-};
-use gpu_runtime::mlp::{Gemm, TunedTrainer};
 use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
 use gpu_runtime::{CancelToken, Gpu, GpuError};
+use mlp::crossover::{self, crossover, median_spread, steps_for, Crossover, Grid, Point, RUNS};
+use mlp::{Gemm, TunedTrainer};
 
 use super::picture::Frame;
 use super::runner::now_ms;

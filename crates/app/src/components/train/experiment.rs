@@ -4,10 +4,10 @@
 
 use std::rc::Rc;
 
-use gpu_runtime::mlp::net::batch_order;
-use gpu_runtime::mlp::{CpuTrainer, Dataset, Spec};
 use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
 use gpu_runtime::{Gpu, GpuError};
+use mlp::net::batch_order;
+use mlp::{CpuTrainer, Dataset, Spec};
 
 use super::runner::now_ms;
 pub use page_models::train::experiment::{GpuCell, Row, BATCHES};

@@ -4,9 +4,9 @@
 
 use yew::prelude::*;
 
-use gpu_runtime::mlp::data::{label_target, EXTENT};
-use gpu_runtime::mlp::spec::MAX_ADDED;
-use gpu_runtime::mlp::{Spec, SpecError};
+use mlp::data::{label_target, EXTENT};
+use mlp::spec::MAX_ADDED;
+use mlp::{Spec, SpecError};
 use page_models::train::picture::{
     css, heat_colour, heat_url, nice_ceiling, output_shade, plane_point, Frame, CLASS0, CLASS1,
 };

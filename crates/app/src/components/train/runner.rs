@@ -8,11 +8,11 @@
 //! and what is shown (`board::Board`), its lifecycle, rates and status line (`run`); this
 //! file holds the GPU session and drives both.
 
-use gpu_runtime::mlp::Spec;
 use gpu_runtime::training::{
     step_plan_with, PlannedDispatch, SessionConfig, StepOptions, TrainingSession,
 };
 use gpu_runtime::{Gpu, GpuError};
+use mlp::Spec;
 use page_models::train::board::{Board, SessionParts};
 use page_models::train::run::{status, GpuSteps, Status, SLICE_MS};
 pub use page_models::train::run::{GpuState, Sample, GRID};
