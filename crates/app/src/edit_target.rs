@@ -2,7 +2,8 @@
 //! (the matmul ladder, each conv stage, the MLP's kernels, the measuring kernels) as one
 //! [`Target`], the fixed problem it runs on in the editor, how its output elements are named
 //! and where each one sits on the result picture, and the comparison rules of the families
-//! whose CPU check is not the matmul one (measuring kernels, the MLP's step against its twin).
+//! whose CPU check is not the matmul one (measuring kernels, the MLP's step against its twin),
+//! and the spec a learner's own kernel (scratch mode, a puzzle) runs as.
 //! The page (`components/editor_page.rs`) is written once against this interface.
 
 use cpu_kernels::conv::ConvShape;
@@ -120,6 +121,20 @@ pub fn measure_size(id: &str) -> MeasureSize {
             param: 64,
         },
     }
+}
+
+/// A learner's own kernel (scratch mode, a puzzle) as a spec named `id`, entry point `main`,
+/// no constants or features. It borrows a measuring kernel's spec, whose layout rules do not
+/// matter here: the page's plan names every binding and dispatch itself. None only if the
+/// catalogue had no measuring kernel.
+pub fn learner_spec(id: &'static str, source: String) -> Option<KernelSpec> {
+    let base = gpu_runtime::kernels().find(|k| k.family == Family::Measure)?;
+    let mut spec = base.with_source(source);
+    spec.id = id;
+    spec.entry_point = "main";
+    spec.constants = &[];
+    spec.required_features = gpu_runtime::wgpu::Features::empty();
+    Some(spec)
 }
 
 /// The loop budget for a learner's edit of `target`'s kernel on `size` (matmul) or the

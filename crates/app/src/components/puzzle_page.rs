@@ -1,17 +1,15 @@
 //! `#/puzzles` (the list, with what this browser has solved) and `#/puzzles/<id>` (one
 //! puzzle: goal, buffers, the editor on the starter or the learner's draft, hints, Run,
-//! Show solution). A run binds the puzzle's buffers by the crate's convention, checks the
-//! whole output buffer on the CPU and draws each element: right, wrong, never written.
+//! Show solution). A run binds the puzzle's buffers by the crate's convention (the plan is
+//! `crate::puzzle_run`'s), checks the whole output buffer on the CPU and draws each element:
+//! right, wrong, never written.
 //! "Show accesses" asks the editor module's `instrument` (naga, never in the app's wasm) for a
 //! logging copy of the kernel, runs it with a `log` buffer bound after `out`, and draws what
 //! `puzzles::access::summarize` counts per thread and per array.
 
-use std::borrow::Cow;
-
 use yew::prelude::*;
 
-use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
-use gpu_runtime::{GpuError, KernelSpec, RunControl, RunOptions};
+use gpu_runtime::{GpuError, RunControl, RunOptions};
 use puzzles::access::{self, ArrayInfo, Summary};
 use puzzles::{Puzzle, Verdict, PUZZLES};
 
@@ -21,6 +19,7 @@ use super::Ctx;
 use crate::kernel_edit::draft_key;
 use crate::kernel_edit::BindingProblem;
 use crate::probe::WebGpuStatus;
+use crate::puzzle_run::{self, After};
 use crate::session;
 
 const SOLVED_KEY: &str = "gpu-playground.puzzles.solved";
@@ -106,69 +105,6 @@ fn puzzle_report(id: &str, v: &Verdict, all_sizes: bool) -> crate::embed::Report
     ]
 }
 
-/// A spec for the learner's kernel: the measuring family's layout rules do not matter here,
-/// since the puzzle's plan names every binding and dispatch itself.
-fn spec_for(source: String) -> Option<KernelSpec> {
-    let base = gpu_runtime::kernels().find(|k| k.family == gpu_runtime::Family::Measure)?;
-    let mut spec = base.with_source(source);
-    spec.id = "puzzle";
-    spec.entry_point = "main";
-    spec.constants = &[];
-    spec.required_features = gpu_runtime::wgpu::Features::empty();
-    Some(spec)
-}
-
-/// The puzzle's buffers and bindings by the crate's convention: inputs, then `out`.
-fn puzzle_buffers(
-    p: &Puzzle,
-    inputs: &[Vec<f32>],
-    initial: &[f32],
-) -> (Vec<PlanBuffer<'static>>, Vec<Binding>) {
-    let mut buffers: Vec<PlanBuffer> = p
-        .inputs
-        .iter()
-        .zip(inputs)
-        .map(|(name, data)| PlanBuffer {
-            name,
-            init: Init::Bytes(Cow::Owned(
-                data.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )),
-            read_back: false,
-        })
-        .collect();
-    buffers.push(PlanBuffer {
-        name: "out",
-        init: Init::Bytes(Cow::Owned(
-            initial.iter().flat_map(|v| v.to_le_bytes()).collect(),
-        )),
-        read_back: true,
-    });
-    let mut bindings: Vec<Binding> = p.inputs.iter().map(|n| Binding::whole(n)).collect();
-    bindings.push(Binding::whole("out"));
-    (buffers, bindings)
-}
-
-fn one_step<'a>(
-    workgroups: [u32; 3],
-    spec: &'a KernelSpec,
-    buffers: Vec<PlanBuffer<'a>>,
-    bindings: Vec<Binding>,
-) -> Plan<'a> {
-    Plan {
-        buffers,
-        steps: vec![Step {
-            kernel: spec,
-            dispatch: Dispatch {
-                bindings,
-                uniform: Vec::new(),
-                workgroups,
-            },
-            cost: 1.0,
-            split: None,
-        }],
-    }
-}
-
 /// Why a run gave no verdict.
 enum RunFail {
     /// naga found a binding the puzzle provides that the kernel leaves unused (or another
@@ -203,40 +139,39 @@ async fn run_case(
 ) -> Result<(Verdict, Vec<f32>), RunFail> {
     // Every loop gets an iteration budget (code_editor::budget_loops), so an endless loop
     // ends with the line it is on instead of the watchdog; the flag buffer follows `out`.
-    let work: usize = case.inputs.iter().map(Vec::len).sum::<usize>() + case.expected.len();
-    let budget = crate::loop_budget::budget(work as f64, 1.0);
+    let budget = puzzle_run::loop_budget(case);
     let budgeted = super::code_editor::budget_loops(&source, budget)
         .await
         .map_err(RunFail::Budget)?;
-    let flagged = budgeted.flag_binding as usize == p.inputs.len() + 1;
+    let flagged = budgeted.flag_binding as usize == puzzle_run::after_out(p);
     let text = if flagged {
         budgeted.source.clone()
     } else {
         source
     };
-    let spec =
-        spec_for(text).ok_or_else(|| RunFail::Gpu(GpuError::Shader("no base spec".into())))?;
-    let (mut buffers, mut bindings) = puzzle_buffers(p, &case.inputs, &case.initial_output());
-    if flagged {
-        buffers.push(PlanBuffer {
-            name: "loop_flag",
-            init: Init::Zeroed((budgeted.flag_words.max(1) * 4) as u64),
-            read_back: true,
-        });
-        bindings.push(Binding::whole("loop_flag"));
-    }
-    let plan = one_step(case.workgroups, &spec, buffers, bindings);
+    let spec = puzzle_run::spec(text)
+        .ok_or_else(|| RunFail::Gpu(GpuError::Shader("no base spec".into())))?;
+    let after = if flagged {
+        After::LoopFlag {
+            words: budgeted.flag_words,
+        }
+    } else {
+        After::Nothing
+    };
+    let plan = puzzle_run::plan(
+        p,
+        &spec,
+        &case.inputs,
+        &case.initial_output(),
+        case.workgroups,
+        after,
+    );
     let out = gpu
         .run_plan(&plan, &RunOptions::default(), ctl)
         .await
         .map_err(RunFail::Gpu)?;
     if flagged {
-        let words: Vec<u32> = out
-            .bytes("loop_flag")
-            .unwrap_or_default()
-            .chunks_exact(4)
-            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-            .collect();
+        let words = puzzle_run::words(out.bytes(gpu_runtime::LOOP_FLAG));
         if let Some(line) = budgeted.stopped_line(&words) {
             return Err(RunFail::LoopStopped {
                 line,
@@ -244,12 +179,7 @@ async fn run_case(
             });
         }
     }
-    let output: Vec<f32> = out
-        .bytes("out")
-        .unwrap_or_default()
-        .chunks_exact(4)
-        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let output = puzzle_run::floats(out.bytes(puzzle_run::OUT));
     Ok((case.check(&output), output))
 }
 
@@ -349,34 +279,29 @@ async fn run_accesses(
     let inst = super::code_editor::instrument(&source, "main")
         .await
         .map_err(|e| ctx.tf("puzzles.access_failed", &[("why", &e)]))?;
-    if inst.log_binding as usize != p.inputs.len() + 1 {
+    if inst.log_binding as usize != puzzle_run::after_out(p) {
         return Err(ctx.tf(
             "puzzles.access_layout",
             &[("n", &p.inputs.len().to_string())],
         ));
     }
-    let spec = spec_for(inst.source).ok_or("no base spec")?;
+    let spec = puzzle_run::spec(inst.source).ok_or("no base spec")?;
     let err = |e: GpuError| error_text(ctx, &e);
     let (gpu, _) = session::gpu(software).await.map_err(err)?;
     let inputs = (p.data)();
-    let (mut buffers, mut bindings) = puzzle_buffers(p, &inputs, &puzzles::initial_output(p));
-    buffers.push(PlanBuffer {
-        name: "log",
-        init: Init::Zeroed((access::log_words(access::CAPACITY) * 4) as u64),
-        read_back: true,
-    });
-    bindings.push(Binding::whole("log"));
-    let plan = one_step(p.workgroups, &spec, buffers, bindings);
+    let plan = puzzle_run::plan(
+        p,
+        &spec,
+        &inputs,
+        &puzzles::initial_output(p),
+        p.workgroups,
+        After::Log,
+    );
     let out = gpu
         .run_plan(&plan, &RunOptions::default(), &ctl)
         .await
         .map_err(err)?;
-    let words: Vec<u32> = out
-        .bytes("log")
-        .unwrap_or_default()
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let words = puzzle_run::words(out.bytes(puzzle_run::LOG));
     let arrays: Vec<ArrayInfo> = inst
         .arrays
         .iter()

@@ -1,18 +1,17 @@
 //! `#/editor?scratch`: a blank compute shader over buffers the learner declares in a table
 //! (`crate::scratch` checks every field and writes the WGSL declarations into the source),
-//! run as a one-step `Plan` (every buffer read back), results as a table and a heatmap.
+//! run as a one-step `Plan` (every buffer read back; `crate::scratch_run` builds it), results
+//! as a table and a heatmap.
 //! The setup is kept in local storage and shared in the URL (`src`, the same share code as
 //! the kernel editor).
 
-use std::borrow::Cow;
 use std::rc::Rc;
 
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
-use gpu_runtime::{GpuError, KernelSpec, RunControl, RunOptions};
+use gpu_runtime::{GpuError, RunControl, RunOptions};
 
 use super::code_editor::CodeEditor;
 use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, timeout_ms};
@@ -24,10 +23,9 @@ use crate::scratch::{
     check, declarations, from_text, starter, to_text, with_declarations, BufferDecl, ElemType,
     InitKind, Ready, Scratch,
 };
+use crate::scratch_run;
 use crate::session;
 
-/// Plan buffer names by binding (the plan wants static names; the learner's are in the WGSL).
-const NAMES: [&str; 8] = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7"];
 /// Elements shown in each buffer's table.
 const TABLE: usize = 256;
 /// Columns of the table and of the heatmap.
@@ -56,26 +54,6 @@ enum ScratchRun {
     LoopStopped { line: u32, budget: u32 },
 }
 
-/// The scratch kernel's loop budget: there is no family's work to size it by, so every
-/// buffer element counts for 16 inner iterations, shared by the workgroups (not by their
-/// invocations, which only the source knows): generous for a kernel that ends, still finite
-/// for one that does not.
-fn scratch_budget(ready: &Ready) -> u32 {
-    let elements: f64 = ready.buffers.iter().map(|b| b.bits.len() as f64).sum();
-    let groups: f64 = ready.groups.iter().map(|&g| f64::from(g)).product();
-    crate::loop_budget::budget(16.0 * elements, groups)
-}
-
-fn spec_for(source: String) -> Option<KernelSpec> {
-    let base = gpu_runtime::kernels().find(|k| k.family == gpu_runtime::Family::Measure)?;
-    let mut spec = base.with_source(source);
-    spec.id = "scratch";
-    spec.entry_point = "main";
-    spec.constants = &[];
-    spec.required_features = gpu_runtime::wgpu::Features::empty();
-    Some(spec)
-}
-
 async fn run_scratch(
     ready: Ready,
     source: String,
@@ -84,7 +62,7 @@ async fn run_scratch(
 ) -> Result<ScratchRun, GpuError> {
     // Every loop of the learner's kernel gets an iteration budget and a flag buffer bound
     // after the table's buffers.
-    let budget = scratch_budget(&ready);
+    let budget = scratch_run::loop_budget(&ready);
     let budgeted = super::code_editor::budget_loops(&source, budget)
         .await
         .map_err(|e| GpuError::Dispatch(format!("loop budget: {e}")))?;
@@ -95,84 +73,26 @@ async fn run_scratch(
             ready.buffers.len()
         )));
     }
-    let spec = spec_for(budgeted.source.clone()).ok_or(GpuError::WrongJob)?;
+    let spec = scratch_run::spec(budgeted.source.clone()).ok_or(GpuError::WrongJob)?;
     let (gpu, _) = session::gpu(software).await?;
     let limit = gpu
         .limits()
         .max_storage_buffer_binding_size
         .min(gpu.limits().max_buffer_size);
-    if let Some(b) = ready
-        .buffers
-        .iter()
-        .find(|b| b.bits.len() as u64 * 4 > limit)
-    {
+    if let Some(b) = scratch_run::oversized(&ready, limit) {
         return Err(GpuError::Dispatch(format!(
             "buffer {} needs {} bytes, over this device's limit of {limit}",
             b.name,
             b.bits.len() * 4
         )));
     }
-    let buffers: Vec<PlanBuffer> = ready
-        .buffers
-        .iter()
-        .zip(NAMES)
-        .map(|(b, name)| PlanBuffer {
-            name,
-            init: Init::Bytes(Cow::Owned(
-                b.bits.iter().flat_map(|v| v.to_le_bytes()).collect(),
-            )),
-            read_back: true,
-        })
-        .collect();
-    let mut buffers = buffers;
-    buffers.push(PlanBuffer {
-        name: gpu_runtime::LOOP_FLAG,
-        init: Init::Zeroed((budgeted.flag_words * 4) as u64),
-        read_back: true,
-    });
-    let bindings = NAMES[..ready.buffers.len()]
-        .iter()
-        .copied()
-        .chain([gpu_runtime::LOOP_FLAG])
-        .map(Binding::whole)
-        .collect();
-    let plan = Plan {
-        buffers,
-        steps: vec![Step {
-            kernel: &spec,
-            dispatch: Dispatch {
-                bindings,
-                uniform: Vec::new(),
-                workgroups: ready.groups,
-            },
-            cost: 1.0,
-            split: None,
-        }],
-    };
+    let plan = scratch_run::plan(&ready, &spec, budgeted.flag_words);
     let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
-    let words: Vec<u32> = out
-        .bytes(gpu_runtime::LOOP_FLAG)
-        .unwrap_or_default()
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect();
+    let words = scratch_run::words(out.bytes(gpu_runtime::LOOP_FLAG));
     if let Some(line) = budgeted.stopped_line(&words) {
         return Ok(ScratchRun::LoopStopped { line, budget });
     }
-    let results = ready
-        .buffers
-        .iter()
-        .zip(NAMES)
-        .map(|(b, name)| {
-            let bits: Vec<u32> = out
-                .bytes(name)
-                .unwrap_or_default()
-                .chunks_exact(4)
-                .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-                .collect();
-            (b.name.clone(), b.ty, bits)
-        })
-        .collect();
+    let results = scratch_run::results(&ready, |name| out.bytes(name));
     Ok(ScratchRun::Done(results, out.timing.kernel_ms()))
 }
 
