@@ -19,8 +19,25 @@ const TYPES = {
 };
 let browser;
 
-/** Serves `root()` (a function, so a test can switch the site under a running server). */
-function serve(root = () => SITE) {
+/** Stops `server` (once): open connections are cut, so the browser sees it gone at once. */
+function stop(server) {
+  if (!server.listening) return Promise.resolve();
+  server.closeAllConnections();
+  return new Promise((r) => server.close(r));
+}
+
+/**
+ * Serves `root()` (a function, so a test can switch the site under a running server) for test
+ * context `t`, which stops it when the test ends, passed or failed: a server left listening
+ * keeps this file's process alive, and the whole suite would wait for it.
+ */
+async function serve(t, root = () => SITE) {
+  const server = await listen(root);
+  t.after(() => stop(server));
+  return server;
+}
+
+function listen(root) {
   const server = http.createServer(async (req, res) => {
     let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
     if (path.includes('..')) return res.writeHead(404).end();
@@ -53,8 +70,8 @@ test('the built site loads its wasm and JS under content-hashed names only', asy
   assert.doesNotMatch(index, /<script(?![^>]*src=)[^>]*>/, 'no inline script');
 });
 
-test('after one visit the site reloads and runs with its server stopped; updates are announced', async () => {
-  const server = await serve();
+test('after one visit the site reloads and runs with its server stopped; updates are announced', async (t) => {
+  const server = await serve(t);
   const origin = `http://127.0.0.1:${server.address().port}`;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
@@ -76,8 +93,7 @@ test('after one visit the site reloads and runs with its server stopped; updates
   // The service worker took control and finished precaching.
   await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000 });
 
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await stop(server);
   await assert.rejects(fetch(`${origin}/index.html`), 'the server is really stopped');
 
   await page.reload();
@@ -159,10 +175,11 @@ async function makeBuildB() {
   return { dir, a, b };
 }
 
-test('a new build is picked up on the next visit and announced; no old wasm runs beside the new JS', async () => {
+test('a new build is picked up on the next visit and announced; no old wasm runs beside the new JS', async (t) => {
   const { dir: buildB, a, b } = await makeBuildB();
+  t.after(() => rm(buildB, { recursive: true, force: true }));
   let root = SITE;
-  const server = await serve(() => root);
+  const server = await serve(t, () => root);
   const origin = `http://127.0.0.1:${server.address().port}`;
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const errors = [];
@@ -188,6 +205,15 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
     return names;
   };
 
+  /**
+   * The JS glue the page shown loaded, from its own resource timing: there whether
+   * the network or a service worker answered (Playwright does not always report a response
+   * a worker passed through, and once reported none at all for visit 2).
+   */
+  const pageLoaded = (p) => p.evaluate(() => [...new Set(performance.getEntriesByType('resource')
+    .map((e) => new URL(e.name).pathname.split('/').pop())
+    .filter((n) => /^gpu_playground/.test(n)))].sort());
+
   // Visit 1: build A installs its service worker.
   let page = await open('#/kernels?lang=en&m=16&n=16&k=16');
   await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000 });
@@ -202,9 +228,8 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   root = buildB;
   await page.reload();
   await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
-  // (A response for the wasm is not always reported when A's worker passes it through; B's
-  // glue names only B's wasm, which A's cache cannot hold, and the run below needs it.)
-  const visit2 = loaded();
+  // B's glue names only B's wasm, which A's cache cannot hold, and the run below needs it.
+  const visit2 = await pageLoaded(page);
   assert.ok(visit2.includes(b.glue), `visit 2 runs build B's JS: ${visit2}`);
   assert.deepEqual(visit2.filter((n) => a.modules.includes(n)), [], 'nothing of build A');
   assert.ok((await readFile(join(buildB, 'pkg', b.glue), 'utf8')).includes(b.wasm), 'B\'s glue loads B\'s wasm');
@@ -238,12 +263,10 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   assert.equal(version, b.version, 'build B\'s service worker controls the next visit');
   const cacheNames = await page.evaluate(() => caches.keys());
   assert.deepEqual(cacheNames, [`gpu-playground-${b.version}`], 'only the new version\'s cache is left');
-  loaded();
-  server.closeAllConnections();
-  await new Promise((r) => server.close(r));
+  await stop(server);
   await page.reload();
   await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
-  const offline = loaded();
+  const offline = await pageLoaded(page);
   assert.ok(offline.includes(b.glue), `offline: build B from the cache: ${offline}`);
   assert.deepEqual(offline.filter((n) => a.modules.includes(n)), [], 'offline: nothing of build A');
   await page.click('#run-button');
@@ -251,12 +274,11 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
 
   assertNoErrors(errors);
   await context.close();
-  await rm(buildB, { recursive: true, force: true });
 });
 
 for (const lang of ['en', 'zh']) {
-  test(`the browser's install offer shows the install notice, and Install calls its prompt (${lang})`, async () => {
-    const server = await serve();
+  test(`the browser's install offer shows the install notice, and Install calls its prompt (${lang})`, async (t) => {
+    const server = await serve(t);
     const origin = `http://127.0.0.1:${server.address().port}`;
     const context = await browser.newContext({ viewport: { width: 390, height: 800 } });
     const page = await context.newPage();
@@ -288,7 +310,5 @@ for (const lang of ['en', 'zh']) {
     await page.waitForSelector('p.notice.install', { state: 'detached' });
     assertNoErrors(errors);
     await context.close();
-    server.closeAllConnections();
-    await new Promise((r) => server.close(r));
   });
 }

@@ -374,6 +374,10 @@ fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
     node_tests(site, "tests/e2e", only)
 }
 
+/// The longest a browser test may take: its longest wait is 300 s (the batch-size experiment
+/// on a software adapter), so twice that is stuck, not slow.
+const E2E_TEST_TIMEOUT_MS: u64 = 600_000;
+
 /// Serves the site and runs the `*.test.mjs` files of `dir` named in `only` (all when empty).
 fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> {
     let chromium = tools::ensure_browser()?;
@@ -404,26 +408,34 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
     // A second reporter writes each file's time (tests/e2e/file-times.mjs), printed below.
     let times = out.join("file-times.txt");
     let _ = std::fs::remove_file(&times);
+    let mut node = Command::new("node");
+    // A file whose tests have ended exits even if something of it still listens (a test that
+    // failed before stopping its own server kept its file, and so the whole run, waiting
+    // until CI's limit); a browser test still going after ten minutes is stuck, and fails.
+    // The soak's tests run for an hour by design, so they get no limit.
+    node.arg("--test-force-exit");
+    if dir.ends_with("tests/e2e") {
+        node.arg(format!("--test-timeout={}", E2E_TEST_TIMEOUT_MS));
+    }
     let tally = counted(
-        Command::new("node")
-            .args([
-                "--test",
-                "--test-reporter=spec",
-                "--test-reporter-destination=stdout",
-            ])
-            .arg(format!(
-                "--test-reporter={}",
-                root().join("tests/e2e/file-times.mjs").display()
-            ))
-            .arg(format!("--test-reporter-destination={}", times.display()))
-            .arg(format!("--test-concurrency={concurrency}"))
-            .args(files.iter().map(|f| dir.join(f)))
-            .env("BASE_URL", &base)
-            // The built site's folder, for tests that serve it themselves (offline: a server
-            // they can stop); with E2E_SITE it is not target/e2e-site.
-            .env("SITE_DIR", site)
-            .env("CHROMIUM", &chromium)
-            .env("TEST_OUTPUT", &out),
+        node.args([
+            "--test",
+            "--test-reporter=spec",
+            "--test-reporter-destination=stdout",
+        ])
+        .arg(format!(
+            "--test-reporter={}",
+            root().join("tests/e2e/file-times.mjs").display()
+        ))
+        .arg(format!("--test-reporter-destination={}", times.display()))
+        .arg(format!("--test-concurrency={concurrency}"))
+        .args(files.iter().map(|f| dir.join(f)))
+        .env("BASE_URL", &base)
+        // The built site's folder, for tests that serve it themselves (offline: a server
+        // they can stop); with E2E_SITE it is not target/e2e-site.
+        .env("SITE_DIR", site)
+        .env("CHROMIUM", &chromium)
+        .env("TEST_OUTPUT", &out),
     );
     if let Ok(text) = std::fs::read_to_string(&times) {
         println!("\n    Time per test file ({}):", times.display());
