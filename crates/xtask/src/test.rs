@@ -66,25 +66,15 @@ pub fn test() -> Result<(), String> {
         Ok(Tally::default())
     });
     let site = root().join("target/e2e-site");
-    // The release wasm build starts now, beside clippy and the native tests: its fat-LTO,
+    // The release wasm build starts now, beside the native tests: its fat-LTO,
     // one-codegen-unit link of the app runs on one core for minutes, and the native steps
     // fill the other. It uses its own target dir, so neither waits on the other's lock.
     let mut wasm_build = BackgroundBuild::start(&site);
     record("Format check (cargo fmt --check)", &mut || {
         check(Command::new("cargo").args(["fmt", "--all", "--check"]))
     });
-    record("Clippy, warnings denied", &mut || {
-        check(Command::new("cargo").args([
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ]))
-    });
     record(
-        "Unit tests and native GPU tests (software Vulkan)",
+        "Clippy + unit and native GPU tests (software Vulkan)",
         &mut || {
             let xdg = std::env::temp_dir().join("gpu-playground-xdg");
             let _ = std::fs::create_dir_all(&xdg);
@@ -93,17 +83,17 @@ pub fn test() -> Result<(), String> {
                 use std::os::unix::fs::PermissionsExt;
                 let _ = std::fs::set_permissions(&xdg, std::fs::Permissions::from_mode(0o700));
             }
-            counted(
-                Command::new("cargo")
-                    .args(["test", "--workspace", "--no-fail-fast"])
-                    .env("XDG_RUNTIME_DIR", &xdg),
-            )
+            let mut cmd = Command::new("cargo");
+            cmd.args(["test", "--workspace", "--no-fail-fast"])
+                .env("XDG_RUNTIME_DIR", &xdg);
+            lint_while_building(&mut cmd)?;
+            counted(&mut cmd)
         },
     );
     let mut wasm_size = String::new();
     let mut site_built = false;
     record(
-        "Release wasm build of the app (started beside clippy)",
+        "Release wasm build of the app (started beside the native tests)",
         &mut || {
             wasm_size = wasm_build.finish()?;
             site_built = true;
@@ -236,7 +226,30 @@ impl Tally {
     }
 }
 
-/// A command that passes or fails as a whole (fmt, clippy): one check.
+/// Makes `cmd` (a cargo build of the workspace) compile the workspace's own crates with
+/// clippy's driver, lints denied, as `cargo clippy --workspace --all-targets -- -D warnings`
+/// does: the same lints on the same targets (`cargo test` builds every lib, bin, test and
+/// example; the workspace has no benches), while every dependency is compiled once, for the
+/// tests, instead of once more for a separate clippy pass (about a quarter of the native
+/// step's CPU time on 2 cores). A lint is a compile error, so the step fails and says which.
+fn lint_while_building(cmd: &mut Command) -> Result<(), String> {
+    let driver = crate::util::output(Command::new("rustup").args(["which", "clippy-driver"]))
+        .map(|s| PathBuf::from(s.trim()))
+        .filter(|p| p.exists())
+        .or_else(|| {
+            crate::util::output(Command::new("clippy-driver").arg("--version"))
+                .map(|_| PathBuf::from("clippy-driver"))
+        })
+        .ok_or("clippy is needed (`rustup component add clippy`): neither `rustup which clippy-driver` nor `clippy-driver` on PATH answered")?;
+    // cargo clippy's own way to hand arguments to the driver: `-- -D warnings`.
+    cmd.env("RUSTC_WORKSPACE_WRAPPER", driver).env(
+        "CLIPPY_ARGS",
+        "-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__",
+    );
+    Ok(())
+}
+
+/// A command that passes or fails as a whole (fmt): one check.
 fn check(cmd: &mut Command) -> Result<Tally, String> {
     crate::util::run(cmd.current_dir(root())).map(|_| Tally {
         passed: 1,
@@ -374,6 +387,35 @@ fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
     node_tests(site, "tests/e2e", only)
 }
 
+/// The browser test files that took longest, longest first (the file times of the fresh-clone
+/// run in docs/reliability.md, 2026-12-03): started first, so the run does not end on one of
+/// them. Only an order: a file missing here runs after these, and a stale entry costs nothing.
+const LONGEST_FILES: &[&str] = &[
+    "embed.test.mjs",
+    "ladder.test.mjs",
+    "train-settings.test.mjs",
+    "train.test.mjs",
+    "faults.test.mjs",
+    "downloads.test.mjs",
+    "conv.test.mjs",
+    "race.test.mjs",
+    "lessons-systolic-int8-fp64-thermal.test.mjs",
+    "visualiser.test.mjs",
+    "train-lifecycle.test.mjs",
+];
+
+/// The longest files first, the rest by name: two run at a time, and a long file started
+/// last would leave one slot working alone at the end.
+fn in_run_order(files: &mut [String]) {
+    files.sort_by_key(|f| {
+        let rank = LONGEST_FILES
+            .iter()
+            .position(|l| l == f)
+            .unwrap_or(LONGEST_FILES.len());
+        (rank, f.clone())
+    });
+}
+
 /// The longest a browser test may take: its longest wait is 300 s (the batch-size experiment
 /// on a software adapter), so twice that is stuck, not slow.
 const E2E_TEST_TIMEOUT_MS: u64 = 600_000;
@@ -391,7 +433,7 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
         .filter(|n| n.ends_with(".test.mjs"))
         .filter(|n| only.is_empty() || only.iter().any(|o| o == n))
         .collect();
-    files.sort();
+    in_run_order(&mut files);
     if files.is_empty() {
         return Err(format!("no test files in {} match {only:?}", dir.display()));
     }
@@ -449,6 +491,28 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_longest_files_run_first_and_the_rest_by_name() {
+        let mut files: Vec<String> = [
+            "b.test.mjs",
+            "train.test.mjs",
+            "a.test.mjs",
+            "embed.test.mjs",
+        ]
+        .map(String::from)
+        .to_vec();
+        in_run_order(&mut files);
+        assert_eq!(
+            files,
+            [
+                "embed.test.mjs",
+                "train.test.mjs",
+                "a.test.mjs",
+                "b.test.mjs"
+            ]
+        );
+    }
 
     #[test]
     fn counts_cargo_and_node_result_lines() {
