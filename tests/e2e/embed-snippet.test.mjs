@@ -177,24 +177,31 @@ async function pastedCourse(path, widget, name, viewport) {
 }
 
 /**
- * Waits until the iframe's height is the widget's content height. Each time they differ, waits
- * for the next `resize` to arrive and be applied (a layout change posts one), so a widget that
+ * Waits until the iframe's height is the widget's content height. The snippet's script applies
+ * a `resize` in the host's next animation frame, so first the last one received must be applied
+ * (on a busy machine that frame can come late, and a message received but not yet applied is
+ * not a missing one). Then, while the heights differ, a newer `resize` must arrive: a widget that
  * stops telling its height ends in a timeout, not a pass.
  */
 async function sizedToContent(page, frame) {
   for (;;) {
-    const seen = await page.evaluate(() => window.received.length);
-    const [frameHeight, content] = await Promise.all([
-      page.$eval('iframe', (f) => f.getBoundingClientRect().height),
-      frame.evaluate(() => Math.ceil(document.getElementById('main').getBoundingClientRect().bottom + scrollY)),
-    ]);
-    if (Math.abs(frameHeight - content) <= 1) return frameHeight;
-    await page.waitForFunction((n) => {
-      const last = window.received.slice(n).filter((m) => m.data.type === 'resize').at(-1);
+    await page.waitForFunction(() => {
+      const last = window.received.filter((m) => m.data.type === 'resize').at(-1);
       return last && Math.abs(document.querySelector('iframe').getBoundingClientRect().height - last.data.height) < 1;
-    }, seen, { timeout: 30_000 }).catch(() => {
-      throw new Error(`iframe ${frameHeight} px, content ${content} px, and no resize came`);
+    }, null, { timeout: 60_000 }).catch(() => {
+      throw new Error('no resize arrived, or the last one was never applied to the iframe');
     });
+    // What the host has received and shows, read together; then what the widget shows.
+    const { seen, frameHeight } = await page.evaluate(() => ({
+      seen: window.received.length,
+      frameHeight: document.querySelector('iframe').getBoundingClientRect().height,
+    }));
+    const content = await frame.evaluate(() => Math.ceil(document.getElementById('main').getBoundingClientRect().bottom + scrollY));
+    if (Math.abs(frameHeight - content) <= 1) return frameHeight;
+    await page.waitForFunction((n) => window.received.slice(n).some((m) => m.data.type === 'resize'), seen, { timeout: 30_000 })
+      .catch(() => {
+        throw new Error(`iframe ${frameHeight} px, content ${content} px, and no resize came`);
+      });
   }
 }
 
