@@ -20,13 +20,14 @@ const pasted = new Map();
 
 /**
  * A course page: a heading, a paragraph, then the snippet exactly as copied; a second script
- * only records what arrives and changes nothing.
+ * only records what arrives (and lists the resize heights received) and changes nothing.
  */
 function coursePage(snippet) {
   return `<!doctype html><html><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>course</title><link rel="icon" href="data:,"></head><body>
 <script>
 window.received = [];
+window.resizeHeights = () => received.filter((m) => m.data.type === 'resize').map((m) => m.data.height);
 addEventListener('message', (e) => {
   if (e.data && e.data.api === 'gpu-playground') received.push({ data: e.data });
 });
@@ -85,8 +86,10 @@ function recordWidgetResizes(site) {
 async function widgetResizes(page, frame, from = 0) {
   const all = await frame.evaluate(() => window.__resizes);
   assert.ok(all.length > 0, 'the widget posted no resize');
-  await page.waitForFunction((n) => window.received.filter((m) => m.data.type === 'resize').length >= n, all.length);
-  const got = await page.evaluate(() => window.received.filter((m) => m.data.type === 'resize').map((m) => m.data.height));
+  const got = await (await page.waitForFunction((n) => {
+    const h = window.resizeHeights();
+    return h.length >= n && h;
+  }, all.length)).jsonValue();
   assert.deepEqual(got, all.map((r) => r.height), 'the host received exactly what the widget sent');
   return all.slice(from);
 }
@@ -186,8 +189,8 @@ async function pastedCourse(path, widget, name, viewport) {
 async function sizedToContent(page, frame) {
   for (;;) {
     await page.waitForFunction(() => {
-      const last = window.received.filter((m) => m.data.type === 'resize').at(-1);
-      return last && Math.abs(document.querySelector('iframe').getBoundingClientRect().height - last.data.height) < 1;
+      const last = window.resizeHeights().at(-1);
+      return last !== undefined && Math.abs(document.querySelector('iframe').getBoundingClientRect().height - last) < 1;
     }, null, { timeout: 60_000 }).catch(() => {
       throw new Error('no resize arrived, or the last one was never applied to the iframe');
     });

@@ -106,15 +106,6 @@ pub fn plan<'a>(
     }
 }
 
-/// A read-back buffer's u32 words (the flag, the log); empty when it was not read back.
-pub fn words(bytes: Option<&[u8]>) -> Vec<u32> {
-    bytes
-        .unwrap_or_default()
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
 /// `out`'s elements; empty when it was not read back.
 pub fn floats(bytes: Option<&[u8]>) -> Vec<f32> {
     bytes
@@ -239,14 +230,7 @@ mod tests {
     }
 
     #[test]
-    fn read_back_bytes_decode_little_endian() {
-        let b: Vec<u8> = [1u32, 0x0102_0304]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .chain([9])
-            .collect();
-        assert_eq!(words(Some(&b)), vec![1, 0x0102_0304]);
-        assert_eq!(words(None), Vec::<u32>::new());
+    fn read_back_floats_decode_little_endian() {
         let f: Vec<u8> = [1.5f32, -7777.0]
             .iter()
             .flat_map(|v| v.to_le_bytes())

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use gpu_runtime::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Step};
+use gpu_runtime::plan::{le_words, Binding, Dispatch, Init, Plan, PlanBuffer, Step};
 use gpu_runtime::{KernelSpec, LOOP_FLAG};
 
 use crate::scratch::{ElemType, Ready, ReadyBuffer, MAX_BUFFERS};
@@ -81,15 +81,6 @@ pub fn plan<'a>(ready: &Ready, spec: &'a KernelSpec, flag_words: usize) -> Plan<
     }
 }
 
-/// A read-back buffer's u32 words; empty when it was not read back.
-pub fn words(bytes: Option<&[u8]>) -> Vec<u32> {
-    bytes
-        .unwrap_or_default()
-        .chunks_exact(4)
-        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-        .collect()
-}
-
 /// Each table buffer's bits after the run, under the learner's name, from `bytes` (a plan
 /// buffer's read-back bytes by plan name).
 pub fn results<'o>(
@@ -100,7 +91,7 @@ pub fn results<'o>(
         .buffers
         .iter()
         .zip(NAMES)
-        .map(|(b, name)| (b.name.clone(), b.ty, words(bytes(name))))
+        .map(|(b, name)| (b.name.clone(), b.ty, le_words(bytes(name))))
         .collect()
 }
 
@@ -218,6 +209,5 @@ mod tests {
             ]
         );
         assert_eq!(results(&ready, |_| None)[0].2, Vec::<u32>::new());
-        assert_eq!(words(Some(&[1, 0, 0, 0, 2])), vec![1]);
     }
 }

@@ -107,14 +107,7 @@ impl Gpu {
         let bytes = out
             .bytes(family::OUTPUT)
             .ok_or_else(|| GpuError::Readback("no output was read back".into()))?;
-        let flag = out
-            .bytes(LOOP_FLAG)
-            .map(|b| {
-                b.chunks_exact(4)
-                    .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let flag = out.words(LOOP_FLAG);
         Ok((
             RunOutput {
                 output: family::unpad(bytemuck::pod_collect_to_vec(bytes), run.padded_rows),

@@ -271,6 +271,22 @@ impl PlanOutput {
             .find(|(n, _)| *n == name)
             .map(|(_, b)| b.as_slice())
     }
+
+    /// A read-back buffer as u32 words (a loop flag, an access log); empty when it was not
+    /// read back.
+    pub fn words(&self, name: &str) -> Vec<u32> {
+        le_words(self.bytes(name))
+    }
+}
+
+/// Read-back bytes as little-endian u32 words, a trailing partial word dropped; empty for
+/// `None` (a buffer that was not read back).
+pub fn le_words(bytes: Option<&[u8]>) -> Vec<u32> {
+    bytes
+        .unwrap_or_default()
+        .chunks_exact(4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect()
 }
 
 thread_local! {
@@ -1134,4 +1150,21 @@ async fn map_read_until(
         .to_vec();
     buffer.unmap();
     Ok((bytes, now_ms() - t_mapped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::le_words;
+
+    #[test]
+    fn read_back_words_are_little_endian_and_drop_a_partial_word() {
+        let b: Vec<u8> = [1u32, 0x0102_0304]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .chain([9])
+            .collect();
+        assert_eq!(le_words(Some(&b)), vec![1, 0x0102_0304]);
+        assert_eq!(le_words(Some(&[1, 0, 0, 0, 2])), vec![1]);
+        assert_eq!(le_words(None), Vec::<u32>::new());
+    }
 }

@@ -171,7 +171,7 @@ async fn run_case(
         .await
         .map_err(RunFail::Gpu)?;
     if flagged {
-        let words = puzzle_run::words(out.bytes(gpu_runtime::LOOP_FLAG));
+        let words = out.words(gpu_runtime::LOOP_FLAG);
         if let Some(line) = budgeted.stopped_line(&words) {
             return Err(RunFail::LoopStopped {
                 line,
@@ -301,7 +301,7 @@ async fn run_accesses(
         .run_plan(&plan, &RunOptions::default(), &ctl)
         .await
         .map_err(err)?;
-    let words = puzzle_run::words(out.bytes(puzzle_run::LOG));
+    let words = out.words(puzzle_run::LOG);
     let arrays: Vec<ArrayInfo> = inst
         .arrays
         .iter()

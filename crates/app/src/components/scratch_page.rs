@@ -88,7 +88,7 @@ async fn run_scratch(
     }
     let plan = scratch_run::plan(&ready, &spec, budgeted.flag_words);
     let out = gpu.run_plan(&plan, &RunOptions::default(), &ctl).await?;
-    let words = scratch_run::words(out.bytes(gpu_runtime::LOOP_FLAG));
+    let words = out.words(gpu_runtime::LOOP_FLAG);
     if let Some(line) = budgeted.stopped_line(&words) {
         return Ok(ScratchRun::LoopStopped { line, budget });
     }
