@@ -24,7 +24,15 @@ async function field(page, selector, value) {
 }
 
 async function run(page) {
-  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 });
+  await page.waitForSelector('.editor-actions .button.primary:not([disabled])', { timeout: 60_000 }).catch(async (e) => {
+    // Run is disabled while a run goes, without WebGPU, or with a bad table: say which.
+    const why = await page.evaluate(() => ({
+      table: document.querySelector('.scratch-errors')?.textContent ?? '',
+      messages: [...document.querySelectorAll('main .message')].map((m) => m.textContent),
+      rows: [...document.querySelectorAll('.scratch-buffers tbody tr')].map((r) => [...r.querySelectorAll('input, select')].map((i) => i.value).join('|')),
+    }));
+    throw new Error(`Run stayed disabled: ${JSON.stringify(why)} (${e.message.split('\n')[0]})`);
+  });
   await page.click('.editor-actions .button.primary');
   await page.waitForSelector('.scratch-result .verdict, .scratch-result .message.error', { timeout: 120_000 });
 }

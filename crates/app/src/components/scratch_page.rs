@@ -103,18 +103,26 @@ struct State {
     errors: usize,
 }
 
+/// Every action is an edit applied to the state the reducer holds, never a whole table built
+/// from the snapshot a callback captured: two changes that arrive before the page redraws
+/// (a busy machine, fast typing) must both land.
 enum Action {
     Source(String),
-    /// A table change: the declarations in the source follow it.
-    Buffers(Vec<BufferDecl>),
-    Groups([String; 3]),
+    /// One field of one buffer; the declarations in the source follow the table.
+    EditBuffer(usize, fn(&mut BufferDecl, String), String),
+    AddBuffer,
+    RemoveBuffer(usize),
+    Group(usize, String),
     Errors(usize),
+    /// Back to the starter (source, table and groups).
+    Reset,
 }
 
 impl Reducible for State {
     type Action = Action;
     fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
         let mut s = (*self).clone();
+        let mut buffers = None;
         match action {
             Action::Source(t) => {
                 if t == s.scratch.source {
@@ -122,13 +130,48 @@ impl Reducible for State {
                 }
                 s.scratch.source = t;
             }
-            Action::Buffers(b) => {
-                s.scratch.source = with_declarations(&s.scratch.source, &declarations(&b));
-                s.scratch.buffers = b;
-                s.revision += 1;
+            Action::EditBuffer(i, f, v) => {
+                let mut b = s.scratch.buffers.clone();
+                if let Some(d) = b.get_mut(i) {
+                    f(d, v);
+                }
+                buffers = Some(b);
             }
-            Action::Groups(g) => s.scratch.groups = g,
+            Action::AddBuffer => {
+                let mut b = s.scratch.buffers.clone();
+                b.push(BufferDecl {
+                    name: format!("buf{}", b.len()),
+                    ty: ElemType::F32,
+                    len: "256".into(),
+                    init: InitKind::Zeros,
+                    arg: String::new(),
+                });
+                buffers = Some(b);
+            }
+            Action::RemoveBuffer(i) => {
+                let mut b = s.scratch.buffers.clone();
+                if i < b.len() {
+                    b.remove(i);
+                }
+                buffers = Some(b);
+            }
+            Action::Group(axis, v) => {
+                if let Some(g) = s.scratch.groups.get_mut(axis) {
+                    *g = v;
+                }
+            }
             Action::Errors(n) => s.errors = n,
+            Action::Reset => {
+                let fresh = starter();
+                s.scratch.groups = fresh.groups;
+                s.scratch.source = fresh.source;
+                buffers = Some(fresh.buffers);
+            }
+        }
+        if let Some(b) = buffers {
+            s.scratch.source = with_declarations(&s.scratch.source, &declarations(&b));
+            s.scratch.buffers = b;
+            s.revision += 1;
         }
         Rc::new(s)
     }
@@ -194,45 +237,21 @@ pub fn ScratchEditor() -> Html {
         move |i: usize, f: fn(&mut BufferDecl, String)| {
             let state = state.clone();
             Callback::from(move |e: Event| {
-                let mut b = state.scratch.buffers.clone();
-                if let Some(d) = b.get_mut(i) {
-                    f(d, input_value(&e));
-                }
-                state.dispatch(Action::Buffers(b));
+                state.dispatch(Action::EditBuffer(i, f, input_value(&e)))
             })
         }
     };
     let add = {
         let state = state.clone();
-        Callback::from(move |_| {
-            let mut b = state.scratch.buffers.clone();
-            b.push(BufferDecl {
-                name: format!("buf{}", b.len()),
-                ty: ElemType::F32,
-                len: "256".into(),
-                init: InitKind::Zeros,
-                arg: String::new(),
-            });
-            state.dispatch(Action::Buffers(b));
-        })
+        Callback::from(move |_| state.dispatch(Action::AddBuffer))
     };
     let remove = |i: usize| {
         let state = state.clone();
-        Callback::from(move |_| {
-            let mut b = state.scratch.buffers.clone();
-            if i < b.len() {
-                b.remove(i);
-            }
-            state.dispatch(Action::Buffers(b));
-        })
+        Callback::from(move |_| state.dispatch(Action::RemoveBuffer(i)))
     };
     let group = |axis: usize| {
         let state = state.clone();
-        Callback::from(move |e: Event| {
-            let mut g = state.scratch.groups.clone();
-            g[axis] = input_value(&e);
-            state.dispatch(Action::Groups(g));
-        })
+        Callback::from(move |e: Event| state.dispatch(Action::Group(axis, input_value(&e))))
     };
     let run = {
         let (state, outcome, cancel, ctx, checked) = (
@@ -290,12 +309,7 @@ pub fn ScratchEditor() -> Html {
     };
     let reset = {
         let state = state.clone();
-        Callback::from(move |_| {
-            let s = starter();
-            state.dispatch(Action::Groups(s.groups.clone()));
-            state.dispatch(Action::Source(s.source.clone()));
-            state.dispatch(Action::Buffers(s.buffers));
-        })
+        Callback::from(move |_| state.dispatch(Action::Reset))
     };
 
     let rows = state.scratch.buffers.iter().enumerate().map(|(i, d)| {
