@@ -114,6 +114,18 @@ export async function waitForProbe(page) {
   return page.getAttribute('[data-webgpu]', 'data-webgpu');
 }
 
+/**
+ * After Pause on #/train: not running, the steps already sent finished, and the picture and
+ * loss shown are the GPU's evaluation at its last step (a redraw need not come: the last one
+ * may have arrived before Pause).
+ */
+export async function trainingSettled(page, { timeout = 60_000 } = {}) {
+  await page.waitForFunction(() => {
+    const d = document.querySelector('#train-status')?.dataset;
+    return d?.running === 'false' && d.gpuInFlight === '0' && d.gpuEvalStep !== '' && d.gpuEvalStep === d.gpuSteps;
+  }, null, { timeout });
+}
+
 export async function screenshot(page, name) {
   const path = join(OUT, `${name}.png`);
   await page.screenshot({ path, fullPage: true });

@@ -6,7 +6,7 @@
 // at 390, 1280 and 1920 px in both languages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, goto, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, screenshot, assertNoErrors, trainingSettled } from './helpers.mjs';
 
 const SPIRAL = '#/train?data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&features=x,y&noise=0.1&seed=1';
 const EXTENT = 6;
@@ -215,8 +215,7 @@ test('beyond: a regression task trains on the GPU, with an error measure instead
     // (`CpuTrainer`); the GPU's follows it within 1e-3 + 1 % (training_vs_cpu).
     await waitSteps(page, 75);
     await page.click('#train-play');
-    const heat = Number(await status(page, 'heat'));
-    await page.waitForFunction((h) => Number(document.querySelector('#train-status').dataset.heat) > h, heat, { timeout: 30_000 });
+    await trainingSettled(page);
     const first = Number(await status(page, 'first-gpu-loss'));
     const last = Number(await status(page, 'gpu-loss'));
     assert.ok(last < first / 4, `the squared error falls: ${first} → ${last}`);

@@ -4,7 +4,7 @@
 // fills its table; settings live in the URL.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, screenshot, assertNoErrors, trainingSettled } from './helpers.mjs';
 
 const SPIRAL = '#/train?data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&features=x,y&noise=0.1&seed=1';
 
@@ -41,8 +41,7 @@ test('the spiral trains on the GPU: loss falls, the boundary changes', async () 
   const seconds = (Date.now() - t0) / 1000;
   const rates = { gpu: await status(page, 'gpu-rate'), cpu: await status(page, 'cpu-rate') };
   await page.click('#train-play'); // pause
-  const heat = Number(await status(page, 'heat'));
-  await page.waitForFunction((h) => Number(document.querySelector('#train-status').dataset.heat) > h, heat, { timeout: 30_000 });
+  await trainingSettled(page);
   const first = Number(await status(page, 'first-gpu-loss'));
   const last = Number(await status(page, 'gpu-loss'));
   const cpuSteps = Number(await status(page, 'cpu-steps'));

@@ -88,6 +88,7 @@ pub fn status_line(r: &Runner) -> Html {
             gpu_loss={r.board.gpu_hist.last().map(|s| s.train)}
             first_gpu_loss={r.board.gpu_hist.first().map(|s| s.train)}
             cpu_loss={r.board.cpu_hist.last().map(|s| s.train)}
+            gpu_eval_step={r.board.gpu_hist.last().map(|s| s.step)}
             heat_version={r.board.heat_version} />
     }
 }
@@ -99,6 +100,8 @@ pub struct StatusProps {
     pub gpu_loss: Option<f32>,
     pub first_gpu_loss: Option<f32>,
     pub cpu_loss: Option<f32>,
+    /// The step of the GPU evaluation shown (its picture and last loss).
+    pub gpu_eval_step: Option<u64>,
     pub heat_version: u64,
 }
 
@@ -130,6 +133,7 @@ pub fn StatusLine(p: &StatusProps) -> Html {
             data-first-gpu-loss={num(p.first_gpu_loss)}
             data-cpu-loss={num(p.cpu_loss)}
             data-heat={p.heat_version.to_string()}
+            data-gpu-eval-step={p.gpu_eval_step.map(|v| v.to_string()).unwrap_or_default()}
             data-gpu-rate={s.gpu_rate.map(|v| format!("{v:.1}")).unwrap_or_default()}
             data-cpu-rate={s.cpu_rate.map(|v| format!("{v:.1}")).unwrap_or_default()}>
             <span class="rate gpu">
