@@ -183,22 +183,20 @@ async function pastedCourse(path, widget, name, viewport) {
  * Waits until the iframe's height is the widget's content height. The snippet's script applies
  * a `resize` in the host's next animation frame, so first the last one received must be applied
  * (on a busy machine that frame can come late, and a message received but not yet applied is
- * not a missing one). Then, while the heights differ, a newer `resize` must arrive: a widget that
- * stops telling its height ends in a timeout, not a pass.
+ * not a missing one); the count of messages is read in that same evaluation, so a message that
+ * arrives after it is new and one before it is already applied. Then, while the heights differ,
+ * a newer `resize` must arrive: a widget that stops telling its height ends in a timeout, not a
+ * pass.
  */
 async function sizedToContent(page, frame) {
   for (;;) {
-    await page.waitForFunction(() => {
+    const { seen, frameHeight } = await (await page.waitForFunction(() => {
       const last = window.resizeHeights().at(-1);
-      return last !== undefined && Math.abs(document.querySelector('iframe').getBoundingClientRect().height - last) < 1;
+      const frameHeight = document.querySelector('iframe').getBoundingClientRect().height;
+      return last !== undefined && Math.abs(frameHeight - last) < 1 && { seen: window.received.length, frameHeight };
     }, null, { timeout: 60_000 }).catch(() => {
       throw new Error('no resize arrived, or the last one was never applied to the iframe');
-    });
-    // What the host has received and shows, read together; then what the widget shows.
-    const { seen, frameHeight } = await page.evaluate(() => ({
-      seen: window.received.length,
-      frameHeight: document.querySelector('iframe').getBoundingClientRect().height,
-    }));
+    })).jsonValue();
     const content = await frame.evaluate(() => Math.ceil(document.getElementById('main').getBoundingClientRect().bottom + scrollY));
     if (Math.abs(frameHeight - content) <= 1) return frameHeight;
     await page.waitForFunction((n) => window.received.slice(n).some((m) => m.data.type === 'resize'), seen, { timeout: 30_000 })
