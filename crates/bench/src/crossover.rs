@@ -1,7 +1,7 @@
 //! `bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3]
 //! [--min-ms 40] [--twin-max-gflop 4] [--wide auto|on|off]`: training steps per second of the 2-w-w-2 MLP (ReLU,
-//! Adam, spiral; `mlp::crossover`) over widths × batch sizes, on the GPU (wgpu, the app's
-//! `TrainingSession`), on the tuned CPU (`mlp::TunedTrainer`, `matrixmultiply` sgemm, one core)
+//! Adam, spiral; `mlp::crossover`) over widths × batch sizes, on the GPU (wgpu,
+//! `gpu_runtime::crossover`: the train view's own loop), on the tuned CPU (`mlp::TunedTrainer`, `matrixmultiply` sgemm, one core)
 //! and on the CPU twin (same formulas as the kernels, one core). Every figure is the median of
 //! `--runs` whole runs, each at least `--min-ms` long (at least one step), with the spread
 //! (max − min) / median. GPU runs start on a drained queue and end when every step has
@@ -14,14 +14,15 @@
 use std::rc::Rc;
 use std::time::Instant;
 
+use gpu_runtime::crossover::Runs;
 use gpu_runtime::mlp::crossover::{self, median_spread, steps_for, Crossover, Point};
 use gpu_runtime::mlp::tuned::flops_per_step;
 use gpu_runtime::mlp::{CpuTrainer, Gemm, TunedTrainer};
-use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
-use gpu_runtime::Gpu;
+use gpu_runtime::training::max_batch;
+use gpu_runtime::{CancelToken, Gpu};
 
 const POINTS: usize = 8192;
-/// Most steps in one timed GPU run (they are all queued before waiting).
+/// Most steps in one round of a timed GPU run (they are all queued before waiting).
 const GPU_CAP: u32 = 4000;
 
 struct Args {
@@ -111,46 +112,21 @@ fn gpu_runs(
     batch: usize,
     a: &Args,
 ) -> Result<Vec<f64>, String> {
-    let net = crossover::net(width);
-    let params = net.init_params(1);
-    let mut s = pollster::block_on(TrainingSession::new(
-        gpu.clone(),
-        SessionConfig {
-            net: net.clone(),
-            hyper: crossover::hyper(),
-            batch,
-            accum: 1,
-            params: &params,
-            features: d.x.clone(),
-            labels: d.labels.clone(),
-            order: d.order.clone(),
-            eval_features: &[],
-        },
+    let runs = Runs {
+        count: a.runs,
+        min_ms: a.min_ms,
+        cap: GPU_CAP,
+    };
+    pollster::block_on(gpu_runtime::crossover::gpu_runs(
+        gpu,
+        d,
+        width,
+        batch,
+        runs,
+        &CancelToken::default(),
     ))
-    .map_err(|e| e.to_string())?;
-    let e = |e: gpu_runtime::GpuError| e.to_string();
-    // Warm-up (pipelines, first submissions), then a pilot of 4 steps on a drained queue.
-    for _ in 0..2 {
-        s.step().map_err(e)?;
-    }
-    s.wait().map_err(e)?;
-    let t = Instant::now();
-    for _ in 0..4 {
-        s.step().map_err(e)?;
-    }
-    s.wait().map_err(e)?;
-    let n = steps_for(a.min_ms, t.elapsed().as_secs_f64() * 1e3 / 4.0, GPU_CAP);
-    let mut out = Vec::new();
-    for _ in 0..a.runs {
-        s.wait().map_err(e)?;
-        let t = Instant::now();
-        for _ in 0..n {
-            s.step().map_err(e)?;
-        }
-        s.wait().map_err(e)?;
-        out.push(n as f64 / t.elapsed().as_secs_f64());
-    }
-    Ok(out)
+    .map_err(|e| e.to_string())?
+    .ok_or_else(|| "cancelled".to_string())
 }
 
 fn cell(runs: &[f64]) -> String {

@@ -14,6 +14,7 @@
 pub mod catalogue;
 mod clock;
 mod context;
+pub mod crossover;
 mod dispatch;
 pub mod family;
 pub mod measure;

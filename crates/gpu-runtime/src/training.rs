@@ -1217,6 +1217,15 @@ impl TrainingSession {
         self.resident.finished()
     }
 
+    /// Every step submitted so far has finished: natively by waiting on the device (under
+    /// `pollster` nothing else would poll it), in the browser by the queue's callback.
+    pub async fn drained(&self) -> Result<(), GpuError> {
+        #[cfg(not(target_arch = "wasm32"))]
+        return self.wait();
+        #[cfg(target_arch = "wasm32")]
+        return self.finished().await;
+    }
+
     /// Natively, lets wgpu run finished callbacks without waiting; in the browser they run on
     /// their own and this does nothing.
     pub fn poll(&self) {

@@ -1,5 +1,5 @@
 //! The crossover experiment: training steps per second of the 2-w-w-2 network on the
-//! visitor's GPU (the app's `TrainingSession`) and on a tuned CPU (`mlp::TunedTrainer`: every
+//! visitor's GPU (`gpu_runtime::crossover`, the same loop as `bench crossover`) and on a tuned CPU (`mlp::TunedTrainer`: every
 //! layer as a matrix multiply on the race's SIMD kernel, one core, on this page's thread), over
 //! widths × batch sizes (`mlp::crossover`), and for each width the batch size from which the
 //! GPU wins. Each figure is the median of three runs of at least `MIN_MS`; GPU runs start on a
@@ -11,9 +11,10 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use gpu_runtime::training::{max_batch, SessionConfig, TrainingSession};
-use gpu_runtime::{CancelToken, Gpu, GpuError};
-use mlp::crossover::{self, crossover, median_spread, steps_for, Crossover, Grid, Point, RUNS};
+use gpu_runtime::crossover::{gpu_runs, Runs};
+use gpu_runtime::training::max_batch;
+use gpu_runtime::{CancelToken, Gpu};
+use mlp::crossover::{self, crossover, median_spread, Crossover, Grid, Point, RUNS};
 use mlp::{Gemm, TunedTrainer};
 
 use super::picture::Frame;
@@ -27,8 +28,11 @@ use crate::session;
 const POINTS: usize = 4096;
 /// Least length of one timed run (ms): coarse browser clocks stay small beside it.
 const MIN_MS: f64 = 40.0;
-/// Most GPU steps queued in one run.
-const GPU_CAP: u32 = 2000;
+const GPU_RUNS: Runs = Runs {
+    count: RUNS,
+    min_ms: MIN_MS,
+    cap: 2000,
+};
 /// Main-thread slice of CPU work before yielding to the page (ms).
 const SLICE_MS: f64 = 20.0;
 
@@ -85,61 +89,6 @@ struct State {
 
 async fn yield_now() {
     gloo::timers::future::TimeoutFuture::new(0).await;
-}
-
-/// `RUNS` timed runs on the GPU; `None` when cancelled.
-async fn gpu_runs(
-    gpu: &Rc<Gpu>,
-    d: &crossover::Data,
-    width: usize,
-    batch: usize,
-    cancel: &CancelToken,
-) -> Result<Option<Vec<f64>>, GpuError> {
-    let net = crossover::net(width);
-    let params = net.init_params(1);
-    let mut s = TrainingSession::new(
-        gpu.clone(),
-        SessionConfig {
-            net: net.clone(),
-            hyper: crossover::hyper(),
-            batch,
-            accum: 1,
-            params: &params,
-            features: d.x.clone(),
-            labels: d.labels.clone(),
-            order: d.order.clone(),
-            eval_features: &[],
-        },
-    )
-    .await?;
-    // Warm-up, then a two-step pilot on a drained queue sizes the runs.
-    s.step()?;
-    s.finished().await?;
-    let t0 = now_ms();
-    for _ in 0..2 {
-        s.step()?;
-    }
-    s.finished().await?;
-    let n = steps_for(MIN_MS / 4.0, (now_ms() - t0) / 2.0, GPU_CAP);
-    let mut out = Vec::new();
-    for _ in 0..RUNS {
-        if cancel.is_cancelled() {
-            return Ok(None);
-        }
-        // Rounds of n steps until the run has lasted MIN_MS.
-        s.finished().await?;
-        let t0 = now_ms();
-        let mut done = 0u32;
-        while done == 0 || now_ms() - t0 < MIN_MS {
-            for _ in 0..n {
-                s.step()?;
-            }
-            s.finished().await?;
-            done += n;
-        }
-        out.push(done as f64 * 1000.0 / (now_ms() - t0).max(1e-3));
-    }
-    Ok(Some(out))
 }
 
 /// `RUNS` timed runs of the tuned CPU trainer, in slices that yield to the page (only the
@@ -206,7 +155,7 @@ async fn run(
             let gpu_cell = match &gpu {
                 None => GpuCell::NoGpu,
                 Some(g) if max_batch(&net, &g.buffer_limits()) < batch as u64 => GpuCell::TooLarge,
-                Some(g) => match gpu_runs(g, &d, width, batch, &cancel).await {
+                Some(g) => match gpu_runs(g, &d, width, batch, GPU_RUNS, &cancel).await {
                     Ok(Some(r)) => median_spread(&r)
                         .map_or(GpuCell::Failed("no time measured".into()), |(m, s)| {
                             GpuCell::Rate(m, s)
