@@ -62,28 +62,17 @@ pub fn Body() -> Html {
     let onclick = {
         let (phase, ctx) = (phase.clone(), ctx.clone());
         Callback::from(move |_| {
-            let (phase, ctx) = (phase.clone(), ctx.clone());
+            let ctx = ctx.clone();
             let total = SIZES.len() as u32 * REPS;
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = async {
-                    let (gpu, _) = session::gpu(software).await?;
-                    let progress = {
-                        let phase = phase.clone();
-                        move |done, total| phase.set(Phase::Running { done, total })
-                    };
-                    let runs = transfer_bandwidth(&gpu, &SIZES, REPS, &progress).await?;
-                    rows(&runs).ok_or_else(|| {
-                        gpu_runtime::GpuError::Readback(
-                            ctx.t("lesson.data-movement.err.times").to_string(),
-                        )
-                    })
-                }
-                .await;
-                phase.set(match result {
-                    Ok(rows) => Phase::Done(rows),
-                    Err(e) => Phase::from_error(e),
-                });
+            common::measure(&phase, total, None, move |p| async move {
+                let (gpu, _) = session::gpu(software).await?;
+                let progress = move |done, total| p.set_of(done, total);
+                let runs = transfer_bandwidth(&gpu, &SIZES, REPS, &progress).await?;
+                rows(&runs).ok_or_else(|| {
+                    gpu_runtime::GpuError::Readback(
+                        ctx.t("lesson.data-movement.err.times").to_string(),
+                    )
+                })
             });
         })
     };

@@ -56,48 +56,38 @@ pub fn Body() -> Html {
             let Some(n) = n else {
                 return;
             };
-            let phase = phase.clone();
-            let total = 3;
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
+            common::measure(&phase, 3, None, move |p| async move {
                 common::yield_to_browser().await;
                 let size = MatmulSize::new(n, n, n);
                 let (a, b) = df64::inputs(size, SEED);
                 let reference = df64::reference(size, &a, &b);
-                phase.set(Phase::Running { done: 1, total });
-                let r = async {
-                    let (gpu, _) = session::gpu(software).await?;
-                    let opts = RunOptions {
-                        warmup: 1,
-                        repetitions: 3,
-                    };
-                    let d = numeric::run_df64(&gpu, size, &a, &b, &opts, &RunControl::default())
-                        .await?;
-                    phase.set(Phase::Running { done: 2, total });
-                    let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
-                    let b32: Vec<f32> = b.iter().map(|&x| x as f32).collect();
-                    let k = gpu_runtime::kernel(F32_KERNEL)
-                        .ok_or_else(|| GpuError::Shader(F32_KERNEL.into()))?;
-                    let job = Job::Matmul {
-                        size,
-                        a: &a32,
-                        b: &b32,
-                    };
-                    let f = gpu.run(k, &job, &opts).await?;
-                    let f_out: Vec<f64> = f.output.iter().map(|&x| x as f64).collect();
-                    Ok::<_, GpuError>(Result_ {
-                        n,
-                        f32_ms: f.timing.kernel_ms(),
-                        df64_ms: d.timing.kernel_ms(),
-                        f32_err: df64::max_rel_error(&f_out, &reference),
-                        df64_err: df64::max_rel_error(&d.output, &reference),
-                    })
-                }
-                .await;
-                phase.set(match r {
-                    Ok(v) => Phase::Done(v),
-                    Err(e) => Phase::from_error(e),
-                });
+                p.set(1);
+                let (gpu, _) = session::gpu(software).await?;
+                let opts = RunOptions {
+                    warmup: 1,
+                    repetitions: 3,
+                };
+                let d =
+                    numeric::run_df64(&gpu, size, &a, &b, &opts, &RunControl::default()).await?;
+                p.set(2);
+                let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
+                let b32: Vec<f32> = b.iter().map(|&x| x as f32).collect();
+                let k = gpu_runtime::kernel(F32_KERNEL)
+                    .ok_or_else(|| GpuError::Shader(F32_KERNEL.into()))?;
+                let job = Job::Matmul {
+                    size,
+                    a: &a32,
+                    b: &b32,
+                };
+                let f = gpu.run(k, &job, &opts).await?;
+                let f_out: Vec<f64> = f.output.iter().map(|&x| x as f64).collect();
+                Ok::<_, GpuError>(Result_ {
+                    n,
+                    f32_ms: f.timing.kernel_ms(),
+                    df64_ms: d.timing.kernel_ms(),
+                    f32_err: df64::max_rel_error(&f_out, &reference),
+                    df64_err: df64::max_rel_error(&d.output, &reference),
+                })
             });
         })
     };

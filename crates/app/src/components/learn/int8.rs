@@ -89,10 +89,8 @@ pub fn Body() -> Html {
             let Some(n) = n else {
                 return;
             };
-            let phase = phase.clone();
             let total = 1 + if has_gpu { 2 } else { 0 } + u32::from(has_dp4) + u32::from(has_f16);
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
+            common::measure(&phase, total, None, move |p| async move {
                 common::yield_to_browser().await;
                 let size = MatmulSize::new(n, n, n);
                 let (a, b) = size.inputs(SEED);
@@ -104,7 +102,7 @@ pub fn Body() -> Html {
                 let bound = quant::error_bound(size, &a, &b, qa.scale, qb.scale);
                 let f16_cpu = f16_error(size, &a, &b, &exact);
                 let mut done = 1;
-                phase.set(Phase::Running { done, total });
+                p.set(done);
                 let mut rows = vec![];
                 let mut int8_exact = None;
                 let int8_missing = if !has_gpu {
@@ -139,7 +137,7 @@ pub fn Body() -> Html {
                             err_src: "gpu",
                         });
                         done += 1;
-                        phase.set(Phase::Running { done, total });
+                        p.set(done);
                         if has_dp4 {
                             let (m, kk) = (n as usize, n as usize);
                             let ap = quant::pack_rows(&qa.q, m, kk);
@@ -164,7 +162,7 @@ pub fn Body() -> Html {
                                 err_src: "gpu",
                             });
                             done += 1;
-                            phase.set(Phase::Running { done, total });
+                            p.set(done);
                         } else {
                             rows.push(Row {
                                 id: "int8",
@@ -181,7 +179,7 @@ pub fn Body() -> Html {
                             err_src: "gpu",
                         });
                         done += 1;
-                        phase.set(Phase::Running { done, total });
+                        p.set(done);
                         if has_f16 {
                             let t =
                                 run_matmul_verified(&gpu, k(F16_BLOCK)?, size, SEED, &opts).await?;
@@ -202,10 +200,7 @@ pub fn Body() -> Html {
                         Ok(())
                     }
                     .await;
-                    if let Err(e) = r {
-                        phase.set(Phase::from_error(e));
-                        return;
-                    }
+                    r?;
                 } else {
                     rows.push(Row {
                         id: "int8",
@@ -221,7 +216,7 @@ pub fn Body() -> Html {
                     });
                 }
                 let max_abs = |v: &[f32]| v.iter().fold(0f32, |m, x| m.max(x.abs()));
-                phase.set(Phase::Done(Result_ {
+                Ok(Result_ {
                     n,
                     scale_a: qa.scale,
                     scale_b: qb.scale,
@@ -235,7 +230,7 @@ pub fn Body() -> Html {
                     int8_exact,
                     int8_missing,
                     f16_missing,
-                }));
+                })
             });
         })
     };

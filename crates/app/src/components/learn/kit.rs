@@ -81,6 +81,70 @@ impl<T> Phase<T> {
     }
 }
 
+/// A running measurement's progress: the widget shows `done` of the total.
+pub struct Progress<T> {
+    phase: UseStateHandle<Phase<T>>,
+    total: u32,
+}
+
+impl<T> Clone for Progress<T> {
+    fn clone(&self) -> Self {
+        Progress {
+            phase: self.phase.clone(),
+            total: self.total,
+        }
+    }
+}
+
+impl<T> Progress<T> {
+    pub fn set(&self, done: u32) {
+        self.phase.set(Phase::Running {
+            done,
+            total: self.total,
+        });
+    }
+
+    /// When the work learns its total as it goes.
+    pub fn set_of(&self, done: u32, total: u32) {
+        self.phase.set(Phase::Running { done, total });
+    }
+}
+
+/// How a lesson's result goes to an embedding page: its id and the result's fields.
+pub type Reporting<T> = (&'static str, fn(&T) -> crate::embed::Report);
+
+/// Starts a lesson's measurement: the widget shows 0 of `total` at once, `work` runs with the
+/// widget's [`Progress`], and its result goes to an embedding page (when `reporting` is given)
+/// and becomes the widget's phase, Done or the error's (a lost device also drops the page's
+/// device: [`Phase::from_error`]).
+pub fn measure<T, F, Fut>(
+    phase: &UseStateHandle<Phase<T>>,
+    total: u32,
+    reporting: Option<Reporting<T>>,
+    work: F,
+) where
+    T: 'static,
+    F: FnOnce(Progress<T>) -> Fut + 'static,
+    Fut: std::future::Future<Output = Result<T, GpuError>> + 'static,
+{
+    phase.set(Phase::Running { done: 0, total });
+    let phase = phase.clone();
+    wasm_bindgen_futures::spawn_local(async move {
+        let progress = Progress {
+            phase: phase.clone(),
+            total,
+        };
+        let result = work(progress).await;
+        if let Some((lesson, fields)) = reporting {
+            report(lesson, &result, fields);
+        }
+        phase.set(match result {
+            Ok(v) => Phase::Done(v),
+            Err(e) => Phase::from_error(e),
+        });
+    });
+}
+
 /// Tells an embedding page that a lesson's measurement ended (`run-finished` with the lesson's
 /// id first, or `error`); does nothing outside an embed. Fields per lesson: docs/embedding.md.
 pub fn report<T, E: std::fmt::Display>(

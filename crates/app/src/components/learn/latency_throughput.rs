@@ -75,62 +75,49 @@ pub fn Body() -> Html {
     let onclick = {
         let phase = phase.clone();
         Callback::from(move |_| {
-            let phase = phase.clone();
             let total = SIZES.len() as u32;
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = async {
-                    let kernel = gpu_runtime::kernel(GPU_KERNEL)
-                        .ok_or_else(|| GpuError::Shader(GPU_KERNEL.into()))?;
-                    let (gpu, _) = session::gpu(software).await?;
-                    // Compile before timing: a race should not charge the GPU for that.
-                    gpu.pipeline(kernel).await?;
-                    let mut rows = Vec::new();
-                    for (i, &n) in SIZES.iter().enumerate() {
-                        common::yield_to_browser().await;
-                        let cpu_ms = time_cpu(n)?;
-                        let mut gpu_ms = f64::INFINITY;
-                        for _ in 0..TRIES {
-                            let size = MatmulSize::new(n, n, n);
-                            let v =
-                                run_matmul_verified(&gpu, kernel, size, 1, &RunOptions::default())
-                                    .await?;
-                            if !v.verdict.ok {
-                                return Err(GpuError::Dispatch(format!(
-                                    "{GPU_KERNEL} {n}: {:?}",
-                                    v.verdict.first_failure
-                                )));
-                            }
-                            gpu_ms = gpu_ms.min(v.timing.upload_ms + v.timing.submit_to_result_ms);
+            let reporting: common::Reporting<Vec<Row>> = ("latency-throughput", |rows| {
+                use crate::embed::Field;
+                let rows = rows
+                    .iter()
+                    .map(|r| {
+                        vec![
+                            ("n", Field::Num(r.n as f64)),
+                            ("cpuMs", Field::Num(r.cpu_ms)),
+                            ("gpuMs", Field::Num(r.gpu_ms)),
+                        ]
+                    })
+                    .collect();
+                // Every GPU result was checked against the CPU reference (else an error).
+                vec![("rows", Field::List(rows)), ("verified", Field::Bool(true))]
+            });
+            common::measure(&phase, total, Some(reporting), move |p| async move {
+                let kernel = gpu_runtime::kernel(GPU_KERNEL)
+                    .ok_or_else(|| GpuError::Shader(GPU_KERNEL.into()))?;
+                let (gpu, _) = session::gpu(software).await?;
+                // Compile before timing: a race should not charge the GPU for that.
+                gpu.pipeline(kernel).await?;
+                let mut rows = Vec::new();
+                for (i, &n) in SIZES.iter().enumerate() {
+                    common::yield_to_browser().await;
+                    let cpu_ms = time_cpu(n)?;
+                    let mut gpu_ms = f64::INFINITY;
+                    for _ in 0..TRIES {
+                        let size = MatmulSize::new(n, n, n);
+                        let v = run_matmul_verified(&gpu, kernel, size, 1, &RunOptions::default())
+                            .await?;
+                        if !v.verdict.ok {
+                            return Err(GpuError::Dispatch(format!(
+                                "{GPU_KERNEL} {n}: {:?}",
+                                v.verdict.first_failure
+                            )));
                         }
-                        rows.push(Row { n, cpu_ms, gpu_ms });
-                        phase.set(Phase::Running {
-                            done: i as u32 + 1,
-                            total,
-                        });
+                        gpu_ms = gpu_ms.min(v.timing.upload_ms + v.timing.submit_to_result_ms);
                     }
-                    Ok(rows)
+                    rows.push(Row { n, cpu_ms, gpu_ms });
+                    p.set(i as u32 + 1);
                 }
-                .await;
-                common::report("latency-throughput", &result, |rows: &Vec<Row>| {
-                    use crate::embed::Field;
-                    let rows = rows
-                        .iter()
-                        .map(|r| {
-                            vec![
-                                ("n", Field::Num(r.n as f64)),
-                                ("cpuMs", Field::Num(r.cpu_ms)),
-                                ("gpuMs", Field::Num(r.gpu_ms)),
-                            ]
-                        })
-                        .collect();
-                    // Every GPU result was checked against the CPU reference (else an error).
-                    vec![("rows", Field::List(rows)), ("verified", Field::Bool(true))]
-                });
-                phase.set(match result {
-                    Ok(rows) => Phase::Done(rows),
-                    Err(e) => Phase::from_error(e),
-                });
+                Ok(rows)
             });
         })
     };

@@ -33,48 +33,36 @@ pub fn Body() -> Html {
     let onclick = {
         let phase = phase.clone();
         Callback::from(move |_| {
-            let phase = phase.clone();
             let total = STRIDES.len() as u32;
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
+            let reporting: common::Reporting<Vec<(u32, f64)>> = ("memory", |points| {
+                use crate::embed::Field;
+                let points = points
+                    .iter()
+                    .map(|&(stride, gbs)| {
+                        vec![
+                            ("stride", Field::Num(stride as f64)),
+                            ("gbPerSecond", Field::Num(gbs)),
+                        ]
+                    })
+                    .collect();
+                vec![("points", Field::List(points))]
+            });
+            common::measure(&phase, total, Some(reporting), move |p| async move {
                 let opts = RunOptions {
                     warmup: 1,
                     repetitions: 3,
                 };
-                let result = async {
-                    let (gpu, _) = session::gpu(software).await?;
-                    let data = measure::input(elements(software) as usize);
-                    // One untimed pass first: allocation and first-touch costs would otherwise
-                    // land on stride 1.
-                    measure::strided_read(&gpu, &data, 1, &RunOptions::default()).await?;
-                    let mut points = Vec::new();
-                    for (i, &s) in STRIDES.iter().enumerate() {
-                        points.push((s, measure::strided_read(&gpu, &data, s, &opts).await?));
-                        phase.set(Phase::Running {
-                            done: i as u32 + 1,
-                            total,
-                        });
-                    }
-                    Ok(points)
+                let (gpu, _) = session::gpu(software).await?;
+                let data = measure::input(elements(software) as usize);
+                // One untimed pass first: allocation and first-touch costs would otherwise
+                // land on stride 1.
+                measure::strided_read(&gpu, &data, 1, &RunOptions::default()).await?;
+                let mut points = Vec::new();
+                for (i, &s) in STRIDES.iter().enumerate() {
+                    points.push((s, measure::strided_read(&gpu, &data, s, &opts).await?));
+                    p.set(i as u32 + 1);
                 }
-                .await;
-                common::report("memory", &result, |points: &Vec<(u32, f64)>| {
-                    use crate::embed::Field;
-                    let points = points
-                        .iter()
-                        .map(|&(stride, gbs)| {
-                            vec![
-                                ("stride", Field::Num(stride as f64)),
-                                ("gbPerSecond", Field::Num(gbs)),
-                            ]
-                        })
-                        .collect();
-                    vec![("points", Field::List(points))]
-                });
-                phase.set(match result {
-                    Ok(p) => Phase::Done(p),
-                    Err(e) => Phase::from_error(e),
-                });
+                Ok(points)
             });
         })
     };

@@ -98,7 +98,6 @@ fn sig(x: f64) -> String {
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
-    let number = use_state(|| "0.1".to_string());
     let n_text = use_state(|| "128".to_string());
     let phase = use_state(|| Phase::<ErrorResult>::Idle);
     let Some(ctx) = ctx else {
@@ -108,8 +107,112 @@ pub fn Body() -> Html {
     let software = matches!(webgpu, Ok(true));
     let has_f16 = webgpu.is_ok() && common::adapter_has(&ctx, "shader-f16");
 
-    // The formats table, computed.
-    let table = html! {
+    // f16 inputs in a matmul.
+    let n = common::parse_in(&n_text, 1, MAX_N);
+    let n_error = n
+        .as_ref()
+        .err()
+        .map(|k| common::parse_message(&ctx, k, 1, MAX_N));
+    let onclick = {
+        let phase = phase.clone();
+        let n = n.clone().ok();
+        Callback::from(move |_| {
+            let Some(n) = n else {
+                return;
+            };
+            let total = if has_f16 { 2 } else { 1 };
+            let reporting: common::Reporting<ErrorResult> = ("precision", |r| {
+                use crate::embed::Field;
+                let mut f = vec![
+                    ("n", Field::Num(r.n as f64)),
+                    ("cpuMaxRelError", Field::Num(r.cpu_max_rel)),
+                    ("cpuMeanRelError", Field::Num(r.cpu_mean_rel)),
+                ];
+                if let Some((f32_ms, f16_ms, f16_err)) = r.gpu {
+                    f.push(("gpuF32Ms", Field::Num(f32_ms)));
+                    f.push(("gpuF16Ms", Field::Num(f16_ms)));
+                    f.push(("gpuF16MaxRelError", Field::Num(f16_err)));
+                }
+                f
+            });
+            common::measure(&phase, total, Some(reporting), move |p| async move {
+                common::yield_to_browser().await;
+                let (cpu_max_rel, cpu_mean_rel) = cpu_error(n);
+                p.set(1);
+                let gpu = if has_f16 {
+                    let (gpu, _) = session::gpu(software).await?;
+                    let size = MatmulSize::new(n, n, n);
+                    let opts = RunOptions {
+                        warmup: 1,
+                        repetitions: 3,
+                    };
+                    let k32 = gpu_runtime::kernel(F32_STAGE)
+                        .ok_or_else(|| gpu_runtime::GpuError::Shader(F32_STAGE.into()))?;
+                    let k16 = gpu_runtime::kernel(F16_STAGE)
+                        .ok_or_else(|| gpu_runtime::GpuError::Shader(F16_STAGE.into()))?;
+                    let a = run_matmul_verified(&gpu, k32, size, 1, &opts).await?;
+                    let b = run_matmul_verified(&gpu, k16, size, 1, &opts).await?;
+                    Some((
+                        a.timing.kernel_ms(),
+                        b.timing.kernel_ms(),
+                        b.verdict.max_rel_error,
+                    ))
+                } else {
+                    None
+                };
+                Ok(ErrorResult {
+                    n,
+                    cpu_max_rel,
+                    cpu_mean_rel,
+                    gpu,
+                })
+            });
+        })
+    };
+    let running = phase.running();
+    let f16_reason = match &webgpu {
+        Err(_) => ctx.t("lesson.precision.gpu_no_webgpu"),
+        Ok(_) if !has_f16 => ctx.t("lesson.precision.gpu_no_f16"),
+        Ok(_) => "",
+    };
+    let result = f16_result(&ctx, &phase, f16_reason);
+    html! {
+        <>
+            { common::paras(&ctx, &["lesson.precision.p1", "lesson.precision.p2"]) }
+            { bit_layout(&ctx) }
+            { formats_table(&ctx) }
+            <p class="note">{ ctx.t("lesson.precision.table_note") }</p>
+            { common::correction(&ctx, "lesson.precision.fc_624") }
+            { common::correction(&ctx, "lesson.precision.fc_tf32") }
+            <Rounding />
+            <section class="panel widget" data-widget="f16-error">
+                <h2>{ ctx.t("lesson.precision.widget") }</h2>
+                <p>{ ctx.t("lesson.precision.widget_intro") }</p>
+                { common::number_field(&ctx, "f16-n", "lesson.precision.n", &n_text, n_error, common::text_setter(&n_text)) }
+                <button type="button" class="button primary measure" disabled={running || n.is_err()} {onclick}>
+                    { ctx.t(if running { "lesson.common.measuring" } else { "lesson.common.measure" }) }
+                </button>
+                if !f16_reason.is_empty() && !matches!(*phase, Phase::Done(_)) {
+                    <p class="note">{ f16_reason }</p>
+                }
+                <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={common::probe_state(&ctx)}>{ result }</div>
+            </section>
+            { common::h2(&ctx, "lesson.precision.h_amp") }
+            { common::paras(&ctx, &["lesson.precision.p3"]) }
+            <ol class="amp-lines">
+                { for AMP_LINES.iter().zip(AMP_KEYS).map(|(code, key)| html! {
+                    <li><pre><code>{ *code }</code></pre><p>{ ctx.t(key) }</p></li>
+                }) }
+            </ol>
+            { common::correction(&ctx, "lesson.precision.fc_amp") }
+            { common::try_it(&ctx, "lesson.precision.try", Some(("kernels?stage=matmul-f16", "lesson.precision.try_link"))) }
+        </>
+    }
+}
+
+/// The formats' ranges and precision, computed from their bit counts.
+fn formats_table(ctx: &Ctx) -> Html {
+    html! {
         <div class="table-scroll"><table class="facts formats">
             <thead><tr>
                 <th scope="col">{ ctx.t("lesson.precision.col.format") }</th>
@@ -132,9 +235,17 @@ pub fn Body() -> Html {
             }) }
             </tbody>
         </table></div>
-    };
+    }
+}
 
-    // Round a number to each format.
+/// Round a typed number to each format: what is stored and the relative error.
+#[function_component]
+fn Rounding() -> Html {
+    let ctx = use_context::<Ctx>();
+    let number = use_state(|| "0.1".to_string());
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
     let parsed: Result<f64, &'static str> =
         lessons::precision::parse_typed(&number).map_err(|e| match e {
             TypedError::Empty => "lesson.precision.round.empty",
@@ -170,89 +281,23 @@ pub fn Body() -> Html {
     };
     let round_error = parsed.err().map(|k| ctx.t(k).to_string());
 
-    // f16 inputs in a matmul.
-    let n = common::parse_in(&n_text, 1, MAX_N);
-    let n_error = n
-        .as_ref()
-        .err()
-        .map(|k| common::parse_message(&ctx, k, 1, MAX_N));
-    let onclick = {
-        let phase = phase.clone();
-        let n = n.clone().ok();
-        Callback::from(move |_| {
-            let Some(n) = n else {
-                return;
-            };
-            let phase = phase.clone();
-            let total = if has_f16 { 2 } else { 1 };
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
-                common::yield_to_browser().await;
-                let (cpu_max_rel, cpu_mean_rel) = cpu_error(n);
-                phase.set(Phase::Running { done: 1, total });
-                let gpu = if has_f16 {
-                    let r = async {
-                        let (gpu, _) = session::gpu(software).await?;
-                        let size = MatmulSize::new(n, n, n);
-                        let opts = RunOptions {
-                            warmup: 1,
-                            repetitions: 3,
-                        };
-                        let k32 = gpu_runtime::kernel(F32_STAGE)
-                            .ok_or_else(|| gpu_runtime::GpuError::Shader(F32_STAGE.into()))?;
-                        let k16 = gpu_runtime::kernel(F16_STAGE)
-                            .ok_or_else(|| gpu_runtime::GpuError::Shader(F16_STAGE.into()))?;
-                        let a = run_matmul_verified(&gpu, k32, size, 1, &opts).await?;
-                        let b = run_matmul_verified(&gpu, k16, size, 1, &opts).await?;
-                        Ok::<_, gpu_runtime::GpuError>((
-                            a.timing.kernel_ms(),
-                            b.timing.kernel_ms(),
-                            b.verdict.max_rel_error,
-                        ))
-                    }
-                    .await;
-                    match r {
-                        Ok(v) => Some(v),
-                        Err(e) => {
-                            common::report("precision", &Err::<(), _>(&e), |_| Vec::new());
-                            phase.set(Phase::from_error(e));
-                            return;
-                        }
-                    }
-                } else {
-                    None
-                };
-                let result = ErrorResult {
-                    n,
-                    cpu_max_rel,
-                    cpu_mean_rel,
-                    gpu,
-                };
-                common::report("precision", &Ok::<_, String>(&result), |r| {
-                    use crate::embed::Field;
-                    let mut f = vec![
-                        ("n", Field::Num(r.n as f64)),
-                        ("cpuMaxRelError", Field::Num(r.cpu_max_rel)),
-                        ("cpuMeanRelError", Field::Num(r.cpu_mean_rel)),
-                    ];
-                    if let Some((f32_ms, f16_ms, f16_err)) = r.gpu {
-                        f.push(("gpuF32Ms", Field::Num(f32_ms)));
-                        f.push(("gpuF16Ms", Field::Num(f16_ms)));
-                        f.push(("gpuF16MaxRelError", Field::Num(f16_err)));
-                    }
-                    f
-                });
-                phase.set(Phase::Done(result));
-            });
-        })
-    };
-    let running = phase.running();
-    let f16_reason = match &webgpu {
-        Err(_) => ctx.t("lesson.precision.gpu_no_webgpu"),
-        Ok(_) if !has_f16 => ctx.t("lesson.precision.gpu_no_f16"),
-        Ok(_) => "",
-    };
-    let result = match &*phase {
+    html! {
+        <section class="panel widget" data-widget="rounding">
+            <h2>{ ctx.t("lesson.precision.round.heading") }</h2>
+            <div class={classes!("field", round_error.is_some().then_some("invalid"))}>
+                <label for="round-input">{ ctx.t("lesson.precision.round.label") }</label>
+                <input id="round-input" type="text" inputmode="decimal" autocomplete="off" value={(*number).clone()}
+                    oninput={common::text_setter(&number)} aria-invalid={round_error.is_some().to_string()} aria-describedby="round-input-error" />
+                <p id="round-input-error" class="field-error" role="alert">{ round_error.unwrap_or_default() }</p>
+            </div>
+            { round_rows }
+        </section>
+    }
+}
+
+/// The f16 widget's result: progress, the error, or the measured table.
+fn f16_result(ctx: &Ctx, phase: &Phase<ErrorResult>, f16_reason: &str) -> Html {
+    match phase {
         Phase::Idle => html! {},
         Phase::Running { done, total } => html! {
             <p class="status checking"><progress max={total.to_string()} value={done.to_string()}></progress>
@@ -284,47 +329,6 @@ pub fn Body() -> Html {
                 }
             </>
         },
-    };
-    html! {
-        <>
-            { common::paras(&ctx, &["lesson.precision.p1", "lesson.precision.p2"]) }
-            { bit_layout(&ctx) }
-            { table }
-            <p class="note">{ ctx.t("lesson.precision.table_note") }</p>
-            { common::correction(&ctx, "lesson.precision.fc_624") }
-            { common::correction(&ctx, "lesson.precision.fc_tf32") }
-            <section class="panel widget" data-widget="rounding">
-                <h2>{ ctx.t("lesson.precision.round.heading") }</h2>
-                <div class={classes!("field", round_error.is_some().then_some("invalid"))}>
-                    <label for="round-input">{ ctx.t("lesson.precision.round.label") }</label>
-                    <input id="round-input" type="text" inputmode="decimal" autocomplete="off" value={(*number).clone()}
-                        oninput={common::text_setter(&number)} aria-invalid={round_error.is_some().to_string()} aria-describedby="round-input-error" />
-                    <p id="round-input-error" class="field-error" role="alert">{ round_error.unwrap_or_default() }</p>
-                </div>
-                { round_rows }
-            </section>
-            <section class="panel widget" data-widget="f16-error">
-                <h2>{ ctx.t("lesson.precision.widget") }</h2>
-                <p>{ ctx.t("lesson.precision.widget_intro") }</p>
-                { common::number_field(&ctx, "f16-n", "lesson.precision.n", &n_text, n_error, common::text_setter(&n_text)) }
-                <button type="button" class="button primary measure" disabled={running || n.is_err()} {onclick}>
-                    { ctx.t(if running { "lesson.common.measuring" } else { "lesson.common.measure" }) }
-                </button>
-                if !f16_reason.is_empty() && !matches!(*phase, Phase::Done(_)) {
-                    <p class="note">{ f16_reason }</p>
-                }
-                <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={common::probe_state(&ctx)}>{ result }</div>
-            </section>
-            { common::h2(&ctx, "lesson.precision.h_amp") }
-            { common::paras(&ctx, &["lesson.precision.p3"]) }
-            <ol class="amp-lines">
-                { for AMP_LINES.iter().zip(AMP_KEYS).map(|(code, key)| html! {
-                    <li><pre><code>{ *code }</code></pre><p>{ ctx.t(key) }</p></li>
-                }) }
-            </ol>
-            { common::correction(&ctx, "lesson.precision.fc_amp") }
-            { common::try_it(&ctx, "lesson.precision.try", Some(("kernels?stage=matmul-f16", "lesson.precision.try_link"))) }
-        </>
     }
 }
 

@@ -104,71 +104,60 @@ pub fn Body() -> Html {
     let onclick = {
         let (phase, stages) = (phase.clone(), stages.clone());
         Callback::from(move |_| {
-            let (phase, stages) = (phase.clone(), stages.clone());
+            let stages = stages.clone();
             let total = 2 + stages.len() as u32;
-            phase.set(Phase::Running { done: 0, total });
-            wasm_bindgen_futures::spawn_local(async move {
+            let reporting: common::Reporting<Measured> = ("roofline", |m| {
+                use crate::embed::Field;
+                let points = m
+                    .points
+                    .iter()
+                    .map(|p| {
+                        vec![
+                            ("kernel", Field::Str(p.id.into())),
+                            ("intensity", Field::Num(p.ai)),
+                            ("gflops", Field::Num(p.gflops)),
+                            ("verified", Field::Bool(true)),
+                        ]
+                    })
+                    .collect();
+                vec![
+                    ("n", Field::Num(m.n as f64)),
+                    ("gbPerSecond", Field::Num(m.roof.gb_per_s)),
+                    ("peakGflops", Field::Num(m.roof.gflop_per_s)),
+                    ("points", Field::List(points)),
+                ]
+            });
+            common::measure(&phase, total, Some(reporting), move |pr| async move {
                 let p = plan(software);
-                let result = async {
-                    let (gpu, _) = session::gpu(software).await?;
-                    let bw = measure::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
-                    phase.set(Phase::Running { done: 1, total });
-                    let peak = measure::fma_rate(&gpu, p.fma_threads, p.fma_iters, &p.opts).await?;
-                    phase.set(Phase::Running { done: 2, total });
-                    let mut points = Vec::new();
-                    for (i, (stage, k)) in stages.iter().enumerate() {
-                        let size = MatmulSize::new(p.n, p.n, p.n);
-                        let v = run_matmul_verified(&gpu, k, size, 1, &p.opts).await?;
-                        if v.verdict.ok {
-                            let bytes =
-                                roofline::matmul_bytes(tiling(k), p.n, p.n, p.n, input_bytes(k));
-                            points.push(Point {
-                                id: k.id,
-                                stage: *stage,
-                                ai: roofline::intensity(size.flops(), bytes),
-                                gflops: v.gflops(),
-                            });
-                        }
-                        phase.set(Phase::Running {
-                            done: 3 + i as u32,
-                            total,
+                let (gpu, _) = session::gpu(software).await?;
+                let bw = measure::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
+                pr.set(1);
+                let peak = measure::fma_rate(&gpu, p.fma_threads, p.fma_iters, &p.opts).await?;
+                pr.set(2);
+                let mut points = Vec::new();
+                for (i, (stage, k)) in stages.iter().enumerate() {
+                    let size = MatmulSize::new(p.n, p.n, p.n);
+                    let v = run_matmul_verified(&gpu, k, size, 1, &p.opts).await?;
+                    if v.verdict.ok {
+                        let bytes =
+                            roofline::matmul_bytes(tiling(k), p.n, p.n, p.n, input_bytes(k));
+                        points.push(Point {
+                            id: k.id,
+                            stage: *stage,
+                            ai: roofline::intensity(size.flops(), bytes),
+                            gflops: v.gflops(),
                         });
                     }
-                    Ok(Measured {
-                        roof: Roof {
-                            gb_per_s: bw,
-                            gflop_per_s: peak,
-                        },
-                        n: p.n,
-                        points,
-                    })
+                    pr.set(3 + i as u32);
                 }
-                .await;
-                common::report("roofline", &result, |m: &Measured| {
-                    use crate::embed::Field;
-                    let points = m
-                        .points
-                        .iter()
-                        .map(|p| {
-                            vec![
-                                ("kernel", Field::Str(p.id.into())),
-                                ("intensity", Field::Num(p.ai)),
-                                ("gflops", Field::Num(p.gflops)),
-                                ("verified", Field::Bool(true)),
-                            ]
-                        })
-                        .collect();
-                    vec![
-                        ("n", Field::Num(m.n as f64)),
-                        ("gbPerSecond", Field::Num(m.roof.gb_per_s)),
-                        ("peakGflops", Field::Num(m.roof.gflop_per_s)),
-                        ("points", Field::List(points)),
-                    ]
-                });
-                phase.set(match result {
-                    Ok(m) => Phase::Done(m),
-                    Err(e) => Phase::from_error(e),
-                });
+                Ok(Measured {
+                    roof: Roof {
+                        gb_per_s: bw,
+                        gflop_per_s: peak,
+                    },
+                    n: p.n,
+                    points,
+                })
             });
         })
     };

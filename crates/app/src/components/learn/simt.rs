@@ -15,6 +15,16 @@ struct Result2 {
     uniform_ms: f64,
 }
 
+fn report_fields(r: &Result2) -> crate::embed::Report {
+    use crate::embed::Field;
+    let (d, u) = (r.divergent_ms, r.uniform_ms);
+    vec![
+        ("divergentMs", Field::Num(d)),
+        ("uniformMs", Field::Num(u)),
+        ("ratio", Field::Num(if u > 0.0 { d / u } else { f64::NAN })),
+    ]
+}
+
 /// (threads, iterations per thread): small on software adapters, which are slow.
 fn workload(software: bool) -> (u32, u32) {
     if software {
@@ -35,35 +45,24 @@ pub fn Body() -> Html {
     let onclick = {
         let phase = phase.clone();
         Callback::from(move |_| {
-            let phase = phase.clone();
-            phase.set(Phase::Running { done: 0, total: 1 });
-            wasm_bindgen_futures::spawn_local(async move {
-                let (threads, iters) = workload(software);
-                let opts = RunOptions {
-                    warmup: 1,
-                    repetitions: 3,
-                };
-                let result = async {
+            common::measure(
+                &phase,
+                1,
+                Some(("simt", report_fields)),
+                move |_| async move {
+                    let (threads, iters) = workload(software);
+                    let opts = RunOptions {
+                        warmup: 1,
+                        repetitions: 3,
+                    };
                     let (gpu, _) = session::gpu(software).await?;
-                    measure::divergence(&gpu, threads, iters, &opts).await
-                }
-                .await;
-                common::report("simt", &result, |&(d, u): &(f64, f64)| {
-                    use crate::embed::Field;
-                    vec![
-                        ("divergentMs", Field::Num(d)),
-                        ("uniformMs", Field::Num(u)),
-                        ("ratio", Field::Num(if u > 0.0 { d / u } else { f64::NAN })),
-                    ]
-                });
-                phase.set(match result {
-                    Ok((d, u)) => Phase::Done(Result2 {
+                    let (d, u) = measure::divergence(&gpu, threads, iters, &opts).await?;
+                    Ok(Result2 {
                         divergent_ms: d,
                         uniform_ms: u,
-                    }),
-                    Err(e) => Phase::from_error(e),
-                });
-            });
+                    })
+                },
+            );
         })
     };
     let done = |r: &Result2| {

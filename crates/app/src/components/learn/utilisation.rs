@@ -12,6 +12,17 @@ use crate::session;
 
 const MAX_DISPATCHES: u32 = 1024;
 
+fn report_fields(c: &LaunchCosts) -> crate::embed::Report {
+    use crate::embed::Field;
+    vec![
+        ("dispatches", Field::Num(c.dispatches as f64)),
+        ("fusedMs", Field::Num(c.fused_ms)),
+        ("oneSubmitMs", Field::Num(c.one_submit_ms)),
+        ("separateMs", Field::Num(c.separate_ms)),
+        ("perDispatchUs", Field::Num(c.per_dispatch_us())),
+    ]
+}
+
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
@@ -33,41 +44,20 @@ pub fn Body() -> Html {
             let Some(dispatches) = parsed else {
                 return;
             };
-            let phase = phase.clone();
-            phase.set(Phase::Running {
-                done: 0,
-                total: dispatches,
-            });
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = async {
+            common::measure(
+                &phase,
+                dispatches,
+                Some(("utilisation", report_fields)),
+                move |p| async move {
                     let (gpu, _) = session::gpu(software).await?;
-                    let p = phase.clone();
                     measure::launch_costs(&gpu, dispatches, move |done| {
                         if done % 16 == 0 || done == dispatches {
-                            p.set(Phase::Running {
-                                done,
-                                total: dispatches,
-                            });
+                            p.set(done);
                         }
                     })
                     .await
-                }
-                .await;
-                common::report("utilisation", &result, |c: &measure::LaunchCosts| {
-                    use crate::embed::Field;
-                    vec![
-                        ("dispatches", Field::Num(c.dispatches as f64)),
-                        ("fusedMs", Field::Num(c.fused_ms)),
-                        ("oneSubmitMs", Field::Num(c.one_submit_ms)),
-                        ("separateMs", Field::Num(c.separate_ms)),
-                        ("perDispatchUs", Field::Num(c.per_dispatch_us())),
-                    ]
-                });
-                phase.set(match result {
-                    Ok(c) => Phase::Done(c),
-                    Err(e) => Phase::from_error(e),
-                });
-            });
+                },
+            );
         })
     };
     let done = |c: &LaunchCosts| {

@@ -398,45 +398,7 @@ pub fn Body() -> Html {
     let lora_on = val("lora") == "1";
     let per_sample = val("act") == "sample";
 
-    let preset_items = vram::PRESETS
-        .iter()
-        .map(|p| {
-            // Every field starts from the lesson's default (FP16, training, Adam, no LoRA, no
-            // checkpointing), so nothing ticked earlier survives into the preset's total.
-            let mut pairs: Vec<(&'static str, String)> =
-                DEFAULTS.iter().map(|(k, v)| (*k, v.to_string())).collect();
-            pairs.push(("p", params_text(p.params)));
-            match p.activations {
-                Activations::Transformer {
-                    batch,
-                    seq,
-                    layers,
-                    hidden,
-                    heads,
-                } => {
-                    pairs.push(("act", "tf".into()));
-                    for (k, v) in [
-                        ("b", batch),
-                        ("s", seq),
-                        ("l", layers),
-                        ("h", hidden),
-                        ("a", heads),
-                    ] {
-                        pairs.push((k, v.to_string()));
-                    }
-                }
-                Activations::PerSample {
-                    batch,
-                    bytes_per_sample,
-                } => {
-                    pairs.push(("act", "sample".into()));
-                    pairs.push(("b", batch.to_string()));
-                    pairs.push(("mb", (bytes_per_sample / 1e6).to_string()));
-                }
-            }
-            (p.name.to_string(), pairs)
-        })
-        .collect();
+    let preset_items = preset_links();
 
     let dtype_options = form::dtype_options(&ctx);
     let opt_options = Optimiser::ALL
@@ -466,86 +428,7 @@ pub fn Body() -> Html {
         ),
     ];
 
-    let output = match &result {
-        None => html! {
-            <p class="message error" role="alert" data-vram-total="invalid">
-                { general.clone().unwrap_or_else(|| ctx.t("lesson.common.err.fix_fields").to_string()) }
-            </p>
-        },
-        Some(r) => {
-            let total = r.total();
-            let parts = r.parts();
-            let rows = parts
-                .iter()
-                .zip(PART_CLASSES)
-                .filter(|((_, b), _)| *b > 0.0)
-                .map(|((name, b), class)| {
-                    html! {
-                        <tr>
-                            <th scope="row"><span class={classes!("swatch", class)}></span>{ ctx.t(&format!("lesson.vram.part.{name}")) }</th>
-                            <td>{ decimal_bytes(*b) }</td>
-                            <td>{ binary_bytes(*b) }</td>
-                            <td>{ share_text(b / total) }</td>
-                        </tr>
-                    }
-                });
-            let fits = GPUS
-                .iter()
-                .filter(|g| {
-                    ["a100-40", "a100-80", "h100", "h200", "rtx3090", "rtx4090"].contains(&g.id)
-                })
-                .map(|g| {
-                    let cap = g.memory_gb * 1e9;
-                    let share = total / cap;
-                    let (class, key) = if share <= 0.9 {
-                        ("fits", "lesson.vram.fit.yes")
-                    } else if share <= 1.0 {
-                        ("tight", "lesson.vram.fit.tight")
-                    } else {
-                        ("no", "lesson.vram.fit.no")
-                    };
-                    let needed = vram::gpus_needed(total, cap)
-                        .map(|n| n.to_string())
-                        .unwrap_or_default();
-                    html! {
-                        <tr class={classes!("fit", class)} data-gpu={g.id} data-fit={class}>
-                            <th scope="row">{ g.name }</th>
-                            <td>{ format!("{} GB", g.memory_gb) }</td>
-                            <td>{ ctx.t(key) }</td>
-                            <td>{ needed }</td>
-                        </tr>
-                    }
-                });
-            html! {
-                <>
-                    <p class="total" data-vram-total={format!("{total:.0}")}>
-                        { ctx.tf("lesson.vram.total", &[("gb", &decimal_bytes(total)), ("gib", &binary_bytes(total))]) }
-                    </p>
-                    { stacked_bar(&ctx, &parts) }
-                    <table class="data breakdown">
-                        <thead><tr>
-                            <th scope="col">{ ctx.t("lesson.vram.col.part") }</th>
-                            <th scope="col">{ ctx.t("lesson.vram.col.gb") }</th>
-                            <th scope="col">{ ctx.t("lesson.vram.col.gib") }</th>
-                            <th scope="col">{ ctx.t("lesson.vram.col.share") }</th>
-                        </tr></thead>
-                        <tbody>{ for rows }</tbody>
-                    </table>
-                    <h3>{ ctx.t("lesson.vram.fits_heading") }</h3>
-                    <table class="data fits-table">
-                        <thead><tr>
-                            <th scope="col">{ ctx.t("lesson.common.col.gpu") }</th>
-                            <th scope="col">{ ctx.t("lesson.common.col.memory") }</th>
-                            <th scope="col">{ ctx.t("lesson.vram.col.fits") }</th>
-                            <th scope="col">{ ctx.t("lesson.vram.col.needed") }</th>
-                        </tr></thead>
-                        <tbody>{ for fits }</tbody>
-                    </table>
-                    <p class="note">{ ctx.t("lesson.vram.fits_note") }</p>
-                </>
-            }
-        }
-    };
+    let output = estimate_view(&ctx, result.as_ref(), general);
 
     html! {
         <div class="lesson-body lb">
@@ -604,5 +487,133 @@ pub fn Body() -> Html {
             { form::corrections(&ctx, &["lesson.vram.fc54", "lesson.vram.fc56", "lesson.vram.fc58", "lesson.vram.fc59", "lesson.vram.fc29", "lesson.vram.fc65"]) }
             { form::try_it(&ctx, "lesson.vram.try") }
         </div>
+    }
+}
+
+/// Each preset as a link: the lesson's defaults, then the preset's parameters and activations
+/// (so nothing ticked earlier survives into the preset's total).
+fn preset_links() -> Vec<(String, Vec<(&'static str, String)>)> {
+    vram::PRESETS
+        .iter()
+        .map(|p| {
+            // Every field starts from the lesson's default (FP16, training, Adam, no LoRA, no
+            // checkpointing), so nothing ticked earlier survives into the preset's total.
+            let mut pairs: Vec<(&'static str, String)> =
+                DEFAULTS.iter().map(|(k, v)| (*k, v.to_string())).collect();
+            pairs.push(("p", params_text(p.params)));
+            match p.activations {
+                Activations::Transformer {
+                    batch,
+                    seq,
+                    layers,
+                    hidden,
+                    heads,
+                } => {
+                    pairs.push(("act", "tf".into()));
+                    for (k, v) in [
+                        ("b", batch),
+                        ("s", seq),
+                        ("l", layers),
+                        ("h", hidden),
+                        ("a", heads),
+                    ] {
+                        pairs.push((k, v.to_string()));
+                    }
+                }
+                Activations::PerSample {
+                    batch,
+                    bytes_per_sample,
+                } => {
+                    pairs.push(("act", "sample".into()));
+                    pairs.push(("b", batch.to_string()));
+                    pairs.push(("mb", (bytes_per_sample / 1e6).to_string()));
+                }
+            }
+            (p.name.to_string(), pairs)
+        })
+        .collect()
+}
+
+/// The estimate: its total, the breakdown and which GPUs it fits; or why there is none.
+fn estimate_view(ctx: &Ctx, result: Option<&vram::Breakdown>, general: Option<String>) -> Html {
+    match result {
+        None => html! {
+            <p class="message error" role="alert" data-vram-total="invalid">
+                { general.unwrap_or_else(|| ctx.t("lesson.common.err.fix_fields").to_string()) }
+            </p>
+        },
+        Some(r) => {
+            let total = r.total();
+            let parts = r.parts();
+            let rows = parts
+            .iter()
+            .zip(PART_CLASSES)
+            .filter(|((_, b), _)| *b > 0.0)
+            .map(|((name, b), class)| {
+                html! {
+                    <tr>
+                        <th scope="row"><span class={classes!("swatch", class)}></span>{ ctx.t(&format!("lesson.vram.part.{name}")) }</th>
+                        <td>{ decimal_bytes(*b) }</td>
+                        <td>{ binary_bytes(*b) }</td>
+                        <td>{ share_text(b / total) }</td>
+                    </tr>
+                }
+            });
+            let fits = GPUS
+                .iter()
+                .filter(|g| {
+                    ["a100-40", "a100-80", "h100", "h200", "rtx3090", "rtx4090"].contains(&g.id)
+                })
+                .map(|g| {
+                    let cap = g.memory_gb * 1e9;
+                    let share = total / cap;
+                    let (class, key) = if share <= 0.9 {
+                        ("fits", "lesson.vram.fit.yes")
+                    } else if share <= 1.0 {
+                        ("tight", "lesson.vram.fit.tight")
+                    } else {
+                        ("no", "lesson.vram.fit.no")
+                    };
+                    let needed = vram::gpus_needed(total, cap)
+                        .map(|n| n.to_string())
+                        .unwrap_or_default();
+                    html! {
+                        <tr class={classes!("fit", class)} data-gpu={g.id} data-fit={class}>
+                            <th scope="row">{ g.name }</th>
+                            <td>{ format!("{} GB", g.memory_gb) }</td>
+                            <td>{ ctx.t(key) }</td>
+                            <td>{ needed }</td>
+                        </tr>
+                    }
+                });
+            html! {
+                <>
+                    <p class="total" data-vram-total={format!("{total:.0}")}>
+                        { ctx.tf("lesson.vram.total", &[("gb", &decimal_bytes(total)), ("gib", &binary_bytes(total))]) }
+                    </p>
+                    { stacked_bar(ctx, &parts) }
+                    <table class="data breakdown">
+                        <thead><tr>
+                            <th scope="col">{ ctx.t("lesson.vram.col.part") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.gb") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.gib") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.share") }</th>
+                        </tr></thead>
+                        <tbody>{ for rows }</tbody>
+                    </table>
+                    <h3>{ ctx.t("lesson.vram.fits_heading") }</h3>
+                    <table class="data fits-table">
+                        <thead><tr>
+                            <th scope="col">{ ctx.t("lesson.common.col.gpu") }</th>
+                            <th scope="col">{ ctx.t("lesson.common.col.memory") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.fits") }</th>
+                            <th scope="col">{ ctx.t("lesson.vram.col.needed") }</th>
+                        </tr></thead>
+                        <tbody>{ for fits }</tbody>
+                    </table>
+                    <p class="note">{ ctx.t("lesson.vram.fits_note") }</p>
+                </>
+            }
+        }
     }
 }
