@@ -451,74 +451,7 @@ pub fn KernelEditor() -> Html {
             let state = state.clone();
             let ctx2 = ctx.clone();
             let (original, source) = ((*original).clone(), state.source.clone());
-            // naga compares the bindings and entry point with the original's first: a
-            // mismatch is named in words and nothing reaches the GPU. Then the browser's own
-            // compiler gives its messages (shown beside naga's); errors there stop the run.
-            let work = async move {
-                if let Ok(problems) =
-                    super::code_editor::binding_check(&original, &source, kernel.entry_point).await
-                {
-                    if !problems.is_empty() {
-                        return (Vec::new(), Err(RunError::Bindings(problems)));
-                    }
-                }
-                let gpu = match session::gpu(software).await {
-                    Ok((g, _)) => g,
-                    Err(e) => return (Vec::new(), Err(RunError::Gpu(e))),
-                };
-                let browser: Vec<PlacedMessage> = gpu
-                    .compilation_messages(&edited)
-                    .await
-                    .iter()
-                    .map(|m| {
-                        use gpu_runtime::wgpu::CompilationMessageType as T;
-                        PlacedMessage {
-                            note: m.message_type == T::Info,
-                            ..browser_message(
-                                &source,
-                                m.location.map_or(0, |l| l.line_number),
-                                m.location.map(|l| l.offset as usize),
-                                &m.message,
-                                m.message_type != T::Error,
-                            )
-                        }
-                    })
-                    .collect();
-                if browser.iter().any(|m| !m.warning) {
-                    return (browser, Err(RunError::Compiler));
-                }
-                // Every loop of the learner's kernel gets an iteration budget (the browser's
-                // messages above are about the learner's own text, so their lines are right).
-                let budgeted = match crate::edit_target::loop_budget_for(target, size) {
-                    Some(b) if super::edit_run::takes_loop_flag(target) => {
-                        match super::code_editor::budget_loops(&source, b).await {
-                            Ok(k) => Some(k),
-                            Err(e) => return (browser, Err(RunError::Budget(e))),
-                        }
-                    }
-                    _ => None,
-                };
-                let (edited, flag) = match &budgeted {
-                    Some(k) => (
-                        edited.with_source(k.source.clone()),
-                        Some((k.flag_binding, k.flag_words)),
-                    ),
-                    None => (edited, None),
-                };
-                let r = run_target(target, edited, size, ctl, software, flag)
-                    .await
-                    .map_err(RunError::Gpu)
-                    .and_then(|run| {
-                        match budgeted.as_ref().and_then(|k| k.stopped_line(&run.flag)) {
-                            Some(line) => Err(RunError::LoopStopped {
-                                line,
-                                budget: budgeted.as_ref().map_or(0, |k| k.budget),
-                            }),
-                            None => Ok(run),
-                        }
-                    });
-                (browser, r)
-            };
+            let work = check_and_run(target, edited, original, source, size, software, ctl);
             let target_id = target.id();
             run_with_timeout(work, flag, limit_ms, move |r| {
                 let (browser, r) = match r {
@@ -532,49 +465,13 @@ pub fn KernelEditor() -> Html {
                     _ => browser,
                 };
                 state.dispatch(Action::Compiler(placed));
-                crate::embed::report(match &r {
-                    Some(Ok(run)) => Ok(editor_report(target_id, size, run)),
-                    None => Err("timed out".into()),
-                    Some(Err(RunError::Gpu(e))) => Err(e.to_string()),
-                    Some(Err(RunError::Bindings(_))) => Err("binding mismatch".into()),
-                    Some(Err(RunError::Compiler)) => Err("compile error".into()),
-                    Some(Err(RunError::Budget(e))) => Err(e.clone()),
-                    Some(Err(RunError::LoopStopped { .. })) => Err("loop budget spent".into()),
-                });
-                let o = match r {
-                    None => Outcome::TimedOut(limit_ms),
-                    Some(Ok(run)) => Outcome::Done(Box::new(run)),
-                    Some(Err(RunError::Gpu(GpuError::Cancelled))) => Outcome::Idle,
-                    Some(Err(RunError::Gpu(e))) => Outcome::Failed(error_text(&ctx2, &e)),
-                    Some(Err(RunError::Bindings(p))) => Outcome::Bindings(p),
-                    Some(Err(RunError::Compiler)) => {
-                        Outcome::Failed(ctx2.t("editor.browser.rejected").to_string())
-                    }
-                    Some(Err(RunError::Budget(e))) => {
-                        Outcome::Failed(ctx2.tf("editor.loop_budget_failed", &[("why", &e)]))
-                    }
-                    Some(Err(RunError::LoopStopped { line, budget })) => {
-                        Outcome::LoopStopped { line, budget }
-                    }
-                };
+                crate::embed::report(run_report(target_id, size, &r));
+                let o = run_outcome(&ctx2, limit_ms, r);
                 state.dispatch(Action::Outcome(o));
             });
         })
     };
 
-    let groups = GROUPS.iter().map(|&f| {
-        let links = targets.iter().filter(|t| t.family() == f).map(|t| {
-            html! {
-                <li><a href={href(&ctx, t.id())} aria-current={(t.id() == target.id()).then_some("page")}>{ ctx.t(&t.title_key()) }</a></li>
-            }
-        });
-        html! {
-            <li class="editor-group">
-                <span class="editor-group-name">{ ctx.t(group_key(f)) }</span>
-                <ul class="editor-stages">{ for links }</ul>
-            </li>
-        }
-    });
     let unknown = requested.filter(|id| id != target.id()).map(|id| {
         let id: String = id.chars().take(40).collect();
         html! { <p class="message error" role="alert">{ ctx.tf("ladder.unknown_stage", &[("name", &id)]) }</p> }
@@ -607,7 +504,7 @@ pub fn KernelEditor() -> Html {
             <p><a class="scratch-link" href={format!("#/editor?lang={}&scratch", ctx.lang.code())}>{ ctx.t("scratch.open") }</a></p>
             { for unknown }
             { for shared_error }
-            <nav aria-label={ctx.t("editor.stages")}><ul class="editor-groups">{ for groups }</ul></nav>
+            { stage_nav(&ctx, &targets, target) }
             <h2>{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
             { for context }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
@@ -947,4 +844,138 @@ pub fn loop_stopped_text(ctx: &Ctx, line: u32, budget: u32) -> String {
             ("budget", &format::count(u64::from(budget))),
         ],
     )
+}
+
+/// What Run does after the editor's own check: naga compares the bindings and entry point
+/// with the original's (a mismatch is named in words and nothing reaches the GPU); then the
+/// browser's compiler gives its messages (shown beside naga's; errors stop the run); then the
+/// loops get their budget and the edited kernel runs beside the original. Returns the
+/// browser's messages with the result.
+async fn check_and_run(
+    target: Target,
+    edited: gpu_runtime::KernelSpec,
+    original: String,
+    source: String,
+    size: Option<cpu_kernels::matmul::MatmulSize>,
+    software: bool,
+    ctl: RunControl,
+) -> (Vec<PlacedMessage>, Result<EditedRun, RunError>) {
+    if let Ok(problems) =
+        super::code_editor::binding_check(&original, &source, edited.entry_point).await
+    {
+        if !problems.is_empty() {
+            return (Vec::new(), Err(RunError::Bindings(problems)));
+        }
+    }
+    let gpu = match session::gpu(software).await {
+        Ok((g, _)) => g,
+        Err(e) => return (Vec::new(), Err(RunError::Gpu(e))),
+    };
+    let browser: Vec<PlacedMessage> = gpu
+        .compilation_messages(&edited)
+        .await
+        .iter()
+        .map(|m| {
+            use gpu_runtime::wgpu::CompilationMessageType as T;
+            PlacedMessage {
+                note: m.message_type == T::Info,
+                ..browser_message(
+                    &source,
+                    m.location.map_or(0, |l| l.line_number),
+                    m.location.map(|l| l.offset as usize),
+                    &m.message,
+                    m.message_type != T::Error,
+                )
+            }
+        })
+        .collect();
+    if browser.iter().any(|m| !m.warning) {
+        return (browser, Err(RunError::Compiler));
+    }
+    // Every loop of the learner's kernel gets an iteration budget (the browser's
+    // messages above are about the learner's own text, so their lines are right).
+    let budgeted = match crate::edit_target::loop_budget_for(target, size) {
+        Some(b) if super::edit_run::takes_loop_flag(target) => {
+            match super::code_editor::budget_loops(&source, b).await {
+                Ok(k) => Some(k),
+                Err(e) => return (browser, Err(RunError::Budget(e))),
+            }
+        }
+        _ => None,
+    };
+    let (edited, flag) = match &budgeted {
+        Some(k) => (
+            edited.with_source(k.source.clone()),
+            Some((k.flag_binding, k.flag_words)),
+        ),
+        None => (edited, None),
+    };
+    let r = run_target(target, edited, size, ctl, software, flag)
+        .await
+        .map_err(RunError::Gpu)
+        .and_then(
+            |run| match budgeted.as_ref().and_then(|k| k.stopped_line(&run.flag)) {
+                Some(line) => Err(RunError::LoopStopped {
+                    line,
+                    budget: budgeted.as_ref().map_or(0, |k| k.budget),
+                }),
+                None => Ok(run),
+            },
+        );
+    (browser, r)
+}
+
+/// What a run reports to an embedding page (`None`: it timed out).
+fn run_report(
+    target_id: &str,
+    size: Option<cpu_kernels::matmul::MatmulSize>,
+    r: &Option<Result<EditedRun, RunError>>,
+) -> Result<crate::embed::Report, String> {
+    match r {
+        Some(Ok(run)) => Ok(editor_report(target_id, size, run)),
+        None => Err("timed out".into()),
+        Some(Err(RunError::Gpu(e))) => Err(e.to_string()),
+        Some(Err(RunError::Bindings(_))) => Err("binding mismatch".into()),
+        Some(Err(RunError::Compiler)) => Err("compile error".into()),
+        Some(Err(RunError::Budget(e))) => Err(e.clone()),
+        Some(Err(RunError::LoopStopped { .. })) => Err("loop budget spent".into()),
+    }
+}
+
+/// What a run shows (`None`: the watchdog stopped it after `limit_ms`).
+fn run_outcome(ctx: &Ctx, limit_ms: u32, r: Option<Result<EditedRun, RunError>>) -> Outcome {
+    match r {
+        None => Outcome::TimedOut(limit_ms),
+        Some(Ok(run)) => Outcome::Done(Box::new(run)),
+        Some(Err(RunError::Gpu(GpuError::Cancelled))) => Outcome::Idle,
+        Some(Err(RunError::Gpu(e))) => Outcome::Failed(error_text(ctx, &e)),
+        Some(Err(RunError::Bindings(p))) => Outcome::Bindings(p),
+        Some(Err(RunError::Compiler)) => {
+            Outcome::Failed(ctx.t("editor.browser.rejected").to_string())
+        }
+        Some(Err(RunError::Budget(e))) => {
+            Outcome::Failed(ctx.tf("editor.loop_budget_failed", &[("why", &e)]))
+        }
+        Some(Err(RunError::LoopStopped { line, budget })) => Outcome::LoopStopped { line, budget },
+    }
+}
+
+/// The stages one can edit, by family, the one shown marked.
+fn stage_nav(ctx: &Ctx, targets: &[Target], target: Target) -> Html {
+    let groups = GROUPS.iter().map(|&f| {
+        let links = targets.iter().filter(|t| t.family() == f).map(|t| {
+            html! {
+                <li><a href={href(ctx, t.id())} aria-current={(t.id() == target.id()).then_some("page")}>{ ctx.t(&t.title_key()) }</a></li>
+            }
+        });
+        html! {
+            <li class="editor-group">
+                <span class="editor-group-name">{ ctx.t(group_key(f)) }</span>
+                <ul class="editor-stages">{ for links }</ul>
+            </li>
+        }
+    });
+    html! {
+        <nav aria-label={ctx.t("editor.stages")}><ul class="editor-groups">{ for groups }</ul></nav>
+    }
 }

@@ -301,6 +301,91 @@ fn content_height() -> u32 {
         .max(0.0) as u32
 }
 
+/// Connects the embed to its host page: the `message` listener, the reporter that sends a
+/// run's result, and the size observer. Returns what disconnects them.
+fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
+    let listener = {
+        let shared = shared.clone();
+        gloo::events::EventListener::new(&gloo::utils::window(), "message", move |e| {
+            if let Some(e) = e.dyn_ref::<web_sys::MessageEvent>() {
+                handle(&shared, e);
+            }
+        })
+    };
+    {
+        let shared = shared.clone();
+        api::set_reporter(Some(Box::new(move |result| {
+            let (allowed, widget, pending) = {
+                let mut s = shared.borrow_mut();
+                (s.allowed.clone(), s.widget.id, s.pending.take())
+            };
+            let id = pending.flatten();
+            let json = match result {
+                Ok(results) => Out::RunFinished {
+                    id: id.as_ref(),
+                    widget,
+                    results: &results,
+                }
+                .to_json(),
+                Err(message) => Out::Error {
+                    id: id.as_ref(),
+                    code: "run-failed",
+                    message: &message,
+                }
+                .to_json(),
+            };
+            post(&allowed, &json);
+        })));
+    }
+    // The content's height goes to the host at most once per animation frame (the
+    // observer only asks for a frame; the frame measures) and only when it changed, so
+    // a burst of layout changes inside one frame is one message, not a bounce.
+    let last = Rc::new(RefCell::new(0u32));
+    let pending = Rc::new(RefCell::new(None::<i32>));
+    let on_frame = {
+        let (shared, pending) = (shared.clone(), pending.clone());
+        Closure::<dyn FnMut()>::new(move || {
+            *pending.borrow_mut() = None;
+            let h = content_height();
+            if h != *last.borrow() {
+                *last.borrow_mut() = h;
+                let allowed = shared.borrow().allowed.clone();
+                post(&allowed, &Out::Resize { height: h }.to_json());
+                post_lti(&allowed, h);
+            }
+        })
+    };
+    let on_resize = {
+        let pending = pending.clone();
+        let frame: js_sys::Function = on_frame
+            .as_ref()
+            .unchecked_ref::<js_sys::Function>()
+            .clone();
+        Closure::<dyn FnMut()>::new(move || {
+            if pending.borrow().is_none() {
+                *pending.borrow_mut() = gloo::utils::window().request_animation_frame(&frame).ok();
+            }
+        })
+    };
+    let observer = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()).ok();
+    if let (Some(o), Some(main)) = (&observer, gloo::utils::document().get_element_by_id("main")) {
+        o.observe(&main);
+    }
+    move || {
+        drop(listener);
+        api::set_reporter(None);
+        if let Some(o) = observer {
+            o.disconnect();
+        }
+        // A frame asked for and not yet run would call a dropped closure.
+        if let Some(id) = pending.borrow_mut().take() {
+            let _ = gloo::utils::window().cancel_animation_frame(id);
+        }
+        drop(on_resize);
+        drop(on_frame);
+    }
+}
+
 #[function_component]
 pub fn EmbedHost(props: &EmbedHostProps) -> Html {
     let ctx = use_context::<Ctx>();
@@ -362,91 +447,7 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
     {
         // Listener, reporter and size observer live as long as the embed.
         let shared = shared_now.clone();
-        use_effect_with((), move |_| {
-            let listener = {
-                let shared = shared.clone();
-                gloo::events::EventListener::new(&gloo::utils::window(), "message", move |e| {
-                    if let Some(e) = e.dyn_ref::<web_sys::MessageEvent>() {
-                        handle(&shared, e);
-                    }
-                })
-            };
-            {
-                let shared = shared.clone();
-                api::set_reporter(Some(Box::new(move |result| {
-                    let (allowed, widget, pending) = {
-                        let mut s = shared.borrow_mut();
-                        (s.allowed.clone(), s.widget.id, s.pending.take())
-                    };
-                    let id = pending.flatten();
-                    let json = match result {
-                        Ok(results) => Out::RunFinished {
-                            id: id.as_ref(),
-                            widget,
-                            results: &results,
-                        }
-                        .to_json(),
-                        Err(message) => Out::Error {
-                            id: id.as_ref(),
-                            code: "run-failed",
-                            message: &message,
-                        }
-                        .to_json(),
-                    };
-                    post(&allowed, &json);
-                })));
-            }
-            // The content's height goes to the host at most once per animation frame (the
-            // observer only asks for a frame; the frame measures) and only when it changed, so
-            // a burst of layout changes inside one frame is one message, not a bounce.
-            let last = Rc::new(RefCell::new(0u32));
-            let pending = Rc::new(RefCell::new(None::<i32>));
-            let on_frame = {
-                let (shared, pending) = (shared.clone(), pending.clone());
-                Closure::<dyn FnMut()>::new(move || {
-                    *pending.borrow_mut() = None;
-                    let h = content_height();
-                    if h != *last.borrow() {
-                        *last.borrow_mut() = h;
-                        let allowed = shared.borrow().allowed.clone();
-                        post(&allowed, &Out::Resize { height: h }.to_json());
-                        post_lti(&allowed, h);
-                    }
-                })
-            };
-            let on_resize = {
-                let pending = pending.clone();
-                let frame: js_sys::Function = on_frame
-                    .as_ref()
-                    .unchecked_ref::<js_sys::Function>()
-                    .clone();
-                Closure::<dyn FnMut()>::new(move || {
-                    if pending.borrow().is_none() {
-                        *pending.borrow_mut() =
-                            gloo::utils::window().request_animation_frame(&frame).ok();
-                    }
-                })
-            };
-            let observer = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()).ok();
-            if let (Some(o), Some(main)) =
-                (&observer, gloo::utils::document().get_element_by_id("main"))
-            {
-                o.observe(&main);
-            }
-            move || {
-                drop(listener);
-                api::set_reporter(None);
-                if let Some(o) = observer {
-                    o.disconnect();
-                }
-                // A frame asked for and not yet run would call a dropped closure.
-                if let Some(id) = pending.borrow_mut().take() {
-                    let _ = gloo::utils::window().cancel_animation_frame(id);
-                }
-                drop(on_resize);
-                drop(on_frame);
-            }
-        });
+        use_effect_with((), move |_| connect(shared));
     }
     {
         // `ready` once the widget can act on requests (the WebGPU probe has answered).

@@ -449,44 +449,9 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 flag,
                 RUN_TIMEOUT_MS,
                 move |r| {
-                    crate::embed::report(match &r {
-                        Some(Ok(a)) => Ok(puzzle_report(p.id, &a.verdict, a.failed_at.is_none())),
-                        None => Err("timed out".into()),
-                        Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
-                        Some(Err(RunFail::Bindings(_))) => Err("bindings".into()),
-                        Some(Err(RunFail::LoopStopped { .. })) => Err("loop budget spent".into()),
-                        Some(Err(RunFail::Budget(e))) => Err(e.clone()),
-                    });
+                    crate::embed::report(answer_report(p, &r));
                     *runs.borrow_mut() += 1;
-                    outcome.set(match r {
-                        None => Outcome::TimedOut,
-                        Some(Ok(a)) => {
-                            if a.verdict.passed() && a.failed_at.is_none() {
-                                mark_solved(p.id);
-                            }
-                            Outcome::Checked {
-                                verdict: a.verdict,
-                                output: a.output,
-                                inputs: a.inputs,
-                                sizes: a.sizes,
-                                failed_at: a.failed_at,
-                            }
-                        }
-                        Some(Err(RunFail::Gpu(GpuError::Cancelled))) => Outcome::Idle,
-                        Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(&ctx, &e)),
-                        Some(Err(RunFail::Bindings(b))) => {
-                            Outcome::Failed(bindings_text(&ctx, p, &b))
-                        }
-                        Some(Err(RunFail::LoopStopped { line, budget })) => {
-                            Outcome::Failed(ctx.tf(
-                                "editor.loop_stopped",
-                                &[("line", &line.to_string()), ("budget", &budget.to_string())],
-                            ))
-                        }
-                        Some(Err(RunFail::Budget(e))) => {
-                            Outcome::Failed(ctx.tf("editor.loop_budget_failed", &[("why", &e)]))
-                        }
-                    });
+                    outcome.set(answer_outcome(&ctx, p, r));
                 },
             );
         })
@@ -494,27 +459,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let t = |part: &str| ctx.t(&format!("puzzle.{}.{part}", p.id));
     let index = PUZZLES.iter().position(|q| q.id == p.id).unwrap_or(0);
     let next = PUZZLES.get(index + 1);
-    let geometry = ctx.tf(
-        "puzzles.geometry",
-        &[
-            (
-                "groups",
-                &format!(
-                    "{}×{}×{}",
-                    p.workgroups[0], p.workgroups[1], p.workgroups[2]
-                ),
-            ),
-            (
-                "size",
-                &format!(
-                    "{}×{}×{}",
-                    p.workgroup_size[0], p.workgroup_size[1], p.workgroup_size[2]
-                ),
-            ),
-            ("inputs", &p.inputs.join(", ")),
-            ("n", &p.output_len.to_string()),
-        ],
-    );
+    let geometry = geometry_text(&ctx, p);
     html! {
         <section class="page puzzle-page" data-puzzle={p.id}>
             <p class="puzzle-nav"><a href={format!("#/puzzles?lang={}", ctx.lang.code())}>{ ctx.t("puzzles.back") }</a></p>
@@ -801,4 +746,73 @@ fn access_view(ctx: &Ctx, p: &Puzzle, a: &Accesses, selected: u32, select: &Call
             </p>
         </div>
     }
+}
+
+/// What a run's answer reports to an embedding page.
+fn answer_report(
+    p: &Puzzle,
+    r: &Option<Result<Answer, RunFail>>,
+) -> Result<crate::embed::Report, String> {
+    match r {
+        Some(Ok(a)) => Ok(puzzle_report(p.id, &a.verdict, a.failed_at.is_none())),
+        None => Err("timed out".into()),
+        Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
+        Some(Err(RunFail::Bindings(_))) => Err("bindings".into()),
+        Some(Err(RunFail::LoopStopped { .. })) => Err("loop budget spent".into()),
+        Some(Err(RunFail::Budget(e))) => Err(e.clone()),
+    }
+}
+
+/// What a run's answer shows (`None`: it timed out); a passed check marks the puzzle solved.
+fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> Outcome {
+    match r {
+        None => Outcome::TimedOut,
+        Some(Ok(a)) => {
+            if a.verdict.passed() && a.failed_at.is_none() {
+                mark_solved(p.id);
+            }
+            Outcome::Checked {
+                verdict: a.verdict,
+                output: a.output,
+                inputs: a.inputs,
+                sizes: a.sizes,
+                failed_at: a.failed_at,
+            }
+        }
+        Some(Err(RunFail::Gpu(GpuError::Cancelled))) => Outcome::Idle,
+        Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(ctx, &e)),
+        Some(Err(RunFail::Bindings(b))) => Outcome::Failed(bindings_text(ctx, p, &b)),
+        Some(Err(RunFail::LoopStopped { line, budget })) => Outcome::Failed(ctx.tf(
+            "editor.loop_stopped",
+            &[("line", &line.to_string()), ("budget", &budget.to_string())],
+        )),
+        Some(Err(RunFail::Budget(e))) => {
+            Outcome::Failed(ctx.tf("editor.loop_budget_failed", &[("why", &e)]))
+        }
+    }
+}
+
+/// The launch in words: workgroups, their size, the inputs and the output's length.
+fn geometry_text(ctx: &Ctx, p: &Puzzle) -> String {
+    ctx.tf(
+        "puzzles.geometry",
+        &[
+            (
+                "groups",
+                &format!(
+                    "{}×{}×{}",
+                    p.workgroups[0], p.workgroups[1], p.workgroups[2]
+                ),
+            ),
+            (
+                "size",
+                &format!(
+                    "{}×{}×{}",
+                    p.workgroup_size[0], p.workgroup_size[1], p.workgroup_size[2]
+                ),
+            ),
+            ("inputs", &p.inputs.join(", ")),
+            ("n", &p.output_len.to_string()),
+        ],
+    )
 }
