@@ -77,6 +77,23 @@ test('bad buffer fields are named and Run waits for them', async () => {
   await context.close();
 });
 
+test('a half-typed field survives the page redrawing before it is committed', async () => {
+  // Any other change redraws the table; a field bound straight to the table's value was set
+  // back to it, wiping text typed but not yet committed (what failed a loaded run).
+  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&scratch');
+  await ready(page);
+  await field(page, '.scratch-len', '4');
+  await page.selectOption('.scratch-init', 'list');
+  await page.fill('.scratch-arg', '1 2 3 4');
+  await field(page, '.scratch-group[data-axis="x"]', '1');
+  assert.equal(await page.inputValue('.scratch-arg'), '1 2 3 4', 'the typed list survived the redraw');
+  await page.dispatchEvent('.scratch-arg', 'change');
+  await run(page);
+  assert.deepEqual(await values(page, 'data'), ['2', '4', '6', '8']);
+  assertNoErrors(errors);
+  await context.close();
+});
+
 test('a second buffer: declarations follow the table, integers come back, the link round-trips', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=en&scratch');
   await ready(page);

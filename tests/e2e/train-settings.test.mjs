@@ -202,6 +202,25 @@ test('beyond: every input and hidden neuron is drawn as a picture; L2 regularisa
   await context.close();
 });
 
+test('a seed being typed while training is kept through the redraws until it is committed', async () => {
+  // The page redraws on every tick while training; a field bound straight to the setting was
+  // set back to it by each redraw, wiping what was being typed.
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  await waitForGpu(page);
+  await page.click('#train-play');
+  const seed = page.locator('.train-field input[type="number"]');
+  await seed.fill('42');
+  const steps = Number(await status(page, 'gpu-steps'));
+  // Several ticks later (each one redraws the status line and the controls beside it).
+  await page.waitForFunction((n) => Number(document.querySelector('#train-status').dataset.gpuSteps) > n + 2, steps, { timeout: 60_000 });
+  assert.equal(await seed.inputValue(), '42', 'the typed seed survived the redraws');
+  assert.equal(await param(page, 'seed'), '1', 'not committed yet');
+  await seed.dispatchEvent('change');
+  await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1] ?? '').get('seed') === '42');
+  assertNoErrors(errors);
+  await context.close();
+});
+
 test('beyond: a regression task trains on the GPU, with an error measure instead of accuracy', async () => {
   for (const lang of ['en', 'zh']) {
     const { page, context, errors } = await openPage(browser, `#/train?lang=${lang}&data=hills&layers=8,8&act=tanh&lr=0.03&batch=16&opt=adam&noise=0.05`);

@@ -4,6 +4,7 @@
 mod code_editor;
 mod conv;
 mod cssom;
+mod draft_input;
 mod edit_run;
 mod editor_page;
 pub mod embed;

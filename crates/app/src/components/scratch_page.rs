@@ -14,6 +14,7 @@ use yew_router::prelude::*;
 use gpu_runtime::{GpuError, RunControl, RunOptions};
 
 use super::code_editor::CodeEditor;
+use super::draft_input::DraftInput;
 use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, timeout_ms};
 use super::Ctx;
 use crate::kernel_edit::{draft_key, share_code, source_from_code, ShareError};
@@ -232,27 +233,6 @@ pub fn ScratchEditor() -> Html {
         let state = state.clone();
         Callback::from(move |n| state.dispatch(Action::Errors(n)))
     };
-    let edit_buffer = {
-        let state = state.clone();
-        move |i: usize, f: fn(&mut BufferDecl, String)| {
-            let state = state.clone();
-            Callback::from(move |e: Event| {
-                state.dispatch(Action::EditBuffer(i, f, input_value(&e)))
-            })
-        }
-    };
-    let add = {
-        let state = state.clone();
-        Callback::from(move |_| state.dispatch(Action::AddBuffer))
-    };
-    let remove = |i: usize| {
-        let state = state.clone();
-        Callback::from(move |_| state.dispatch(Action::RemoveBuffer(i)))
-    };
-    let group = |axis: usize| {
-        let state = state.clone();
-        Callback::from(move |e: Event| state.dispatch(Action::Group(axis, input_value(&e))))
-    };
     let run = {
         let (state, outcome, cancel, ctx, checked) = (
             state.clone(),
@@ -312,51 +292,6 @@ pub fn ScratchEditor() -> Html {
         Callback::from(move |_| state.dispatch(Action::Reset))
     };
 
-    let rows = state.scratch.buffers.iter().enumerate().map(|(i, d)| {
-        let types = ElemType::ALL.iter().map(|t| html! {
-            <option value={t.code()} selected={*t == d.ty}>{ t.code() }</option>
-        });
-        let inits = InitKind::ALL.iter().map(|k| html! {
-            <option value={k.code()} selected={*k == d.init}>{ ctx.t(&format!("scratch.init.{}", k.code())) }</option>
-        });
-        let arg = match d.init {
-            InitKind::Random => html! {
-                <input class="scratch-arg" aria-label={ctx.t("scratch.col.seed")} placeholder={ctx.t("scratch.col.seed")}
-                    value={d.arg.clone()} onchange={edit_buffer(i, |d, v| d.arg = v)} />
-            },
-            InitKind::List => html! {
-                <input class="scratch-arg" aria-label={ctx.t("scratch.col.list")} placeholder={ctx.t("scratch.col.list")}
-                    value={d.arg.clone()} onchange={edit_buffer(i, |d, v| d.arg = v)} />
-            },
-            _ => html! {},
-        };
-        html! {
-            <tr data-buffer={i.to_string()}>
-                <td><input class="scratch-name" aria-label={ctx.t("scratch.col.name")} value={d.name.clone()}
-                    onchange={edit_buffer(i, |d, v| d.name = v)} /></td>
-                <td><select class="scratch-type" aria-label={ctx.t("scratch.col.type")}
-                    onchange={edit_buffer(i, |d, v| d.ty = ElemType::from_code(&v).unwrap_or(d.ty))}>{ for types }</select></td>
-                <td><input class="scratch-len" inputmode="numeric" aria-label={ctx.t("scratch.col.length")} value={d.len.clone()}
-                    onchange={edit_buffer(i, |d, v| d.len = v)} /></td>
-                <td><select class="scratch-init" aria-label={ctx.t("scratch.col.init")}
-                    onchange={edit_buffer(i, |d, v| d.init = InitKind::from_code(&v).unwrap_or(d.init))}>{ for inits }</select>
-                    { arg }</td>
-                <td><button class="button scratch-remove" onclick={remove(i)}>{ ctx.t("scratch.remove") }</button></td>
-            </tr>
-        }
-    });
-    let errors = match &checked {
-        Ok(_) => html! {},
-        Err(list) => html! {
-            <ul class="message error scratch-errors" role="alert">
-                { for list.iter().map(|e| {
-                    let args = e.args();
-                    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                    html! { <li data-error={e.key()}>{ ctx.tf(e.key(), &args) }</li> }
-                }) }
-            </ul>
-        },
-    };
     let running = *outcome == Outcome::Running;
     html! {
         <section class="page editor-page scratch-page">
@@ -366,25 +301,9 @@ pub fn ScratchEditor() -> Html {
                 <p class="message error" role="alert">{ ctx.t("editor.share.corrupt") }</p>
             }
             <p><a href={format!("#/editor?lang={}", ctx.lang.code())}>{ ctx.t("scratch.back") }</a></p>
-            <div class="scratch-table-wrap">
-                <table class="scratch-buffers">
-                    <caption>{ ctx.t("scratch.buffers") }</caption>
-                    <thead><tr>
-                        <th>{ ctx.t("scratch.col.name") }</th><th>{ ctx.t("scratch.col.type") }</th>
-                        <th>{ ctx.t("scratch.col.length") }</th><th>{ ctx.t("scratch.col.init") }</th><th></th>
-                    </tr></thead>
-                    <tbody>{ for rows }</tbody>
-                </table>
-            </div>
-            <p><button class="button scratch-add" onclick={add} disabled={state.scratch.buffers.len() >= crate::scratch::MAX_BUFFERS}>{ ctx.t("scratch.add") }</button></p>
-            <fieldset class="scratch-groups">
-                <legend>{ ctx.t("scratch.groups") }</legend>
-                { for ["x", "y", "z"].iter().enumerate().map(|(i, axis)| html! {
-                    <label>{ *axis }{ " " }<input class="scratch-group" inputmode="numeric" data-axis={*axis}
-                        value={state.scratch.groups[i].clone()} onchange={group(i)} /></label>
-                }) }
-            </fieldset>
-            { errors }
+            { buffer_table(&ctx, &state) }
+            { groups_fieldset(&ctx, &state) }
+            { table_errors(&ctx, &checked) }
             <CodeEditor doc={AttrValue::from(state.scratch.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} />
             <div class="editor-actions">
@@ -395,14 +314,7 @@ pub fn ScratchEditor() -> Html {
             if !has_gpu {
                 <p class="message">{ ctx.t("editor.no_webgpu") }</p>
             }
-            { match &*share {
-                None => html! {},
-                Some(Ok(url)) => html! { <p class="message share-link" role="status">{ ctx.t("editor.share.done") }{ " " }<a href={url.clone()}>{ ctx.t("editor.share.link") }</a></p> },
-                Some(Err(ShareError::TooLong { chars, limit })) => html! {
-                    <p class="message error" role="alert">{ ctx.tf("editor.share.too_long", &[("chars", &chars.to_string()), ("limit", &limit.to_string())]) }</p>
-                },
-                Some(Err(ShareError::Corrupt)) => html! { <p class="message error" role="alert">{ ctx.t("editor.share.corrupt") }</p> },
-            } }
+            { share_note(&ctx, &share) }
             <div class="editor-result scratch-result" aria-live="polite">{ outcome_view(&ctx, &outcome) }</div>
         </section>
     }
@@ -525,5 +437,125 @@ fn draw_heatmap(canvas: &NodeRef, ty: ElemType, bits: &[u32]) {
         rows as u32,
     ) {
         let _ = c2d.put_image_data(&img, 0.0, 0.0);
+    }
+}
+
+/// The buffers' table (every field an edit for the reducer) and the Add button.
+fn buffer_table(ctx: &Ctx, state: &UseReducerHandle<State>) -> Html {
+    let edit_buffer = {
+        let state = state.clone();
+        move |i: usize, f: fn(&mut BufferDecl, String)| {
+            let state = state.clone();
+            Callback::from(move |v: String| state.dispatch(Action::EditBuffer(i, f, v)))
+        }
+    };
+    // A select commits at once; its value is what the learner picked.
+    let pick = |i: usize, f: fn(&mut BufferDecl, String)| {
+        edit_buffer(i, f).reform(|e: Event| input_value(&e))
+    };
+    let remove = |i: usize| {
+        let state = state.clone();
+        Callback::from(move |_| state.dispatch(Action::RemoveBuffer(i)))
+    };
+    let add = {
+        let state = state.clone();
+        Callback::from(move |_| state.dispatch(Action::AddBuffer))
+    };
+    let rows = state.scratch.buffers.iter().enumerate().map(|(i, d)| {
+        let types = ElemType::ALL.iter().map(|t| html! {
+            <option value={t.code()} selected={*t == d.ty}>{ t.code() }</option>
+        });
+        let inits = InitKind::ALL.iter().map(|k| html! {
+            <option value={k.code()} selected={*k == d.init}>{ ctx.t(&format!("scratch.init.{}", k.code())) }</option>
+        });
+        let arg = match d.init {
+            InitKind::Random => html! {
+                <DraftInput class="scratch-arg" label={ctx.t("scratch.col.seed")} placeholder={ctx.t("scratch.col.seed")}
+                    value={d.arg.clone()} on_commit={edit_buffer(i, |d, v| d.arg = v)} />
+            },
+            InitKind::List => html! {
+                <DraftInput class="scratch-arg" label={ctx.t("scratch.col.list")} placeholder={ctx.t("scratch.col.list")}
+                    value={d.arg.clone()} on_commit={edit_buffer(i, |d, v| d.arg = v)} />
+            },
+            _ => html! {},
+        };
+        html! {
+            <tr data-buffer={i.to_string()}>
+                <td><DraftInput class="scratch-name" label={ctx.t("scratch.col.name")} value={d.name.clone()}
+                    on_commit={edit_buffer(i, |d, v| d.name = v)} /></td>
+                <td><select class="scratch-type" aria-label={ctx.t("scratch.col.type")}
+                    onchange={pick(i, |d, v| d.ty = ElemType::from_code(&v).unwrap_or(d.ty))}>{ for types }</select></td>
+                <td><DraftInput class="scratch-len" inputmode="numeric" label={ctx.t("scratch.col.length")} value={d.len.clone()}
+                    on_commit={edit_buffer(i, |d, v| d.len = v)} /></td>
+                <td><select class="scratch-init" aria-label={ctx.t("scratch.col.init")}
+                    onchange={pick(i, |d, v| d.init = InitKind::from_code(&v).unwrap_or(d.init))}>{ for inits }</select>
+                    { arg }</td>
+                <td><button class="button scratch-remove" onclick={remove(i)}>{ ctx.t("scratch.remove") }</button></td>
+            </tr>
+        }
+    });
+    html! {
+        <>
+            <div class="scratch-table-wrap">
+                <table class="scratch-buffers">
+                    <caption>{ ctx.t("scratch.buffers") }</caption>
+                    <thead><tr>
+                        <th>{ ctx.t("scratch.col.name") }</th><th>{ ctx.t("scratch.col.type") }</th>
+                        <th>{ ctx.t("scratch.col.length") }</th><th>{ ctx.t("scratch.col.init") }</th><th></th>
+                    </tr></thead>
+                    <tbody>{ for rows }</tbody>
+                </table>
+            </div>
+            <p><button class="button scratch-add" onclick={add} disabled={state.scratch.buffers.len() >= crate::scratch::MAX_BUFFERS}>{ ctx.t("scratch.add") }</button></p>
+        </>
+    }
+}
+
+/// How many workgroups along x, y and z.
+fn groups_fieldset(ctx: &Ctx, state: &UseReducerHandle<State>) -> Html {
+    let group = |axis: usize| {
+        let state = state.clone();
+        Callback::from(move |v: String| state.dispatch(Action::Group(axis, v)))
+    };
+    html! {
+        <fieldset class="scratch-groups">
+            <legend>{ ctx.t("scratch.groups") }</legend>
+            { for ["x", "y", "z"].iter().enumerate().map(|(i, axis)| html! {
+                <label>{ *axis }{ " " }<DraftInput class="scratch-group" inputmode="numeric" axis={*axis}
+                    value={state.scratch.groups[i].clone()} on_commit={group(i)} /></label>
+            }) }
+        </fieldset>
+    }
+}
+
+/// What is wrong with the table, each field named.
+fn table_errors(ctx: &Ctx, checked: &Result<Ready, Vec<crate::scratch::ScratchError>>) -> Html {
+    match checked {
+        Ok(_) => html! {},
+        Err(list) => html! {
+            <ul class="message error scratch-errors" role="alert">
+                { for list.iter().map(|e| {
+                    let args = e.args();
+                    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    html! { <li data-error={e.key()}>{ ctx.tf(e.key(), &args) }</li> }
+                }) }
+            </ul>
+        },
+    }
+}
+
+/// The answer to Share: the link, or why there is none.
+fn share_note(ctx: &Ctx, share: &Option<Result<String, ShareError>>) -> Html {
+    match share {
+        None => html! {},
+        Some(Ok(url)) => {
+            html! { <p class="message share-link" role="status">{ ctx.t("editor.share.done") }{ " " }<a href={url.clone()}>{ ctx.t("editor.share.link") }</a></p> }
+        }
+        Some(Err(ShareError::TooLong { chars, limit })) => html! {
+            <p class="message error" role="alert">{ ctx.tf("editor.share.too_long", &[("chars", &chars.to_string()), ("limit", &limit.to_string())]) }</p>
+        },
+        Some(Err(ShareError::Corrupt)) => {
+            html! { <p class="message error" role="alert">{ ctx.t("editor.share.corrupt") }</p> }
+        }
     }
 }

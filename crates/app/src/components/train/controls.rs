@@ -16,6 +16,7 @@ use page_models::train::settings::{
 use page_models::train::Action;
 
 use super::{code_options, field_error, on_input, on_select, set_key, SetQuery, SPACE};
+use crate::components::draft_input::DraftInput;
 use crate::components::Ctx;
 use crate::format;
 
@@ -66,7 +67,8 @@ pub fn DataPanel(p: &DataProps) -> Html {
             </label>
             <label class="train-field">
                 <span>{ ctx.t("train.seed") }</span>
-                <input type="number" min="0" value={spec.seed.to_string()} onchange={on_input(set, "seed")} />
+                // Its own draft: the page redraws every tick while training.
+                <DraftInput kind="number" min="0" value={spec.seed.to_string()} on_commit={set_key(set, "seed")} />
             </label>
             <fieldset class="train-features">
                 <legend>{ ctx.t("train.features") }</legend>
