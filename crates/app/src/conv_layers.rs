@@ -337,6 +337,7 @@ pub fn small_shape(s: &Settings) -> ConvShape {
 
 /// The example drawn: the im2col matrix (P·Q rows × R·S columns), the filter as a column, and
 /// the output (the matrix times the column), or the shape error.
+#[derive(Debug, PartialEq)]
 pub struct Small {
     pub shape: ConvShape,
     pub input: Vec<f32>,
@@ -390,6 +391,83 @@ pub fn padded_taps(shape: &ConvShape, p: u32, q: u32) -> Vec<(u32, u32)> {
         }
     }
     taps
+}
+
+/// The animation step an arrow key (dp, dq) leads to from output (p, q), kept inside the
+/// P×Q output.
+pub fn arrow_step(shape: &ConvShape, (p, q): (u32, u32), dp: i64, dq: i64) -> usize {
+    let (p_len, q_len) = shape.out_hw();
+    let np = (p as i64 + dp).clamp(0, p_len as i64 - 1);
+    let nq = (q as i64 + dq).clamp(0, q_len as i64 - 1);
+    (np * q_len as i64 + nq) as usize
+}
+
+/// The arguments of the small example's "now" line at step `i` (0-based) of `steps`: the
+/// output pixel, the window's rows and columns in the padded grid, and the value `value`.
+pub fn small_now_args(
+    shape: &ConvShape,
+    i: usize,
+    steps: usize,
+    value: String,
+) -> Vec<(&'static str, String)> {
+    let (p, q) = step_pixel(shape, i as u32);
+    let r0 = p * shape.stride;
+    let c0 = q * shape.stride;
+    let span = shape.dilation * (shape.r - 1);
+    vec![
+        ("i", (i + 1).to_string()),
+        ("n", steps.to_string()),
+        ("p", p.to_string()),
+        ("q", q.to_string()),
+        ("r0", r0.to_string()),
+        ("r1", (r0 + span).to_string()),
+        ("c0", c0.to_string()),
+        ("c1", (c0 + span).to_string()),
+        ("stride", shape.stride.to_string()),
+        ("value", value),
+    ]
+}
+
+/// A value as the small grids show it: whole numbers plainly, others to two decimals.
+pub fn trim(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e6 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod small_view_tests {
+    use super::*;
+
+    #[test]
+    fn arrows_stay_inside_the_output_and_now_names_the_window() {
+        let s = Settings {
+            stride: 2,
+            pad: 0,
+            ..Settings::default()
+        };
+        let shape = small_shape(&s);
+        assert_eq!(shape.out_hw(), (2, 2));
+        assert_eq!(arrow_step(&shape, (0, 0), 0, 1), 1);
+        assert_eq!(arrow_step(&shape, (0, 1), 0, 1), 1);
+        assert_eq!(arrow_step(&shape, (0, 1), 1, 0), 3);
+        assert_eq!(arrow_step(&shape, (0, 0), -1, -1), 0);
+        let args = small_now_args(&shape, 3, 4, "7".into());
+        let get = |k: &str| args.iter().find(|(n, _)| *n == k).map(|(_, v)| v.as_str());
+        assert_eq!(
+            (get("i"), get("p"), get("q")),
+            (Some("4"), Some("1"), Some("1"))
+        );
+        assert_eq!(
+            (get("r0"), get("r1"), get("c1")),
+            (Some("2"), Some("4"), Some("4"))
+        );
+        assert_eq!(trim(3.0), "3");
+        assert_eq!(trim(-0.126), "-0.13");
+        assert_eq!(trim(2e6), "2000000.00");
+    }
 }
 
 #[cfg(test)]
@@ -594,5 +672,342 @@ mod tests {
         assert_eq!(map_rgba(&[0.0, 0.0], true)[0], 128);
         assert_eq!(channel(&[1., 2., 3., 4., 5., 6.], 3, 1), vec![2., 5.]);
         assert_eq!(relu(&[-1.0, 0.5]), vec![0.0, 0.5]);
+    }
+}
+
+// ---------------------------------------------------------------- the layer view's state
+
+/// One layer's result.
+#[derive(Debug, PartialEq)]
+pub struct LayerOut {
+    pub shape: ConvShape,
+    /// Its input (the picture, or layer 1's maps after ReLU), filters and raw output.
+    pub x: std::rc::Rc<Vec<f32>>,
+    pub f: Vec<f32>,
+    pub y: Vec<f32>,
+    pub ms: f64,
+    /// `None` on the CPU path; else the verdict and how many values were checked.
+    pub verified: Option<(bool, usize)>,
+}
+
+/// Both layers' results.
+#[derive(Debug, PartialEq)]
+pub struct LayersDone {
+    pub layers: [LayerOut; 2],
+    pub stage: gpu_runtime::conv::ConvStage,
+}
+
+impl LayersDone {
+    pub fn shapes(&self) -> [ConvShape; 2] {
+        [self.layers[0].shape, self.layers[1].shape]
+    }
+
+    /// Both layers verified on the GPU (`Some`), or `None` when the CPU made them.
+    pub fn verified(&self) -> Option<bool> {
+        match (self.layers[0].verified, self.layers[1].verified) {
+            (Some((a, _)), Some((b, _))) => Some(a && b),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayersOutcome {
+    Idle,
+    Running,
+    Done(std::rc::Rc<LayersDone>),
+    /// The error, as the page shows it.
+    Failed(String),
+}
+
+/// The layer view's own state (its settings are the page's): the run, the picked pixel with
+/// the picked map (filter k), and the seed as typed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerView {
+    pub outcome: LayersOutcome,
+    /// Finished runs (the status's `data-runs`).
+    pub runs: u32,
+    pub pick: Option<(Pick, u32)>,
+    pub seed_text: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayerAction {
+    /// The picture or a setting changed: the shown result is stale.
+    Stale,
+    Started,
+    Finished(Result<std::rc::Rc<LayersDone>, String>),
+    /// A pixel pointed at in map k.
+    Point(Pick, u32),
+    /// An arrow key (dp, dq) on map k of a layer (1 or 2).
+    Arrow {
+        layer: u8,
+        k: u32,
+        dp: i32,
+        dq: i32,
+    },
+    /// Map k of a layer focused.
+    Focus {
+        layer: u8,
+        k: u32,
+    },
+    SeedTyped(String),
+}
+
+impl LayerView {
+    pub fn new(seed: u32) -> LayerView {
+        LayerView {
+            outcome: LayersOutcome::Idle,
+            runs: 0,
+            pick: None,
+            seed_text: seed.to_string(),
+        }
+    }
+
+    pub fn apply(&self, action: LayerAction) -> LayerView {
+        let mut next = self.clone();
+        match action {
+            LayerAction::Stale => {
+                next.outcome = LayersOutcome::Idle;
+                next.pick = None;
+            }
+            LayerAction::Started => next.outcome = LayersOutcome::Running,
+            LayerAction::Finished(Ok(d)) => {
+                // Start with the middle pixel of layer 2 picked.
+                let (p, q) = d.layers[1].shape.out_hw();
+                next.pick = Some((
+                    Pick {
+                        layer: 2,
+                        p: p / 2,
+                        q: q / 2,
+                    },
+                    0,
+                ));
+                next.outcome = LayersOutcome::Done(d);
+                next.runs += 1;
+            }
+            LayerAction::Finished(Err(m)) => {
+                next.outcome = LayersOutcome::Failed(m);
+                next.runs += 1;
+            }
+            LayerAction::Point(p, k) => next.pick = Some((p, k)),
+            LayerAction::Arrow { layer, k, dp, dq } => {
+                if let LayersOutcome::Done(d) = &self.outcome {
+                    let start = self.pick_in(layer, d);
+                    next.pick = Some((start.moved(dp, dq, &d.shapes()), k));
+                }
+            }
+            LayerAction::Focus { layer, k } => {
+                let keep = matches!(self.pick, Some((p, kk)) if p.layer == layer && kk == k);
+                if let (false, LayersOutcome::Done(d)) = (keep, &self.outcome) {
+                    next.pick = Some((self.pick_in(layer, d), k));
+                }
+            }
+            LayerAction::SeedTyped(text) => next.seed_text = text,
+        }
+        next
+    }
+
+    /// The pick when it is in `layer`, else that layer's middle pixel.
+    fn pick_in(&self, layer: u8, d: &LayersDone) -> Pick {
+        match self.pick {
+            Some((p, _)) if p.layer == layer => p,
+            _ => {
+                let (p_len, q_len) = d.layers[(layer as usize).clamp(1, 2) - 1].shape.out_hw();
+                Pick {
+                    layer,
+                    p: p_len / 2,
+                    q: q_len / 2,
+                }
+            }
+        }
+    }
+
+    pub fn seed_ok(&self) -> bool {
+        parse_in(&self.seed_text, 0, MAX_SEED).is_some()
+    }
+
+    /// Whether Run can start: the page's form valid (`valid`), both shapes possible
+    /// (`shapes_ok`), the seed valid, the GPU check over and no run going.
+    pub fn can_run(&self, valid: bool, shapes_ok: bool, checking: bool) -> bool {
+        valid && shapes_ok && self.seed_ok() && !checking && self.outcome != LayersOutcome::Running
+    }
+
+    /// The status's `data-verified`: the GPU verdict, "cpu", "error", or empty before a run.
+    pub fn verified_attr(&self) -> String {
+        match &self.outcome {
+            LayersOutcome::Done(d) => d
+                .verified()
+                .map_or_else(|| "cpu".into(), |ok| ok.to_string()),
+            LayersOutcome::Failed(_) => "error".into(),
+            LayersOutcome::Idle | LayersOutcome::Running => String::new(),
+        }
+    }
+}
+
+/// A number as the written-out sum shows it: 4 decimals, negative ones in parentheses.
+pub fn sum_number(v: f64) -> String {
+    let s = format!("{v:.4}");
+    if v < 0.0 {
+        format!("({s})")
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use std::rc::Rc;
+
+    use super::*;
+
+    fn done(verified: [Option<(bool, usize)>; 2]) -> Rc<LayersDone> {
+        let s = Settings::default();
+        let shapes = layer_shapes(&s, &LayerSettings::default(), 8, 6).expect("valid");
+        let out = |i: usize| LayerOut {
+            shape: shapes[i],
+            x: Rc::new(vec![]),
+            f: vec![],
+            y: vec![],
+            ms: 1.0,
+            verified: verified[i],
+        };
+        Rc::new(LayersDone {
+            layers: [out(0), out(1)],
+            stage: gpu_runtime::conv::ConvStage::Direct,
+        })
+    }
+
+    #[test]
+    fn a_finished_run_picks_layer_two_s_middle_and_a_change_clears_it() {
+        let v = LayerView::new(1).apply(LayerAction::Started);
+        assert!(!v.can_run(true, true, false));
+        let v = v.apply(LayerAction::Finished(Ok(done([Some((true, 3)); 2]))));
+        assert_eq!(v.runs, 1);
+        assert_eq!(
+            v.pick,
+            Some((
+                Pick {
+                    layer: 2,
+                    p: 3,
+                    q: 4
+                },
+                0
+            ))
+        );
+        assert_eq!(v.verified_attr(), "true");
+        let stale = v.apply(LayerAction::Stale);
+        assert_eq!(
+            (stale.outcome.clone(), stale.pick),
+            (LayersOutcome::Idle, None)
+        );
+        assert_eq!(stale.verified_attr(), "");
+        let v = v.apply(LayerAction::Finished(Ok(done([
+            Some((true, 3)),
+            Some((false, 3)),
+        ]))));
+        assert_eq!((v.runs, v.verified_attr().as_str()), (2, "false"));
+        let v = v.apply(LayerAction::Finished(Ok(done([None, None]))));
+        assert_eq!(v.verified_attr(), "cpu");
+        let v = v.apply(LayerAction::Finished(Err("lost".into())));
+        assert_eq!((v.runs, v.verified_attr().as_str()), (4, "error"));
+    }
+
+    #[test]
+    fn keys_and_focus_move_the_pick_inside_its_map() {
+        let v = LayerView::new(1).apply(LayerAction::Finished(Ok(done([None, None]))));
+        // An arrow on layer 1 starts from its middle; on layer 2 from the pick.
+        let one = v.apply(LayerAction::Arrow {
+            layer: 1,
+            k: 2,
+            dp: -1,
+            dq: 0,
+        });
+        assert_eq!(
+            one.pick,
+            Some((
+                Pick {
+                    layer: 1,
+                    p: 2,
+                    q: 4
+                },
+                2
+            ))
+        );
+        let two = v.apply(LayerAction::Arrow {
+            layer: 2,
+            k: 1,
+            dp: 0,
+            dq: 1,
+        });
+        assert_eq!(
+            two.pick,
+            Some((
+                Pick {
+                    layer: 2,
+                    p: 3,
+                    q: 5
+                },
+                1
+            ))
+        );
+        // Focusing another map of the same layer keeps the pixel; another layer's, its middle.
+        let moved = v.apply(LayerAction::Point(
+            Pick {
+                layer: 2,
+                p: 0,
+                q: 0,
+            },
+            0,
+        ));
+        let f = moved.apply(LayerAction::Focus { layer: 2, k: 3 });
+        assert_eq!(
+            f.pick,
+            Some((
+                Pick {
+                    layer: 2,
+                    p: 0,
+                    q: 0
+                },
+                3
+            ))
+        );
+        assert_eq!(f.apply(LayerAction::Focus { layer: 2, k: 3 }), f);
+        let f1 = moved.apply(LayerAction::Focus { layer: 1, k: 0 });
+        assert_eq!(
+            f1.pick,
+            Some((
+                Pick {
+                    layer: 1,
+                    p: 3,
+                    q: 4
+                },
+                0
+            ))
+        );
+        // Without a result there is nothing to move.
+        let idle = LayerView::new(1);
+        assert_eq!(
+            idle.apply(LayerAction::Arrow {
+                layer: 1,
+                k: 0,
+                dp: 1,
+                dq: 0
+            }),
+            idle
+        );
+    }
+
+    #[test]
+    fn the_seed_is_checked_as_typed() {
+        let v = LayerView::new(7);
+        assert_eq!(v.seed_text, "7");
+        assert!(v.can_run(true, true, false));
+        assert!(!v.can_run(false, true, false) && !v.can_run(true, false, false));
+        assert!(!v.can_run(true, true, true));
+        let bad = v.apply(LayerAction::SeedTyped("1000000".into()));
+        assert!(!bad.seed_ok() && !bad.can_run(true, true, false));
+        assert_eq!(sum_number(-0.5), "(-0.5000)");
+        assert_eq!(sum_number(2.0), "2.0000");
     }
 }

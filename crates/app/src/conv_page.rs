@@ -812,3 +812,308 @@ mod text_tests {
         }
     }
 }
+
+// ---------------------------------------------------------------- the page's state
+
+/// Where the input picture came from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    Bundled(Image),
+    /// The learner's file: its name, the picture as decoded, and its original size when it was
+    /// scaled down.
+    Own {
+        name: String,
+        image: std::rc::Rc<RgbImage>,
+        scaled: Option<(u32, u32)>,
+    },
+}
+
+/// The filter run's state.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Idle,
+    Running,
+    Done(std::rc::Rc<Done>),
+    /// The error, as the page shows it.
+    Failed(String),
+}
+
+/// A finished filter run.
+#[derive(Debug, PartialEq)]
+pub struct Done {
+    pub image: RgbImage,
+    /// Added before display (see [`Preset::offset`]).
+    pub offset: f32,
+    pub ms: f64,
+    /// `None` on the CPU path (the reference itself made the output); else the verdict and
+    /// how many values were checked.
+    pub verified: Option<(bool, usize)>,
+    pub stage: ConvStage,
+}
+
+impl Outcome {
+    /// The status's `data-verified`: the GPU verdict, "cpu", "error", or empty before a run.
+    pub fn verified_attr(&self) -> String {
+        match self {
+            Outcome::Done(d) => match d.verified {
+                Some((ok, _)) => ok.to_string(),
+                None => "cpu".into(),
+            },
+            Outcome::Failed(_) => "error".into(),
+            Outcome::Idle | Outcome::Running => String::new(),
+        }
+    }
+}
+
+/// What the conv page's filter controls change, in one reducer: the typed form, the picture
+/// and the filter run. (The layer view's settings are `conv_layers`', which reads this
+/// module: kept beside this state, not in it, so neither module names the other back.)
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page {
+    pub form: Form,
+    pub source: Source,
+    /// The name of a file that was not a picture.
+    pub upload_error: Option<String>,
+    pub outcome: Outcome,
+    /// Finished runs (the status's `data-runs`, which tests wait on).
+    pub runs: u32,
+}
+
+/// An edit of the page.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PageAction {
+    /// A form edit (grid, fields, presets, stage).
+    Form(Action),
+    /// A bundled picture picked.
+    Bundled(Image),
+    /// The learner's picture decoded.
+    Own {
+        name: String,
+        image: std::rc::Rc<RgbImage>,
+        scaled: Option<(u32, u32)>,
+    },
+    /// A dropped, pasted or chosen file that is not a picture (its name).
+    NotImage(String),
+    Started,
+    Finished(Result<std::rc::Rc<Done>, String>),
+}
+
+impl Page {
+    pub fn new(settings: Settings) -> Page {
+        Page {
+            source: Source::Bundled(settings.image),
+            form: Form::new(settings),
+            upload_error: None,
+            outcome: Outcome::Idle,
+            runs: 0,
+        }
+    }
+
+    pub fn apply(&self, action: PageAction) -> Page {
+        let mut next = self.clone();
+        match action {
+            PageAction::Form(a) => next.form = self.form.apply(a),
+            PageAction::Bundled(i) => {
+                next.source = Source::Bundled(i);
+                next.outcome = Outcome::Idle;
+                next.form = self.form.apply(Action::Image(i));
+            }
+            PageAction::Own {
+                name,
+                image,
+                scaled,
+            } => {
+                next.source = Source::Own {
+                    name,
+                    image,
+                    scaled,
+                };
+                next.upload_error = None;
+                next.outcome = Outcome::Idle;
+            }
+            PageAction::NotImage(name) => next.upload_error = Some(name),
+            PageAction::Started => next.outcome = Outcome::Running,
+            PageAction::Finished(r) => {
+                next.outcome = match r {
+                    Ok(d) => Outcome::Done(d),
+                    Err(m) => Outcome::Failed(m),
+                };
+                next.runs = self.runs + 1;
+            }
+        }
+        // An output made with other settings would be mislabelled.
+        if next.form.settings != self.form.settings {
+            next.outcome = Outcome::Idle;
+        }
+        next
+    }
+
+    /// The picture filtered: the learner's, else the bundled one the settings name.
+    pub fn input(&self) -> std::rc::Rc<RgbImage> {
+        match &self.source {
+            Source::Own { image, .. } => image.clone(),
+            Source::Bundled(_) => std::rc::Rc::new(self.form.settings.image.pixels()),
+        }
+    }
+
+    /// The picture select's value.
+    pub fn image_value(&self) -> &'static str {
+        match &self.source {
+            Source::Bundled(i) => i.id(),
+            Source::Own { .. } => "own",
+        }
+    }
+
+    /// The settings as the URL keeps them (the image is the last bundled one).
+    pub fn url_settings(&self) -> Settings {
+        let mut s = self.form.settings.clone();
+        if let Source::Bundled(i) = &self.source {
+            s.image = *i;
+        }
+        s
+    }
+
+    /// Whether Run can start: every typed value valid, the shape possible for `input`, the
+    /// GPU check over (`checking` false) and no run going.
+    pub fn can_run(&self, input: &RgbImage, checking: bool) -> bool {
+        self.form.parsed().is_ok()
+            && self
+                .form
+                .settings
+                .shape(input.width, input.height)
+                .validate()
+                .is_ok()
+            && !checking
+            && self.outcome != Outcome::Running
+    }
+}
+
+/// The output-size formula's arguments along one axis (`axis`, input length `input_len`),
+/// with "—" for an output that cannot be made.
+pub fn formula_args(s: &Settings, axis: &str, input_len: u32) -> Vec<(&'static str, String)> {
+    vec![
+        ("axis", axis.to_string()),
+        ("in", input_len.to_string()),
+        ("pad", s.pad.to_string()),
+        ("dil", s.dilation.to_string()),
+        ("r", s.side.to_string()),
+        ("stride", s.stride.to_string()),
+        (
+            "out",
+            out_size(input_len, s.pad, s.dilation, s.side, s.stride)
+                .map(|v| v.to_string())
+                .unwrap_or_else(|| "—".into()),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod page_tests {
+    use std::rc::Rc;
+
+    use super::*;
+
+    fn done() -> Rc<Done> {
+        Rc::new(Done {
+            image: RgbImage {
+                width: 1,
+                height: 1,
+                data: vec![0.0; 3],
+            },
+            offset: 0.0,
+            ms: 1.0,
+            verified: Some((true, 3)),
+            stage: ConvStage::Direct,
+        })
+    }
+
+    #[test]
+    fn a_run_counts_and_a_settings_change_makes_it_stale() {
+        let p = Page::new(Settings::default());
+        assert_eq!(p.outcome.verified_attr(), "");
+        let p = p.apply(PageAction::Started);
+        assert!(
+            !p.can_run(&p.input(), false),
+            "no second run while one goes"
+        );
+        let p = p.apply(PageAction::Finished(Ok(done())));
+        assert_eq!((p.runs, p.outcome.verified_attr().as_str()), (1, "true"));
+        // An edit that leaves the settings as they were keeps the output.
+        let same = p.apply(PageAction::Form(Action::Stage(ConvStage::Direct)));
+        assert!(matches!(same.outcome, Outcome::Done(_)));
+        let stale = p.apply(PageAction::Form(Action::Stage(ConvStage::Tiled)));
+        assert_eq!(stale.outcome, Outcome::Idle);
+        let failed = stale.apply(PageAction::Finished(Err("lost".into())));
+        assert_eq!(
+            (failed.runs, failed.outcome.verified_attr().as_str()),
+            (2, "error")
+        );
+    }
+
+    #[test]
+    fn own_pictures_replace_the_bundled_one_until_one_is_picked() {
+        let p = Page::new(Settings::default());
+        assert_eq!(p.image_value(), "shapes");
+        assert_eq!(p.input().width, BUNDLED_SIDE);
+        let p = p.apply(PageAction::NotImage("notes.txt".into()));
+        assert_eq!(p.upload_error.as_deref(), Some("notes.txt"));
+        let own = Rc::new(RgbImage {
+            width: 2,
+            height: 1,
+            data: vec![0.5; 6],
+        });
+        let p = p
+            .apply(PageAction::Finished(Ok(done())))
+            .apply(PageAction::Own {
+                name: "cat.png".into(),
+                image: own.clone(),
+                scaled: Some((4000, 2000)),
+            });
+        assert_eq!(
+            (p.upload_error.clone(), p.outcome.clone()),
+            (None, Outcome::Idle)
+        );
+        assert_eq!((p.image_value(), p.input()), ("own", own));
+        // The URL keeps the last bundled picture.
+        assert_eq!(p.url_settings().image, Image::Shapes);
+        let p = p.apply(PageAction::Bundled(Image::Rings));
+        assert_eq!(
+            (p.image_value(), p.url_settings().image),
+            ("rings", Image::Rings)
+        );
+        assert_eq!(p.input().width, BUNDLED_SIDE);
+    }
+
+    #[test]
+    fn run_needs_valid_fields_a_possible_shape_and_a_finished_check() {
+        let p = Page::new(Settings::default());
+        let input = p.input();
+        assert!(p.can_run(&input, false));
+        assert!(!p.can_run(&input, true));
+        let bad = p.apply(PageAction::Form(Action::Field(0, "x".into())));
+        assert!(!bad.can_run(&input, false));
+        let tiny = RgbImage {
+            width: 1,
+            height: 1,
+            data: vec![0.0; 3],
+        };
+        let no_pad = p.apply(PageAction::Form(Action::Field(1, "0".into())));
+        assert!(!no_pad.can_run(&tiny, false));
+    }
+
+    #[test]
+    fn formula_args_name_the_output_or_a_dash() {
+        let s = Settings::default();
+        let args = formula_args(&s, "H", 128);
+        assert_eq!(args.last(), Some(&("out", "128".to_string())));
+        let s = Settings {
+            pad: 0,
+            dilation: 64,
+            ..s
+        };
+        assert_eq!(
+            formula_args(&s, "W", 6).last(),
+            Some(&("out", "—".to_string()))
+        );
+    }
+}

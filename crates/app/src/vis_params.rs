@@ -1,5 +1,6 @@
 //! The visualiser's parameters from the URL (`#/visualiser?stage=tiled&size=32&wg=8&sg=32`),
-//! validated into a trace configuration. Pure, unit-tested.
+//! validated into a trace configuration, and the view's position and playback as a state with
+//! actions (`View`, the visualiser's one reducer). Pure, unit-tested.
 
 use simt_model::conv_trace::{ConvMapping, ConvTrace};
 use simt_model::stage_trace::StageTrace;
@@ -25,6 +26,10 @@ pub const CONV_RS: u32 = 3;
 pub const SUBGROUP_WIDTHS: [u32; 5] = [4, 8, 16, 32, 64];
 pub const SIZE_RANGE: (u32, u32) = (4, 64);
 pub const WG_RANGE: (u32, u32) = (4, 16);
+/// Play speeds: steps per second.
+pub const SPEEDS: [u32; 4] = [1, 2, 5, 10];
+/// The speed a page starts at, and the one used for a value not in [`SPEEDS`].
+pub const DEFAULT_SPEED: u32 = 2;
 
 /// What the URL asks for, after validation.
 #[derive(Clone, Debug, PartialEq)]
@@ -206,6 +211,201 @@ impl VisParams {
             subgroup_width: self.sg,
             mapping,
         }
+    }
+}
+
+/// Where the view is and whether it plays: the step, the selected workgroup and thread as
+/// picked (the view keeps them inside the launch drawn: [`View::clamped`]) and the speed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    pub step: usize,
+    pub playing: bool,
+    /// Steps per second, one of [`SPEEDS`].
+    pub speed: u32,
+    pub wg: [u32; 2],
+    pub thread: u32,
+}
+
+/// An edit of the view. `last` is the last step of the launch drawn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViewAction {
+    /// The URL's position (a link followed in the same tab).
+    FromUrl(Position),
+    /// Back (−1) or forward (+1) a step, pausing.
+    Go {
+        delta: i64,
+        last: usize,
+    },
+    /// Play or pause; playing from the last step starts again.
+    Toggle {
+        last: usize,
+    },
+    /// The slider's value (text), pausing.
+    Scrub {
+        value: String,
+        last: usize,
+    },
+    /// The speed select's value (text).
+    Speed(String),
+    PickWorkgroup([u32; 2]),
+    PickThread(u32),
+    /// A setting changed: paused at the first step.
+    Restart,
+    /// Playback's timer: the next step, or the end of playing at the last.
+    Tick {
+        last: usize,
+    },
+}
+
+impl View {
+    pub fn new(pos: Position) -> View {
+        View {
+            step: pos.step as usize,
+            playing: false,
+            speed: DEFAULT_SPEED,
+            wg: pos.wg,
+            thread: pos.thread,
+        }
+    }
+
+    pub fn apply(self, action: ViewAction) -> View {
+        let mut v = self;
+        match action {
+            ViewAction::FromUrl(pos) => {
+                v.step = pos.step as usize;
+                v.wg = pos.wg;
+                v.thread = pos.thread;
+            }
+            ViewAction::Go { delta, last } => {
+                v.playing = false;
+                v.step = (self.step.min(last) as i64 + delta).clamp(0, last as i64) as usize;
+            }
+            ViewAction::Toggle { last } => {
+                if self.step >= last {
+                    v.step = 0;
+                }
+                v.playing = !self.playing;
+            }
+            ViewAction::Scrub { value, last } => {
+                v.playing = false;
+                v.step = value.parse::<usize>().unwrap_or(0).min(last);
+            }
+            ViewAction::Speed(text) => {
+                v.speed = text
+                    .parse()
+                    .ok()
+                    .filter(|s| SPEEDS.contains(s))
+                    .unwrap_or(DEFAULT_SPEED);
+            }
+            ViewAction::PickWorkgroup(wg) => {
+                v.wg = wg;
+                v.thread = 0;
+            }
+            ViewAction::PickThread(t) => v.thread = t,
+            ViewAction::Restart => {
+                v.playing = false;
+                v.step = 0;
+            }
+            ViewAction::Tick { last } => {
+                if self.step >= last {
+                    v.playing = false;
+                } else {
+                    v.step = (self.step + 1).min(last);
+                }
+            }
+        }
+        v
+    }
+
+    /// Step, workgroup and thread kept inside the launch drawn now (`last` step, `grid` of
+    /// workgroups, `invocations` per workgroup): the grid shrinks when the workgroup side grows
+    /// or the size falls, and the ids, lit cells and counters must agree.
+    pub fn clamped(&self, last: usize, grid: [u32; 3], invocations: u32) -> (usize, [u32; 2], u32) {
+        (
+            self.step.min(last),
+            [
+                self.wg[0].min(grid[0].saturating_sub(1)),
+                self.wg[1].min(grid[1].saturating_sub(1)),
+            ],
+            self.thread.min(invocations.saturating_sub(1)),
+        )
+    }
+
+    /// Milliseconds between playback's steps.
+    pub fn period_ms(&self) -> u32 {
+        1000 / self.speed.max(1)
+    }
+}
+
+#[cfg(test)]
+mod view_tests {
+    use super::*;
+
+    #[test]
+    fn stepping_pauses_and_stays_inside_the_launch() {
+        let v = View::new(Position {
+            step: 40,
+            wg: [3, 1],
+            thread: 70,
+        });
+        assert_eq!((v.playing, v.speed, v.period_ms()), (false, 2, 500));
+        let playing = View { playing: true, ..v };
+        // A URL past the end: forward lands on the last step, back on the one before it.
+        assert_eq!(playing.apply(ViewAction::Go { delta: 1, last: 9 }).step, 9);
+        let back = playing.apply(ViewAction::Go { delta: -1, last: 9 });
+        assert_eq!((back.step, back.playing), (8, false));
+        assert_eq!(v.apply(ViewAction::Go { delta: -1, last: 0 }).step, 0);
+        let s = v.apply(ViewAction::Scrub {
+            value: "5".into(),
+            last: 9,
+        });
+        assert_eq!(s.step, 5);
+        let bad = v.apply(ViewAction::Scrub {
+            value: "x".into(),
+            last: 9,
+        });
+        assert_eq!(bad.step, 0);
+        assert_eq!(v.clamped(9, [2, 2, 1], 64), (9, [1, 1], 63));
+        assert_eq!(v.clamped(99, [4, 4, 1], 256), (40, [3, 1], 70));
+    }
+
+    #[test]
+    fn playing_runs_to_the_end_and_starts_again_from_there() {
+        let v = View::new(Position::default()).apply(ViewAction::Toggle { last: 2 });
+        assert!(v.playing);
+        let v = v
+            .apply(ViewAction::Tick { last: 2 })
+            .apply(ViewAction::Tick { last: 2 });
+        assert_eq!((v.step, v.playing), (2, true));
+        let v = v.apply(ViewAction::Tick { last: 2 });
+        assert_eq!((v.step, v.playing), (2, false));
+        let again = v.apply(ViewAction::Toggle { last: 2 });
+        assert_eq!((again.step, again.playing), (0, true));
+        let restarted = again
+            .apply(ViewAction::Tick { last: 2 })
+            .apply(ViewAction::Restart);
+        assert_eq!((restarted.step, restarted.playing), (0, false));
+    }
+
+    #[test]
+    fn picks_speed_and_links() {
+        let v = View::new(Position::default());
+        let w = v
+            .apply(ViewAction::PickThread(5))
+            .apply(ViewAction::PickWorkgroup([2, 3]));
+        assert_eq!((w.wg, w.thread), ([2, 3], 0));
+        assert_eq!(v.apply(ViewAction::Speed("10".into())).speed, 10);
+        assert_eq!(v.apply(ViewAction::Speed("3".into())).speed, 2);
+        let pos = Position {
+            step: 4,
+            wg: [1, 0],
+            thread: 9,
+        };
+        let linked = View { playing: true, ..v }.apply(ViewAction::FromUrl(pos));
+        assert_eq!(
+            (linked.step, linked.wg, linked.thread, linked.playing),
+            (4, [1, 0], 9, true)
+        );
     }
 }
 

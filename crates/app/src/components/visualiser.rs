@@ -1,9 +1,13 @@
 //! The SIMT visualiser: step through a scaled-down matmul or convolution launch and see which cells each
 //! subgroup (warp) and thread touches, what that costs in memory transactions and bank
 //! conflicts, and how the ids of a thread read in WGSL and in CUDA. The model is
-//! `simt_model::trace`; this component only draws it.
+//! `simt_model::trace`, the URL's parameters and the view's state (`View`, one reducer)
+//! `crate::vis_params`; these components only draw them and dispatch.
 
 use std::collections::HashMap;
+use std::rc::Rc;
+
+use gloo::timers::callback::Interval;
 
 use yew::prelude::*;
 use yew_router::prelude::*;
@@ -11,18 +15,15 @@ use yew_router::prelude::*;
 use simt_model::stage_trace::StageTrace;
 use simt_model::trace::{Array, Step, StepCost, Traced};
 
-use super::playback::use_autoplay;
 use super::schedule_replay::ScheduleReplay;
 use super::{replace_query, Ctx};
 use crate::format;
-use crate::vis_params::{VisParams, STAGES, SUBGROUP_WIDTHS};
+use crate::vis_params::{View, ViewAction, VisParams, SPEEDS, STAGES, SUBGROUP_WIDTHS};
 
 /// Subgroup colours, cycled.
 const PALETTE: [&str; 8] = [
     "#4c6ef5", "#12b886", "#f59f00", "#e64980", "#7950f2", "#15aabf", "#82c91e", "#fd7e14",
 ];
-/// Play speeds: steps per second.
-const SPEEDS: [u32; 4] = [1, 2, 5, 10];
 const CELL: f64 = 8.0;
 /// Built-in ids as WGSL names them, with their CUDA counterparts (code names: not translated).
 const ID_NAMES: [(&str, &str); 3] = [
@@ -335,6 +336,70 @@ fn stage_report(stage: &str, total: Option<&StepCost>) -> crate::embed::Report {
     ]
 }
 
+/// The view's state in a `use_reducer`.
+#[derive(PartialEq)]
+struct ViewState(View);
+
+impl Reducible for ViewState {
+    type Action = ViewAction;
+    fn reduce(self: Rc<Self>, action: ViewAction) -> Rc<Self> {
+        let next = self.0.apply(action);
+        if next == self.0 {
+            self
+        } else {
+            Rc::new(ViewState(next))
+        }
+    }
+}
+
+type Dispatch = UseReducerDispatcher<ViewState>;
+
+/// While playing, one step per tick until the last, where playing stops. The interval lives
+/// only while playing.
+#[hook]
+fn use_playback(view: &UseReducerHandle<ViewState>, last: usize) {
+    let dispatch = view.dispatcher();
+    use_effect_with(
+        (view.0.playing, last, view.0.period_ms()),
+        move |&(on, last, period_ms)| {
+            let tick = on.then(|| {
+                Interval::new(period_ms.max(1), move || {
+                    dispatch.dispatch(ViewAction::Tick { last })
+                })
+            });
+            move || drop(tick)
+        },
+    );
+}
+
+/// A playback that reached the last step is a finished run: an embed reports the whole
+/// launch's totals (docs/embedding.md). Stepping by hand or pausing early reports nothing.
+#[hook]
+fn use_report_finished(
+    params: &VisParams,
+    totals: &Rc<Vec<StepCost>>,
+    compare_totals: &Rc<Vec<StepCost>>,
+    playing: bool,
+    at_end: bool,
+) {
+    let was_playing = use_mut_ref(|| false);
+    let (params, totals, compare_totals) = (params.clone(), totals.clone(), compare_totals.clone());
+    use_effect_with((playing, at_end), move |&(on, at_end)| {
+        let before = std::mem::replace(&mut *was_playing.borrow_mut(), on);
+        if before && !on && at_end {
+            let mut stages = vec![stage_report(params.stage, totals.last())];
+            if let Some(b) = params.compare {
+                stages.push(stage_report(b, compare_totals.last()));
+            }
+            crate::embed::report(Ok(vec![
+                ("size", crate::embed::Field::Num(params.size as f64)),
+                ("steps", crate::embed::Field::Num(totals.len() as f64)),
+                ("stages", crate::embed::Field::List(stages)),
+            ]));
+        }
+    });
+}
+
 #[function_component]
 pub fn Visualiser() -> Html {
     let ctx = use_context::<Ctx>();
@@ -362,65 +427,24 @@ pub fn Visualiser() -> Html {
     });
     let last = steps.len().saturating_sub(1);
     let pos = params.position;
-    let step = use_state(|| pos.step as usize);
-    let playing = use_state(|| false);
-    let speed = use_state(|| 2u32);
+    let view = use_reducer(|| ViewState(View::new(pos)));
     let launch = trace.launch();
-    let sel_wg = use_state(|| pos.wg);
-    let thread = use_state(|| pos.thread);
     // A link followed in the same tab changes the URL, not this component's state: take it.
     {
-        let (step, sel_wg, thread) = (step.clone(), sel_wg.clone(), thread.clone());
-        use_effect_with(pos, move |pos| {
-            if *step != pos.step as usize {
-                step.set(pos.step as usize);
-            }
-            if *sel_wg != pos.wg {
-                sel_wg.set(pos.wg);
-            }
-            if *thread != pos.thread {
-                thread.set(pos.thread);
-            }
-        });
+        let view = view.dispatcher();
+        use_effect_with(pos, move |pos| view.dispatch(ViewAction::FromUrl(*pos)));
     }
-    // The selection is kept inside the launch drawn now (the grid shrinks when the workgroup
-    // side grows or the size falls), so the ids, lit cells and counters always agree.
-    let cur_step = (*step).min(last);
-    let cur_wg = [
-        sel_wg[0].min(launch.grid[0].saturating_sub(1)),
-        sel_wg[1].min(launch.grid[1].saturating_sub(1)),
-    ];
-    let cur_thread = (*thread).min(launch.invocations_per_workgroup().saturating_sub(1));
-
-    // Playback: one step per tick; stops at the end.
-    use_autoplay(
-        playing.clone(),
-        step.clone(),
-        last,
-        1,
-        1000 / (*speed).max(1),
+    let (cur_step, cur_wg, cur_thread) =
+        view.0
+            .clamped(last, launch.grid, launch.invocations_per_workgroup());
+    use_playback(&view, last);
+    use_report_finished(
+        &params,
+        &totals,
+        &compare_totals,
+        view.0.playing,
+        cur_step == last,
     );
-    // A playback that reached the last step is a finished run: an embed reports the whole
-    // launch's totals (docs/embedding.md). Stepping by hand or pausing early reports nothing.
-    {
-        let was_playing = use_mut_ref(|| false);
-        let (params, totals, compare_totals) =
-            (params.clone(), totals.clone(), compare_totals.clone());
-        use_effect_with((*playing, cur_step == last), move |&(on, at_end)| {
-            let before = std::mem::replace(&mut *was_playing.borrow_mut(), on);
-            if before && !on && at_end {
-                let mut stages = vec![stage_report(params.stage, totals.last())];
-                if let Some(b) = params.compare {
-                    stages.push(stage_report(b, compare_totals.last()));
-                }
-                crate::embed::report(Ok(vec![
-                    ("size", crate::embed::Field::Num(params.size as f64)),
-                    ("steps", crate::embed::Field::Num(totals.len() as f64)),
-                    ("stages", crate::embed::Field::List(stages)),
-                ]));
-            }
-        });
-    }
     // Keep step, workgroup and thread in the URL.
     {
         let (nav, route, q) = (
@@ -429,7 +453,7 @@ pub fn Visualiser() -> Html {
             query.clone(),
         );
         use_effect_with(
-            (cur_step, cur_wg, cur_thread, *playing),
+            (cur_step, cur_wg, cur_thread, view.0.playing),
             move |(s, wg, t, playing)| {
                 if !*playing {
                     if let (Some(nav), Some(route)) = (nav, route) {
@@ -452,165 +476,8 @@ pub fn Visualiser() -> Html {
     let ids = launch.ids(wg3, cur_thread);
     let sg = ids.subgroup;
     let lit = touched(&trace, current, wg3, sg, Some(ids.lane));
-    let step_cost = trace.step_cost(current);
-    let sg_cost = trace.subgroup_cost(current, wg3, sg);
-    let running = totals.get(cur_step).copied().unwrap_or_default();
-    let lanes = trace.lanes(current, wg3, sg);
-    let lane_active: HashMap<u32, bool> = lanes
-        .iter()
-        .map(|l| (l.ids.local_index, l.active))
-        .collect();
-
-    let set_param = |key: &'static str| {
-        let (nav, route, q) = (navigator.clone(), ctx.route.clone(), ctx.query.clone());
-        let (step, playing) = (step.clone(), playing.clone());
-        Callback::from(move |e: Event| {
-            let input = e.target_unchecked_into::<web_sys::HtmlInputElement>();
-            let next = q.clone().with(key, &input.value()).with("step", "0");
-            // The field shows the value in use even when the page's value did not change
-            // (64 stays 64 after typing 1000), which a re-render alone would not write.
-            if let Some(used) = VisParams::from_query(&next).field_value(key) {
-                input.set_value(&used);
-            }
-            playing.set(false);
-            step.set(0);
-            if let Some(nav) = &nav {
-                replace_query(nav, &route, &next);
-            }
-        })
-    };
-    let go = |delta: i64| {
-        let (step, playing) = (step.clone(), playing.clone());
-        Callback::from(move |_: MouseEvent| {
-            playing.set(false);
-            step.set(((*step).min(last) as i64 + delta).clamp(0, last as i64) as usize);
-        })
-    };
-    let toggle = {
-        let (playing, step) = (playing.clone(), step.clone());
-        Callback::from(move |_: MouseEvent| {
-            if *step >= last {
-                step.set(0);
-            }
-            playing.set(!*playing);
-        })
-    };
-    let onkeydown = {
-        let (playing, step) = (playing.clone(), step.clone());
-        Callback::from(move |e: KeyboardEvent| {
-            // Fields, the slider and drop-downs keep their own keys; a button keeps space
-            // (it clicks itself).
-            let tag = e
-                .target_dyn_into::<web_sys::Element>()
-                .map(|el| el.tag_name().to_ascii_lowercase())
-                .unwrap_or_default();
-            if matches!(tag.as_str(), "input" | "select" | "textarea")
-                || (tag == "button" && e.key() == " ")
-            {
-                return;
-            }
-            match e.key().as_str() {
-                "ArrowRight" => {
-                    e.prevent_default();
-                    playing.set(false);
-                    step.set(((*step).min(last) + 1).min(last));
-                }
-                "ArrowLeft" => {
-                    e.prevent_default();
-                    playing.set(false);
-                    step.set((*step).min(last).saturating_sub(1));
-                }
-                " " => {
-                    e.prevent_default();
-                    if *step >= last {
-                        step.set(0);
-                    }
-                    playing.set(!*playing);
-                }
-                _ => {}
-            }
-        })
-    };
-    let scrub = {
-        let (step, playing) = (step.clone(), playing.clone());
-        Callback::from(move |e: InputEvent| {
-            let v = e
-                .target_unchecked_into::<web_sys::HtmlInputElement>()
-                .value();
-            playing.set(false);
-            step.set(v.parse::<usize>().unwrap_or(0).min(last));
-        })
-    };
-    let on_speed = {
-        let speed = speed.clone();
-        Callback::from(move |e: Event| {
-            let v = e
-                .target_unchecked_into::<web_sys::HtmlInputElement>()
-                .value();
-            speed.set(v.parse().ok().filter(|s| SPEEDS.contains(s)).unwrap_or(2));
-        })
-    };
-
-    // Workgroup grid.
-    let wg_cells = (0..launch.grid[1]).flat_map(|y| (0..launch.grid[0]).map(move |x| (x, y))).map(|(x, y)| {
-        let selected = [x, y] == cur_wg;
-        let onclick = {
-            let (sel_wg, thread) = (sel_wg.clone(), thread.clone());
-            Callback::from(move |_| {
-                sel_wg.set([x, y]);
-                thread.set(0);
-            })
-        };
-        html! {
-            <rect x={(x * 22).to_string()} y={(y * 22).to_string()} width="20" height="20" rx="3"
-                class={classes!("wg", selected.then_some("selected"))} data-wg={format!("{x},{y}")} {onclick}>
-                <title>{ format!("workgroup_id ({x}, {y}) · blockIdx ({x}, {y})") }</title>
-            </rect>
-        }
-    });
-    // Threads of the selected workgroup, coloured by subgroup.
-    let [wx, wy, _] = launch.workgroup;
-    let thread_cells = (0..wx * wy).map(|i| {
-        let (x, y) = (i % wx, i / wx);
-        let sgi = i / launch.subgroup_width;
-        let active = lane_active.get(&i).copied().unwrap_or(true) || sgi != sg;
-        let onclick = {
-            let thread = thread.clone();
-            Callback::from(move |_| thread.set(i))
-        };
-        html! {
-            <rect x={(x * 18).to_string()} y={(y * 18).to_string()} width="16" height="16" rx="2"
-                fill={PALETTE[sgi as usize % PALETTE.len()]}
-                class={classes!("thread", (i == cur_thread).then_some("selected"), (sgi == sg).then_some("in-subgroup"), (!active).then_some("inactive"))}
-                data-thread={i.to_string()} {onclick}>
-                <title>{ format!("local_invocation_id ({x}, {y}) · subgroup {sgi} · lane {}", i % launch.subgroup_width) }</title>
-            </rect>
-        }
-    });
-
-    let tile = params.wg;
     let contents = trace.tile_contents(current, wg3);
-    let n = if params.is_conv() {
-        params.conv_side()
-    } else {
-        params.size
-    };
     let sg_color = PALETTE[sg as usize % PALETTE.len()];
-    let stage_options = STAGES.iter().map(|(name, key)| {
-        html! { <option value={*name} selected={*name == params.stage}>{ ctx.t(key) }</option> }
-    });
-    let sg_options = SUBGROUP_WIDTHS.iter().map(|w| {
-        html! { <option value={w.to_string()} selected={*w == params.sg}>{ w.to_string() }</option> }
-    });
-    let speed_options = SPEEDS.iter().map(|s| {
-        html! { <option value={s.to_string()} selected={*s == *speed}>{ ctx.tf("vis.speed_value", &[("n", &s.to_string())]) }</option> }
-    });
-    let compare_options = std::iter::once(("", "vis.compare.none"))
-        .chain(STAGES.iter().copied())
-        .map(|(name, key)| {
-            let selected = params.compare.unwrap_or("") == name;
-            html! { <option value={name} selected={selected}>{ ctx.t(key) }</option> }
-        });
     let compare = params.compare.map(|other| {
         let other_params = VisParams {
             stage: other,
@@ -628,6 +495,115 @@ pub fn Visualiser() -> Html {
             cur_thread,
         )
     });
+    let d = view.dispatcher();
+    let onkeydown = Callback::from(move |e: KeyboardEvent| {
+        // Fields, the slider and drop-downs keep their own keys; a button keeps space
+        // (it clicks itself).
+        let tag = e
+            .target_dyn_into::<web_sys::Element>()
+            .map(|el| el.tag_name().to_ascii_lowercase())
+            .unwrap_or_default();
+        if matches!(tag.as_str(), "input" | "select" | "textarea")
+            || (tag == "button" && e.key() == " ")
+        {
+            return;
+        }
+        let action = match e.key().as_str() {
+            "ArrowRight" => ViewAction::Go { delta: 1, last },
+            "ArrowLeft" => ViewAction::Go { delta: -1, last },
+            " " => ViewAction::Toggle { last },
+            _ => return,
+        };
+        e.prevent_default();
+        d.dispatch(action);
+    });
+    let d = view.dispatcher();
+    let on_restart = Callback::from(move |()| d.dispatch(ViewAction::Restart));
+
+    html! {
+        <section class="page visualiser">
+            <h1>{ ctx.t("vis.heading") }</h1>
+            <p class="lead">{ ctx.t("vis.intro") }</p>
+            <super::EmbedButton widget="simt" />
+            <SettingsPanel params={params.clone()} {on_restart} />
+            <div class="vis-view" tabindex="0" {onkeydown} aria-label={ctx.t("vis.view")}
+                aria-describedby="vis-keys">
+            <PlayControls view={view.0} step={cur_step} {last} count={steps.len()} label={step_label(&ctx, current, params.wg)}
+                on={view.dispatcher()} />
+            <p class="note vis-keys" id="vis-keys">{ ctx.t("vis.keys") }</p>
+            <div class="vis-layout">
+                <LaunchPanel {trace} step={current} wg={cur_wg} thread={cur_thread} on={view.dispatcher()} />
+                <div class="vis-matrices">
+                    { arrays(&ctx, &trace, &params, &lit, sg_color, &contents, true) }
+                </div>
+                <div class="vis-counts">
+                    { counters(&ctx, "vis.counters.subgroup", &trace.subgroup_cost(current, wg3, sg)) }
+                    { counters(&ctx, "vis.counters.step", &trace.step_cost(current)) }
+                    { counters(&ctx, "vis.counters.total", &totals.get(cur_step).copied().unwrap_or_default()) }
+                    if let Some((reads, distinct)) = *reuse {
+                        <p class="vis-reuse" data-reads={reads.to_string()} data-distinct={distinct.to_string()}>
+                            { ctx.tf("vis.conv.reuse", &[
+                                ("reads", &format::count(reads)),
+                                ("distinct", &format::count(distinct)),
+                                ("times", &format!("{:.2}", reads as f64 / distinct.max(1) as f64)),
+                            ]) }
+                        </p>
+                    }
+                    <p class="note">{ ctx.t("vis.explain") }</p>
+                </div>
+            </div>
+            </div>
+            { for compare }
+            <ScheduleReplay />
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct SettingsProps {
+    params: VisParams,
+    /// A setting changed: the view goes back to its first step.
+    on_restart: Callback<()>,
+}
+
+/// The URL's adjusted values, the stage, size, workgroup, subgroup and comparison fields
+/// (each writes the URL) and what the drawing is scaled to.
+#[function_component]
+fn SettingsPanel(props: &SettingsProps) -> Html {
+    let navigator = use_navigator();
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let params = &props.params;
+    let set_param = |key: &'static str| {
+        let (nav, route, q) = (navigator.clone(), ctx.route.clone(), ctx.query.clone());
+        let on_restart = props.on_restart.clone();
+        Callback::from(move |e: Event| {
+            let input = e.target_unchecked_into::<web_sys::HtmlInputElement>();
+            let next = q.clone().with(key, &input.value()).with("step", "0");
+            // The field shows the value in use even when the page's value did not change
+            // (64 stays 64 after typing 1000), which a re-render alone would not write.
+            if let Some(used) = VisParams::from_query(&next).field_value(key) {
+                input.set_value(&used);
+            }
+            on_restart.emit(());
+            if let Some(nav) = &nav {
+                replace_query(nav, &route, &next);
+            }
+        })
+    };
+    let stage_options = STAGES.iter().map(|(name, key)| {
+        html! { <option value={*name} selected={*name == params.stage}>{ ctx.t(key) }</option> }
+    });
+    let sg_options = SUBGROUP_WIDTHS.iter().map(|w| {
+        html! { <option value={w.to_string()} selected={*w == params.sg}>{ w.to_string() }</option> }
+    });
+    let compare_options = std::iter::once(("", "vis.compare.none"))
+        .chain(STAGES.iter().copied())
+        .map(|(name, key)| {
+            let selected = params.compare.unwrap_or("") == name;
+            html! { <option value={name} selected={selected}>{ ctx.t(key) }</option> }
+        });
     let rejected = params.rejected.iter().map(|(name, value)| {
         html! { <li>{ ctx.tf("vis.bad_param", &[("name", name), ("value", value)]) }</li> }
     });
@@ -640,12 +616,13 @@ pub fn Visualiser() -> Html {
             ("used", &c.used.to_string()),
         ]) }</li> }
     });
-
+    let n = if params.is_conv() {
+        params.conv_side()
+    } else {
+        params.size
+    };
     html! {
-        <section class="page visualiser">
-            <h1>{ ctx.t("vis.heading") }</h1>
-            <p class="lead">{ ctx.t("vis.intro") }</p>
-            <super::EmbedButton widget="simt" />
+        <>
             if !params.rejected.is_empty() || !params.clamped.is_empty() {
                 <ul class="message error vis-adjusted" role="alert">{ for rejected }{ for clamped }</ul>
             }
@@ -671,61 +648,138 @@ pub fn Visualiser() -> Html {
             } else {
                 <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
             }
-            <div class="vis-view" tabindex="0" {onkeydown} aria-label={ctx.t("vis.view")}
-                aria-describedby="vis-keys">
-            <div class="vis-controls" role="group" aria-label={ctx.t("vis.controls")}>
-                <button type="button" class="button" id="vis-back" onclick={go(-1)}>{ ctx.t("vis.back") }</button>
-                <button type="button" class="button primary" id="vis-play" onclick={toggle}>
-                    { ctx.t(if *playing { "vis.pause" } else { "vis.play" }) }
-                </button>
-                <button type="button" class="button" id="vis-forward" onclick={go(1)}>{ ctx.t("vis.forward") }</button>
-                <input type="range" id="vis-scrub" min="0" max={last.to_string()} value={cur_step.to_string()} oninput={scrub}
-                    aria-label={ctx.t("vis.scrub")} />
-                <select id="vis-speed" onchange={on_speed} aria-label={ctx.t("vis.speed")}>{ for speed_options }</select>
-                <span class="vis-step" id="vis-step" data-step={cur_step.to_string()}>
-                    { ctx.tf("vis.step_of", &[("i", &(cur_step + 1).to_string()), ("n", &steps.len().to_string())]) }
-                    { " · " }
-                    { step_label(&ctx, current, tile) }
-                </span>
-            </div>
-            <p class="note vis-keys" id="vis-keys">{ ctx.t("vis.keys") }</p>
-            <div class="vis-layout">
-                <div class="vis-launch">
-                    <h3>{ ctx.tf("vis.grid", &[("x", &launch.grid[0].to_string()), ("y", &launch.grid[1].to_string())]) }</h3>
-                    <svg class="vis-wgs" width={(launch.grid[0] * 22).to_string()} height={(launch.grid[1] * 22).to_string()}
-                        viewBox={format!("0 0 {} {}", launch.grid[0] * 22, launch.grid[1] * 22)} data-css-w={scaled_width(f64::from(launch.grid[0] * 22))}>{ for wg_cells }</svg>
-                    <h3>{ ctx.tf("vis.threads", &[("x", &wx.to_string()), ("y", &wy.to_string()), ("sg", &launch.subgroup_width.to_string())]) }</h3>
-                    <svg class="vis-threads" width={(wx * 18).to_string()} height={(wy * 18).to_string()}
-                        viewBox={format!("0 0 {} {}", wx * 18, wy * 18)} data-css-w={scaled_width(f64::from(wx * 18))}>{ for thread_cells }</svg>
-                    <table class="facts vis-ids" id="vis-ids">
-                        { for ID_NAMES.iter().zip([ids.global, ids.local, ids.workgroup]).map(|((wgsl, cuda), v)| html! {
-                            <tr><th scope="row"><code>{ *wgsl }</code></th><td>{ format!("({}, {})", v[0], v[1]) }</td><td><code>{ *cuda }</code></td></tr>
-                        }) }
-                        <tr><th scope="row">{ ctx.t("vis.subgroup_lane") }</th><td>{ format!("{} / {}", ids.subgroup, ids.lane) }</td><td>{ ctx.t("vis.warp_lane") }</td></tr>
-                    </table>
-                </div>
-                <div class="vis-matrices">
-                    { arrays(&ctx, &trace, &params, &lit, sg_color, &contents, true) }
-                </div>
-                <div class="vis-counts">
-                    { counters(&ctx, "vis.counters.subgroup", &sg_cost) }
-                    { counters(&ctx, "vis.counters.step", &step_cost) }
-                    { counters(&ctx, "vis.counters.total", &running) }
-                    if let Some((reads, distinct)) = *reuse {
-                        <p class="vis-reuse" data-reads={reads.to_string()} data-distinct={distinct.to_string()}>
-                            { ctx.tf("vis.conv.reuse", &[
-                                ("reads", &format::count(reads)),
-                                ("distinct", &format::count(distinct)),
-                                ("times", &format!("{:.2}", reads as f64 / distinct.max(1) as f64)),
-                            ]) }
-                        </p>
-                    }
-                    <p class="note">{ ctx.t("vis.explain") }</p>
-                </div>
-            </div>
-            </div>
-            { for compare }
-            <ScheduleReplay />
-        </section>
+        </>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct PlayProps {
+    view: View,
+    /// The step shown (the view's, kept inside the launch), the last one and how many.
+    step: usize,
+    last: usize,
+    count: usize,
+    /// What happens at the step shown.
+    label: String,
+    on: Dispatch,
+}
+
+/// Back, play or pause, forward, the slider, the speed and which step is shown.
+#[function_component]
+fn PlayControls(props: &PlayProps) -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let (last, step) = (props.last, props.step);
+    let send = |action: ViewAction| {
+        let on = props.on.clone();
+        Callback::from(move |_: MouseEvent| on.dispatch(action.clone()))
+    };
+    let on = props.on.clone();
+    let scrub = Callback::from(move |e: InputEvent| {
+        let value = e
+            .target_unchecked_into::<web_sys::HtmlInputElement>()
+            .value();
+        on.dispatch(ViewAction::Scrub { value, last });
+    });
+    let on = props.on.clone();
+    let on_speed = Callback::from(move |e: Event| {
+        let v = e
+            .target_unchecked_into::<web_sys::HtmlInputElement>()
+            .value();
+        on.dispatch(ViewAction::Speed(v));
+    });
+    let speed_options = SPEEDS.iter().map(|s| {
+        html! { <option value={s.to_string()} selected={*s == props.view.speed}>{ ctx.tf("vis.speed_value", &[("n", &s.to_string())]) }</option> }
+    });
+    html! {
+        <div class="vis-controls" role="group" aria-label={ctx.t("vis.controls")}>
+            <button type="button" class="button" id="vis-back" onclick={send(ViewAction::Go { delta: -1, last })}>{ ctx.t("vis.back") }</button>
+            <button type="button" class="button primary" id="vis-play" onclick={send(ViewAction::Toggle { last })}>
+                { ctx.t(if props.view.playing { "vis.pause" } else { "vis.play" }) }
+            </button>
+            <button type="button" class="button" id="vis-forward" onclick={send(ViewAction::Go { delta: 1, last })}>{ ctx.t("vis.forward") }</button>
+            <input type="range" id="vis-scrub" min="0" max={last.to_string()} value={step.to_string()} oninput={scrub}
+                aria-label={ctx.t("vis.scrub")} />
+            <select id="vis-speed" onchange={on_speed} aria-label={ctx.t("vis.speed")}>{ for speed_options }</select>
+            <span class="vis-step" id="vis-step" data-step={step.to_string()}>
+                { ctx.tf("vis.step_of", &[("i", &(step + 1).to_string()), ("n", &props.count.to_string())]) }
+                { " · " }
+                { props.label.clone() }
+            </span>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct LaunchProps {
+    trace: StageTrace,
+    step: Step,
+    /// The selected workgroup and thread, inside the launch.
+    wg: [u32; 2],
+    thread: u32,
+    on: Dispatch,
+}
+
+/// The launch's workgroups, the selected one's threads coloured by subgroup, and the selected
+/// thread's ids in WGSL and CUDA.
+#[function_component]
+fn LaunchPanel(props: &LaunchProps) -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let launch = props.trace.launch();
+    let (cur_wg, cur_thread) = (props.wg, props.thread);
+    let wg3 = [cur_wg[0], cur_wg[1], 0];
+    let ids = launch.ids(wg3, cur_thread);
+    let sg = ids.subgroup;
+    let lane_active: HashMap<u32, bool> = props
+        .trace
+        .lanes(props.step, wg3, sg)
+        .iter()
+        .map(|l| (l.ids.local_index, l.active))
+        .collect();
+    let wg_cells = (0..launch.grid[1]).flat_map(|y| (0..launch.grid[0]).map(move |x| (x, y))).map(|(x, y)| {
+        let selected = [x, y] == cur_wg;
+        let on = props.on.clone();
+        let onclick = Callback::from(move |_| on.dispatch(ViewAction::PickWorkgroup([x, y])));
+        html! {
+            <rect x={(x * 22).to_string()} y={(y * 22).to_string()} width="20" height="20" rx="3"
+                class={classes!("wg", selected.then_some("selected"))} data-wg={format!("{x},{y}")} {onclick}>
+                <title>{ format!("workgroup_id ({x}, {y}) · blockIdx ({x}, {y})") }</title>
+            </rect>
+        }
+    });
+    let [wx, wy, _] = launch.workgroup;
+    let thread_cells = (0..wx * wy).map(|i| {
+        let (x, y) = (i % wx, i / wx);
+        let sgi = i / launch.subgroup_width;
+        let active = lane_active.get(&i).copied().unwrap_or(true) || sgi != sg;
+        let on = props.on.clone();
+        let onclick = Callback::from(move |_| on.dispatch(ViewAction::PickThread(i)));
+        html! {
+            <rect x={(x * 18).to_string()} y={(y * 18).to_string()} width="16" height="16" rx="2"
+                fill={PALETTE[sgi as usize % PALETTE.len()]}
+                class={classes!("thread", (i == cur_thread).then_some("selected"), (sgi == sg).then_some("in-subgroup"), (!active).then_some("inactive"))}
+                data-thread={i.to_string()} {onclick}>
+                <title>{ format!("local_invocation_id ({x}, {y}) · subgroup {sgi} · lane {}", i % launch.subgroup_width) }</title>
+            </rect>
+        }
+    });
+    html! {
+        <div class="vis-launch">
+            <h3>{ ctx.tf("vis.grid", &[("x", &launch.grid[0].to_string()), ("y", &launch.grid[1].to_string())]) }</h3>
+            <svg class="vis-wgs" width={(launch.grid[0] * 22).to_string()} height={(launch.grid[1] * 22).to_string()}
+                viewBox={format!("0 0 {} {}", launch.grid[0] * 22, launch.grid[1] * 22)} data-css-w={scaled_width(f64::from(launch.grid[0] * 22))}>{ for wg_cells }</svg>
+            <h3>{ ctx.tf("vis.threads", &[("x", &wx.to_string()), ("y", &wy.to_string()), ("sg", &launch.subgroup_width.to_string())]) }</h3>
+            <svg class="vis-threads" width={(wx * 18).to_string()} height={(wy * 18).to_string()}
+                viewBox={format!("0 0 {} {}", wx * 18, wy * 18)} data-css-w={scaled_width(f64::from(wx * 18))}>{ for thread_cells }</svg>
+            <table class="facts vis-ids" id="vis-ids">
+                { for ID_NAMES.iter().zip([ids.global, ids.local, ids.workgroup]).map(|((wgsl, cuda), v)| html! {
+                    <tr><th scope="row"><code>{ *wgsl }</code></th><td>{ format!("({}, {})", v[0], v[1]) }</td><td><code>{ *cuda }</code></td></tr>
+                }) }
+                <tr><th scope="row">{ ctx.t("vis.subgroup_lane") }</th><td>{ format!("{} / {}", ids.subgroup, ids.lane) }</td><td>{ ctx.t("vis.warp_lane") }</td></tr>
+            </table>
+        </div>
     }
 }

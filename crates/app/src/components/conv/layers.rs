@@ -1,7 +1,8 @@
 //! The conv page's layer view: K1 filters over the picture, ReLU, K2 filters over those maps,
 //! each layer on the GPU (checked against the CPU reference) or on the CPU without WebGPU; the
 //! maps as a gallery; and the receptive field of a picked pixel lit in every layer with its
-//! multiply-adds written out. Logic: `crate::conv_layers`.
+//! multiply-adds written out. Logic and the view's state (`LayerView`, one reducer):
+//! `crate::conv_layers`.
 
 use std::rc::Rc;
 
@@ -14,8 +15,9 @@ use super::super::matmul_run::use_cancel_on_unmount;
 use super::super::Ctx;
 use super::io::{cell_at, draw_lit, zoom, Overlay};
 use crate::conv_layers::{
-    channel, filters1, filters2, layer_shapes, lit, map_rgba, relu, shown_terms, sum, terms, Init,
-    LayerSettings, Pick, MAX_K, MAX_SEED,
+    channel, filters1, filters2, layer_shapes, lit, map_rgba, relu, shown_terms, sum, sum_number,
+    terms, Init, LayerAction, LayerOut, LayerSettings, LayerView, LayersDone, LayersOutcome, Pick,
+    MAX_K, MAX_SEED,
 };
 use crate::conv_page::{parse_in, shape_error_args, RgbImage, Settings};
 use crate::embed::Field;
@@ -33,39 +35,31 @@ pub struct Props {
     pub valid: bool,
 }
 
-/// One layer's result.
-#[derive(PartialEq)]
-struct LayerOut {
-    shape: ConvShape,
-    /// Its input (the picture, or layer 1's maps after ReLU), filters and raw output.
-    x: Rc<Vec<f32>>,
-    f: Vec<f32>,
-    y: Vec<f32>,
-    ms: f64,
-    verified: Option<(bool, usize)>,
-}
+/// The view's state in a `use_reducer`.
+struct ViewState(LayerView);
 
-#[derive(PartialEq)]
-struct Done {
-    layers: [LayerOut; 2],
-    stage: ConvStage,
-}
-
-#[derive(Clone, PartialEq)]
-enum Outcome {
-    Idle,
-    Running,
-    Done(Rc<Done>),
-    Failed(String),
+impl Reducible for ViewState {
+    type Action = LayerAction;
+    fn reduce(self: Rc<Self>, action: LayerAction) -> Rc<Self> {
+        let picking = matches!(
+            action,
+            LayerAction::Point(..) | LayerAction::Arrow { .. } | LayerAction::Focus { .. }
+        );
+        let next = self.0.apply(action);
+        // A pick that did not move (a pointer inside one pixel) is not drawn again; the pick
+        // alone is compared, not the maps.
+        if picking && next.pick == self.0.pick {
+            self
+        } else {
+            Rc::new(ViewState(next))
+        }
+    }
 }
 
 #[function_component]
 pub fn Layers(props: &Props) -> Html {
     let ctx = use_context::<Ctx>();
-    let outcome = use_state(|| Outcome::Idle);
-    let runs = use_state(|| 0u32);
-    let pick = use_state(|| None::<(Pick, u32)>);
-    let seed_text = use_state(|| props.layer.seed.to_string());
+    let view = use_reducer(|| ViewState(LayerView::new(props.layer.seed)));
     let cancel = use_cancel_on_unmount();
     let input_canvas = use_node_ref();
     let maps: Vec<NodeRef> = (0..2 * MAX_K).map(|_| NodeRef::default()).collect();
@@ -73,13 +67,10 @@ pub fn Layers(props: &Props) -> Html {
 
     // Anything that changes the result makes the shown one stale.
     {
-        let (outcome, pick) = (outcome.clone(), pick.clone());
+        let view = view.dispatcher();
         use_effect_with(
             (props.input.clone(), props.settings.clone(), props.layer),
-            move |_| {
-                outcome.set(Outcome::Idle);
-                pick.set(None);
-            },
+            move |_| view.dispatch(LayerAction::Stale),
         );
     }
     let shapes = layer_shapes(
@@ -92,73 +83,8 @@ pub fn Layers(props: &Props) -> Html {
     {
         let (maps, input_canvas, input) = (maps.clone(), input_canvas.clone(), props.input.clone());
         use_effect_with(
-            ((*outcome).clone(), *pick, input),
-            move |(o, pick, input)| {
-                let Outcome::Done(d) = o else {
-                    let z = zoom(input.width.max(input.height));
-                    draw_lit(
-                        &input_canvas,
-                        input.width,
-                        input.height,
-                        &input.to_rgba(),
-                        z,
-                        &Overlay::default(),
-                    );
-                    return;
-                };
-                let shapes = [d.layers[0].shape, d.layers[1].shape];
-                let lights = pick.map(|(p, k)| (lit(&shapes, p), p, k));
-                let z = zoom(input.width.max(input.height));
-                let over_input = lights
-                    .as_ref()
-                    .map(|(l, _, _)| Overlay {
-                        cells: l.input.iter().copied().collect(),
-                        picked: None,
-                        bbox: l.field,
-                    })
-                    .unwrap_or_default();
-                draw_lit(
-                    &input_canvas,
-                    input.width,
-                    input.height,
-                    &input.to_rgba(),
-                    z,
-                    &over_input,
-                );
-                for (li, layer) in d.layers.iter().enumerate() {
-                    let (p_len, q_len) = layer.shape.out_hw();
-                    let k_len = layer.shape.k as usize;
-                    let z = zoom(p_len.max(q_len));
-                    let shown = if li == 0 {
-                        relu(&layer.y)
-                    } else {
-                        layer.y.clone()
-                    };
-                    for k in 0..k_len {
-                        let overlay = match &lights {
-                            Some((l, p, _)) => Overlay {
-                                cells: if li == 0 {
-                                    l.layer1.iter().copied().collect()
-                                } else {
-                                    vec![]
-                                },
-                                picked: (p.layer as usize == li + 1).then_some((p.p, p.q)),
-                                bbox: None,
-                            },
-                            None => Overlay::default(),
-                        };
-                        let rgba = map_rgba(&channel(&shown, k_len, k), li == 1);
-                        draw_lit(
-                            &maps[li * MAX_K as usize + k],
-                            q_len,
-                            p_len,
-                            &rgba,
-                            z,
-                            &overlay,
-                        );
-                    }
-                }
-            },
+            (view.0.outcome.clone(), view.0.pick, input),
+            move |(o, pick, input)| draw_all(o, *pick, input, &input_canvas, &maps),
         );
     }
 
@@ -170,13 +96,10 @@ pub fn Layers(props: &Props) -> Html {
         _ => None,
     };
     let checking = matches!(ctx.webgpu, crate::probe::WebGpuStatus::Checking);
-    let running = *outcome == Outcome::Running;
-    let seed_ok = parse_in(&seed_text, 0, MAX_SEED).is_some();
-    let can_run = props.valid && shapes.is_ok() && seed_ok && !checking && !running;
+    let can_run = view.0.can_run(props.valid, shapes.is_ok(), checking);
 
     let run = {
-        let (outcome, runs, cancel, pick) =
-            (outcome.clone(), runs.clone(), cancel.clone(), pick.clone());
+        let (view, cancel) = (view.dispatcher(), cancel.clone());
         let (settings, layer, input) = (props.settings.clone(), props.layer, props.input.clone());
         let lang = ctx.lang;
         Callback::from(move |_: MouseEvent| {
@@ -186,43 +109,179 @@ pub fn Layers(props: &Props) -> Html {
             if !can_run {
                 return;
             }
-            outcome.set(Outcome::Running);
+            view.dispatch(LayerAction::Started);
             let token = gpu_runtime::CancelToken::new();
             *cancel.borrow_mut() = token.clone();
-            let (outcome, runs, pick, settings, input) = (
-                outcome.clone(),
-                runs.clone(),
-                pick.clone(),
-                settings.clone(),
-                input.clone(),
-            );
+            let (view, settings, input) = (view.clone(), settings.clone(), input.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let result = run_layers(&settings, &layer, shapes, &input, gpu, token).await;
                 crate::embed::report(match &result {
                     Ok(d) => Ok(report(d)),
                     Err(e) => Err(super::error_text(lang, e)),
                 });
-                outcome.set(match result {
-                    Ok(d) => {
-                        // Start with the middle pixel of layer 2 picked.
-                        let (p, q) = d.layers[1].shape.out_hw();
-                        pick.set(Some((
-                            Pick {
-                                layer: 2,
-                                p: p / 2,
-                                q: q / 2,
-                            },
-                            0,
-                        )));
-                        Outcome::Done(Rc::new(d))
-                    }
-                    Err(e) => Outcome::Failed(super::error_text(lang, &e)),
-                });
-                runs.set(*runs + 1);
+                view.dispatch(LayerAction::Finished(
+                    result.map(Rc::new).map_err(|e| super::error_text(lang, &e)),
+                ));
             });
         })
     };
+    let on_seed = {
+        let view = view.dispatcher();
+        Callback::from(move |text| view.dispatch(LayerAction::SeedTyped(text)))
+    };
 
+    let shape_lines = match &shapes {
+        Ok(shapes) => html! {
+            <ul class="conv-layer-shapes">
+                { for shapes.iter().enumerate().map(|(i, s)| {
+                    let (p, q) = s.out_hw();
+                    let args = [
+                        ("n", (i + 1).to_string()), ("h", s.h.to_string()), ("w", s.w.to_string()),
+                        ("c", s.c.to_string()), ("k", s.k.to_string()), ("r", s.r.to_string()),
+                        ("p", p.to_string()), ("q", q.to_string()),
+                        ("weights", crate::format::count(s.f_len() as u64)),
+                        ("macs", crate::format::count(s.y_len() as u64 * s.reduction_len() as u64)),
+                    ];
+                    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                    html! { <li>{ ctx.tf("conv.layers.shape", &args) }</li> }
+                }) }
+            </ul>
+        },
+        Err(e) => {
+            let (key, args) = shape_error_args(e);
+            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            html! { <p class="message error" role="alert" id="conv-layers-error">{ ctx.tf(key, &args) }</p> }
+        }
+    };
+
+    let done = match &view.0.outcome {
+        LayersOutcome::Done(d) => Some(d.clone()),
+        _ => None,
+    };
+    let explain = match (&done, view.0.pick) {
+        (Some(d), Some((p, k))) => field_and_sum(&ctx, d, p, k),
+        _ => html! {},
+    };
+
+    html! {
+        <section class="panel conv-layers" id="conv-layers">
+            <h2>{ ctx.t("conv.layers.heading") }</h2>
+            <p>{ ctx.t("conv.layers.intro") }</p>
+            <LayerControls layer={props.layer} on_layer={props.on_layer.clone()}
+                seed_text={view.0.seed_text.clone()} seed_ok={view.0.seed_ok()} {on_seed} />
+            { shape_lines }
+            <div class="buttons">
+                <button type="button" class="button primary" id="conv-layers-run" disabled={!can_run} onclick={run}>{ ctx.t("conv.layers.run") }</button>
+            </div>
+            <p class="hint">{ ctx.t("conv.layers.pick_hint") }</p>
+            <div class="conv-layers-body">
+                <figure class="conv-map conv-field-input">
+                    <canvas ref={input_canvas} id="conv-field-input"></canvas>
+                    <figcaption>{ ctx.t("conv.layers.input") }</figcaption>
+                </figure>
+                if let Some(d) = done {
+                    <Gallery done={d} pick={view.0.pick} maps={maps.clone()} on={view.dispatcher()} />
+                }
+            </div>
+            { explain }
+            <div class="conv-status" aria-live="polite" id="conv-layers-result" data-runs={view.0.runs.to_string()}
+                data-verified={view.0.verified_attr()}>
+                { match &view.0.outcome {
+                    LayersOutcome::Idle => html! { { ctx.t("conv.layers.idle") } },
+                    LayersOutcome::Running => html! { { ctx.t("conv.running") } },
+                    LayersOutcome::Failed(m) => html! { <span class="message error" role="alert">{ m.clone() }</span> },
+                    LayersOutcome::Done(_) => html! {},
+                } }
+            </div>
+        </section>
+    }
+}
+
+/// Draws the picture with the pick's receptive field lit and, after a run, every map with
+/// the cells the pick reads.
+fn draw_all(
+    o: &LayersOutcome,
+    pick: Option<(Pick, u32)>,
+    input: &RgbImage,
+    input_canvas: &NodeRef,
+    maps: &[NodeRef],
+) {
+    let LayersOutcome::Done(d) = o else {
+        let z = zoom(input.width.max(input.height));
+        draw_lit(
+            input_canvas,
+            input.width,
+            input.height,
+            &input.to_rgba(),
+            z,
+            &Overlay::default(),
+        );
+        return;
+    };
+    let shapes = d.shapes();
+    let lights = pick.map(|(p, k)| (lit(&shapes, p), p, k));
+    let z = zoom(input.width.max(input.height));
+    let over_input = lights
+        .as_ref()
+        .map(|(l, _, _)| Overlay {
+            cells: l.input.iter().copied().collect(),
+            picked: None,
+            bbox: l.field,
+        })
+        .unwrap_or_default();
+    draw_lit(
+        input_canvas,
+        input.width,
+        input.height,
+        &input.to_rgba(),
+        z,
+        &over_input,
+    );
+    for (li, layer) in d.layers.iter().enumerate() {
+        let (p_len, q_len) = layer.shape.out_hw();
+        let k_len = layer.shape.k as usize;
+        let z = zoom(p_len.max(q_len));
+        let shown = if li == 0 {
+            relu(&layer.y)
+        } else {
+            layer.y.clone()
+        };
+        for k in 0..k_len {
+            let overlay = match &lights {
+                Some((l, p, _)) => Overlay {
+                    cells: if li == 0 {
+                        l.layer1.iter().copied().collect()
+                    } else {
+                        vec![]
+                    },
+                    picked: (p.layer as usize == li + 1).then_some((p.p, p.q)),
+                    bbox: None,
+                },
+                None => Overlay::default(),
+            };
+            let rgba = map_rgba(&channel(&shown, k_len, k), li == 1);
+            if let Some(node) = maps.get(li * MAX_K as usize + k) {
+                draw_lit(node, q_len, p_len, &rgba, z, &overlay);
+            }
+        }
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct ControlProps {
+    layer: LayerSettings,
+    on_layer: Callback<LayerSettings>,
+    seed_text: String,
+    seed_ok: bool,
+    on_seed: Callback<String>,
+}
+
+/// The filter counts, how layer 1's filters are made, and the seed.
+#[function_component]
+fn LayerControls(props: &ControlProps) -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
     let select = |id: &'static str,
                   label: &str,
                   options: Vec<(String, String, bool)>,
@@ -267,170 +326,105 @@ pub fn Layers(props: &Props) -> Html {
         })
     };
     let on_seed = {
-        let (on, seed_text) = (props.on_layer.clone(), seed_text.clone());
+        let (on, on_text) = (props.on_layer.clone(), props.on_seed.clone());
         Callback::from(move |e: InputEvent| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             let v = input.value();
             if let Some(seed) = parse_in(&v, 0, MAX_SEED) {
                 on.emit(LayerSettings { seed, ..layer });
             }
-            seed_text.set(v);
+            on_text.emit(v);
         })
     };
-
-    let shape_lines = match &shapes {
-        Ok(shapes) => html! {
-            <ul class="conv-layer-shapes">
-                { for shapes.iter().enumerate().map(|(i, s)| {
-                    let (p, q) = s.out_hw();
-                    let args = [
-                        ("n", (i + 1).to_string()), ("h", s.h.to_string()), ("w", s.w.to_string()),
-                        ("c", s.c.to_string()), ("k", s.k.to_string()), ("r", s.r.to_string()),
-                        ("p", p.to_string()), ("q", q.to_string()),
-                        ("weights", crate::format::count(s.f_len() as u64)),
-                        ("macs", crate::format::count(s.y_len() as u64 * s.reduction_len() as u64)),
-                    ];
-                    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                    html! { <li>{ ctx.tf("conv.layers.shape", &args) }</li> }
-                }) }
-            </ul>
-        },
-        Err(e) => {
-            let (key, args) = shape_error_args(e);
-            let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
-            html! { <p class="message error" role="alert" id="conv-layers-error">{ ctx.tf(key, &args) }</p> }
-        }
-    };
-
-    let done = match &*outcome {
-        Outcome::Done(d) => Some(d.clone()),
-        _ => None,
-    };
-    let gallery = done.as_ref().map(|d| {
-        html! {
-            <div class="conv-gallery">
-                { for d.layers.iter().enumerate().map(|(li, l)| {
-                    let (p_len, q_len) = l.shape.out_hw();
-                    let shapes = [d.layers[0].shape, d.layers[1].shape];
-                    html! {
-                        <div class={classes!("conv-maps", format!("layer-{}", li + 1))}>
-                            <h3>{ ctx.tf(if li == 0 { "conv.layers.maps1" } else { "conv.layers.maps2" }, &[("k", &l.shape.k.to_string())]) }</h3>
-                            <p class="hint">{ layer_status(&ctx, li + 1, l) }</p>
-                            <div class="conv-map-row">
-                                { for (0..l.shape.k).map(|k| {
-                                    let node = maps[li * MAX_K as usize + k as usize].clone();
-                                    let layer_no = li as u8 + 1;
-                                    let set = {
-                                        let pick = pick.clone();
-                                        Callback::from(move |e: PointerEvent| {
-                                            if let Some((p, q)) = cell_at(&e, p_len, q_len) {
-                                                let next = Some((Pick { layer: layer_no, p, q }, k));
-                                                if *pick != next {
-                                                    pick.set(next);
-                                                }
-                                            }
-                                        })
-                                    };
-                                    let onkeydown = {
-                                        let pick = pick.clone();
-                                        Callback::from(move |e: KeyboardEvent| {
-                                            let (dp, dq) = match e.key().as_str() {
-                                                "ArrowUp" => (-1, 0),
-                                                "ArrowDown" => (1, 0),
-                                                "ArrowLeft" => (0, -1),
-                                                "ArrowRight" => (0, 1),
-                                                _ => return,
-                                            };
-                                            e.prevent_default();
-                                            let start = match *pick {
-                                                Some((p, _)) if p.layer == layer_no => p,
-                                                _ => Pick { layer: layer_no, p: p_len / 2, q: q_len / 2 },
-                                            };
-                                            pick.set(Some((start.moved(dp, dq, &shapes), k)));
-                                        })
-                                    };
-                                    let onfocus = {
-                                        let pick = pick.clone();
-                                        Callback::from(move |_: FocusEvent| {
-                                            let keep = matches!(*pick, Some((p, kk)) if p.layer == layer_no && kk == k);
-                                            if !keep {
-                                                let p0 = match *pick { Some((p, _)) if p.layer == layer_no => p, _ => Pick { layer: layer_no, p: p_len / 2, q: q_len / 2 } };
-                                                pick.set(Some((p0, k)));
-                                            }
-                                        })
-                                    };
-                                    let label = ctx.tf("conv.layers.map_label", &[("n", &(li + 1).to_string()), ("k", &(k + 1).to_string())]);
-                                    let picked = matches!(*pick, Some((p, kk)) if p.layer == layer_no && kk == k);
-                                    html! {
-                                        <figure class={classes!("conv-map", picked.then_some("picked"))}>
-                                            <canvas ref={node} id={format!("conv-map-{}-{k}", li + 1)} tabindex="0" role="img"
-                                                aria-label={label} onpointermove={set.clone()} onpointerdown={set}
-                                                {onkeydown} {onfocus}></canvas>
-                                            <figcaption>{ (k + 1).to_string() }</figcaption>
-                                        </figure>
-                                    }
-                                }) }
-                            </div>
-                        </div>
-                    }
-                }) }
-            </div>
-        }
-    });
-
-    let explain = match (&done, *pick) {
-        (Some(d), Some((p, k))) => field_and_sum(&ctx, d, p, k),
-        _ => html! {},
-    };
-
+    let seed_ok = props.seed_ok;
     html! {
-        <section class="panel conv-layers" id="conv-layers">
-            <h2>{ ctx.t("conv.layers.heading") }</h2>
-            <p>{ ctx.t("conv.layers.intro") }</p>
-            <div class="conv-row">
-                { select("conv-k1", ctx.t("conv.layers.k1"), counts(layer.k1), on_k(1)) }
-                { select("conv-k2", ctx.t("conv.layers.k2"), counts(layer.k2), on_k(2)) }
-                { select("conv-init", ctx.t("conv.layers.init"), Init::ALL.iter().map(|i|
-                    (i.id().to_string(), ctx.t(&format!("conv.layers.init.{}", i.id())).to_string(), layer.init == *i)).collect(), on_init) }
-                <div class={classes!("field", (!seed_ok).then_some("invalid"))}>
-                    <label for="conv-seed">{ ctx.t("conv.layers.seed") }</label>
-                    <input id="conv-seed" type="text" inputmode="numeric" value={(*seed_text).clone()} oninput={on_seed}
-                        aria-invalid={(!seed_ok).to_string()} />
-                    if !seed_ok {
-                        <p class="field-error" role="alert" id="conv-seed-error">{ ctx.tf("conv.layers.seed_error", &[("hi", &MAX_SEED.to_string())]) }</p>
-                    }
-                </div>
+        <div class="conv-row">
+            { select("conv-k1", ctx.t("conv.layers.k1"), counts(layer.k1), on_k(1)) }
+            { select("conv-k2", ctx.t("conv.layers.k2"), counts(layer.k2), on_k(2)) }
+            { select("conv-init", ctx.t("conv.layers.init"), Init::ALL.iter().map(|i|
+                (i.id().to_string(), ctx.t(&format!("conv.layers.init.{}", i.id())).to_string(), layer.init == *i)).collect(), on_init) }
+            <div class={classes!("field", (!seed_ok).then_some("invalid"))}>
+                <label for="conv-seed">{ ctx.t("conv.layers.seed") }</label>
+                <input id="conv-seed" type="text" inputmode="numeric" value={props.seed_text.clone()} oninput={on_seed}
+                    aria-invalid={(!seed_ok).to_string()} />
+                if !seed_ok {
+                    <p class="field-error" role="alert" id="conv-seed-error">{ ctx.tf("conv.layers.seed_error", &[("hi", &MAX_SEED.to_string())]) }</p>
+                }
             </div>
-            { shape_lines }
-            <div class="buttons">
-                <button type="button" class="button primary" id="conv-layers-run" disabled={!can_run} onclick={run}>{ ctx.t("conv.layers.run") }</button>
-            </div>
-            <p class="hint">{ ctx.t("conv.layers.pick_hint") }</p>
-            <div class="conv-layers-body">
-                <figure class="conv-map conv-field-input">
-                    <canvas ref={input_canvas} id="conv-field-input"></canvas>
-                    <figcaption>{ ctx.t("conv.layers.input") }</figcaption>
-                </figure>
-                { gallery.unwrap_or_default() }
-            </div>
-            { explain }
-            <div class="conv-status" aria-live="polite" id="conv-layers-result" data-runs={runs.to_string()}
-                data-verified={match &*outcome {
-                    Outcome::Done(d) => match (d.layers[0].verified, d.layers[1].verified) {
-                        (Some((a, _)), Some((b, _))) => (a && b).to_string(),
-                        _ => "cpu".into(),
-                    },
-                    Outcome::Failed(_) => "error".into(),
-                    _ => String::new(),
-                }}>
-                { match &*outcome {
-                    Outcome::Idle => html! { { ctx.t("conv.layers.idle") } },
-                    Outcome::Running => html! { { ctx.t("conv.running") } },
-                    Outcome::Failed(m) => html! { <span class="message error" role="alert">{ m.clone() }</span> },
-                    Outcome::Done(_) => html! {},
-                } }
-            </div>
-        </section>
+        </div>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct GalleryProps {
+    done: Rc<LayersDone>,
+    pick: Option<(Pick, u32)>,
+    /// The maps' canvases, `MAX_K` per layer (drawn by the view).
+    maps: Rc<Vec<NodeRef>>,
+    on: UseReducerDispatcher<ViewState>,
+}
+
+/// Every layer's maps, each a canvas a pixel can be picked on (pointer, arrows, focus).
+#[function_component]
+fn Gallery(props: &GalleryProps) -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let d = &props.done;
+    html! {
+        <div class="conv-gallery">
+            { for d.layers.iter().enumerate().map(|(li, l)| {
+                let (p_len, q_len) = l.shape.out_hw();
+                html! {
+                    <div class={classes!("conv-maps", format!("layer-{}", li + 1))}>
+                        <h3>{ ctx.tf(if li == 0 { "conv.layers.maps1" } else { "conv.layers.maps2" }, &[("k", &l.shape.k.to_string())]) }</h3>
+                        <p class="hint">{ layer_status(&ctx, li + 1, l) }</p>
+                        <div class="conv-map-row">
+                            { for (0..l.shape.k).map(|k| {
+                                let node = props.maps.get(li * MAX_K as usize + k as usize).cloned().unwrap_or_default();
+                                let layer = li as u8 + 1;
+                                let set = {
+                                    let on = props.on.clone();
+                                    Callback::from(move |e: PointerEvent| {
+                                        if let Some((p, q)) = cell_at(&e, p_len, q_len) {
+                                            on.dispatch(LayerAction::Point(Pick { layer, p, q }, k));
+                                        }
+                                    })
+                                };
+                                let onkeydown = {
+                                    let on = props.on.clone();
+                                    Callback::from(move |e: KeyboardEvent| {
+                                        let (dp, dq) = match e.key().as_str() {
+                                            "ArrowUp" => (-1, 0),
+                                            "ArrowDown" => (1, 0),
+                                            "ArrowLeft" => (0, -1),
+                                            "ArrowRight" => (0, 1),
+                                            _ => return,
+                                        };
+                                        e.prevent_default();
+                                        on.dispatch(LayerAction::Arrow { layer, k, dp, dq });
+                                    })
+                                };
+                                let onfocus = {
+                                    let on = props.on.clone();
+                                    Callback::from(move |_: FocusEvent| on.dispatch(LayerAction::Focus { layer, k }))
+                                };
+                                let label = ctx.tf("conv.layers.map_label", &[("n", &(li + 1).to_string()), ("k", &(k + 1).to_string())]);
+                                let picked = matches!(props.pick, Some((p, kk)) if p.layer == layer && kk == k);
+                                html! {
+                                    <figure class={classes!("conv-map", picked.then_some("picked"))}>
+                                        <canvas ref={node} id={format!("conv-map-{}-{k}", li + 1)} tabindex="0" role="img"
+                                            aria-label={label} onpointermove={set.clone()} onpointerdown={set}
+                                            {onkeydown} {onfocus}></canvas>
+                                        <figcaption>{ (k + 1).to_string() }</figcaption>
+                                    </figure>
+                                }
+                            }) }
+                        </div>
+                    </div>
+                }
+            }) }
+        </div>
     }
 }
 
@@ -450,20 +444,9 @@ fn layer_status(ctx: &Ctx, n: usize, l: &LayerOut) -> Html {
     }
 }
 
-/// A number as the sum shows it: 4 decimals, negative ones in parentheses.
-fn num(v: f64) -> String {
-    let s = format!("{v:.4}");
-    if v < 0.0 {
-        format!("({s})")
-    } else {
-        s
-    }
-}
-
 /// The receptive field's size and the picked pixel's multiply-adds.
-fn field_and_sum(ctx: &Ctx, d: &Done, pick: Pick, k: u32) -> Html {
-    let shapes = [d.layers[0].shape, d.layers[1].shape];
-    let l = lit(&shapes, pick);
+fn field_and_sum(ctx: &Ctx, d: &LayersDone, pick: Pick, k: u32) -> Html {
+    let l = lit(&d.shapes(), pick);
     let layer = &d.layers[pick.layer.clamp(1, 2) as usize - 1];
     let (_, q_len) = layer.shape.out_hw();
     let k = k.min(layer.shape.k - 1);
@@ -507,20 +490,20 @@ fn field_and_sum(ctx: &Ctx, d: &Done, pick: Pick, k: u32) -> Html {
                 { for shown.iter().enumerate().map(|(i, t)| html! {
                     <>
                         if i > 0 { { " + " } }
-                        <span class="term" data-w={t.w.to_string()} data-x={t.x.to_string()}>{ format!("{}×{}", num(t.w as f64), num(t.x as f64)) }</span>
+                        <span class="term" data-w={t.w.to_string()} data-x={t.x.to_string()}>{ format!("{}×{}", sum_number(t.w as f64), sum_number(t.x as f64)) }</span>
                     </>
                 }) }
                 if let Some((n, partial)) = rest {
                     { " " }
                     <span class="rest" data-count={n.to_string()} data-sum={partial.to_string()}>
-                        { ctx.tf("conv.layers.sum_rest", &[("n", &n.to_string()), ("sum", &num(partial))]) }
+                        { ctx.tf("conv.layers.sum_rest", &[("n", &n.to_string()), ("sum", &sum_number(partial))]) }
                     </span>
                 }
                 if all.is_empty() { { "0" } }
                 { " = " }
-                <strong id="conv-sum-result" data-value={value.to_string()} data-check={sum(&all).to_string()}>{ num(value as f64) }</strong>
+                <strong id="conv-sum-result" data-value={value.to_string()} data-check={sum(&all).to_string()}>{ sum_number(value as f64) }</strong>
                 if pick.layer == 1 {
-                    { " " }{ ctx.tf("conv.layers.relu", &[("v", &num(value.max(0.0) as f64))]) }
+                    { " " }{ ctx.tf("conv.layers.relu", &[("v", &sum_number(value.max(0.0) as f64))]) }
                 }
             </p>
             <p class="hint">{ ctx.tf("conv.layers.sum_count", &count) }</p>
@@ -535,14 +518,14 @@ async fn run_layers(
     input: &RgbImage,
     gpu: Option<bool>,
     cancel: gpu_runtime::CancelToken,
-) -> Result<Done, ConvError> {
+) -> Result<LayersDone, ConvError> {
     let f1 = filters1(settings, layer);
     let f2 = filters2(settings, layer);
     let x1 = Rc::new(input.data.clone());
     let one = run_layer(settings.stage, &shapes[0], x1, f1, gpu, &cancel).await?;
     let x2 = Rc::new(relu(&one.y));
     let two = run_layer(settings.stage, &shapes[1], x2, f2, gpu, &cancel).await?;
-    Ok(Done {
+    Ok(LayersDone {
         layers: [one, two],
         stage: settings.stage,
     })
@@ -599,7 +582,7 @@ async fn run_layer(
     })
 }
 
-fn report(d: &Done) -> Vec<(&'static str, Field)> {
+fn report(d: &LayersDone) -> Vec<(&'static str, Field)> {
     let [a, b] = &d.layers;
     let verified = match (a.verified, b.verified) {
         (Some((x, _)), Some((y, _))) => Field::Bool(x && y),

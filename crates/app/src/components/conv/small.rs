@@ -2,9 +2,10 @@
 //! input of digits. The filter window slides over the padded grid (play, pause, step, arrow
 //! keys), one output pixel per step, beside the im2col matrix, the filter as a column and the
 //! output as their product; pointing at an input pixel lights every matrix cell that holds it.
-//! Logic: `crate::conv_layers` (`small`, `step_pixel`, `padded_taps`).
+//! Logic: `crate::conv_layers` (`small`, `step_pixel`, `padded_taps`, `arrow_step`).
 
 use std::collections::BTreeSet;
+use std::rc::Rc;
 
 use cpu_kernels::conv::im2col_cells_of_input;
 use yew::prelude::*;
@@ -12,7 +13,9 @@ use yew::prelude::*;
 use super::super::cssom::use_widths;
 use super::super::playback::use_autoplay;
 use super::super::Ctx;
-use crate::conv_layers::{padded_taps, small, step_pixel, SMALL};
+use crate::conv_layers::{
+    arrow_step, padded_taps, small, small_now_args, step_pixel, trim, Small as Example, SMALL,
+};
 use crate::conv_page::{format_weight, shape_error_args, Settings};
 
 /// Most rings of padding the example draws (the grid stays readable on a phone).
@@ -82,7 +85,7 @@ pub fn Small(props: &Props) -> Html {
                 </section>
             };
         }
-        Some(Ok(ex)) => ex,
+        Some(Ok(ex)) => Rc::new(ex),
     };
     let shape = ex.shape;
     let (p_len, q_len) = shape.out_hw();
@@ -90,7 +93,6 @@ pub fn Small(props: &Props) -> Html {
     let (p, q) = step_pixel(&shape, i as u32);
     let taps: BTreeSet<(u32, u32)> = padded_taps(&shape, p, q).into_iter().collect();
     let side = SMALL + 2 * shape.pad;
-    let cols = shape.reduction_len() as usize;
     // What the pointed-at input pixel lights: its im2col cells, and the outputs that read it.
     let hover_cells: BTreeSet<(usize, usize)> = hover
         .map(|(r, c)| {
@@ -130,9 +132,7 @@ pub fn Small(props: &Props) -> Html {
             };
             e.prevent_default();
             playing.set(false);
-            let np = (p as i64 + dp).clamp(0, p_len as i64 - 1);
-            let nq = (q as i64 + dq).clamp(0, q_len as i64 - 1);
-            step.set((np * q_len as i64 + nq) as usize);
+            step.set(arrow_step(&shape, (p, q), dp, dq));
         })
     };
     let formula = {
@@ -148,21 +148,7 @@ pub fn Small(props: &Props) -> Html {
         let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
         ctx.tf("conv.formula", &args)
     };
-    let r0 = p * shape.stride;
-    let c0 = q * shape.stride;
-    let span = shape.dilation * (shape.r - 1);
-    let now = [
-        ("i", (i + 1).to_string()),
-        ("n", steps.to_string()),
-        ("p", p.to_string()),
-        ("q", q.to_string()),
-        ("r0", r0.to_string()),
-        ("r1", (r0 + span).to_string()),
-        ("c0", c0.to_string()),
-        ("c1", (c0 + span).to_string()),
-        ("stride", shape.stride.to_string()),
-        ("value", trim(ex.output[row])),
-    ];
+    let now = small_now_args(&shape, i, steps, trim(ex.output[row]));
     let now: Vec<(&str, &str)> = now.iter().map(|(k, v)| (*k, v.as_str())).collect();
 
     let padded = html! {
@@ -205,6 +191,46 @@ pub fn Small(props: &Props) -> Html {
             }) }
         </div>
     };
+    html! {
+        <section class="panel conv-small" id="conv-small">
+            { heading }
+            <p class="conv-formula"><code>{ formula }</code></p>
+            <div class="buttons conv-anim-controls">
+                <button type="button" class="button" id="conv-anim-back" onclick={set_step(i.saturating_sub(1))} disabled={i == 0}>{ ctx.t("conv.small.back") }</button>
+                <button type="button" class="button primary" id="conv-anim-play" onclick={toggle}>
+                    { ctx.t(if *playing { "conv.small.pause" } else { "conv.small.play" }) }
+                </button>
+                <button type="button" class="button" id="conv-anim-step" onclick={set_step((i + 1).min(steps - 1))} disabled={i + 1 >= steps}>{ ctx.t("conv.small.step") }</button>
+            </div>
+            <p id="conv-anim-now" aria-live="polite" data-step={(i + 1).to_string()} data-steps={steps.to_string()}
+                data-p={p.to_string()} data-q={q.to_string()}>{ ctx.tf("conv.small.now", &now) }</p>
+            <div class="conv-small-grids">
+                <figure>{ padded }<figcaption>{ ctx.tf("conv.small.padded", &[("side", &side.to_string()), ("pad", &shape.pad.to_string())]) }</figcaption></figure>
+                <figure>{ output }<figcaption>{ ctx.tf("conv.small.output", &[("p", &p_len.to_string()), ("q", &q_len.to_string())]) }</figcaption></figure>
+            </div>
+            <Im2col example={ex.clone()} {row} lit={hover_cells} />
+        </section>
+    }
+}
+
+#[derive(Properties, PartialEq)]
+struct Im2colProps {
+    example: Rc<Example>,
+    /// The im2col row of the step shown.
+    row: usize,
+    /// The matrix cells holding the pointed-at input pixel.
+    lit: BTreeSet<(usize, usize)>,
+}
+
+/// The im2col matrix times the filter as a column, equal to the output as a column.
+#[function_component]
+fn Im2col(props: &Im2colProps) -> Html {
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let (ex, row, hover_cells) = (&props.example, props.row, &props.lit);
+    let (p_len, q_len) = ex.shape.out_hw();
+    let cols = ex.shape.reduction_len() as usize;
     let matrix = html! {
         <div class="sgrid matrix" data-css-w={cols.to_string()} id="conv-im2col" role="img"
             aria-label={ctx.tf("conv.small.matrix_label", &[("rows", &(p_len * q_len).to_string()), ("cols", &cols.to_string())])}>
@@ -231,22 +257,7 @@ pub fn Small(props: &Props) -> Html {
     };
 
     html! {
-        <section class="panel conv-small" id="conv-small">
-            { heading }
-            <p class="conv-formula"><code>{ formula }</code></p>
-            <div class="buttons conv-anim-controls">
-                <button type="button" class="button" id="conv-anim-back" onclick={set_step(i.saturating_sub(1))} disabled={i == 0}>{ ctx.t("conv.small.back") }</button>
-                <button type="button" class="button primary" id="conv-anim-play" onclick={toggle}>
-                    { ctx.t(if *playing { "conv.small.pause" } else { "conv.small.play" }) }
-                </button>
-                <button type="button" class="button" id="conv-anim-step" onclick={set_step((i + 1).min(steps - 1))} disabled={i + 1 >= steps}>{ ctx.t("conv.small.step") }</button>
-            </div>
-            <p id="conv-anim-now" aria-live="polite" data-step={(i + 1).to_string()} data-steps={steps.to_string()}
-                data-p={p.to_string()} data-q={q.to_string()}>{ ctx.tf("conv.small.now", &now) }</p>
-            <div class="conv-small-grids">
-                <figure>{ padded }<figcaption>{ ctx.tf("conv.small.padded", &[("side", &side.to_string()), ("pad", &shape.pad.to_string())]) }</figcaption></figure>
-                <figure>{ output }<figcaption>{ ctx.tf("conv.small.output", &[("p", &p_len.to_string()), ("q", &q_len.to_string())]) }</figcaption></figure>
-            </div>
+        <>
             <h3>{ ctx.t("conv.small.im2col_heading") }</h3>
             <p class="hint">{ ctx.t("conv.small.im2col_hint") }</p>
             <div class="conv-matmul">
@@ -256,15 +267,6 @@ pub fn Small(props: &Props) -> Html {
                 <span class="op">{ EQUALS }</span>
                 <figure>{ product }<figcaption>{ ctx.t("conv.small.product") }</figcaption></figure>
             </div>
-        </section>
-    }
-}
-
-/// A value as the small grids show it: whole numbers plainly, others to two decimals.
-fn trim(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e6 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.2}")
+        </>
     }
 }
