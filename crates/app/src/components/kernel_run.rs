@@ -60,17 +60,7 @@ pub fn progress_view(ctx: &Ctx, p: Option<Progress>) -> Html {
     }
 }
 
-/// A cancel token for runs started by a component, cancelled when the component goes away
-/// (leaving a page mid-run must not leave GPU work queued for the next page).
-#[hook]
-pub fn use_cancel_on_unmount() -> Rc<std::cell::RefCell<CancelToken>> {
-    let token = use_mut_ref(CancelToken::new);
-    {
-        let token = token.clone();
-        use_effect_with((), move |_| move || token.borrow().cancel());
-    }
-    token
-}
+pub use super::run_lifecycle::use_cancel_on_unmount;
 
 fn size_message(ctx: &Ctx, e: &SizeError) -> String {
     match e {

@@ -19,6 +19,7 @@ mod pages;
 mod playback;
 mod puzzle_page;
 mod race;
+mod run_lifecycle;
 mod schedule_replay;
 mod scratch_page;
 mod shell;
