@@ -73,6 +73,12 @@ impl<S: 'static> RunHandle<S> {
         stale && self.cancel()
     }
 
+    /// The current run's token: cancelling it alone lets the run end itself (as Cancelled) at
+    /// its next submission.
+    pub fn token(&self) -> CancelToken {
+        self.token.borrow().clone()
+    }
+
     pub fn is_running(&self) -> bool {
         self.life.borrow().is_running()
     }
@@ -80,6 +86,18 @@ impl<S: 'static> RunHandle<S> {
     /// The last run was cancelled (until the next start).
     pub fn was_cancelled(&self) -> bool {
         self.life.borrow().was_cancelled()
+    }
+
+    /// Runs started so far.
+    pub fn started(&self) -> u32 {
+        self.life.borrow().started()
+    }
+}
+
+impl<S: Clone + 'static> RunHandle<S> {
+    /// The settings of the last run started (what a result on screen belongs to).
+    pub fn last_settings(&self) -> Option<S> {
+        self.life.borrow().last_settings().cloned()
     }
 }
 
