@@ -387,7 +387,7 @@ fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
             .zip(&m.cells)
             .map(|(&n, row)| (n as f64, time_of(&row[ci])))
             .collect();
-        let dots = pts.iter().filter_map(|&(n, t)| t.map(|t| (p.x(n), p.y(t))));
+        let dots = pts.iter().filter_map(|&(n, t)| p.dot(n, t));
         html! {
             <g class={classes!("series", c.key(), format!("s{ci}"))} data-series={c.key()}>
                 <path d={p.path(&pts)} />
