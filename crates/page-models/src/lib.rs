@@ -7,6 +7,9 @@
 //! callbacks and renders what the model says; everything here is unit-tested natively
 //! (`cargo test -p page-models`). What needs a GPU handle (sessions, plans) stays in the app.
 //!
+//! - [`run_lifecycle`]: a view's one-shot runs (start, cancel, leave, stale results), used by
+//!   the race's views and the Run widgets through the app's `use_run` hook.
 //! - [`train`]: the train view (`#/train`).
 
+pub mod run_lifecycle;
 pub mod train;

@@ -11,10 +11,11 @@ use std::rc::Rc;
 use cpu_kernels::conv::ConvShapeError;
 use gpu_runtime::conv::{self, ConvError};
 use gpu_runtime::{
-    run_matmul_verified_with, BufferLimits, CancelToken, GpuError, Progress, RunControl,
-    RunOptions, SizeError, TimingMethod, VerifiedRun,
+    run_matmul_verified_with, BufferLimits, GpuError, Progress, RunControl, RunOptions, SizeError,
+    TimingMethod, VerifiedRun,
 };
 
+use super::run_lifecycle::{use_run, Run};
 use super::{replace_query, Ctx};
 use crate::format;
 use crate::probe::WebGpuStatus;
@@ -60,17 +61,7 @@ pub fn progress_view(ctx: &Ctx, p: Option<Progress>) -> Html {
     }
 }
 
-/// A cancel token for runs started by a component, cancelled when the component goes away
-/// (leaving a page mid-run must not leave GPU work queued for the next page).
-#[hook]
-pub fn use_cancel_on_unmount() -> Rc<std::cell::RefCell<CancelToken>> {
-    let token = use_mut_ref(CancelToken::new);
-    {
-        let token = token.clone();
-        use_effect_with((), move |_| move || token.borrow().cancel());
-    }
-    token
-}
+pub use super::run_lifecycle::use_cancel_on_unmount;
 
 fn size_message(ctx: &Ctx, e: &SizeError) -> String {
     match e {
@@ -325,8 +316,6 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
     let url = ctx.as_ref().map(|c| c.query.clone()).unwrap_or_default();
     let fields = use_state(|| family.field_values(&url));
     let outcome = use_state(|| Outcome::Idle);
-    // The stage and sizes the outcome belongs to: it is shown only while they are on screen.
-    let outcome_for = use_state(|| None::<(AttrValue, Problem)>);
     // A link followed in the same tab changes the query, not this component: take its sizes.
     {
         let fields = fields.clone();
@@ -341,13 +330,11 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
     // tell a new result from the previous one.
     let finished = use_state(|| 0u32);
     let progress = use_state(|| None::<Progress>);
-    let cancel = use_cancel_on_unmount();
-    // Set synchronously when a run starts: a second submit in the same task (a double click,
-    // Enter pressed twice) comes before the re-render that disables the button.
-    let busy = use_mut_ref(|| false);
-    // Runs started (past the busy flag), shown as data-started: a test of the double submit
-    // compares it with data-runs instead of waiting to see whether a second run comes.
-    let started = use_mut_ref(|| 0u32);
+    // Its lifecycle says synchronously that a run is in progress: a second submit in the same
+    // task (a double click, Enter pressed twice) comes before the re-render that disables the
+    // button. Its last settings are the stage and sizes the outcome belongs to: the outcome is
+    // shown only while they are on screen.
+    let runs = use_run::<(AttrValue, Problem)>(|| {});
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -387,110 +374,48 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
         && !running;
 
     let run = {
-        let (outcome, adapter, finished, progress, cancel) = (
+        let (outcome, finished, progress, runs) = (
             outcome.clone(),
-            adapter.clone(),
             finished.clone(),
             progress.clone(),
-            cancel.clone(),
+            runs.clone(),
         );
-        let (outcome_for, stage_id) = (outcome_for.clone(), stage_id.clone());
-        let (busy, started) = (busy.clone(), started.clone());
+        let software = adapter.as_ref().is_some_and(|a| a.is_software);
+        let stage_id = stage_id.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let (Some(problem), true) = (problem, can_run) else {
                 return;
             };
-            if busy.replace(true) {
+            if runs.is_running() {
                 return;
             }
-            *started.borrow_mut() += 1;
-            let busy = busy.clone();
-            let software = adapter.as_ref().is_some_and(|a| a.is_software);
-            let (outcome, finished) = (outcome.clone(), finished.clone());
             outcome.set(Outcome::Running);
-            outcome_for.set(Some((stage_id.clone(), problem)));
             progress.set(None);
-            let token = CancelToken::new();
-            *cancel.borrow_mut() = token.clone();
-            let ctl = RunControl {
-                cancel: token,
-                progress: Some({
-                    let progress = progress.clone();
-                    Rc::new(move |p| progress.set(Some(p)))
-                }),
-                ..Default::default()
+            let run = runs.start((stage_id.clone(), problem));
+            let task = RunTask {
+                stage,
+                problem,
+                software,
+                outcome: outcome.clone(),
+                finished: finished.clone(),
+                progress: progress.clone(),
             };
-            wasm_bindgen_futures::spawn_local(async move {
-                let result = async {
-                    let (gpu, recovered) = session::gpu(software).await?;
-                    run_stage_verified(&gpu, &stage, &problem, SEED, &RunOptions::default(), &ctl)
-                        .await
-                        .map(|v| (v, recovered))
-                }
-                .await;
-                crate::embed::report(match &result {
-                    Ok((v, _)) => Ok(crate::embed::stage_report(stage.id(), v, &problem)),
-                    Err(RunError::Gpu(e)) => Err(e.to_string()),
-                    Err(RunError::Conv(e)) => Err(e.to_string()),
-                });
-                outcome.set(match result {
-                    Ok((v, recovered)) => Outcome::Done(Box::new(v), problem, recovered),
-                    Err(RunError::Gpu(GpuError::Cancelled)) => Outcome::Cancelled,
-                    Err(RunError::Gpu(GpuError::DeviceLost(e))) => {
-                        session::forget();
-                        Outcome::Lost(e)
-                    }
-                    Err(RunError::Gpu(e)) => Outcome::Failed(e),
-                    Err(RunError::Conv(e)) => Outcome::Refused(LimitError::Conv(e)),
-                });
-                finished.set(*finished + 1);
-                *busy.borrow_mut() = false;
-            });
+            wasm_bindgen_futures::spawn_local(task.run(run));
         })
     };
 
-    let keys: Vec<&'static str> = family.fields().iter().map(|f| f.key).collect();
     let field = |index: usize, spec: &FieldSpec| {
         let error = parsed.fields[index]
             .as_ref()
             .map(|e| field_message(&ctx, e));
-        let oninput = {
-            let (fields, navigator, ctx, keys) =
-                (fields.clone(), navigator.clone(), ctx.clone(), keys.clone());
-            Callback::from(move |e: InputEvent| {
-                let input: web_sys::HtmlInputElement = e.target_unchecked_into();
-                let mut next = (*fields).clone();
-                next.resize(keys.len(), String::new());
-                next[index] = input.value();
-                if let Some(nav) = &navigator {
-                    let mut q = ctx.query.clone();
-                    for (i, k) in keys.iter().enumerate() {
-                        q.set(k, &next[i]);
-                    }
-                    replace_query(nav, &ctx.route, &q);
-                }
-                fields.set(next);
-            })
-        };
-        let key = spec.key;
-        let id = format!("dim-{key}");
-        let err_id = format!("dim-{key}-error");
-        html! {
-            <div class={classes!("field", error.is_some().then_some("invalid"))}>
-                <label for={id.clone()}>{ ctx.t(spec.label_key) }</label>
-                <input id={id} name={key} type="text" inputmode="numeric" autocomplete="off"
-                    value={current[index].clone()} {oninput}
-                    aria-invalid={error.is_some().to_string()}
-                    aria-describedby={err_id.clone()} />
-                <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>
-            </div>
-        }
+        let oninput = on_field(&ctx, &navigator, family, &fields, index);
+        size_field(&ctx, spec, &current[index], error, oninput)
     };
 
     // An outcome for another stage or other sizes is not shown (it stays, should they return).
     let current = problem.map(|p| (stage_id.clone(), p));
-    let shown = if running || *outcome_for == current {
+    let shown = if running || runs.last_settings() == current {
         &*outcome
     } else {
         &Outcome::Idle
@@ -528,8 +453,9 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                     </button>
                     <button type="button" class="button" id="run-cancel" disabled={!running}
                         onclick={
-                            let cancel = cancel.clone();
-                            Callback::from(move |_| cancel.borrow().cancel())
+                            // The run ends itself, as Cancelled, at its next submission.
+                            let runs = runs.clone();
+                            Callback::from(move |_| runs.token().cancel())
                         }>
                         { ctx.t("run.cancel") }
                     </button>
@@ -541,7 +467,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                 }
             </form>
             <div class="result" aria-live="polite" data-runs={finished.to_string()}
-                data-started={started.borrow().to_string()}>
+                data-started={runs.started().to_string()}>
                 if running {
                     { progress_view(&ctx, *progress) }
                 } else {
@@ -549,6 +475,103 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                 }
             </div>
         </section>
+    }
+}
+
+/// One run of the widget, for its task: what it runs and where its outcome goes.
+struct RunTask {
+    stage: Stage,
+    problem: Problem,
+    software: bool,
+    outcome: UseStateHandle<Outcome>,
+    finished: UseStateHandle<u32>,
+    progress: UseStateHandle<Option<Progress>>,
+}
+
+impl RunTask {
+    async fn run(self, run: Run<(AttrValue, Problem)>) {
+        let RunTask {
+            stage,
+            problem,
+            software,
+            outcome,
+            finished,
+            progress,
+        } = self;
+        let ctl = run.control(Some(Rc::new(move |p| progress.set(Some(p)))));
+        let result = async {
+            let (gpu, recovered) = session::gpu(software).await?;
+            run_stage_verified(&gpu, &stage, &problem, SEED, &RunOptions::default(), &ctl)
+                .await
+                .map(|v| (v, recovered))
+        }
+        .await;
+        crate::embed::report(match &result {
+            Ok((v, _)) => Ok(crate::embed::stage_report(stage.id(), v, &problem)),
+            Err(RunError::Gpu(e)) => Err(e.to_string()),
+            Err(RunError::Conv(e)) => Err(e.to_string()),
+        });
+        outcome.set(match result {
+            Ok((v, recovered)) => Outcome::Done(Box::new(v), problem, recovered),
+            Err(RunError::Gpu(GpuError::Cancelled)) => Outcome::Cancelled,
+            Err(RunError::Gpu(GpuError::DeviceLost(e))) => {
+                session::forget();
+                Outcome::Lost(e)
+            }
+            Err(RunError::Gpu(e)) => Outcome::Failed(e),
+            Err(RunError::Conv(e)) => Outcome::Refused(LimitError::Conv(e)),
+        });
+        finished.set(*finished + 1);
+        run.finish();
+    }
+}
+
+/// A size field's input writes every field of the family into the URL.
+fn on_field(
+    ctx: &Ctx,
+    navigator: &Option<Navigator>,
+    family: RunFamily,
+    fields: &UseStateHandle<Vec<String>>,
+    index: usize,
+) -> Callback<InputEvent> {
+    let keys: Vec<&'static str> = family.fields().iter().map(|f| f.key).collect();
+    let (fields, navigator, ctx) = (fields.clone(), navigator.clone(), ctx.clone());
+    Callback::from(move |e: InputEvent| {
+        let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+        let mut next = (*fields).clone();
+        next.resize(keys.len(), String::new());
+        next[index] = input.value();
+        if let Some(nav) = &navigator {
+            let mut q = ctx.query.clone();
+            for (i, k) in keys.iter().enumerate() {
+                q.set(k, &next[i]);
+            }
+            replace_query(nav, &ctx.route, &q);
+        }
+        fields.set(next);
+    })
+}
+
+/// One size field with its error under it.
+fn size_field(
+    ctx: &Ctx,
+    spec: &FieldSpec,
+    value: &str,
+    error: Option<String>,
+    oninput: Callback<InputEvent>,
+) -> Html {
+    let key = spec.key;
+    let id = format!("dim-{key}");
+    let err_id = format!("dim-{key}-error");
+    html! {
+        <div class={classes!("field", error.is_some().then_some("invalid"))}>
+            <label for={id.clone()}>{ ctx.t(spec.label_key) }</label>
+            <input id={id} name={key} type="text" inputmode="numeric" autocomplete="off"
+                value={value.to_string()} {oninput}
+                aria-invalid={error.is_some().to_string()}
+                aria-describedby={err_id.clone()} />
+            <p id={err_id} class="field-error" role="alert">{ error.unwrap_or_default() }</p>
+        </div>
     }
 }
 

@@ -6,9 +6,10 @@ use std::rc::Rc;
 
 use yew::prelude::*;
 
-use gpu_runtime::{CancelToken, GpuError, Progress, RunControl, RunOptions, VerifiedRun};
+use gpu_runtime::{GpuError, Progress, RunControl, RunOptions, VerifiedRun};
 
 use super::kernel_run::{run_stage_verified, stage_unavailable, KernelRun, RunError};
+use super::run_lifecycle::{use_run, Run};
 use super::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::run_family::{family_from_query, Problem, RunFamily, Stage};
@@ -204,158 +205,134 @@ struct RunAllProps {
     family: RunFamily,
 }
 
-#[function_component]
-fn RunAll(props: &RunAllProps) -> Html {
-    let ctx = use_context::<Ctx>();
-    let family = props.family;
-    let rows = use_state(Vec::<(usize, Stage, RowState)>::new);
-    let progress = use_state(|| None::<(usize, usize)>);
-    let notice = use_state(|| None::<Notice>);
-    let cancel = super::kernel_run::use_cancel_on_unmount();
-    let stage_progress = use_state(|| None::<Progress>);
-    let finished = use_state(|| 0u32);
-    // The problem the chart was measured at (the fields may have changed since).
-    let ran_at = use_state(|| None::<Problem>);
-    let Some(ctx) = ctx else {
-        return html! {};
-    };
-    let size = family.problem_from_query(&ctx.query);
-    let running = progress.is_some();
-    let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
-    let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
-
-    let start = {
-        let ran_at = ran_at.clone();
-        let (rows, progress, notice, cancel, finished, ctx, stage_progress) = (
-            rows.clone(),
-            progress.clone(),
-            notice.clone(),
-            cancel.clone(),
-            finished.clone(),
-            ctx.clone(),
-            stage_progress.clone(),
-        );
-        Callback::from(move |_| {
-            let Some(size) = size else { return };
-            ran_at.set(Some(size));
-            let flag = CancelToken::new();
-            *cancel.borrow_mut() = flag.clone();
-            let ctl = RunControl {
-                cancel: flag.clone(),
-                progress: Some({
-                    let stage_progress = stage_progress.clone();
-                    Rc::new(move |p| stage_progress.set(Some(p)))
-                }),
-                ..Default::default()
+/// Each stage of `family` at `size`: pending, or skipped with why (a missing feature, a limit).
+fn plan_rows(ctx: &Ctx, family: RunFamily, size: &Problem) -> Vec<(usize, Stage, RowState)> {
+    let limits = super::kernel_run::adapter_limits(ctx);
+    family
+        .stages()
+        .into_iter()
+        .map(|(n, k)| {
+            let refused = limits
+                .as_ref()
+                .and_then(|l| crate::run_family::check_limits(&k, size, l))
+                .map(|e| super::kernel_run::limit_message(ctx, &e));
+            let state = match stage_unavailable(ctx, &k).or(refused) {
+                Some(why) => RowState::Skipped(why),
+                None => RowState::Pending,
             };
-            notice.set(None);
-            let limits = super::kernel_run::adapter_limits(&ctx);
-            let mut table: Vec<(usize, Stage, RowState)> = family
-                .stages()
-                .into_iter()
-                .map(|(n, k)| {
-                    let refused = limits
-                        .as_ref()
-                        .and_then(|l| crate::run_family::check_limits(&k, &size, l))
-                        .map(|e| super::kernel_run::limit_message(&ctx, &e));
-                    let state = match stage_unavailable(&ctx, &k).or(refused) {
-                        Some(why) => RowState::Skipped(why),
-                        None => RowState::Pending,
-                    };
-                    (n, k, state)
-                })
-                .collect();
-            let total = table.iter().filter(|r| r.2 == RowState::Pending).count();
-            rows.set(table.clone());
-            progress.set(Some((0, total)));
-            let (rows, progress, notice, finished, stage_progress) = (
-                rows.clone(),
-                progress.clone(),
-                notice.clone(),
-                finished.clone(),
-                stage_progress.clone(),
-            );
-            wasm_bindgen_futures::spawn_local(async move {
-                let opts = RunOptions {
-                    warmup: 1,
-                    repetitions: 3,
-                };
-                let mut done = 0;
-                for i in 0..table.len() {
-                    if table[i].2 != RowState::Pending {
-                        continue;
-                    }
-                    if flag.is_cancelled() {
-                        notice.set(Some(Notice::Cancelled));
-                        break;
-                    }
-                    progress.set(Some((done + 1, total)));
-                    stage_progress.set(None);
-                    let kernel = table[i].1;
-                    let result = async {
-                        let (gpu, replaced_lost) = session::gpu(software).await?;
-                        if replaced_lost && done > 0 {
-                            // The device went away between two stages: stop, as for a loss
-                            // during a stage, rather than mixing two devices in one chart.
-                            return Err(RunError::Gpu(GpuError::DeviceLost(
-                                "between stages".into(),
-                            )));
-                        }
-                        run_stage_verified(&gpu, &kernel, &size, 1, &opts, &ctl).await
-                    }
-                    .await;
-                    match result {
-                        // Stages finished before the cancel stay in the table.
-                        Err(RunError::Gpu(GpuError::Cancelled)) => {
-                            notice.set(Some(Notice::Cancelled));
-                            break;
-                        }
-                        Ok(v) => table[i].2 = RowState::Done(Box::new(v)),
-                        Err(RunError::Gpu(GpuError::DeviceLost(e))) => {
-                            session::forget();
-                            notice.set(Some(Notice::Lost(e)));
-                            break;
-                        }
-                        Err(RunError::Gpu(e)) => table[i].2 = RowState::Failed(e.to_string()),
-                        Err(RunError::Conv(e)) => table[i].2 = RowState::Failed(e.to_string()),
-                    }
-                    done += 1;
-                    rows.set(table.clone());
-                }
-                // An embed's host hears how the whole Run all ended, as after a single run.
-                // A cancel or a lost device leaves the stage it stopped, and those after it,
-                // pending.
-                let ended_early = table.iter().any(|r| r.2 == RowState::Pending);
-                let report: Vec<(&str, crate::embed::RunAllRow)> = table
-                    .iter()
-                    .map(|(_, k, state)| {
-                        use crate::embed::RunAllRow;
-                        let row = match state {
-                            RowState::Done(v) => RunAllRow::Done(v),
-                            RowState::Skipped(why) => RunAllRow::Skipped(why),
-                            RowState::Failed(e) => RunAllRow::Failed(e),
-                            RowState::Pending => RunAllRow::NotRun,
-                        };
-                        (k.id(), row)
-                    })
-                    .collect();
-                crate::embed::report(Ok(crate::embed::run_all_report(
-                    &report,
-                    &size,
-                    ended_early,
-                )));
-                rows.set(table);
-                progress.set(None);
-                finished.set(*finished + 1);
-            });
+            (n, k, state)
         })
-    };
-    let stop = {
-        let cancel = cancel.clone();
-        Callback::from(move |_| cancel.borrow().cancel())
-    };
+        .collect()
+}
 
-    let shape = ran_at.map(|p| p.chart_shape()).unwrap_or_default();
+/// Where a Run all shows what it does: the table, the count done, the notice, the runs.
+#[derive(Clone)]
+struct RunAllView {
+    rows: UseStateHandle<Vec<(usize, Stage, RowState)>>,
+    progress: UseStateHandle<Option<(usize, usize)>>,
+    notice: UseStateHandle<Option<Notice>>,
+    finished: UseStateHandle<u32>,
+    stage_progress: UseStateHandle<Option<Progress>>,
+}
+
+impl RunAllView {
+    /// Runs each pending stage in turn (one warm-up, three timed repetitions) until the end, a
+    /// cancel or a lost device, then tells an embed's host how it ended.
+    async fn run(
+        self,
+        run: Run<Problem>,
+        mut table: Vec<(usize, Stage, RowState)>,
+        size: Problem,
+        software: bool,
+    ) {
+        let RunAllView {
+            rows,
+            progress,
+            notice,
+            finished,
+            stage_progress,
+        } = self;
+        let flag = run.token().clone();
+        let ctl: RunControl = run.control(Some({
+            let stage_progress = stage_progress.clone();
+            Rc::new(move |p| stage_progress.set(Some(p)))
+        }));
+        let total = table.iter().filter(|r| r.2 == RowState::Pending).count();
+        let opts = RunOptions {
+            warmup: 1,
+            repetitions: 3,
+        };
+        let mut done = 0;
+        for i in 0..table.len() {
+            if table[i].2 != RowState::Pending {
+                continue;
+            }
+            if flag.is_cancelled() {
+                notice.set(Some(Notice::Cancelled));
+                break;
+            }
+            progress.set(Some((done + 1, total)));
+            stage_progress.set(None);
+            let kernel = table[i].1;
+            let result = async {
+                let (gpu, replaced_lost) = session::gpu(software).await?;
+                if replaced_lost && done > 0 {
+                    // The device went away between two stages: stop, as for a loss
+                    // during a stage, rather than mixing two devices in one chart.
+                    return Err(RunError::Gpu(GpuError::DeviceLost("between stages".into())));
+                }
+                run_stage_verified(&gpu, &kernel, &size, 1, &opts, &ctl).await
+            }
+            .await;
+            match result {
+                // Stages finished before the cancel stay in the table.
+                Err(RunError::Gpu(GpuError::Cancelled)) => {
+                    notice.set(Some(Notice::Cancelled));
+                    break;
+                }
+                Ok(v) => table[i].2 = RowState::Done(Box::new(v)),
+                Err(RunError::Gpu(GpuError::DeviceLost(e))) => {
+                    session::forget();
+                    notice.set(Some(Notice::Lost(e)));
+                    break;
+                }
+                Err(RunError::Gpu(e)) => table[i].2 = RowState::Failed(e.to_string()),
+                Err(RunError::Conv(e)) => table[i].2 = RowState::Failed(e.to_string()),
+            }
+            done += 1;
+            rows.set(table.clone());
+        }
+        // An embed's host hears how the whole Run all ended, as after a single run.
+        // A cancel or a lost device leaves the stage it stopped, and those after it,
+        // pending.
+        let ended_early = table.iter().any(|r| r.2 == RowState::Pending);
+        let report: Vec<(&str, crate::embed::RunAllRow)> = table
+            .iter()
+            .map(|(_, k, state)| {
+                use crate::embed::RunAllRow;
+                let row = match state {
+                    RowState::Done(v) => RunAllRow::Done(v),
+                    RowState::Skipped(why) => RunAllRow::Skipped(why),
+                    RowState::Failed(e) => RunAllRow::Failed(e),
+                    RowState::Pending => RunAllRow::NotRun,
+                };
+                (k.id(), row)
+            })
+            .collect();
+        crate::embed::report(Ok(crate::embed::run_all_report(
+            &report,
+            &size,
+            ended_early,
+        )));
+        rows.set(table);
+        progress.set(None);
+        finished.set(*finished + 1);
+        run.finish();
+    }
+}
+
+/// The GFLOP/s chart of a Run all measured at `shape`, one bar per stage.
+fn run_all_chart(ctx: &Ctx, rows: &[(usize, Stage, RowState)], shape: &str, runs: u32) -> Html {
     let values: Vec<f64> = rows
         .iter()
         .map(|(_, _, st)| match st {
@@ -389,14 +366,26 @@ fn RunAll(props: &RunAllProps) -> Html {
             </g>
         }
     });
+    html! {
+        <figure class="chart" data-runs={runs.to_string()}>
+            <figcaption>{ ctx.tf("ladder.chart_title", &[("shape", shape)]) }</figcaption>
+            <svg viewBox={format!("0 0 {} {}", chart::WIDTH, chart::height(rows.len()))}
+                role="img" aria-label={ctx.tf("ladder.chart_title", &[("shape", shape)])}>
+                { for chart_rows }
+            </svg>
+        </figure>
+    }
+}
+
+/// Why stages failed and why stages were skipped (the conv ladder's 1×1 stage at a 3×3 shape,
+/// a missing feature).
+fn run_all_reasons(ctx: &Ctx, rows: &[(usize, Stage, RowState)]) -> Html {
     let failures = rows.iter().filter_map(|(n, k, st)| match st {
         RowState::Failed(e) => Some(html! {
             <li>{ format!("{n}. {}: ", ctx.t(&k.title_key())) }{ e.clone() }</li>
         }),
         _ => None,
     });
-
-    // Why a stage was skipped (the conv ladder's 1×1 stage at a 3×3 shape, a missing feature).
     let mut skipped = rows
         .iter()
         .filter_map(|(n, k, st)| match st {
@@ -406,7 +395,62 @@ fn RunAll(props: &RunAllProps) -> Html {
             _ => None,
         })
         .peekable();
+    html! {
+        <>
+            <ul class="failures">{ for failures }</ul>
+            if skipped.peek().is_some() {
+                <ul class="skipped-reasons" aria-label={ctx.t("ladder.skipped_title")}>{ for skipped }</ul>
+            }
+        </>
+    }
+}
 
+#[function_component]
+fn RunAll(props: &RunAllProps) -> Html {
+    let ctx = use_context::<Ctx>();
+    let family = props.family;
+    let view = RunAllView {
+        rows: use_state(Vec::<(usize, Stage, RowState)>::new),
+        progress: use_state(|| None::<(usize, usize)>),
+        notice: use_state(|| None::<Notice>),
+        finished: use_state(|| 0u32),
+        stage_progress: use_state(|| None::<Progress>),
+    };
+    // Leaving the page cancels the run; its last settings are the problem the chart was
+    // measured at (the fields may have changed since).
+    let runs = use_run::<Problem>(|| {});
+    let Some(ctx) = ctx else {
+        return html! {};
+    };
+    let size = family.problem_from_query(&ctx.query);
+    let running = view.progress.is_some();
+    let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
+    let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+
+    let start = {
+        let (view, runs, ctx) = (view.clone(), runs.clone(), ctx.clone());
+        Callback::from(move |_| {
+            let Some(size) = size else { return };
+            let run = runs.start(size);
+            view.notice.set(None);
+            let table = plan_rows(&ctx, family, &size);
+            let total = table.iter().filter(|r| r.2 == RowState::Pending).count();
+            view.rows.set(table.clone());
+            view.progress.set(Some((0, total)));
+            wasm_bindgen_futures::spawn_local(view.clone().run(run, table, size, software));
+        })
+    };
+    // The run ends itself, with the Cancelled notice, before its next stage or submission.
+    let stop = {
+        let runs = runs.clone();
+        Callback::from(move |_| runs.token().cancel())
+    };
+
+    let shape = runs
+        .last_settings()
+        .map(|p| p.chart_shape())
+        .unwrap_or_default();
+    let rows = &*view.rows;
     html! {
         <section class="panel run-all" aria-labelledby="run-all-heading">
             <h3 id="run-all-heading">{ ctx.t("ladder.run_all") }</h3>
@@ -419,18 +463,18 @@ fn RunAll(props: &RunAllProps) -> Html {
                 <button type="button" class="button" id="cancel-button" disabled={!running} onclick={stop}>
                     { ctx.t("ladder.cancel") }
                 </button>
-                if let Some((done, total)) = *progress {
+                if let Some((done, total)) = *view.progress {
                     <progress max={total.to_string()} value={done.to_string()}></progress>
                     <span class="progress-text">
                         { ctx.tf("ladder.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
                     </span>
-                    { super::kernel_run::progress_view(&ctx, *stage_progress) }
+                    { super::kernel_run::progress_view(&ctx, *view.stage_progress) }
                 }
             </div>
             if size.is_none() {
                 <p class="message error">{ ctx.t("ladder.fix_sizes") }</p>
             }
-            if let Some(n) = &*notice {
+            if let Some(n) = &*view.notice {
                 <p class="message" role="status" data-notice={match n { Notice::Cancelled => "cancelled", Notice::Lost(_) => "lost" }}>
                     { match n {
                         Notice::Cancelled => ctx.t("ladder.cancelled").to_string(),
@@ -439,17 +483,8 @@ fn RunAll(props: &RunAllProps) -> Html {
                 </p>
             }
             if !rows.is_empty() {
-                <figure class="chart" data-runs={finished.to_string()}>
-                    <figcaption>{ ctx.tf("ladder.chart_title", &[("shape", &shape)]) }</figcaption>
-                    <svg viewBox={format!("0 0 {} {}", chart::WIDTH, chart::height(rows.len()))}
-                        role="img" aria-label={ctx.tf("ladder.chart_title", &[("shape", &shape)])}>
-                        { for chart_rows }
-                    </svg>
-                </figure>
-                <ul class="failures">{ for failures }</ul>
-                if skipped.peek().is_some() {
-                    <ul class="skipped-reasons" aria-label={ctx.t("ladder.skipped_title")}>{ for skipped }</ul>
-                }
+                { run_all_chart(&ctx, rows, &shape, *view.finished) }
+                { run_all_reasons(&ctx, rows) }
                 if software {
                     <p class="note">{ ctx.t("ladder.software_note") }</p>
                 }

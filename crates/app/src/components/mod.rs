@@ -20,6 +20,7 @@ mod pages;
 mod playback;
 mod puzzle_page;
 mod race;
+mod run_lifecycle;
 mod schedule_replay;
 mod scratch_page;
 mod shell;

@@ -4,6 +4,7 @@
 
 mod claim;
 mod duel;
+mod duel_view;
 mod sweep;
 
 use std::rc::Rc;

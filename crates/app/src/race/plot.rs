@@ -67,6 +67,13 @@ impl LogLog {
         (a..=b).map(|e| 10f64.powi(e)).collect()
     }
 
+    /// A point's dot, None where the path has a gap (a missing or non-positive time: a run
+    /// the timer measured as 0 ms has no place on a log scale).
+    pub fn dot(&self, n: f64, ms: Option<f64>) -> Option<(f64, f64)> {
+        ms.filter(|v| v.is_finite() && *v > 0.0)
+            .map(|v| (self.x(n), self.y(v)))
+    }
+
     /// The SVG path through the points, skipping gaps (missing or non-positive values).
     pub fn path(&self, points: &[(f64, Option<f64>)]) -> String {
         let mut d = String::new();
@@ -113,5 +120,19 @@ mod tests {
         assert!(empty.x(5.0).is_finite() && empty.y(1.0).is_finite());
         let one = LogLog::new(&[64.0], &[f64::NAN, 0.0, 3.0]);
         assert!(one.x(64.0).is_finite() && one.y(3.0).is_finite());
+    }
+
+    #[test]
+    fn dots_skip_what_the_path_skips() {
+        let p = LogLog::new(&[16.0, 64.0], &[0.0, 2.0]);
+        assert_eq!(
+            p.dot(16.0, Some(0.0)),
+            None,
+            "0 ms has no place on a log scale"
+        );
+        assert_eq!(p.dot(16.0, None), None);
+        assert_eq!(p.dot(16.0, Some(f64::INFINITY)), None);
+        let (x, y) = p.dot(64.0, Some(2.0)).expect("a positive time has a dot");
+        assert!(x.is_finite() && y.is_finite());
     }
 }

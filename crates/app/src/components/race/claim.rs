@@ -12,6 +12,7 @@ use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
 
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
+use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
 use crate::race::params::{extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, SEED};
 use crate::race::pool;
@@ -29,13 +30,9 @@ enum Row {
     Failed(String),
 }
 
+/// What the check shows; whether it runs, and which run counts, is its [`RunHandle`]'s.
 #[derive(Default)]
 struct Model {
-    run: u32,
-    running: bool,
-    cancelled: bool,
-    /// Stops the GPU side of the measurement in progress.
-    gpu_cancel: gpu_runtime::CancelToken,
     at: u32,
     contenders: Vec<Contender>,
     rows: Vec<Row>,
@@ -48,25 +45,14 @@ pub fn Claim(props: &ClaimProps) -> Html {
     let navigator = use_navigator();
     let model = use_mut_ref(Model::default);
     let redraw = use_force_update();
-    {
-        let model = model.clone();
-        use_effect_with((), move |_| {
-            move || {
-                let mut m = model.borrow_mut();
-                if m.running {
-                    m.run += 1;
-                    m.gpu_cancel.cancel();
-                    pool::terminate();
-                }
-            }
-        });
-    }
+    // Cancel, or leaving the page mid-check, stops the workers at once.
+    let runs = use_run::<()>(pool::terminate);
     let Some(ctx) = ctx else {
         return html! {};
     };
     let s = props.setup.clone();
     let at = s.params.at;
-    let running = model.borrow().running;
+    let running = runs.is_running();
     let on_at = {
         let (ctx, navigator, p) = (ctx.clone(), navigator.clone(), s.params.clone());
         Callback::from(move |e: Event| {
@@ -79,23 +65,16 @@ pub fn Claim(props: &ClaimProps) -> Html {
         })
     };
     let start = {
-        let (model, redraw, s) = (model.clone(), redraw.clone(), s.clone());
+        let (model, redraw, s, runs) = (model.clone(), redraw.clone(), s.clone(), runs.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
-            start_claim(model.clone(), redraw.clone(), s.clone());
+            start_claim(model.clone(), redraw.clone(), &runs, s.clone());
         })
     };
     let cancel = {
-        let (model, redraw) = (model.clone(), redraw.clone());
+        let (redraw, runs) = (redraw.clone(), runs.clone());
         Callback::from(move |_| {
-            {
-                let mut m = model.borrow_mut();
-                m.run += 1;
-                m.running = false;
-                m.cancelled = true;
-                m.gpu_cancel.cancel();
-            }
-            pool::terminate();
+            runs.cancel();
             redraw.force_update();
         })
     };
@@ -138,42 +117,42 @@ pub fn Claim(props: &ClaimProps) -> Html {
             } else {
                 <p class="note">{ ctx.t("race.claim.full_note") }</p>
             }
-            if m.cancelled {
+            if runs.was_cancelled() {
                 <p class="message" role="status" data-notice="cancelled">{ ctx.t("race.claim.cancelled") }</p>
             }
             if !m.rows.is_empty() {
-                { table(&ctx, &m) }
+                { table(&ctx, &m, !running && m.finished > 0 && !runs.was_cancelled()) }
             }
         </section>
     }
 }
 
-fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Setup>) {
+fn start_claim(
+    model: Rc<RefCell<Model>>,
+    redraw: UseForceUpdateHandle,
+    runs: &RunHandle<()>,
+    s: Rc<Setup>,
+) {
     let who = s.contenders(&[CpuVariant::Simd]);
     let at = s.params.at;
-    let run = {
+    let run = runs.start(());
+    {
         let mut m = model.borrow_mut();
-        let run = m.run + 1;
         let finished = m.finished;
-        m.gpu_cancel.cancel();
         *m = Model {
-            run,
-            running: true,
             at,
             rows: vec![Row::Pending; who.len()],
             contenders: who.clone(),
             finished,
-            ..Model::default()
         };
-        run
-    };
+    }
     redraw.force_update();
     let current = {
-        let model = model.clone();
-        move || model.borrow().run == run
+        let run = run.clone();
+        move || run.is_current()
     };
     let software = s.software;
-    let cancel = model.borrow().gpu_cancel.clone();
+    let cancel = run.token().clone();
     wasm_bindgen_futures::spawn_local(async move {
         let size = MatmulSize::new(at, at, at);
         let (a, b) = size.inputs(SEED);
@@ -195,8 +174,9 @@ fn start_claim(model: Rc<RefCell<Model>>, redraw: UseForceUpdateHandle, s: Rc<Se
             };
             redraw.force_update();
         }
+        // Current here: nothing was awaited since the last row's check.
+        run.finish();
         let mut m = model.borrow_mut();
-        m.running = false;
         m.finished += 1;
         crate::embed::report(Ok(claim_report(&m)));
         drop(m);
@@ -251,7 +231,8 @@ fn claim_report(m: &Model) -> crate::embed::Report {
     ]
 }
 
-fn table(ctx: &Ctx, m: &Model) -> Html {
+/// The table and verdict; `done` when the check ended by itself (the verdict is then shown).
+fn table(ctx: &Ctx, m: &Model, done: bool) -> Html {
     let estimate = m.at < CLAIM_N;
     let at_4096 = |ms: f64| extrapolate_cubic(ms, m.at, CLAIM_N);
     let gpu_ms = m
@@ -309,7 +290,6 @@ fn table(ctx: &Ctx, m: &Model) -> Html {
             </tr>
         }
     });
-    let done = !m.running && m.finished > 0 && !m.cancelled;
     // GPU speed-ups over each CPU contender, measured at the same N (the ratio does not
     // change when both times are scaled by the same factor).
     let speedups: Vec<(String, f64)> = m

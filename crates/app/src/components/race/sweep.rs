@@ -11,6 +11,7 @@ use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
 
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
+use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
 use crate::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
 use crate::race::plot::{self, LogLog};
@@ -39,13 +40,9 @@ enum Cell {
     Failed(String),
 }
 
+/// What the sweep shows; whether it runs, and which run counts, is its [`RunHandle`]'s.
 #[derive(Default)]
 struct Model {
-    run: u32,
-    running: bool,
-    cancelled: bool,
-    /// Stops the GPU side of the measurement in progress.
-    gpu_cancel: gpu_runtime::CancelToken,
     sizes: Vec<u32>,
     contenders: Vec<Contender>,
     /// cells[size][contender]
@@ -67,19 +64,8 @@ pub fn Sweep(props: &SweepProps) -> Html {
             props.setup.params.to.to_string(),
         )
     });
-    {
-        let model = model.clone();
-        use_effect_with((), move |_| {
-            move || {
-                let mut m = model.borrow_mut();
-                if m.running {
-                    m.run += 1;
-                    m.gpu_cancel.cancel();
-                    pool::terminate();
-                }
-            }
-        });
-    }
+    // Cancel, or leaving the page mid-sweep, stops the workers at once.
+    let runs = use_run::<()>(pool::terminate);
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -97,7 +83,7 @@ pub fn Sweep(props: &SweepProps) -> Html {
             ],
         )),
     };
-    let running = model.borrow().running;
+    let running = runs.is_running();
 
     let on_range = |which: usize| {
         let (texts, ctx, navigator, p) = (
@@ -129,28 +115,21 @@ pub fn Sweep(props: &SweepProps) -> Html {
     };
 
     let start = {
-        let (model, redraw, s) = (model.clone(), redraw.clone(), s.clone());
+        let (model, redraw, s, runs) = (model.clone(), redraw.clone(), s.clone(), runs.clone());
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             if let (Some(f), Some(t)) = (from, to) {
                 if f <= t {
-                    start_sweep(model.clone(), redraw.clone(), s.clone(), f, t);
+                    start_sweep(model.clone(), redraw.clone(), &runs, s.clone(), f, t);
                 }
             }
         })
     };
     let cancel = {
-        let (model, redraw) = (model.clone(), redraw.clone());
+        let (model, redraw, runs) = (model.clone(), redraw.clone(), runs.clone());
         Callback::from(move |_| {
-            {
-                let mut m = model.borrow_mut();
-                m.run += 1;
-                m.running = false;
-                m.cancelled = true;
-                m.gpu_cancel.cancel();
-                m.current = None;
-            }
-            pool::terminate();
+            runs.cancel();
+            model.borrow_mut().current = None;
             redraw.force_update();
         })
     };
@@ -199,14 +178,14 @@ pub fn Sweep(props: &SweepProps) -> Html {
                 <p id="sweep-error" class="field-error" role="alert">{ range_error.unwrap_or_default() }</p>
             </form>
             <p class="note">{ ctx.t("race.sweep.slow_note") }</p>
-            if m.cancelled {
+            if runs.was_cancelled() {
                 <p class="message" role="status" data-notice="cancelled">{ ctx.t("race.sweep.cancelled") }</p>
             }
             if let Some(n) = &m.notice {
                 <p class="message error" role="alert">{ n.clone() }</p>
             }
             if !m.sizes.is_empty() {
-                { chart(&ctx, &m) }
+                { chart(&ctx, &m, !running && m.finished > 0 && !runs.was_cancelled()) }
             }
         </section>
     }
@@ -215,20 +194,18 @@ pub fn Sweep(props: &SweepProps) -> Html {
 fn start_sweep(
     model: Rc<RefCell<Model>>,
     redraw: UseForceUpdateHandle,
+    runs: &RunHandle<()>,
     s: Rc<Setup>,
     from: u32,
     to: u32,
 ) {
     let sizes = sweep_sizes(from, to);
     let who = s.contenders(&CpuVariant::ALL);
-    let run = {
+    let run = runs.start(());
+    {
         let mut m = model.borrow_mut();
-        let run = m.run + 1;
         let finished = m.finished;
-        m.gpu_cancel.cancel();
         *m = Model {
-            run,
-            running: true,
             cells: vec![vec![Cell::Pending; who.len()]; sizes.len()],
             sizes: sizes.clone(),
             contenders: who.clone(),
@@ -236,15 +213,14 @@ fn start_sweep(
             finished,
             ..Model::default()
         };
-        run
-    };
+    }
     redraw.force_update();
     let current = {
-        let model = model.clone();
-        move || model.borrow().run == run
+        let run = run.clone();
+        move || run.is_current()
     };
     let software = s.software;
-    let cancel = model.borrow().gpu_cancel.clone();
+    let cancel = run.token().clone();
     wasm_bindgen_futures::spawn_local(async move {
         let mut last: Vec<Option<(u32, f64)>> = vec![None; who.len()];
         let mut gpu_gone = false;
@@ -295,9 +271,8 @@ fn start_sweep(
                 redraw.force_update();
             }
         }
-        if current() {
+        if run.finish() {
             let mut m = model.borrow_mut();
-            m.running = false;
             m.current = None;
             m.finished += 1;
             crate::embed::report(Ok(sweep_report(&m)));
@@ -397,13 +372,13 @@ fn sweep_report(m: &Model) -> crate::embed::Report {
     ]
 }
 
-fn chart(ctx: &Ctx, m: &Model) -> Html {
+/// The chart and table; `done` when the sweep ended by itself (the crossover is then shown).
+fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
     let xs: Vec<f64> = m.sizes.iter().map(|&n| n as f64).collect();
     let ys: Vec<f64> = m.cells.iter().flatten().filter_map(time_of).collect();
     let p = LogLog::new(&xs, &ys);
     let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
     let points = best_times(m);
-    let done = !m.running && m.finished > 0 && !m.cancelled;
     let cross = crossover(&points);
     let lines = m.contenders.iter().enumerate().map(|(ci, c)| {
         let pts: Vec<(f64, Option<f64>)> = m
@@ -412,7 +387,7 @@ fn chart(ctx: &Ctx, m: &Model) -> Html {
             .zip(&m.cells)
             .map(|(&n, row)| (n as f64, time_of(&row[ci])))
             .collect();
-        let dots = pts.iter().filter_map(|&(n, t)| t.map(|t| (p.x(n), p.y(t))));
+        let dots = pts.iter().filter_map(|&(n, t)| p.dot(n, t));
         html! {
             <g class={classes!("series", c.key(), format!("s{ci}"))} data-series={c.key()}>
                 <path d={p.path(&pts)} />
