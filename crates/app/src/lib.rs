@@ -1,29 +1,16 @@
 //! The GPU Playground web app (Yew). Components render and dispatch; the logic they call
-//! lives in plain crates (`gpu-runtime`, `cpu-kernels`, `simt-model`) and in the pure modules
-//! here (`query`, `format`, `i18n`).
+//! lives in plain crates (`page-models` for each page's, `gpu-runtime`, `cpu-kernels`,
+//! `simt-model`). What stays here holds the browser or the device: the text tables (`i18n`),
+//! the page's one device (`session`), the training driver (`train_runner`), the race's
+//! workers (`race`) and what the browser offers (`probe`).
 
-pub mod chart;
 pub mod components;
-pub mod conv_layers;
-pub mod conv_page;
-pub mod doc_links;
-pub mod edit_target;
-pub mod embed;
-pub mod format;
 pub mod i18n;
-pub mod kernel_edit;
-pub mod loop_budget;
 pub mod probe;
-pub mod puzzle_run;
-pub mod query;
 pub mod race;
 pub mod route;
-pub mod run_family;
-pub mod scratch;
-pub mod scratch_run;
 pub mod session;
-pub mod source_view;
-pub mod vis_params;
+pub mod train_runner;
 pub mod visibility;
 
 use wasm_bindgen::prelude::*;

@@ -65,7 +65,7 @@ impl Route {
             Route::Editor | Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
             // Lessons embed widgets of every area.
             Route::Learn | Route::Lesson { .. } => &Part::ALL,
-            Route::Embed { widget } => crate::embed::text_parts(widget),
+            Route::Embed { widget } => embed_text_parts(widget),
         }
     }
 
@@ -95,4 +95,20 @@ pub fn guard_hash() {
     fix();
     let listener = gloo::events::EventListener::new(&gloo::utils::window(), "popstate", |_| fix());
     listener.forget();
+}
+
+/// The text parts (besides the core) a widget's embed shows: only its own area's, which is
+/// less than its page's (the matmul Run widget has none of the kernel page's conv text).
+fn embed_text_parts(id: &str) -> &'static [Part] {
+    match id {
+        "race" | "sweep" | "claim" => &[Part::Race],
+        "conv-race" => &[Part::Race, Part::Conv],
+        "train" | "batch" => &[Part::Train],
+        "editor" | "puzzle" => &[Part::Editor],
+        // The SIMT view and the scheduling replay name the conv stages they can show.
+        "simt" | "simt-compare" | "schedule" => &[Part::Conv],
+        "lesson" => &Part::ALL,
+        id if id.starts_with("conv-") => &[Part::Conv],
+        _ => &[],
+    }
 }

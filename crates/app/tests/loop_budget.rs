@@ -5,9 +5,9 @@
 //! Needs a wgpu adapter (lavapipe under `cargo xtask test`); fails, never skips, without one.
 
 use cpu_kernels::matmul::MatmulSize;
-use gpu_playground::edit_target::{loop_budget_for, measure_size, Target};
-use gpu_playground::loop_budget::stopped_line;
 use gpu_runtime::{measure, Gpu, Job, RunControl, RunOptions};
+use page_models::edit_target::{loop_budget_for, measure_size, Target};
+use page_models::loop_budget::stopped_line;
 
 #[test]
 fn every_budgeted_catalogue_kernel_is_still_correct_and_never_trips() {

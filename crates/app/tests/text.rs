@@ -24,6 +24,11 @@ fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// The page models' sources, which name keys for the components to show.
+fn page_models_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../page-models/src")
+}
+
 /// String literals of the form `a.b` / `a.b.c` whose first segment is a table prefix.
 fn key_literals(text: &str) -> Vec<String> {
     // Every first segment the tables use, so a new area's keys are checked without listing it.
@@ -49,7 +54,9 @@ fn key_literals(text: &str) -> Vec<String> {
 #[test]
 fn every_key_named_in_the_source_exists() {
     let mut missing = Vec::new();
-    for (path, text) in sources(&src_dir()) {
+    let mut files = sources(&src_dir());
+    files.extend(sources(&page_models_dir()));
+    for (path, text) in files {
         for key in key_literals(&text) {
             if !has(&key) {
                 missing.push(format!("{}: {key}", path.display()));
@@ -83,6 +90,21 @@ fn keys_built_at_run_time_exist() {
             "lesson.cost.preset.{}",
             p.id
         );
+    }
+    // The conv page's pictures, filters, fields and stages, named by id.
+    use page_models::conv_page::{Image, Preset, FIELDS, STAGES};
+    let conv = Image::ALL
+        .iter()
+        .map(|i| format!("conv.image.{}", i.id()))
+        .chain(
+            Preset::ALL
+                .iter()
+                .map(|p| format!("conv.filter.{}", p.id())),
+        )
+        .chain(FIELDS.iter().map(|(n, _, _)| format!("conv.field.{n}")))
+        .chain(STAGES.iter().flat_map(|s| s.text_keys()));
+    for key in conv {
+        assert!(has(&key), "missing {key}");
     }
     for g in lessons::gpus::GPUS {
         assert!(

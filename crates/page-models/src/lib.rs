@@ -1,15 +1,38 @@
-//! Each page's state as a model with a reducer, without yew, the DOM or the GPU: the settings
-//! read from the URL (with named errors), the run lifecycle (running, pausing while steps
-//! already sent finish, paused, restarting) and what is shown (rates, "measuring…", notices).
+//! Each page's logic without yew or the DOM: its settings read from the URL (with named
+//! errors), its state as a model with a reducer, the run lifecycle, what is shown, and the
+//! plans it asks the GPU to run (as `gpu_runtime::plan` data; the app submits them).
 //!
 //! Why a crate of its own: the compiler then enforces that components only render and
 //! dispatch. A component keeps its model in a `use_reducer`, sends it actions from its
 //! callbacks and renders what the model says; everything here is unit-tested natively
-//! (`cargo test -p page-models`). What needs a GPU handle (sessions, plans) stays in the app.
+//! (`cargo test -p page-models`). What holds the device or the DOM (the session, the
+//! training driver, workers, storage) stays in the app.
 //!
-//! - [`run_lifecycle`]: a view's one-shot runs (start, cancel, leave, stale results), used by
-//!   the race's views and the Run widgets through the app's `use_run` hook.
-//! - [`train`]: the train view (`#/train`).
+//! - Shared: [`query`] (URL state), [`format`] (numbers), [`run_lifecycle`] (a view's
+//!   one-shot runs), [`doc_links`], [`source_view`] (WGSL diff and highlighting).
+//! - Kernel pages: [`run_family`] (matmul and conv Run widgets), [`chart`] (the ladder's
+//!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
+//! - The race: [`race`]. Training: [`train`].
+//! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
+//!   [`loop_budget`], [`scratch`] and [`scratch_run`], [`puzzle_run`].
+//! - Embedding: [`embed`] (its URL, origin check and message API).
 
+pub mod chart;
+pub mod conv_layers;
+pub mod conv_page;
+pub mod doc_links;
+pub mod edit_target;
+pub mod embed;
+pub mod format;
+pub mod kernel_edit;
+pub mod loop_budget;
+pub mod puzzle_run;
+pub mod query;
+pub mod race;
+pub mod run_family;
 pub mod run_lifecycle;
+pub mod scratch;
+pub mod scratch_run;
+pub mod source_view;
 pub mod train;
+pub mod vis_params;

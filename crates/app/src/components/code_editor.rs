@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::Ctx;
-use crate::kernel_edit::{BindingProblem, PlacedMessage};
+use page_models::kernel_edit::{BindingProblem, PlacedMessage};
 
 #[wasm_bindgen(inline_js = "
 let loading = null;
@@ -179,7 +179,7 @@ impl BudgetedKernel {
     /// The first line (in source order) of a loop that ran out of budget, from the flag
     /// buffer's words; None when no loop did.
     pub fn stopped_line(&self, words: &[u32]) -> Option<u32> {
-        crate::loop_budget::stopped_line(&self.lines, words)
+        page_models::loop_budget::stopped_line(&self.lines, words)
     }
 }
 
@@ -189,7 +189,7 @@ impl BudgetedKernel {
 /// Bind that buffer as [`BudgetedKernel`] says, read it back, and when
 /// [`BudgetedKernel::stopped_line`] is Some the result is not verified (say so; the
 /// `editor.loop_stopped` text takes `line` and `budget`). Errors are naga's reason, in words.
-/// `crate::loop_budget::budget` derives a budget from the problem's size.
+/// `page_models::loop_budget::budget` derives a budget from the problem's size.
 pub async fn budget_loops(source: &str, budget: u32) -> Result<BudgetedKernel, String> {
     let r = call_editor("budgetLoops", source.into(), JsValue::from(budget)).await?;
     let num = |k: &str| as_u32(&field(&r, k));

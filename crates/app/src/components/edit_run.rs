@@ -1,6 +1,6 @@
 //! The editor's Run for every family behind one call, [`run_target`]: the edited kernel and
 //! then the original on the family's inputs, the output compared element by element with the
-//! family's CPU reference (`crate::edit_target` says how each family is compared and drawn).
+//! family's CPU reference (`page_models::edit_target` says how each family is compared and drawn).
 //!
 //! - matmul: `Gpu::run_with` on the URL's sizes, against `matmul::reference`;
 //! - conv: `conv::run_conv_with` with the edited kernel replacing its step of the stage's
@@ -20,12 +20,12 @@ use gpu_runtime::{measure, Gpu, GpuError, Job, KernelSpec, RunControl, RunOption
 use mlp::net::batch_order;
 use mlp::CpuTrainer;
 
-use crate::edit_target::{
+use crate::session;
+use page_models::edit_target::{
     compare_elements, conv_shape, edge_size, measure_size, mlp_spec, within, Differences, Layout,
     Target, MLP_REL_BOUND,
 };
-use crate::kernel_edit::{differences, reference_rule};
-use crate::session;
+use page_models::kernel_edit::{differences, reference_rule};
 
 /// Wrong elements listed by name.
 pub const SHOWN: usize = 8;

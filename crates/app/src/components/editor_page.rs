@@ -1,5 +1,5 @@
 //! `#/editor?stage=<id>`: edit any kernel the site shows — a matmul stage, a conv stage, an
-//! MLP kernel, a measuring kernel (`crate::edit_target::Target`) — and run it beside the
+//! MLP kernel, a measuring kernel (`page_models::edit_target::Target`) — and run it beside the
 //! original. Run = naga's check in the editor → the browser compiles it → it runs on the
 //! family's inputs → checked element by element against the family's CPU reference → timed,
 //! then the original runs on the same inputs (`edit_run::run_target`). Wrong elements are
@@ -34,15 +34,16 @@ use super::code_editor::CodeEditor;
 use super::edit_run::{run_target, Edge, EditedRun, Problem};
 use super::matmul_run::sizes_from_query;
 use super::Ctx;
-use crate::edit_target::{Target, WrongMap, GROUPS};
-use crate::kernel_edit::{
+use crate::probe::WebGpuStatus;
+use crate::route::Route;
+use crate::session;
+use page_models::edit_target::{Target, WrongMap, GROUPS};
+use page_models::format;
+use page_models::kernel_edit::{
     browser_message, draft_key, placed_messages, share_code, source_from_code, BindingProblem,
     PlacedMessage, ShareError,
 };
-use crate::probe::WebGpuStatus;
-use crate::route::Route;
-use crate::source_view::changed_lines;
-use crate::{format, session};
+use page_models::source_view::changed_lines;
 
 /// Largest side the editor runs: the full CPU reference and the difference list are computed
 /// for every element (1024³ f64 multiply-adds take a few seconds in wasm).
@@ -53,7 +54,7 @@ pub const RUN_TIMEOUT_MS: u32 = 20_000;
 const MIN_TIMEOUT_MS: u32 = 1_000;
 
 /// The watchdog's limit: [`RUN_TIMEOUT_MS`], or a shorter one from the URL (tests).
-pub fn timeout_ms(query: &crate::query::Query) -> u32 {
+pub fn timeout_ms(query: &page_models::query::Query) -> u32 {
     query
         .get("watchdog")
         .and_then(|v| v.parse::<u32>().ok())
@@ -202,18 +203,6 @@ pub fn error_text(ctx: &Ctx, e: &GpuError) -> String {
     }
 }
 
-/// A new cancel flag for the run about to start, stored in the page's `slot` (so Cancel and
-/// leaving the page reach it), and the run control that carries it.
-pub fn fresh_run(slot: &Rc<std::cell::RefCell<CancelToken>>) -> (CancelToken, RunControl) {
-    let flag = CancelToken::new();
-    *slot.borrow_mut() = flag.clone();
-    let ctl = RunControl {
-        cancel: flag.clone(),
-        ..Default::default()
-    };
-    (flag, ctl)
-}
-
 /// Starts `work` and gives up on it after [`RUN_TIMEOUT_MS`]: the outcome is then TimedOut,
 /// the run is cancelled and the page's device dropped, so the next run gets a fresh one.
 pub fn run_with_timeout<F, T>(
@@ -256,8 +245,8 @@ fn editor_report(
     stage: &str,
     size: Option<cpu_kernels::matmul::MatmulSize>,
     run: &EditedRun,
-) -> crate::embed::Report {
-    use crate::embed::Field;
+) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let mut r = vec![("stage", Field::Str(stage.into()))];
     if let Some(size) = size {
         r.push(("m", Field::Num(size.m as f64)));
@@ -381,7 +370,7 @@ pub fn KernelEditor() -> Html {
             ran: None,
         })
     };
-    let cancel = super::matmul_run::use_cancel_on_unmount();
+    let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
     let picture = use_node_ref();
     {
         let (picture, outcome) = (picture.clone(), state.outcome.clone());
@@ -435,8 +424,12 @@ pub fn KernelEditor() -> Html {
         })
     };
     let run = {
-        let (state, cancel, ctx, original) =
-            (state.clone(), cancel.clone(), ctx.clone(), original.clone());
+        let (state, lifecycle, ctx, original) = (
+            state.clone(),
+            lifecycle.clone(),
+            ctx.clone(),
+            original.clone(),
+        );
         Callback::from(move |_| {
             if !size_ok {
                 return;
@@ -445,7 +438,8 @@ pub fn KernelEditor() -> Html {
                 state.dispatch(Action::Outcome(Outcome::HasErrors(state.errors)));
                 return;
             }
-            let (flag, ctl) = fresh_run(&cancel);
+            let run = lifecycle.start(());
+            let (flag, ctl) = (run.token().clone(), run.control(None));
             let edited = kernel.with_source(state.source.clone());
             state.dispatch(Action::Outcome(Outcome::Running));
             let state = state.clone();
@@ -454,20 +448,10 @@ pub fn KernelEditor() -> Html {
             let work = check_and_run(target, edited, original, source, size, software, ctl);
             let target_id = target.id();
             run_with_timeout(work, flag, limit_ms, move |r| {
-                let (browser, r) = match r {
-                    Some((b, r)) => (b, Some(r)),
-                    None => (Vec::new(), None),
-                };
-                let placed = match &r {
-                    Some(Err(RunError::Gpu(GpuError::Shader(m)))) if browser.is_empty() => {
-                        placed_messages(m)
-                    }
-                    _ => browser,
-                };
-                state.dispatch(Action::Compiler(placed));
-                crate::embed::report(run_report(target_id, size, &r));
-                let o = run_outcome(&ctx2, limit_ms, r);
-                state.dispatch(Action::Outcome(o));
+                // Leaving the page makes the run stale: nothing is left to show it.
+                if run.finish() {
+                    show_ended(&state, &ctx2, target_id, size, limit_ms, r);
+                }
             });
         })
     };
@@ -555,10 +539,10 @@ fn EditorSizes() -> Html {
     let Some(ctx) = ctx else {
         return html! {};
     };
-    let family = crate::run_family::RunFamily::Matmul;
+    let family = page_models::run_family::RunFamily::Matmul;
     let values = family.field_values(&ctx.query);
     let parsed = family.parse(&values);
-    let field = |index: usize, spec: &crate::run_family::FieldSpec| {
+    let field = |index: usize, spec: &page_models::run_family::FieldSpec| {
         let error = parsed.fields[index]
             .as_ref()
             .map(|e| super::matmul_run::field_message(&ctx, e));
@@ -851,6 +835,29 @@ pub fn loop_stopped_text(ctx: &Ctx, line: u32, budget: u32) -> String {
 /// browser's compiler gives its messages (shown beside naga's; errors stop the run); then the
 /// loops get their budget and the edited kernel runs beside the original. Returns the
 /// browser's messages with the result.
+/// What an ended run (None: it timed out) shows: the compiler's messages placed in the source,
+/// the `run-finished` report to an embedding page, and the outcome.
+fn show_ended(
+    state: &UseReducerHandle<EditorState>,
+    ctx: &Ctx,
+    target_id: &'static str,
+    size: Option<cpu_kernels::matmul::MatmulSize>,
+    limit_ms: u32,
+    r: Option<(Vec<PlacedMessage>, Result<EditedRun, RunError>)>,
+) {
+    let (browser, r) = match r {
+        Some((b, r)) => (b, Some(r)),
+        None => (Vec::new(), None),
+    };
+    let placed = match &r {
+        Some(Err(RunError::Gpu(GpuError::Shader(m)))) if browser.is_empty() => placed_messages(m),
+        _ => browser,
+    };
+    state.dispatch(Action::Compiler(placed));
+    page_models::embed::report(run_report(target_id, size, &r));
+    state.dispatch(Action::Outcome(run_outcome(ctx, limit_ms, r)));
+}
+
 async fn check_and_run(
     target: Target,
     edited: gpu_runtime::KernelSpec,
@@ -894,7 +901,7 @@ async fn check_and_run(
     }
     // Every loop of the learner's kernel gets an iteration budget (the browser's
     // messages above are about the learner's own text, so their lines are right).
-    let budgeted = match crate::edit_target::loop_budget_for(target, size) {
+    let budgeted = match page_models::edit_target::loop_budget_for(target, size) {
         Some(b) if super::edit_run::takes_loop_flag(target) => {
             match super::code_editor::budget_loops(&source, b).await {
                 Ok(k) => Some(k),
@@ -930,7 +937,7 @@ fn run_report(
     target_id: &str,
     size: Option<cpu_kernels::matmul::MatmulSize>,
     r: &Option<Result<EditedRun, RunError>>,
-) -> Result<crate::embed::Report, String> {
+) -> Result<page_models::embed::Report, String> {
     match r {
         Some(Ok(run)) => Ok(editor_report(target_id, size, run)),
         None => Err("timed out".into()),

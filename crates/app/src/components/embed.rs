@@ -1,9 +1,9 @@
 //! Embedded widgets (`#/embed/<widget>?…`): the one registry of what can be embedded, and the
 //! host that wraps any of them for an iframe — theme, `hide=`, and the postMessage API
-//! (`crate::embed` parses and checks; this only wires it to `window`). Widgets stay unaware
-//! of embedding except for one call that reports a finished run (`crate::embed::report`).
+//! (`page_models::embed` parses and checks; this only wires it to `window`). Widgets stay unaware
+//! of embedding except for one call that reports a finished run (`page_models::embed::report`).
 //! The registry's data (ids, parameters, sizes) and the run reports are pure and live in
-//! `crate::embed`; this file adds only how each widget renders (`render`).
+//! `page_models::embed`; this file adds only how each widget renders (`render`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -16,10 +16,12 @@ use yew_router::prelude::*;
 use super::{
     replace_query, Conv, Ctx, GpuPanel, KernelRun, Ladder, Lesson, Race, Train, Visualiser,
 };
-use crate::embed::{self as api, Command, Id, Out, Parsed, RequestError, Value, Widget, WIDGETS};
 use crate::probe::WebGpuStatus;
-use crate::query::Query;
-use crate::run_family::RunFamily;
+use page_models::embed::{
+    self as api, Command, Id, Out, Parsed, RequestError, Value, Widget, WIDGETS,
+};
+use page_models::query::Query;
+use page_models::run_family::RunFamily;
 
 /// The Run widget of the conv stage the widget's forced `stage=` names.
 fn conv_run(ctx: &Ctx) -> Html {
@@ -27,7 +29,7 @@ fn conv_run(ctx: &Ctx) -> Html {
     html! { <KernelRun key="conv" family={RunFamily::Conv} stage_id={id} /> }
 }
 
-/// How each widget of the registry (`crate::embed::WIDGETS`) renders: the one place that
+/// How each widget of the registry (`page_models::embed::WIDGETS`) renders: the one place that
 /// names every widget, so nothing below imports it back.
 fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
     let f: fn(&Ctx) -> Html = match id {
@@ -534,7 +536,9 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
 /// The full page a widget belongs to (for "Open in GPU Playground").
 fn full_page(w: &Widget, query: &Query) -> String {
     let with_id = |page: &str, key: &str| match query.get(key) {
-        Some(id) if !id.is_empty() => format!("{page}/{}", crate::query::encode_component(id)),
+        Some(id) if !id.is_empty() => {
+            format!("{page}/{}", page_models::query::encode_component(id))
+        }
         _ => page.to_string(),
     };
     match w.id {
@@ -587,7 +591,7 @@ mod tests {
         }
     }
 
-    /// The registry's data is in `crate::embed`; each entry needs its arm here.
+    /// The registry's data is in `page_models::embed`; each entry needs its arm here.
     #[test]
     fn every_widget_renders() {
         for w in WIDGETS {

@@ -1,17 +1,17 @@
 //! The "Embed" button a widget carries on the full page: a panel with the iframe snippet for
 //! the widget's current settings, a field for the course page's origin (`parentOrigin=`: with
 //! it the snippet's script sizes the frame from the widget's `resize` messages), a live
-//! preview and a copy button. The snippet is built by `crate::embed::snippet` (pure,
+//! preview and a copy button. The snippet is built by `page_models::embed::snippet` (pure,
 //! unit-tested).
 
 use yew::prelude::*;
 
 use super::Ctx;
-use crate::embed::{normalize_origin, snippet, widget, OriginError, Snippet, SnippetWidget};
+use page_models::embed::{normalize_origin, snippet, widget, OriginError, Snippet, SnippetWidget};
 
 #[derive(Properties, PartialEq)]
 pub struct EmbedButtonProps {
-    /// The widget's id in the embed registry (`crate::embed::WIDGETS`).
+    /// The widget's id in the embed registry (`page_models::embed::WIDGETS`).
     pub widget: AttrValue,
     /// Settings that live in the page's route rather than its query (a lesson's or a
     /// puzzle's id), added to the snippet.

@@ -3,8 +3,8 @@
 use yew::prelude::*;
 
 use super::Ctx;
-use crate::format;
 use crate::probe::{Unavailable, WebGpuStatus, BYTE_LIMITS};
+use page_models::format;
 
 #[function_component]
 pub fn GpuPanel() -> Html {

@@ -1,5 +1,5 @@
 //! The Run widget, for a stage of any family (matrix multiply, convolution): the family's
-//! size fields from the URL, validated at the field (`crate::run_family`); a run on the
+//! size fields from the URL, validated at the field (`page_models::run_family`); a run on the
 //! visitor's GPU verified against the family's CPU reference; the time and how it was measured.
 
 use yew::prelude::*;
@@ -17,12 +17,12 @@ use gpu_runtime::{
 
 use super::run_lifecycle::{use_run, Run};
 use super::{replace_query, Ctx};
-use crate::format;
 use crate::probe::WebGpuStatus;
-use crate::run_family::{
+use crate::session;
+use page_models::format;
+use page_models::run_family::{
     check_limits, FieldError, FieldSpec, LimitError, Problem, RunFamily, Stage,
 };
-use crate::session;
 
 /// The kernel this widget runs when no stage is given.
 pub const DEFAULT_KERNEL: &str = "matmul-naive";
@@ -105,7 +105,7 @@ pub struct KernelRunProps {
 }
 
 /// The M, N, K sizes in the URL, parsed as the widget does (for the editor's runs).
-pub fn sizes_from_query(query: &crate::query::Query) -> Option<MatmulSize> {
+pub fn sizes_from_query(query: &page_models::query::Query) -> Option<MatmulSize> {
     match RunFamily::Matmul.problem_from_query(query) {
         Some(Problem::Matmul(s)) => Some(s),
         _ => None,
@@ -506,8 +506,8 @@ impl RunTask {
                 .map(|v| (v, recovered))
         }
         .await;
-        crate::embed::report(match &result {
-            Ok((v, _)) => Ok(crate::embed::stage_report(stage.id(), v, &problem)),
+        page_models::embed::report(match &result {
+            Ok((v, _)) => Ok(page_models::embed::stage_report(stage.id(), v, &problem)),
             Err(RunError::Gpu(e)) => Err(e.to_string()),
             Err(RunError::Conv(e)) => Err(e.to_string()),
         });

@@ -12,9 +12,10 @@ use super::kernel_run::{run_stage_verified, stage_unavailable, KernelRun, RunErr
 use super::run_lifecycle::{use_run, Run};
 use super::Ctx;
 use crate::probe::WebGpuStatus;
-use crate::run_family::{family_from_query, Problem, RunFamily, Stage};
-use crate::source_view::{changed_lines, highlight_line};
-use crate::{chart, format, session};
+use crate::session;
+use page_models::run_family::{family_from_query, Problem, RunFamily, Stage};
+use page_models::source_view::{changed_lines, highlight_line};
+use page_models::{chart, format};
 
 /// Ends each source line inside the <pre>, so copying the code keeps its line breaks.
 const NEWLINE: &str = "\n";
@@ -26,7 +27,7 @@ fn stage_href(ctx: &Ctx, id: &str) -> String {
 
 /// `#/kernels?…` for another family: only the language is kept (the sizes mean other things).
 fn family_href(ctx: &Ctx, family: RunFamily) -> String {
-    let mut q = crate::query::Query::default().with("lang", ctx.lang.code());
+    let mut q = page_models::query::Query::default().with("lang", ctx.lang.code());
     if family != RunFamily::Matmul {
         q.set("family", family.id());
     }
@@ -214,7 +215,7 @@ fn plan_rows(ctx: &Ctx, family: RunFamily, size: &Problem) -> Vec<(usize, Stage,
         .map(|(n, k)| {
             let refused = limits
                 .as_ref()
-                .and_then(|l| crate::run_family::check_limits(&k, size, l))
+                .and_then(|l| page_models::run_family::check_limits(&k, size, l))
                 .map(|e| super::kernel_run::limit_message(ctx, &e));
             let state = match stage_unavailable(ctx, &k).or(refused) {
                 Some(why) => RowState::Skipped(why),
@@ -306,10 +307,10 @@ impl RunAllView {
         // A cancel or a lost device leaves the stage it stopped, and those after it,
         // pending.
         let ended_early = table.iter().any(|r| r.2 == RowState::Pending);
-        let report: Vec<(&str, crate::embed::RunAllRow)> = table
+        let report: Vec<(&str, page_models::embed::RunAllRow)> = table
             .iter()
             .map(|(_, k, state)| {
-                use crate::embed::RunAllRow;
+                use page_models::embed::RunAllRow;
                 let row = match state {
                     RowState::Done(v) => RunAllRow::Done(v),
                     RowState::Skipped(why) => RunAllRow::Skipped(why),
@@ -319,7 +320,7 @@ impl RunAllView {
                 (k.id(), row)
             })
             .collect();
-        crate::embed::report(Ok(crate::embed::run_all_report(
+        page_models::embed::report(Ok(page_models::embed::run_all_report(
             &report,
             &size,
             ended_early,

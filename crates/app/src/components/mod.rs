@@ -49,8 +49,8 @@ pub use visualiser::Visualiser;
 
 use crate::i18n::Lang;
 use crate::probe::WebGpuStatus;
-use crate::query::Query;
 use crate::route::Route;
+use page_models::query::Query;
 
 /// What every component may read: the language, what the browser said about WebGPU, and the
 /// current route and query (the URL state).
@@ -71,7 +71,7 @@ impl Ctx {
         crate::i18n::tf(self.lang, key, args)
     }
 
-    /// `t`, with its document references (`docs/….md`, `FC-…`) linked (`crate::doc_links`).
+    /// `t`, with its document references (`docs/….md`, `FC-…`) linked (`page_models::doc_links`).
     pub fn linked(&self, key: &str) -> yew::Html {
         linked(self.t(key))
     }
@@ -85,7 +85,7 @@ impl Ctx {
 /// A text with its document references as links to the documents the site carries (they open
 /// in a new tab, so a lesson or an embed stays where it is).
 pub fn linked(text: &str) -> yew::Html {
-    use crate::doc_links::{pieces, Piece};
+    use page_models::doc_links::{pieces, Piece};
     yew::html! {
         <>{ for pieces(text).into_iter().map(|p| match p {
             Piece::Text(t) => yew::html! { { t.to_string() } },

@@ -7,8 +7,8 @@ use super::{
     Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
     Race, ScratchEditor, Train, Visualiser,
 };
-use crate::embed::WIDGETS;
 use crate::route::Route;
+use page_models::embed::WIDGETS;
 
 pub fn page(ctx: &Ctx) -> Html {
     match &ctx.route {
@@ -75,13 +75,13 @@ fn kernels(ctx: &Ctx) -> Html {
     html! {
         <section class="page">
             <h1>{ ctx.t("kernels.heading") }</h1>
-            <p class="lead">{ ctx.t(match crate::run_family::family_from_query(&ctx.query) {
-                Ok(crate::run_family::RunFamily::Conv) => "convrun.intro",
+            <p class="lead">{ ctx.t(match page_models::run_family::family_from_query(&ctx.query) {
+                Ok(page_models::run_family::RunFamily::Conv) => "convrun.intro",
                 _ => "kernels.intro",
             }) }</p>
             <Ladder />
-            <EmbedButton widget={match crate::run_family::family_from_query(&ctx.query) {
-                Ok(crate::run_family::RunFamily::Conv) => "conv-ladder",
+            <EmbedButton widget={match page_models::run_family::family_from_query(&ctx.query) {
+                Ok(page_models::run_family::RunFamily::Conv) => "conv-ladder",
                 _ => "ladder",
             }} />
             <details class="gpu-details" open=true>

@@ -1,7 +1,7 @@
 //! `#/puzzles` (the list, with what this browser has solved) and `#/puzzles/<id>` (one
 //! puzzle: goal, buffers, the editor on the starter or the learner's draft, hints, Run,
 //! Show solution). A run binds the puzzle's buffers by the crate's convention (the plan is
-//! `crate::puzzle_run`'s), checks the whole output buffer on the CPU and draws each element:
+//! `page_models::puzzle_run`'s), checks the whole output buffer on the CPU and draws each element:
 //! right, wrong, never written.
 //! "Show accesses" asks the editor module's `instrument` (naga, never in the app's wasm) for a
 //! logging copy of the kernel, runs it with a `log` buffer bound after `out`, and draws what
@@ -16,11 +16,11 @@ use puzzles::{Puzzle, Verdict, PUZZLES};
 use super::code_editor::CodeEditor;
 use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, RUN_TIMEOUT_MS};
 use super::Ctx;
-use crate::kernel_edit::draft_key;
-use crate::kernel_edit::BindingProblem;
 use crate::probe::WebGpuStatus;
-use crate::puzzle_run::{self, After};
 use crate::session;
+use page_models::kernel_edit::draft_key;
+use page_models::kernel_edit::BindingProblem;
+use page_models::puzzle_run::{self, After};
 
 const SOLVED_KEY: &str = "gpu-playground.puzzles.solved";
 
@@ -94,8 +94,8 @@ enum Outcome {
 }
 
 /// `run-finished` of a puzzle (docs/embedding.md): the checker's verdict.
-fn puzzle_report(id: &str, v: &Verdict, all_sizes: bool) -> crate::embed::Report {
-    use crate::embed::Field;
+fn puzzle_report(id: &str, v: &Verdict, all_sizes: bool) -> page_models::embed::Report {
+    use page_models::embed::Field;
     vec![
         ("puzzle", Field::Str(id.into())),
         ("passed", Field::Bool(v.passed() && all_sizes)),
@@ -339,7 +339,9 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let show_solution = use_state(|| false);
     let accesses = use_state(|| Accesses::Hidden);
     let selected = use_state(|| 0u32);
-    let cancel = super::matmul_run::use_cancel_on_unmount();
+    // One lifecycle for Run and Show accesses: pressing Run makes an access run in progress
+    // stale, so its late result cannot reappear beside the new answer.
+    let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -388,15 +390,16 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     };
     let use_solution = replace(puzzles::solution(p));
     let show_accesses = {
-        let (source, accesses, selected, cancel, ctx) = (
+        let (source, accesses, selected, lifecycle, ctx) = (
             source.clone(),
             accesses.clone(),
             selected.clone(),
-            cancel.clone(),
+            lifecycle.clone(),
             ctx.clone(),
         );
         Callback::from(move |_| {
-            let (flag, ctl) = super::editor_page::fresh_run(&cancel);
+            let run = lifecycle.start(());
+            let (flag, ctl) = (run.token().clone(), run.control(None));
             accesses.set(Accesses::Running);
             selected.set(0);
             let (accesses, ctx2, source) = (accesses.clone(), ctx.clone(), (*source).clone());
@@ -406,6 +409,9 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 flag,
                 RUN_TIMEOUT_MS,
                 move |r| {
+                    if !run.finish() {
+                        return;
+                    }
                     accesses.set(match r {
                         None => Accesses::Failed(ctx.tf(
                             "editor.timed_out",
@@ -423,11 +429,11 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
         Callback::from(move |i: u32| selected.set(i))
     };
     let run = {
-        let (source, outcome, errors, cancel, ctx, accesses, runs) = (
+        let (source, outcome, errors, lifecycle, ctx, accesses, runs) = (
             source.clone(),
             outcome.clone(),
             errors.clone(),
-            cancel.clone(),
+            lifecycle.clone(),
             ctx.clone(),
             accesses.clone(),
             runs.clone(),
@@ -441,7 +447,8 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 ));
                 return;
             }
-            let (flag, ctl) = super::editor_page::fresh_run(&cancel);
+            let run = lifecycle.start(());
+            let (flag, ctl) = (run.token().clone(), run.control(None));
             outcome.set(Outcome::Running);
             let (outcome, ctx, runs) = (outcome.clone(), ctx.clone(), runs.clone());
             run_with_timeout(
@@ -449,7 +456,10 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 flag,
                 RUN_TIMEOUT_MS,
                 move |r| {
-                    crate::embed::report(answer_report(p, &r));
+                    if !run.finish() {
+                        return;
+                    }
+                    page_models::embed::report(answer_report(p, &r));
                     *runs.borrow_mut() += 1;
                     outcome.set(answer_outcome(&ctx, p, r));
                 },
@@ -752,7 +762,7 @@ fn access_view(ctx: &Ctx, p: &Puzzle, a: &Accesses, selected: u32, select: &Call
 fn answer_report(
     p: &Puzzle,
     r: &Option<Result<Answer, RunFail>>,
-) -> Result<crate::embed::Report, String> {
+) -> Result<page_models::embed::Report, String> {
     match r {
         Some(Ok(a)) => Ok(puzzle_report(p.id, &a.verdict, a.failed_at.is_none())),
         None => Err("timed out".into()),

@@ -19,12 +19,12 @@ use gpu_runtime::{Family, GpuError, KernelSpec};
 
 use super::matmul_run::unavailable_reason;
 use super::{replace_query, Ctx};
-use crate::format;
 use crate::probe::WebGpuStatus;
-use crate::race::measure;
-use crate::race::params::{default_workers, ParamIssue, RaceParams, View};
 use crate::race::pool::{self, CpuError};
 use crate::session;
+use page_models::format;
+use page_models::race::measure;
+use page_models::race::params::{default_workers, ParamIssue, RaceParams, View};
 
 /// Logical cores the browser reports (1 when it does not say).
 pub(crate) fn hardware_concurrency() -> u32 {
@@ -152,7 +152,7 @@ pub fn Race() -> Html {
     let s = setup(&ctx);
     // The conv view's own settings (CPU variant, GPU stage) are named like the others.
     let conv_issues = if s.params.view == View::Conv {
-        crate::race::conv_params::parse(&ctx.query).1
+        page_models::race::conv_params::parse(&ctx.query).1
     } else {
         Vec::new()
     };
@@ -334,7 +334,7 @@ pub(crate) fn gflops(flops: f64, ms: f64) -> f64 {
 pub(crate) fn worker_choices(cores: u32) -> Vec<u32> {
     let mut v: Vec<u32> = [1, 2, 4, 8, 16]
         .into_iter()
-        .chain([cores.min(crate::race::params::MAX_WORKERS)])
+        .chain([cores.min(page_models::race::params::MAX_WORKERS)])
         .collect();
     v.sort_unstable();
     v.dedup();

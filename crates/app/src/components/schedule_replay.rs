@@ -24,8 +24,8 @@ const CELL: u32 = 11;
 
 /// `run-finished` of a recording (docs/embedding.md). `record_schedule` has already checked
 /// that every workgroup ran exactly once, so a replay is a verified one.
-fn schedule_report(r: &Replay) -> crate::embed::Report {
-    use crate::embed::Field;
+fn schedule_report(r: &Replay) -> page_models::embed::Report {
+    use page_models::embed::Field;
     vec![
         ("workgroups", Field::Num(r.start_order.len() as f64)),
         ("grid", Field::Str(format!("{}x{}", r.gx, r.gy))),
@@ -80,7 +80,9 @@ pub fn ScheduleReplay() -> Html {
                 let result = result
                     .map(|r| replay(r.size.gx, r.size.gy, &r.events))
                     .map_err(|e| e.to_string());
-                crate::embed::report(result.as_ref().map(schedule_report).map_err(Clone::clone));
+                page_models::embed::report(
+                    result.as_ref().map(schedule_report).map_err(Clone::clone),
+                );
                 record.set(Some(result));
                 shown.set(0);
                 playing.set(true);

@@ -1,6 +1,6 @@
 //! `#/editor?scratch`: a blank compute shader over buffers the learner declares in a table
-//! (`crate::scratch` checks every field and writes the WGSL declarations into the source),
-//! run as a one-step `Plan` (every buffer read back; `crate::scratch_run` builds it), results
+//! (`page_models::scratch` checks every field and writes the WGSL declarations into the source),
+//! run as a one-step `Plan` (every buffer read back; `page_models::scratch_run` builds it), results
 //! as a table and a heatmap.
 //! The setup is kept in local storage and shared in the URL (`src`, the same share code as
 //! the kernel editor).
@@ -17,15 +17,15 @@ use super::code_editor::CodeEditor;
 use super::draft_input::DraftInput;
 use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, timeout_ms};
 use super::Ctx;
-use crate::kernel_edit::{draft_key, share_code, source_from_code, ShareError};
 use crate::probe::WebGpuStatus;
 use crate::route::Route;
-use crate::scratch::{
+use crate::session;
+use page_models::kernel_edit::{draft_key, share_code, source_from_code, ShareError};
+use page_models::scratch::{
     check, declarations, from_text, starter, to_text, with_declarations, BufferDecl, ElemType,
     InitKind, Ready, Scratch,
 };
-use crate::scratch_run;
-use crate::session;
+use page_models::scratch_run;
 
 /// Elements shown in each buffer's table.
 const TABLE: usize = 256;
@@ -212,7 +212,7 @@ pub fn ScratchEditor() -> Html {
     };
     let outcome = use_state(|| Outcome::Idle);
     let share = use_state(|| None::<Result<String, ShareError>>);
-    let cancel = super::matmul_run::use_cancel_on_unmount();
+    let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
     {
         let (key, scratch) = (key.clone(), state.scratch.clone());
         use_effect_with(scratch, move |s| save_draft(&key, Some(&to_text(s))));
@@ -234,10 +234,10 @@ pub fn ScratchEditor() -> Html {
         Callback::from(move |n| state.dispatch(Action::Errors(n)))
     };
     let run = {
-        let (state, outcome, cancel, ctx, checked) = (
+        let (state, outcome, lifecycle, ctx, checked) = (
             state.clone(),
             outcome.clone(),
-            cancel.clone(),
+            lifecycle.clone(),
             ctx.clone(),
             checked.clone(),
         );
@@ -249,7 +249,8 @@ pub fn ScratchEditor() -> Html {
                 ));
                 return;
             }
-            let (flag, ctl) = super::editor_page::fresh_run(&cancel);
+            let run = lifecycle.start(());
+            let (flag, ctl) = (run.token().clone(), run.control(None));
             outcome.set(Outcome::Running);
             let (outcome, ctx) = (outcome.clone(), ctx.clone());
             run_with_timeout(
@@ -257,6 +258,9 @@ pub fn ScratchEditor() -> Html {
                 flag,
                 limit_ms,
                 move |r| {
+                    if !run.finish() {
+                        return;
+                    }
                     outcome.set(match r {
                         None => Outcome::TimedOut(limit_ms),
                         Some(Ok(ScratchRun::Done(results, ms))) => Outcome::Done {
@@ -337,7 +341,7 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome) -> Html {
         },
         Outcome::Done { results, ms } => html! {
             <div class="verdict ok">
-                <p>{ ctx.tf("scratch.done", &[("ms", &crate::format::ms(*ms))]) }</p>
+                <p>{ ctx.tf("scratch.done", &[("ms", &page_models::format::ms(*ms))]) }</p>
                 { for results.iter().map(|(name, ty, bits)| html! {
                     <ScratchResult name={name.clone()} ty={*ty} bits={Rc::new(bits.clone())} />
                 }) }
@@ -506,7 +510,7 @@ fn buffer_table(ctx: &Ctx, state: &UseReducerHandle<State>) -> Html {
                     <tbody>{ for rows }</tbody>
                 </table>
             </div>
-            <p><button class="button scratch-add" onclick={add} disabled={state.scratch.buffers.len() >= crate::scratch::MAX_BUFFERS}>{ ctx.t("scratch.add") }</button></p>
+            <p><button class="button scratch-add" onclick={add} disabled={state.scratch.buffers.len() >= page_models::scratch::MAX_BUFFERS}>{ ctx.t("scratch.add") }</button></p>
         </>
     }
 }
@@ -529,7 +533,10 @@ fn groups_fieldset(ctx: &Ctx, state: &UseReducerHandle<State>) -> Html {
 }
 
 /// What is wrong with the table, each field named.
-fn table_errors(ctx: &Ctx, checked: &Result<Ready, Vec<crate::scratch::ScratchError>>) -> Html {
+fn table_errors(
+    ctx: &Ctx,
+    checked: &Result<Ready, Vec<page_models::scratch::ScratchError>>,
+) -> Html {
     match checked {
         Ok(_) => html! {},
         Err(list) => html! {

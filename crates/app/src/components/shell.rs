@@ -6,8 +6,8 @@ use yew_router::prelude::*;
 use super::{pages, replace_query, Ctx};
 use crate::i18n::Lang;
 use crate::probe::{self, WebGpuStatus};
-use crate::query::Query;
 use crate::route::Route;
+use page_models::query::Query;
 
 const LANG_STORAGE_KEY: &str = "gpu-playground.lang";
 

@@ -18,7 +18,6 @@ mod crossover;
 mod experiment;
 mod kernels;
 mod output;
-mod runner;
 
 use std::cell::RefCell;
 use std::ops::Deref;
@@ -39,11 +38,11 @@ use page_models::train::{rebuild, Action, Experiment, Previous, TrainPage};
 use self::controls::{DataPanel, NetworkPanel};
 use self::kernels::{conclusion, experiment_view, KernelsPanel};
 use self::output::{output_panel, status_line, Notices};
-use self::runner::{now_ms, Runner, Sample};
 use super::{replace_query, Ctx};
-use crate::format;
 use crate::probe::WebGpuStatus;
 use crate::session;
+use crate::train_runner::{now_ms, Runner, Sample};
+use page_models::format;
 
 /// Milliseconds between engine ticks, and between re-renders while training.
 const TICK_MS: u32 = 16;
@@ -375,7 +374,7 @@ fn start_network(
             r.board.set_hidden(crate::visibility::page_hidden());
             r.tick(now);
             if r.take_finished_run() {
-                crate::embed::report(Ok(train_report(r)));
+                page_models::embed::report(Ok(train_report(r)));
             }
             let due = r.board.dirty && now - *last_render.borrow() >= RENDER_MS;
             if due {
@@ -457,7 +456,7 @@ fn experiment_callback(
             let rows = rows.borrow().clone();
             // A cancelled experiment (a second press, new settings) reports nothing.
             if *gen3.borrow() == gen {
-                crate::embed::report(Ok(experiment_report(&rows)));
+                page_models::embed::report(Ok(experiment_report(&rows)));
             }
             page.dispatch(Action::ExperimentDone(rows));
         });
@@ -466,8 +465,8 @@ fn experiment_callback(
 
 /// `run-finished` of training (docs/embedding.md): the latest evaluation of the GPU's network
 /// and of its CPU twin (each evaluated every few steps, so `step` says which step it is).
-fn train_report(r: &Runner) -> crate::embed::Report {
-    use crate::embed::Field;
+fn train_report(r: &Runner) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let sample = |s: Option<&Sample>| match s {
         None => Field::List(Vec::new()),
         Some(s) => Field::List(vec![vec![
@@ -492,8 +491,8 @@ fn train_report(r: &Runner) -> crate::embed::Report {
 
 /// `run-finished` of the batch-size experiment: samples per second per batch size on each
 /// side, and the conclusion drawn from them.
-fn experiment_report(rows: &[Row]) -> crate::embed::Report {
-    use crate::embed::Field;
+fn experiment_report(rows: &[Row]) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let rows_out = rows
         .iter()
         .map(|row| {

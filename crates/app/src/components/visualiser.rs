@@ -2,7 +2,7 @@
 //! subgroup (warp) and thread touches, what that costs in memory transactions and bank
 //! conflicts, and how the ids of a thread read in WGSL and in CUDA. The model is
 //! `simt_model::trace`, the URL's parameters and the view's state (`View`, one reducer)
-//! `crate::vis_params`; these components only draw them and dispatch.
+//! `page_models::vis_params`; these components only draw them and dispatch.
 
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -17,8 +17,8 @@ use simt_model::trace::{Array, Step, StepCost, Traced};
 
 use super::schedule_replay::ScheduleReplay;
 use super::{replace_query, Ctx};
-use crate::format;
-use crate::vis_params::{View, ViewAction, VisParams, SPEEDS, STAGES, SUBGROUP_WIDTHS};
+use page_models::format;
+use page_models::vis_params::{View, ViewAction, VisParams, SPEEDS, STAGES, SUBGROUP_WIDTHS};
 
 /// Subgroup colours, cycled.
 const PALETTE: [&str; 8] = [
@@ -321,8 +321,8 @@ fn compare_section(
 }
 
 /// One stage's totals over the whole launch, as `run-finished` carries them.
-fn stage_report(stage: &str, total: Option<&StepCost>) -> crate::embed::Report {
-    use crate::embed::Field;
+fn stage_report(stage: &str, total: Option<&StepCost>) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let t = total.copied().unwrap_or_default();
     let n = |v: u32| Field::Num(v as f64);
     vec![
@@ -391,10 +391,10 @@ fn use_report_finished(
             if let Some(b) = params.compare {
                 stages.push(stage_report(b, compare_totals.last()));
             }
-            crate::embed::report(Ok(vec![
-                ("size", crate::embed::Field::Num(params.size as f64)),
-                ("steps", crate::embed::Field::Num(totals.len() as f64)),
-                ("stages", crate::embed::Field::List(stages)),
+            page_models::embed::report(Ok(vec![
+                ("size", page_models::embed::Field::Num(params.size as f64)),
+                ("steps", page_models::embed::Field::Num(totals.len() as f64)),
+                ("stages", page_models::embed::Field::List(stages)),
             ]));
         }
     });
@@ -644,7 +644,7 @@ fn SettingsPanel(props: &SettingsProps) -> Html {
                 </label>
             </div>
             if params.is_conv() {
-                <p class="note">{ ctx.tf("vis.conv.scaled", &[("n", &n.to_string()), ("max", &crate::vis_params::CONV_MAX_SIDE.to_string())]) }</p>
+                <p class="note">{ ctx.tf("vis.conv.scaled", &[("n", &n.to_string()), ("max", &page_models::vis_params::CONV_MAX_SIDE.to_string())]) }</p>
             } else {
                 <p class="note">{ ctx.tf("vis.scaled", &[("n", &n.to_string())]) }</p>
             }

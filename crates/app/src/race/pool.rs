@@ -17,7 +17,7 @@ use cpu_kernels::cpu_conv::CpuConvVariant;
 use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
 
-use super::params::{chunk_rows, split_rows};
+use page_models::race::params::{chunk_rows, split_rows};
 
 /// Relative to the page, so the site works from any sub-path. Each worker loads the module
 /// the page runs: the whole app's, or the embed module's (`cargo xtask dist` writes the second

@@ -110,7 +110,7 @@ pub fn cpu_bench(variant: &str, n: u32, reps: u32) -> Result<f64, JsError> {
         return Err(JsError::new("n must be 1 to 4096"));
     }
     let size = MatmulSize::new(n, n, n);
-    let (a, b) = size.inputs(super::params::SEED);
+    let (a, b) = size.inputs(page_models::race::params::SEED);
     let run = || cpu_matmul::matmul(v, size, &a, &b).map_err(|e| JsError::new(&format!("{e:?}")));
     let c = run()?;
     let idx = matmul::check_indices(size, 0, 2048, 7).unwrap_or_default();

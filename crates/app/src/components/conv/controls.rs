@@ -1,12 +1,12 @@
 //! The conv page's filter controls: the picture row (bundled pictures, the learner's own by
 //! choosing, dropping or pasting), the filter, size and stage, the weight grid, and the stride,
 //! padding and dilation fields with the output-size formula. They render the page's `Form`
-//! and dispatch its actions (`crate::conv_page`).
+//! and dispatch its actions (`page_models::conv_page`).
 
 use yew::prelude::*;
 
 use super::super::Ctx;
-use crate::conv_page::{
+use page_models::conv_page::{
     formula_args, shape_error_args, stage_param, Action, Form, FormError, Image, Preset, Source,
     FIELDS, STAGES,
 };

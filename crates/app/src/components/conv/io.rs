@@ -4,7 +4,7 @@
 use wasm_bindgen::{Clamped, JsCast};
 use yew::prelude::*;
 
-use crate::conv_page::{fit_size, RgbImage};
+use page_models::conv_page::{fit_size, RgbImage};
 
 /// Decodes a picture in the browser (never uploaded), drawn on white and scaled down to at most
 /// `MAX_SIDE`; also the original size when it was scaled. `None` when it is not an image.

@@ -2,7 +2,7 @@
 //! each layer on the GPU (checked against the CPU reference) or on the CPU without WebGPU; the
 //! maps as a gallery; and the receptive field of a picked pixel lit in every layer with its
 //! multiply-adds written out. Logic and the view's state (`LayerView`, one reducer):
-//! `crate::conv_layers`.
+//! `page_models::conv_layers`.
 
 use std::rc::Rc;
 
@@ -14,14 +14,14 @@ use yew::prelude::*;
 use super::super::matmul_run::use_cancel_on_unmount;
 use super::super::Ctx;
 use super::io::{cell_at, draw_lit, zoom, Overlay};
-use crate::conv_layers::{
+use crate::session;
+use page_models::conv_layers::{
     channel, filters1, filters2, layer_shapes, lit, map_rgba, relu, shown_terms, sum, sum_number,
     terms, Init, LayerAction, LayerOut, LayerSettings, LayerView, LayersDone, LayersOutcome, Pick,
     MAX_K, MAX_SEED,
 };
-use crate::conv_page::{parse_in, shape_error_args, RgbImage, Settings};
-use crate::embed::Field;
-use crate::session;
+use page_models::conv_page::{parse_in, shape_error_args, RgbImage, Settings};
+use page_models::embed::Field;
 
 const SEED: u64 = 11;
 
@@ -115,7 +115,7 @@ pub fn Layers(props: &Props) -> Html {
             let (view, settings, input) = (view.clone(), settings.clone(), input.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let result = run_layers(&settings, &layer, shapes, &input, gpu, token).await;
-                crate::embed::report(match &result {
+                page_models::embed::report(match &result {
                     Ok(d) => Ok(report(d)),
                     Err(e) => Err(super::error_text(lang, e)),
                 });
@@ -139,8 +139,8 @@ pub fn Layers(props: &Props) -> Html {
                         ("n", (i + 1).to_string()), ("h", s.h.to_string()), ("w", s.w.to_string()),
                         ("c", s.c.to_string()), ("k", s.k.to_string()), ("r", s.r.to_string()),
                         ("p", p.to_string()), ("q", q.to_string()),
-                        ("weights", crate::format::count(s.f_len() as u64)),
-                        ("macs", crate::format::count(s.y_len() as u64 * s.reduction_len() as u64)),
+                        ("weights", page_models::format::count(s.f_len() as u64)),
+                        ("macs", page_models::format::count(s.y_len() as u64 * s.reduction_len() as u64)),
                     ];
                     let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     html! { <li>{ ctx.tf("conv.layers.shape", &args) }</li> }

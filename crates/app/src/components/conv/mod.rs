@@ -1,7 +1,7 @@
 //! The conv page (`#/conv`): a picture (bundled, or the learner's own, decoded in the browser)
 //! filtered by a classic or hand-made filter through one conv stage on the GPU, or by the CPU
 //! reference without WebGPU. Renders and dispatches only; the logic and the filter's state
-//! (`Page`, one reducer) are `crate::conv_page`, the layer view's `crate::conv_layers`.
+//! (`Page`, one reducer) are `page_models::conv_page`, the layer view's `page_models::conv_layers`.
 
 use std::rc::Rc;
 
@@ -14,9 +14,9 @@ use yew_router::prelude::*;
 
 use super::matmul_run::use_cancel_on_unmount;
 use super::{replace_query, Ctx};
-use crate::conv_layers::LayerSettings;
-use crate::conv_page::{shape_error_args, Done, Page, PageAction, RgbImage, Settings};
 use crate::probe::WebGpuStatus;
+use page_models::conv_layers::LayerSettings;
+use page_models::conv_page::{shape_error_args, Done, Page, PageAction, RgbImage, Settings};
 
 mod controls;
 mod io;
@@ -146,7 +146,7 @@ pub fn Conv(props: &ConvProps) -> Html {
             let (page, input, settings) = (page.clone(), input.clone(), settings.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let result = filter(&settings, &input, gpu, token).await;
-                crate::embed::report(match &result {
+                page_models::embed::report(match &result {
                     Ok(d) => Ok(filter_report(d)),
                     Err(e) => Err(error_text(lang, e)),
                 });
@@ -279,8 +279,8 @@ async fn filter(
     })
 }
 
-fn filter_report(d: &Done) -> crate::embed::Report {
-    use crate::embed::Field;
+fn filter_report(d: &Done) -> page_models::embed::Report {
+    use page_models::embed::Field;
     vec![
         ("stage", Field::Str(d.stage.id().into())),
         ("width", Field::Num(d.image.width as f64)),

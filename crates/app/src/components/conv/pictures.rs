@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use super::super::Ctx;
 use super::io::draw;
-use crate::conv_page::{to_rgba, Outcome, RgbImage};
+use page_models::conv_page::{to_rgba, Outcome, RgbImage};
 
 #[derive(Properties, PartialEq)]
 pub struct Props {

@@ -2,7 +2,7 @@
 //! input of digits. The filter window slides over the padded grid (play, pause, step, arrow
 //! keys), one output pixel per step, beside the im2col matrix, the filter as a column and the
 //! output as their product; pointing at an input pixel lights every matrix cell that holds it.
-//! Logic: `crate::conv_layers` (`small`, `step_pixel`, `padded_taps`, `arrow_step`).
+//! Logic: `page_models::conv_layers` (`small`, `step_pixel`, `padded_taps`, `arrow_step`).
 
 use std::collections::BTreeSet;
 use std::rc::Rc;
@@ -13,10 +13,10 @@ use yew::prelude::*;
 use super::super::cssom::use_widths;
 use super::super::playback::use_autoplay;
 use super::super::Ctx;
-use crate::conv_layers::{
+use page_models::conv_layers::{
     arrow_step, padded_taps, small, small_now_args, step_pixel, trim, Small as Example, SMALL,
 };
-use crate::conv_page::{format_weight, shape_error_args, Settings};
+use page_models::conv_page::{format_weight, shape_error_args, Settings};
 
 /// Most rings of padding the example draws (the grid stays readable on a phone).
 pub const MAX_DRAWN_PAD: u32 = 4;

@@ -10,7 +10,7 @@ use yew_router::prelude::*;
 
 use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
-use crate::format::count;
+use page_models::format::count;
 
 /// The convolution written out (a formula, not prose).
 const FORMULA: &str =

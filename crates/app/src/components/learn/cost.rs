@@ -58,7 +58,7 @@ fn money(v: f64, places: usize) -> String {
 fn hours(v: f64) -> String {
     let rounded = v.round();
     if rounded.is_finite() && rounded >= 0.0 {
-        crate::format::count(rounded as u64)
+        page_models::format::count(rounded as u64)
     } else {
         "–".into()
     }

@@ -92,8 +92,8 @@ pub fn Body() -> Html {
                             data-upload-ms={format!("{:.4}", r.upload_ms)}
                             data-readback-ms={format!("{:.4}", r.readback_ms)}>
                             <td>{ decimal_bytes(r.bytes as f64) }</td>
-                            <td>{ format!("{} · {}", crate::format::ms(r.upload_ms), gbs_text(r.bytes, r.upload_ms)) }</td>
-                            <td>{ format!("{} · {}", crate::format::ms(r.readback_ms), gbs_text(r.bytes, r.readback_ms)) }</td>
+                            <td>{ format!("{} · {}", page_models::format::ms(r.upload_ms), gbs_text(r.bytes, r.upload_ms)) }</td>
+                            <td>{ format!("{} · {}", page_models::format::ms(r.readback_ms), gbs_text(r.bytes, r.readback_ms)) }</td>
                         </tr>
                     }) }
                     </tbody>

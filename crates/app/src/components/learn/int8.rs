@@ -12,8 +12,8 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 const MIN_N: u32 = 16;
 const MAX_N: u32 = 512;

@@ -111,7 +111,7 @@ impl<T> Progress<T> {
 }
 
 /// How a lesson's result goes to an embedding page: its id and the result's fields.
-pub type Reporting<T> = (&'static str, fn(&T) -> crate::embed::Report);
+pub type Reporting<T> = (&'static str, fn(&T) -> page_models::embed::Report);
 
 /// Starts a lesson's measurement: the widget shows 0 of `total` at once, `work` runs with the
 /// widget's [`Progress`], and its result goes to an embedding page (when `reporting` is given)
@@ -150,11 +150,11 @@ pub fn measure<T, F, Fut>(
 pub fn report<T, E: std::fmt::Display>(
     lesson: &'static str,
     result: &Result<T, E>,
-    fields: impl FnOnce(&T) -> crate::embed::Report,
+    fields: impl FnOnce(&T) -> page_models::embed::Report,
 ) {
-    crate::embed::report(match result {
+    page_models::embed::report(match result {
         Ok(v) => {
-            let mut r = vec![("lesson", crate::embed::Field::Str(lesson.into()))];
+            let mut r = vec![("lesson", page_models::embed::Field::Str(lesson.into()))];
             r.extend(fields(v));
             Ok(r)
         }
@@ -291,7 +291,7 @@ pub fn parse_message(ctx: &Ctx, kind: &str, min: u32, max: u32) -> String {
             "size.out_of_range",
             &[
                 ("min", &min.to_string()),
-                ("max", &crate::format::count(max as u64)),
+                ("max", &page_models::format::count(max as u64)),
             ],
         ),
     }

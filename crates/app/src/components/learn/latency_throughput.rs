@@ -9,8 +9,8 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 /// Square sizes raced, smallest first. 256³ is about 34 MFLOP: a few tens of ms on the CPU.
 const SIZES: [u32; 4] = [16, 64, 128, 256];
@@ -77,7 +77,7 @@ pub fn Body() -> Html {
         Callback::from(move |_| {
             let total = SIZES.len() as u32;
             let reporting: common::Reporting<Vec<Row>> = ("latency-throughput", |rows| {
-                use crate::embed::Field;
+                use page_models::embed::Field;
                 let rows = rows
                     .iter()
                     .map(|r| {

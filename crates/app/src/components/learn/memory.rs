@@ -6,8 +6,8 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 /// Strides measured, in floats.
 const STRIDES: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -35,7 +35,7 @@ pub fn Body() -> Html {
         Callback::from(move |_| {
             let total = STRIDES.len() as u32;
             let reporting: common::Reporting<Vec<(u32, f64)>> = ("memory", |points| {
-                use crate::embed::Field;
+                use page_models::embed::Field;
                 let points = points
                     .iter()
                     .map(|&(stride, gbs)| {

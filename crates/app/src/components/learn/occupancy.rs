@@ -7,7 +7,7 @@ use yew::prelude::*;
 
 use super::kit as common;
 use crate::components::Ctx;
-use crate::format;
+use page_models::format;
 
 /// WebGPU limit names (code, shown as is).
 const INVOCATIONS: &str = "maxComputeInvocationsPerWorkgroup";

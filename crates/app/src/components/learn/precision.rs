@@ -10,8 +10,8 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 const MAX_N: u32 = 256;
 const F32_STAGE: &str = "matmul-blocktile-2d";
@@ -122,7 +122,7 @@ pub fn Body() -> Html {
             };
             let total = if has_f16 { 2 } else { 1 };
             let reporting: common::Reporting<ErrorResult> = ("precision", |r| {
-                use crate::embed::Field;
+                use page_models::embed::Field;
                 let mut f = vec![
                     ("n", Field::Num(r.n as f64)),
                     ("cpuMaxRelError", Field::Num(r.cpu_max_rel)),

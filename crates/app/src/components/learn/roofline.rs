@@ -9,8 +9,8 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Point {
@@ -51,7 +51,7 @@ fn input_bytes(k: &KernelSpec) -> u32 {
 }
 
 /// Problem sizes and probe sizes: small on software adapters.
-struct Plan {
+struct Sizes {
     n: u32,
     copy_elements: u32,
     fma_threads: u32,
@@ -59,9 +59,9 @@ struct Plan {
     opts: RunOptions,
 }
 
-fn plan(software: bool) -> Plan {
+fn sizes(software: bool) -> Sizes {
     if software {
-        Plan {
+        Sizes {
             n: 128,
             copy_elements: 1 << 20,
             fma_threads: 4096,
@@ -72,7 +72,7 @@ fn plan(software: bool) -> Plan {
             },
         }
     } else {
-        Plan {
+        Sizes {
             n: 1024,
             copy_elements: 1 << 24,
             fma_threads: 1 << 20,
@@ -107,7 +107,7 @@ pub fn Body() -> Html {
             let stages = stages.clone();
             let total = 2 + stages.len() as u32;
             let reporting: common::Reporting<Measured> = ("roofline", |m| {
-                use crate::embed::Field;
+                use page_models::embed::Field;
                 let points = m
                     .points
                     .iter()
@@ -128,7 +128,7 @@ pub fn Body() -> Html {
                 ]
             });
             common::measure(&phase, total, Some(reporting), move |pr| async move {
-                let p = plan(software);
+                let p = sizes(software);
                 let (gpu, _) = session::gpu(software).await?;
                 let bw = measure::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
                 pr.set(1);

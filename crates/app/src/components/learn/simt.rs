@@ -6,8 +6,8 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Result2 {
@@ -15,8 +15,8 @@ struct Result2 {
     uniform_ms: f64,
 }
 
-fn report_fields(r: &Result2) -> crate::embed::Report {
-    use crate::embed::Field;
+fn report_fields(r: &Result2) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let (d, u) = (r.divergent_ms, r.uniform_ms);
     vec![
         ("divergentMs", Field::Num(d)),

@@ -8,7 +8,7 @@ use yew::prelude::*;
 
 use super::kit as common;
 use crate::components::Ctx;
-use crate::format;
+use page_models::format;
 
 /// Milliseconds per cycle while playing.
 const PLAY_MS: u32 = 700;

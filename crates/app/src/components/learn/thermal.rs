@@ -15,8 +15,8 @@ use yew::prelude::*;
 
 use super::kit as common;
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 /// The load: the fastest portable stage of the ladder.
 const KERNEL: &str = "matmul-vec4";

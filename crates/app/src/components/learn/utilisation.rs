@@ -7,13 +7,13 @@ use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
-use crate::format;
 use crate::session;
+use page_models::format;
 
 const MAX_DISPATCHES: u32 = 1024;
 
-fn report_fields(c: &LaunchCosts) -> crate::embed::Report {
-    use crate::embed::Field;
+fn report_fields(c: &LaunchCosts) -> page_models::embed::Report {
+    use page_models::embed::Field;
     vec![
         ("dispatches", Field::Num(c.dispatches as f64)),
         ("fusedMs", Field::Num(c.fused_ms)),

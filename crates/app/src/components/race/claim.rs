@@ -14,8 +14,8 @@ use cpu_kernels::matmul::MatmulSize;
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
-use crate::race::params::{extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, SEED};
 use crate::race::pool;
+use page_models::race::params::{extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, SEED};
 
 #[derive(Properties, PartialEq)]
 pub struct ClaimProps {
@@ -178,7 +178,7 @@ fn start_claim(
         run.finish();
         let mut m = model.borrow_mut();
         m.finished += 1;
-        crate::embed::report(Ok(claim_report(&m)));
+        page_models::embed::report(Ok(claim_report(&m)));
         drop(m);
         redraw.force_update();
     });
@@ -186,8 +186,8 @@ fn start_claim(
 
 /// `run-finished` of a claim check (docs/embedding.md): each contender's time at `at`, its
 /// N³ estimate at the claim's size, and the GPU's speed-up over each verified CPU time.
-fn claim_report(m: &Model) -> crate::embed::Report {
-    use crate::embed::Field;
+fn claim_report(m: &Model) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let gpu_ms = m
         .contenders
         .iter()

@@ -2,7 +2,7 @@
 //! timers, a finish line, then the breakdown that explains the result. The same view races a
 //! square matmul (`view=race`) or a convolution (`view=conv`: its shape fields, the CPU's
 //! direct or im2col + SIMD convolution, a conv stage on the GPU). The page logic is
-//! `crate::race::duel`, the run lifecycle `use_run`, the panels `duel_view`; this file holds
+//! `page_models::race::duel`, the run lifecycle `use_run`, the panels `duel_view`; this file holds
 //! the component, its settings hooks and the race task.
 
 use std::cell::RefCell;
@@ -17,19 +17,19 @@ use cpu_kernels::verify::Precision;
 use gpu_runtime::conv::{ConvError, ConvStage};
 use gpu_runtime::{parse_dim, Progress};
 
-use super::duel_view::{self, Controls, Model, Plan};
+use super::duel_view::{self, Controls, Model, Reading};
 use super::{gpu_error, write_params, MeasureError, Setup};
 use crate::components::kernel_run::{adapter_limits, stage_unavailable};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
-use crate::race::conv_params::{self, ConvRaceParams};
-use crate::race::duel::{apply_select, DuelSettings, Job, Phase, SettingsChange};
-use crate::race::measure;
-use crate::race::params::{RaceParams, Workload, MAX_RACE_N, SEED};
 use crate::race::pool::{self, CpuError};
 use crate::race::worker_api::now_ms;
-use crate::run_family::{check_limits, Problem, Stage};
 use crate::session;
+use page_models::race::conv_params::{self, ConvRaceParams};
+use page_models::race::duel::{apply_select, DuelSettings, Job, Phase, SettingsChange};
+use page_models::race::measure;
+use page_models::race::params::{RaceParams, Workload, MAX_RACE_N, SEED};
+use page_models::run_family::{check_limits, Problem, Stage};
 
 #[derive(Properties, PartialEq)]
 pub struct DuelProps {
@@ -39,7 +39,7 @@ pub struct DuelProps {
     pub conv: bool,
 }
 
-fn plan(ctx: &Ctx, props: &DuelProps, n_text: &str, conv_text: &[String]) -> Plan {
+fn reading(ctx: &Ctx, props: &DuelProps, n_text: &str, conv_text: &[String]) -> Reading {
     let s = &props.setup;
     let parsed_n = parse_dim(n_text, 1, MAX_RACE_N);
     let (conv_p, _) = conv_params::parse(&ctx.query);
@@ -72,7 +72,7 @@ fn plan(ctx: &Ctx, props: &DuelProps, n_text: &str, conv_text: &[String]) -> Pla
             kernel: s.kernel,
         })
     };
-    Plan {
+    Reading {
         parsed_n,
         conv_p,
         conv_parsed,
@@ -261,12 +261,12 @@ pub fn Duel(props: &DuelProps) -> Html {
     };
     let s = props.setup.clone();
     let busy = runs.is_running();
-    let plan = plan(&ctx, props, &n_text, &conv_text);
+    let reading = reading(&ctx, props, &n_text, &conv_text);
 
     let start = {
         let (model, redraw, s, runs) = (model.clone(), redraw.clone(), s.clone(), runs.clone());
-        let conv_settings = props.conv.then(|| (plan.conv_p, (*conv_text).clone()));
-        let job = plan.job;
+        let conv_settings = props.conv.then(|| (reading.conv_p, (*conv_text).clone()));
+        let job = reading.job;
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
             let Some(job) = job else { return };
@@ -294,7 +294,7 @@ pub fn Duel(props: &DuelProps) -> Html {
         setup: &s,
         conv: props.conv,
         busy,
-        plan: &plan,
+        reading: &reading,
         n_text: &n_text,
         conv_text: &conv_text,
         on_n: on_n(&ctx, &navigator, &s.params, &n_text),
@@ -374,7 +374,7 @@ fn start_race(
     let (workers, software) = (s.params.workers, s.software);
     wasm_bindgen_futures::spawn_local(async move {
         // Set-up, not timed as part of the race.
-        let rows = crate::race::params::split_rows(work.rows(), workers).len();
+        let rows = page_models::race::params::split_rows(work.rows(), workers).len();
         let setup = pool::ensure(rows).await;
         let cpu_setup_ms = match setup {
             Ok(ms) => ms,
@@ -600,10 +600,12 @@ fn start_race(
                 m.gpu_run.as_ref().map(|g| g.total_ms),
             );
             let verified = m.checks.as_ref().map(|c| c.all_ok());
-            crate::embed::report(Ok(match work {
-                Workload::Matmul(size) => crate::embed::race_report(size, cpu_ms, gpu_ms, verified),
+            page_models::embed::report(Ok(match work {
+                Workload::Matmul(size) => {
+                    page_models::embed::race_report(size, cpu_ms, gpu_ms, verified)
+                }
                 Workload::Conv(shape) => {
-                    crate::embed::conv_race_report(&shape, cpu_ms, gpu_ms, verified)
+                    page_models::embed::conv_race_report(&shape, cpu_ms, gpu_ms, verified)
                 }
             }));
         }

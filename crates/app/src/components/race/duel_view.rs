@@ -1,7 +1,7 @@
-//! The live race's state as shown ([`Model`], [`Plan`]) and its panels: the settings fields
+//! The live race's state as shown ([`Model`], [`Reading`]) and its panels: the settings fields
 //! (N or the conv shape, CPU variant, workers, GPU stage), the two lanes and the results with
 //! their breakdowns. Plain functions of the view's state; the decisions are
-//! `crate::race::duel`'s, the component and its race task `duel.rs`'s.
+//! `page_models::race::duel`'s, the component and its race task `duel.rs`'s.
 
 use gloo::timers::callback::Interval;
 use yew::prelude::*;
@@ -14,13 +14,13 @@ use gpu_runtime::SizeError;
 use super::{browser_stages, duration, gflops, worker_choices, Setup};
 use crate::components::kernel_run::{field_message, limit_message, shape_message};
 use crate::components::Ctx;
-use crate::format;
-use crate::race::conv_params::{self, ConvRaceParams};
-use crate::race::duel::{lesson_key, winner, Job, Lane, LaneShown, Phase};
-use crate::race::measure::{Checks, GpuRun};
-use crate::race::params::{Workload, MAX_RACE_N};
 use crate::race::pool::CpuRun;
-use crate::run_family::{LimitError, Parsed};
+use page_models::format;
+use page_models::race::conv_params::{self, ConvRaceParams};
+use page_models::race::duel::{lesson_key, winner, Job, Lane, LaneShown, Phase};
+use page_models::race::measure::{Checks, GpuRun};
+use page_models::race::params::{Workload, MAX_RACE_N};
+use page_models::run_family::{LimitError, Parsed};
 
 /// Everything the race view shows; mutated by the race task and the workers' messages. Which
 /// race is current, and whether one runs, is the view's [`RunHandle`]'s.
@@ -55,7 +55,7 @@ pub(super) struct Model {
 
 /// What the fields say now: N, the conv settings and shape, the conv stage that would run and
 /// what stops it, and the race a Start would run (None: the fields must be fixed first).
-pub(super) struct Plan {
+pub(super) struct Reading {
     pub parsed_n: Result<u32, SizeError>,
     pub conv_p: ConvRaceParams,
     pub conv_parsed: Parsed,
@@ -70,7 +70,7 @@ pub(super) struct Controls<'a> {
     pub setup: &'a Setup,
     pub conv: bool,
     pub busy: bool,
-    pub plan: &'a Plan,
+    pub reading: &'a Reading,
     pub n_text: &'a str,
     pub conv_text: &'a [String],
     pub on_n: Callback<InputEvent>,
@@ -81,7 +81,7 @@ pub(super) struct Controls<'a> {
 impl Controls<'_> {
     /// N's error as text, when it does not parse.
     fn n_error(&self) -> Option<String> {
-        self.plan.parsed_n.as_ref().err().map(|_| {
+        self.reading.parsed_n.as_ref().err().map(|_| {
             self.ctx
                 .tf("race.n_error", &[("max", &MAX_RACE_N.to_string())])
         })
@@ -90,16 +90,16 @@ impl Controls<'_> {
     /// Start stays disabled until the fields can be raced.
     pub fn start_blocked(&self) -> bool {
         if self.conv {
-            self.plan.job.is_none()
+            self.reading.job.is_none()
         } else {
-            self.plan.parsed_n.is_err()
+            self.reading.parsed_n.is_err()
         }
     }
 
     /// Whether the GPU lane races anything.
     fn gpu_present(&self) -> bool {
         if self.conv {
-            self.plan.conv_stage.is_some()
+            self.reading.conv_stage.is_some()
         } else {
             self.setup.kernel.is_some()
         }
@@ -109,7 +109,7 @@ impl Controls<'_> {
 /// The conv race's shape fields, with each field's error, the shape's and the device's.
 fn conv_fields(c: &Controls) -> Html {
     let ctx = c.ctx;
-    let parsed = &c.plan.conv_parsed;
+    let parsed = &c.reading.conv_parsed;
     let fields = conv_params::FIELDS.iter().enumerate().map(|(i, f)| {
         let error = parsed
             .fields
@@ -134,7 +134,7 @@ fn conv_fields(c: &Controls) -> Html {
             if let Some(e) = &parsed.shape_error {
                 <p class="message error" role="alert" data-shape-error="true">{ shape_message(ctx, e) }</p>
             }
-            if let Some(e) = &c.plan.conv_limit {
+            if let Some(e) = &c.reading.conv_limit {
                 <p class="message error" role="alert" data-limit-error="true">{ limit_message(ctx, e) }</p>
             }
         </>
@@ -149,7 +149,7 @@ fn gpu_select(c: &Controls) -> Html {
             return html! {};
         }
         let options = ConvStage::ALL.iter().map(|st| {
-            html! { <option value={st.id()} selected={*st == c.plan.conv_p.gpu}>{ ctx.t(&format!("kernel.{}.title", st.id())) }</option> }
+            html! { <option value={st.id()} selected={*st == c.reading.conv_p.gpu}>{ ctx.t(&format!("kernel.{}.title", st.id())) }</option> }
         });
         return html! {
             <div class="field">
@@ -180,7 +180,7 @@ pub(super) fn fields(c: &Controls) -> Html {
         CpuConvVariant::ALL
             .iter()
             .map(|v| html! {
-                <option value={v.id()} selected={*v == c.plan.conv_p.cpu}>{ ctx.t(&format!("race.conv.cpu.{}", v.id())) }</option>
+                <option value={v.id()} selected={*v == c.reading.conv_p.cpu}>{ ctx.t(&format!("race.conv.cpu.{}", v.id())) }</option>
             })
             .collect()
     } else {
@@ -229,7 +229,7 @@ pub(super) fn fields(c: &Controls) -> Html {
 fn titles(c: &Controls) -> (String, String) {
     let (ctx, s, p) = (c.ctx, c.setup, &c.setup.params);
     let variant = if c.conv {
-        format!("race.conv.cpu.{}", c.plan.conv_p.cpu.id())
+        format!("race.conv.cpu.{}", c.reading.conv_p.cpu.id())
     } else {
         format!("race.cpu.{}", p.cpu.id())
     };
@@ -240,7 +240,7 @@ fn titles(c: &Controls) -> (String, String) {
             ("workers", &p.workers.to_string()),
         ],
     );
-    let gpu = match (c.conv, s.kernel, c.plan.conv_stage) {
+    let gpu = match (c.conv, s.kernel, c.reading.conv_stage) {
         (true, _, Some(st)) => ctx.tf(
             "race.contender.gpu",
             &[("stage", ctx.t(&format!("kernel.{}.title", st.id())))],

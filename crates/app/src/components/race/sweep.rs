@@ -13,9 +13,9 @@ use cpu_kernels::matmul::MatmulSize;
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
-use crate::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
-use crate::race::plot::{self, LogLog};
 use crate::race::pool;
+use page_models::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
+use page_models::race::plot::{self, LogLog};
 
 /// A contender whose next size would take longer than this (estimated from its last time,
 /// scaled by N³) is skipped for the rest of the sweep.
@@ -232,7 +232,7 @@ fn start_sweep(
                     return;
                 }
                 let too_slow = last[ci].is_some_and(|(n0, ms)| {
-                    crate::race::params::extrapolate_cubic(ms, n0, n) > SKIP_MS
+                    page_models::race::params::extrapolate_cubic(ms, n0, n) > SKIP_MS
                 });
                 if too_slow || (c.is_gpu() && gpu_gone) {
                     model.borrow_mut().cells[si][ci] = Cell::Skipped;
@@ -275,7 +275,7 @@ fn start_sweep(
             let mut m = model.borrow_mut();
             m.current = None;
             m.finished += 1;
-            crate::embed::report(Ok(sweep_report(&m)));
+            page_models::embed::report(Ok(sweep_report(&m)));
             drop(m);
             redraw.force_update();
         }
@@ -336,8 +336,8 @@ fn best_times(m: &Model) -> Vec<(u32, Option<f64>, Option<f64>)> {
 }
 
 /// `run-finished` of a sweep (docs/embedding.md): every cell measured, and the crossover.
-fn sweep_report(m: &Model) -> crate::embed::Report {
-    use crate::embed::Field;
+fn sweep_report(m: &Model) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let mut points = Vec::new();
     for (&n, row) in m.sizes.iter().zip(&m.cells) {
         for (cell, c) in row.iter().zip(&m.contenders) {
@@ -401,7 +401,7 @@ fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
             <g class="grid">
                 <line x1={plot::LEFT.to_string()} x2={(plot::WIDTH - plot::RIGHT).to_string()}
                     y1={format!("{y:.1}")} y2={format!("{y:.1}")} />
-                <text x={(plot::LEFT - 6.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ crate::format::tick_ms(t) }</text>
+                <text x={(plot::LEFT - 6.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ page_models::format::tick_ms(t) }</text>
             </g>
         }
     });

@@ -18,7 +18,7 @@ use page_models::train::Action;
 use super::{code_options, field_error, on_input, on_select, set_key, SetQuery, SPACE};
 use crate::components::draft_input::DraftInput;
 use crate::components::Ctx;
-use crate::format;
+use page_models::format;
 
 #[derive(Properties, PartialEq)]
 pub struct DataProps {

@@ -18,12 +18,12 @@ use mlp::crossover::{self, crossover, median_spread, Crossover, Grid, Point, RUN
 use mlp::{Gemm, TunedTrainer};
 
 use super::picture::Frame;
-use super::runner::now_ms;
 use crate::components::kernel_run::use_cancel_on_unmount;
 use crate::components::Ctx;
-use crate::format;
 use crate::probe::WebGpuStatus;
 use crate::session;
+use crate::train_runner::now_ms;
+use page_models::format;
 
 const POINTS: usize = 4096;
 /// Least length of one timed run (ms): coarse browser clocks stay small beside it.
@@ -252,7 +252,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                     Phase::Cancelled
                 };
                 if finished {
-                    crate::embed::report(Ok(report(&state.borrow().cells)));
+                    page_models::embed::report(Ok(report(&state.borrow().cells)));
                 }
                 redraw.force_update();
             });
@@ -503,8 +503,8 @@ fn verdicts(ctx: &Ctx, grid: &Grid, cells: &[Cell], software: bool) -> Html {
 }
 
 /// `run-finished` of the crossover experiment: every point's steps/s on each side.
-fn report(cells: &[Cell]) -> crate::embed::Report {
-    use crate::embed::Field;
+fn report(cells: &[Cell]) -> page_models::embed::Report {
+    use page_models::embed::Field;
     let points = cells
         .iter()
         .map(|c| {

@@ -9,7 +9,7 @@ use gpu_runtime::{Gpu, GpuError};
 use mlp::net::batch_order;
 use mlp::{CpuTrainer, Dataset, Spec};
 
-use super::runner::now_ms;
+use crate::train_runner::now_ms;
 pub use page_models::train::experiment::{GpuCell, Row, BATCHES};
 
 const POINTS: usize = 4096;
@@ -32,15 +32,9 @@ async fn gpu_rate(gpu: &Rc<Gpu>, spec: &Spec, batch: usize) -> Result<f64, GpuEr
     let mut session = TrainingSession::new(
         gpu.clone(),
         SessionConfig {
-            net: net.clone(),
-            hyper: spec.hyper(),
             batch,
             accum: 1,
-            params: &params,
-            features: pts.features(&spec.features),
-            labels: pts.label.clone(),
-            order: batch_order(POINTS, spec.seed),
-            eval_features: &[],
+            ..SessionConfig::from_spec(&net, spec, &pts, &params, &[])
         },
     )
     .await?;

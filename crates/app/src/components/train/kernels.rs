@@ -11,8 +11,8 @@ use page_models::train::Action;
 
 use super::SPACE;
 use crate::components::Ctx;
-use crate::format;
-use crate::source_view::highlight_line;
+use page_models::format;
+use page_models::source_view::highlight_line;
 
 const NEWLINE: &str = "\n";
 

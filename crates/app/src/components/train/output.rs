@@ -15,9 +15,9 @@ use page_models::train::settings::add_point;
 use page_models::train::Restart;
 
 use super::error_text;
-use super::runner::{GpuState, Runner, Sample, GRID};
 use crate::components::Ctx;
-use crate::format;
+use crate::train_runner::{GpuState, Runner, Sample, GRID};
+use page_models::format;
 
 /// The page's notices: the URL's bad settings, the GPU's state and the last restart.
 #[derive(Properties, PartialEq)]

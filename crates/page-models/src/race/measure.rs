@@ -34,9 +34,9 @@ impl GpuRun {
 
 /// Compiles the kernel's pipeline (cached per device) and returns how long it took.
 pub async fn prepare(gpu: &Gpu, kernel: &'static KernelSpec) -> Result<f64, GpuError> {
-    let t0 = super::worker_api::now_ms();
+    let t0 = gpu_runtime::now_ms();
     gpu.pipeline(kernel).await?;
-    Ok(super::worker_api::now_ms() - t0)
+    Ok(gpu_runtime::now_ms() - t0)
 }
 
 /// One run of a matmul kernel on the given inputs (after any earlier GPU work has drained:
@@ -188,11 +188,11 @@ fn judge(
 
 /// Compiles every pipeline a conv stage may dispatch and returns how long that took.
 pub async fn prepare_conv(gpu: &Gpu, stage: ConvStage) -> Result<f64, GpuError> {
-    let t0 = super::worker_api::now_ms();
+    let t0 = gpu_runtime::now_ms();
     for k in stage.kernels() {
         gpu.pipeline(k).await?;
     }
-    Ok(super::worker_api::now_ms() - t0)
+    Ok(gpu_runtime::now_ms() - t0)
 }
 
 /// One run of a conv stage on the given inputs, timed like [`run_gpu`] (queue drained first).

@@ -791,28 +791,6 @@ mod form_tests {
     }
 }
 
-#[cfg(test)]
-mod text_tests {
-    use super::*;
-
-    #[test]
-    fn keys_built_at_run_time_exist() {
-        let keys = Image::ALL
-            .iter()
-            .map(|i| format!("conv.image.{}", i.id()))
-            .chain(
-                Preset::ALL
-                    .iter()
-                    .map(|p| format!("conv.filter.{}", p.id())),
-            )
-            .chain(FIELDS.iter().map(|(n, _, _)| format!("conv.field.{n}")))
-            .chain(STAGES.iter().flat_map(|s| s.text_keys()));
-        for key in keys {
-            assert!(crate::i18n::has(&key), "missing {key}");
-        }
-    }
-}
-
 // ---------------------------------------------------------------- the page's state
 
 /// Where the input picture came from.

@@ -1187,23 +1187,6 @@ pub fn race_report(
     r
 }
 
-/// The text parts (besides the core) a widget's embed shows: only its own area's, which is
-/// less than its page's (the matmul Run widget has none of the kernel page's conv text).
-pub fn text_parts(id: &str) -> &'static [crate::i18n::Part] {
-    use crate::i18n::Part;
-    match id {
-        "race" | "sweep" | "claim" => &[Part::Race],
-        "conv-race" => &[Part::Race, Part::Conv],
-        "train" | "batch" => &[Part::Train],
-        "editor" | "puzzle" => &[Part::Editor],
-        // The SIMT view and the scheduling replay name the conv stages they can show.
-        "simt" | "simt-compare" | "schedule" => &[Part::Conv],
-        "lesson" => &Part::ALL,
-        id if id.starts_with("conv-") => &[Part::Conv],
-        _ => &[],
-    }
-}
-
 #[cfg(test)]
 mod tests {
 
