@@ -1,6 +1,7 @@
 // The SIMT view's controls: the selection stays in range and out-of-range sizes are clamped
-// and said, the picture takes the keyboard and lists its keys (both languages), the grids grow
-// at 1920 px, the home page's card leads here, and compare mode writes no factor for 0.
+// and said, a size typed during Play is kept until Enter, the picture takes the keyboard and
+// lists its keys (both languages), the grids grow at 1920 px, the home page's card leads
+// here, and compare mode writes no factor for 0.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openPage, goto, screenshot, assertNoErrors } from './helpers.mjs';
@@ -50,6 +51,24 @@ test('the SIMT selection stays in range; out-of-range sizes are clamped and said
   await page.waitForFunction(() => /abc/.test(document.querySelector('.vis-adjusted')?.textContent ?? ''));
   assert.equal(await page.inputValue('#vis-size'), '32');
   await screenshot(page, 'visualiser-controls-clamped-en');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a size typed while the view plays survives its redraws and applies on Enter', async () => {
+  const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=naive&size=32&wg=8&sg=32');
+  await page.waitForSelector('#vis-step');
+  await page.click('#vis-play');
+  await page.locator('#vis-size').fill('16');
+  // Every step redraws the settings panel; a field bound to the URL's value would be set
+  // back to 32 by the first of them.
+  const from = Number(await page.getAttribute('#vis-step', 'data-step'));
+  await page.waitForFunction((s) => Number(document.querySelector('#vis-step').dataset.step) >= s + 2, from);
+  assert.equal(await page.inputValue('#vis-size'), '16', 'the typed size survives the redraws');
+  await page.locator('#vis-size').press('Enter');
+  await page.waitForFunction(() => /16×16/.test(document.querySelector('.vis-matrix figcaption')?.textContent ?? ''));
+  assert.match(new URL(page.url()).hash, /size=16/);
+  assert.equal(await page.inputValue('#vis-size'), '16');
   assertNoErrors(errors);
   await context.close();
 });

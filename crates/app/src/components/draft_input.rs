@@ -3,7 +3,8 @@
 //! many times a second, the editor's check answers after each change — and a field bound
 //! straight to the committed value is set back to it by every redraw (yew writes `value`
 //! whenever the element's differs), wiping half-typed text. Here the field shows its own
-//! draft; a new committed value from elsewhere (another control, Reset) replaces it.
+//! draft; a new committed value from elsewhere (another control, Reset) replaces it, and after
+//! a commit it shows the value the page took.
 
 use wasm_bindgen::JsCast;
 use yew::prelude::*;
@@ -55,8 +56,14 @@ pub fn DraftInput(p: &DraftInputProps) -> Html {
         Callback::from(move |e: InputEvent| draft.set(text_of(&e)))
     };
     let onchange = {
-        let commit = p.on_commit.clone();
-        Callback::from(move |e: Event| commit.emit(text_of(&e)))
+        let (commit, draft, value) = (p.on_commit.clone(), draft.clone(), p.value.clone());
+        Callback::from(move |e: Event| {
+            commit.emit(text_of(&e));
+            // Show the committed value again: a new one from the page replaces it (the
+            // effect above), and a commit the page did not take (1000 clamped to the 64
+            // already in use) leaves the value in use, not the text typed.
+            draft.set(value.to_string());
+        })
     };
     html! {
         <input class={p.class.clone()} id={p.id.clone()} type={p.kind.clone()} inputmode={p.inputmode.clone()}

@@ -15,6 +15,7 @@ use yew_router::prelude::*;
 use simt_model::stage_trace::StageTrace;
 use simt_model::trace::{Array, Step, StepCost, Traced};
 
+use super::draft_input::DraftInput;
 use super::schedule_replay::ScheduleReplay;
 use super::{replace_query, Ctx};
 use page_models::format;
@@ -578,18 +579,20 @@ fn SettingsPanel(props: &SettingsProps) -> Html {
     let set_param = |key: &'static str| {
         let (nav, route, q) = (navigator.clone(), ctx.route.clone(), ctx.query.clone());
         let on_restart = props.on_restart.clone();
-        Callback::from(move |e: Event| {
-            let input = e.target_unchecked_into::<web_sys::HtmlInputElement>();
-            let next = q.clone().with(key, &input.value()).with("step", "0");
-            // The field shows the value in use even when the page's value did not change
-            // (64 stays 64 after typing 1000), which a re-render alone would not write.
-            if let Some(used) = VisParams::from_query(&next).field_value(key) {
-                input.set_value(&used);
-            }
+        // The number fields keep their draft while the view redraws (Play) and, once
+        // committed, show the value in use (64 stays 64 after typing 1000).
+        Callback::from(move |text: String| {
+            let next = q.clone().with(key, &text).with("step", "0");
             on_restart.emit(());
             if let Some(nav) = &nav {
                 replace_query(nav, &route, &next);
             }
+        })
+    };
+    let select_param = |key: &'static str| {
+        set_param(key).reform(|e: Event| {
+            e.target_unchecked_into::<web_sys::HtmlSelectElement>()
+                .value()
         })
     };
     let stage_options = STAGES.iter().map(|(name, key)| {
@@ -628,19 +631,19 @@ fn SettingsPanel(props: &SettingsProps) -> Html {
             }
             <div class="vis-settings">
                 <label>{ ctx.t("vis.stage") }
-                    <select id="vis-stage" onchange={set_param("stage")}>{ for stage_options }</select>
+                    <select id="vis-stage" onchange={select_param("stage")}>{ for stage_options }</select>
                 </label>
                 <label>{ ctx.t("vis.size") }
-                    <input id="vis-size" type="number" min="4" max="64" value={params.size.to_string()} onchange={set_param("size")} />
+                    <DraftInput id="vis-size" kind="number" min="4" max="64" value={params.size.to_string()} on_commit={set_param("size")} />
                 </label>
                 <label>{ ctx.t("vis.wg") }
-                    <input id="vis-wg" type="number" min="4" max="16" value={params.wg.to_string()} onchange={set_param("wg")} />
+                    <DraftInput id="vis-wg" kind="number" min="4" max="16" value={params.wg.to_string()} on_commit={set_param("wg")} />
                 </label>
                 <label>{ ctx.t("vis.sg") }
-                    <select id="vis-sg" onchange={set_param("sg")}>{ for sg_options }</select>
+                    <select id="vis-sg" onchange={select_param("sg")}>{ for sg_options }</select>
                 </label>
                 <label>{ ctx.t("vis.compare") }
-                    <select id="vis-compare" onchange={set_param("compare")}>{ for compare_options }</select>
+                    <select id="vis-compare" onchange={select_param("compare")}>{ for compare_options }</select>
                 </label>
             </div>
             if params.is_conv() {
