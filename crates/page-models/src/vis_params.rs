@@ -143,15 +143,6 @@ impl VisParams {
         }
     }
 
-    /// The text a numeric settings field should show: the value in use.
-    pub fn field_value(&self, name: &str) -> Option<String> {
-        match name {
-            "size" => Some(self.size.to_string()),
-            "wg" => Some(self.wg.to_string()),
-            _ => None,
-        }
-    }
-
     /// Whether the stage is a convolution's.
     pub fn is_conv(&self) -> bool {
         self.stage.starts_with("conv-")
@@ -489,14 +480,5 @@ mod tests {
             VisParams::from_query(&Query::parse("stage=tiled")).trace(),
             StageTrace::Matmul(_)
         ));
-    }
-
-    /// The value a field shows after a change is the one used.
-    #[test]
-    fn field_value_is_the_value_used() {
-        let p = VisParams::from_query(&Query::parse("size=1000"));
-        assert_eq!(p.field_value("size").as_deref(), Some("64"));
-        assert_eq!(p.field_value("wg").as_deref(), Some("8"));
-        assert_eq!(p.field_value("stage"), None);
     }
 }
