@@ -52,7 +52,7 @@ async function waitSteps(page, n) {
     n, { timeout: 120_000, polling: 200 });
 }
 
-test('item 3: learning rate applies live; bad values are named at the field and change nothing', async () => {
+test('learning rate applies live; bad values are named at the field and change nothing', async () => {
   const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
   await waitForGpu(page);
   await page.click('#train-play');
@@ -84,7 +84,7 @@ test('item 3: learning rate applies live; bad values are named at the field and 
   await context.close();
 });
 
-test('item 3: a batch size change restarts visibly and keeps training; a bad one is named', async () => {
+test('a batch size change restarts visibly and keeps training; a bad one is named', async () => {
   const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
   await waitForGpu(page);
   await page.click('#train-play');
@@ -138,7 +138,7 @@ async function clickAt(page, fx, fy) {
   return { x, y, c, px: 2 * EXTENT / Math.min(box.w, box.h) };
 }
 
-test('item 4: clicks land where clicked: centre and four corners at 390, 1280, 1920 px and with zoom', async () => {
+test('clicks land where clicked: centre and four corners at 390, 1280, 1920 px and with zoom', async () => {
   for (const [width, zoom] of [[390, 1], [1280, 1], [1920, 1], [1280, 1.5]]) {
     const { page, context, errors } = await openPage(browser, `#/train?lang=en&data=gauss`,
       { viewport: { width, height: 900 } });
@@ -160,7 +160,7 @@ test('item 4: clicks land where clicked: centre and four corners at 390, 1280, 1
   }
 });
 
-test('item 13: rates say "measuring…" or "paused", never 0.00 for what was not measured', async () => {
+test('rates say "measuring…" or "paused", never 0.00 for what was not measured', async () => {
   const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
   await waitForGpu(page);
   const idle = await page.textContent('#train-status');
@@ -178,7 +178,7 @@ test('item 13: rates say "measuring…" or "paused", never 0.00 for what was not
   await context.close();
 });
 
-test('beyond: every input and hidden neuron is drawn as a picture; L2 regularisation from the page', async () => {
+test('every input and hidden neuron is drawn as a picture; L2 regularisation from the page', async () => {
   const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
   await waitForGpu(page);
   // 2 inputs + 8 + 8 hidden neurons; the output is the big picture.
@@ -221,7 +221,7 @@ test('a seed being typed while training is kept through the redraws until it is 
   await context.close();
 });
 
-test('beyond: a regression task trains on the GPU, with an error measure instead of accuracy', async () => {
+test('a regression task trains on the GPU, with an error measure instead of accuracy', async () => {
   for (const lang of ['en', 'zh']) {
     const { page, context, errors } = await openPage(browser, `#/train?lang=${lang}&data=hills&layers=8,8&act=tanh&lr=0.03&batch=16&opt=adam&noise=0.05`);
     await waitForGpu(page);

@@ -7,7 +7,7 @@
 pub mod components;
 pub mod i18n;
 pub mod probe;
-pub mod race;
+pub mod race_workers;
 pub mod route;
 pub mod session;
 pub mod train_runner;

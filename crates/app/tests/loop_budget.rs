@@ -5,7 +5,7 @@
 //! Needs a wgpu adapter (lavapipe under `cargo xtask test`); fails, never skips, without one.
 
 use cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::{measure, Gpu, Job, RunControl, RunOptions};
+use gpu_runtime::{measurements, Gpu, Job, RunControl, RunOptions};
 use page_models::edit_target::{loop_budget_for, measure_size, Target};
 use page_models::loop_budget::stopped_line;
 
@@ -55,7 +55,7 @@ fn every_budgeted_catalogue_kernel_is_still_correct_and_never_trips() {
                 }
                 None => {
                     let m = measure_size(kernel.id);
-                    let input = measure::input(m.elements as usize);
+                    let input = measurements::input(m.elements as usize);
                     let job = Job::Measure {
                         size: m,
                         input: &input,
@@ -64,7 +64,10 @@ fn every_budgeted_catalogue_kernel_is_still_correct_and_never_trips() {
                         gpu.run_with_loop_flag(&edited, &job, &opts, &ctl, flag),
                     )
                     .unwrap_or_else(|e| panic!("{}: {e}", kernel.id));
-                    (measure::verify(kernel.id, m, &input, &out.output).ok, words)
+                    (
+                        measurements::verify(kernel.id, m, &input, &out.output).ok,
+                        words,
+                    )
                 }
             };
             assert!(ok, "{} {size:?}: wrong through the loop budget", kernel.id);

@@ -11,8 +11,8 @@
 
 use std::time::Instant;
 
-use gpu_runtime::cpu_kernels::cpu_matmul::{self, CpuVariant};
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
+use gpu_runtime::cpu_kernels::matmul_variants::{self, CpuVariant};
 use gpu_runtime::cpu_kernels::verify::{self, Precision};
 
 /// Same seed as the app's race.
@@ -72,7 +72,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         for v in [CpuVariant::Blocked, CpuVariant::Simd] {
             let ms = best(reps, size, &a, &b, &|a, b| {
-                cpu_matmul::matmul(v, size, a, b).map_err(|e| format!("{e:?}"))
+                matmul_variants::matmul(v, size, a, b).map_err(|e| format!("{e:?}"))
             })?;
             report(&format!("native-{}", v.id()), ms);
         }

@@ -25,7 +25,7 @@ use gpu_runtime::cpu_kernels::verify;
 use gpu_runtime::family::job_buffers;
 use gpu_runtime::plan::{Binding, Init};
 use gpu_runtime::{
-    measure, Family, Job, KernelSpec, MeasureSize, FULL_CHECK_MACS, SAMPLED_ELEMENTS,
+    measurements, Family, Job, KernelSpec, MeasureSize, FULL_CHECK_MACS, SAMPLED_ELEMENTS,
 };
 
 use crate::conv_bench;
@@ -382,9 +382,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
     }
     if let Some(k) = kernels.iter().find(|k| k.id == "measure-copy") {
-        // Same shape as measure::bandwidth: elements = threads, multiples of 64.
+        // Same shape as measurements::bandwidth: elements = threads, multiples of 64.
         let elements = copy_mib * (1 << 20) / 4;
-        let data = measure::input(elements as usize);
+        let data = measurements::input(elements as usize);
         let size = MeasureSize {
             elements,
             threads: elements,

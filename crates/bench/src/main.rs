@@ -32,8 +32,8 @@ use std::process::ExitCode;
 
 use gpu_runtime::cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::{
-    measure, run_matmul_verified, Family, Gpu, KernelSpec, MeasureSize, RunOptions, TimingMethod,
-    Workload,
+    measurements, run_matmul_verified, Family, Gpu, KernelSpec, MeasureSize, RunOptions,
+    TimingMethod, Workload,
 };
 
 const DEFAULT_SIZES: &[u32] = &[256, 512, 1024, 2048, 4096, 8192];
@@ -265,15 +265,15 @@ fn run() -> Result<(), String> {
         }
     }
     if args.copy_mib > 0 {
-        // As measure::bandwidth, but with the same warm-up and median as the matmuls.
+        // As measurements::bandwidth, but with the same warm-up and median as the matmuls.
         let elements = args.copy_mib * (1 << 20) / 4;
-        let data = measure::input(elements as usize);
+        let data = measurements::input(elements as usize);
         let size = MeasureSize {
             elements,
             threads: elements,
             param: 0,
         };
-        let pilot = pollster::block_on(measure::run_checked(
+        let pilot = pollster::block_on(measurements::run_checked(
             &gpu,
             "measure-copy",
             size,
@@ -285,7 +285,7 @@ fn run() -> Result<(), String> {
             warmup: warmup_for(pilot.ms, args.warm_ms),
             repetitions: args.reps,
         };
-        let m = pollster::block_on(measure::run_checked(
+        let m = pollster::block_on(measurements::run_checked(
             &gpu,
             "measure-copy",
             size,
@@ -294,7 +294,7 @@ fn run() -> Result<(), String> {
         ))
         .map_err(|e| e.to_string())?;
         let ms = median_pass_ms(&m.timing);
-        let gbs = measure::gb_per_s(8.0 * elements as f64, ms);
+        let gbs = measurements::gb_per_s(8.0 * elements as f64, ms);
         println!(
             "\ncopy probe, {} MiB: {gbs:.0} GB/s (median pass, {} warm-up passes)",
             args.copy_mib, opts.warmup

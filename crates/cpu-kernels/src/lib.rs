@@ -5,10 +5,10 @@
 //! Pure Rust: no GPU, no DOM, no web dependencies, so it builds for native tests and for wasm.
 
 pub mod conv;
-pub mod cpu_conv;
-pub mod cpu_matmul;
+pub mod conv_variants;
 pub mod data;
 pub mod df64;
 pub mod matmul;
+pub mod matmul_variants;
 pub mod quant;
 pub mod verify;

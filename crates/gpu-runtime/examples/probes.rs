@@ -5,7 +5,7 @@
 //! `cargo run --release -p gpu-runtime --example probes [--small]` (`--small` for software
 //! adapters such as lavapipe).
 
-use gpu_runtime::{measure, Gpu, RunOptions};
+use gpu_runtime::{measurements, Gpu, RunOptions};
 
 fn main() {
     let small = std::env::args().any(|a| a == "--small");
@@ -27,25 +27,30 @@ fn main() {
     } else {
         (1 << 26, 1 << 21, 4096, 1 << 24, 1 << 18, 2048)
     };
-    match block(measure::bandwidth(&gpu, copy_n, &opts)) {
+    match block(measurements::bandwidth(&gpu, copy_n, &opts)) {
         Ok(v) => println!(
             "copy_bandwidth_GBps\t{v:.1}\t({} MiB copied)",
             (copy_n as u64 * 4) >> 20
         ),
         Err(e) => println!("copy_bandwidth\terror {e}"),
     }
-    match block(measure::fma_rate(&gpu, fma_threads, fma_iters, &opts)) {
+    match block(measurements::fma_rate(&gpu, fma_threads, fma_iters, &opts)) {
         Ok(v) => println!("fma_GFLOPs\t{v:.1}"),
         Err(e) => println!("fma\terror {e}"),
     }
-    let data = measure::input(strided_n as usize);
+    let data = measurements::input(strided_n as usize);
     for stride in [1, 2, 4, 8, 16, 32, 64] {
-        match block(measure::strided_read(&gpu, &data, stride, &opts)) {
+        match block(measurements::strided_read(&gpu, &data, stride, &opts)) {
             Ok(v) => println!("strided_GBps\tstride {stride}\t{v:.1}"),
             Err(e) => println!("strided\tstride {stride}\terror {e}"),
         }
     }
-    match block(measure::divergence(&gpu, div_threads, div_iters, &opts)) {
+    match block(measurements::divergence(
+        &gpu,
+        div_threads,
+        div_iters,
+        &opts,
+    )) {
         Ok((d, u)) => println!(
             "divergence_ms\tdivergent {d:.4}\tuniform {u:.4}\tratio {:.2}",
             d / u
@@ -53,7 +58,7 @@ fn main() {
         Err(e) => println!("divergence\terror {e}"),
     }
     for n in [64, 256] {
-        match block(measure::launch_costs(&gpu, n, |_| {})) {
+        match block(measurements::launch_costs(&gpu, n, |_| {})) {
             Ok(c) => println!(
                 "launch\tN {n}\tfused {:.3} ms\tone_submit {:.3} ms\tseparate {:.3} ms\tper_dispatch {:.2} us\tper_round_trip {:.1} us",
                 c.fused_ms, c.one_submit_ms, c.separate_ms, c.per_dispatch_us(), c.per_round_trip_us()

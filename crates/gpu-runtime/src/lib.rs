@@ -17,9 +17,9 @@ mod context;
 pub mod crossover;
 mod dispatch;
 pub mod family;
-pub mod measure;
+mod launch_schedule;
+pub mod measurements;
 pub mod plan;
-mod schedule;
 mod spec;
 pub mod training;
 mod verified;
@@ -32,11 +32,11 @@ pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::{RunOutput, LOOP_FLAG};
 pub use family::conv;
 pub use family::numeric;
+pub use launch_schedule::{record_schedule, ScheduleRecord};
 pub use plan::{
     live_buffers, CancelToken, Plan, PlanOutput, Progress, RunControl, RunOptions, Timing,
     TimingMethod,
 };
-pub use schedule::{record_schedule, ScheduleRecord};
 pub use verified::{
     run_matmul_verified, run_matmul_verified_with, run_verified, VerifiedRun, FULL_CHECK_MACS,
     SAMPLED_ELEMENTS,

@@ -2,7 +2,7 @@
 //! (lavapipe under `cargo xtask test`): exact copies, strided sums, FMA chains, both
 //! divergence variants, and the launch-overhead measurement producing finite numbers.
 
-use gpu_runtime::measure;
+use gpu_runtime::measurements;
 use gpu_runtime::{kernel, Gpu, Job, MeasureSize, RunOptions};
 
 fn gpu() -> Gpu {
@@ -40,7 +40,7 @@ fn copy_is_exact() {
 fn strided_sums_match_for_every_stride() {
     let gpu = gpu();
     let n = 64 * 129;
-    let data = measure::input(n as usize);
+    let data = measurements::input(n as usize);
     for stride in [1u32, 2, 4, 8, 16, 32, 64] {
         for threads in [n / 16, 1, 37, n] {
             let size = MeasureSize {
@@ -57,7 +57,7 @@ fn strided_sums_match_for_every_stride() {
         threads: n / 16,
         param: 32,
     };
-    let sums = measure::reference("measure-strided", size, &data);
+    let sums = measurements::reference("measure-strided", size, &data);
     assert_eq!(sums.iter().sum::<f32>(), data.iter().sum::<f32>());
 }
 
@@ -97,18 +97,18 @@ fn measurements_give_finite_positive_numbers() {
         warmup: 1,
         repetitions: 2,
     };
-    let bw = pollster::block_on(measure::bandwidth(&gpu, 1 << 16, &opts)).expect("bandwidth");
+    let bw = pollster::block_on(measurements::bandwidth(&gpu, 1 << 16, &opts)).expect("bandwidth");
     assert!(bw.is_finite() && bw > 0.0, "{bw}");
-    let flops = pollster::block_on(measure::fma_rate(&gpu, 4096, 64, &opts)).expect("fma");
+    let flops = pollster::block_on(measurements::fma_rate(&gpu, 4096, 64, &opts)).expect("fma");
     assert!(flops.is_finite() && flops > 0.0, "{flops}");
-    let data = measure::input(64 * 256);
-    let s = pollster::block_on(measure::strided_read(&gpu, &data, 8, &opts)).expect("strided");
+    let data = measurements::input(64 * 256);
+    let s = pollster::block_on(measurements::strided_read(&gpu, &data, 8, &opts)).expect("strided");
     assert!(s.is_finite() && s > 0.0);
-    assert!(pollster::block_on(measure::strided_read(&gpu, &data, 0, &opts)).is_err());
-    let (d, u) = pollster::block_on(measure::divergence(&gpu, 1024, 32, &opts)).expect("div");
+    assert!(pollster::block_on(measurements::strided_read(&gpu, &data, 0, &opts)).is_err());
+    let (d, u) = pollster::block_on(measurements::divergence(&gpu, 1024, 32, &opts)).expect("div");
     assert!(d > 0.0 && u > 0.0);
     let mut seen = 0;
-    let c = pollster::block_on(measure::launch_costs(&gpu, 8, |i| seen = i)).expect("launch");
+    let c = pollster::block_on(measurements::launch_costs(&gpu, 8, |i| seen = i)).expect("launch");
     assert_eq!(seen, 8);
     assert!(c.per_round_trip_us().is_finite() && c.per_dispatch_us() >= 0.0);
 }
@@ -136,7 +136,7 @@ fn a_shortened_loop_fails_verification() {
     for id in ["measure-fma", "measure-divergent", "measure-uniform"] {
         for (asked, ran) in [(256u32, 255u32), (1024, 102), (2048, 2047), (64, 63)] {
             let threads = 128u32;
-            let data = measure::input(threads as usize);
+            let data = measurements::input(threads as usize);
             let size = |iters| MeasureSize {
                 elements: threads,
                 threads,
@@ -172,8 +172,13 @@ fn a_shortened_loop_fails_verification() {
 fn transfers_round_trip_every_byte() {
     let gpu = gpu();
     let sizes = [4u64, 1 << 20, (3 << 20) + 12];
-    let runs = pollster::block_on(measure::transfer_bandwidth(&gpu, &sizes, 3, &|_, _| {}))
-        .expect("transfer");
+    let runs = pollster::block_on(measurements::transfer_bandwidth(
+        &gpu,
+        &sizes,
+        3,
+        &|_, _| {},
+    ))
+    .expect("transfer");
     assert_eq!(runs.len(), 3);
     for r in &runs {
         assert_eq!(r.upload_ms.len(), 3);
@@ -183,7 +188,7 @@ fn transfers_round_trip_every_byte() {
         }
     }
     // The pattern differs word by word, so a shifted or stale copy cannot pass.
-    let p = measure::transfer_pattern(16);
+    let p = measurements::transfer_pattern(16);
     assert_ne!(p[..4], p[4..8]);
     for bad in [0usize, 6] {
         let data = vec![0u8; bad];

@@ -245,7 +245,7 @@ fn short_repetitions_share_one_submission() {
         threads: 64,
         param: 8,
     };
-    let input = gpu_runtime::measure::input(64);
+    let input = gpu_runtime::measurements::input(64);
     let job = Job::Measure {
         size,
         input: &input,

@@ -7,12 +7,12 @@
 //! - deltas: D_{l−1} = (D_l · W_l) ⊙ f′(A_{l−1}).
 //!
 //! The multiplies run on [`Gemm::MatrixMultiply`] (the `matrixmultiply` crate's sgemm, natively)
-//! or [`Gemm::Simd`] (the race's packed SIMD128 micro-kernel, `cpu_kernels::cpu_matmul`; what
+//! or [`Gemm::Simd`] (the race's packed SIMD128 micro-kernel, `cpu_kernels::matmul_variants`; what
 //! the browser runs). The loss gradient and the optimiser are the twin's own functions
 //! ([`loss_delta`], [`apply_update`]); only the order of the sums differs, so results agree with
 //! the twin within rounding, not bit for bit (the tests derive the bound).
 
-use cpu_kernels::cpu_matmul::{multiply_packed, PackedB};
+use cpu_kernels::matmul_variants::{multiply_packed, PackedB};
 
 use crate::net::{apply_update, gather_batch, loss_delta, Hyper, Layout, Net};
 

@@ -470,8 +470,8 @@ mod tests {
         }
         for k in gpu_runtime::kernels().filter(|k| k.family == Family::Measure) {
             let m = measure_size(k.id);
-            let input = gpu_runtime::measure::input(m.elements as usize);
-            assert!(!gpu_runtime::measure::reference(k.id, m, &input).is_empty());
+            let input = gpu_runtime::measurements::input(m.elements as usize);
+            assert!(!gpu_runtime::measurements::reference(k.id, m, &input).is_empty());
         }
     }
 

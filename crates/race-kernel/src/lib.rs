@@ -1,4 +1,4 @@
-//! The race's SIMD matmul ([`cpu_kernels::cpu_matmul`], variant `simd`) as a small wasm module
+//! The race's SIMD matmul ([`cpu_kernels::matmul_variants`], variant `simd`) as a small wasm module
 //! of its own, with a plain C-like interface (no wasm-bindgen): `cargo xtask dist` builds it
 //! twice, with `simd128` (`kernels/race_kernel_simd.wasm`) and with `simd128,relaxed-simd`
 //! (`kernels/race_kernel_relaxed.wasm`, `f32x4.relaxed_madd`). A browser without relaxed SIMD
@@ -14,8 +14,8 @@
 
 use std::cell::RefCell;
 
-use cpu_kernels::cpu_matmul::{CpuVariant, RowJob, RowsError, FUSED_BUILD};
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::{CpuVariant, RowJob, RowsError, FUSED_BUILD};
 
 thread_local! {
     static JOB: RefCell<Option<RowJob>> = const { RefCell::new(None) };

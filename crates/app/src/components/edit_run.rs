@@ -16,7 +16,9 @@ use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::Precision;
 use gpu_runtime::conv::{run_conv_with, ConvError, ConvStage};
 use gpu_runtime::training::{SessionConfig, TrainingSession};
-use gpu_runtime::{measure, Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, TimingMethod};
+use gpu_runtime::{
+    measurements, Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, TimingMethod,
+};
 use mlp::net::batch_order;
 use mlp::CpuTrainer;
 
@@ -262,15 +264,15 @@ async fn run_measure(
     flag: Option<(u32, usize)>,
 ) -> Result<EditedRun, GpuError> {
     let size = measure_size(original.id);
-    let input = measure::input(size.elements as usize);
+    let input = measurements::input(size.elements as usize);
     let job = Job::Measure {
         size,
         input: &input,
     };
     let opts = RunOptions::default();
     let (out, flag) = run_edited(gpu, edited, &job, &opts, ctl, flag).await?;
-    let rule = measure::verify(original.id, size, &input, &out.output).rel_bound;
-    let want: Vec<f64> = measure::reference(original.id, size, &input)
+    let rule = measurements::verify(original.id, size, &input, &out.output).rel_bound;
+    let want: Vec<f64> = measurements::reference(original.id, size, &input)
         .into_iter()
         .map(f64::from)
         .collect();

@@ -2,7 +2,7 @@
 
 use yew::prelude::*;
 
-use super::embed::EmbedHost;
+use super::embed_host::EmbedHost;
 use super::{
     Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
     Race, ScratchEditor, Train, Visualiser,

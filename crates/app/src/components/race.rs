@@ -1,6 +1,6 @@
 //! Race → CPU vs GPU on the same work: the live race (`duel`), the scaling sweep (`sweep`) and
-//! the check of an article's claim (`claim`). Settings live in the URL (`race::params`); the
-//! workers, the GPU runs and the checks live in `crate::race`.
+//! the check of an article's claim (`claim`). Settings (in the URL), the GPU runs and the checks
+//! live in `page_models::race`; the CPU workers in `crate::race_workers`.
 
 mod claim;
 mod duel;
@@ -12,15 +12,15 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::CpuVariant;
 use cpu_kernels::verify::Precision;
 use gpu_runtime::{Family, GpuError, KernelSpec};
 
 use super::matmul_run::unavailable_reason;
 use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
-use crate::race::pool::{self, CpuError};
+use crate::race_workers::pool::{self, CpuError};
 use crate::session;
 use page_models::format;
 use page_models::race::measure;

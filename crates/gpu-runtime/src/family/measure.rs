@@ -1,6 +1,6 @@
 //! The lessons' measuring kernels (`shaders/measure_*.wgsl`): their list, buffer layout,
 //! launch grids, CPU references and checks. The measurements built on them are in
-//! [`crate::measure`].
+//! [`crate::measurements`].
 //!
 //! Bindings: 0 = input f32 (read), 1 = output f32 (write), 2 = uniform
 //! {elements, threads, param, multiplier} (the multiplier is 1.0 as f32 bits).

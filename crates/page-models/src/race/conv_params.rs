@@ -4,7 +4,7 @@
 //! is named at its field (nothing runs until it is fixed); a bad variant or stage is named
 //! and replaced by its default. Pure.
 
-use cpu_kernels::cpu_conv::CpuConvVariant;
+use cpu_kernels::conv_variants::CpuConvVariant;
 use gpu_runtime::conv::ConvStage;
 
 use super::params::ParamIssue;

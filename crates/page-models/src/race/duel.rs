@@ -4,9 +4,9 @@
 //! lesson take. The component (`components/race/duel.rs`) renders these and dispatches.
 
 use cpu_kernels::conv::ConvShape;
-use cpu_kernels::cpu_conv::CpuConvVariant;
-use cpu_kernels::cpu_matmul::CpuVariant;
+use cpu_kernels::conv_variants::CpuConvVariant;
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::CpuVariant;
 use gpu_runtime::conv::ConvStage;
 
 use super::conv_params::ConvRaceParams;

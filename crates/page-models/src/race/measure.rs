@@ -217,7 +217,7 @@ pub async fn run_gpu_conv(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cpu_kernels::cpu_matmul::{matmul, CpuVariant};
+    use cpu_kernels::matmul_variants::{matmul, CpuVariant};
 
     #[test]
     fn agreeing_sides_pass_and_a_wrong_one_is_caught() {
@@ -254,7 +254,7 @@ mod tests {
 
     #[test]
     fn conv_sides_are_checked_against_the_reference_and_each_other() {
-        use cpu_kernels::cpu_conv::{conv, CpuConvVariant};
+        use cpu_kernels::conv_variants::{conv, CpuConvVariant};
         let s = ConvShape::new(2, 3, 9, 7, 5, 3, 3).with(2, 1, 1);
         let (x, f) = s.inputs(1);
         let direct = conv(CpuConvVariant::Direct, &s, &x, &f).expect("ok");

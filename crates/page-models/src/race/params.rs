@@ -1,8 +1,8 @@
 //! The race's settings as they live in the URL (`#/race?view=sweep&from=16&to=512`): parsed,
 //! validated (a bad value is named and replaced by its default) and written back. Pure.
 
-use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::CpuVariant;
 
 use crate::query::Query;
 
@@ -50,7 +50,7 @@ impl View {
 }
 
 /// What the two sides race on: a square matmul, or a convolution (its CPU rows kernel in
-/// `cpu_kernels::cpu_conv`, its GPU side a conv stage's plan). An MLP step would add a variant
+/// `cpu_kernels::conv_variants`, its GPU side a conv stage's plan). An MLP step would add a variant
 /// here, and the race view, the workers and the verification take it through the same steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Workload {
@@ -232,7 +232,7 @@ pub fn sweep_sizes(from: u32, to: u32) -> Vec<u32> {
 }
 
 /// Rows per tile of the SIMD micro-kernel: splits and chunks are whole tiles where possible.
-const TILE: u32 = cpu_kernels::cpu_matmul::MR as u32;
+const TILE: u32 = cpu_kernels::matmul_variants::MR as u32;
 
 /// Splits `rows` rows between up to `workers` workers as evenly as possible, in whole tiles of
 /// the SIMD kernel where there are enough; no worker gets an empty range.

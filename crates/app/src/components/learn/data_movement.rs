@@ -1,10 +1,10 @@
 //! Lesson `data-movement`: moving data between the host and GPUs. Measures what a page can: upload
-//! (`queue.writeBuffer`) and readback (`mapAsync`) through `gpu_runtime::measure::
+//! (`queue.writeBuffer`) and readback (`mapAsync`) through `gpu_runtime::measurements::
 //! transfer_bandwidth` (every byte checked, wall clock, the median of `REPS` runs per size);
 //! the links a browser cannot reach (PCIe, NVLink, InfiniBand) are computed by
 //! `lessons::transfer` with the `multi-gpu` lesson's all-reduce formula.
 
-use gpu_runtime::measure::{transfer_bandwidth, TransferRuns};
+use gpu_runtime::measurements::{transfer_bandwidth, TransferRuns};
 use lessons::transfer::{self, compare_links};
 use lessons::units::{decimal_bytes, duration, parse_count, parse_number};
 use yew::prelude::*;

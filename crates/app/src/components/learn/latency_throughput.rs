@@ -1,8 +1,8 @@
 //! Lesson `latency-throughput` — few fast cores against many slow ones, and a small live
 //! race: the same matmul on the CPU (main thread) and on the GPU, from tiny to medium sizes.
 
-use cpu_kernels::cpu_matmul::{self, CpuVariant};
 use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::matmul_variants::{self, CpuVariant};
 use cpu_kernels::verify::{self, Precision};
 use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
@@ -44,7 +44,7 @@ fn time_cpu(n: u32) -> Result<f64, GpuError> {
         let start = common::now_ms();
         let mut reps = 0u32;
         let elapsed = loop {
-            last = cpu_matmul::matmul(CPU_KERNEL, size, &a, &b)
+            last = matmul_variants::matmul(CPU_KERNEL, size, &a, &b)
                 .map_err(|e| GpuError::Dispatch(format!("CPU {n}: {e:?}")))?;
             reps += 1;
             let elapsed = common::now_ms() - start;

@@ -1,7 +1,7 @@
 //! Lesson `memory` — the memory hierarchy and coalescing: bandwidth against the distance
 //! between neighbouring threads' reads, measured with `shaders/measure_strided.wgsl`.
 
-use gpu_runtime::{measure, RunOptions};
+use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
@@ -53,13 +53,13 @@ pub fn Body() -> Html {
                     repetitions: 3,
                 };
                 let (gpu, _) = session::gpu(software).await?;
-                let data = measure::input(elements(software) as usize);
+                let data = measurements::input(elements(software) as usize);
                 // One untimed pass first: allocation and first-touch costs would otherwise
                 // land on stride 1.
-                measure::strided_read(&gpu, &data, 1, &RunOptions::default()).await?;
+                measurements::strided_read(&gpu, &data, 1, &RunOptions::default()).await?;
                 let mut points = Vec::new();
                 for (i, &s) in STRIDES.iter().enumerate() {
-                    points.push((s, measure::strided_read(&gpu, &data, s, &opts).await?));
+                    points.push((s, measurements::strided_read(&gpu, &data, s, &opts).await?));
                     p.set(i as u32 + 1);
                 }
                 Ok(points)

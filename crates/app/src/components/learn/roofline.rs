@@ -3,7 +3,7 @@
 //! placed on it by its modelled arithmetic intensity (`lessons::roofline`) and measured rate.
 
 use cpu_kernels::matmul::MatmulSize;
-use gpu_runtime::{measure, run_matmul_verified, Family, KernelSpec, RunOptions, Storage};
+use gpu_runtime::{measurements, run_matmul_verified, Family, KernelSpec, RunOptions, Storage};
 use lessons::roofline::{self, Roof, Tiling};
 use yew::prelude::*;
 
@@ -130,9 +130,10 @@ pub fn Body() -> Html {
             common::measure(&phase, total, Some(reporting), move |pr| async move {
                 let p = sizes(software);
                 let (gpu, _) = session::gpu(software).await?;
-                let bw = measure::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
+                let bw = measurements::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
                 pr.set(1);
-                let peak = measure::fma_rate(&gpu, p.fma_threads, p.fma_iters, &p.opts).await?;
+                let peak =
+                    measurements::fma_rate(&gpu, p.fma_threads, p.fma_iters, &p.opts).await?;
                 pr.set(2);
                 let mut points = Vec::new();
                 for (i, (stage, k)) in stages.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! Lesson `simt` — lock-step groups of threads, and what a branch that splits a group
 //! costs, measured with the divergence probe (`shaders/measure_divergence.wgsl`).
 
-use gpu_runtime::{measure, RunOptions};
+use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
@@ -56,7 +56,7 @@ pub fn Body() -> Html {
                         repetitions: 3,
                     };
                     let (gpu, _) = session::gpu(software).await?;
-                    let (d, u) = measure::divergence(&gpu, threads, iters, &opts).await?;
+                    let (d, u) = measurements::divergence(&gpu, threads, iters, &opts).await?;
                     Ok(Result2 {
                         divergent_ms: d,
                         uniform_ms: u,

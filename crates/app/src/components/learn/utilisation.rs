@@ -1,8 +1,8 @@
 //! Lesson `utilisation` — batch size, launch overhead and what GPU-Util means: the same tiny
 //! work done as one fused dispatch, as many dispatches in one submission, and as many separate
-//! round trips (`gpu_runtime::measure::launch_costs`).
+//! round trips (`gpu_runtime::measurements::launch_costs`).
 
-use gpu_runtime::measure::{self, LaunchCosts};
+use gpu_runtime::measurements::{self, LaunchCosts};
 use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
@@ -50,7 +50,7 @@ pub fn Body() -> Html {
                 Some(("utilisation", report_fields)),
                 move |p| async move {
                     let (gpu, _) = session::gpu(software).await?;
-                    measure::launch_costs(&gpu, dispatches, move |done| {
+                    measurements::launch_costs(&gpu, dispatches, move |done| {
                         if done % 16 == 0 || done == dispatches {
                             p.set(done);
                         }
@@ -87,8 +87,8 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="launch">
                 <h2>{ ctx.t("lesson.utilisation.widget") }</h2>
                 <p>{ ctx.tf("lesson.utilisation.widget_intro", &[
-                    ("threads", &measure::TINY_THREADS.to_string()),
-                    ("iters", &measure::TINY_ITERS.to_string()),
+                    ("threads", &measurements::TINY_THREADS.to_string()),
+                    ("iters", &measurements::TINY_ITERS.to_string()),
                 ]) }</p>
                 { common::number_field(&ctx, "launch-count", "lesson.utilisation.count", &count, error, common::text_setter(&count)) }
                 { common::measure_controls(&ctx, &phase, onclick, parsed.is_ok(), done) }

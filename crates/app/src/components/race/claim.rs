@@ -8,13 +8,13 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::CpuVariant;
 
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
-use crate::race::pool;
+use crate::race_workers::pool;
 use page_models::race::params::{extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, SEED};
 
 #[derive(Properties, PartialEq)]

@@ -6,15 +6,15 @@
 use gloo::timers::callback::Interval;
 use yew::prelude::*;
 
-use cpu_kernels::cpu_conv::CpuConvVariant;
-use cpu_kernels::cpu_matmul::CpuVariant;
+use cpu_kernels::conv_variants::CpuConvVariant;
+use cpu_kernels::matmul_variants::CpuVariant;
 use gpu_runtime::conv::ConvStage;
 use gpu_runtime::SizeError;
 
 use super::{browser_stages, duration, gflops, worker_choices, Setup};
 use crate::components::kernel_run::{field_message, limit_message, shape_message};
 use crate::components::Ctx;
-use crate::race::pool::CpuRun;
+use crate::race_workers::pool::CpuRun;
 use page_models::format;
 use page_models::race::conv_params::{self, ConvRaceParams};
 use page_models::race::duel::{lesson_key, winner, Job, Lane, LaneShown, Phase};

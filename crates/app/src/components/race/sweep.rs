@@ -7,13 +7,13 @@ use std::rc::Rc;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use cpu_kernels::cpu_matmul::CpuVariant;
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::CpuVariant;
 
 use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
-use crate::race::pool;
+use crate::race_workers::pool;
 use page_models::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
 use page_models::race::plot::{self, LogLog};
 

@@ -7,11 +7,11 @@
 //!   pixel's K outputs (contiguous in K, which compilers may vectorise).
 //! - [`CpuConvVariant::Im2colSimd`]: a chunk of output pixels' windows unrolled into im2col
 //!   rows (zeros for padding), then multiplied by the filter — the (R·S·C)×K matrix, packed
-//!   once — with the matmul race's SIMD micro-kernel ([`crate::cpu_matmul::multiply_packed`]).
+//!   once — with the matmul race's SIMD micro-kernel ([`crate::matmul_variants::multiply_packed`]).
 //!   The unrolled rows exist one chunk at a time, so memory stays small.
 
 use crate::conv::ConvShape;
-use crate::cpu_matmul::{multiply_packed, PackedB, RowsError};
+use crate::matmul_variants::{multiply_packed, PackedB, RowsError};
 
 /// Which CPU convolution to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -43,7 +43,7 @@ for (const lang of ['en', 'zh']) {
         assert.equal((await page.$$('.diagram .core.big')).length, 4);
         assert.equal((await page.$$('.diagram .core.small')).length, 192);
       }
-      await screenshot(page, `learn-a-${id}-${lang}`);
+      await screenshot(page, `lessons-measured-${id}-${lang}`);
     }
     assertNoErrors(errors);
     await context.close();
@@ -82,7 +82,7 @@ test('the race times CPU and GPU at every size', async () => {
   assert.ok(cpu[3] > cpu[0], `CPU ms ${cpu}`);
   assert.ok(cpu[3] >= 0.33 && cpu[3] <= 10_000, `CPU 256³ took ${cpu[3]} ms`);
   assert.match(await page.textContent(sel), /software adapter/);
-  await screenshot(page, 'learn-a-race-en');
+  await screenshot(page, 'lessons-measured-race-en');
   assertNoErrors(errors);
   await context.close();
 });
@@ -92,14 +92,14 @@ test('divergence, stride, roofline and launch widgets give finite numbers (zh)',
   await waitForProbe(page);
   let sel = await measure(page, 'divergence');
   assert.ok(finite(await page.getAttribute(`${sel} .ratio`, 'data-value')));
-  await screenshot(page, 'learn-a-simt-measured-zh');
+  await screenshot(page, 'lessons-measured-simt-measured-zh');
 
   await goto(page, '#/learn/memory?lang=zh');
   sel = await measure(page, 'strided');
   const bars = await page.$$eval(`${sel} .bar`, (bs) => bs.map((b) => [b.dataset.stride, b.dataset.gbps]));
   assert.deepEqual(bars.map((b) => b[0]), ['1', '2', '4', '8', '16', '32', '64']);
   assert.ok(bars.every((b) => finite(b[1]) && Number(b[1]) > 0), JSON.stringify(bars));
-  await screenshot(page, 'learn-a-memory-measured-zh');
+  await screenshot(page, 'lessons-measured-memory-measured-zh');
 
   await goto(page, '#/learn/roofline?lang=zh');
   sel = await measure(page, 'roofline', 240_000);
@@ -112,14 +112,14 @@ test('divergence, stride, roofline and launch widgets give finite numbers (zh)',
   assert.ok(points.every((p) => finite(p[1]) && finite(p[2]) && Number(p[2]) > 0));
   const ai = Object.fromEntries(points.map((p) => [p[0], Number(p[1])]));
   assert.ok(ai['matmul-naive'] < 0.25 && ai['matmul-tiled'] > 3 && ai['matmul-blocktile-2d'] > ai['matmul-tiled']);
-  await screenshot(page, 'learn-a-roofline-measured-zh');
+  await screenshot(page, 'lessons-measured-roofline-measured-zh');
 
   await goto(page, '#/learn/utilisation?lang=zh');
   await page.fill('#launch-count', '64');
   sel = await measure(page, 'launch');
   assert.ok(finite(await page.getAttribute(`${sel} .per-dispatch`, 'data-value')));
   assert.ok(Number(await page.getAttribute(`${sel} .per-trip`, 'data-value')) > 0);
-  await screenshot(page, 'learn-a-utilisation-measured-zh');
+  await screenshot(page, 'lessons-measured-utilisation-measured-zh');
   assertNoErrors(errors);
   await context.close();
 });
@@ -141,7 +141,7 @@ test('precision: formats computed, rounding validated, f16 error on the CPU with
   const err = Number(await page.getAttribute(`${sel} .cpu-error`, 'data-value'));
   assert.ok(err > 0 && err < 1e-3, `${err}`);
   assert.match(await page.textContent(`${sel} [data-f16-unavailable]`), /shader-f16/);
-  await screenshot(page, 'learn-a-precision-measured-en');
+  await screenshot(page, 'lessons-measured-precision-measured-en');
   assertNoErrors(errors);
   await context.close();
 });
@@ -173,7 +173,7 @@ test('occupancy calculator: hand-checked cases and bad input', async () => {
     await page.fill(field, field === '#occ-shared' ? '0' : '64');
   }
   assert.match(await page.textContent('[data-webgpu-limits]'), /fits/);
-  await screenshot(page, 'learn-a-occupancy-h100-en');
+  await screenshot(page, 'lessons-measured-occupancy-h100-en');
   assertNoErrors(errors);
   await context.close();
 });
@@ -215,7 +215,7 @@ test('without WebGPU the measuring widgets explain and the calculators still wor
     await page.fill('#f16-n', '32');
     const sel = await measure(page, 'f16-error');
     assert.ok(Number(await page.getAttribute(`${sel} .cpu-error`, 'data-value')) > 0);
-    await screenshot(page, 'learn-a-precision-no-webgpu-en');
+    await screenshot(page, 'lessons-measured-precision-no-webgpu-en');
     assertNoErrors(errors);
   } finally {
     await b.close();

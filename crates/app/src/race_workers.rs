@@ -5,7 +5,7 @@
 //!
 //! Data flow: the page makes seeded inputs once; the CPU side sends each worker its rows of A
 //! and all of B (`postMessage`, no shared memory, so the site stays embeddable on any static
-//! host), each worker computes its rows in chunks with `cpu_kernels::cpu_matmul` and reports
+//! host), each worker computes its rows in chunks with `cpu_kernels::matmul_variants` and reports
 //! progress, and the page assembles C; the GPU side runs the same inputs through
 //! `Gpu::run`. Both results are checked against the CPU reference and against each other.
 

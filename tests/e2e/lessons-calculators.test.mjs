@@ -35,7 +35,7 @@ for (const lang of ['en', 'zh']) {
       assertClean(text, `${id} ${lang}`);
       if (lang === 'zh') assert.match(text, /[\u4e00-\u9fff]/, `${id}: Chinese text`);
       assert.ok(await page.$('.try-it'), `${id}: ends with a "try it"`);
-      await screenshot(page, `learn-b-${id}-${lang}`);
+      await screenshot(page, `lessons-calculators-${id}-${lang}`);
       assertNoErrors(errors);
       await context.close();
     }
@@ -75,7 +75,7 @@ test('VRAM: 7B FP16 Adam is 112 GB plus activations; inputs change it; bad input
   await page.click('.presets button:has-text("ResNet-50")');
   await page.waitForSelector('#f-mb');
   assert.match(new URL(page.url()).hash, /act=sample/);
-  await screenshot(page, 'learn-b-vram-qlora-en');
+  await screenshot(page, 'lessons-calculators-vram-qlora-en');
   assertNoErrors(errors);
   await context.close();
 });
@@ -144,7 +144,7 @@ test('Choosing a GPU: fits first, ranked by bandwidth', async () => {
   await page.waitForSelector('[data-need="112000000000"]');
   const fits = await page.$$eval('tr.gpu-row[data-fit="fits"]', (rs) => rs.map((r) => r.dataset.gpu));
   assert.deepEqual(fits, ['mi300x', 'h200']);
-  await screenshot(page, 'learn-b-choosing-train-en');
+  await screenshot(page, 'lessons-calculators-choosing-train-en');
   await page.fill('#f-p', '0');
   await page.waitForSelector('[data-need="invalid"]');
   assertClean(await bodyText(page), 'choosing');
@@ -195,7 +195,7 @@ test('VRAM: a preset sets every field it implies (GPT-3 175B → about 2.8 TB)',
   // Model states alone: 175e9 × 16 bytes = 2.8e12; activations come on top.
   const total = Number(await page.getAttribute('[data-vram-total]', 'data-vram-total'));
   assert.ok(total >= 2.8e12 && total < 4e12, `total ${total}`);
-  await screenshot(page, 'learn-b-vram-gpt3-en');
+  await screenshot(page, 'lessons-calculators-vram-gpt3-en');
   assertNoErrors(errors);
   await context.close();
 });

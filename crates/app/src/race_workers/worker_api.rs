@@ -3,9 +3,9 @@
 //! (`crates/bench/cpu_vs_wasm.mjs`).
 
 use cpu_kernels::conv::ConvShape;
-use cpu_kernels::cpu_conv::{ConvRowJob, CpuConvVariant};
-use cpu_kernels::cpu_matmul::{self, CpuVariant, RowJob};
+use cpu_kernels::conv_variants::{ConvRowJob, CpuConvVariant};
 use cpu_kernels::matmul::{self, MatmulSize};
+use cpu_kernels::matmul_variants::{self, CpuVariant, RowJob};
 use cpu_kernels::verify::{self, Precision};
 use wasm_bindgen::prelude::*;
 
@@ -111,7 +111,8 @@ pub fn cpu_bench(variant: &str, n: u32, reps: u32) -> Result<f64, JsError> {
     }
     let size = MatmulSize::new(n, n, n);
     let (a, b) = size.inputs(page_models::race::params::SEED);
-    let run = || cpu_matmul::matmul(v, size, &a, &b).map_err(|e| JsError::new(&format!("{e:?}")));
+    let run =
+        || matmul_variants::matmul(v, size, &a, &b).map_err(|e| JsError::new(&format!("{e:?}")));
     let c = run()?;
     let idx = matmul::check_indices(size, 0, 2048, 7).unwrap_or_default();
     let reference = matmul::reference_at(size, &a, &b, &idx);

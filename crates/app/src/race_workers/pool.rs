@@ -13,9 +13,9 @@ use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
 
 use cpu_kernels::conv::ConvShape;
-use cpu_kernels::cpu_conv::CpuConvVariant;
-use cpu_kernels::cpu_matmul::CpuVariant;
+use cpu_kernels::conv_variants::CpuConvVariant;
 use cpu_kernels::matmul::MatmulSize;
+use cpu_kernels::matmul_variants::CpuVariant;
 
 use page_models::race::params::{chunk_rows, split_rows};
 

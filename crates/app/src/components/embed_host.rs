@@ -628,7 +628,7 @@ mod tests {
             include_str!("./visualiser.rs"),
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
-            include_str!("conv/mod.rs"),
+            include_str!("./conv.rs"),
             include_str!("conv/layers.rs"),
             include_str!("./editor_page.rs"),
             include_str!("./puzzle_page.rs"),
