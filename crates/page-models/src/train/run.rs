@@ -109,9 +109,12 @@ impl Rate {
         }
     }
 
+    /// None until the window spans 300 ms and at least one step finished in it: before the
+    /// first step of a loaded GPU finishes, "0.00 steps/s" would be a number nobody measured
+    /// (only that the rate is below one step per window).
     pub fn per_second(&self) -> Option<f64> {
         let (&(t0, c0), &(t1, c1)) = (self.0.front()?, self.0.back()?);
-        (t1 - t0 > 300.0).then(|| (c1.saturating_sub(c0)) as f64 * 1000.0 / (t1 - t0))
+        (t1 - t0 > 300.0 && c1 > c0).then(|| (c1 - c0) as f64 * 1000.0 / (t1 - t0))
     }
 
     /// Forgets the window (on Play/Pause), so a rate never spans time nothing ran.
@@ -373,6 +376,17 @@ mod tests {
         );
         r.record(1000.0, 50);
         assert_eq!(rate_view(true, &r), RateView::PerSecond(50.0));
+        // A side whose first step has not finished (a loaded GPU compiling its pipelines)
+        // has no rate yet, however long the window.
+        let mut first = Rate::default();
+        first.record(0.0, 0);
+        first.record(1500.0, 0);
+        assert_eq!(rate_view(true, &first), RateView::Measuring);
+        first.record(1800.0, 1);
+        assert_eq!(
+            rate_view(true, &first),
+            RateView::PerSecond(1000.0 / 1800.0)
+        );
         assert_eq!(rate_view(false, &r), RateView::Paused);
         r.clear();
         assert_eq!(rate_view(true, &r), RateView::Measuring);
