@@ -12,7 +12,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use super::matmul_run::use_cancel_on_unmount;
+use super::run_lifecycle::use_run;
 use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use page_models::conv_layers::LayerSettings;
@@ -69,7 +69,7 @@ pub fn Conv(props: &ConvProps) -> Html {
     let bad = use_state(|| bad);
     let layer = use_state(|| first_layer);
     let page = use_reducer(|| PageState(Page::new(first)));
-    let cancel = use_cancel_on_unmount();
+    let runs = use_run::<()>(|| ());
     let input = page.0.input();
     // The URL follows every valid setting.
     {
@@ -132,7 +132,7 @@ pub fn Conv(props: &ConvProps) -> Html {
     let can_run = page.0.can_run(&input, checking);
 
     let run = {
-        let (page, cancel, input) = (page.dispatcher(), cancel.clone(), input.clone());
+        let (page, runs, input) = (page.dispatcher(), runs.clone(), input.clone());
         let settings = settings.clone();
         let lang = ctx.lang;
         Callback::from(move |e: SubmitEvent| {
@@ -141,11 +141,15 @@ pub fn Conv(props: &ConvProps) -> Html {
                 return;
             }
             page.dispatch(PageAction::Started);
-            let token = gpu_runtime::CancelToken::new();
-            *cancel.borrow_mut() = token.clone();
+            let run = runs.start(());
+            let token = run.token().clone();
             let (page, input, settings) = (page.clone(), input.clone(), settings.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let result = filter(&settings, &input, gpu, token).await;
+                // Left the page meanwhile: nothing is left to show it.
+                if !run.finish() {
+                    return;
+                }
                 page_models::embed::report(match &result {
                     Ok(d) => Ok(filter_report(d)),
                     Err(e) => Err(error_text(lang, e)),

@@ -61,8 +61,6 @@ pub fn progress_view(ctx: &Ctx, p: Option<Progress>) -> Html {
     }
 }
 
-pub use super::run_lifecycle::use_cancel_on_unmount;
-
 fn size_message(ctx: &Ctx, e: &SizeError) -> String {
     match e {
         SizeError::Empty => ctx.t("size.empty").into(),

@@ -1,8 +1,9 @@
 //! The one run-lifecycle hook of every view that starts runs (the race's duel, sweep and claim
-//! views, the Run widget, Run all): [`use_run`] keeps which run is current
+//! views, the Run widget, Run all, the conv page and its layers, the crossover experiment, the
+//! editor, puzzles and scratch mode): [`use_run`] keeps which run is current
 //! (`page_models::run_lifecycle`) and the cancel token of its GPU side, and stops a run on
-//! Cancel, on new settings and when the view goes away. [`use_cancel_on_unmount`] is the token
-//! alone, for views that need nothing more.
+//! Cancel, on new settings and when the view goes away. (Training is one long run with its own
+//! model, `page_models::train::run`.)
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -14,7 +15,7 @@ use yew::prelude::*;
 /// A cancel token for runs started by a component, cancelled when the component goes away
 /// (leaving a page mid-run must not leave GPU work queued for the next page).
 #[hook]
-pub fn use_cancel_on_unmount() -> Rc<RefCell<CancelToken>> {
+fn use_cancel_on_unmount() -> Rc<RefCell<CancelToken>> {
     let token = use_mut_ref(CancelToken::new);
     {
         let token = token.clone();

@@ -11,7 +11,7 @@ use gpu_runtime::conv::{run_conv_with, verify_conv, ConvError, ConvStage};
 use gpu_runtime::{GpuError, RunControl, RunOptions};
 use yew::prelude::*;
 
-use super::super::matmul_run::use_cancel_on_unmount;
+use super::super::run_lifecycle::use_run;
 use super::super::Ctx;
 use super::io::{cell_at, draw_lit, zoom, Overlay};
 use crate::session;
@@ -60,7 +60,7 @@ impl Reducible for ViewState {
 pub fn Layers(props: &Props) -> Html {
     let ctx = use_context::<Ctx>();
     let view = use_reducer(|| ViewState(LayerView::new(props.layer.seed)));
-    let cancel = use_cancel_on_unmount();
+    let runs = use_run::<()>(|| ());
     let input_canvas = use_node_ref();
     let maps: Vec<NodeRef> = (0..2 * MAX_K).map(|_| NodeRef::default()).collect();
     let maps = use_memo((), move |_| maps);
@@ -99,7 +99,7 @@ pub fn Layers(props: &Props) -> Html {
     let can_run = view.0.can_run(props.valid, shapes.is_ok(), checking);
 
     let run = {
-        let (view, cancel) = (view.dispatcher(), cancel.clone());
+        let (view, runs) = (view.dispatcher(), runs.clone());
         let (settings, layer, input) = (props.settings.clone(), props.layer, props.input.clone());
         let lang = ctx.lang;
         Callback::from(move |_: MouseEvent| {
@@ -110,11 +110,14 @@ pub fn Layers(props: &Props) -> Html {
                 return;
             }
             view.dispatch(LayerAction::Started);
-            let token = gpu_runtime::CancelToken::new();
-            *cancel.borrow_mut() = token.clone();
+            let run = runs.start(());
+            let token = run.token().clone();
             let (view, settings, input) = (view.clone(), settings.clone(), input.clone());
             wasm_bindgen_futures::spawn_local(async move {
                 let result = run_layers(&settings, &layer, shapes, &input, gpu, token).await;
+                if !run.finish() {
+                    return;
+                }
                 page_models::embed::report(match &result {
                     Ok(d) => Ok(report(d)),
                     Err(e) => Err(super::error_text(lang, e)),

@@ -18,7 +18,7 @@ use mlp::crossover::{self, crossover, median_spread, Crossover, Grid, Point, RUN
 use mlp::{Gemm, TunedTrainer};
 
 use super::picture::Frame;
-use crate::components::kernel_run::use_cancel_on_unmount;
+use crate::components::run_lifecycle::use_run;
 use crate::components::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
@@ -191,7 +191,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
     let ctx = use_context::<Ctx>();
     let state = use_mut_ref(State::default);
     let redraw = use_force_update();
-    let cancel = use_cancel_on_unmount();
+    let runs = use_run::<()>(|| ());
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -204,16 +204,16 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
     let running = matches!(state.borrow().phase, Phase::Running { .. });
     let on_click = {
         let grid = grid.clone();
-        let (state, redraw, cancel) = (state.clone(), redraw.clone(), cancel.clone());
+        let (state, redraw, runs) = (state.clone(), redraw.clone(), runs.clone());
         let on_start = props.on_start.clone();
         Callback::from(move |_: MouseEvent| {
             if running {
-                cancel.borrow().cancel();
+                runs.cancel();
                 return;
             }
             on_start.emit(());
-            let token = CancelToken::new();
-            *cancel.borrow_mut() = token.clone();
+            let this_run = runs.start(());
+            let token = this_run.token().clone();
             {
                 let mut s = state.borrow_mut();
                 s.cells.clear();
@@ -246,6 +246,8 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                     },
                 )
                 .await;
+                // Cancelled or left: the points so far stay, marked as a cancelled run.
+                let finished = this_run.finish() && finished;
                 state.borrow_mut().phase = if finished {
                     Phase::Done
                 } else {
