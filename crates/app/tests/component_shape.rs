@@ -1,6 +1,10 @@
-//! No component function runs past 200 lines: a component renders and dispatches, and one
-//! that grows longer is holding page logic (which belongs in `page-models`) or panels that
-//! want components of their own.
+//! Two rules of the components' shape, checked on their source:
+//! - no component function runs past 200 lines: a component renders and dispatches, and one
+//!   that grows longer is holding page logic (which belongs in `page-models`) or panels that
+//!   want components of their own;
+//! - no component makes its own cancel token: every run starts through `use_run`
+//!   (`components/run_lifecycle.rs`), which stops it on Cancel and on leaving the page and
+//!   drops its result once stale.
 
 use std::path::{Path, PathBuf};
 
@@ -73,5 +77,27 @@ fn no_component_function_is_over_200_lines() {
         long.is_empty(),
         "component functions over {MAX_LINES} lines:\n{}",
         long.join("\n")
+    );
+}
+
+#[test]
+fn runs_start_only_through_use_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/components");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let own: Vec<String> = files
+        .iter()
+        .filter(|f| !f.ends_with("run_lifecycle.rs"))
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .expect("read component")
+                .contains("CancelToken::new")
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(
+        own.is_empty(),
+        "components making their own cancel token (start runs with use_run):\n{}",
+        own.join("\n")
     );
 }

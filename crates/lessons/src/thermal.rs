@@ -2,8 +2,14 @@
 //! component runs the chunks and hands the points here.
 //!
 //! The early median is the median of the first [`early_count`] points (the first fifth, at
-//! least 3). A point is "low" when it is more than [`DROP`] below it; the run "throttled" when
+//! least 3). A point is "low" when it is more than [`DROP`] below it; the run slowed down when
 //! the median of the last fifth (at least 3 points) is more than [`DROP`] below it.
+//!
+//! A slowdown is called throttling only when nothing else explains it ([`verdict`]): on a
+//! software adapter the CPU runs the kernels, so the chart shows the CPU's load; when a fixed
+//! piece of CPU work (the control) also took longer at the end, other programs were competing
+//! for the machine; when the first points already varied by more than [`DROP`], a 10 % drop is
+//! inside the noise. Each of those is "can't tell here", with its reason.
 
 /// A drop larger than this fraction of the early median counts as throttling.
 pub const DROP: f64 = 0.10;
@@ -77,6 +83,71 @@ pub fn analyse(points: &[Point]) -> Option<Analysis> {
             .map(|(i, _)| i)
             .collect(),
     })
+}
+
+/// Why a slowdown cannot be called throttling here.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Doubt {
+    /// The adapter is a software renderer: the CPU ran the kernels.
+    SoftwareAdapter,
+    /// The control (fixed CPU work timed before and after the load) took this fraction
+    /// longer at the end: the machine was busy with something else.
+    CpuBusy { control_slowdown: f64 },
+    /// The early points varied by this fraction of their median (max − min): more than the
+    /// drop a verdict needs.
+    NoisyStart { spread: f64 },
+}
+
+/// The lesson's conclusion about a finished run; `drop` as in [`Analysis`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict {
+    Steady { drop: f64 },
+    Throttled { drop: f64 },
+    CantTell { drop: f64, doubt: Doubt },
+}
+
+/// The verdict on a finished run, None before [`MIN_POINTS`] points. `control_ms` is the
+/// control's time before and after the load, when it was measured.
+pub fn verdict(
+    points: &[Point],
+    software: bool,
+    control_ms: Option<(f64, f64)>,
+) -> Option<Verdict> {
+    let a = analyse(points)?;
+    let drop = a.drop?;
+    if software {
+        return Some(Verdict::CantTell {
+            drop,
+            doubt: Doubt::SoftwareAdapter,
+        });
+    }
+    if !a.throttled {
+        return Some(Verdict::Steady { drop });
+    }
+    if let Some((before, after)) = control_ms.filter(|(b, a)| *b > 0.0 && a.is_finite()) {
+        let control_slowdown = after / before - 1.0;
+        if control_slowdown > DROP {
+            return Some(Verdict::CantTell {
+                drop,
+                doubt: Doubt::CpuBusy { control_slowdown },
+            });
+        }
+    }
+    let early: Vec<f64> = points[..early_count(points.len())]
+        .iter()
+        .map(|p| p.gflops)
+        .collect();
+    let (lo, hi) = early.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &g| {
+        (lo.min(g), hi.max(g))
+    });
+    let spread = (hi - lo) / a.early_median;
+    if spread > DROP {
+        return Some(Verdict::CantTell {
+            drop,
+            doubt: Doubt::NoisyStart { spread },
+        });
+    }
+    Some(Verdict::Throttled { drop })
 }
 
 /// Repetitions of the matmul per point so that a point takes about `target_ms`, from the time
@@ -208,6 +279,66 @@ mod tests {
         assert!(!a.throttled);
         assert!(analyse(&[]).is_none());
         assert!(analyse(&series(&[0.0, 0.0, 0.0])).is_none());
+    }
+
+    #[test]
+    fn a_slowdown_is_throttling_only_when_nothing_else_explains_it() {
+        // 100 → 80: a 20 % drop, early points within 2 %.
+        let slow = series(&[100.0, 101.0, 99.0, 90.0, 85.0, 80.0, 80.0, 80.0]);
+        let drop = 0.2;
+        let near = |v: Option<Verdict>, want: Verdict| match (v, want) {
+            (Some(Verdict::Throttled { drop: d }), Verdict::Throttled { .. }) => {
+                (d - drop).abs() < 1e-9
+            }
+            (Some(Verdict::CantTell { doubt, .. }), Verdict::CantTell { doubt: w, .. }) => {
+                std::mem::discriminant(&doubt) == std::mem::discriminant(&w)
+            }
+            _ => false,
+        };
+        let tell = |doubt| Verdict::CantTell { drop, doubt };
+        assert!(near(
+            verdict(&slow, false, Some((10.0, 10.5))),
+            Verdict::Throttled { drop }
+        ));
+        assert!(near(
+            verdict(&slow, false, None),
+            Verdict::Throttled { drop }
+        ));
+        // The same series on a software adapter, or with the CPU control 30 % slower.
+        assert!(near(
+            verdict(&slow, true, None),
+            tell(Doubt::SoftwareAdapter)
+        ));
+        assert!(matches!(
+            verdict(&slow, false, Some((10.0, 13.0))),
+            Some(Verdict::CantTell {
+                doubt: Doubt::CpuBusy { control_slowdown },
+                ..
+            }) if (control_slowdown - 0.3).abs() < 1e-9
+        ));
+        // Early points spread by 30 %: a 20 % drop is inside the noise.
+        let noisy = series(&[100.0, 130.0, 100.0, 90.0, 85.0, 80.0, 80.0, 80.0]);
+        assert!(matches!(
+            verdict(&noisy, false, None),
+            Some(Verdict::CantTell {
+                doubt: Doubt::NoisyStart { spread },
+                ..
+            }) if (spread - 0.3).abs() < 1e-9
+        ));
+        // Steady stays steady on hardware, and is "can't tell" on a software adapter.
+        let steady = series(&[100.0; 8]);
+        assert_eq!(
+            verdict(&steady, false, Some((10.0, 20.0))),
+            Some(Verdict::Steady { drop: 0.0 })
+        );
+        assert!(matches!(
+            verdict(&steady, true, None),
+            Some(Verdict::CantTell {
+                doubt: Doubt::SoftwareAdapter,
+                ..
+            })
+        ));
+        assert_eq!(verdict(&slow[..5], false, None), None, "too few points");
     }
 
     #[test]

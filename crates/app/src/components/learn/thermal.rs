@@ -10,10 +10,11 @@ use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify;
 use gpu_runtime::numeric::mean_ms;
 use gpu_runtime::{CancelToken, GpuError, Job, RunControl, RunOptions};
-use lessons::thermal::{self, Point, MAX_SECONDS, MIN_SECONDS};
+use lessons::thermal::{self, Doubt, Point, Verdict, MAX_SECONDS, MIN_SECONDS};
 use yew::prelude::*;
 
 use super::kit as common;
+use crate::components::run_lifecycle::use_run;
 use crate::components::Ctx;
 use crate::session;
 use page_models::format;
@@ -29,6 +30,8 @@ const CHART_W: f64 = 640.0;
 const CHART_H: f64 = 260.0;
 const CHART_LEFT: f64 = 56.0;
 const CHART_BOTTOM: f64 = 28.0;
+/// Iterations of the CPU control: a few milliseconds of the page's own thread.
+const CONTROL_ITERS: u64 = 2_000_000;
 
 #[derive(Clone, Debug, PartialEq)]
 enum State {
@@ -67,6 +70,8 @@ struct Run {
     n: u32,
     reps: u32,
     seconds: u32,
+    /// The CPU control's time before and after the load (ms), once measured.
+    control_ms: Option<(f64, f64)>,
 }
 
 #[function_component]
@@ -79,15 +84,12 @@ pub fn Body() -> Html {
         n: 0,
         reps: 0,
         seconds: 0,
+        control_ms: None,
     });
     // The latest run, for the async loop (state handles are snapshots).
     let latest = use_mut_ref(|| (*run).clone());
-    let token = use_mut_ref(CancelToken::new);
-    {
-        // Leaving the page stops the load.
-        let token = token.clone();
-        use_effect_with((), move |_| move || token.borrow().cancel());
-    }
+    // Stop and leaving the page stop the load at its next submission.
+    let runs = use_run::<()>(|| ());
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -100,14 +102,14 @@ pub fn Body() -> Html {
     let start = {
         let run = run.clone();
         let latest = latest.clone();
-        let token = token.clone();
+        let runs = runs.clone();
         let seconds = secs.clone().ok();
         Callback::from(move |_: MouseEvent| {
             let Some(seconds) = seconds else {
                 return;
             };
-            let fresh = CancelToken::new();
-            *token.borrow_mut() = fresh.clone();
+            let this_run = runs.start(());
+            let fresh = this_run.token().clone();
             let set = {
                 let run = run.clone();
                 let latest = latest.clone();
@@ -125,10 +127,13 @@ pub fn Body() -> Html {
                     n: 0,
                     reps: 0,
                     seconds,
+                    control_ms: None,
                 }
             });
             wasm_bindgen_futures::spawn_local(async move {
                 let result = sustained(software, seconds, &fresh, set.clone()).await;
+                // Stopped (made stale by Stop) or not, the points so far stay on the chart.
+                this_run.finish();
                 set(&|r: &mut Run| {
                     r.state = match &result {
                         Ok(()) => State::Done,
@@ -144,8 +149,10 @@ pub fn Body() -> Html {
         })
     };
     let stop = {
-        let token = token.clone();
-        Callback::from(move |_: MouseEvent| token.borrow().cancel())
+        let runs = runs.clone();
+        Callback::from(move |_: MouseEvent| {
+            runs.cancel();
+        })
     };
     let gate = common::gpu_gate(&ctx);
     let busy = run.state.busy();
@@ -179,6 +186,72 @@ pub fn Body() -> Html {
             { common::try_it(&ctx, "lesson.thermal.try", Some(("learn/roofline", "lesson.thermal.try_link"))) }
         </>
     }
+}
+
+/// The verdict in words: throttling only when nothing else explains a slowdown, else why the
+/// page cannot tell (`lessons::thermal::verdict`).
+fn verdict_view(ctx: &Ctx, v: Verdict) -> Html {
+    let pct = |f: f64| format!("{:.1}", f * 100.0);
+    let (class, code, drop, text) = match v {
+        Verdict::Steady { drop } => (
+            "ok",
+            "steady",
+            drop,
+            ctx.tf("lesson.thermal.steady", &[("pct", &pct(drop))]),
+        ),
+        Verdict::Throttled { drop } => (
+            "bad",
+            "throttled",
+            drop,
+            ctx.tf("lesson.thermal.throttled", &[("pct", &pct(drop))]),
+        ),
+        Verdict::CantTell { drop, doubt } => {
+            let (code, text) = match doubt {
+                Doubt::SoftwareAdapter => (
+                    "software",
+                    ctx.tf("lesson.thermal.cant_tell_software", &[("pct", &pct(drop))]),
+                ),
+                Doubt::CpuBusy { control_slowdown } => (
+                    "cpu-busy",
+                    ctx.tf(
+                        "lesson.thermal.cant_tell_cpu",
+                        &[("pct", &pct(drop)), ("cpu", &pct(control_slowdown))],
+                    ),
+                ),
+                Doubt::NoisyStart { spread } => (
+                    "noisy",
+                    ctx.tf(
+                        "lesson.thermal.cant_tell_noisy",
+                        &[("pct", &pct(drop)), ("spread", &pct(spread))],
+                    ),
+                ),
+            };
+            ("unsure", code, drop, text)
+        }
+    };
+    html! {
+        <p class={classes!("verdict", class)} data-verdict={code} data-drop={drop.to_string()}>{ text }</p>
+    }
+}
+
+/// A fixed piece of work on the page's own thread, timed (the median of five): if it takes
+/// longer after the load than before, other programs were competing for the machine, which
+/// slows the page's submissions as throttling would.
+fn cpu_control_ms() -> f64 {
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t0 = common::now_ms();
+            let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+            for i in 0..CONTROL_ITERS {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(i);
+                x ^= x >> 29;
+            }
+            std::hint::black_box(x);
+            common::now_ms() - t0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[2]
 }
 
 /// The load: calibrate (one verified run), then timed chunks until `seconds` have passed or the
@@ -225,6 +298,7 @@ async fn sustained(
         )));
     }
     let reps = thermal::reps_for(mean_ms(&first.timing), POINT_MS);
+    let control_before = cpu_control_ms();
     set(&|r: &mut Run| {
         r.state = State::Running;
         r.n = n;
@@ -249,6 +323,8 @@ async fn sustained(
         };
         set(&|r: &mut Run| r.points.push(point));
     }
+    let control = (control_before, cpu_control_ms());
+    set(&|r: &mut Run| r.control_ms = Some(control));
     if stopped.get() {
         return Err(GpuError::Cancelled);
     }
@@ -285,13 +361,9 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
         .join(" ");
     let low = analysis.as_ref().map(|a| a.low.clone()).unwrap_or_default();
     let y_top = CHART_H - CHART_BOTTOM;
-    let verdict = analysis.as_ref().and_then(|a| {
-        let finished = matches!(run.state, State::Done | State::Stopped);
-        match (a.drop, finished) {
-            (Some(d), true) => Some((a.throttled, d)),
-            _ => None,
-        }
-    });
+    let verdict = matches!(run.state, State::Done | State::Stopped)
+        .then(|| thermal::verdict(&run.points, software, run.control_ms))
+        .flatten();
     html! {
         <>
             if run.n > 0 {
@@ -327,11 +399,7 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
                     { ctx.tf("lesson.thermal.early", &[("g", &format::rate(a.early_median)), ("low", &a.low.len().to_string())]) }
                 </p>
             }) }
-            { for verdict.map(|(throttled, d)| html! {
-                <p class={classes!("verdict", if throttled { "bad" } else { "ok" })} data-throttled={throttled.to_string()} data-drop={d.to_string()}>
-                    { ctx.tf(if throttled { "lesson.thermal.throttled" } else { "lesson.thermal.steady" }, &[("pct", &format!("{:.1}", d * 100.0))]) }
-                </p>
-            }) }
+            { for verdict.map(|v| verdict_view(ctx, v)) }
             if matches!(run.state, State::Stopped) {
                 <p class="note" data-stopped="true">{ ctx.t("lesson.thermal.stopped") }</p>
             }
