@@ -1,7 +1,8 @@
 // The SIMT view's controls: the selection stays in range and out-of-range sizes are clamped
-// and said, a size typed during Play is kept until Enter, the picture takes the keyboard and
-// lists its keys (both languages), the grids grow at 1920 px, the home page's card leads
-// here, and compare mode writes no factor for 0.
+// and said, a size typed during Play is kept until Enter, on a touch phone the step controls
+// stay beside the grids, the picture takes the keyboard and lists its keys (both languages),
+// the grids grow at 1920 px, the home page's card leads here, and compare mode writes no
+// factor for 0.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openPage, goto, screenshot, assertNoErrors } from './helpers.mjs';
@@ -72,6 +73,38 @@ test('a size typed while the view plays survives its redraws and applies on Ente
   assertNoErrors(errors);
   await context.close();
 });
+
+for (const lang of ['en', 'zh']) {
+  test(`on a 390 px touch screen the step controls stay on screen beside the grids; the hint is for touch (${lang})`, async () => {
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+    await goto(page, `#/visualiser?lang=${lang}&stage=naive&size=32&wg=8&sg=32`);
+    await page.waitForSelector('.vis-matrices .vis-matrix');
+    assert.equal(await page.isVisible('#vis-touch'), true, 'the touch hint shows');
+    assert.equal(await page.isVisible('#vis-keys'), false, 'the keyboard hint does not');
+    // Scroll the matrices to the middle of the screen: the Forward button must still be on it.
+    await page.evaluate(() => document.querySelector('.vis-matrices').scrollIntoView({ block: 'center' }));
+    const inView = () => page.evaluate(() => {
+      const b = document.querySelector('#vis-forward').getBoundingClientRect();
+      const m = document.querySelector('.vis-matrices').getBoundingClientRect();
+      return { button: b.top >= 0 && b.bottom <= innerHeight, matrix: m.bottom > 0 && m.top < innerHeight, top: b.top };
+    });
+    const v = await inView();
+    assert.ok(v.button && v.matrix, `Forward at y = ${v.top.toFixed(0)} with the matrices in view: ${JSON.stringify(v)}`);
+    // A tap steps, and the step's lit cells are in view with the button.
+    const step = Number(await page.getAttribute('#vis-step', 'data-step'));
+    await page.tap('#vis-forward');
+    await page.waitForFunction((s) => Number(document.querySelector('#vis-step').dataset.step) === s + 1, step);
+    const after = await inView();
+    assert.ok(after.button && after.matrix, JSON.stringify(after));
+    await screenshot(page, `visualiser-touch-390-${lang}`);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
+}
 
 test('the SIMT picture takes the keyboard after a click, shows focus and lists its keys', async () => {
   const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en&stage=naive&size=32&wg=8&sg=32');

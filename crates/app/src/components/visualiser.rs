@@ -532,6 +532,7 @@ pub fn Visualiser() -> Html {
             <PlayControls view={view.0} step={cur_step} {last} count={steps.len()} label={step_label(&ctx, current, params.wg)}
                 on={view.dispatcher()} />
             <p class="note vis-keys" id="vis-keys">{ ctx.t("vis.keys") }</p>
+            <p class="note vis-touch" id="vis-touch">{ ctx.t("vis.touch") }</p>
             <div class="vis-layout">
                 <LaunchPanel {trace} step={current} wg={cur_wg} thread={cur_thread} on={view.dispatcher()} />
                 <div class="vis-matrices">
