@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc,
+  launch, openPage, screenshot, assertNoErrors, assertSameOrigin, setDoc, docText,
 } from './helpers.mjs';
 
 let browser;
@@ -15,8 +15,6 @@ async function ready(page) {
   await page.waitForSelector('.code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
   await page.waitForSelector('.scratch-buffers tbody tr');
 }
-
-const docText = (page) => page.$eval('.cm-host', (h) => h.editorText());
 
 async function field(page, selector, value) {
   await page.fill(selector, value);
