@@ -1,6 +1,7 @@
 // The WGSL editor: loaded only when opened, naga's error spans in the right place after a
 // Chinese comment, an edited ladder stage verified (and a swapped index caught with the
-// differing elements listed), drafts, share links, strict CSP, both languages.
+// differing elements listed), both kernels timed alike with an honest verdict, drafts, share
+// links, strict CSP, both languages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -107,6 +108,62 @@ test('an edited stage that is still correct passes; a swapped index fails with t
   assertNoErrors(errors);
   await context.close();
 });
+
+// format::ms in page-models: the precision the page writes a time with.
+const ms = (x) => (x < 0.1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
+
+const TIMING_WORDS = {
+  en: { same: /^The same within the noise/, faster: /^Yours is faster/, slower: /^Yours is slower/, any: /faster|slower/i, runs: (n) => `${n} runs` },
+  zh: { same: /^在噪声范围内相同/, faster: /^你的版本更快/, slower: /^你的版本更慢/, any: /更快|更慢/, runs: (n) => `共 ${n} 次运行` },
+};
+
+for (const lang of ['en', 'zh']) {
+  test(`the unmodified kernel and the original are timed alike: ≥ 5 runs each, median and range, and "faster" only for disjoint ranges (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/editor?lang=${lang}&stage=matmul-naive&m=64&n=64&k=64`);
+    await editorReady(page, { runnable: true });
+    // The count of timed runs shown while running, as the page goes (every change recorded).
+    await page.evaluate(() => {
+      window.__planned = [];
+      new MutationObserver(() => {
+        const p = document.querySelector('.editor-result [data-planned]');
+        if (p) window.__planned.push(Number(p.dataset.planned));
+      }).observe(document.body, { subtree: true, childList: true, attributes: true });
+    });
+    await runEditor(page);
+    assert.equal(await page.getAttribute('.editor-result', 'data-outcome'), 'correct', await page.textContent('.editor-result'));
+    const t = await page.$eval('.editor-times', (el) => Object.fromEntries(
+      Object.entries(el.dataset).map(([k, v]) => [k, k === 'verdict' ? v : Number(v)])));
+    for (const side of ['edited', 'original']) {
+      const [runs, median, min, max] = ['Runs', 'Median', 'Min', 'Max'].map((k) => t[`${side}${k}`]);
+      assert.ok(Number.isInteger(runs) && runs >= 5, `${side}: ${runs} timed runs (${JSON.stringify(t)})`);
+      assert.ok(min > 0 && min <= median && median <= max, `${side}: ${min} ≤ ${median} ≤ ${max}`);
+      // The words show these numbers, not others.
+      const shown = await page.textContent(`.editor-times .time-${side}`);
+      for (const x of [median, min, max]) assert.ok(shown.includes(ms(x)), `${shown} shows ${ms(x)}`);
+      assert.ok(shown.includes(TIMING_WORDS[lang].runs(runs)), `${shown}: ${runs} runs`);
+    }
+    assert.ok((await page.evaluate(() => window.__planned)).includes(t.editedRuns + t.originalRuns),
+      'the running message counted the timed runs');
+    // The verdict follows from the ranges: overlapping ranges are the same within the noise.
+    const overlap = t.editedMin <= t.originalMax && t.originalMin <= t.editedMax;
+    const expected = overlap ? 'same' : t.editedMax < t.originalMin ? 'faster' : 'slower';
+    assert.equal(t.verdict, expected, JSON.stringify(t));
+    const words = await page.textContent('.editor-times .time-verdict');
+    assert.match(words, TIMING_WORDS[lang][expected]);
+    if (overlap) {
+      const times = await page.textContent('.editor-times');
+      assert.doesNotMatch(times, TIMING_WORDS[lang].any, 'no side is called faster or slower');
+    }
+    for (const width of [1280, 390, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      const noScroll = await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+      assert.ok(noScroll, `horizontal scroll at ${width}px`);
+      await screenshot(page, `editor-timing-${lang}-${width}`);
+    }
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
 
 test('a shared link round-trips the source into a fresh browser', async () => {
   const { page, context, errors } = await openPage(browser, '#/editor?lang=zh&stage=matmul-coalesced');

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import {
-  launch, openPage, goto, assertNoErrors, editorReady, setDoc, runEditor,
+  launch, openPage, goto, show, assertNoErrors, editorReady, setDoc, runEditor,
 } from './helpers.mjs';
 
 const SHOTS = process.env.SHOTS_DIR ?? '/tmp/shots-polish';
@@ -151,3 +151,84 @@ test('document references are links to the documents the site carries: docs/….
   assertNoErrors(errors);
   await context.close();
 });
+
+// Every document reference on these pages, outside a link to the document: the words a page
+// shows as plain text where they should be links (scripts, code and the editor aside).
+const plainReferences = (page) => page.evaluate(() => {
+  const found = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+    if (n.parentElement?.closest('a.doc-link, script, style, pre, code, .cm-editor')) continue;
+    found.push(...(n.textContent.match(/docs\/[a-z-]+\.md|\bFC-\d+[a-z]?\b/g) ?? []));
+  }
+  return found;
+});
+
+// The int8 lesson names FC-158 where the browser lacks the packed dot product: hide it.
+const NO_DP4 = () => {
+  const has = globalThis.WGSLLanguageFeatures?.prototype?.has;
+  if (has) {
+    WGSLLanguageFeatures.prototype.has = function (name) {
+      return name === 'packed_4x8_integer_dot_product' ? false : has.call(this, name);
+    };
+  }
+};
+
+for (const lang of ['en', 'zh']) {
+  test(`stage texts, the int8 note, the GPU table and every lesson link their documents (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/kernels?lang=${lang}&stage=matmul-tuned`,
+      { initScript: NO_DP4 });
+    const hrefs = new Set();
+    const expectLink = async (scope, href, label) => {
+      const link = page.locator(`${scope} a.doc-link[href="${href}"]`).first();
+      assert.equal(await link.innerText(), label, `${scope} links ${label} (${page.url()})`);
+      assert.equal(await link.getAttribute('target'), '_blank');
+      hrefs.add(href);
+    };
+    const noPlain = async () => assert.deepEqual(await plainReferences(page), [], `plain references on ${page.url()}`);
+    // The ladder's stage texts (kernel.<id>.why).
+    for (const [path, href, label] of [
+      ['stage=matmul-tuned', 'docs/benchmarks.html', 'docs/benchmarks.md'],
+      ['stage=matmul-double-buffer', 'docs/benchmarks.html', 'docs/benchmarks.md'],
+      ['stage=matmul-blocktile-1d', 'docs/fact-check.html#fc-173', 'FC-173'],
+      ['family=conv&stage=conv-im2col-gemm', 'docs/fact-check.html#fc-174', 'FC-174'],
+    ]) {
+      await show(page, `#/kernels?lang=${lang}&${path}`);
+      await expectLink('.stage-detail p.why', href, label);
+      await noPlain();
+    }
+    // The int8 lesson without the packed dot product says so, with its fact-check id.
+    await goto(page, `#/learn/int8?lang=${lang}`);
+    await page.waitForSelector('[data-widget="int8"] [data-dp4="false"]');
+    await expectLink('[data-widget="int8"] [data-dp4="false"]', 'docs/fact-check.html#fc-158', 'FC-158');
+    // The GPU table's sources: each id a link to its row.
+    await goto(page, `#/learn/choosing?lang=${lang}`);
+    const ids = await page.locator('td.source a.doc-link').allInnerTexts();
+    assert.ok(ids.length >= 8 && ids.every((t) => /^FC-\d+$/.test(t)), `source ids: ${ids}`);
+    await expectLink('td.source', `docs/fact-check.html#${ids[0].toLowerCase()}`, ids[0]);
+    // Every lesson: no reference left as plain text.
+    await goto(page, `#/learn?lang=${lang}`);
+    const lessons = await page.locator('a[href*="#/learn/"]').evaluateAll(
+      (as) => [...new Set(as.map((a) => new URL(a.href).hash.match(/^#\/learn\/([a-z0-9-]+)/)?.[1]).filter(Boolean))]);
+    assert.ok(lessons.length >= 20, `lessons found: ${lessons}`);
+    for (const id of lessons) {
+      await goto(page, `#/learn/${id}?lang=${lang}`);
+      await noPlain();
+      for (const a of await page.locator('a.doc-link').evaluateAll((as) => as.map((x) => x.getAttribute('href')))) hrefs.add(a);
+    }
+    // Each address is a document the site carries, and an id's row is in it.
+    const docs = new Map();
+    for (const href of hrefs) {
+      const [path, anchor] = href.split('#');
+      if (!docs.has(path)) {
+        const res = await page.request.get(new URL(path, page.url()).href);
+        assert.equal(res.status(), 200, href);
+        docs.set(path, await res.text());
+      }
+      if (anchor) assert.ok(docs.get(path).includes(`id="${anchor}"`), `${path} has the row ${anchor}`);
+    }
+    assert.ok(hrefs.has('docs/benchmarks.html') && hrefs.has('docs/fact-check.html#fc-158'), [...hrefs].join(' '));
+    assertNoErrors(errors);
+    await context.close();
+  });
+}

@@ -14,7 +14,8 @@
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
 //! - The race: [`race`]. Training: [`train`].
 //! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
-//!   [`loop_budget`], [`scratch`] and [`scratch_run`], [`puzzle_run`].
+//!   [`timing`] (yours against the original), [`loop_budget`], [`scratch`] and
+//!   [`scratch_run`], [`puzzle_run`].
 //! - Embedding: [`embed`] (its URL, origin check and message API).
 
 pub mod chart;
@@ -34,5 +35,6 @@ pub mod run_lifecycle;
 pub mod scratch;
 pub mod scratch_run;
 pub mod source_view;
+pub mod timing;
 pub mod train;
 pub mod vis_params;

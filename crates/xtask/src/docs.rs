@@ -2,7 +2,8 @@
 //! the pages can link "docs/benchmarks.md" and a fact-check id such as "FC-103" to something a
 //! visitor can open. A small Markdown subset, the one these files use: headings,
 //! paragraphs, `-` and `1.` lists, fenced code, pipe tables, `code`, **bold**, *em*, links.
-//! A table row whose first cell is a fact-check id gets that id as its anchor (`#fc-103`), and
+//! A table row whose first cell is a fact-check id gets that id as its anchor (`#fc-103`), so
+//! does a paragraph that opens with one in bold (`**FC-42 — …**`: the longer entries), and
 //! a heading its slug; links to another `.md` point at its `.html`. Std only, no scripts.
 
 use std::path::Path;
@@ -13,11 +14,11 @@ main{max-width:76rem;margin:0 auto;padding:1rem}\
 nav{font-size:.9rem;margin-bottom:1rem}\
 table{border-collapse:collapse;display:block;overflow-x:auto;font-size:.9rem;margin:.8rem 0}\
 th,td{border:1px solid #dde1ea;padding:.3rem .5rem;vertical-align:top;text-align:left;min-width:6rem}td:first-child{min-width:0;white-space:nowrap}td:nth-child(5){min-width:16rem}\
-tr:target{background:#fff4d6}h2:target,h3:target{background:#fff4d6}\
+tr:target,p:target{background:#fff4d6}h2:target,h3:target{background:#fff4d6}\
 code{font-family:ui-monospace,monospace;font-size:.9em;overflow-wrap:anywhere}\
 pre{background:#fff;border:1px solid #dde1ea;padding:.6rem;overflow-x:auto}\
 @media (prefers-color-scheme:dark){body{color:#e6e8ef;background:#14171f}th,td{border-color:#343a4a}\
-pre{background:#1d212c;border-color:#343a4a}tr:target,h2:target,h3:target{background:#3a3020}a{color:#8ea2ff}}\n";
+pre{background:#1d212c;border-color:#343a4a}tr:target,p:target,h2:target,h3:target{background:#3a3020}a{color:#8ea2ff}}\n";
 
 /// Renders every `*.md` of `from` into `to` (with the stylesheet).
 pub fn write_site_docs(from: &Path, to: &Path) -> Result<(), String> {
@@ -150,7 +151,15 @@ pub fn render(md: &str) -> String {
                 text.push_str(n.trim());
                 i += 1;
             }
-            html.push_str(&format!("<p>{}</p>\n", inline(&text)));
+            // A fact-check entry written as a paragraph is linked to like a row.
+            let id = text
+                .strip_prefix("**")
+                .and_then(|r| r.split_whitespace().next())
+                .and_then(fc_anchor);
+            match id {
+                Some(id) => html.push_str(&format!("<p id=\"{id}\">{}</p>\n", inline(&text))),
+                None => html.push_str(&format!("<p>{}</p>\n", inline(&text))),
+            }
         }
     }
     html
@@ -376,5 +385,41 @@ mod tests {
         for id in ["fc-05", "fc-103", "fc-131", "fc-170", "fc-174"] {
             assert!(html.contains(&format!("<tr id=\"{id}\">")), "{id}");
         }
+        for id in ["fc-42", "fc-44a", "fc-45"] {
+            assert!(html.contains(&format!("<p id=\"{id}\">")), "{id}");
+        }
+    }
+
+    /// Every fact-check id a page's text names is an anchor of the rendered document, so the
+    /// page's link to it (`page_models::doc_links`) lands on its entry.
+    #[test]
+    fn every_fact_check_id_the_pages_name_has_its_anchor() {
+        let root = crate::util::root();
+        let fc = std::fs::read_to_string(root.join("docs/fact-check.md")).expect("fact-check.md");
+        let html = render(&fc);
+        let mut named = std::collections::BTreeSet::new();
+        for lang in ["en", "zh"] {
+            let dir = root.join("crates/app/locales").join(lang);
+            for e in std::fs::read_dir(&dir).expect("locales").flatten() {
+                let text = std::fs::read_to_string(e.path()).expect("read");
+                for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+                    for (at, _) in line.match_indices("FC-") {
+                        let word: String = line[at..]
+                            .chars()
+                            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                            .collect();
+                        if let Some(id) = fc_anchor(&word) {
+                            named.insert(id);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(named.len() > 50, "{} ids", named.len());
+        let missing: Vec<_> = named
+            .iter()
+            .filter(|id| !html.contains(&format!(" id=\"{id}\">")))
+            .collect();
+        assert!(missing.is_empty(), "no anchor for {missing:?}");
     }
 }

@@ -8,7 +8,13 @@
 //! - MLP: a training session whose edited kernel replaces the catalogue's, one step and one
 //!   evaluation, against the CPU twin (`mlp::CpuTrainer`) after the same step;
 //! - measuring kernels: `Gpu::run_with` on their probe, against their own reference and rule.
+//!
+//! Then both are timed the same way ([`compare`], `page_models::timing`): a warm-up each, then
+//! at least five timed runs each, taking turns, on the same inputs and clock. Where the edited
+//! kernel carries a loop budget, the original is timed rewritten with the same budget
+//! (`original` in [`run_target`]), so the counters cost both sides alike.
 
+use std::future::Future;
 use std::rc::Rc;
 
 use cpu_kernels::conv as cref;
@@ -28,6 +34,7 @@ use page_models::edit_target::{
     Target, MLP_REL_BOUND,
 };
 use page_models::kernel_edit::{differences, reference_rule};
+use page_models::timing::{self, Side, Spread};
 
 /// Wrong elements listed by name.
 pub const SHOWN: usize = 8;
@@ -58,9 +65,12 @@ pub enum Problem {
 pub struct EditedRun {
     pub diff: Differences,
     pub layout: Layout,
-    pub ms: f64,
+    /// The edited kernel's timed runs; None when none gave a time (or a loop was stopped).
+    pub time: Option<Spread>,
     pub method: TimingMethod,
-    pub original_ms: Option<f64>,
+    /// The original's, timed alternately with the edited kernel's; None when it could not
+    /// be timed.
+    pub original_time: Option<Spread>,
     pub problem: Problem,
     /// The loop-budget flag's words read back (empty when the run had no flag).
     pub flag: Vec<u32>,
@@ -76,7 +86,7 @@ pub enum Edge {
     /// Right at this size too.
     Passed(MatmulSize),
     /// Right at the learner's size, wrong at this one: the run's `diff` and `layout` are
-    /// this size's (its `problem`, `ms` and `original_ms` stay the learner's).
+    /// this size's (its `problem` and times stay the learner's).
     Failed(MatmulSize),
 }
 
@@ -93,29 +103,107 @@ pub fn takes_loop_flag(target: Target) -> bool {
     matches!(target, Target::Matmul(_) | Target::Measure(_))
 }
 
-/// Runs `edited` (a copy of `target`'s kernel with the learner's source) and then the
-/// original on the same inputs, and compares the edited one's output with the CPU.
-/// `flag`: (binding, words) of the loop budget's flag buffer when `edited` was rewritten by
-/// `code_editor::budget_loops` (only where [`takes_loop_flag`]); its words come back in
-/// [`EditedRun::flag`].
+/// Told after each GPU run of an edited run has finished, with the timed runs done and
+/// planned (both sides; 0 of 0 before the timing starts): the page moves its watchdog on, so
+/// its limit holds for each run rather than the series, and shows the count.
+pub type Tick = Rc<dyn Fn(u32, u32)>;
+
+/// A kernel to time and, when its loops carry a budget, its flag buffer (binding, words).
+pub struct Budgeted {
+    pub kernel: KernelSpec,
+    pub flag: Option<(u32, usize)>,
+}
+
+/// Runs `edited` (a copy of `target`'s kernel with the learner's source, its flag buffer
+/// when `code_editor::budget_loops` rewrote it: only where [`takes_loop_flag`]), compares its
+/// output with the CPU, and times it against the original on the same inputs. `original`:
+/// the original rewritten with the same budget when `edited` was (None there: it could not
+/// be, and is not timed); ignored by the families without a flag. The edited kernel's flag
+/// words come back in [`EditedRun::flag`].
 pub async fn run_target(
     target: Target,
-    edited: KernelSpec,
+    edited: Budgeted,
+    original: Option<Budgeted>,
     size: Option<MatmulSize>,
     ctl: RunControl,
     software: bool,
-    flag: Option<(u32, usize)>,
+    tick: Tick,
 ) -> Result<EditedRun, GpuError> {
     let (gpu, _) = session::gpu(software).await?;
+    let t = Timer {
+        ctl: &ctl,
+        software,
+        tick: &*tick,
+    };
     match target {
-        Target::Matmul(original) => {
+        Target::Matmul(_) => {
             let size = size.ok_or(GpuError::WrongJob)?;
-            run_matmul(&gpu, original, &edited, size, &ctl, flag).await
+            run_matmul(&gpu, &edited, original.as_ref(), size, &t).await
         }
-        Target::Conv(stage) => run_conv(&gpu, stage, &edited, &ctl).await,
-        Target::Mlp(_) => run_mlp(gpu, &edited, &ctl).await,
-        Target::Measure(original) => run_measure(&gpu, original, &edited, &ctl, flag).await,
+        Target::Conv(stage) => run_conv(&gpu, stage, &edited.kernel, &t).await,
+        Target::Mlp(_) => run_mlp(gpu, &edited.kernel, &t).await,
+        Target::Measure(_) => run_measure(&gpu, &edited, original.as_ref(), &t).await,
     }
+}
+
+/// What every family's run needs for its timing.
+struct Timer<'a> {
+    ctl: &'a RunControl,
+    software: bool,
+    tick: &'a dyn Fn(u32, u32),
+}
+
+/// The timed comparison (`page_models::timing`): a warm-up run of each side, then
+/// `timing::rounds` timed runs of each, in the order `timing::order` gives, each run its own
+/// sample (ms). An edited run's error ends it (a cancel included); the original's only
+/// stops the original's timing.
+async fn compare<E, FE, O, FO>(
+    edited: E,
+    original: Option<O>,
+    t: &Timer<'_>,
+) -> Result<(Option<Spread>, Option<Spread>), GpuError>
+where
+    E: Fn() -> FE,
+    FE: Future<Output = Result<f64, GpuError>>,
+    O: Fn() -> FO,
+    FO: Future<Output = Result<f64, GpuError>>,
+{
+    let start = gpu_runtime::now_ms();
+    edited().await?;
+    (t.tick)(0, 0);
+    let mut original = match original {
+        Some(o) => match o().await {
+            Ok(_) => Some(o),
+            Err(GpuError::Cancelled) => return Err(GpuError::Cancelled),
+            Err(_) => None,
+        },
+        None => None,
+    };
+    let rounds = timing::rounds(t.software, gpu_runtime::now_ms() - start);
+    let total = rounds * if original.is_some() { 2 } else { 1 };
+    (t.tick)(0, total);
+    let (mut mine, mut theirs) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        for side in timing::order(round) {
+            match side {
+                Side::Edited => mine.push(edited().await?),
+                Side::Original => {
+                    let Some(o) = &original else { continue };
+                    match o().await {
+                        Ok(ms) => theirs.push(ms),
+                        Err(GpuError::Cancelled) => return Err(GpuError::Cancelled),
+                        Err(_) => original = None,
+                    }
+                }
+            }
+            if t.ctl.cancel.is_cancelled() {
+                return Err(GpuError::Cancelled);
+            }
+            (t.tick)((mine.len() + theirs.len()) as u32, total);
+        }
+    }
+    let theirs = original.and_then(|_| Spread::of(&theirs));
+    Ok((Spread::of(&mine), theirs))
 }
 
 /// The edited kernel's run, with the loop flag when there is one.
@@ -135,36 +223,30 @@ async fn run_edited(
 
 async fn run_matmul(
     gpu: &Gpu,
-    original: &KernelSpec,
-    edited: &KernelSpec,
+    edited: &Budgeted,
+    original: Option<&Budgeted>,
     size: MatmulSize,
-    ctl: &RunControl,
-    flag: Option<(u32, usize)>,
+    t: &Timer<'_>,
 ) -> Result<EditedRun, GpuError> {
-    let opts = RunOptions::default();
-    let (out, words, diff) = checked_matmul(gpu, edited, size, 1, ctl, flag).await?;
-    let (a, b) = size.inputs(1);
-    let job = Job::Matmul { size, a: &a, b: &b };
-    let original_ms = gpu
-        .run_with(original, &job, &opts, ctl)
-        .await
-        .ok()
-        .map(|o| o.timing.kernel_ms());
+    let (ctl, flag) = (t.ctl, edited.flag);
+    let (out, words, diff) = checked_matmul(gpu, &edited.kernel, size, 1, ctl, flag).await?;
+    (t.tick)(0, 0);
     let mut run = EditedRun {
         diff,
         layout: matrix(size),
-        ms: out.timing.kernel_ms(),
+        time: None,
         method: out.timing.method,
-        original_ms,
+        original_time: None,
         problem: Problem::Matmul(size),
         flag: words,
         edge: None,
     };
     // Right at the learner's size (and no loop stopped): the edge size too.
-    if run.diff.wrong == 0 && run.flag.iter().all(|&w| w == 0) {
+    if run.diff.wrong == 0 && !stopped(&run.flag) {
         let e = edge_size(size);
-        let (_, words, diff) = checked_matmul(gpu, edited, e, 2, ctl, flag).await?;
-        if words.iter().any(|&w| w != 0) {
+        let (_, words, diff) = checked_matmul(gpu, &edited.kernel, e, 2, ctl, flag).await?;
+        (t.tick)(0, 0);
+        if stopped(&words) {
             run.flag = words;
         }
         run.edge = Some(if diff.wrong == 0 {
@@ -175,7 +257,47 @@ async fn run_matmul(
             Edge::Failed(e)
         });
     }
+    // A stopped loop's time is its budget's, not the kernel's: nothing to compare.
+    if stopped(&run.flag) {
+        return Ok(run);
+    }
+    let (a, b) = size.inputs(1);
+    let job = Job::Matmul { size, a: &a, b: &b };
+    (run.time, run.original_time) = time_single(gpu, edited, original, &job, t).await?;
     Ok(run)
+}
+
+/// Whether a loop-flag buffer says a loop was stopped.
+fn stopped(words: &[u32]) -> bool {
+    words.iter().any(|&w| w != 0)
+}
+
+/// [`compare`] for the one-step families: each side one `run_with` of `job` (with its loop
+/// flag when it has one), one repetition a sample.
+async fn time_single(
+    gpu: &Gpu,
+    edited: &Budgeted,
+    original: Option<&Budgeted>,
+    job: &Job<'_>,
+    t: &Timer<'_>,
+) -> Result<(Option<Spread>, Option<Spread>), GpuError> {
+    let opts = &RunOptions::default();
+    let ctl = t.ctl;
+    let theirs = original.map(|o| move || sample(gpu, o, job, opts, ctl));
+    compare(move || sample(gpu, edited, job, opts, ctl), theirs, t).await
+}
+
+/// One run of `side`'s kernel on `job`: its time in ms.
+async fn sample(
+    gpu: &Gpu,
+    side: &Budgeted,
+    job: &Job<'_>,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<f64, GpuError> {
+    run_edited(gpu, &side.kernel, job, opts, ctl, side.flag)
+        .await
+        .map(|(o, _)| o.timing.kernel_ms())
 }
 
 fn matrix(size: MatmulSize) -> Layout {
@@ -207,8 +329,9 @@ async fn run_conv(
     gpu: &Gpu,
     stage: ConvStage,
     edited: &KernelSpec,
-    ctl: &RunControl,
+    t: &Timer<'_>,
 ) -> Result<EditedRun, GpuError> {
+    let ctl = t.ctl;
     let shape = conv_shape(stage);
     let (p, q) = shape
         .validate()
@@ -218,6 +341,7 @@ async fn run_conv(
     let out = run_conv_with(gpu, stage, &[edited], &shape, &x, &f, &opts, ctl)
         .await
         .map_err(conv_err)?;
+    (t.tick)(0, 0);
     let reference = cref::reference(&shape, &x, &f);
     let layout = Layout::Conv {
         n: shape.n,
@@ -232,16 +356,23 @@ async fn run_conv(
         SHOWN,
         reference_rule(&reference, Precision::F32),
     );
-    let original_ms = run_conv_with(gpu, stage, &[], &shape, &x, &f, &opts, ctl)
-        .await
-        .ok()
-        .map(|o| o.timing.kernel_ms());
+    // The original is the stage's plan with no step replaced.
+    let (shape, x, f, opts) = (&shape, &x, &f, &opts);
+    let one = move |mine: bool| async move {
+        let swapped = [edited];
+        let with: &[&KernelSpec] = if mine { &swapped } else { &[] };
+        run_conv_with(gpu, stage, with, shape, x, f, opts, ctl)
+            .await
+            .map_err(conv_err)
+            .map(|o| o.timing.kernel_ms())
+    };
+    let (time, original_time) = compare(move || one(true), Some(move || one(false)), t).await?;
     Ok(EditedRun {
         diff,
         layout,
-        ms: out.timing.kernel_ms(),
+        time,
         method: out.timing.method,
-        original_ms,
+        original_time,
         problem: Problem::Conv {
             n: shape.n,
             c: shape.c,
@@ -258,21 +389,22 @@ async fn run_conv(
 
 async fn run_measure(
     gpu: &Gpu,
-    original: &KernelSpec,
-    edited: &KernelSpec,
-    ctl: &RunControl,
-    flag: Option<(u32, usize)>,
+    edited: &Budgeted,
+    original: Option<&Budgeted>,
+    t: &Timer<'_>,
 ) -> Result<EditedRun, GpuError> {
-    let size = measure_size(original.id);
+    let id = edited.kernel.id;
+    let size = measure_size(id);
     let input = measurements::input(size.elements as usize);
     let job = Job::Measure {
         size,
         input: &input,
     };
     let opts = RunOptions::default();
-    let (out, flag) = run_edited(gpu, edited, &job, &opts, ctl, flag).await?;
-    let rule = measurements::verify(original.id, size, &input, &out.output).rel_bound;
-    let want: Vec<f64> = measurements::reference(original.id, size, &input)
+    let (out, flag) = run_edited(gpu, &edited.kernel, &job, &opts, t.ctl, edited.flag).await?;
+    (t.tick)(0, 0);
+    let rule = measurements::verify(id, size, &input, &out.output).rel_bound;
+    let want: Vec<f64> = measurements::reference(id, size, &input)
         .into_iter()
         .map(f64::from)
         .collect();
@@ -282,17 +414,17 @@ async fn run_measure(
         name: "out",
     };
     let diff = compare_elements(&layout, &out.output, &want, SHOWN, within(rule));
-    let original_ms = gpu
-        .run_with(original, &job, &opts, ctl)
-        .await
-        .ok()
-        .map(|o| o.timing.kernel_ms());
+    let (time, original_time) = if stopped(&flag) {
+        (None, None)
+    } else {
+        time_single(gpu, edited, original, &job, t).await?
+    };
     Ok(EditedRun {
         diff,
         layout,
-        ms: out.timing.kernel_ms(),
+        time,
         method: out.timing.method,
-        original_ms,
+        original_time,
         problem: Problem::Measure {
             elements: size.elements,
             threads: size.threads,
@@ -347,12 +479,10 @@ async fn mlp_step(
     }
 }
 
-async fn run_mlp(
-    gpu: Rc<Gpu>,
-    edited: &KernelSpec,
-    ctl: &RunControl,
-) -> Result<EditedRun, GpuError> {
-    let (params, logits, ms) = mlp_step(gpu.clone(), &[edited], edited.id, ctl).await?;
+async fn run_mlp(gpu: Rc<Gpu>, edited: &KernelSpec, t: &Timer<'_>) -> Result<EditedRun, GpuError> {
+    let ctl = t.ctl;
+    let (params, logits, _) = mlp_step(gpu.clone(), &[edited], edited.id, ctl).await?;
+    (t.tick)(0, 0);
     // The twin: the same setup, one step, then the same evaluation rows.
     let spec = mlp_spec(edited.id);
     let net = spec.net();
@@ -385,16 +515,25 @@ async fn run_mlp(
         cols: 32,
     };
     let diff = compare_elements(&layout, &got, &expected, SHOWN, within(MLP_REL_BOUND));
-    let original_ms = mlp_step(gpu, &[], edited.id, ctl)
-        .await
-        .ok()
-        .map(|(_, _, ms)| ms);
+    // The original is a session with no kernel replaced.
+    let gpu = &gpu;
+    let one = move |mine: bool| {
+        let gpu = gpu.clone();
+        async move {
+            let swapped = [edited];
+            let with: &[&KernelSpec] = if mine { &swapped } else { &[] };
+            mlp_step(gpu, with, edited.id, ctl)
+                .await
+                .map(|(_, _, ms)| ms)
+        }
+    };
+    let (time, original_time) = compare(move || one(true), Some(move || one(false)), t).await?;
     Ok(EditedRun {
         diff,
         layout,
-        ms,
+        time,
         method: TimingMethod::WallClock,
-        original_ms,
+        original_time,
         problem: Problem::MlpStep { batch: spec.batch },
         flag: Vec::new(),
         edge: None,

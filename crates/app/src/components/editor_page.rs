@@ -1,8 +1,8 @@
 //! `#/editor?stage=<id>`: edit any kernel the site shows — a matmul stage, a conv stage, an
 //! MLP kernel, a measuring kernel (`page_models::edit_target::Target`) — and run it beside the
 //! original. Run = naga's check in the editor → the browser compiles it → it runs on the
-//! family's inputs → checked element by element against the family's CPU reference → timed,
-//! then the original runs on the same inputs (`edit_run::run_target`). Wrong elements are
+//! family's inputs → checked element by element against the family's CPU reference → timed
+//! against the original on the same inputs (`edit_run::run_target`). Wrong elements are
 //! listed and marked on the output's picture. Drafts live in local storage; Share puts the
 //! source, deflated, in the URL (`src`).
 //!
@@ -11,9 +11,12 @@
 //! `editor.js`'s `bindingCheck`) — exactly what the family's plan binds — and names a wrong
 //! binding, a missing entry point or a read-only output in words (`editor.bind.*`); then the
 //! browser's own compiler messages (`Gpu::compilation_messages`) are placed in UTF-16 columns
-//! (`kernel_edit::browser_message`) and stop the run if they are errors. A run still going
-//! after 20 s (`watchdog=<ms>` shortens it, ≥ 1 s, for tests) is cancelled and the page's
-//! device dropped (`session::forget`), the source kept. The watchdog cannot take back work
+//! (`kernel_edit::browser_message`) and stop the run if they are errors. The two kernels are
+//! then timed alike (`page_models::timing`: a warm-up, ≥ 5 timed runs each, taking turns),
+//! and the page says "faster" only when the two ranges do not overlap. A GPU run still going
+//! after 20 s (`watchdog=<ms>` shortens it, ≥ 1 s, for tests; each finished run of the series
+//! gives the next the whole limit: [`Watchdog`]) is cancelled and the page's device dropped
+//! (`session::forget`), the source kept. The watchdog cannot take back work
 //! already submitted, so matmul and measuring kernels (the runs that carry a flag buffer:
 //! `edit_run::takes_loop_flag`) also get a loop budget: `code_editor::budget_loops` rewrites
 //! every loop to stop after `edit_target::loop_budget_for` iterations and flag its line, and a
@@ -31,7 +34,7 @@ use gpu_runtime::{CancelToken, Family, GpuError, RunControl};
 use wasm_bindgen::JsCast;
 
 use super::code_editor::CodeEditor;
-use super::edit_run::{run_target, Edge, EditedRun, Problem};
+use super::edit_run::{run_target, Budgeted, Edge, EditedRun, Problem, Tick};
 use super::matmul_run::sizes_from_query;
 use super::Ctx;
 use crate::probe::WebGpuStatus;
@@ -44,6 +47,7 @@ use page_models::kernel_edit::{
     PlacedMessage, ShareError,
 };
 use page_models::source_view::changed_lines;
+use page_models::timing::Spread;
 
 /// Largest side the editor runs: the full CPU reference and the difference list are computed
 /// for every element (1024³ f64 multiply-adds take a few seconds in wasm).
@@ -128,6 +132,8 @@ pub struct EditorState {
     /// The source the shown outcome belongs to (the text when Run was pressed); None when
     /// nothing is shown. A result whose source differs from the editor's is stale.
     pub ran: Option<String>,
+    /// While running: timed runs done and planned (both kernels together; 0 of 0 before).
+    pub timing: (u32, u32),
 }
 
 impl EditorState {
@@ -147,6 +153,8 @@ pub enum Action {
     Outcome(Outcome),
     Share(Result<String, ShareError>),
     Compiler(Vec<PlacedMessage>),
+    /// Timed runs done and planned.
+    Timing(u32, u32),
 }
 
 impl Reducible for EditorState {
@@ -179,9 +187,17 @@ impl Reducible for EditorState {
                     s.ran = Some(s.source.clone());
                 }
                 s.outcome = o;
+                s.timing = (0, 0);
             }
             Action::Share(r) => s.share = Some(r),
             Action::Compiler(list) => s.external = Rc::new(list),
+            // A late count (after the answer) changes nothing.
+            Action::Timing(done, total) => {
+                if s.outcome != Outcome::Running || s.timing == (done, total) {
+                    return self;
+                }
+                s.timing = (done, total);
+            }
         }
         Rc::new(s)
     }
@@ -214,12 +230,56 @@ pub fn run_with_timeout<F, T>(
     F: std::future::Future<Output = T> + 'static,
     T: 'static,
 {
+    run_with_watchdog(work, cancel, Watchdog::new(limit_ms), finish);
+}
+
+/// When the watchdog gives up: `limit_ms` after the start, moved on by [`Watchdog::alive`].
+/// A series of GPU runs (the editor's timing rounds) calls it after each run, so the limit is
+/// each run's: a correct kernel timed ten times is not stopped for taking ten runs, and an
+/// endless one still is, in its first run.
+#[derive(Clone)]
+pub struct Watchdog {
+    limit_ms: u32,
+    deadline: Rc<Cell<f64>>,
+}
+
+impl Watchdog {
+    pub fn new(limit_ms: u32) -> Self {
+        Self {
+            limit_ms,
+            deadline: Rc::new(Cell::new(gpu_runtime::now_ms() + f64::from(limit_ms))),
+        }
+    }
+
+    /// A run has just finished: the next one gets the whole limit.
+    pub fn alive(&self) {
+        self.deadline
+            .set(gpu_runtime::now_ms() + f64::from(self.limit_ms));
+    }
+}
+
+/// [`run_with_timeout`] with a deadline that `work` may move on ([`Watchdog::alive`]).
+pub fn run_with_watchdog<F, T>(
+    work: F,
+    cancel: CancelToken,
+    watchdog: Watchdog,
+    finish: impl Fn(Option<T>) + 'static,
+) where
+    F: std::future::Future<Output = T> + 'static,
+    T: 'static,
+{
     let settled = Rc::new(Cell::new(false));
     let finish = Rc::new(finish);
     {
         let (settled, finish) = (settled.clone(), finish.clone());
         wasm_bindgen_futures::spawn_local(async move {
-            gloo::timers::future::TimeoutFuture::new(limit_ms).await;
+            loop {
+                let left = watchdog.deadline.get() - gpu_runtime::now_ms();
+                if left <= 0.0 || settled.get() {
+                    break;
+                }
+                gloo::timers::future::TimeoutFuture::new(left.ceil() as u32).await;
+            }
             if !settled.replace(true) {
                 cancel.cancel();
                 session::forget();
@@ -253,12 +313,17 @@ fn editor_report(
         r.push(("n", Field::Num(size.n as f64)));
         r.push(("k", Field::Num(size.k as f64)));
     }
-    r.push(("ms", Field::Num(run.ms)));
+    // Medians of the timed runs (`runs` and `originalRuns` of them).
+    if let Some(t) = run.time {
+        r.push(("ms", Field::Num(t.median)));
+        r.push(("runs", Field::Num(f64::from(t.runs))));
+    }
     r.push(("wrong", Field::Num(run.diff.wrong as f64)));
     r.push(("checked", Field::Num(run.diff.total as f64)));
     r.push(("verified", Field::Bool(run.diff.wrong == 0)));
-    if let Some(o) = run.original_ms {
-        r.push(("originalMs", Field::Num(o)));
+    if let Some(o) = run.original_time {
+        r.push(("originalMs", Field::Num(o.median)));
+        r.push(("originalRuns", Field::Num(f64::from(o.runs))));
     }
     // The second size it was checked at (`wrong` and `checked` are that size's when it failed).
     if let Some(Edge::Passed(e) | Edge::Failed(e)) = run.edge {
@@ -368,6 +433,7 @@ pub fn KernelEditor() -> Html {
             share: None,
             external: Rc::default(),
             ran: None,
+            timing: (0, 0),
         })
     };
     let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
@@ -445,9 +511,11 @@ pub fn KernelEditor() -> Html {
             let state = state.clone();
             let ctx2 = ctx.clone();
             let (original, source) = ((*original).clone(), state.source.clone());
-            let work = check_and_run(target, edited, original, source, size, software, ctl);
+            let watchdog = Watchdog::new(limit_ms);
+            let tick = timing_tick(&state, &watchdog);
+            let work = check_and_run(target, edited, original, source, size, software, ctl, tick);
             let target_id = target.id();
-            run_with_timeout(work, flag, limit_ms, move |r| {
+            run_with_watchdog(work, flag, watchdog, move |r| {
                 // Leaving the page makes the run stale: nothing is left to show it.
                 if run.finish() {
                     show_ended(&state, &ctx2, target_id, size, limit_ms, r);
@@ -516,7 +584,7 @@ pub fn KernelEditor() -> Html {
                         _ => ctx.t("editor.stale").to_string(),
                     }
                 }</p> }) }
-                { outcome_view(&ctx, &state.outcome, picture) }
+                { outcome_view(&ctx, &state.outcome, state.timing, picture) }
             </div>
             <details class="editor-diff">
                 <summary>{ ctx.tf("editor.diff", &[("n", &changed.len().to_string())]) }</summary>
@@ -705,11 +773,18 @@ fn outcome_code(outcome: &Outcome) -> &'static str {
     }
 }
 
-fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
+fn outcome_view(ctx: &Ctx, outcome: &Outcome, timing: (u32, u32), picture: NodeRef) -> Html {
     match outcome {
         Outcome::Idle => html! {},
         Outcome::Running => {
-            html! { <p class="message" role="status">{ ctx.t("editor.running") }</p> }
+            let (done, total) = timing;
+            html! { <p class="message" role="status" data-timed={done.to_string()} data-planned={total.to_string()}>{
+                if total > 0 {
+                    ctx.tf("editor.timing_progress", &[("done", &done.to_string()), ("total", &total.to_string())])
+                } else {
+                    ctx.t("editor.running").to_string()
+                }
+            }</p> }
         }
         Outcome::HasErrors(n) => html! {
             <p class="message error" role="alert">{ ctx.tf("editor.has_errors", &[("n", &n.to_string())]) }</p>
@@ -735,21 +810,7 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
         },
         Outcome::Done(run) => {
             let run: &EditedRun = run;
-            let times = html! {
-                <p class="editor-times">
-                    { ctx.tf("editor.time.edited", &[("size", &problem_text(ctx, &run.problem))]) }
-                    { " " }
-                    { match run.method {
-                        gpu_runtime::TimingMethod::Timestamps => ctx.tf("run.time.timestamps", &[("ms", &format::ms(run.ms))]),
-                        gpu_runtime::TimingMethod::WallClock => ctx.tf("run.time.wall", &[("ms", &format::ms(run.ms))]),
-                    } }
-                    { " · " }
-                    { match run.original_ms {
-                        Some(o) => ctx.tf("editor.time.original", &[("ms", &format::ms(o))]),
-                        None => ctx.t("editor.time.original_failed").to_string(),
-                    } }
-                </p>
-            };
+            let times = times_view(ctx, run);
             let d = &run.diff;
             let edge = edge_text(ctx, run);
             if d.wrong == 0 {
@@ -818,6 +879,63 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, picture: NodeRef) -> Html {
     }
 }
 
+/// The two kernels' times: each side's median and range over its timed runs, how they were
+/// taken, and what they allow one to say (`page_models::timing::verdict`). The numbers are
+/// on `data-*` too, unrounded, for tests to hold the words to them.
+fn times_view(ctx: &Ctx, run: &EditedRun) -> Html {
+    use page_models::timing::{factor, verdict, Verdict};
+    let spread = |s: &Spread| {
+        ctx.tf(
+            "editor.time.spread",
+            &[
+                ("median", &format::ms(s.median)),
+                ("min", &format::ms(s.min)),
+                ("max", &format::ms(s.max)),
+                ("runs", &s.runs.to_string()),
+            ],
+        )
+    };
+    let data =
+        |s: Option<&Spread>, f: fn(&Spread) -> f64| s.map(|s| f(s).to_string()).unwrap_or_default();
+    let (mine, theirs) = (run.time.as_ref(), run.original_time.as_ref());
+    let judged = mine.zip(theirs).map(|(m, o)| (verdict(m, o), factor(m, o)));
+    let words = judged.map(|(v, f)| {
+        let f = format::rate(f);
+        match v {
+            Verdict::Same => ctx.t("editor.time.same").to_string(),
+            Verdict::EditedFaster => ctx.tf("editor.time.faster", &[("factor", &f)]),
+            Verdict::EditedSlower => ctx.tf("editor.time.slower", &[("factor", &f)]),
+            Verdict::TooFew => ctx.t("editor.time.too_few").to_string(),
+        }
+    });
+    let how = mine.map(|m| {
+        let key = match run.method {
+            gpu_runtime::TimingMethod::Timestamps => "editor.time.how_timestamps",
+            gpu_runtime::TimingMethod::WallClock => "editor.time.how_wall",
+        };
+        ctx.tf(key, &[("runs", &m.runs.to_string())])
+    });
+    html! {
+        <div class="editor-times"
+            data-verdict={judged.map_or("", |(v, _)| v.code())}
+            data-edited-runs={data(mine, |s| f64::from(s.runs))} data-edited-median={data(mine, |s| s.median)}
+            data-edited-min={data(mine, |s| s.min)} data-edited-max={data(mine, |s| s.max)}
+            data-original-runs={data(theirs, |s| f64::from(s.runs))} data-original-median={data(theirs, |s| s.median)}
+            data-original-min={data(theirs, |s| s.min)} data-original-max={data(theirs, |s| s.max)}>
+            <p class="time-edited">
+                { ctx.tf("editor.time.edited", &[("size", &problem_text(ctx, &run.problem))]) }{ " " }
+                { mine.map_or_else(|| ctx.t("editor.time.failed").to_string(), spread) }
+            </p>
+            <p class="time-original">{ match theirs {
+                Some(o) => ctx.tf("editor.time.original", &[("spread", &spread(o))]),
+                None => ctx.t("editor.time.original_failed").to_string(),
+            } }</p>
+            { for words.map(|w| html! { <p class="time-verdict">{ w }</p> }) }
+            { for how.map(|h| html! { <p class="note">{ h }</p> }) }
+        </div>
+    }
+}
+
 /// "The loop at line {line} ran past {budget} iterations, so it was stopped; the result is
 /// not verified." (scratch mode and puzzles say the same).
 pub fn loop_stopped_text(ctx: &Ctx, line: u32, budget: u32) -> String {
@@ -835,6 +953,16 @@ pub fn loop_stopped_text(ctx: &Ctx, line: u32, budget: u32) -> String {
 /// browser's compiler gives its messages (shown beside naga's; errors stop the run); then the
 /// loops get their budget and the edited kernel runs beside the original. Returns the
 /// browser's messages with the result.
+/// Called after each finished timed run: the watchdog's limit starts again for the next run and
+/// the page counts the runs done.
+fn timing_tick(state: &UseReducerHandle<EditorState>, watchdog: &Watchdog) -> Tick {
+    let (state, watchdog) = (state.clone(), watchdog.clone());
+    Rc::new(move |done, total| {
+        watchdog.alive();
+        state.dispatch(Action::Timing(done, total));
+    })
+}
+
 /// What an ended run (None: it timed out) shows: the compiler's messages placed in the source,
 /// the `run-finished` report to an embedding page, and the outcome.
 fn show_ended(
@@ -858,6 +986,7 @@ fn show_ended(
     state.dispatch(Action::Outcome(run_outcome(ctx, limit_ms, r)));
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn check_and_run(
     target: Target,
     edited: gpu_runtime::KernelSpec,
@@ -866,6 +995,7 @@ async fn check_and_run(
     size: Option<cpu_kernels::matmul::MatmulSize>,
     software: bool,
     ctl: RunControl,
+    tick: Tick,
 ) -> (Vec<PlacedMessage>, Result<EditedRun, RunError>) {
     if let Ok(problems) =
         super::code_editor::binding_check(&original, &source, edited.entry_point).await
@@ -900,24 +1030,44 @@ async fn check_and_run(
         return (browser, Err(RunError::Compiler));
     }
     // Every loop of the learner's kernel gets an iteration budget (the browser's
-    // messages above are about the learner's own text, so their lines are right).
-    let budgeted = match page_models::edit_target::loop_budget_for(target, size) {
+    // messages above are about the learner's own text, so their lines are right); the
+    // original gets the same, so the two are timed with the same counters.
+    let original_kernel = edited.with_source(original.clone());
+    let (budgeted, original) = match page_models::edit_target::loop_budget_for(target, size) {
         Some(b) if super::edit_run::takes_loop_flag(target) => {
             match super::code_editor::budget_loops(&source, b).await {
-                Ok(k) => Some(k),
+                Ok(k) => {
+                    let theirs = super::code_editor::budget_loops(&original, b)
+                        .await
+                        .ok()
+                        .map(|o| Budgeted {
+                            kernel: original_kernel.with_source(o.source.clone()),
+                            flag: Some((o.flag_binding, o.flag_words)),
+                        });
+                    (Some(k), theirs)
+                }
                 Err(e) => return (browser, Err(RunError::Budget(e))),
             }
         }
-        _ => None,
-    };
-    let (edited, flag) = match &budgeted {
-        Some(k) => (
-            edited.with_source(k.source.clone()),
-            Some((k.flag_binding, k.flag_words)),
+        _ => (
+            None,
+            Some(Budgeted {
+                kernel: original_kernel,
+                flag: None,
+            }),
         ),
-        None => (edited, None),
     };
-    let r = run_target(target, edited, size, ctl, software, flag)
+    let edited = match &budgeted {
+        Some(k) => Budgeted {
+            kernel: edited.with_source(k.source.clone()),
+            flag: Some((k.flag_binding, k.flag_words)),
+        },
+        None => Budgeted {
+            kernel: edited,
+            flag: None,
+        },
+    };
+    let r = run_target(target, edited, original, size, ctl, software, tick)
         .await
         .map_err(RunError::Gpu)
         .and_then(

@@ -102,7 +102,7 @@ pub fn Ladder() -> Html {
                     </h3>
                     <p class="summary">{ ctx.t(&stage.summary_key()) }</p>
                     <h4>{ ctx.t("ladder.why") }</h4>
-                    <p class="why">{ ctx.t(&stage.why_key()) }</p>
+                    <p class="why">{ ctx.linked(&stage.why_key()) }</p>
                     <KernelRun key={family.id()} family={family} stage_id={stage.id()} compact=true />
                     <SourceView family={family} stage_id={stage.id()} />
                 </div>

@@ -113,7 +113,7 @@ pub fn Body() -> Html {
                 <td>{ format!("{} W", g.tdp_w) }</td>
                 <td class="fit-cell">{ ctx.t(fit_key) }</td>
                 <td>{ tokens.filter(|_| *fits).map(number).unwrap_or_else(|| "–".into()) }</td>
-                <td class="source">{ ctx.t(&format!("lesson.choosing.source.{}", g.id)) }{ if g.fc.is_empty() { String::new() } else { format!(" · {}", g.fc) } }</td>
+                <td class="source">{ ctx.t(&format!("lesson.choosing.source.{}", g.id)) }{ if g.fc.is_empty() { html! {} } else { crate::components::linked(&format!(" · {}", g.fc)) } }</td>
             </tr>
         }
     });

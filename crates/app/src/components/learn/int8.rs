@@ -244,7 +244,7 @@ pub fn Body() -> Html {
                 <h2>{ ctx.t("lesson.int8.widget") }</h2>
                 <p>{ ctx.t("lesson.int8.widget_intro") }</p>
                 <p class="note" data-dp4={has_dp4.to_string()}>
-                    { ctx.t(if has_dp4 { "lesson.int8.dp4_yes" } else if has_gpu { "lesson.int8.missing_dp4" } else { "lesson.int8.missing_webgpu" }) }
+                    { ctx.linked(if has_dp4 { "lesson.int8.dp4_yes" } else if has_gpu { "lesson.int8.missing_dp4" } else { "lesson.int8.missing_webgpu" }) }
                 </p>
                 { common::number_field(&ctx, "int8-n", "lesson.int8.n", &n_text, n_error, common::text_setter(&n_text)) }
                 { common::measure_controls_with(&ctx, &phase, onclick, n.is_ok(), false, done) }
@@ -308,8 +308,8 @@ fn result_view(ctx: &Ctx, r: &Result_, software: bool) -> Html {
                     { ctx.t(if ok { "lesson.int8.exact" } else { "lesson.int8.not_exact" }) }
                 </p>
             }) }
-            { for r.int8_missing.map(|k| html! { <p class="message unavailable" data-int8-missing="true">{ ctx.t(k) }</p> }) }
-            { for r.f16_missing.map(|k| html! { <p class="note" data-f16-missing="true">{ ctx.t(k) }</p> }) }
+            { for r.int8_missing.map(|k| html! { <p class="message unavailable" data-int8-missing="true">{ ctx.linked(k) }</p> }) }
+            { for r.f16_missing.map(|k| html! { <p class="note" data-f16-missing="true">{ ctx.linked(k) }</p> }) }
             <p class="note">{ ctx.t("lesson.int8.result_note") }</p>
             if software {
                 <p class="note">{ ctx.t("lesson.common.software_note") }</p>
