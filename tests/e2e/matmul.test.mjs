@@ -109,7 +109,7 @@ test('the run widget embeds with its sizes in the URL', async () => {
   const { page, context, errors } = await openPage(browser, '#/embed/matmul?lang=zh&m=48&n=40&k=24', {
     viewport: { width: 640, height: 800 },
   });
-  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 30_000 });
   await runAndWait(page);
   assert.equal(await page.getAttribute('.result [data-verified]', 'data-verified'), 'true');
   assert.match(await page.textContent('.result'), /已验证/);

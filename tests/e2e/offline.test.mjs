@@ -89,7 +89,7 @@ test('after one visit the site reloads and runs with its server stopped; updates
   await waitForRoute(page, '/kernels', { lang: 'en' });
   const notice = await page.waitForSelector('p.notice[data-update="installed"]', { timeout: 60_000 });
   assert.match(await notice.textContent(), /updated since your last visit/);
-  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 60_000 });
   // The service worker took control and finished precaching.
   await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000 });
 
@@ -98,7 +98,7 @@ test('after one visit the site reloads and runs with its server stopped; updates
 
   await page.reload();
   await waitForRoute(page, '/kernels', { lang: 'en' });
-  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 60_000 });
   assert.equal(await page.$('p.notice[data-update]'), null, 'the same version is not announced twice');
   const before = Number(await page.getAttribute('.result', 'data-runs'));
   await page.click('#run-button');
@@ -191,7 +191,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
     await page.goto(`${origin}/${path}`);
     await waitForRoute(page, '/kernels');
-    await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+    await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 60_000 });
     return page;
   };
   const swVersion = (page) => page.evaluate(() => new Promise((resolve) => {
@@ -227,7 +227,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   // installs beside A's and the page says a new version is ready.
   root = buildB;
   await page.reload();
-  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 60_000 });
   // B's glue names only B's wasm, which A's cache cannot hold, and the run below needs it.
   const visit2 = await pageLoaded(page);
   assert.ok(visit2.includes(b.glue), `visit 2 runs build B's JS: ${visit2}`);
@@ -255,7 +255,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
         return !!(r && !r.installing && (r.waiting || r.active));
       }, null, { timeout: 60_000 });
       await page.reload();
-      await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+      await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 60_000 });
     }
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
     version = await swVersion(page);
@@ -265,7 +265,7 @@ test('a new build is picked up on the next visit and announced; no old wasm runs
   assert.deepEqual(cacheNames, [`gpu-playground-${b.version}`], 'only the new version\'s cache is left');
   await stop(server);
   await page.reload();
-  await page.waitForFunction(() => !document.querySelector('#run-button')?.disabled, null, { timeout: 60_000 });
+  await page.waitForFunction(() => document.querySelector('#run-button')?.disabled === false, null, { timeout: 60_000 });
   const offline = await pageLoaded(page);
   assert.ok(offline.includes(b.glue), `offline: build B from the cache: ${offline}`);
   assert.deepEqual(offline.filter((n) => a.modules.includes(n)), [], 'offline: nothing of build A');

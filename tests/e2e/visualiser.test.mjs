@@ -94,7 +94,7 @@ test('picking a thread shows its ids under both names; bad parameters get a mess
 
 test('real-GPU mode records every workgroup exactly once and replays the waves', async () => {
   const { page, context, errors } = await openPage(browser, '#/visualiser?lang=en');
-  await page.waitForFunction(() => !document.querySelector('#real-record')?.disabled, null, { timeout: 30_000 });
+  await page.waitForFunction(() => document.querySelector('#real-record')?.disabled === false, null, { timeout: 30_000 });
   await page.click('#real-record');
   await page.waitForSelector('[data-recorded="true"]', { timeout: 120_000 });
   const n = Number(await page.getAttribute('.real-summary', 'data-workgroups'));
