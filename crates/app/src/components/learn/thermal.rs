@@ -238,7 +238,7 @@ fn verdict_view(ctx: &Ctx, v: Verdict) -> Html {
 /// longer after the load than before, other programs were competing for the machine, which
 /// slows the page's submissions as throttling would.
 fn cpu_control_ms() -> f64 {
-    let mut times: Vec<f64> = (0..5)
+    let times: Vec<f64> = (0..5)
         .map(|_| {
             let t0 = common::now_ms();
             let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -250,8 +250,8 @@ fn cpu_control_ms() -> f64 {
             common::now_ms() - t0
         })
         .collect();
-    times.sort_by(f64::total_cmp);
-    times[2]
+    // Five finite times always have a median; 0 would make the control say nothing.
+    thermal::median(&times).unwrap_or(0.0)
 }
 
 /// The load: calibrate (one verified run), then timed chunks until `seconds` have passed or the
