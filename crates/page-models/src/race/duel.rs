@@ -218,7 +218,7 @@ mod tests {
     use crate::query::Query;
 
     fn url() -> RaceParams {
-        RaceParams::parse(&Query::default(), 4).0
+        RaceParams::parse(&Query::default(), 4, false).0
     }
 
     fn conv() -> ConvRaceParams {
