@@ -76,6 +76,9 @@ test('the sweep draws a log-log chart and marks the crossover (or says there is 
     await waitForProbe(page);
     await page.waitForSelector('#sweep-start:not([disabled])');
     await page.click('#sweep-start');
+    // The point being measured says how far it is (a point can take seconds).
+    const point = await page.waitForSelector('.sweep .progress-text[data-progress]');
+    assert.match(await point.textContent(), lang === 'en' ? /^N = \d+: .+ · \d+ % done · / : /^N = \d+：.+ · 已完成 \d+ % · /);
     await page.waitForSelector('.sweep-chart[data-done="true"]', { timeout: 180_000 });
     const series = await page.$$eval('.sweep-chart .series', (s) => s.map((g) => g.dataset.series));
     assert.deepEqual(series, ['cpu-naive-1', 'cpu-blocked-1', 'cpu-simd-1', 'cpu-simd-2', 'gpu']);
