@@ -55,6 +55,14 @@ test('cancel mid-race leaves the page usable, and the next race works', async ()
   await page.waitForSelector('#race-start:not([disabled])');
   await page.click('#race-start');
   await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
+  // A long race says how far each side is and, after its first chunk, about how long it has
+  // left (the GPU's bar is a real fraction once one is known, not stripes).
+  for (const side of ['cpu', 'gpu']) {
+    const sel = `.lane.${side} .lane-left[data-left="ms"]`;
+    await page.waitForSelector(sel, { timeout: 120_000 });
+    assert.match(await page.textContent(sel), /^\d+ % done · about \d+ (min \d+ )?s left$/);
+  }
+  assert.equal(await page.$('.lane.gpu .runner.indeterminate'), null);
   await page.click('#race-cancel');
   await page.waitForSelector('.lanes[data-phase="cancelled"]');
   assert.match(await page.textContent('.race-status'), /Cancelled/);
