@@ -1,6 +1,7 @@
 // Race → CPU (wasm workers) vs GPU (WebGPU) on the same matmul: a verified race, Cancel, the
-// scaling sweep with its chart, the claim check, bad URL settings, no WebGPU, and no GPU
-// buffer left alive after a race (growth over many races is the soak's: `cargo xtask soak`).
+// scaling sweep with its chart, the claim check (its software-adapter default, each row's
+// progress and time left), bad URL settings, no WebGPU, and no GPU buffer left alive after a
+// race (growth over many races is the soak's: `cargo xtask soak`).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openPage, goto, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
@@ -54,6 +55,14 @@ test('cancel mid-race leaves the page usable, and the next race works', async ()
   await page.waitForSelector('#race-start:not([disabled])');
   await page.click('#race-start');
   await page.waitForSelector('.lanes[data-phase="running"]', { timeout: 60_000 });
+  // A long race says how far each side is and, after its first chunk, about how long it has
+  // left (the GPU's bar is a real fraction once one is known, not stripes).
+  for (const side of ['cpu', 'gpu']) {
+    const sel = `.lane.${side} .lane-left[data-left="ms"]`;
+    await page.waitForSelector(sel, { timeout: 120_000 });
+    assert.match(await page.textContent(sel), /^\d+ % done · about \d+ (min \d+ )?s left$/);
+  }
+  assert.equal(await page.$('.lane.gpu .runner.indeterminate'), null);
   await page.click('#race-cancel');
   await page.waitForSelector('.lanes[data-phase="cancelled"]');
   assert.match(await page.textContent('.race-status'), /Cancelled/);
@@ -75,6 +84,9 @@ test('the sweep draws a log-log chart and marks the crossover (or says there is 
     await waitForProbe(page);
     await page.waitForSelector('#sweep-start:not([disabled])');
     await page.click('#sweep-start');
+    // The point being measured says how far it is (a point can take seconds).
+    const point = await page.waitForSelector('.sweep .progress-text[data-progress]');
+    assert.match(await point.textContent(), lang === 'en' ? /^N = \d+: .+ · \d+ % done · / : /^N = \d+：.+ · 已完成 \d+ % · /);
     await page.waitForSelector('.sweep-chart[data-done="true"]', { timeout: 180_000 });
     const series = await page.$$eval('.sweep-chart .series', (s) => s.map((g) => g.dataset.series));
     assert.deepEqual(series, ['cpu-naive-1', 'cpu-blocked-1', 'cpu-simd-1', 'cpu-simd-2', 'gpu']);
@@ -114,6 +126,70 @@ test('the claim view measures the ratio and labels the extrapolation', async () 
     assertNoErrors(errors);
     await context.close();
   }
+});
+
+test('claim on a software adapter: N = 512 by default and why; rows show a rising percentage and the time left; a URL N wins', async () => {
+  const { page, context, errors } = await openPage(browser, '#/race?lang=en&view=claim&workers=2');
+  await waitForProbe(page);
+  assert.ok(await page.$('.race-software'), 'SwiftShader is a software adapter');
+  await page.waitForSelector('#claim-start:not([disabled])');
+  assert.equal(await page.inputValue('#claim-at'), '512');
+  assert.match(await page.textContent('[data-claim-default="software"]'),
+    /software adapter, so the check runs at N = 512 by default: N = 1024 is 8× the work.*Choose N = 1024/);
+  // Every running row as the page draws it, in order: a row can pass through its states
+  // between two looks from here, so the page records them.
+  await page.evaluate(() => {
+    window.claimSeen = [];
+    new MutationObserver(() => {
+      for (const tr of document.querySelectorAll('.claim-table tbody tr[data-state="running"]')) {
+        const seen = {
+          who: tr.dataset.contender, pct: Number(tr.dataset.progress), left: tr.dataset.left,
+          bar: tr.querySelector('progress')?.value, text: tr.querySelector('.progress-text')?.textContent,
+        };
+        const last = window.claimSeen.findLast((x) => x.who === seen.who);
+        if (!last || last.pct !== seen.pct || last.text !== seen.text) window.claimSeen.push(seen);
+      }
+    }).observe(document.querySelector('.claim'), { subtree: true, childList: true, attributes: true, characterData: true });
+  });
+  await page.click('#claim-start');
+  await page.waitForSelector('[data-claim-done="true"]', { timeout: 180_000 });
+  const seen = await page.evaluate(() => window.claimSeen);
+  const left = /^(estimating the time left…|about \d+ s left|about \d+ min \d+ s left|copying the result back and checking it…)$/;
+  for (const who of ['cpu-simd-1', 'cpu-simd-2', 'gpu']) {
+    const rows = seen.filter((x) => x.who === who);
+    assert.ok(rows.length > 0, `${who} was never shown running`);
+    // Before its first chunk a row estimates; its percentage never goes back.
+    assert.deepEqual([rows[0].pct, rows[0].left], [0, 'estimating'], who);
+    for (const [i, r] of rows.entries()) {
+      const [, pct, rest] = r.text.match(/^(\d+) % done · (.*)$/) ?? [];
+      assert.equal(Number(pct), r.pct, `${who}: ${r.text}`);
+      assert.equal(r.bar, r.pct, who);
+      assert.match(rest ?? '', left, `${who}: ${r.text}`);
+      if (i > 0) assert.ok(r.pct >= rows[i - 1].pct, `${who} went back: ${rows[i - 1].pct} → ${r.pct}`);
+    }
+  }
+  // The GPU row (the one that sat at "running…" for minutes) rises from 0 through a part
+  // done (its first submission is an eighth of the work at 512) and says about how long is
+  // left once it has done some.
+  const gpu = seen.filter((x) => x.who === 'gpu');
+  const pcts = new Set(gpu.map((x) => x.pct));
+  assert.ok(pcts.size >= 3 && gpu.some((x) => x.pct > 0 && x.pct < 100), `the GPU's percentage rose: ${JSON.stringify(gpu)}`);
+  assert.ok(gpu.some((x) => x.left === 'ms' && /about \d+/.test(x.text)), `an estimate: ${JSON.stringify(gpu)}`);
+  assert.equal(await page.$$eval('.claim-table tbody tr[data-state="done"]', (r) => r.length), 3);
+  // An N in the URL is honoured, and the note goes.
+  await goto(page, '#/race?lang=en&view=claim&at=1024&workers=2');
+  await page.waitForSelector('#claim-start:not([disabled])');
+  assert.equal(await page.inputValue('#claim-at'), '1024');
+  assert.equal(await page.$('[data-claim-default]'), null);
+  assert.equal(await page.$('.race-issues'), null);
+  // The note in Chinese.
+  await goto(page, '#/race?lang=zh&view=claim&workers=2');
+  await page.waitForSelector('#claim-start:not([disabled])');
+  assert.equal(await page.inputValue('#claim-at'), '512');
+  assert.match(await page.textContent('[data-claim-default="software"]'), /软件适配器.*N = 512/);
+  await screenshot(page, 'race-claim-software-default-zh');
+  assertNoErrors(errors);
+  await context.close();
 });
 
 test('bad URL settings are named and replaced by defaults', async () => {

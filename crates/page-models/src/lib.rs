@@ -9,7 +9,7 @@
 //! training driver, workers, storage) stays in the app.
 //!
 //! - Shared: [`query`] (URL state), [`format`] (numbers), [`run_lifecycle`] (a view's
-//!   one-shot runs), [`doc_links`], [`source_view`] (WGSL diff and highlighting).
+//!   one-shot runs), [`progress`] (a long run's percentage and time left), [`doc_links`], [`source_view`] (WGSL diff and highlighting).
 //! - Kernel pages: [`run_family`] (matmul and conv Run widgets), [`chart`] (the ladder's
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
 //! - The race: [`race`]. Training: [`train`].
@@ -27,6 +27,7 @@ pub mod embed;
 pub mod format;
 pub mod kernel_edit;
 pub mod loop_budget;
+pub mod progress;
 pub mod puzzle_run;
 pub mod query;
 pub mod race;

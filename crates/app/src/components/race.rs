@@ -15,7 +15,7 @@ use yew_router::prelude::*;
 use cpu_kernels::matmul::MatmulSize;
 use cpu_kernels::matmul_variants::CpuVariant;
 use cpu_kernels::verify::Precision;
-use gpu_runtime::{Family, GpuError, KernelSpec};
+use gpu_runtime::{Family, GpuError, KernelSpec, Progress};
 
 use super::matmul_run::unavailable_reason;
 use super::{replace_query, Ctx};
@@ -23,6 +23,7 @@ use crate::probe::WebGpuStatus;
 use crate::race_workers::pool::{self, CpuError};
 use crate::session;
 use page_models::format;
+use page_models::progress::{minutes_seconds, Left, ProgressClock};
 use page_models::race::measure;
 use page_models::race::params::{default_workers, ParamIssue, RaceParams, View};
 
@@ -90,8 +91,8 @@ pub(crate) fn browser_stages(ctx: &Ctx) -> Vec<&'static KernelSpec> {
 
 fn setup(ctx: &Ctx) -> Setup {
     let cores = hardware_concurrency();
-    let (params, issues) = RaceParams::parse(&ctx.query, default_workers(cores));
     let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
+    let (params, issues) = RaceParams::parse(&ctx.query, default_workers(cores), software);
     let (kernel, gpu_note) = match &ctx.webgpu {
         WebGpuStatus::Available(_) => {
             let wanted = gpu_runtime::kernel(&params.gpu);
@@ -263,7 +264,9 @@ pub(crate) enum MeasureError {
 }
 
 /// Runs one contender once on the given inputs (end-to-end time, as the visitor waits for it)
-/// and verifies its result. Returns the time in ms and whether it verified.
+/// and verifies its result. Returns the time in ms and whether it verified. `progress` hears
+/// 0 when the measured part starts (after the GPU's pipeline is compiled), then the fraction
+/// done as chunks finish.
 pub(crate) async fn measure_one(
     contender: Contender,
     size: MatmulSize,
@@ -271,10 +274,12 @@ pub(crate) async fn measure_one(
     b: &[f32],
     software: bool,
     cancel: &gpu_runtime::CancelToken,
+    progress: Rc<dyn Fn(f64)>,
 ) -> Result<(f64, bool), MeasureError> {
     match contender {
         Contender::Cpu { variant, workers } => {
-            let run = pool::run_matmul(variant, workers, size, a, b, Rc::new(|_| {}))
+            progress(0.0);
+            let run = pool::run_matmul(variant, workers, size, a, b, progress)
                 .await
                 .map_err(cpu_error)?;
             let verdict = measure::verify_one(size, a, b, &run.c, Precision::F32);
@@ -286,6 +291,12 @@ pub(crate) async fn measure_one(
                 measure::prepare(&gpu, kernel).await?;
                 let ctl = gpu_runtime::RunControl {
                     cancel: cancel.clone(),
+                    progress: Some(Rc::new(move |p| match p {
+                        // The run proper starts by waiting for earlier work (none here).
+                        Progress::WaitingForQueue => progress(0.0),
+                        Progress::Running { done, total } if total > 0.0 => progress(done / total),
+                        Progress::Running { .. } => {}
+                    })),
                     ..Default::default()
                 };
                 measure::run_gpu(&gpu, kernel, size, a, b, &ctl).await
@@ -323,6 +334,25 @@ pub(crate) fn duration(ms: f64) -> String {
     } else {
         format!("{} ms", format::ms(ms))
     }
+}
+
+/// A running measurement's "43 % · about 12 s left" (or estimating, or finishing).
+pub(crate) fn progress_text(ctx: &Ctx, clock: &ProgressClock) -> String {
+    let left = match clock.left() {
+        Left::Estimating => ctx.t("race.left.estimating").to_string(),
+        Left::Finishing => ctx.t("race.left.finishing").to_string(),
+        Left::Ms(ms) => match minutes_seconds(ms) {
+            (0, s) => ctx.tf("race.left.s", &[("s", &s.to_string())]),
+            (min, s) => ctx.tf(
+                "race.left.min",
+                &[("min", &min.to_string()), ("s", &s.to_string())],
+            ),
+        },
+    };
+    ctx.tf(
+        "race.progress_left",
+        &[("pct", &clock.pct().to_string()), ("left", &left)],
+    )
 }
 
 /// GFLOP/s of `flops` done in `ms`.

@@ -11,6 +11,7 @@ use gpu_runtime::conv::ConvStage;
 
 use super::conv_params::ConvRaceParams;
 use super::params::{RaceParams, Workload};
+use crate::progress::{Left, ProgressClock};
 
 /// What one race runs: the work, the CPU variant, the GPU side (if any).
 #[derive(Clone, Copy, Debug)]
@@ -107,10 +108,10 @@ impl Phase {
     }
 }
 
-/// One side's progress in a race.
+/// One side's progress in a race: its clock starts with the race (both sides at once).
 #[derive(Clone, Debug, Default)]
 pub struct Lane {
-    pub progress: f64,
+    pub progress: ProgressClock,
     pub finished_at: Option<f64>,
     pub error: Option<String>,
 }
@@ -122,6 +123,8 @@ pub struct LaneShown {
     pub pct: f64,
     /// `error`, `finished`, `running` or `waiting` (a CSS class and `data-state`).
     pub state: &'static str,
+    /// About how long a running lane has left (None when it is not running).
+    pub left: Option<Left>,
 }
 
 impl Lane {
@@ -143,8 +146,9 @@ impl Lane {
         };
         LaneShown {
             elapsed_ms,
-            pct: (self.progress.clamp(0.0, 1.0) * 100.0).round(),
+            pct: f64::from(self.progress.pct()),
             state,
+            left: (state == "running").then(|| self.progress.left()),
         }
     }
 }
@@ -218,7 +222,7 @@ mod tests {
     use crate::query::Query;
 
     fn url() -> RaceParams {
-        RaceParams::parse(&Query::default(), 4).0
+        RaceParams::parse(&Query::default(), 4, false).0
     }
 
     fn conv() -> ConvRaceParams {
@@ -276,30 +280,42 @@ mod tests {
         );
         let preparing = lane.shown(Phase::Preparing, 100.0, 250.0);
         assert_eq!(preparing.elapsed_ms, None);
+        let mut progress = ProgressClock::started(100.0);
+        progress.report(180.0, 1.4);
         let done = Lane {
-            progress: 1.4,
+            progress,
             finished_at: Some(180.0),
             error: None,
         }
         .shown(Phase::Checking, 100.0, 250.0);
         assert_eq!(
-            (done.elapsed_ms, done.pct, done.state),
-            (Some(80.0), 100.0, "finished")
+            (done.elapsed_ms, done.pct, done.state, done.left),
+            (Some(80.0), 100.0, "finished", None)
         );
         let failed = Lane {
             error: Some("lost".into()),
             ..Lane::default()
         };
         assert_eq!(failed.shown(Phase::Running, 0.0, 1.0).state, "error");
-        assert_eq!(
-            Lane {
-                progress: 0.333,
-                ..Lane::default()
-            }
-            .shown(Phase::Running, 0.0, 1.0)
-            .pct,
-            33.0
-        );
+        // A third done in 1 s: about 2 s left.
+        let mut progress = ProgressClock::started(0.0);
+        let fresh = Lane {
+            progress,
+            ..Lane::default()
+        }
+        .shown(Phase::Running, 0.0, 1.0);
+        assert_eq!((fresh.pct, fresh.left), (0.0, Some(Left::Estimating)));
+        progress.report(1000.0, 1.0 / 3.0);
+        let shown = Lane {
+            progress,
+            ..Lane::default()
+        }
+        .shown(Phase::Running, 0.0, 1000.0);
+        assert_eq!(shown.pct, 33.0);
+        match shown.left {
+            Some(Left::Ms(ms)) => assert!((ms - 2000.0).abs() < 1e-6, "{ms}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

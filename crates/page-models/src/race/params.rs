@@ -20,6 +20,12 @@ pub const DEFAULT_SWEEP_TO: u32 = 512;
 pub const CLAIM_N: u32 = 4096;
 pub const CLAIM_SIZES: [u32; 4] = [512, 1024, 2048, 4096];
 pub const DEFAULT_CLAIM_AT: u32 = 1024;
+/// The claim's default on a software adapter. SwiftShader runs the GPU side on the CPU cores
+/// the CPU side also uses, and its speed varies by machine and load: at 1024 a learner waited
+/// over 300 s for the GPU row (issue 23), where this repository's test machine took 1.6 s
+/// (0.4 s at 512). 512 is 8× less work and the smallest size the check offers; 256 would
+/// scale its times by 4096× to reach the claim's N, too far for an estimate.
+pub const DEFAULT_CLAIM_AT_SOFTWARE: u32 = 512;
 /// The article's ratio: GPU time = CPU time / 100.
 pub const CLAIMED_SPEEDUP: f64 = 100.0;
 pub const MAX_WORKERS: u32 = 16;
@@ -102,6 +108,21 @@ pub struct ParamIssue {
     pub used: String,
 }
 
+/// N the claim is measured at when the URL does not say: smaller on a software adapter.
+pub fn default_claim_at(software: bool) -> u32 {
+    if software {
+        DEFAULT_CLAIM_AT_SOFTWARE
+    } else {
+        DEFAULT_CLAIM_AT
+    }
+}
+
+/// Whether the claim runs at a smaller N than elsewhere only because the adapter is a software
+/// one (the page then says why, and how to try the larger one).
+pub fn claim_at_lowered(software: bool, at: u32) -> bool {
+    software && at == DEFAULT_CLAIM_AT_SOFTWARE && at < DEFAULT_CLAIM_AT
+}
+
 /// Workers used by default: the visitor's logical cores, at most 8 (more rarely helps at
 /// these sizes and each worker holds its own copy of B).
 pub fn default_workers(hardware_concurrency: u32) -> u32 {
@@ -116,6 +137,7 @@ fn int_in(v: &str, min: u32, max: u32) -> Option<u32> {
 }
 
 impl RaceParams {
+    /// The settings of a URL that names none, on an adapter that is not a software one.
     pub fn defaults(default_workers: u32) -> Self {
         Self {
             view: View::Race,
@@ -129,9 +151,11 @@ impl RaceParams {
         }
     }
 
-    /// Reads the settings; every invalid value is reported and replaced by its default.
-    pub fn parse(q: &Query, default_workers: u32) -> (Self, Vec<ParamIssue>) {
+    /// Reads the settings; every invalid value is reported and replaced by its default, which
+    /// for the claim's N depends on whether the adapter is a `software` one.
+    pub fn parse(q: &Query, default_workers: u32, software: bool) -> (Self, Vec<ParamIssue>) {
         let mut p = Self::defaults(default_workers);
+        p.at = default_claim_at(software);
         let mut issues = Vec::new();
         let mut bad = |name: &'static str, value: &str, used: String| {
             issues.push(ParamIssue {
@@ -298,7 +322,7 @@ mod tests {
 
     #[test]
     fn defaults_and_round_trip() {
-        let (p, issues) = RaceParams::parse(&Query::parse("lang=zh"), 4);
+        let (p, issues) = RaceParams::parse(&Query::parse("lang=zh"), 4, false);
         assert!(issues.is_empty());
         assert_eq!(p, RaceParams::defaults(4));
         let mut changed = p.clone();
@@ -311,9 +335,33 @@ mod tests {
         changed.at = 4096;
         let q = changed.write(Query::parse("lang=zh"));
         assert_eq!(q.get("lang"), Some("zh"));
-        let (back, issues) = RaceParams::parse(&q, 4);
+        let (back, issues) = RaceParams::parse(&q, 4, false);
         assert!(issues.is_empty(), "{issues:?}");
         assert_eq!(back, changed);
+    }
+
+    #[test]
+    fn the_claims_default_n_comes_from_the_adapter_and_the_url_wins() {
+        let none = Query::parse("view=claim");
+        assert_eq!(RaceParams::parse(&none, 4, false).0.at, 1024);
+        assert_eq!(RaceParams::parse(&none, 4, true).0.at, 512);
+        // An N in the URL is honoured on any adapter.
+        for at in CLAIM_SIZES {
+            let q = Query::parse(&format!("view=claim&at={at}"));
+            for software in [false, true] {
+                let (p, issues) = RaceParams::parse(&q, 4, software);
+                assert_eq!((p.at, issues.len()), (at, 0), "{at} {software}");
+            }
+        }
+        // A bad one is replaced by this adapter's default.
+        let (p, issues) = RaceParams::parse(&Query::parse("at=3000"), 4, true);
+        assert_eq!(p.at, 512);
+        assert_eq!(issues[0].used, "512");
+        assert!(CLAIM_SIZES.contains(&DEFAULT_CLAIM_AT_SOFTWARE));
+        // The page says why only where the smaller N is the adapter's doing.
+        assert!(claim_at_lowered(true, 512));
+        assert!(!claim_at_lowered(true, 1024));
+        assert!(!claim_at_lowered(false, 512));
     }
 
     #[test]
@@ -321,7 +369,7 @@ mod tests {
         let q = Query::parse(
             "view=chart&n=0&cpu=fast&workers=99&gpu=matmul-nope&from=8&to=4096&at=3000",
         );
-        let (p, issues) = RaceParams::parse(&q, 2);
+        let (p, issues) = RaceParams::parse(&q, 2, false);
         let names: Vec<&str> = issues.iter().map(|i| i.name).collect();
         assert_eq!(
             names,
@@ -331,15 +379,15 @@ mod tests {
         assert_eq!(issues[1].value, "0");
         assert_eq!(issues[1].used, "256");
         // from > to is one issue and resets the range.
-        let (p, issues) = RaceParams::parse(&Query::parse("from=1024&to=64"), 2);
+        let (p, issues) = RaceParams::parse(&Query::parse("from=1024&to=64"), 2, false);
         assert_eq!((p.from, p.to), (SWEEP_MIN, DEFAULT_SWEEP_TO));
         assert_eq!(issues.len(), 1);
         // Not a matmul kernel.
-        let (_, issues) = RaceParams::parse(&Query::parse("gpu=schedule-probe"), 2);
+        let (_, issues) = RaceParams::parse(&Query::parse("gpu=schedule-probe"), 2, false);
         assert_eq!(issues.len(), 1);
         // Huge, negative and junk numbers.
         for v in ["99999999999", "-1", "1e3", "", "4097"] {
-            let (p, issues) = RaceParams::parse(&Query::parse(&format!("n={v}")), 2);
+            let (p, issues) = RaceParams::parse(&Query::parse(&format!("n={v}")), 2, false);
             assert_eq!(p.n, DEFAULT_RACE_N, "{v}");
             assert_eq!(issues.len(), 1, "{v}");
         }

@@ -1,6 +1,8 @@
 //! "Check the article's claim" (fact-check FC-45): a 4096×4096 matmul supposedly takes a GPU
 //! 1/100 of a CPU's time. Measured here on the visitor's machine (or estimated from a smaller
-//! N, clearly labelled), shown next to the claim, with why the two differ.
+//! N, clearly labelled), shown next to the claim, with why the two differ. A row being measured
+//! shows its percentage and time left (`page_models::progress`); on a software adapter the
+//! default N is smaller, and the page says why (`params::default_claim_at`).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,11 +13,16 @@ use yew_router::prelude::*;
 use cpu_kernels::matmul::MatmulSize;
 use cpu_kernels::matmul_variants::CpuVariant;
 
-use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
+use super::{duration, measure_one, progress_text, write_params, Contender, MeasureError, Setup};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
 use crate::race_workers::pool;
-use page_models::race::params::{extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, SEED};
+use crate::race_workers::worker_api::now_ms;
+use page_models::progress::ProgressClock;
+use page_models::race::params::{
+    claim_at_lowered, extrapolate_cubic, CLAIMED_SPEEDUP, CLAIM_N, CLAIM_SIZES, DEFAULT_CLAIM_AT,
+    SEED,
+};
 
 #[derive(Properties, PartialEq)]
 pub struct ClaimProps {
@@ -25,8 +32,12 @@ pub struct ClaimProps {
 #[derive(Clone, Debug, PartialEq)]
 enum Row {
     Pending,
-    Running,
-    Done { ms: f64, verified: bool },
+    /// Its clock starts when the measured part does (the GPU's after its pipeline compiles).
+    Running(ProgressClock),
+    Done {
+        ms: f64,
+        verified: bool,
+    },
     Failed(String),
 }
 
@@ -72,9 +83,15 @@ pub fn Claim(props: &ClaimProps) -> Html {
         })
     };
     let cancel = {
-        let (redraw, runs) = (redraw.clone(), runs.clone());
+        let (model, redraw, runs) = (model.clone(), redraw.clone(), runs.clone());
         Callback::from(move |_| {
             runs.cancel();
+            // A stopped row's last percentage and estimate would read as still running.
+            for r in model.borrow_mut().rows.iter_mut() {
+                if matches!(r, Row::Running(_)) {
+                    *r = Row::Pending;
+                }
+            }
             redraw.force_update();
         })
     };
@@ -96,6 +113,11 @@ pub fn Claim(props: &ClaimProps) -> Html {
                 <footer>{ ctx.linked("race.claim.source") }</footer>
             </blockquote>
             <p>{ ctx.t("race.claim.intro") }</p>
+            if claim_at_lowered(s.software, at) {
+                <p class="note" data-claim-default="software">
+                    { ctx.tf("race.claim.software_default", &[("n", &at.to_string()), ("larger", &DEFAULT_CLAIM_AT.to_string()), ("factor", &format!("{:.0}", extrapolate_cubic(1.0, at, DEFAULT_CLAIM_AT)))]) }
+                </p>
+            }
             <form class="race-controls" onsubmit={start} novalidate=true>
                 <div class="field">
                     <label for="claim-at">{ ctx.t("race.claim.at") }</label>
@@ -160,10 +182,22 @@ fn start_claim(
             if !current() {
                 return;
             }
-            model.borrow_mut().rows[i] = Row::Running;
+            model.borrow_mut().rows[i] = Row::Running(ProgressClock::default());
             redraw.force_update();
             gloo::timers::future::TimeoutFuture::new(0).await;
-            let r = measure_one(c, size, &a, &b, software, &cancel).await;
+            let progress: Rc<dyn Fn(f64)> = {
+                let (model, redraw, run) = (model.clone(), redraw.clone(), run.clone());
+                Rc::new(move |f| {
+                    if !run.is_current() {
+                        return;
+                    }
+                    if let Some(Row::Running(clock)) = model.borrow_mut().rows.get_mut(i) {
+                        clock.report(now_ms(), f);
+                    }
+                    redraw.force_update();
+                })
+            };
+            let r = measure_one(c, size, &a, &b, software, &cancel, progress).await;
             if !current() {
                 return;
             }
@@ -218,7 +252,7 @@ fn claim_report(m: &Model) -> page_models::embed::Report {
                 all_verified = false;
                 row.push(("error", Field::Str(e.clone())));
             }
-            Row::Pending | Row::Running => all_verified = false,
+            Row::Pending | Row::Running(_) => all_verified = false,
         }
         rows.push(row);
     }
@@ -229,6 +263,23 @@ fn claim_report(m: &Model) -> page_models::embed::Report {
         ("rows", Field::List(rows)),
         ("verified", Field::Bool(all_verified)),
     ]
+}
+
+/// A row being measured: how far it is and about how long it has left, from its chunks so far.
+fn running_row(ctx: &Ctx, c: &Contender, clock: &ProgressClock, estimate: bool) -> Html {
+    let pct = clock.pct().to_string();
+    html! {
+        <tr data-contender={c.key()} data-state="running" data-progress={pct.clone()}
+            data-left={clock.left().id()}>
+            <th scope="row">{ c.label(ctx) }</th>
+            <td class="claim-progress">
+                <progress max="100" value={pct} aria-label={ctx.t("race.progress")}></progress>
+                <span class="progress-text">{ progress_text(ctx, clock) }</span>
+            </td>
+            <td class={classes!(estimate.then_some("estimate"))}></td>
+            <td class="ratio"></td>
+        </tr>
+    }
 }
 
 /// The table and verdict; `done` when the check ended by itself (the verdict is then shown).
@@ -245,13 +296,11 @@ fn table(ctx: &Ctx, m: &Model, done: bool) -> Html {
             _ => None,
         });
     let rows = m.contenders.iter().zip(&m.rows).map(|(c, r)| {
+        if let Row::Running(clock) = r {
+            return running_row(ctx, c, clock, estimate);
+        }
         let (measured, scaled, ratio) = match r {
-            Row::Pending => (String::new(), String::new(), String::new()),
-            Row::Running => (
-                ctx.t("race.claim.running").to_string(),
-                String::new(),
-                String::new(),
-            ),
+            Row::Pending | Row::Running(_) => (String::new(), String::new(), String::new()),
             Row::Failed(e) => (
                 ctx.tf("race.claim.failed", &[("error", e)]),
                 String::new(),
@@ -281,8 +330,13 @@ fn table(ctx: &Ctx, m: &Model, done: bool) -> Html {
                 (measured, scaled, ratio)
             }
         };
+        let state = match r {
+            Row::Pending => "pending",
+            Row::Failed(_) => "failed",
+            _ => "done",
+        };
         html! {
-            <tr data-contender={c.key()}>
+            <tr data-contender={c.key()} data-state={state}>
                 <th scope="row">{ c.label(ctx) }</th>
                 <td>{ measured }</td>
                 <td class={classes!(estimate.then_some("estimate"))}>{ scaled }</td>

@@ -25,6 +25,7 @@ use crate::components::Ctx;
 use crate::race_workers::pool::{self, CpuError};
 use crate::race_workers::worker_api::now_ms;
 use crate::session;
+use page_models::progress::ProgressClock;
 use page_models::race::conv_params::{self, ConvRaceParams};
 use page_models::race::duel::{apply_select, DuelSettings, Job, Phase, SettingsChange};
 use page_models::race::measure;
@@ -440,6 +441,8 @@ fn start_race(
             let mut m = model.borrow_mut();
             m.phase = Phase::Running;
             m.started_at = t0;
+            m.cpu.progress = ProgressClock::started(t0);
+            m.gpu.progress = ProgressClock::started(t0);
             m.hidden = crate::visibility::HiddenWatch::start(crate::visibility::page_hidden());
             m.cpu_setup_ms = cpu_setup_ms;
             m.gpu_setup_ms = gpu.as_ref().map(|g| g.2);
@@ -469,7 +472,11 @@ fn start_race(
                     Rc::new(move |p| {
                         if let (Progress::Running { done, total }, true) = (p, current()) {
                             if total > 0.0 {
-                                model.borrow_mut().gpu.progress = done / total;
+                                model
+                                    .borrow_mut()
+                                    .gpu
+                                    .progress
+                                    .report(now_ms(), done / total);
                             }
                         }
                     })
@@ -491,7 +498,7 @@ fn start_race(
                         Some(t0 + r.as_ref().map(|g| g.total_ms).unwrap_or(now_ms() - t0));
                     match r {
                         Ok(g) => {
-                            m.gpu.progress = 1.0;
+                            m.gpu.progress.report(now_ms(), 1.0);
                             m.gpu_run = Some(g);
                         }
                         Err(e) => {
@@ -520,7 +527,7 @@ fn start_race(
                 let (model, redraw, current) = (model.clone(), redraw.clone(), current.clone());
                 Rc::new(move |f| {
                     if current() {
-                        model.borrow_mut().cpu.progress = f;
+                        model.borrow_mut().cpu.progress.report(now_ms(), f);
                         redraw.force_update();
                     }
                 })
@@ -539,7 +546,7 @@ fn start_race(
             let mut m = model.borrow_mut();
             match r {
                 Ok(c) => {
-                    m.cpu.progress = 1.0;
+                    m.cpu.progress.report(now_ms(), 1.0);
                     m.cpu.finished_at = Some(t0 + c.total_ms);
                     m.cpu_run = Some(c);
                 }

@@ -251,8 +251,9 @@ fn titles(c: &Controls) -> (String, String) {
     (cpu, gpu)
 }
 
-/// One side's lane: `present` when that side races, `indeterminate` when its runner moves
-/// without a known fraction (the GPU's).
+/// One side's lane: `present` when that side races, `indeterminate` when its runner may move
+/// without a known fraction (the GPU's: a run not cut into pieces reports only its end), which
+/// is drawn striped until a fraction arrives.
 fn lane(
     ctx: &Ctx,
     key: &str,
@@ -271,10 +272,15 @@ fn lane(
                     { shown.elapsed_ms.map(duration).unwrap_or_default() }
                 </span>
             </div>
+            if let (true, Some(left)) = (present, shown.left) {
+                <p class="lane-left progress-text" data-progress={pct.to_string()} data-left={left.id()}>
+                    { super::progress_text(ctx, &lane.progress) }
+                </p>
+            }
             <div class="track" role="progressbar" aria-valuemin="0" aria-valuemax="100"
                 aria-valuenow={pct.to_string()} aria-label={ctx.t("race.progress")}>
                 if present {
-                    <div class={classes!("runner", (indeterminate && state == "running").then_some("indeterminate"))}
+                    <div class={classes!("runner", (indeterminate && state == "running" && pct == 0.0).then_some("indeterminate"))}
                         data-width-pct={pct.to_string()}></div>
                 }
                 <div class="finish-line" aria-hidden="true"></div>

@@ -10,10 +10,12 @@ use yew_router::prelude::*;
 use cpu_kernels::matmul::MatmulSize;
 use cpu_kernels::matmul_variants::CpuVariant;
 
-use super::{duration, measure_one, write_params, Contender, MeasureError, Setup};
+use super::{duration, measure_one, progress_text, write_params, Contender, MeasureError, Setup};
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
 use crate::race_workers::pool;
+use crate::race_workers::worker_api::now_ms;
+use page_models::progress::ProgressClock;
 use page_models::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
 use page_models::race::plot::{self, LogLog};
 
@@ -48,6 +50,8 @@ struct Model {
     /// cells[size][contender]
     cells: Vec<Vec<Cell>>,
     current: Option<(usize, usize)>,
+    /// The current point's progress: one point can take seconds (up to [`SKIP_MS`] and more).
+    clock: ProgressClock,
     notice: Option<String>,
     finished: u32,
 }
@@ -146,8 +150,11 @@ pub fn Sweep(props: &SweepProps) -> Html {
         html! {
             <>
                 <progress max={total.to_string()} value={done.to_string()}></progress>
-                <span class="progress-text">
+                <span class="progress-text" data-progress={m.clock.pct().to_string()}
+                    data-left={m.clock.left().id()}>
                     { ctx.tf("race.sweep.progress", &[("n", &m.sizes.get(si).copied().unwrap_or(0).to_string()), ("who", &label)]) }
+                    { " · " }
+                    { progress_text(&ctx, &m.clock) }
                 </span>
             </>
         }
@@ -238,11 +245,24 @@ fn start_sweep(
                     model.borrow_mut().cells[si][ci] = Cell::Skipped;
                     continue;
                 }
-                model.borrow_mut().current = Some((si, ci));
+                {
+                    let mut m = model.borrow_mut();
+                    m.current = Some((si, ci));
+                    m.clock = ProgressClock::default();
+                }
                 redraw.force_update();
                 // Let the progress text paint before a long measurement.
                 gloo::timers::future::TimeoutFuture::new(0).await;
-                let r = best_of(c, size, &a, &b, software, &cancel).await;
+                let progress: Rc<dyn Fn(f64)> = {
+                    let (model, redraw, run) = (model.clone(), redraw.clone(), run.clone());
+                    Rc::new(move |f| {
+                        if run.is_current() {
+                            model.borrow_mut().clock.report(now_ms(), f);
+                            redraw.force_update();
+                        }
+                    })
+                };
+                let r = best_of(c, size, &a, &b, software, &cancel, progress).await;
                 if !current() {
                     return;
                 }
@@ -291,10 +311,13 @@ async fn best_of(
     b: &[f32],
     software: bool,
     cancel: &gpu_runtime::CancelToken,
+    progress: Rc<dyn Fn(f64)>,
 ) -> Result<(f64, bool), MeasureError> {
     let (mut best, mut spent) = (f64::INFINITY, 0.0);
+    // Repeats happen only while the point is quick, so the first run's progress is the one
+    // worth showing.
     for _ in 0..REPEATS {
-        let (ms, ok) = measure_one(c, size, a, b, software, cancel).await?;
+        let (ms, ok) = measure_one(c, size, a, b, software, cancel, progress.clone()).await?;
         if !ok {
             return Ok((ms, false));
         }
