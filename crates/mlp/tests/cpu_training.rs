@@ -1,7 +1,8 @@
 //! The CPU twin learns: circle and XOR reach ≥ 95 % test accuracy within a fixed step budget.
 
-use mlp::net::batch_order;
-use mlp::{CpuTrainer, Spec};
+mod common;
+
+use mlp::Spec;
 
 /// Settings of the accuracy tests (shared in spirit with the GPU test in gpu-runtime).
 fn spec(data: &str) -> Spec {
@@ -20,24 +21,7 @@ fn spec(data: &str) -> Spec {
 const STEPS: usize = 600;
 
 fn train(data: &str) -> f32 {
-    let s = spec(data);
-    let net = s.net();
-    let (train, test) = s.data();
-    let mut t = CpuTrainer::new(
-        net.clone(),
-        s.hyper(),
-        net.init_params(s.seed),
-        s.batch,
-        train.features(&s.features),
-        train.label.clone(),
-        batch_order(train.len(), s.seed),
-    );
-    let first = t.evaluate(&train.features(&s.features), &train.label).0;
-    for _ in 0..STEPS {
-        t.step();
-    }
-    let (loss, acc) = t.evaluate(&test.features(&s.features), &test.label);
-    eprintln!("{data}: train loss {first} → test loss {loss}, test accuracy {acc}");
+    let (first, loss, acc) = common::train(&spec(data), STEPS);
     assert!(loss < first);
     acc
 }

@@ -6,8 +6,9 @@
 //! steps a second, docs/benchmarks.md); SwiftShader under load runs 6–8, and there the page
 //! shows the CPU twin, which runs thousands, beside it.
 
-use mlp::net::batch_order;
-use mlp::{CpuTrainer, Dataset, Spec};
+mod common;
+
+use mlp::{Dataset, Spec};
 
 const STEPS: usize = 500;
 
@@ -20,27 +21,7 @@ fn learn(data: Dataset) -> (f32, f32, f32) {
             s.features.push(*f);
         }
     }
-    let net = s.net();
-    let (train, test) = s.data();
-    let mut t = CpuTrainer::new(
-        net.clone(),
-        s.hyper(),
-        net.init_params(s.seed),
-        s.batch,
-        train.features(&s.features),
-        train.label.clone(),
-        batch_order(train.len(), s.seed),
-    );
-    let first = t.evaluate(&train.features(&s.features), &train.label).0;
-    for _ in 0..STEPS {
-        t.step();
-    }
-    let (loss, acc) = t.evaluate(&test.features(&s.features), &test.label);
-    eprintln!(
-        "{}: loss {first} → {loss} (test), accuracy {acc}",
-        data.code()
-    );
-    (first, loss, acc)
+    common::train(&s, STEPS)
 }
 
 #[test]
