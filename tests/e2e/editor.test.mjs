@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import {
   launch, openPage, waitForProbe, screenshot, assertNoErrors, assertSameOrigin, BASE_URL, setDoc,
-  editorReady, goto, navigatedBy, waitForRoute, editorChecked, runEditor, docText,
+  editorReady, goto, navigatedBy, waitForRoute, editorChecked, runEditor, docText, sig3,
 } from './helpers.mjs';
 
 let browser;
@@ -109,8 +109,8 @@ test('an edited stage that is still correct passes; a swapped index fails with t
   await context.close();
 });
 
-// format::ms in page-models: the precision the page writes a time with.
-const ms = (x) => (x < 0.1 ? x.toFixed(3) : x < 100 ? x.toFixed(2) : x.toFixed(0));
+// numbers::ms: the precision the page writes a time with.
+const ms = (x) => sig3(x);
 
 const TIMING_WORDS = {
   en: { same: /^The same within the noise/, faster: /^Yours is faster/, slower: /^Yours is slower/, any: /faster|slower/i, runs: (n) => `${n} runs` },

@@ -263,3 +263,16 @@ fn spin(x: f32) -> f32 {
 }
 
 `;
+
+// The `numbers` crate's rule, for tests that check a value the page writes: three significant
+// digits (rounded first), whole numbers from 1,000 up (`numbers::ms` and `numbers::number`,
+// without and with separators).
+export function sig3(x, { separators = false } = {}) {
+  if (!Number.isFinite(x)) return '–';
+  if (x === 0) return '0';
+  if (Math.abs(x) >= 999.5) {
+    const whole = Math.round(x);
+    return separators ? whole.toLocaleString('en-US') : String(whole);
+  }
+  return Number(x).toPrecision(3);
+}

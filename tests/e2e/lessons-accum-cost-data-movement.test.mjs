@@ -187,8 +187,20 @@ test('moving data: measured upload and readback (median of 5, bytes checked), li
   const gbs = rows.map((r) => Number(r.bytes) / Number(r.uploadMs));
   assert.ok(gbs[2] * 2 >= gbs[0], `upload GB/s by size: ${gbs}`);
   assert.match(await page.textContent('#transfer-summary'), /median of 5 runs/);
+  // Every time and rate cell carries its unit and is written by the one rule (`numbers`):
+  // three significant digits, so never "5.00 · 0.05 GB/s" (no unit, 0.05 padded to 2 places).
+  const cells = await page.$$eval('#transfer-table tbody tr', (rs) => rs.map((r) => [...r.cells].slice(1).map((c) => c.textContent)));
+  const written = /^(\d{1,3}(,\d{3})*|\d+\.\d+) (ns|µs|ms|s|min) · (\d+|\d+\.\d+) GB\/s$/;
+  const sig = (t) => t.replace(/,/g, '').replace('.', '').replace(/^0+/, '').length;
+  for (const c of cells.flat()) {
+    const m = c.match(written);
+    assert.ok(m, `a cell without its units: "${c}"`);
+    for (const v of [m[1], m[4]]) assert.ok(Number(v.replace(/,/g, '')) >= 1000 || sig(v) === 3, `not three significant digits: "${v}" in "${c}"`);
+  }
   // The measured upload joins the links table.
   await page.waitForSelector('#links-table tr[data-link="browser"]');
+  const mine = await page.textContent('#links-table tr[data-link="browser"] td:nth-child(2)');
+  assert.match(mine, /^(\d+|\d+\.\d+) GB\/s$/);
   await assertClean(page, 'data-movement');
   assertNoErrors(errors);
   await context.close();

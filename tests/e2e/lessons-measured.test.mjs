@@ -150,7 +150,7 @@ test('occupancy calculator: hand-checked cases and bad input', async () => {
   const { page, context, errors } = await openPage(browser, '#/learn/occupancy?lang=en');
   await waitForProbe(page);
   const occ = () => page.getAttribute('.occ-result', 'data-occupancy');
-  assert.equal(await occ(), '100.0');
+  assert.equal(await occ(), '100');
   await page.fill('#occ-regs', '64');
   assert.equal(await occ(), '50.0');
   assert.equal(await page.getAttribute('.limiter', 'data-limiter'), 'Registers');
@@ -209,7 +209,7 @@ test('without WebGPU the measuring widgets explain and the calculators still wor
     assert.match(await page.textContent('[data-no-webgpu]'), /does not offer/);
     assert.ok(await page.isDisabled('.widget button.measure'));
     await goto(page, '#/learn/occupancy?lang=en');
-    assert.equal(await page.getAttribute('.occ-result', 'data-occupancy'), '100.0');
+    assert.equal(await page.getAttribute('.occ-result', 'data-occupancy'), '100');
     assert.match(await page.textContent('.widget'), /not known/);
     await goto(page, '#/learn/precision?lang=en');
     await page.fill('#f16-n', '32');

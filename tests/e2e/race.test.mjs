@@ -321,12 +321,12 @@ test('leaving the Kernels page mid-run stops its run; the next race starts on an
   await context.close();
 });
 
-/** Milliseconds from a duration cell ("1.23 ms", "4.5 s"). */
+/** Milliseconds from a duration cell ("200 µs", "1.23 ms", "4.5 s", "2.50 min"). */
 function parseDuration(text) {
-  const m = text.trim().match(/^([0-9.,]+)\s*(ms|s)$/);
+  const m = text.trim().match(/^([0-9.,]+)\s*(µs|ms|s|min)$/);
   assert.ok(m, `a duration: ${text}`);
   const v = Number(m[1].replace(/,/g, ''));
-  return m[2] === 's' ? v * 1000 : v;
+  return v * { 'µs': 1e-3, ms: 1, s: 1000, min: 60_000 }[m[2]];
 }
 
 // Before the fix each CPU part was a maximum over different workers, so they added up to
@@ -343,8 +343,9 @@ test('the CPU breakdown adds up to its total, and the page explains race vs swee
     const cells = await page.$$eval('.cpu-breakdown td', (tds) => tds.map((td) => td.textContent));
     const [total, copyIn, compute, copyOut, wait] = cells.slice(0, 5).map(parseDuration);
     const parts = copyIn + compute + copyOut + wait;
-    // Each shown value is rounded (format::ms, duration): allow half a unit of each.
-    const half = (v) => (v >= 10_000 ? 50 : v >= 100 ? 0.5 : v >= 0.1 ? 0.005 : 0.0005);
+    // Each shown value is rounded to three significant digits (numbers::duration): allow
+    // half a unit of the third digit of each.
+    const half = (v) => (v > 0 ? 0.5 * 10 ** (Math.floor(Math.log10(v)) - 2) : 0);
     const slack = [total, copyIn, compute, copyOut, wait].map(half).reduce((x, y) => x + y) + 1e-9;
     assert.ok(Math.abs(parts - total) <= slack, `parts ${parts} ms vs total ${total} ms`);
     assert.ok(await page.$('[data-vs-sweep]'), 'the difference from the sweep is explained');

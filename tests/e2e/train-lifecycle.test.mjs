@@ -6,7 +6,7 @@
 // languages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, screenshot, assertNoErrors, sig3 } from './helpers.mjs';
 
 const SPIRAL = '#/train?data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&features=x,y&noise=0.1&seed=1';
 
@@ -125,7 +125,7 @@ test('the loss line names whose numbers it shows', async () => {
     const s = await status(page);
     const text = await page.textContent('.train-metrics');
     assert.match(text, lang === 'en' ? /^GPU network/ : /^GPU 网络/, text);
-    assert.ok(text.includes(Number(s.gpuLoss).toFixed(3)), `the GPU's loss ${s.gpuLoss} in "${text}"`);
+    assert.ok(text.includes(sig3(Number(s.gpuLoss), { separators: true })), `the GPU's loss ${s.gpuLoss} in "${text}"`);
     assertNoErrors(errors);
     await context.close();
   }

@@ -24,7 +24,6 @@ pub mod conv_page;
 pub mod doc_links;
 pub mod edit_target;
 pub mod embed;
-pub mod format;
 pub mod kernel_edit;
 pub mod loop_budget;
 pub mod progress;

@@ -41,7 +41,6 @@ use crate::probe::WebGpuStatus;
 use crate::route::Route;
 use crate::session;
 use page_models::edit_target::{Target, WrongMap, GROUPS};
-use page_models::format;
 use page_models::kernel_edit::{
     browser_message, draft_key, placed_messages, share_code, source_from_code, BindingProblem,
     PlacedMessage, ShareError,
@@ -888,9 +887,9 @@ fn times_view(ctx: &Ctx, run: &EditedRun) -> Html {
         ctx.tf(
             "editor.time.spread",
             &[
-                ("median", &format::ms(s.median)),
-                ("min", &format::ms(s.min)),
-                ("max", &format::ms(s.max)),
+                ("median", &numbers::ms(s.median)),
+                ("min", &numbers::ms(s.min)),
+                ("max", &numbers::ms(s.max)),
                 ("runs", &s.runs.to_string()),
             ],
         )
@@ -900,7 +899,7 @@ fn times_view(ctx: &Ctx, run: &EditedRun) -> Html {
     let (mine, theirs) = (run.time.as_ref(), run.original_time.as_ref());
     let judged = mine.zip(theirs).map(|(m, o)| (verdict(m, o), factor(m, o)));
     let words = judged.map(|(v, f)| {
-        let f = format::rate(f);
+        let f = numbers::rate(f);
         match v {
             Verdict::Same => ctx.t("editor.time.same").to_string(),
             Verdict::EditedFaster => ctx.tf("editor.time.faster", &[("factor", &f)]),
@@ -943,7 +942,7 @@ pub fn loop_stopped_text(ctx: &Ctx, line: u32, budget: u32) -> String {
         "editor.loop_stopped",
         &[
             ("line", &line.to_string()),
-            ("budget", &format::count(u64::from(budget))),
+            ("budget", &numbers::count(u64::from(budget))),
         ],
     )
 }

@@ -4,7 +4,6 @@ use yew::prelude::*;
 
 use super::Ctx;
 use crate::probe::{Unavailable, WebGpuStatus, BYTE_LIMITS};
-use page_models::format;
 
 #[function_component]
 pub fn GpuPanel() -> Html {
@@ -46,8 +45,8 @@ pub fn GpuPanel() -> Html {
             ];
             let limit_rows = a.limits.iter().map(|(name, value)| {
                 let shown = match value {
-                    Some(v) if BYTE_LIMITS.contains(name) => format::bytes(*v as u64),
-                    Some(v) => format::count(*v as u64),
+                    Some(v) if BYTE_LIMITS.contains(name) => numbers::bytes(*v as u64),
+                    Some(v) => numbers::count(*v as u64),
                     None => ctx.t("gpu.unknown").to_string(),
                 };
                 html! {

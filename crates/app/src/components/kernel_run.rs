@@ -19,7 +19,6 @@ use super::run_lifecycle::{use_run, Run};
 use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::session;
-use page_models::format;
 use page_models::run_family::{
     check_limits, FieldError, FieldSpec, LimitError, Problem, RunFamily, Stage,
 };
@@ -69,7 +68,7 @@ fn size_message(ctx: &Ctx, e: &SizeError) -> String {
             "size.out_of_range",
             &[
                 ("min", &min.to_string()),
-                ("max", &format::count(*max as u64)),
+                ("max", &numbers::count(*max as u64)),
             ],
         ),
         SizeError::ExceedsLimit {
@@ -80,9 +79,9 @@ fn size_message(ctx: &Ctx, e: &SizeError) -> String {
         } => ctx.tf(
             "run.too_large",
             &[
-                ("needed", &format::bytes(*needed_bytes)),
+                ("needed", &numbers::bytes(*needed_bytes)),
                 ("limit", limit),
-                ("have", &format::bytes(*limit_bytes)),
+                ("have", &numbers::bytes(*limit_bytes)),
                 ("largest", &largest_square.to_string()),
             ],
         ),
@@ -241,8 +240,8 @@ fn conv_message(ctx: &Ctx, e: &ConvError) -> String {
         ConvError::PatchTooLarge { floats, capacity } => ctx.tf(
             "convrun.error.patch",
             &[
-                ("floats", &format::count(*floats)),
-                ("capacity", &format::count(*capacity as u64)),
+                ("floats", &numbers::count(*floats)),
+                ("capacity", &numbers::count(*capacity as u64)),
             ],
         ),
         ConvError::BufferTooLarge {
@@ -254,16 +253,16 @@ fn conv_message(ctx: &Ctx, e: &ConvError) -> String {
             "convrun.error.buffer",
             &[
                 ("buffer", buffer),
-                ("needed", &format::bytes(*bytes)),
+                ("needed", &numbers::bytes(*bytes)),
                 ("limit", limit),
-                ("have", &format::bytes(*limit_bytes)),
+                ("have", &numbers::bytes(*limit_bytes)),
             ],
         ),
         ConvError::TooManyWorkgroups { groups, limit } => ctx.tf(
             "convrun.error.groups",
             &[
-                ("groups", &format::count(*groups as u64)),
-                ("limit", &format::count(*limit as u64)),
+                ("groups", &numbers::count(*groups as u64)),
+                ("limit", &numbers::count(*limit as u64)),
             ],
         ),
         ConvError::WrongInputLength | ConvError::Gpu(_) => {
@@ -297,7 +296,7 @@ fn shape_line(ctx: &Ctx, p: &Problem) -> String {
                     ("s", &s.s.to_string()),
                     ("p", &p.to_string()),
                     ("q", &q.to_string()),
-                    ("red", &format::count(s.reduction_len() as u64)),
+                    ("red", &numbers::count(s.reduction_len() as u64)),
                 ],
             )
         }
@@ -596,8 +595,8 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
             <p class="message error" role="alert">{ limit_message(ctx, e) }</p>
         },
         Outcome::Done(v, problem, recovered) => {
-            let err = format::sci(v.verdict.max_rel_error);
-            let bound = format::sci(v.verdict.rel_bound);
+            let err = numbers::sci(v.verdict.max_rel_error);
+            let bound = numbers::sci(v.verdict.rel_bound);
             let verdict = if v.verdict.ok {
                 html! {
                     <p class="verdict ok" data-verified="true">
@@ -621,18 +620,18 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
             let checked = if v.checked == v.total {
                 ctx.tf(
                     "run.checked_all",
-                    &[("count", &format::count(v.total as u64))],
+                    &[("count", &numbers::count(v.total as u64))],
                 )
             } else {
                 ctx.tf(
                     "run.checked_some",
                     &[
-                        ("checked", &format::count(v.checked as u64)),
-                        ("total", &format::count(v.total as u64)),
+                        ("checked", &numbers::count(v.checked as u64)),
+                        ("total", &numbers::count(v.total as u64)),
                     ],
                 )
             };
-            let ms = format::ms(v.timing.kernel_ms());
+            let ms = numbers::ms(v.timing.kernel_ms());
             let time = match v.timing.method {
                 TimingMethod::Timestamps => ctx.tf("run.time.timestamps", &[("ms", &ms)]),
                 TimingMethod::WallClock => ctx.tf("run.time.wall", &[("ms", &ms)]),
@@ -646,8 +645,8 @@ fn render_outcome(ctx: &Ctx, outcome: &Outcome, software: bool) -> Html {
                     <p class="checked">{ checked }</p>
                     <table class="facts timing">
                         <tr><th scope="row">{ ctx.t("run.time") }</th><td class="gpu-time">{ time }</td></tr>
-                        <tr><th scope="row">{ ctx.t("run.upload") }</th><td>{ format!("{} ms", format::ms(v.timing.upload_ms)) }</td></tr>
-                        <tr><th scope="row">{ ctx.t("run.rate") }</th><td>{ ctx.tf("run.gflops", &[("value", &format::rate(v.gflops()))]) }</td></tr>
+                        <tr><th scope="row">{ ctx.t("run.upload") }</th><td>{ format!("{} ms", numbers::ms(v.timing.upload_ms)) }</td></tr>
+                        <tr><th scope="row">{ ctx.t("run.rate") }</th><td>{ ctx.tf("run.gflops", &[("value", &numbers::rate(v.gflops()))]) }</td></tr>
                     </table>
                     if software {
                         <p class="note">{ ctx.t("run.time.software_note") }</p>

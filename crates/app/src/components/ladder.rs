@@ -15,7 +15,7 @@ use crate::probe::WebGpuStatus;
 use crate::session;
 use page_models::run_family::{family_from_query, Problem, RunFamily, Stage};
 use page_models::source_view::{changed_lines, highlight_line};
-use page_models::{chart, format};
+use page_models::chart;
 
 /// Ends each source line inside the <pre>, so copying the code keeps its line breaks.
 const NEWLINE: &str = "\n";
@@ -349,7 +349,7 @@ fn run_all_chart(ctx: &Ctx, rows: &[(usize, Stage, RowState)], shape: &str, runs
             RowState::Skipped(_) => (ctx.t("ladder.skipped").to_string(), "skipped"),
             RowState::Failed(_) => (ctx.t("ladder.error_badge").to_string(), "failed"),
             RowState::Done(v) if v.verdict.ok => (
-                format!("{} · {}", format::rate(v.gflops()), ctx.t("ladder.verified_badge")),
+                format!("{} · {}", numbers::rate(v.gflops()), ctx.t("ladder.verified_badge")),
                 "verified",
             ),
             RowState::Done(_) => (ctx.t("ladder.failed_badge").to_string(), "failed"),

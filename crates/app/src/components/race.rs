@@ -22,7 +22,6 @@ use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::race_workers::pool::{self, CpuError};
 use crate::session;
-use page_models::format;
 use page_models::progress::{minutes_seconds, Left, ProgressClock};
 use page_models::race::measure;
 use page_models::race::params::{default_workers, ParamIssue, RaceParams, View};
@@ -327,13 +326,9 @@ pub(crate) fn gpu_error(e: GpuError) -> MeasureError {
     }
 }
 
-/// "1.23 ms" / "4.5 s".
+/// A time in ms as "1.23 ms" / "12.3 s" / "2.50 min".
 pub(crate) fn duration(ms: f64) -> String {
-    if ms.is_finite() && ms >= 10_000.0 {
-        format!("{:.1} s", ms / 1000.0)
-    } else {
-        format!("{} ms", format::ms(ms))
-    }
+    numbers::duration(ms / 1000.0)
 }
 
 /// A running measurement's "43 % · about 12 s left" (or estimating, or finishing).

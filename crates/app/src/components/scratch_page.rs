@@ -341,7 +341,7 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome) -> Html {
         },
         Outcome::Done { results, ms } => html! {
             <div class="verdict ok">
-                <p>{ ctx.tf("scratch.done", &[("ms", &page_models::format::ms(*ms))]) }</p>
+                <p>{ ctx.tf("scratch.done", &[("ms", &numbers::ms(*ms))]) }</p>
                 { for results.iter().map(|(name, ty, bits)| html! {
                     <ScratchResult name={name.clone()} ty={*ty} bits={Rc::new(bits.clone())} />
                 }) }

@@ -42,7 +42,6 @@ use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::session;
 use crate::train_runner::{now_ms, Runner, Sample};
-use page_models::format;
 
 /// Milliseconds between engine ticks, and between re-renders while training.
 const TICK_MS: u32 = 16;
@@ -259,7 +258,7 @@ pub fn ExperimentPanel(p: &ExperimentProps) -> Html {
             <super::EmbedButton widget="batch" />
             <p>{ ctx.t("train.exp.intro") }</p>
             { p.ceiling.map(|c| html! {
-                <p class="hint">{ ctx.tf("train.exp.ceiling", &[("batch", &format::count(c))]) }</p>
+                <p class="hint">{ ctx.tf("train.exp.ceiling", &[("batch", &numbers::count(c))]) }</p>
             }) }
             <button id="train-exp-run" class="button" onclick={p.on_run.clone()}>
                 { ctx.t(if p.experiment.running() { "train.exp.cancel" } else { "train.exp.run" }) }

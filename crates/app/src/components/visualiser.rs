@@ -18,7 +18,6 @@ use simt_model::trace::{Array, Step, StepCost, Traced};
 use super::draft_input::DraftInput;
 use super::schedule_replay::ScheduleReplay;
 use super::{replace_query, Ctx};
-use page_models::format;
 use page_models::vis_params::{View, ViewAction, VisParams, SPEEDS, STAGES, SUBGROUP_WIDTHS};
 
 /// Subgroup colours, cycled.
@@ -243,7 +242,7 @@ fn counters(ctx: &Ctx, title_key: &str, c: &StepCost) -> Html {
         <table class="facts vis-counters" data-counters={title_key.to_string()}>
             <caption>{ ctx.t(title_key) }</caption>
             { for rows.iter().map(|(k, v)| html! {
-                <tr><th scope="row">{ ctx.t(k) }</th><td data-key={k.to_string()}>{ format::count(*v as u64) }</td></tr>
+                <tr><th scope="row">{ ctx.t(k) }</th><td data-key={k.to_string()}>{ numbers::count(*v as u64) }</td></tr>
             }) }
         </table>
     }
@@ -306,9 +305,9 @@ fn compare_section(
                 { for rows.iter().map(|(k, x, y)| html! {
                     <tr data-key={k.to_string()}>
                         <th scope="row">{ ctx.t(k) }</th>
-                        <td class="a">{ format::count(*x as u64) }</td>
-                        <td class="b">{ format::count(*y as u64) }</td>
-                        <td>{ format::ratio(*x as u64, *y as u64) }</td>
+                        <td class="a">{ numbers::count(*x as u64) }</td>
+                        <td class="b">{ numbers::count(*y as u64) }</td>
+                        <td>{ numbers::ratio(*x as u64, *y as u64) }</td>
                     </tr>
                 }) }
             </table></div>
@@ -545,9 +544,9 @@ pub fn Visualiser() -> Html {
                     if let Some((reads, distinct)) = *reuse {
                         <p class="vis-reuse" data-reads={reads.to_string()} data-distinct={distinct.to_string()}>
                             { ctx.tf("vis.conv.reuse", &[
-                                ("reads", &format::count(reads)),
-                                ("distinct", &format::count(distinct)),
-                                ("times", &format!("{:.2}", reads as f64 / distinct.max(1) as f64)),
+                                ("reads", &numbers::count(reads)),
+                                ("distinct", &numbers::count(distinct)),
+                                ("times", &numbers::number(reads as f64 / distinct.max(1) as f64)),
                             ]) }
                         </p>
                     }

@@ -142,8 +142,8 @@ pub fn Layers(props: &Props) -> Html {
                         ("n", (i + 1).to_string()), ("h", s.h.to_string()), ("w", s.w.to_string()),
                         ("c", s.c.to_string()), ("k", s.k.to_string()), ("r", s.r.to_string()),
                         ("p", p.to_string()), ("q", q.to_string()),
-                        ("weights", page_models::format::count(s.f_len() as u64)),
-                        ("macs", page_models::format::count(s.y_len() as u64 * s.reduction_len() as u64)),
+                        ("weights", numbers::count(s.f_len() as u64)),
+                        ("macs", numbers::count(s.y_len() as u64 * s.reduction_len() as u64)),
                     ];
                     let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
                     html! { <li>{ ctx.tf("conv.layers.shape", &args) }</li> }
@@ -432,7 +432,7 @@ fn Gallery(props: &GalleryProps) -> Html {
 }
 
 fn layer_status(ctx: &Ctx, n: usize, l: &LayerOut) -> Html {
-    let args = [("n", n.to_string()), ("ms", format!("{:.2}", l.ms))];
+    let args = [("n", n.to_string()), ("ms", numbers::ms(l.ms))];
     let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
     html! {
         <>

@@ -76,7 +76,7 @@ fn result(ctx: &Ctx, outcome: &Outcome) -> Html {
             let size = [
                 ("w", d.image.width.to_string()),
                 ("h", d.image.height.to_string()),
-                ("ms", format!("{:.2}", d.ms)),
+                ("ms", numbers::ms(d.ms)),
             ];
             let size: Vec<(&str, &str)> = size.iter().map(|(k, v)| (*k, v.as_str())).collect();
             html! {

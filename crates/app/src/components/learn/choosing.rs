@@ -2,8 +2,9 @@
 //! ranked for a workload the visitor picks, sized with the `vram` lesson's `lessons::vram::estimate`.
 
 use lessons::gpus::{self, rank_by_bandwidth};
-use lessons::units::{binary_bytes, decimal_bytes, number, parse_number};
+use lessons::units::parse_number;
 use lessons::vram::{self, Activations, Budget, BudgetError, Dtype, Optimiser};
+use numbers::{binary_bytes, decimal_bytes, number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 

@@ -3,7 +3,8 @@
 //! last claim on the visitor's machine.
 
 use lessons::claims::{self, ClaimError};
-use lessons::units::{binary_bytes, duration, number, parse_count, parse_number};
+use lessons::units::{parse_count, parse_number};
+use numbers::{binary_bytes, duration, number};
 use yew::prelude::*;
 use yew_router::prelude::*;
 

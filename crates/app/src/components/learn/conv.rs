@@ -4,13 +4,14 @@
 //! in `locales/<lang>/lesson-conv.txt`; claims cite `docs/fact-check.md` (FC-44, FC-44a…).
 
 use lessons::cnn::{self, LayerCost, ALEXNET, ALEXNET_INPUT, GTX580_PEAK_FLOPS};
-use lessons::units::{number, parse_number};
+use lessons::units::parse_number;
+use numbers::number;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
-use page_models::format::count;
+use numbers::count;
 
 /// The convolution written out (a formula, not prose).
 const FORMULA: &str =
@@ -36,7 +37,7 @@ pub fn Body() -> Html {
     let total_macs: u64 = costs.iter().map(|l| l.macs).sum();
     let conv_macs: u64 = costs.iter().take(5).map(|l| l.macs).sum();
     let conv_params: u64 = costs.iter().take(5).map(|l| l.params).sum();
-    let pct = |a: u64, b: u64| format!("{:.1}", 100.0 * a as f64 / b.max(1) as f64);
+    let pct = |a: u64, b: u64| numbers::percent(a as f64 / b.max(1) as f64);
 
     let texts: Vec<String> = FIELDS.iter().map(|(k, _, d)| q(&ctx, k, d)).collect();
     let mut errors: Vec<(&'static str, String)> = Vec::new();
@@ -70,7 +71,7 @@ pub fn Body() -> Html {
             <p class="total" id="conv-calc-result" data-flops={format!("{flops:e}")} data-share={format!("{share:.6}")}>
                 { ctx.tf("lesson.conv.calc.result", &[
                     ("flops", &number(flops)),
-                    ("rate", &format!("{:.2}", rate / 1e12)),
+                    ("rate", &numbers::number(rate / 1e12)),
                     ("share", &format!("{:.0}", share * 100.0)),
                 ]) }
             </p>

@@ -3,7 +3,8 @@
 //! (`lessons::cost::PRESETS`, docs/fact-check.md FC-131).
 
 use lessons::cost::{self, CostError, CostInput, PRESETS};
-use lessons::units::{duration, parse_number};
+use lessons::units::parse_number;
+use numbers::duration;
 use yew::prelude::*;
 use yew_router::prelude::*;
 
@@ -58,7 +59,7 @@ fn money(v: f64, places: usize) -> String {
 fn hours(v: f64) -> String {
     let rounded = v.round();
     if rounded.is_finite() && rounded >= 0.0 {
-        page_models::format::count(rounded as u64)
+        numbers::count(rounded as u64)
     } else {
         "–".into()
     }
@@ -153,8 +154,8 @@ pub fn Body() -> Html {
                     },
                     &[
                         ("hours", &hours(h)),
-                        ("years", &format!("{y:.1}")),
-                        ("days", &format!("{:.0}", h / 24.0)),
+                        ("years", &numbers::number(y)),
+                        ("days", &numbers::number(h / 24.0)),
                     ],
                 ),
                 _ => ctx.t("lesson.cost.never").to_string(),

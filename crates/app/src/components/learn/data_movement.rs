@@ -6,7 +6,8 @@
 
 use gpu_runtime::measurements::{transfer_bandwidth, TransferRuns};
 use lessons::transfer::{self, compare_links};
-use lessons::units::{decimal_bytes, duration, parse_count, parse_number};
+use lessons::units::{parse_count, parse_number};
+use numbers::{decimal_bytes, duration};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
@@ -47,8 +48,12 @@ fn rows(runs: &[TransferRuns]) -> Option<Vec<Row>> {
 
 fn gbs_text(bytes: u64, ms: f64) -> String {
     transfer::gb_per_s(bytes as f64, ms)
-        .map(|g| format!("{g:.2} GB/s"))
+        .map(|g| format!("{} GB/s", numbers::rate(g)))
         .unwrap_or_else(|| "–".into())
+}
+
+fn gbs_text_of(g: Option<f64>) -> String {
+    g.map_or_else(|| "–".into(), |g| format!("{} GB/s", numbers::rate(g)))
 }
 
 #[function_component]
@@ -92,8 +97,8 @@ pub fn Body() -> Html {
                             data-upload-ms={format!("{:.4}", r.upload_ms)}
                             data-readback-ms={format!("{:.4}", r.readback_ms)}>
                             <td>{ decimal_bytes(r.bytes as f64) }</td>
-                            <td>{ format!("{} · {}", page_models::format::ms(r.upload_ms), gbs_text(r.bytes, r.upload_ms)) }</td>
-                            <td>{ format!("{} · {}", page_models::format::ms(r.readback_ms), gbs_text(r.bytes, r.readback_ms)) }</td>
+                            <td>{ format!("{} · {}", duration(r.upload_ms / 1000.0), gbs_text(r.bytes, r.upload_ms)) }</td>
+                            <td>{ format!("{} · {}", duration(r.readback_ms / 1000.0), gbs_text(r.bytes, r.readback_ms)) }</td>
                         </tr>
                     }) }
                     </tbody>
@@ -165,7 +170,7 @@ pub fn Body() -> Html {
                     { for measured_up.and_then(|g| transfer::copy_seconds(p * 2.0, g)).map(|s| html! {
                         <tr data-link="browser" class="measured">
                             <td>{ ctx.t("lesson.data-movement.yours") }</td>
-                            <td>{ format!("{:.2} GB/s", measured_up.unwrap_or(0.0)) }</td>
+                            <td>{ gbs_text_of(measured_up) }</td>
                             <td>{ duration(s) }</td>
                             <td>{ "—" }</td>
                         </tr>

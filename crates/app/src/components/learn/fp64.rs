@@ -13,7 +13,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 const MIN_N: u32 = 16;
 const MAX_N: u32 = 512;
@@ -106,21 +105,21 @@ pub fn Body() -> Html {
                     <tbody>
                         <tr data-row="f32" data-ms={r.f32_ms.to_string()} data-err={r.f32_err.to_string()}>
                             <th scope="row">{ ctx.t("lesson.fp64.row.f32") }</th>
-                            <td>{ format!("{} ms", format::ms(r.f32_ms)) }</td>
-                            <td>{ format::rate(flops / (r.f32_ms * 1e6)) }</td>
-                            <td>{ format!("{} ({})", format::sci(r.f32_err), log2_text(r.f32_err)) }</td>
+                            <td>{ format!("{} ms", numbers::ms(r.f32_ms)) }</td>
+                            <td>{ numbers::rate(flops / (r.f32_ms * 1e6)) }</td>
+                            <td>{ format!("{} ({})", numbers::sci(r.f32_err), log2_text(r.f32_err)) }</td>
                         </tr>
                         <tr data-row="df64" data-ms={r.df64_ms.to_string()} data-err={r.df64_err.to_string()}>
                             <th scope="row">{ ctx.t("lesson.fp64.row.df64") }</th>
-                            <td>{ format!("{} ms", format::ms(r.df64_ms)) }</td>
-                            <td>{ format::rate(flops / (r.df64_ms * 1e6)) }</td>
-                            <td>{ format!("{} ({})", format::sci(r.df64_err), log2_text(r.df64_err)) }</td>
+                            <td>{ format!("{} ms", numbers::ms(r.df64_ms)) }</td>
+                            <td>{ numbers::rate(flops / (r.df64_ms * 1e6)) }</td>
+                            <td>{ format!("{} ({})", numbers::sci(r.df64_err), log2_text(r.df64_err)) }</td>
                         </tr>
                     </tbody>
                 </table></div>
                 { for ratio.map(|x| html! {
                     <p class="verdict" data-ratio={x.to_string()}>
-                        { ctx.tf("lesson.fp64.ratio", &[("x", &format::rate(x))]) }
+                        { ctx.tf("lesson.fp64.ratio", &[("x", &numbers::rate(x))]) }
                     </p>
                 }) }
                 <p class="note">{ ctx.t("lesson.fp64.result_note") }</p>
@@ -167,10 +166,10 @@ fn gpu_table(ctx: &Ctx) -> Html {
             { for GPUS.iter().map(|g| html! {
                 <tr data-gpu={g.name} data-ratio={g.ratio_whole().to_string()}>
                     <th scope="row">{ g.name }</th>
-                    <td>{ format::rate(g.fp32_tflops) }</td>
-                    <td>{ format::rate(g.fp64_tflops) }</td>
+                    <td>{ numbers::rate(g.fp32_tflops) }</td>
+                    <td>{ numbers::rate(g.fp64_tflops) }</td>
                     <td>{ format!("1:{}", g.ratio_whole()) }</td>
-                    <td>{ format!("{} ms", format::ms(fp64::seconds_at_peak(TABLE_N, g.fp64_tflops) * 1e3)) }</td>
+                    <td>{ format!("{} ms", numbers::ms(fp64::seconds_at_peak(TABLE_N, g.fp64_tflops) * 1e3)) }</td>
                 </tr>
             }) }
             </tbody>

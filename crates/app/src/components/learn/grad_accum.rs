@@ -4,8 +4,9 @@
 //! view, where the accumulation really runs on the GPU and its CPU twin.
 
 use lessons::accum::{self, AccumError};
-use lessons::units::{decimal_bytes, parse_count};
+use lessons::units::parse_count;
 use lessons::vram::{Activations, Budget, Dtype, Optimiser};
+use numbers::decimal_bytes;
 use yew::prelude::*;
 use yew_router::prelude::*;
 

@@ -13,7 +13,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 const MIN_N: u32 = 16;
 const MAX_N: u32 = 512;
@@ -295,14 +294,14 @@ fn result_view(ctx: &Ctx, r: &Result_, software: bool) -> Html {
                     <tr data-row={row.id} data-ms={row.ms.map(|m| m.to_string()).unwrap_or_default()}
                         data-err={row.err.to_string()} data-err-src={row.err_src}>
                         <th scope="row">{ ctx.t(&format!("lesson.int8.row.{}", row.id)) }</th>
-                        <td>{ row.ms.map(|m| format!("{} ms", format::ms(m))).unwrap_or_else(|| ctx.t("lesson.int8.not_run").to_string()) }</td>
-                        <td>{ row.ms.map(|m| format::rate(flops / (m * 1e6))).unwrap_or_else(|| "–".into()) }</td>
-                        <td>{ format::sci(row.err) }{ if row.err_src == "cpu" { ctx.t("lesson.int8.cpu_mark") } else { "" } }</td>
+                        <td>{ row.ms.map(|m| format!("{} ms", numbers::ms(m))).unwrap_or_else(|| ctx.t("lesson.int8.not_run").to_string()) }</td>
+                        <td>{ row.ms.map(|m| numbers::rate(flops / (m * 1e6))).unwrap_or_else(|| "–".into()) }</td>
+                        <td>{ numbers::sci(row.err) }{ if row.err_src == "cpu" { ctx.t("lesson.int8.cpu_mark") } else { "" } }</td>
                     </tr>
                 }) }
                 </tbody>
             </table></div>
-            <p class="note" data-bound={r.bound.to_string()}>{ ctx.tf("lesson.int8.bound", &[("bound", &format::sci(r.bound))]) }</p>
+            <p class="note" data-bound={r.bound.to_string()}>{ ctx.tf("lesson.int8.bound", &[("bound", &numbers::sci(r.bound))]) }</p>
             { for r.int8_exact.map(|ok| html! {
                 <p class={classes!("verdict", if ok { "ok" } else { "bad" })} data-exact={ok.to_string()}>
                     { ctx.t(if ok { "lesson.int8.exact" } else { "lesson.int8.not_exact" }) }

@@ -291,7 +291,7 @@ pub fn parse_message(ctx: &Ctx, kind: &str, min: u32, max: u32) -> String {
             "size.out_of_range",
             &[
                 ("min", &min.to_string()),
-                ("max", &page_models::format::count(max as u64)),
+                ("max", &numbers::count(max as u64)),
             ],
         ),
     }

@@ -10,7 +10,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 /// Square sizes raced, smallest first. 256³ is about 34 MFLOP: a few tens of ms on the CPU.
 const SIZES: [u32; 4] = [16, 64, 128, 256];
@@ -137,14 +136,14 @@ pub fn Body() -> Html {
                         let ratio = if gpu_wins { r.cpu_ms / r.gpu_ms } else { r.gpu_ms / r.cpu_ms };
                         let winner = ctx.tf(
                             if gpu_wins { "lesson.latency-throughput.gpu_wins" } else { "lesson.latency-throughput.cpu_wins" },
-                            &[("x", &format::rate(ratio))],
+                            &[("x", &numbers::rate(ratio))],
                         );
                         html! {
                             <tr class="race-row" data-n={r.n.to_string()} data-cpu-kernel={CPU_KERNEL.id()}
                                 data-cpu-ms={r.cpu_ms.to_string()} data-gpu-ms={r.gpu_ms.to_string()}>
                                 <td>{ format!("{0}×{0}×{0}", r.n) }</td>
-                                <td>{ format!("{} ms", format::ms(r.cpu_ms)) }</td>
-                                <td>{ format!("{} ms", format::ms(r.gpu_ms)) }</td>
+                                <td>{ format!("{} ms", numbers::ms(r.cpu_ms)) }</td>
+                                <td>{ format!("{} ms", numbers::ms(r.gpu_ms)) }</td>
                                 <td class={if gpu_wins { "gpu" } else { "cpu" }}>{ winner }</td>
                             </tr>
                         }

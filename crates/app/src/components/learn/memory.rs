@@ -7,7 +7,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 /// Strides measured, in floats.
 const STRIDES: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -77,8 +76,8 @@ pub fn Body() -> Html {
             <>
                 { stride_chart(&ctx, points) }
                 <p>{ ctx.tf("lesson.memory.result", &[
-                    ("best", &format::rate(first)),
-                    ("worst", &format::rate(worst)),
+                    ("best", &numbers::rate(first)),
+                    ("worst", &numbers::rate(worst)),
                     ("stride", &worst_stride.to_string()),
                 ]) }</p>
                 if software {
@@ -97,7 +96,7 @@ pub fn Body() -> Html {
             { common::paras(&ctx, &["lesson.memory.p3"]) }
             <section class="panel widget" data-widget="strided">
                 <h2>{ ctx.t("lesson.memory.widget") }</h2>
-                <p>{ ctx.tf("lesson.memory.widget_intro", &[("size", &format::bytes(elements(software) as u64 * 4))]) }</p>
+                <p>{ ctx.tf("lesson.memory.widget_intro", &[("size", &numbers::bytes(elements(software) as u64 * 4))]) }</p>
                 <p class="source"><code>{ gpu_runtime::kernel("measure-strided").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-strided") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
@@ -123,7 +122,7 @@ fn stride_chart(ctx: &Ctx, points: &[(u32, f64)]) -> Html {
                 aria-label={ctx.t("lesson.memory.chart_alt")}>
                 <line x1={left.to_string()} y1={top.to_string()} x2={left.to_string()} y2={(h - bottom).to_string()} class="axis" />
                 <line x1={left.to_string()} y1={(h - bottom).to_string()} x2={(w - 10.0).to_string()} y2={(h - bottom).to_string()} class="axis" />
-                <text x="8" y={(top + 4.0).to_string()} class="svg-small">{ format::rate(max) }</text>
+                <text x="8" y={(top + 4.0).to_string()} class="svg-small">{ numbers::rate(max) }</text>
                 <text x="8" y={(top + 18.0).to_string()} class="svg-small">{ ctx.t("lesson.memory.chart_unit") }</text>
                 { for points.iter().enumerate().map(|(i, (stride, gbps))| {
                     let bh = if max > 0.0 && gbps.is_finite() { (gbps / max * plot_h).max(1.0) } else { 0.0 };
@@ -131,7 +130,7 @@ fn stride_chart(ctx: &Ctx, points: &[(u32, f64)]) -> Html {
                     html! {
                         <g class="bar" data-stride={stride.to_string()} data-gbps={gbps.to_string()}>
                             <rect x={x.to_string()} y={(h - bottom - bh).to_string()} width={(slot * 0.7).to_string()} height={bh.to_string()} />
-                            <text x={(x + slot * 0.35).to_string()} y={(h - bottom - bh - 4.0).to_string()} class="svg-small" text-anchor="middle">{ format::rate(*gbps) }</text>
+                            <text x={(x + slot * 0.35).to_string()} y={(h - bottom - bh - 4.0).to_string()} class="svg-small" text-anchor="middle">{ numbers::rate(*gbps) }</text>
                             <text x={(x + slot * 0.35).to_string()} y={(h - bottom + 16.0).to_string()} class="svg-small" text-anchor="middle">{ stride.to_string() }</text>
                         </g>
                     }

@@ -2,7 +2,8 @@
 //! all-reduce calculator (`lessons::allreduce`) over NVLink and PCIe presets.
 
 use lessons::allreduce::{self, RingError, LINKS};
-use lessons::units::{decimal_bytes, duration, parse_count, parse_number};
+use lessons::units::{parse_count, parse_number};
+use numbers::{decimal_bytes, duration};
 use yew::prelude::*;
 use yew_router::prelude::*;
 

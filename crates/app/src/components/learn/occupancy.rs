@@ -7,7 +7,6 @@ use yew::prelude::*;
 
 use super::kit as common;
 use crate::components::Ctx;
-use page_models::format;
 
 /// WebGPU limit names (code, shown as is).
 const INVOCATIONS: &str = "maxComputeInvocationsPerWorkgroup";
@@ -78,7 +77,7 @@ pub fn Body() -> Html {
             };
             match occupancy(gpu, &launch) {
                 Ok(o) => {
-                    let pct = format!("{:.1}", o.fraction * 100.0);
+                    let pct = numbers::percent(o.fraction);
                     html! {
                         <div class="occ-result" data-occupancy={pct.clone()}>
                             <p class="big-number">{ ctx.tf("lesson.occupancy.result", &[
@@ -114,7 +113,7 @@ pub fn Body() -> Html {
                         }
                         LaunchError::Shared { max } => ctx.tf(
                             "lesson.occupancy.err.shared",
-                            &[("max", &format::count(max as u64))],
+                            &[("max", &numbers::count(max as u64))],
                         ),
                     };
                     html! { <p class="message error" role="alert">{ text }</p> }
@@ -127,8 +126,8 @@ pub fn Body() -> Html {
         <table class="facts spec-table">
             <tr><th scope="row">{ ctx.t("lesson.occupancy.spec.warps") }</th><td>{ gpu.max_warps_per_sm.to_string() }</td></tr>
             <tr><th scope="row">{ ctx.t("lesson.occupancy.spec.blocks") }</th><td>{ gpu.max_blocks_per_sm.to_string() }</td></tr>
-            <tr><th scope="row">{ ctx.t("lesson.occupancy.spec.regs") }</th><td>{ format::count(gpu.registers_per_sm as u64) }</td></tr>
-            <tr><th scope="row">{ ctx.t("lesson.occupancy.spec.shared") }</th><td>{ format::bytes(gpu.shared_per_sm as u64) }</td></tr>
+            <tr><th scope="row">{ ctx.t("lesson.occupancy.spec.regs") }</th><td>{ numbers::count(gpu.registers_per_sm as u64) }</td></tr>
+            <tr><th scope="row">{ ctx.t("lesson.occupancy.spec.shared") }</th><td>{ numbers::bytes(gpu.shared_per_sm as u64) }</td></tr>
         </table>
     };
     let webgpu = webgpu_side(&ctx, &p_threads, &p_shared);
@@ -178,9 +177,9 @@ fn webgpu_side(ctx: &Ctx, threads: &Result<u32, String>, shared: &Result<u32, St
         <>
             <table class="facts" data-webgpu-limits="true">
                 <tr><th scope="row"><code>{ INVOCATIONS }</code></th>
-                    <td>{ format::count(inv as u64) }{ " " }{ verdict(fits(threads, inv)) }</td></tr>
+                    <td>{ numbers::count(inv as u64) }{ " " }{ verdict(fits(threads, inv)) }</td></tr>
                 <tr><th scope="row"><code>{ STORAGE }</code></th>
-                    <td>{ format::bytes(smem as u64) }{ " " }{ verdict(fits(shared, smem)) }</td></tr>
+                    <td>{ numbers::bytes(smem as u64) }{ " " }{ verdict(fits(shared, smem)) }</td></tr>
             </table>
             <p class="note">{ ctx.t("lesson.occupancy.webgpu_note") }</p>
         </>

@@ -11,7 +11,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 const MAX_N: u32 = 256;
 const F32_STAGE: &str = "matmul-blocktile-2d";
@@ -313,13 +312,13 @@ fn f16_result(ctx: &Ctx, phase: &Phase<ErrorResult>, f16_reason: &str) -> Html {
             <>
                 <table class="facts">
                     <tr><th scope="row">{ ctx.t("lesson.precision.cpu_max") }</th>
-                        <td class="cpu-error" data-value={r.cpu_max_rel.to_string()}>{ format::sci(r.cpu_max_rel) }</td></tr>
-                    <tr><th scope="row">{ ctx.t("lesson.precision.cpu_mean") }</th><td>{ format::sci(r.cpu_mean_rel) }</td></tr>
+                        <td class="cpu-error" data-value={r.cpu_max_rel.to_string()}>{ numbers::sci(r.cpu_max_rel) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.precision.cpu_mean") }</th><td>{ numbers::sci(r.cpu_mean_rel) }</td></tr>
                     { for r.gpu.map(|(t32, t16, e16)| html! {
                         <>
-                            <tr><th scope="row">{ ctx.t("lesson.precision.gpu_f32") }</th><td>{ format!("{} ms", format::ms(t32)) }</td></tr>
-                            <tr><th scope="row">{ ctx.t("lesson.precision.gpu_f16") }</th><td>{ format!("{} ms", format::ms(t16)) }</td></tr>
-                            <tr><th scope="row">{ ctx.t("lesson.precision.gpu_f16_err") }</th><td>{ format::sci(e16) }</td></tr>
+                            <tr><th scope="row">{ ctx.t("lesson.precision.gpu_f32") }</th><td>{ format!("{} ms", numbers::ms(t32)) }</td></tr>
+                            <tr><th scope="row">{ ctx.t("lesson.precision.gpu_f16") }</th><td>{ format!("{} ms", numbers::ms(t16)) }</td></tr>
+                            <tr><th scope="row">{ ctx.t("lesson.precision.gpu_f16_err") }</th><td>{ numbers::sci(e16) }</td></tr>
                         </>
                     }) }
                 </table>

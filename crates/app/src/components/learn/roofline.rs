@@ -10,7 +10,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Point {
@@ -167,11 +166,11 @@ pub fn Body() -> Html {
             <>
                 <table class="facts">
                     <tr><th scope="row">{ ctx.t("lesson.roofline.bandwidth") }</th>
-                        <td class="bandwidth" data-value={m.roof.gb_per_s.to_string()}>{ format!("{} GB/s", format::rate(m.roof.gb_per_s)) }</td></tr>
+                        <td class="bandwidth" data-value={m.roof.gb_per_s.to_string()}>{ format!("{} GB/s", numbers::rate(m.roof.gb_per_s)) }</td></tr>
                     <tr><th scope="row">{ ctx.t("lesson.roofline.peak") }</th>
-                        <td class="peak" data-value={m.roof.gflop_per_s.to_string()}>{ format!("{} GFLOP/s", format::rate(m.roof.gflop_per_s)) }</td></tr>
+                        <td class="peak" data-value={m.roof.gflop_per_s.to_string()}>{ format!("{} GFLOP/s", numbers::rate(m.roof.gflop_per_s)) }</td></tr>
                     <tr><th scope="row">{ ctx.t("lesson.roofline.ridge") }</th>
-                        <td>{ format!("{} FLOP/B", format::rate(m.roof.ridge())) }</td></tr>
+                        <td>{ format!("{} FLOP/B", numbers::rate(m.roof.ridge())) }</td></tr>
                 </table>
                 { roofline_chart(&ctx, m) }
                 { crate::components::scroll_table(&ctx, ctx.t("lesson.roofline.widget"), html! {
@@ -186,9 +185,9 @@ pub fn Body() -> Html {
                         { for m.points.iter().map(|p| html! {
                             <tr data-stage={p.id}>
                                 <td>{ format!("{}. ", p.stage) }{ gpu_runtime::kernel(p.id).map(|k| ctx.t(k.title_key)).unwrap_or_default() }</td>
-                                <td>{ format::rate(p.ai) }</td>
-                                <td>{ format::rate(p.gflops) }</td>
-                                <td>{ format::rate(m.roof.attainable(p.ai)) }</td>
+                                <td>{ numbers::rate(p.ai) }</td>
+                                <td>{ numbers::rate(p.gflops) }</td>
+                                <td>{ numbers::rate(m.roof.attainable(p.ai)) }</td>
                             </tr>
                         }) }
                         </tbody>
@@ -305,7 +304,7 @@ fn roofline_chart(ctx: &Ctx, m: &Measured) -> Html {
 
 fn format_tick(v: f64) -> String {
     if v >= 1.0 {
-        format::count(v.round() as u64)
+        numbers::count(v.round() as u64)
     } else {
         format!("{v}")
     }

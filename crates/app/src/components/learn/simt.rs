@@ -7,7 +7,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 #[derive(Clone, Debug, PartialEq)]
 struct Result2 {
@@ -74,10 +73,10 @@ pub fn Body() -> Html {
         html! {
             <>
                 <table class="facts">
-                    <tr><th scope="row">{ ctx.t("lesson.simt.divergent") }</th><td>{ format!("{} ms", format::ms(r.divergent_ms)) }</td></tr>
-                    <tr><th scope="row">{ ctx.t("lesson.simt.uniform") }</th><td>{ format!("{} ms", format::ms(r.uniform_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.simt.divergent") }</th><td>{ format!("{} ms", numbers::ms(r.divergent_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.t("lesson.simt.uniform") }</th><td>{ format!("{} ms", numbers::ms(r.uniform_ms)) }</td></tr>
                     <tr><th scope="row">{ ctx.t("lesson.simt.ratio") }</th>
-                        <td class="ratio" data-value={ratio.to_string()}>{ format!("{}×", format::rate(ratio)) }</td></tr>
+                        <td class="ratio" data-value={ratio.to_string()}>{ format!("{}×", numbers::rate(ratio)) }</td></tr>
                 </table>
                 <p class="note">{ ctx.t("lesson.simt.result_note") }</p>
                 if software {

@@ -8,7 +8,7 @@ use yew_router::prelude::*;
 
 use super::vram::form::{self, q, text_field};
 use crate::components::Ctx;
-use page_models::format::count;
+use numbers::count;
 
 /// (concept key, CUDA, WebGPU/WGSL). The code columns are code, shown as is.
 const ROWS: [(&str, &str, &str); 9] = [

@@ -8,7 +8,6 @@ use yew::prelude::*;
 
 use super::kit as common;
 use crate::components::Ctx;
-use page_models::format;
 
 /// Milliseconds per cycle while playing.
 const PLAY_MS: u32 = 700;
@@ -214,22 +213,22 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
                         data-reads-total={p.systolic_reads().to_string()}>
                         <th scope="row">{ ctx.t("lesson.systolic.row.array") }</th>
                         <td>{ sys.macs_now }</td>
-                        <td>{ format::count(sys.macs_total) }</td>
+                        <td>{ numbers::count(sys.macs_total) }</td>
                         <td>{ total }</td>
                         <td>{ peak }</td>
-                        <td>{ format::rate(avg(total)) }</td>
-                        <td>{ format!("{} / {}", format::count(sys.reads_total), format::count(p.systolic_reads())) }</td>
+                        <td>{ numbers::rate(avg(total)) }</td>
+                        <td>{ format!("{} / {}", numbers::count(sys.reads_total), numbers::count(p.systolic_reads())) }</td>
                     </tr>
                     <tr data-row="simt" data-now={simt.macs_now.to_string()} data-done={simt.macs_total.to_string()}
                         data-cycles={p.simt_cycles().to_string()} data-peak={(p.n * p.n).to_string()} data-reads={simt.reads_total.to_string()}
                         data-reads-total={p.simt_reads().to_string()}>
                         <th scope="row">{ ctx.t("lesson.systolic.row.simt") }</th>
                         <td>{ simt.macs_now }</td>
-                        <td>{ format::count(simt.macs_total) }</td>
+                        <td>{ numbers::count(simt.macs_total) }</td>
                         <td>{ p.simt_cycles() }</td>
                         <td>{ p.n * p.n }</td>
-                        <td>{ format::rate(avg(p.simt_cycles())) }</td>
-                        <td>{ format!("{} / {}", format::count(simt.reads_total), format::count(p.simt_reads())) }</td>
+                        <td>{ numbers::rate(avg(p.simt_cycles())) }</td>
+                        <td>{ format!("{} / {}", numbers::count(simt.reads_total), numbers::count(p.simt_reads())) }</td>
                     </tr>
                 </tbody>
             </table></div>

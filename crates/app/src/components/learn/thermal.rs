@@ -17,7 +17,6 @@ use super::kit as common;
 use crate::components::run_lifecycle::use_run;
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 /// The load: the fastest portable stage of the ladder.
 const KERNEL: &str = "matmul-vec4";
@@ -191,7 +190,7 @@ pub fn Body() -> Html {
 /// The verdict in words: throttling only when nothing else explains a slowdown, else why the
 /// page cannot tell (`lessons::thermal::verdict`).
 fn verdict_view(ctx: &Ctx, v: Verdict) -> Html {
-    let pct = |f: f64| format!("{:.1}", f * 100.0);
+    let pct = numbers::percent;
     let (class, code, drop, text) = match v {
         Verdict::Steady { drop } => (
             "ok",
@@ -375,7 +374,7 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
                 <svg viewBox={format!("0 0 {CHART_W} {CHART_H}")} role="img" aria-label={ctx.t("lesson.thermal.chart_alt")}>
                     <line x1={CHART_LEFT.to_string()} y1="8" x2={CHART_LEFT.to_string()} y2={y_top.to_string()} class="axis" />
                     <line x1={CHART_LEFT.to_string()} y1={y_top.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y_top.to_string()} class="axis" />
-                    <text x={(CHART_LEFT - 6.0).to_string()} y="16" text-anchor="end" class="svg-small">{ format::rate(chart.max_gflops) }</text>
+                    <text x={(CHART_LEFT - 6.0).to_string()} y="16" text-anchor="end" class="svg-small">{ numbers::rate(chart.max_gflops) }</text>
                     <text x={(CHART_LEFT - 6.0).to_string()} y={y_top.to_string()} text-anchor="end" class="svg-small">{ 0 }</text>
                     <text x={(CHART_W - 8.0).to_string()} y={(CHART_H - 8.0).to_string()} text-anchor="end" class="svg-small">{ format!("{} s", chart.max_s.round()) }</text>
                     <text x={CHART_LEFT.to_string()} y={(CHART_H - 8.0).to_string()} class="svg-small">{ ctx.t("lesson.thermal.axes") }</text>
@@ -396,7 +395,7 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
             </figure>
             { for analysis.as_ref().map(|a| html! {
                 <p class="note" data-early={a.early_median.to_string()}>
-                    { ctx.tf("lesson.thermal.early", &[("g", &format::rate(a.early_median)), ("low", &a.low.len().to_string())]) }
+                    { ctx.tf("lesson.thermal.early", &[("g", &numbers::rate(a.early_median)), ("low", &a.low.len().to_string())]) }
                 </p>
             }) }
             { for verdict.map(|v| verdict_view(ctx, v)) }

@@ -8,7 +8,6 @@ use yew::prelude::*;
 use super::kit::{self as common, Phase};
 use crate::components::Ctx;
 use crate::session;
-use page_models::format;
 
 const MAX_DISPATCHES: u32 = 1024;
 
@@ -65,13 +64,13 @@ pub fn Body() -> Html {
         html! {
             <>
                 <table class="facts launch-table">
-                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.fused", &[("n", &n)]) }</th><td>{ format!("{} ms", format::ms(c.fused_ms)) }</td></tr>
-                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.one_submit", &[("n", &n)]) }</th><td>{ format!("{} ms", format::ms(c.one_submit_ms)) }</td></tr>
-                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.separate", &[("n", &n)]) }</th><td>{ format!("{} ms", format::ms(c.separate_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.fused", &[("n", &n)]) }</th><td>{ format!("{} ms", numbers::ms(c.fused_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.one_submit", &[("n", &n)]) }</th><td>{ format!("{} ms", numbers::ms(c.one_submit_ms)) }</td></tr>
+                    <tr><th scope="row">{ ctx.tf("lesson.utilisation.separate", &[("n", &n)]) }</th><td>{ format!("{} ms", numbers::ms(c.separate_ms)) }</td></tr>
                     <tr><th scope="row">{ ctx.t("lesson.utilisation.per_dispatch") }</th>
-                        <td class="per-dispatch" data-value={c.per_dispatch_us().to_string()}>{ format!("{} µs", format::rate(c.per_dispatch_us())) }</td></tr>
+                        <td class="per-dispatch" data-value={c.per_dispatch_us().to_string()}>{ format!("{} µs", numbers::rate(c.per_dispatch_us())) }</td></tr>
                     <tr><th scope="row">{ ctx.t("lesson.utilisation.per_trip") }</th>
-                        <td class="per-trip" data-value={c.per_round_trip_us().to_string()}>{ format!("{} µs", format::rate(c.per_round_trip_us())) }</td></tr>
+                        <td class="per-trip" data-value={c.per_round_trip_us().to_string()}>{ format!("{} µs", numbers::rate(c.per_round_trip_us())) }</td></tr>
                 </table>
                 <p class="note">{ ctx.t("lesson.utilisation.result_note") }</p>
                 if software {

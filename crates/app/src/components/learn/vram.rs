@@ -4,8 +4,9 @@
 //! This module also holds `form`, the small field helpers the calculator lessons share.
 
 use lessons::gpus::GPUS;
-use lessons::units::{binary_bytes, decimal_bytes, parse_number};
+use lessons::units::parse_number;
 use lessons::vram::{self, Activations, Budget, BudgetError, Dtype, Optimiser};
+use numbers::{binary_bytes, decimal_bytes};
 use yew::prelude::*;
 use yew_router::prelude::*;
 

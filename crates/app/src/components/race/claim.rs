@@ -314,11 +314,11 @@ fn table(ctx: &Ctx, m: &Model, done: bool) -> Html {
                 };
                 let ratio = match (c.is_gpu(), gpu_ms) {
                     (false, Some(g)) if *ms >= g => {
-                        ctx.tf("race.claim.ratio", &[("x", &format!("{:.1}", ms / g))])
+                        ctx.tf("race.claim.ratio", &[("x", &numbers::number(ms / g))])
                     }
                     (false, Some(g)) => ctx.tf(
                         "race.claim.ratio_slower",
-                        &[("x", &format!("{:.1}", g / ms))],
+                        &[("x", &numbers::number(g / ms))],
                     ),
                     _ => String::new(),
                 };
@@ -365,14 +365,14 @@ fn table(ctx: &Ctx, m: &Model, done: bool) -> Html {
             let text = if *x >= 1.0 {
                 ctx.tf(
                     "race.claim.here",
-                    &[("who", who), ("x", &format!("{x:.1}")), ("claim", &claim)],
+                    &[("who", who), ("x", &numbers::number(*x)), ("claim", &claim)],
                 )
             } else {
                 ctx.tf(
                     "race.claim.here_slower",
                     &[
                         ("who", who),
-                        ("x", &format!("{:.1}", 1.0 / x)),
+                        ("x", &numbers::number(1.0 / x)),
                         ("claim", &claim),
                     ],
                 )

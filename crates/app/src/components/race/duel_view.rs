@@ -15,7 +15,6 @@ use super::{browser_stages, duration, gflops, worker_choices, Setup};
 use crate::components::kernel_run::{field_message, limit_message, shape_message};
 use crate::components::Ctx;
 use crate::race_workers::pool::CpuRun;
-use page_models::format;
 use page_models::race::conv_params::{self, ConvRaceParams};
 use page_models::race::duel::{lesson_key, winner, Job, Lane, LaneShown, Phase};
 use page_models::race::measure::{Checks, GpuRun};
@@ -317,13 +316,13 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             let (winner, ratio) = winner(c, g);
             let text = ctx.tf(
                 &format!("race.winner.{winner}"),
-                &[("x", &format!("{ratio:.1}"))],
+                &[("x", &numbers::number(ratio))],
             );
             let agree = match (ch.all_ok(), ch.max_rel_diff) {
                 (true, Some(d)) => html! {
                     <p class="verdict ok" data-agree="true">
-                        { ctx.tf("race.agree", &[("diff", &format::sci(d)), ("cpu_err", &format::sci(ch.cpu.max_rel_error)),
-                            ("gpu_err", &format::sci(ch.gpu.as_ref().map(|g| g.max_rel_error).unwrap_or(0.0)))]) }
+                        { ctx.tf("race.agree", &[("diff", &numbers::sci(d)), ("cpu_err", &numbers::sci(ch.cpu.max_rel_error)),
+                            ("gpu_err", &numbers::sci(ch.gpu.as_ref().map(|g| g.max_rel_error).unwrap_or(0.0)))]) }
                     </p>
                 },
                 _ => html! {
@@ -344,7 +343,7 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
         }
         (Some(ch), Some(_), None) => html! {
             <p class={classes!("verdict", if ch.cpu.ok { "ok" } else { "bad" })} data-agree="cpu-only">
-                { ctx.tf("race.cpu_only", &[("err", &format::sci(ch.cpu.max_rel_error)),
+                { ctx.tf("race.cpu_only", &[("err", &numbers::sci(ch.cpu.max_rel_error)),
                     ("state", ctx.t(if ch.cpu.ok { "race.ok" } else { "race.wrong" }))]) }
             </p>
         },
@@ -354,14 +353,14 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
         if ch.checked == ch.total {
             ctx.tf(
                 "run.checked_all",
-                &[("count", &format::count(ch.total as u64))],
+                &[("count", &numbers::count(ch.total as u64))],
             )
         } else {
             ctx.tf(
                 "run.checked_some",
                 &[
-                    ("checked", &format::count(ch.checked as u64)),
-                    ("total", &format::count(ch.total as u64)),
+                    ("checked", &numbers::count(ch.checked as u64)),
+                    ("total", &numbers::count(ch.total as u64)),
                 ],
             )
         }
@@ -378,7 +377,7 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
                 { row(ctx.t("race.b.compute"), duration(c.compute_ms)) }
                 { row(ctx.t("race.b.copy_out"), duration(c.copy_out_ms)) }
                 { row(ctx.t("race.b.wait"), duration(c.wait_ms)) }
-                { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &format::rate(gflops(flops, c.total_ms)))])) }
+                { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &numbers::rate(gflops(flops, c.total_ms)))])) }
                 { row(ctx.t("race.b.workers"), c.workers.to_string()) }
                 <tr data-cpu-kernel={c.kernel.id()}>
                     <th scope="row">{ ctx.t("race.b.cpu_kernel") }</th>
@@ -406,7 +405,7 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
                 { row(ctx.t("race.b.launch"), launch) }
                 { row(ctx.t("race.b.kernel"), kernel) }
                 { row(ctx.t("race.b.readback"), duration(t.readback_ms)) }
-                { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &format::rate(gflops(flops, g.total_ms)))])) }
+                { row(ctx.t("race.b.rate"), ctx.tf("run.gflops", &[("value", &numbers::rate(gflops(flops, g.total_ms)))])) }
                 { row(ctx.t("race.b.setup"), m.gpu_setup_ms.map(duration).unwrap_or_default()) }
             </table>
         }
@@ -438,7 +437,7 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
                 <p class="message" data-lost="true">{ ctx.t("race.gpu.lost") }</p>
             }
             if let Some(w) = m.gpu_waited_ms.filter(|w| *w >= 1.0) {
-                <p class="note" data-waited={format!("{w:.0}")}>{ ctx.tf("run.waited", &[("ms", &format::ms(w))]) }</p>
+                <p class="note" data-waited={format!("{w:.0}")}>{ ctx.tf("run.waited", &[("ms", &numbers::ms(w))]) }</p>
             }
             <p class="note">{ ctx.t("race.b.note") }</p>
             <p class="note">{ ctx.t("race.b.parts") }</p>

@@ -424,7 +424,7 @@ fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
             <g class="grid">
                 <line x1={plot::LEFT.to_string()} x2={(plot::WIDTH - plot::RIGHT).to_string()}
                     y1={format!("{y:.1}")} y2={format!("{y:.1}")} />
-                <text x={(plot::LEFT - 6.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ page_models::format::tick_ms(t) }</text>
+                <text x={(plot::LEFT - 6.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ numbers::tick_ms(t) }</text>
             </g>
         }
     });

@@ -18,7 +18,6 @@ use page_models::train::Action;
 use super::{code_options, field_error, on_input, on_select, set_key, SetQuery, SPACE};
 use crate::components::draft_input::DraftInput;
 use crate::components::Ctx;
-use page_models::format;
 
 #[derive(Properties, PartialEq)]
 pub struct DataProps {
@@ -342,10 +341,10 @@ fn accum_summary(ctx: &Ctx, spec: &Spec) -> Html {
             data-effective-bytes={m.effective_bytes.to_string()}>
             { ctx.tf("train.accum.summary", &[
                 ("k", &spec.accum.to_string()),
-                ("batch", &format::count(spec.batch as u64)),
-                ("effective", &format::count(m.effective_batch as u64)),
-                ("micro", &format::bytes(m.micro_bytes)),
-                ("whole", &format::bytes(m.effective_bytes)),
+                ("batch", &numbers::count(spec.batch as u64)),
+                ("effective", &numbers::count(m.effective_batch as u64)),
+                ("micro", &numbers::bytes(m.micro_bytes)),
+                ("whole", &numbers::bytes(m.effective_bytes)),
             ]) }
             { SPACE }
             <a href={format!("#/learn/grad-accum?lang={}", ctx.lang.code())}>{ ctx.t("train.accum.lesson") }</a>

@@ -23,7 +23,6 @@ use crate::components::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
 use crate::train_runner::now_ms;
-use page_models::format;
 
 const POINTS: usize = 4096;
 /// Least length of one timed run (ms): coarse browser clocks stay small beside it.
@@ -270,7 +269,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
     let total = shown.len();
     let list = |v: &[usize]| {
         v.iter()
-            .map(|&n| format::count(n as u64))
+            .map(|&n| numbers::count(n as u64))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -311,7 +310,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                             ("done", &s.cells.len().to_string()),
                             ("total", &total.to_string()),
                             ("width", &width.to_string()),
-                            ("batch", &format::count(batch as u64)),
+                            ("batch", &numbers::count(batch as u64)),
                         ]) }
                     </p>
                 },
@@ -373,8 +372,8 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
     let y = |v: f64| format!("{:.1}", f.y(v));
     let tick = |p: i32| match p {
         0 => "1×".to_string(),
-        p if p > 0 => format!("{}×", format::count(10u64.pow(p as u32))),
-        p => format!("1/{}", format::count(10u64.pow((-p) as u32))),
+        p if p > 0 => format!("{}×", numbers::count(10u64.pow(p as u32))),
+        p => format!("1/{}", numbers::count(10u64.pow((-p) as u32))),
     };
     html! {
         <>
@@ -428,20 +427,15 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
 }
 
 fn rate_text(m: f64, spread: f64) -> String {
-    let v = if m >= 100.0 {
-        format::count(m.round() as u64)
-    } else {
-        format!("{m:.2}")
-    };
-    format!("{v} ±{:.0} %", spread * 100.0)
+    format!("{} ±{:.0} %", numbers::number(m), spread * 100.0)
 }
 
 /// GPU ÷ CPU as the chart's axis writes it: "3.20×" above 1, "1/250" below.
 fn ratio_text(r: f64) -> String {
     if r >= 1.0 {
-        format!("{}×", format::rate(r))
+        format!("{}×", numbers::rate(r))
     } else {
-        format!("1/{}", format::count((1.0 / r).round() as u64))
+        format!("1/{}", numbers::count((1.0 / r).round() as u64))
     }
 }
 
@@ -468,7 +462,7 @@ fn row(ctx: &Ctx, c: &Cell, failures: &[String]) -> Html {
         <tr class={winner} data-width={c.width.to_string()} data-batch={c.batch.to_string()}
             data-gpu={gpu_attr} data-cpu={format!("{}", c.cpu.0)}>
             <td>{ net_name(c.width) }</td>
-            <td>{ format::count(c.batch as u64) }</td>
+            <td>{ numbers::count(c.batch as u64) }</td>
             <td>{ gpu_text }</td>
             <td>{ rate_text(c.cpu.0, c.cpu.1) }</td>
             <td>{ ratio.filter(|r| *r > 0.0).map_or(String::new(), ratio_text) }</td>
@@ -491,7 +485,7 @@ fn verdicts(ctx: &Ctx, grid: &Grid, cells: &[Cell], software: bool) -> Html {
                         Crossover::GpuEverywhere => ctx.tf("train.x.v.gpu_all", &[("net", &net)]),
                         Crossover::GpuFrom { from } => ctx.tf(
                             "train.x.v.gpu_from",
-                            &[("net", &net), ("batch", &format::count(from as u64))],
+                            &[("net", &net), ("batch", &numbers::count(from as u64))],
                         ),
                         Crossover::Mixed => ctx.tf("train.x.v.mixed", &[("net", &net)]),
                     };

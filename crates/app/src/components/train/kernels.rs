@@ -11,7 +11,6 @@ use page_models::train::Action;
 
 use super::SPACE;
 use crate::components::Ctx;
-use page_models::format;
 use page_models::source_view::highlight_line;
 
 const NEWLINE: &str = "\n";
@@ -57,7 +56,7 @@ pub fn KernelsPanel(props: &KernelsProps) -> Html {
                                     { SPACE }{ title }
                                 </td>
                                 <td>{ if p.layer == 0 { ctx.t("train.kernels.all_layers").to_string() } else { p.layer.to_string() } }</td>
-                                <td>{ format::count(p.threads as u64) }</td>
+                                <td>{ numbers::count(p.threads as u64) }</td>
                                 <td>{ format!("{} × {} × {}", p.workgroups[0], p.workgroups[1], p.workgroups[2]) }</td>
                             </tr>
                         }
@@ -97,7 +96,7 @@ fn kernel_source(ctx: &Ctx, id: Option<&'static str>) -> Html {
 /// What the finished experiment showed, worded from its own rows, then why.
 pub fn conclusion(ctx: &Ctx, rows: &[Row], software: bool) -> Html {
     let v = verdict(rows);
-    let batch = |b: usize| format::count(b as u64);
+    let batch = |b: usize| numbers::count(b as u64);
     let lead = match &v {
         Verdict::NoGpu => ctx.t("train.exp.v.no_gpu").to_string(),
         Verdict::CpuEverywhere { largest } => {
@@ -115,8 +114,8 @@ pub fn conclusion(ctx: &Ctx, rows: &[Row], software: bool) -> Html {
             &[
                 ("from", &batch(a)),
                 ("to", &batch(b)),
-                ("gpu", &format::rate(g)),
-                ("cpu", &format::rate(c)),
+                ("gpu", &numbers::rate(g)),
+                ("cpu", &numbers::rate(c)),
             ],
         )
     });
@@ -202,14 +201,14 @@ pub fn experiment_view(ctx: &Ctx, rows: &[Row]) -> Html {
                 <tbody>
                     { for rows.iter().map(|r| html! {
                         <tr>
-                            <td>{ format::count(r.batch as u64) }</td>
+                            <td>{ numbers::count(r.batch as u64) }</td>
                             <td>{ match &r.gpu {
-                                GpuCell::SamplesPerSecond(v) => format::count(v.round() as u64),
+                                GpuCell::SamplesPerSecond(v) => numbers::count(v.round() as u64),
                                 GpuCell::TooLarge => ctx.t("train.exp.too_large").to_string(),
                                 GpuCell::NoGpu => ctx.t("train.exp.no_gpu").to_string(),
                                 GpuCell::Failed(e) => ctx.tf("train.exp.failed", &[("detail", e)]),
                             } }</td>
-                            <td>{ format::count(r.cpu.round() as u64) }</td>
+                            <td>{ numbers::count(r.cpu.round() as u64) }</td>
                         </tr>
                     }) }
                 </tbody>

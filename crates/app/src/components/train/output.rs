@@ -17,7 +17,6 @@ use page_models::train::Restart;
 use super::error_text;
 use crate::components::Ctx;
 use crate::train_runner::{GpuState, Runner, Sample, GRID};
-use page_models::format;
 
 /// The page's notices: the URL's bad settings, the GPU's state and the last restart.
 #[derive(Properties, PartialEq)]
@@ -68,10 +67,10 @@ pub fn Notices(p: &NoticesProps) -> Html {
                 { " " }
                 { match r.gpu_step {
                     Some(g) => ctx.tf("train.restarted.reached", &[
-                        ("gpu", &format::count(g)),
-                        ("cpu", &format::count(r.cpu_step)),
+                        ("gpu", &numbers::count(g)),
+                        ("cpu", &numbers::count(r.cpu_step)),
                     ]),
-                    None => ctx.tf("train.restarted.reached_cpu", &[("cpu", &format::count(r.cpu_step))]),
+                    None => ctx.tf("train.restarted.reached_cpu", &[("cpu", &numbers::count(r.cpu_step))]),
                 } }
                 { " " }
                 { ctx.t("train.restarted.lr") }
@@ -116,10 +115,10 @@ pub fn StatusLine(p: &StatusProps) -> Html {
         RateView::Paused => ctx.t("train.rate.paused").to_string(),
         RateView::Off => ctx.t("train.rate.off").to_string(),
         RateView::Measuring => ctx.t("train.rate.measuring").to_string(),
-        RateView::PerSecond(v) => ctx.tf("train.rate.per_second", &[("rate", &format::rate(v))]),
+        RateView::PerSecond(v) => ctx.tf("train.rate.per_second", &[("rate", &numbers::rate(v))]),
         // After Pause the GPU still finishes what was sent (it cannot be taken back): say so,
         // and the count stops once they are done.
-        RateView::Finishing(n) => ctx.tf("train.rate.finishing", &[("n", &format::count(n))]),
+        RateView::Finishing(n) => ctx.tf("train.rate.finishing", &[("n", &numbers::count(n))]),
     };
     let num = |v: Option<f32>| v.map(|v| v.to_string()).unwrap_or_default();
     html! {
@@ -139,13 +138,13 @@ pub fn StatusLine(p: &StatusProps) -> Html {
             <span class="rate gpu">
                 { ctx.tf("train.rate.gpu", &[
                     ("rate", &show(s.gpu_view)),
-                    ("steps", &s.gpu_steps.map(format::count).unwrap_or_else(|| "–".into())),
+                    ("steps", &s.gpu_steps.map(numbers::count).unwrap_or_else(|| "–".into())),
                 ]) }
             </span>
             <span class="rate cpu">
                 { ctx.tf("train.rate.cpu", &[
                     ("rate", &show(s.cpu_view)),
-                    ("steps", &format::count(p.cpu_steps)),
+                    ("steps", &numbers::count(p.cpu_steps)),
                 ]) }
             </span>
         </div>
@@ -237,15 +236,15 @@ pub fn output_panel(
                 { if regression {
                     // For regression the sample's second number is the RMSE (mlp::net::metrics).
                     ctx.tf("train.metrics_reg", &[
-                        ("train", &format!("{:.3}", s.train)),
-                        ("test", &format!("{:.3}", s.test)),
-                        ("rmse", &format!("{:.3}", s.test_acc)),
+                        ("train", &numbers::number(s.train.into())),
+                        ("test", &numbers::number(s.test.into())),
+                        ("rmse", &numbers::number(s.test_acc.into())),
                     ])
                 } else {
                     ctx.tf("train.metrics", &[
-                        ("train", &format!("{:.3}", s.train)),
-                        ("test", &format!("{:.3}", s.test)),
-                        ("acc", &format!("{:.1}", s.test_acc * 100.0)),
+                        ("train", &numbers::number(s.train.into())),
+                        ("test", &numbers::number(s.test.into())),
+                        ("acc", &numbers::percent(s.test_acc.into())),
                     ])
                 } }
                 </p>
@@ -284,7 +283,7 @@ fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
                 <line class="axis" x1="36" y1="8" x2="36" y2="128" />
                 <text x="32" y="14" text-anchor="end">{ format!("{top}") }</text>
                 <text x="32" y="128" text-anchor="end">{ "0" }</text>
-                <text x="312" y="142" text-anchor="end">{ format::count(max_step) }</text>
+                <text x="312" y="142" text-anchor="end">{ numbers::count(max_step) }</text>
                 <polyline class="gpu-train" points={line(&r.board.gpu_hist, false)} />
                 <polyline class="gpu-test" points={line(&r.board.gpu_hist, true)} />
                 <polyline class="cpu-train" points={line(&r.board.cpu_hist, false)} />
