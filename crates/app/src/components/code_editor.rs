@@ -17,8 +17,10 @@ use page_models::kernel_edit::{BindingProblem, PlacedMessage};
 let loading = null;
 export function load_editor() {
   if (!loading) {
-    loading = import(new URL('editor/editor.js', document.baseURI).href);
-    loading.catch(() => { loading = null; });
+    // A failed fetch (offline before the editor was ever cached, or the server gone) is
+    // the marker UNREACHABLE, which the pages put in words; the next call tries again.
+    loading = import(new URL('editor/editor.js', document.baseURI).href)
+      .catch(() => { loading = null; throw 'editor-unreachable'; });
   }
   return loading;
 }
@@ -26,6 +28,20 @@ export function load_editor() {
 extern "C" {
     #[wasm_bindgen(catch)]
     async fn load_editor() -> Result<JsValue, JsValue>;
+}
+
+/// What `load_editor` fails with when editor.js cannot be fetched.
+const UNREACHABLE: &str = "editor-unreachable";
+
+/// An error from the editor module in the page's words: its fetch failing (most often the
+/// first visit to an editor page while offline) is explained, not shown as the browser's
+/// `TypeError`; anything else is shown as it came.
+pub fn editor_error(ctx: &Ctx, e: &str) -> String {
+    if e == UNREACHABLE {
+        ctx.t("editor.unreachable").to_string()
+    } else {
+        e.to_string()
+    }
 }
 
 #[wasm_bindgen]
@@ -359,7 +375,7 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
         }
         Status::Ready => html! {},
         Status::Failed(e) => html! {
-            <p class="message error" role="alert">{ ctx.tf("editor.load_failed", &[("error", e)]) }</p>
+            <p class="message error" role="alert">{ ctx.tf("editor.load_failed", &[("error", &editor_error(&ctx, e))]) }</p>
         },
     };
     html! {

@@ -1109,9 +1109,10 @@ fn run_outcome(ctx: &Ctx, limit_ms: u32, r: Option<Result<EditedRun, RunError>>)
         Some(Err(RunError::Compiler)) => {
             Outcome::Failed(ctx.t("editor.browser.rejected").to_string())
         }
-        Some(Err(RunError::Budget(e))) => {
-            Outcome::Failed(ctx.tf("editor.loop_budget_failed", &[("why", &e)]))
-        }
+        Some(Err(RunError::Budget(e))) => Outcome::Failed(ctx.tf(
+            "editor.loop_budget_failed",
+            &[("why", &super::code_editor::editor_error(ctx, &e))],
+        )),
         Some(Err(RunError::LoopStopped { line, budget })) => Outcome::LoopStopped { line, budget },
     }
 }

@@ -796,9 +796,10 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
             "editor.loop_stopped",
             &[("line", &line.to_string()), ("budget", &budget.to_string())],
         )),
-        Some(Err(RunFail::Budget(e))) => {
-            Outcome::Failed(ctx.tf("editor.loop_budget_failed", &[("why", &e)]))
-        }
+        Some(Err(RunFail::Budget(e))) => Outcome::Failed(ctx.tf(
+            "editor.loop_budget_failed",
+            &[("why", &super::code_editor::editor_error(ctx, &e))],
+        )),
     }
 }
 
