@@ -83,6 +83,22 @@ test('the race times CPU and GPU at every size', async () => {
   assert.ok(cpu[3] >= 0.33 && cpu[3] <= 10_000, `CPU 256³ took ${cpu[3]} ms`);
   assert.match(await page.textContent(sel), /software adapter/);
   await screenshot(page, 'lessons-measured-race-en');
+  // On a phone in Chinese a time stays one word ("0.00456 ms", never "0.0045" above "6 ms")
+  // and the table fits the screen.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await goto(page, '#/learn/latency-throughput?lang=zh');
+  await waitForProbe(page);
+  await measure(page, 'race');
+  const lines = await page.$$eval(`${sel} .race-row td.num`, (tds) => tds.map((td) => {
+    const r = document.createRange();
+    r.selectNodeContents(td);
+    const tops = new Set([...r.getClientRects()].map((b) => Math.round(b.top)));
+    return [td.textContent, tops.size];
+  }));
+  assert.equal(lines.length, 8);
+  for (const [t, n] of lines) assert.equal(n, 1, `"${t}" is broken over ${n} lines`);
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth), 'sideways scroll at 390 px');
+  await screenshot(page, 'lessons-measured-race-zh-390');
   assertNoErrors(errors);
   await context.close();
 });

@@ -141,9 +141,11 @@ pub fn Body() -> Html {
                         html! {
                             <tr class="race-row" data-n={r.n.to_string()} data-cpu-kernel={CPU_KERNEL.id()}
                                 data-cpu-ms={r.cpu_ms.to_string()} data-gpu-ms={r.gpu_ms.to_string()}>
-                                <td>{ format!("{0}×{0}×{0}", r.n) }</td>
-                                <td>{ format!("{} ms", numbers::ms(r.cpu_ms)) }</td>
-                                <td>{ format!("{} ms", numbers::ms(r.gpu_ms)) }</td>
+                                // A phone's narrow column may break the size only after a "×",
+                                // and never a time inside its number.
+                                <td>{ r.n }{ "×" }<wbr />{ r.n }{ "×" }<wbr />{ r.n }</td>
+                                <td class="num">{ numbers::duration(r.cpu_ms / 1000.0) }</td>
+                                <td class="num">{ numbers::duration(r.gpu_ms / 1000.0) }</td>
                                 <td class={if gpu_wins { "gpu" } else { "cpu" }}>{ winner }</td>
                             </tr>
                         }
