@@ -119,7 +119,8 @@ async function snippetOf(page, widget, origin) {
 test('the snippet: 100 % wide, a fallback height, a title in words; the origin field goes into it (en, zh)', async () => {
   for (const lang of ['en', 'zh']) {
     const { context, page, errors } = await newPage();
-    await goto(page, `#/kernels?lang=${lang}&stage=matmul-tiled&m=64&n=64&k=64`);
+    // The Embed buttons are instructor tools: turned on as a docs link does.
+    await goto(page, `#/kernels?lang=${lang}&stage=matmul-tiled&m=64&n=64&k=64&instructor=1`);
     const bare = await snippetOf(page, 'matmul');
     const iframe = bare.match(/<iframe [^>]*><\/iframe>/)?.[0];
     assert.ok(iframe, bare);
@@ -153,7 +154,7 @@ test('the snippet: 100 % wide, a fallback height, a title in words; the origin f
 
 test('#/conv carries Embed buttons for its filter and receptive-field views', async () => {
   const { context, page, errors } = await newPage({ width: 390, height: 844 });
-  await goto(page, '#/conv?lang=zh');
+  await goto(page, '#/conv?lang=zh&instructor=1');
   for (const [widget, path] of [['conv-filter', 'conv-filter'], ['conv-field', 'conv-field']]) {
     const code = await snippetOf(page, widget, hostOrigin);
     assert.ok(code.includes(`#/embed/${path}?`), code);
@@ -169,7 +170,7 @@ test('#/conv carries Embed buttons for its filter and receptive-field views', as
 /** The snippet of `widget` on `path`, for the course page's origin, pasted into a new course page. */
 async function pastedCourse(path, widget, name, viewport) {
   const { context: c1, page: p1 } = await newPage();
-  await goto(p1, path);
+  await goto(p1, `${path}&instructor=1`);
   pasted.set(name, await snippetOf(p1, widget, hostOrigin));
   await c1.close();
   const { context, page, errors } = await newPage(viewport);

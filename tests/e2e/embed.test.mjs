@@ -353,7 +353,8 @@ for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {
     const errors = [];
     page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
     page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-    await goto(page, `#/race?lang=${lang}&view=sweep&from=32&to=128`);
+    // The Embed buttons are instructor tools: turned on as a docs link does.
+    await goto(page, `#/race?lang=${lang}&view=sweep&from=32&to=128&instructor=1`);
     await page.click('.embed-toggle');
     const code = await page.inputValue('.embed-snippet');
     const src = new URL(`#/embed/sweep?from=32&to=128&lang=${lang}&hide=heading%2Ctabs`, BASE_URL).href;
@@ -787,6 +788,11 @@ test('every widget page carries an Embed button whose snippet and preview name t
     ['#/editor?lang=en&stage=matmul-tiled', ['editor']],
     ['#/puzzles/map?lang=en', ['puzzle']],
   ];
+  // The Embed buttons are instructor tools: turned on once with the footer's switch, as an
+  // instructor would; the saved choice carries to every page below.
+  await goto(page, pages[0][0]);
+  await page.check('#instructor-mode');
+  await page.waitForSelector('.embed-toggle');
   for (const [path, widgets] of pages) {
     await goto(page, path);
     await page.waitForSelector('.embed-toggle');
@@ -821,7 +827,7 @@ for (const lang of ['en', 'zh']) {
       const errors = [];
       page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
       page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-      await goto(page, `#/learn/roofline?lang=${lang}`);
+      await goto(page, `#/learn/roofline?lang=${lang}&instructor=1`);
       await page.click('.embed-toggle');
       const src = await page.getAttribute('.embed-preview', 'src');
       const preview = await siteFrame(page, '.embed-preview', { path: '/embed/lesson', lang });

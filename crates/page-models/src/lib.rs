@@ -16,7 +16,8 @@
 //! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
 //!   [`timing`] (yours against the original), [`loop_budget`], [`scratch`] and
 //!   [`scratch_run`], [`puzzle_run`].
-//! - Embedding: [`embed`] (its URL, origin check and message API).
+//! - Embedding: [`embed`] (its URL, origin check and message API), [`instructor`] (whether
+//!   the Embed buttons show).
 
 pub mod chart;
 pub mod conv_layers;
@@ -24,6 +25,7 @@ pub mod conv_page;
 pub mod doc_links;
 pub mod edit_target;
 pub mod embed;
+pub mod instructor;
 pub mod kernel_edit;
 pub mod loop_budget;
 pub mod progress;

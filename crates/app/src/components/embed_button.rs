@@ -2,7 +2,7 @@
 //! the widget's current settings, a field for the course page's origin (`parentOrigin=`: with
 //! it the snippet's script sizes the frame from the widget's `resize` messages), a live
 //! preview and a copy button. The snippet is built by `page_models::embed::snippet` (pure,
-//! unit-tested).
+//! unit-tested). Shown only in instructor mode (`Ctx::instructor`, the footer's switch).
 
 use yew::prelude::*;
 
@@ -39,8 +39,9 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
     let (Some(ctx), Some(w)) = (ctx, widget(&props.widget)) else {
         return html! {};
     };
-    // Inside an embed the button would only offer to embed the embed.
-    if ctx.route.is_embedded() {
+    // Inside an embed the button would only offer to embed the embed; a learner's view
+    // leaves it out unless instructor mode is on.
+    if ctx.route.is_embedded() || !ctx.instructor {
         return html! {};
     }
     // The page's own heading and view tabs would only lead away from the widget.

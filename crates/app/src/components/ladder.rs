@@ -13,9 +13,9 @@ use super::run_lifecycle::{use_run, Run};
 use super::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
+use page_models::chart;
 use page_models::run_family::{family_from_query, Problem, RunFamily, Stage};
 use page_models::source_view::{changed_lines, highlight_line};
-use page_models::chart;
 
 /// Ends each source line inside the <pre>, so copying the code keeps its line breaks.
 const NEWLINE: &str = "\n";

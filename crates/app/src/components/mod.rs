@@ -60,6 +60,8 @@ pub struct Ctx {
     pub webgpu: WebGpuStatus,
     pub route: Route,
     pub query: Query,
+    /// Instructor mode: the widgets show their Embed buttons (`page_models::instructor`).
+    pub instructor: bool,
 }
 
 impl Ctx {

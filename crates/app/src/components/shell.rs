@@ -7,6 +7,7 @@ use super::{pages, replace_query, Ctx};
 use crate::i18n::Lang;
 use crate::probe::{self, WebGpuStatus};
 use crate::route::Route;
+use page_models::instructor;
 use page_models::query::Query;
 
 const LANG_STORAGE_KEY: &str = "gpu-playground.lang";
@@ -163,11 +164,26 @@ fn Root() -> Html {
     let ready = (lang == wanted && crate::i18n::is_ready(lang, parts))
         .then(|| format!("{} {} {}", route.to_path(), lang.code(), visits.borrow().1));
 
+    let mode = instructor::resolve(
+        route.is_embedded(),
+        query.get(instructor::PARAM),
+        storage()
+            .and_then(|s| s.get_item(instructor::STORAGE_KEY).ok().flatten())
+            .as_deref(),
+    );
+    use_effect_with(mode.save, |save| {
+        // A link's `instructor=` is kept as the visitor's choice; storage may be refused
+        // (private mode): the URL still decides for this page.
+        if let (Some(on), Some(s)) = (*save, storage()) {
+            let _ = s.set_item(instructor::STORAGE_KEY, instructor::code(on));
+        }
+    });
     let ctx = Ctx {
         lang,
         webgpu: (*webgpu).clone(),
         route: route.clone(),
         query,
+        instructor: mode.on,
     };
     let body = if crate::i18n::is_ready(lang, parts) {
         pages::page(&ctx)
@@ -197,7 +213,10 @@ fn Root() -> Html {
                 <Header />
                 <super::update_notice::UpdateNotice />
                 <main id="main" tabindex="-1" data-route-ready={ready}>{ body }</main>
-                <footer class="footer"><p>{ ctx.t("footer.text") }</p></footer>
+                <footer class="footer">
+                    <p>{ ctx.t("footer.text") }</p>
+                    <InstructorSwitch />
+                </footer>
             }
         </ContextProvider<Ctx>>
     }
@@ -257,5 +276,36 @@ fn Header() -> Html {
             </nav>
             <div class="langs" role="group" aria-label={ctx.t("lang.label")}>{ for switches }</div>
         </header>
+    }
+}
+
+/// The one switch for instructor mode: it writes `instructor=` into the URL, as the language
+/// switch writes `lang=`, and the shell saves it.
+#[function_component]
+fn InstructorSwitch() -> Html {
+    let navigator = use_navigator();
+    let Some(ctx) = use_context::<Ctx>() else {
+        return html! {};
+    };
+    let onchange = {
+        let (route, query) = (ctx.route.clone(), ctx.query.clone());
+        Callback::from(move |e: Event| {
+            let input: web_sys::HtmlInputElement = e.target_unchecked_into();
+            if let Some(nav) = &navigator {
+                let q = query
+                    .clone()
+                    .with(instructor::PARAM, instructor::code(input.checked()));
+                replace_query(nav, &route, &q);
+            }
+        })
+    };
+    html! {
+        <p class="instructor-switch">
+            <label>
+                <input type="checkbox" id="instructor-mode" checked={ctx.instructor} {onchange} />
+                { ctx.t("footer.instructor") }
+            </label>
+            <span class="instructor-note">{ ctx.t("footer.instructor_note") }</span>
+        </p>
     }
 }
