@@ -310,8 +310,10 @@ fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32, fit: &Fit
     });
     html! {
         <svg ref={fit.0.clone()} class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.array_alt")}>
-            <text x="4" y="14" class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.a_in") }</text>
-            <text x={(margin).to_string()} y="14" class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.b_in") }</text>
+            // Both in the empty top-left corner: side by side they run together in zh, and above
+            // the columns they collide with B's queue.
+            <text x="4" y="14" class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.b_in") }</text>
+            <text x="4" y={(margin - 8.0).to_string()} class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.a_in") }</text>
             { for left.map(|(i, k, wait)| {
                 let (_, y) = cell_xy(origin, i, 0);
                 let x = margin - wait as f64 * 26.0;
