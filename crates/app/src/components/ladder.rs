@@ -11,6 +11,7 @@ use gpu_runtime::{GpuError, Progress, RunControl, RunOptions, VerifiedRun};
 use super::kernel_run::{run_stage_verified, stage_unavailable, KernelRun, RunError};
 use super::run_lifecycle::{use_run, Run};
 use super::Ctx;
+use crate::components::chart_width::use_chart_width;
 use crate::probe::WebGpuStatus;
 use crate::session;
 use page_models::chart;
@@ -333,7 +334,14 @@ impl RunAllView {
 }
 
 /// The GFLOP/s chart of a Run all measured at `shape`, one bar per stage.
-fn run_all_chart(ctx: &Ctx, rows: &[(usize, Stage, RowState)], shape: &str, runs: u32) -> Html {
+fn run_all_chart(
+    ctx: &Ctx,
+    rows: &[(usize, Stage, RowState)],
+    shape: &str,
+    runs: u32,
+    (chart_ref, chart_w): (&NodeRef, Option<f64>),
+) -> Html {
+    let layout = chart::Layout::at(chart_w);
     let values: Vec<f64> = rows
         .iter()
         .map(|(_, _, st)| match st {
@@ -341,9 +349,9 @@ fn run_all_chart(ctx: &Ctx, rows: &[(usize, Stage, RowState)], shape: &str, runs
             _ => f64::NAN,
         })
         .collect();
-    let bars = chart::bars(&values);
+    let bars = chart::bars(&values, &layout);
+    let value_anchor = if layout.stacked { "end" } else { "start" };
     let chart_rows = rows.iter().zip(&bars).map(|((n, k, state), bar)| {
-        let label_y = bar.y + chart::BAR_HEIGHT * 0.75;
         let (value, class) = match state {
             RowState::Pending => (String::new(), "pending"),
             RowState::Skipped(_) => (ctx.t("ladder.skipped").to_string(), "skipped"),
@@ -356,12 +364,12 @@ fn run_all_chart(ctx: &Ctx, rows: &[(usize, Stage, RowState)], shape: &str, runs
         };
         html! {
             <g class={classes!("row", class)} data-stage={k.id()}>
-                <text x="0" y={label_y.to_string()} class="label">
+                <text x="0" y={bar.label_y.to_string()} class="label">
                     { format!("{n}. {}", ctx.t(&k.title_key())) }
                 </text>
-                <rect x={chart::LABEL_WIDTH.to_string()} y={bar.y.to_string()}
+                <rect x={bar.x.to_string()} y={bar.y.to_string()}
                     width={bar.width.to_string()} height={bar.height.to_string()} rx="3" />
-                <text x={(chart::WIDTH - chart::VALUE_WIDTH + 6.0).to_string()} y={label_y.to_string()} class="value">
+                <text x={layout.value_x().to_string()} y={bar.value_y.to_string()} text-anchor={value_anchor} class="value">
                     { value }
                 </text>
             </g>
@@ -370,7 +378,7 @@ fn run_all_chart(ctx: &Ctx, rows: &[(usize, Stage, RowState)], shape: &str, runs
     html! {
         <figure class="chart" data-runs={runs.to_string()}>
             <figcaption>{ ctx.tf("ladder.chart_title", &[("shape", shape)]) }</figcaption>
-            <svg viewBox={format!("0 0 {} {}", chart::WIDTH, chart::height(rows.len()))}
+            <svg ref={chart_ref.clone()} viewBox={format!("0 0 {} {}", layout.width, layout.height(rows.len()))}
                 role="img" aria-label={ctx.tf("ladder.chart_title", &[("shape", shape)])}>
                 { for chart_rows }
             </svg>
@@ -420,6 +428,8 @@ fn RunAll(props: &RunAllProps) -> Html {
     // Leaving the page cancels the run; its last settings are the problem the chart was
     // measured at (the fields may have changed since).
     let runs = use_run::<Problem>(|| {});
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -484,7 +494,7 @@ fn RunAll(props: &RunAllProps) -> Html {
                 </p>
             }
             if !rows.is_empty() {
-                { run_all_chart(&ctx, rows, &shape, *view.finished) }
+                { run_all_chart(&ctx, rows, &shape, *view.finished, (&chart_ref, chart_w)) }
                 { run_all_reasons(&ctx, rows) }
                 if software {
                     <p class="note">{ ctx.t("ladder.software_note") }</p>

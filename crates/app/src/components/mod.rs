@@ -1,6 +1,7 @@
 //! Yew components. They read state, render translated text and dispatch work to the plain
 //! crates; they hold no user-visible strings and no kernel logic.
 
+mod chart_width;
 mod code_editor;
 mod conv;
 mod cssom;

@@ -8,6 +8,7 @@ use lessons::roofline::{self, Roof, Tiling};
 use yew::prelude::*;
 
 use super::kit::{self as common, Phase};
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -88,6 +89,8 @@ fn sizes(software: bool) -> Sizes {
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
     let phase = use_state(|| Phase::<Measured>::Idle);
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -172,7 +175,7 @@ pub fn Body() -> Html {
                     <tr><th scope="row">{ ctx.t("lesson.roofline.ridge") }</th>
                         <td>{ format!("{} FLOP/B", numbers::rate(m.roof.ridge())) }</td></tr>
                 </table>
-                { roofline_chart(&ctx, m) }
+                { roofline_chart(&ctx, m, &chart_ref, chart_w) }
                 { crate::components::scroll_table(&ctx, ctx.t("lesson.roofline.widget"), html! {
                     <table class="facts stage-table">
                         <thead><tr>
@@ -222,8 +225,11 @@ pub fn Body() -> Html {
 }
 
 /// Log-log roofline: GFLOP/s against FLOP/byte, with the stages as labelled dots.
-fn roofline_chart(ctx: &Ctx, m: &Measured) -> Html {
-    let (w, h, left, bottom, top, right) = (620.0, 320.0, 70.0, 44.0, 16.0, 16.0);
+/// Drawn at its rendered width (`chart_w`, 620 until measured), so its text shows at the
+/// stylesheet's size on a phone too.
+fn roofline_chart(ctx: &Ctx, m: &Measured, chart_ref: &NodeRef, chart_w: Option<f64>) -> Html {
+    let w = chart_w.unwrap_or(620.0).max(240.0);
+    let (h, left, bottom, top, right) = (320.0, 70.0, 44.0, 16.0, 16.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
     let roof = m.roof;
     let ais = m.points.iter().map(|p| p.ai).chain([roof.ridge()]);
@@ -266,7 +272,7 @@ fn roofline_chart(ctx: &Ctx, m: &Measured) -> Html {
     };
     html! {
         <figure class="chart-figure">
-            <svg class="roofline-chart" viewBox={format!("0 0 {w} {h}")} role="img" aria-label={ctx.t("lesson.roofline.chart_alt")}>
+            <svg ref={chart_ref.clone()} class="roofline-chart" viewBox={format!("0 0 {w} {h}")} role="img" aria-label={ctx.t("lesson.roofline.chart_alt")}>
                 { for ticks(x0, x1).into_iter().map(|t| html! {
                     <>
                         <line x1={px(t).to_string()} y1={top.to_string()} x2={px(t).to_string()} y2={(top + ph).to_string()} class="grid" />

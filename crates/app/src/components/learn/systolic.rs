@@ -7,6 +7,7 @@ use lessons::systolic::{self, Problem, MAX_K, MAX_N, MIN_K, MIN_N};
 use yew::prelude::*;
 
 use super::kit as common;
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 
 /// Milliseconds per cycle while playing.
@@ -95,6 +96,11 @@ pub fn Body() -> Html {
             move || drop(tick)
         });
     }
+    let (array_ref, simt_ref) = (use_node_ref(), use_node_ref());
+    let fits = [
+        (array_ref.clone(), use_chart_width(array_ref)),
+        (simt_ref.clone(), use_chart_width(simt_ref)),
+    ];
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -107,7 +113,7 @@ pub fn Body() -> Html {
         .err()
         .map(|e| common::parse_message(&ctx, e, MIN_K, MAX_K));
     let widget = match &problem {
-        Some(p) => animation(&ctx, p, &clock),
+        Some(p) => animation(&ctx, p, &clock, &fits),
         None => html! {
             <p class="message error" role="alert" data-invalid="true">{ ctx.t("lesson.systolic.invalid") }</p>
         },
@@ -142,7 +148,7 @@ fn join(v: &[i32]) -> String {
         .join(",")
 }
 
-fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
+fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>, fits: &[Fit; 2]) -> Html {
     let t = clock.cycle.min(p.systolic_cycles());
     let sys = systolic::simulate(p, t);
     let simt = systolic::simt(p, t.min(p.simt_cycles()));
@@ -189,11 +195,11 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
             <p class="status" aria-live="polite">{ ctx.tf("lesson.systolic.cycle", &[("t", &t.to_string()), ("total", &total.to_string())]) }</p>
             <div class="systolic-views">
                 <figure class="diagram">
-                    { array_svg(ctx, p, &sys, t) }
+                    { array_svg(ctx, p, &sys, t, &fits[0]) }
                     <figcaption>{ ctx.t("lesson.systolic.array_caption") }</figcaption>
                 </figure>
                 <figure class="diagram">
-                    { simt_svg(ctx, p, &simt, t) }
+                    { simt_svg(ctx, p, &simt, t, &fits[1]) }
                     <figcaption>{ ctx.t("lesson.systolic.simt_caption") }</figcaption>
                 </figure>
             </div>
@@ -250,6 +256,30 @@ fn animation(ctx: &Ctx, p: &Problem, clock: &UseReducerHandle<Clock>) -> Html {
 const CELL: f64 = 46.0;
 const GAP: f64 = 6.0;
 
+/// An SVG's ref and its rendered width.
+type Fit = (NodeRef, Option<f64>);
+
+/// Font sizes in viewBox units. The 8×8 array's viewBox is wider than a phone's column, so the
+/// sizes grow by the scale-down and the text still renders at 11, 13 and 15 px.
+struct Sizes {
+    small: String,
+    queue: String,
+    acc: String,
+}
+
+impl Sizes {
+    fn at(view_w: f64, css_w: Option<f64>) -> Self {
+        let k = page_models::chart::text_scale(view_w, css_w);
+        // Rounded up: rounding down would render a hair under the size asked for.
+        let px = |size: f64| format!("{:.2}", (size * k * 100.0).ceil() / 100.0);
+        Sizes {
+            small: px(11.0),
+            queue: px(13.0),
+            acc: px(15.0),
+        }
+    }
+}
+
 fn cell_xy(origin: (f64, f64), i: usize, j: usize) -> (f64, f64) {
     (
         origin.0 + j as f64 * (CELL + GAP),
@@ -257,11 +287,12 @@ fn cell_xy(origin: (f64, f64), i: usize, j: usize) -> (f64, f64) {
     )
 }
 
-fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32) -> Html {
+fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32, fit: &Fit) -> Html {
     let margin = QUEUE as f64 * 26.0 + 10.0;
     let origin = (margin, margin);
     let side = p.n as f64 * (CELL + GAP);
     let w = margin + side + 4.0;
+    let z = Sizes::at(w, fit.1);
     let t = t as usize;
     // Values waiting at the left edge: a[i][k] enters PE (i, 0) in cycle i + k + 1.
     let left = (0..p.n).flat_map(|i| {
@@ -277,18 +308,20 @@ fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32) -> Html {
         })
     });
     html! {
-        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.array_alt")}>
-            <text x="4" y="14" class="svg-small">{ ctx.t("lesson.systolic.a_in") }</text>
-            <text x={(margin).to_string()} y="14" class="svg-small">{ ctx.t("lesson.systolic.b_in") }</text>
+        <svg ref={fit.0.clone()} class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.array_alt")}>
+            // Both in the empty top-left corner: side by side they run together in zh, and above
+            // the columns they collide with B's queue.
+            <text x="4" y="14" class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.b_in") }</text>
+            <text x="4" y={(margin - 8.0).to_string()} class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.a_in") }</text>
             { for left.map(|(i, k, wait)| {
                 let (_, y) = cell_xy(origin, i, 0);
                 let x = margin - wait as f64 * 26.0;
-                html! { <text x={x.to_string()} y={(y + CELL / 2.0 + 5.0).to_string()} class="queue a">{ p.a_at(i, k) }</text> }
+                html! { <text x={x.to_string()} y={(y + CELL / 2.0 + 5.0).to_string()} class="queue a" font-size={z.queue.clone()}>{ p.a_at(i, k) }</text> }
             }) }
             { for top.map(|(j, k, wait)| {
                 let (x, _) = cell_xy(origin, 0, j);
                 let y = margin - wait as f64 * 26.0 + 12.0;
-                html! { <text x={(x + CELL / 2.0 - 6.0).to_string()} y={y.to_string()} class="queue b">{ p.b_at(k, j) }</text> }
+                html! { <text x={(x + CELL / 2.0 - 6.0).to_string()} y={y.to_string()} class="queue b" font-size={z.queue.clone()}>{ p.b_at(k, j) }</text> }
             }) }
             { for s.pes.iter().enumerate().map(|(e, pe)| {
                 let (i, j) = (e / p.n, e % p.n);
@@ -297,9 +330,9 @@ fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32) -> Html {
                 html! {
                     <g class={classes!("pe", active.then_some("active"))} data-i={i.to_string()} data-j={j.to_string()}>
                         <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="4" />
-                        <text x={(x + CELL / 2.0).to_string()} y={(y + 20.0).to_string()} text-anchor="middle" class="acc">{ pe.acc }</text>
+                        <text x={(x + CELL / 2.0).to_string()} y={(y + 20.0).to_string()} text-anchor="middle" class="acc" font-size={z.acc.clone()}>{ pe.acc }</text>
                         if let (Some((a, _)), Some((b, _))) = (pe.a, pe.b) {
-                            <text x={(x + CELL / 2.0).to_string()} y={(y + 38.0).to_string()} text-anchor="middle" class="svg-small">{ format!("{a}·{b}") }</text>
+                            <text x={(x + CELL / 2.0).to_string()} y={(y + 38.0).to_string()} text-anchor="middle" class="small" font-size={z.small.clone()}>{ format!("{a}·{b}") }</text>
                         }
                     </g>
                 }
@@ -308,23 +341,24 @@ fn array_svg(ctx: &Ctx, p: &Problem, s: &systolic::ArrayState, t: u32) -> Html {
     }
 }
 
-fn simt_svg(ctx: &Ctx, p: &Problem, s: &systolic::SimtState, t: u32) -> Html {
+fn simt_svg(ctx: &Ctx, p: &Problem, s: &systolic::SimtState, t: u32, fit: &Fit) -> Html {
     let margin = 24.0;
     let side = p.n as f64 * (CELL + GAP);
     let w = margin + side + 4.0;
+    let z = Sizes::at(w, fit.1);
     let k_now = (t as usize).checked_sub(1).filter(|&k| k < p.k);
     html! {
-        <svg class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.simt_alt")}>
-            <text x="4" y="14" class="svg-small">{ ctx.t("lesson.systolic.threads") }</text>
+        <svg ref={fit.0.clone()} class="systolic-svg" viewBox={format!("0 0 {w} {w}")} role="img" aria-label={ctx.t("lesson.systolic.simt_alt")}>
+            <text x="4" y="14" class="small" font-size={z.small.clone()}>{ ctx.t("lesson.systolic.threads") }</text>
             { for s.acc.iter().enumerate().map(|(e, acc)| {
                 let (i, j) = (e / p.n, e % p.n);
                 let (x, y) = cell_xy((margin, margin), i, j);
                 html! {
                     <g class={classes!("simt-cell", k_now.is_some().then_some("active"))}>
                         <rect x={x.to_string()} y={y.to_string()} width={CELL.to_string()} height={CELL.to_string()} rx="4" />
-                        <text x={(x + CELL / 2.0).to_string()} y={(y + 20.0).to_string()} text-anchor="middle" class="acc">{ acc }</text>
+                        <text x={(x + CELL / 2.0).to_string()} y={(y + 20.0).to_string()} text-anchor="middle" class="acc" font-size={z.acc.clone()}>{ acc }</text>
                         { for k_now.map(|k| html! {
-                            <text x={(x + CELL / 2.0).to_string()} y={(y + 38.0).to_string()} text-anchor="middle" class="svg-small">{ format!("{}·{}", p.a_at(i, k), p.b_at(k, j)) }</text>
+                            <text x={(x + CELL / 2.0).to_string()} y={(y + 38.0).to_string()} text-anchor="middle" class="small" font-size={z.small.clone()}>{ format!("{}·{}", p.a_at(i, k), p.b_at(k, j)) }</text>
                         }) }
                     </g>
                 }

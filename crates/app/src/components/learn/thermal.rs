@@ -14,6 +14,7 @@ use lessons::thermal::{self, Doubt, Point, Verdict, MAX_SECONDS, MIN_SECONDS};
 use yew::prelude::*;
 
 use super::kit as common;
+use crate::components::chart_width::use_chart_width;
 use crate::components::run_lifecycle::use_run;
 use crate::components::Ctx;
 use crate::session;
@@ -25,7 +26,10 @@ const N_HARDWARE: u32 = 2048;
 const N_SOFTWARE: u32 = 256;
 /// Aimed-for length of one point.
 const POINT_MS: f64 = 500.0;
+/// Chart width before the page has measured it (then it is drawn at its rendered width).
 const CHART_W: f64 = 640.0;
+/// Narrowest chart drawn: the axis texts still fit side by side.
+const CHART_MIN_W: f64 = 240.0;
 const CHART_H: f64 = 260.0;
 const CHART_LEFT: f64 = 56.0;
 const CHART_BOTTOM: f64 = 28.0;
@@ -155,6 +159,8 @@ pub fn Body() -> Html {
     };
     let gate = common::gpu_gate(&ctx);
     let busy = run.state.busy();
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
     html! {
         <>
             { common::paras(&ctx, &["lesson.thermal.p1", "lesson.thermal.p2"]) }
@@ -172,7 +178,7 @@ pub fn Body() -> Html {
                 { gate.err().unwrap_or_default() }
                 <div class="widget-result" aria-live="polite" data-state={run.state.name()} data-probe={common::probe_state(&ctx)}
                     data-points={run.points.len().to_string()}>
-                    { view(&ctx, &run, software) }
+                    { view(&ctx, &run, software, &chart_ref, chart_w) }
                 </div>
             </section>
             { common::h2(&ctx, "lesson.thermal.h_power") }
@@ -330,7 +336,7 @@ async fn sustained(
     Ok(())
 }
 
-fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
+fn view(ctx: &Ctx, run: &Run, software: bool, chart_ref: &NodeRef, chart_w: Option<f64>) -> Html {
     let failed = match &run.state {
         State::Failed(e) => Some(html! {
             <p class="message error" role="alert">{ ctx.tf("lesson.common.failed", &[("error", e)]) }</p>
@@ -344,10 +350,12 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
         return html! {};
     }
     let analysis = thermal::analyse(&run.points);
+    // Drawn at its rendered width, so its text shows at the stylesheet's 11 px on a phone too.
+    let w = chart_w.unwrap_or(CHART_W).max(CHART_MIN_W);
     let chart = thermal::chart(
         &run.points,
         run.seconds as f64,
-        CHART_W,
+        w,
         CHART_H,
         CHART_LEFT,
         CHART_BOTTOM,
@@ -371,18 +379,18 @@ fn view(ctx: &Ctx, run: &Run, software: bool) -> Html {
                 </p>
             }
             <figure class="diagram thermal-chart">
-                <svg viewBox={format!("0 0 {CHART_W} {CHART_H}")} role="img" aria-label={ctx.t("lesson.thermal.chart_alt")}>
+                <svg ref={chart_ref.clone()} viewBox={format!("0 0 {w} {CHART_H}")} role="img" aria-label={ctx.t("lesson.thermal.chart_alt")}>
                     <line x1={CHART_LEFT.to_string()} y1="8" x2={CHART_LEFT.to_string()} y2={y_top.to_string()} class="axis" />
-                    <line x1={CHART_LEFT.to_string()} y1={y_top.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y_top.to_string()} class="axis" />
-                    <text x={(CHART_LEFT - 6.0).to_string()} y="16" text-anchor="end" class="svg-small">{ numbers::rate(chart.max_gflops) }</text>
+                    <line x1={CHART_LEFT.to_string()} y1={y_top.to_string()} x2={(w - 8.0).to_string()} y2={y_top.to_string()} class="axis" />
+                    <text x={(CHART_LEFT + 6.0).to_string()} y="18" class="svg-small">{ numbers::rate(chart.max_gflops) }</text>
                     <text x={(CHART_LEFT - 6.0).to_string()} y={y_top.to_string()} text-anchor="end" class="svg-small">{ 0 }</text>
-                    <text x={(CHART_W - 8.0).to_string()} y={(CHART_H - 8.0).to_string()} text-anchor="end" class="svg-small">{ format!("{} s", chart.max_s.round()) }</text>
+                    <text x={(w - 8.0).to_string()} y={(CHART_H - 8.0).to_string()} text-anchor="end" class="svg-small">{ format!("{} s", chart.max_s.round()) }</text>
                     <text x={CHART_LEFT.to_string()} y={(CHART_H - 8.0).to_string()} class="svg-small">{ ctx.t("lesson.thermal.axes") }</text>
                     { for chart.median_y.map(|y| html! {
-                        <line x1={CHART_LEFT.to_string()} y1={y.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y.to_string()} class="median" />
+                        <line x1={CHART_LEFT.to_string()} y1={y.to_string()} x2={(w - 8.0).to_string()} y2={y.to_string()} class="median" />
                     }) }
                     { for chart.threshold_y.map(|y| html! {
-                        <line x1={CHART_LEFT.to_string()} y1={y.to_string()} x2={(CHART_W - 8.0).to_string()} y2={y.to_string()} class="threshold" />
+                        <line x1={CHART_LEFT.to_string()} y1={y.to_string()} x2={(w - 8.0).to_string()} y2={y.to_string()} class="threshold" />
                     }) }
                     <polyline points={line} class="series" />
                     { for chart.points.iter().enumerate().map(|(i, (x, y))| html! {
