@@ -114,7 +114,7 @@ function toCm(doc, d, source) {
 /**
  * Mounts an editor in `parent`.
  * opts: { doc, onChange(doc), onDiagnostics(list), label, extra diagnostics source name }.
- * Returns a handle the app drives: get, set, setExternal, diagnostics, focus, destroy.
+ * Returns a handle the app drives: get, set, setExternal, check, goto, focus, destroy.
  */
 /** Dispatched when the browser's messages change, so the linter runs again (forceLinting
  * alone only hurries a lint already pending after an edit). */
@@ -198,6 +198,8 @@ export async function mount(parent, opts) {
   parent.editorText = () => view.state.doc.toString();
   // For tests: the text whose verdict the page has been told (null before the first check).
   parent.checkedText = () => checked;
+  // For tests: the 1-based line the cursor is on.
+  parent.cursorLine = () => view.state.doc.lineAt(view.state.selection.main.head).number;
   return {
     get: () => view.state.doc.toString(),
     set(doc) {
@@ -216,6 +218,16 @@ export async function mount(parent, opts) {
       naga = Array.from(validate(src));
       forceLinting(view);
       return naga;
+    },
+    /** The error list's jump: cursor to `line`:`column` (1-based, clamped to the text as
+     * it is now, which may have changed since the check), that line scrolled to the middle
+     * of the editor and the page, and the editor focused. */
+    goto(line, column) {
+      const doc = view.state.doc;
+      const l = doc.line(Math.min(Math.max(line | 0, 1), doc.lines));
+      const pos = Math.min(l.from + Math.max(column | 0, 1) - 1, l.to);
+      view.dispatch({ selection: { anchor: pos }, effects: EditorView.scrollIntoView(pos, { y: 'center' }) });
+      view.focus();
     },
     focus: () => view.focus(),
     destroy: () => view.destroy(),

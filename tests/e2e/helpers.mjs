@@ -28,12 +28,14 @@ export async function launch({ webgpu = true } = {}) {
 /**
  * Opens a page that records console errors, page errors and every request URL. `serviceWorkers:
  * 'block'` keeps the site's worker out, for a test that fails requests with `page.route`
- * (a request the worker answers from its cache never reaches the route).
+ * (a request the worker answers from its cache never reaches the route). `touch`: a phone's
+ * touch screen (taps, a mobile viewport).
  */
-export async function openPage(browser, hashPath = '#/', { initScript, viewport, serviceWorkers, ready = true } = {}) {
+export async function openPage(browser, hashPath = '#/', { initScript, viewport, serviceWorkers, ready = true, touch = false } = {}) {
   const context = await browser.newContext({
     viewport: viewport ?? { width: 1280, height: 900 },
     ...(serviceWorkers ? { serviceWorkers } : {}),
+    ...(touch ? { hasTouch: true, isMobile: true } : {}),
   });
   const page = await context.newPage();
   if (initScript) await page.addInitScript(initScript);

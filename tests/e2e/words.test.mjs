@@ -53,7 +53,7 @@ test('one of a count is singular: 1 block per SM, the 1 error to fix (en)', asyn
   await setDoc(page, original.replace('let col = gid.y;', 'let col = gid.y'));
   await runEditor(page);
   const said = await text(page, '.editor-result [role="alert"]');
-  assert.match(said, /Fix the 1 error underlined/);
+  assert.match(said, /Fix the 1 error listed under the editor/);
   assert.doesNotMatch(said, /error\(s\)/);
   assertNoErrors(errors);
   await context.close();

@@ -157,6 +157,16 @@ impl BindingProblem {
     }
 }
 
+/// One of naga's problems with the learner's text, as the editor's error list shows it (the
+/// same list the underlines are drawn from): 1-based line and column (UTF-16 code units, as
+/// the editor counts) and naga's message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LintError {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+}
+
 /// A message of the browser's WGSL compiler that names a place: `:line:column error: text`
 /// (how Chromium's compiler writes them into the validation error). Lines and columns are
 /// 1-based as the compiler gives them.

@@ -11,7 +11,7 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::Ctx;
-use page_models::kernel_edit::{BindingProblem, PlacedMessage};
+use page_models::kernel_edit::{BindingProblem, LintError, PlacedMessage};
 
 #[wasm_bindgen(inline_js = "
 let loading = null;
@@ -56,6 +56,8 @@ extern "C" {
     fn destroy(this: &EditorHandle);
     #[wasm_bindgen(method, js_name = setExternal)]
     fn set_external(this: &EditorHandle, list: &js_sys::Array);
+    #[wasm_bindgen(method, js_name = goto)]
+    fn go_to(this: &EditorHandle, line: u32, column: u32);
 }
 
 /// naga's comparison of `edited` with `original` (bindings and entry point `entry`), from
@@ -233,7 +235,7 @@ async fn mount(
     doc: &str,
     label: &str,
     on_change: Callback<String>,
-    on_errors: Callback<usize>,
+    on_errors: Callback<Vec<LintError>>,
 ) -> Result<Mounted, String> {
     let describe = |e: JsValue| e.as_string().unwrap_or_else(|| format!("{e:?}"));
     let module = load_editor().await.map_err(describe)?;
@@ -243,7 +245,15 @@ async fn mount(
         .map_err(describe)?;
     let change = Closure::<dyn FnMut(String)>::new(move |s: String| on_change.emit(s));
     let diagnostics = Closure::<dyn FnMut(js_sys::Array)>::new(move |d: js_sys::Array| {
-        on_errors.emit(d.length() as usize)
+        on_errors.emit(
+            d.iter()
+                .map(|e| LintError {
+                    line: as_u32(&field(&e, "line")).unwrap_or(1),
+                    column: as_u32(&field(&e, "column")).unwrap_or(1),
+                    message: field(&e, "message").as_string().unwrap_or_default(),
+                })
+                .collect(),
+        )
     });
     let opts = js_sys::Object::new();
     for (k, v) in [
@@ -293,17 +303,22 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
     let host = use_node_ref();
     let mounted = use_mut_ref(|| None::<Mounted>);
     let status = use_state(|| Status::Loading);
+    // naga's errors from the last check, listed under the editor (the underlines' list).
+    let errors = use_state_eq(Vec::<LintError>::new);
     let label = ctx
         .as_ref()
         .map(|c| c.t("editor.label"))
         .unwrap_or_default();
     {
         let (host, mounted, status) = (host.clone(), mounted.clone(), status.clone());
-        let (doc, on_change, on_errors) = (
-            props.doc.to_string(),
-            props.on_change.clone(),
-            props.on_errors.clone(),
-        );
+        let (doc, on_change) = (props.doc.to_string(), props.on_change.clone());
+        let on_errors = {
+            let (errors, count) = (errors.clone(), props.on_errors.clone());
+            Callback::from(move |list: Vec<LintError>| {
+                count.emit(list.len());
+                errors.set(list);
+            })
+        };
         use_effect_with((), move |_| {
             let alive = Rc::new(Cell::new(true));
             if let Some(parent) = host.cast::<web_sys::Element>() {
@@ -369,6 +384,14 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
     let Some(ctx) = ctx else {
         return html! {};
     };
+    let jump = {
+        let mounted = mounted.clone();
+        Callback::from(move |(line, column): (u32, u32)| {
+            if let Some(m) = mounted.borrow().as_ref() {
+                m.handle.go_to(line, column);
+            }
+        })
+    };
     let note = match &*status {
         Status::Loading => {
             html! { <p class="message" role="status">{ ctx.t("editor.loading") }</p> }
@@ -382,7 +405,39 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
         <div class="code-editor" data-ready={(*status == Status::Ready).then_some("true")}>
             { note }
             <div class="cm-host" ref={host}></div>
+            { error_list(&ctx, &errors, jump) }
             <p class="editor-keys">{ ctx.t("editor.keys") }</p>
+        </div>
+    }
+}
+
+/// naga's errors as buttons under the editor, each jumping to its place (the underline's
+/// marker gives nothing to tap on a phone, and the line may be scrolled away). Nothing when
+/// the text checks clean.
+fn error_list(ctx: &Ctx, errors: &[LintError], jump: Callback<(u32, u32)>) -> Html {
+    if errors.is_empty() {
+        return html! {};
+    }
+    let n = errors.len().to_string();
+    html! {
+        <div class="editor-errors" id="editor-errors">
+            <p class="editor-errors-heading">{ ctx.tf("editor.errors.heading", &[("n", &n)]) }</p>
+            <ul>
+                { for errors.iter().map(|e| {
+                    let (line, column) = (e.line, e.column);
+                    let onclick = jump.reform(move |_: MouseEvent| (line, column));
+                    let place = ctx.tf("editor.errors.place", &[("line", &line.to_string()), ("column", &column.to_string())]);
+                    html! {
+                        <li>
+                            <button type="button" class="editor-error" onclick={onclick}
+                                data-line={line.to_string()} data-column={column.to_string()}>
+                                <span class="place">{ place }</span>
+                                <span class="text">{ e.message.clone() }</span>
+                            </button>
+                        </li>
+                    }
+                }) }
+            </ul>
         </div>
     }
 }
