@@ -98,7 +98,8 @@ test('2-D map: threads are named (x, y); a flattened guard shows elements writte
   await page.hover('button.inv[data-inv="6"]');
   assert.match(await page.textContent('.access-selected'), /Thread \(2, 1\): 1 read, 1 write,/);
   // r * N + c < N * N lets thread (3, 0) write element 3, which (0, 1) writes too: the same
-  // value, so the checker passes it; the access view says it is a race.
+  // value, so every value matches; the access view says it is a race (and so does Run's
+  // verdict, below).
   await setDoc(page, solution.replace('if (r < N && c < N)', 'if (r * N + c < N * N)'));
   await runAndShow(page);
   const warn = await page.waitForSelector('#access-overwritten');
@@ -107,3 +108,36 @@ test('2-D map: threads are named (x, y); a flattened guard shows elements writte
   assertNoErrors(errors);
   await context.close();
 });
+
+for (const lang of ['en', 'zh']) {
+  test(`2-D map: Run says a flattened guard is a race, not Solved; the true solution is Solved (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/puzzles/map2d?lang=${lang}`,
+      { viewport: { width: 1280, height: 900 } });
+    await editorReady(page, { runnable: true });
+    await useSolution(page);
+    const solution = await docText(page);
+    await runEditor(page);
+    await page.waitForSelector('.editor-result .verdict.ok');
+    assert.equal(await page.$('#puzzle-race'), null);
+    // Every value of the flattened guard's answer matches (both writers of out[3] write the
+    // same), so only the race check can tell it from a solution.
+    await setDoc(page, solution.replace('if (r < N && c < N)', 'if (r * N + c < N * N)'));
+    await editorChecked(page);
+    await runEditor(page);
+    const race = await page.waitForSelector('.editor-result #puzzle-race.verdict.wrong');
+    assert.equal(await page.$('.editor-result .verdict.ok'), null, 'not Solved');
+    assert.equal(await race.getAttribute('data-index'), '3');
+    assert.equal(await race.getAttribute('data-size'), '3');
+    assert.match(await race.textContent(), lang === 'en'
+      ? /out\[3\] is written by threads \(3, 0\) and \(0, 1\) at N = 3: a race/
+      : /在 N = 3 时，out\[3\] 被线程 \(3, 0\) 和 \(0, 1\) 写入：这是竞争/);
+    // The table below still shows every value right: the verdict says why that is not enough.
+    assert.equal(await page.$$eval('.puzzle-out td.wrong, .puzzle-out td.unwritten', (c) => c.length), 0);
+    for (const width of [390, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      await screenshot(page, `puzzle-race-${lang}-${width}`);
+    }
+    assertNoErrors(errors);
+    await context.close();
+  });
+}

@@ -152,6 +152,25 @@ pub fn summarize(words: &[u32], arrays: &[ArrayInfo], invocations: u32) -> Summa
     s
 }
 
+/// The first element of array number `out` (the answer) that more than one invocation
+/// wrote: what makes a verdict not solved even when every value matches.
+pub fn race(s: &Summary, out: u32) -> Option<Overwrite> {
+    s.overwritten.iter().find(|o| o.array == out).cloned()
+}
+
+/// The array number the instrumenter gave the answer, `out` (bound just after the inputs),
+/// among `(binding)`s in its numbering.
+pub fn out_array(
+    p: &crate::Puzzle,
+    bindings: impl IntoIterator<Item = Option<u32>>,
+) -> Option<u32> {
+    let out = p.inputs.len() as u32;
+    bindings
+        .into_iter()
+        .position(|b| b == Some(out))
+        .map(|i| i as u32)
+}
+
 /// Where invocation `inv` (the log's linear id: workgroup number × threads per workgroup +
 /// local index) sits in a launch with `workgroup_size`: its local (x, y, z) and its workgroup's
 /// linear number.
@@ -192,7 +211,12 @@ pub fn logical_len(
 
 /// Invocations a launch of `p` runs.
 pub fn invocations(p: &crate::Puzzle) -> u32 {
-    p.workgroups.iter().product::<u32>() * p.workgroup_size.iter().product::<u32>()
+    invocations_over(p, p.workgroups)
+}
+
+/// Invocations a launch of `p` over `workgroups` runs (a case's own launch).
+pub fn invocations_over(p: &crate::Puzzle, workgroups: [u32; 3]) -> u32 {
+    workgroups.iter().product::<u32>() * p.workgroup_size.iter().product::<u32>()
 }
 
 #[cfg(test)]
@@ -248,6 +272,30 @@ mod tests {
                 writers: vec![3, 4]
             }]
         );
+    }
+
+    #[test]
+    fn a_race_is_an_element_of_out_written_twice_not_one_of_another_array() {
+        let mut w = vec![4, 0, 0, 0];
+        w.extend([0, 0, 1, WRITE]);
+        w.extend([1, 0, 1, WRITE]);
+        w.extend([0, 2, 3, WRITE]);
+        w.extend([1, 2, 3, WRITE]);
+        let mut a = arrays();
+        a.push(ArrayInfo {
+            name: "out".into(),
+            len: 4,
+            shared: false,
+        });
+        let s = summarize(&w, &a, 2);
+        let r = race(&s, 2).expect("out[3] has two writers");
+        assert_eq!((r.index, r.writers), (3, vec![0, 1]));
+        assert_eq!(race(&s, 1), None);
+        let p = crate::find("zip").expect("zip");
+        // zip binds a, b, then out: out is the third array logged when all three are.
+        assert_eq!(out_array(p, [Some(0), Some(1), Some(2)]), Some(2));
+        assert_eq!(out_array(p, [None, Some(2)]), Some(1));
+        assert_eq!(out_array(p, [Some(0)]), None);
     }
 
     #[test]

@@ -304,11 +304,14 @@ pub struct Verdict {
     pub written_past_end: usize,
     /// The output buffer did not have the expected length.
     pub wrong_length: bool,
+    /// An element of the answer that more than one thread wrote (from the access log, see
+    /// [`access::race`]): right values by luck, since which write survives is chance.
+    pub race: Option<access::Overwrite>,
 }
 
 impl Verdict {
     pub fn passed(&self) -> bool {
-        self.wrong == 0 && self.written_past_end == 0 && !self.wrong_length
+        self.wrong == 0 && self.written_past_end == 0 && !self.wrong_length && self.race.is_none()
     }
 }
 

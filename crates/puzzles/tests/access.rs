@@ -3,7 +3,7 @@
 //! by `puzzles::access::summarize`, against what each kernel must do by construction.
 
 use puzzles::access::{log_words, summarize, ArrayInfo, Summary, READ, WRITE};
-use puzzles::{initial_output, mistaken, solution, Puzzle};
+use puzzles::{at_size, cases, mistaken, solution, Case, Puzzle};
 use wgpu::util::DeviceExt;
 
 fn device() -> (wgpu::Device, wgpu::Queue) {
@@ -14,11 +14,24 @@ fn device() -> (wgpu::Device, wgpu::Queue) {
 }
 
 fn invocations(p: &Puzzle) -> u32 {
-    p.workgroups.iter().product::<u32>() * p.workgroup_size.iter().product::<u32>()
+    puzzles::access::invocations(p)
 }
 
-/// Runs `source` instrumented, with a log of `records` records; the decoded summary.
+/// Runs `source` instrumented at the puzzle's own size, with a log of `records` records; the
+/// decoded summary.
 fn run_logged(p: &Puzzle, source: &str, records: usize) -> Summary {
+    let own = cases(p).swap_remove(0);
+    run_logged_case(p, source, &own, records).0
+}
+
+/// Runs `source` instrumented at `case`, with a log of `records` records; the decoded summary
+/// and the array number the instrumenter gave `out`.
+fn run_logged_case(
+    p: &Puzzle,
+    source: &str,
+    case: &Case,
+    records: usize,
+) -> (Summary, Option<u32>) {
     let (device, queue) = device();
     let inst = wgsl_check::instrument(source, "main").expect("instruments");
     assert_eq!(inst.log_binding as usize, p.inputs.len() + 1, "{}", p.id);
@@ -34,12 +47,12 @@ fn run_logged(p: &Puzzle, source: &str, records: usize) -> Summary {
         compilation_options: Default::default(),
         cache: None,
     });
-    let inputs = (p.data)();
+    let inputs = &case.inputs;
     let mut contents: Vec<Vec<u8>> = inputs
         .iter()
         .map(|d| bytemuck::cast_slice(d).to_vec())
         .collect();
-    contents.push(bytemuck::cast_slice(&initial_output(p)).to_vec());
+    contents.push(bytemuck::cast_slice(&case.initial_output()).to_vec());
     contents.push(bytemuck::cast_slice(&vec![0u32; log_words(records)]).to_vec());
     let buffers: Vec<_> = contents
         .iter()
@@ -91,7 +104,7 @@ fn run_logged(p: &Puzzle, source: &str, records: usize) -> Summary {
         let mut pass = enc.begin_compute_pass(&Default::default());
         pass.set_pipeline(&pipeline);
         pass.set_bind_group(0, &group, &[]);
-        let [x, y, z] = p.workgroups;
+        let [x, y, z] = case.workgroups;
         pass.dispatch_workgroups(x, y, z);
     }
     enc.copy_buffer_to_buffer(log, 0, &read, 0, log.size());
@@ -108,11 +121,19 @@ fn run_logged(p: &Puzzle, source: &str, records: usize) -> Summary {
         .iter()
         .map(|a| ArrayInfo {
             name: a.name.clone(),
-            len: puzzles::access::logical_len(p, &inputs, a.binding, a.len),
+            len: puzzles::access::logical_len(p, inputs, a.binding, a.len),
             shared: a.binding.is_none(),
         })
         .collect();
-    summarize(&words, &arrays, invocations(p))
+    let out = puzzles::access::out_array(p, inst.arrays.iter().map(|a| a.binding));
+    (
+        summarize(
+            &words,
+            &arrays,
+            puzzles::access::invocations_over(p, case.workgroups),
+        ),
+        out,
+    )
 }
 
 #[test]
@@ -183,6 +204,7 @@ fn a_flattened_guard_in_the_2d_map_shows_elements_written_by_two_threads() {
     // the same value here, so the checker passes it at every size, but it is a race.
     let p = puzzles::find("map2d").expect("map2d");
     let text = solution(p).replacen("if (r < N && c < N)", "if (r * N + c < N * N)", 1);
+    assert_ne!(text, solution(p), "the guard to flatten is in the solution");
     let s = run_logged(p, &text, 4096);
     let out = p.inputs.len() as u32;
     let contested: Vec<_> = s.overwritten.iter().filter(|o| o.array == out).collect();
@@ -197,4 +219,66 @@ fn a_flattened_guard_in_the_2d_map_shows_elements_written_by_two_threads() {
         ["(3, 0)", "(0, 1)"]
     );
     assert!(run_logged(p, &solution(p), 4096).overwritten.is_empty());
+}
+
+#[test]
+fn no_reference_solution_writes_an_element_twice_at_any_size() {
+    // The Run verdict fails an answer with an element of `out` written by two threads (a
+    // race): every reference solution must stay Solved at every size it is checked at.
+    for p in puzzles::PUZZLES {
+        for case in cases(p) {
+            let text = at_size(p, &solution(p), &case).expect("the solution declares its sizes");
+            let (s, out) = run_logged_case(p, &text, &case, 1 << 16);
+            let out = out.expect("every solution writes out");
+            // The page's log holds every access of a correct answer, so its race check sees all.
+            assert!(
+                s.attempted as usize <= puzzles::access::CAPACITY,
+                "{} {}",
+                p.id,
+                case.label()
+            );
+            assert_eq!(s.dropped, 0, "{} {}", p.id, case.label());
+            assert_eq!(
+                puzzles::access::race(&s, out),
+                None,
+                "{} {}",
+                p.id,
+                case.label()
+            );
+            let mut v = case.check(&[]);
+            v.race = puzzles::access::race(&s, out);
+            assert!(v.race.is_none(), "{} {}", p.id, case.label());
+        }
+    }
+}
+
+#[test]
+fn the_verdict_of_a_flattened_guard_is_a_race_at_the_own_size_not_solved() {
+    let p = puzzles::find("map2d").expect("map2d");
+    let text = solution(p).replacen("if (r < N && c < N)", "if (r * N + c < N * N)", 1);
+    // Only sizes where the workgroup is wider than N have a thread past a row's end.
+    for case in cases(p).into_iter().filter(|c| c.own) {
+        let sized = at_size(p, &text, &case).expect("sizes");
+        let (s, out) = run_logged_case(p, &sized, &case, 1 << 16);
+        // The values all match (both writers write the same), so only the race fails it.
+        let mut v = case.check(
+            &case
+                .expected
+                .iter()
+                .copied()
+                .chain([puzzles::SENTINEL; puzzles::GUARD])
+                .collect::<Vec<_>>(),
+        );
+        assert!(v.passed(), "{}", case.label());
+        v.race = puzzles::access::race(&s, out.expect("out"));
+        let r = v.race.clone().expect("a race at the own size");
+        assert!(!v.passed(), "{}", case.label());
+        assert_eq!(r.index, 3);
+        let names: Vec<_> = r
+            .writers
+            .iter()
+            .map(|w| puzzles::access::thread_label(p.workgroup_size, *w))
+            .collect();
+        assert_eq!(names, ["(3, 0)", "(0, 1)"]);
+    }
 }

@@ -85,6 +85,8 @@ enum Outcome {
         verdict: Verdict,
         output: Vec<f32>,
         inputs: Vec<Vec<f32>>,
+        /// The puzzle's own size's label ("" for an unsized puzzle).
+        own_size: String,
         /// The other sizes: every label checked, and the first that failed with its verdict.
         sizes: Vec<String>,
         failed_at: Option<(String, Verdict)>,
@@ -126,6 +128,7 @@ struct Answer {
     verdict: Verdict,
     output: Vec<f32>,
     inputs: Vec<Vec<f32>>,
+    own_size: String,
     sizes: Vec<String>,
     failed_at: Option<(String, Verdict)>,
 }
@@ -144,6 +147,7 @@ async fn run_case(
         .await
         .map_err(RunFail::Budget)?;
     let flagged = budgeted.flag_binding as usize == puzzle_run::after_out(p);
+    let source_of_run = source.clone();
     let text = if flagged {
         budgeted.source.clone()
     } else {
@@ -180,7 +184,18 @@ async fn run_case(
         }
     }
     let output = puzzle_run::floats(out.bytes(puzzle_run::OUT));
-    Ok((case.check(&output), output))
+    let mut verdict = case.check(&output);
+    if verdict.passed() {
+        // Right values can still come from a race (two threads writing one element the same
+        // value): the access log names it. A kernel the instrumenter cannot log keeps the
+        // value verdict; a device failure is the run's.
+        verdict.race = match run_logged(gpu, p, &source_of_run, case, ctl).await {
+            Ok(l) => l.out.and_then(|out| access::race(&l.summary, out)),
+            Err(LogFail::Gpu(e)) => return Err(RunFail::Gpu(e)),
+            Err(LogFail::Instrument(_) | LogFail::Layout) => None,
+        };
+    }
+    Ok((verdict, output))
 }
 
 /// Checks the bindings (naga, in the editor module), then runs at the puzzle's own size and,
@@ -207,6 +222,7 @@ async fn run_puzzle(
     let mut answer = Answer {
         verdict,
         output,
+        own_size: own.label(),
         inputs: own.inputs,
         sizes: Vec::new(),
         failed_at: None,
@@ -267,8 +283,77 @@ enum Accesses {
     Failed(String),
 }
 
-/// Runs the learner's kernel again, instrumented (by the editor's naga module), with the log
-/// bound after `out`; the decoded counts.
+/// A logged run's decoded log: the counts, the arrays as logged, the accesses the
+/// instrumenter could not log, and the number it gave `out`.
+struct Logged {
+    summary: Summary,
+    arrays: Vec<ArrayInfo>,
+    unlogged: u32,
+    out: Option<u32>,
+}
+
+/// Why a logged run gave no log.
+enum LogFail {
+    /// The instrumenter's reason.
+    Instrument(String),
+    /// The log would not sit just after `out` (the kernel declares other bindings).
+    Layout,
+    Gpu(GpuError),
+}
+
+/// Runs `source` instrumented (by the editor's naga module) on `case`'s data and launch, with
+/// the log bound after `out`: one path for the access view and for Run's race check.
+async fn run_logged(
+    gpu: &gpu_runtime::Gpu,
+    p: &'static Puzzle,
+    source: &str,
+    case: &puzzles::Case,
+    ctl: &RunControl,
+) -> Result<Logged, LogFail> {
+    let inst = super::code_editor::instrument(source, "main")
+        .await
+        .map_err(LogFail::Instrument)?;
+    if inst.log_binding as usize != puzzle_run::after_out(p) {
+        return Err(LogFail::Layout);
+    }
+    let spec = puzzle_run::spec(inst.source)
+        .ok_or_else(|| LogFail::Gpu(GpuError::Shader("no base spec".into())))?;
+    let initial = case.initial_output();
+    let plan = puzzle_run::plan(
+        p,
+        &spec,
+        &case.inputs,
+        &initial,
+        case.workgroups,
+        After::Log,
+    );
+    let out = gpu
+        .run_plan(&plan, &RunOptions::default(), ctl)
+        .await
+        .map_err(LogFail::Gpu)?;
+    let words = out.words(puzzle_run::LOG);
+    let arrays: Vec<ArrayInfo> = inst
+        .arrays
+        .iter()
+        .map(|(name, binding, len)| ArrayInfo {
+            name: name.clone(),
+            len: access::logical_len(p, &case.inputs, *binding, *len),
+            shared: binding.is_none(),
+        })
+        .collect();
+    Ok(Logged {
+        summary: access::summarize(
+            &words,
+            &arrays,
+            access::invocations_over(p, case.workgroups),
+        ),
+        arrays,
+        unlogged: inst.unlogged,
+        out: access::out_array(p, inst.arrays.iter().map(|(_, b, _)| *b)),
+    })
+}
+
+/// Runs the learner's kernel again, instrumented, at the puzzle's own size; the decoded counts.
 async fn run_accesses(
     ctx: &Ctx,
     p: &'static Puzzle,
@@ -276,46 +361,22 @@ async fn run_accesses(
     software: bool,
     ctl: RunControl,
 ) -> Result<Accesses, String> {
-    let inst = super::code_editor::instrument(&source, "main")
-        .await
-        .map_err(|e| ctx.tf("puzzles.access_failed", &[("why", &e)]))?;
-    if inst.log_binding as usize != puzzle_run::after_out(p) {
-        return Err(ctx.tf(
-            "puzzles.access_layout",
-            &[("n", &p.inputs.len().to_string())],
-        ));
-    }
-    let spec = puzzle_run::spec(inst.source).ok_or("no base spec")?;
     let err = |e: GpuError| error_text(ctx, &e);
     let (gpu, _) = session::gpu(software).await.map_err(err)?;
-    let inputs = (p.data)();
-    let plan = puzzle_run::plan(
-        p,
-        &spec,
-        &inputs,
-        &puzzles::initial_output(p),
-        p.workgroups,
-        After::Log,
-    );
-    let out = gpu
-        .run_plan(&plan, &RunOptions::default(), &ctl)
-        .await
-        .map_err(err)?;
-    let words = out.words(puzzle_run::LOG);
-    let arrays: Vec<ArrayInfo> = inst
-        .arrays
-        .iter()
-        .map(|(name, binding, len)| ArrayInfo {
-            name: name.clone(),
-            len: access::logical_len(p, &inputs, *binding, *len),
-            shared: binding.is_none(),
-        })
-        .collect();
-    Ok(Accesses::Ready {
-        summary: access::summarize(&words, &arrays, access::invocations(p)),
-        arrays,
-        unlogged: inst.unlogged,
-    })
+    let own = puzzles::cases(p).swap_remove(0);
+    match run_logged(&gpu, p, &source, &own, &ctl).await {
+        Ok(l) => Ok(Accesses::Ready {
+            summary: l.summary,
+            arrays: l.arrays,
+            unlogged: l.unlogged,
+        }),
+        Err(LogFail::Instrument(e)) => Err(ctx.tf("puzzles.access_failed", &[("why", &e)])),
+        Err(LogFail::Layout) => Err(ctx.tf(
+            "puzzles.access_layout",
+            &[("n", &p.inputs.len().to_string())],
+        )),
+        Err(LogFail::Gpu(e)) => Err(err(e)),
+    }
 }
 
 #[function_component]
@@ -530,6 +591,7 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
             verdict,
             output,
             inputs,
+            own_size,
             sizes,
             failed_at,
         } => {
@@ -558,7 +620,15 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                     } }</li>
                 }
             };
-            let summary = if let (true, Some((size, v))) = (verdict.passed(), failed_at) {
+            // A race fails the answer whatever its values: at the own size or the first other.
+            let race = verdict.race.as_ref().map(|r| (own_size, r)).or_else(|| {
+                failed_at
+                    .as_ref()
+                    .and_then(|(size, v)| v.race.as_ref().map(|r| (size, r)))
+            });
+            let summary = if let Some((size, r)) = race {
+                race_view(ctx, p, size, r)
+            } else if let (true, Some((size, v))) = (verdict.passed(), failed_at) {
                 let n = v.first.len().max(v.wrong);
                 let named = size_name(p, size);
                 html! {
@@ -609,6 +679,44 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                 </>
             }
         }
+    }
+}
+
+/// The race verdict: the element of `out` several threads wrote, the threads, and the size.
+fn race_view(ctx: &Ctx, p: &Puzzle, size: &str, r: &access::Overwrite) -> Html {
+    let names: Vec<String> = r
+        .writers
+        .iter()
+        .take(4)
+        .map(|w| thread_name(p, *w))
+        .collect();
+    let threads = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => ctx.tf(
+            "puzzles.race_and",
+            &[
+                // Three or more writers are rare: the earlier ones are listed with commas.
+                ("rest", &rest.join(", ")),
+                ("last", last),
+            ],
+        ),
+        _ => names.join(""),
+    };
+    let mut args = vec![
+        ("array", puzzle_run::OUT.to_string()),
+        ("i", r.index.to_string()),
+        ("threads", threads),
+    ];
+    let key = if size.is_empty() {
+        "puzzles.race"
+    } else {
+        args.push(("size", size_name(p, size)));
+        "puzzles.race_at"
+    };
+    let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    html! {
+        <div class="verdict wrong" role="alert" id="puzzle-race" data-index={r.index.to_string()} data-size={size.to_string()}>
+            <p>{ ctx.tf(key, &args) }</p>
+        </div>
     }
 }
 
@@ -785,6 +893,7 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
                 verdict: a.verdict,
                 output: a.output,
                 inputs: a.inputs,
+                own_size: a.own_size,
                 sizes: a.sizes,
                 failed_at: a.failed_at,
             }
