@@ -89,7 +89,8 @@ enum Outcome {
         own_size: String,
         /// The other sizes: every label checked, and the first that failed with its verdict.
         sizes: Vec<String>,
-        failed_at: Option<(String, Verdict)>,
+        // Boxed: a second Verdict inline would make every Outcome twice its size.
+        failed_at: Option<Box<(String, Verdict)>>,
     },
     Failed(String),
     TimedOut,
@@ -623,12 +624,12 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
             // A race fails the answer whatever its values: at the own size or the first other.
             let race = verdict.race.as_ref().map(|r| (own_size, r)).or_else(|| {
                 failed_at
-                    .as_ref()
+                    .as_deref()
                     .and_then(|(size, v)| v.race.as_ref().map(|r| (size, r)))
             });
             let summary = if let Some((size, r)) = race {
                 race_view(ctx, p, size, r)
-            } else if let (true, Some((size, v))) = (verdict.passed(), failed_at) {
+            } else if let (true, Some((size, v))) = (verdict.passed(), failed_at.as_deref()) {
                 let n = v.first.len().max(v.wrong);
                 let named = size_name(p, size);
                 html! {
@@ -895,7 +896,7 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
                 inputs: a.inputs,
                 own_size: a.own_size,
                 sizes: a.sizes,
-                failed_at: a.failed_at,
+                failed_at: a.failed_at.map(Box::new),
             }
         }
         Some(Err(RunFail::Gpu(GpuError::Cancelled))) => Outcome::Idle,
