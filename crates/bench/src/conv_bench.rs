@@ -207,19 +207,6 @@ pub fn stage_label(stage: ConvStage, shape: &ConvShape) -> String {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 /// The TSV header of `--out` (the Dawn runner writes the same columns): per-run medians in
 /// `run_ms`, the path, and `wall_ms`: per run, the wall clock from the first submission to the
 /// result divided by every pass it covered (warm-up included, so waits between submissions
@@ -318,7 +305,7 @@ fn bench(
                 if let Ok(o) = pollster::block_on(run_conv(gpu, stage, shape, &x, &f, &pilot)) {
                     let pass = match o.timing.method {
                         TimingMethod::Timestamps if !o.timing.pass_ms.is_empty() => {
-                            median(&mut o.timing.pass_ms.clone())
+                            super::summary::median(&o.timing.pass_ms)
                         }
                         _ => o.timing.kernel_ms(),
                     };
@@ -353,7 +340,7 @@ fn bench(
                 let tm = &out.timing;
                 wall.push(tm.submit_to_result_ms / (tm.warmup + tm.repetitions.max(1)) as f64);
                 let t = match out.timing.method {
-                    TimingMethod::Timestamps => median(&mut out.timing.pass_ms.clone()),
+                    TimingMethod::Timestamps => super::summary::median(&out.timing.pass_ms),
                     TimingMethod::WallClock => {
                         method = "wall clock";
                         out.timing.kernel_ms()
@@ -374,7 +361,7 @@ fn bench(
             let (run_ms, wall_ms) = (list(&times), list(&wall));
             let lo = times.iter().copied().fold(f64::INFINITY, f64::min);
             let hi = times.iter().copied().fold(0.0, f64::max);
-            let med = median(&mut times);
+            let med = super::summary::median(&times);
             let gflops = shape.flops() / (med * 1e6);
             let extra = stage.extra_bytes(shape);
             let of_cudnn = match args.cudnn.as_ref().and_then(|c| c.get(*name)) {
@@ -421,7 +408,6 @@ mod tests {
         let a = p(&["--shapes", "2,5", "--stages", "conv-implicit-gemm"]).expect("valid");
         assert_eq!(a.shapes, vec![1, 4]);
         assert_eq!(a.stages, vec![ConvStage::ImplicitGemm]);
-        assert_eq!(median(&mut [3.0, 1.0, 2.0, 10.0]), 2.5);
         assert!(p(&["--cudnn", "/nonexistent.tsv"]).is_err());
     }
 

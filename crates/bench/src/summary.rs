@@ -48,19 +48,9 @@ pub fn parse(text: &str) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-/// The median of a non-empty list (mean of the middle two for an even count).
+/// The median of a list (mean of the middle two for an even count); NaN when empty.
 pub fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
+    numbers::median(values).unwrap_or(f64::NAN)
 }
 
 /// One cell over several runs.

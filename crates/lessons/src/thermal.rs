@@ -26,20 +26,7 @@ pub struct Point {
     pub gflops: f64,
 }
 
-/// The median of finite values; None when there are none.
-pub fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    })
-}
+pub use numbers::median;
 
 /// Points in the early (and late) window: a fifth of them, at least 3, at most all.
 pub fn early_count(n: usize) -> usize {
@@ -219,14 +206,6 @@ mod tests {
                 gflops: g,
             })
             .collect()
-    }
-
-    #[test]
-    fn medians() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), Some(2.5));
-        assert_eq!(median(&[]), None);
-        assert_eq!(median(&[f64::NAN, 5.0]), Some(5.0));
     }
 
     #[test]

@@ -7,17 +7,10 @@ use crate::allreduce::{self, Link, RingError, RingTime};
 /// The median of some times (the mean of the middle two for an even count); None when empty
 /// or when any is not a finite number ≥ 0.
 pub fn median(values: &[f64]) -> Option<f64> {
-    if values.is_empty() || values.iter().any(|v| !v.is_finite() || *v < 0.0) {
+    if values.iter().any(|v| !v.is_finite() || *v < 0.0) {
         return None;
     }
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    numbers::median(values)
 }
 
 /// GB/s (10⁹ bytes per second) for `bytes` moved in `ms` milliseconds; None for a time ≤ 0.

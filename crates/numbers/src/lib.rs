@@ -5,7 +5,24 @@
 //!
 //! Reading what people type is the other direction and lives with the calculators
 //! (`lessons::units`). Everything here is pure and unit-tested; "–" stands for a value that
-//! is not a number.
+//! is not a number. [`median`] is the one summary of repeated runs that pages, lessons and
+//! benchmarks report.
+
+/// The median of the finite values (the mean of the middle two for an even count); None
+/// when there is none. A run that could not be timed (NaN) is left out, not sorted somewhere.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    })
+}
 
 /// `v` with `digits` significant digits, for |v| below 10^digits (larger values are whole
 /// numbers without separators; see [`number`] for separators).
@@ -184,6 +201,18 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn median_of_odd_even_unsorted_and_untimed_runs() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[7.5]), Some(7.5));
+        assert_eq!(median(&[]), None);
+        assert_eq!(median(&[f64::NAN, 5.0, 1.0, 3.0]), Some(3.0));
+        assert_eq!(median(&[f64::NAN, f64::INFINITY]), None);
+        // One slow outlier does not move it.
+        assert_eq!(median(&[1.0, 1.1, 900.0]), Some(1.1));
+    }
 
     #[test]
     fn significant_digits_round_first() {

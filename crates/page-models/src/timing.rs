@@ -55,21 +55,7 @@ pub fn order(round: u32) -> [Side; 2] {
     }
 }
 
-/// The median of `samples` (the mean of the middle two for an even count); None when there
-/// is no finite sample. Non-finite samples are left out.
-pub fn median(samples: &[f64]) -> Option<f64> {
-    let mut s: Vec<f64> = samples.iter().copied().filter(|x| x.is_finite()).collect();
-    if s.is_empty() {
-        return None;
-    }
-    s.sort_by(f64::total_cmp);
-    let mid = s.len() / 2;
-    Some(if s.len() % 2 == 1 {
-        s[mid]
-    } else {
-        (s[mid - 1] + s[mid]) / 2.0
-    })
-}
+pub use numbers::median;
 
 /// One side's timed runs, summed up: the median and the range it came from.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -153,17 +139,6 @@ mod tests {
 
     fn spread(s: &[f64]) -> Spread {
         Spread::of(s).unwrap_or_else(|| panic!("no finite sample in {s:?}"))
-    }
-
-    #[test]
-    fn median_of_odd_even_and_unsorted_samples() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
-        assert_eq!(median(&[7.5]), Some(7.5));
-        assert_eq!(median(&[]), None);
-        // A NaN (a run that could not be timed) is left out, not sorted somewhere.
-        assert_eq!(median(&[f64::NAN, 5.0, 1.0, 3.0]), Some(3.0));
-        assert_eq!(median(&[f64::NAN, f64::INFINITY]), None);
     }
 
     #[test]
