@@ -2,7 +2,8 @@
 // kernel so that every loop stops after an iteration budget derived from the problem size
 // (wgsl-check's loop_budget, through editor.js's budgetLoops) and flags which loop did; the
 // page then names the loop's line and never says "Correct". An endless loop, a nested endless
-// loop and a long finite loop each end with that message (no speed is asserted: the budget
+// loop and a long finite loop each end with that message (in a matmul stage; an endless loop
+// in a conv stage's plan and in an MLP training step too) (no speed is asserted: the budget
 // ends them, not the watchdog, which would say "timed-out"); the unmodified kernel is then
 // verified, a second tab runs fine, and no GPU buffer is left alive.
 import { test, before, after } from 'node:test';
@@ -95,6 +96,40 @@ test('loops in helper functions called from a loop share one budget: three level
   assertNoErrors(errors);
   await context.close();
 });
+
+/** `original` with `code` put at the start of its entry point `main`'s body. */
+function atEntry(original, code) {
+  const at = original.indexOf('fn main(');
+  assert.ok(at >= 0, 'the kernel has its entry point');
+  const open = original.indexOf('{', at);
+  return `${original.slice(0, open + 1)}\n${code}${original.slice(open + 1)}`;
+}
+
+// Conv stages run a multi-kernel plan and MLP kernels a training session: the flag buffer is
+// bound in the step (or dispatches) that run the learner's kernel, not only in one-step runs.
+for (const stage of ['conv-direct', 'conv-implicit-gemm', 'mlp-sgd']) {
+  test(`an endless loop in ${stage} stops at its budget with its line; the unmodified kernel then verifies`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/editor?lang=en&stage=${stage}`);
+    await editorReady(page, { runnable: true });
+    const original = await docText(page);
+    const src = atEntry(original, '    var spin = 0u;\n    while (true) { spin = spin + 1u; }');
+    await setDoc(page, src);
+    await runEditor(page, { timeout: 300_000 });
+    assert.equal(await outcome(page), 'loop-stopped', await resultText(page));
+    const line = lineOf(src, 'while (true)');
+    assert.equal(await page.getAttribute('.editor-result .loop-stopped', 'data-line'), String(line), await resultText(page));
+    assert.match(await resultText(page),
+      new RegExp(`^The loop at line ${line} ran past [\\d,]+ iterations, so it was stopped; the result is not verified\\.$`));
+    assert.equal(await page.$('.editor-result .verdict.ok'), null, 'never "Correct"');
+    await page.click('.editor-actions .button:nth-child(2)'); // Reset
+    await editorChecked(page);
+    await runEditor(page, { timeout: 300_000 });
+    assert.equal(await outcome(page), 'correct', await resultText(page));
+    assert.equal(await live(page), 0, 'GPU buffers left alive');
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
 
 test('the loop message in Chinese', async () => {
   const { page, context, errors } = await openPage(browser, URL_EN.replace('lang=en', 'lang=zh'));

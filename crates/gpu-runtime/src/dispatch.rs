@@ -4,10 +4,7 @@
 use crate::context::{Gpu, GpuError};
 use crate::family;
 pub use crate::plan::RunOutput;
-use crate::plan::{Binding, Init, PlanBuffer, RunControl, RunOptions, Split};
-
-/// The loop-budget flag buffer's name in a plan ([`Gpu::run_with_loop_flag`]).
-pub const LOOP_FLAG: &str = "loop_flag";
+use crate::plan::{LoopFlag, RunControl, RunOptions, LOOP_FLAG};
 use crate::spec::KernelSpec;
 use crate::workload::Job;
 
@@ -37,16 +34,16 @@ impl Gpu {
     }
 
     /// [`Gpu::run_with`] for a learner's kernel rewritten with a loop budget (the editor's
-    /// `budget_loops`): a zeroed buffer of `flag.1` u32 words, [`LOOP_FLAG`], is bound at
-    /// `@binding(flag.0)`, which must be just after the family's own bindings, in every
-    /// dispatch, and read back with the output (the words are returned beside it).
+    /// `budget_loops`): the [`LOOP_FLAG`] buffer is bound in every dispatch
+    /// ([`crate::Plan::attach_loop_flag`]) and read back with the output (the words are
+    /// returned beside it).
     pub async fn run_with_loop_flag(
         &self,
         kernel: &KernelSpec,
         job: &Job<'_>,
         opts: &RunOptions,
         ctl: &RunControl,
-        flag: (u32, usize),
+        flag: LoopFlag,
     ) -> Result<(RunOutput, Vec<u32>), GpuError> {
         self.run_single(kernel, job, opts, ctl, Some(flag)).await
     }
@@ -57,7 +54,7 @@ impl Gpu {
         job: &Job<'_>,
         opts: &RunOptions,
         ctl: &RunControl,
-        flag: Option<(u32, usize)>,
+        flag: Option<LoopFlag>,
     ) -> Result<(RunOutput, Vec<u32>), GpuError> {
         if self.is_lost() {
             return Err(GpuError::DeviceLost("lost before the run".into()));
@@ -69,39 +66,8 @@ impl Gpu {
             .check_limits(&self.buffer_limits())
             .map_err(GpuError::Size)?;
         let mut run = family::single(kernel, job)?;
-        if let Some((binding, words)) = flag {
-            if let Some(step) = run
-                .plan
-                .steps
-                .iter()
-                .find(|s| s.dispatch.bindings.len() != binding as usize)
-            {
-                return Err(GpuError::Dispatch(format!(
-                    "the loop-budget flag is at binding {binding}, but {} binds {} buffers before it",
-                    step.kernel.id,
-                    step.dispatch.bindings.len()
-                )));
-            }
-            run.plan.buffers.push(PlanBuffer {
-                name: LOOP_FLAG,
-                init: Init::Zeroed((words.max(1) * 4) as u64),
-                read_back: true,
-            });
-            for step in &mut run.plan.steps {
-                step.dispatch.bindings.push(Binding::whole(LOOP_FLAG));
-                step.split = step.split.take().map(|s| {
-                    let part = s.part;
-                    Split {
-                        units: s.units,
-                        align: s.align,
-                        part: Box::new(move |a, b| {
-                            let mut d = part(a, b);
-                            d.bindings.push(Binding::whole(LOOP_FLAG));
-                            d
-                        }),
-                    }
-                });
-            }
+        if let Some(flag) = flag {
+            run.plan.attach_loop_flag(None, flag)?;
         }
         let out = self.run_plan(&run.plan, opts, ctl).await?;
         let bytes = out

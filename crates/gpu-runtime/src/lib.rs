@@ -29,13 +29,13 @@ pub mod workload;
 pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};
 pub use clock::now_ms;
 pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
-pub use dispatch::{RunOutput, LOOP_FLAG};
+pub use dispatch::RunOutput;
 pub use family::conv;
 pub use family::numeric;
 pub use launch_schedule::{record_schedule, ScheduleRecord};
 pub use plan::{
-    live_buffers, CancelToken, Plan, PlanOutput, Progress, RunControl, RunOptions, Timing,
-    TimingMethod,
+    live_buffers, CancelToken, LoopFlag, Plan, PlanOutput, Progress, RunControl, RunOptions,
+    Timing, TimingMethod, LOOP_FLAG,
 };
 pub use verified::{
     run_matmul_verified, run_matmul_verified_with, run_verified, VerifiedRun, FULL_CHECK_MACS,

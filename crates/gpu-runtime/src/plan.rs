@@ -248,6 +248,71 @@ pub struct Plan<'a> {
     pub steps: Vec<Step<'a>>,
 }
 
+/// The loop-budget flag buffer's name in a plan or a resident plan ([`Plan::attach_loop_flag`]).
+pub const LOOP_FLAG: &str = "loop_flag";
+
+/// Where a learner's kernel rewritten with a loop budget (the editor's `budget_loops`) wants
+/// its flag buffer: `@binding(binding)` of group 0, just after the family's own bindings, a
+/// zeroed buffer of `words` u32 words that the rewrite's counters mark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LoopFlag {
+    pub binding: u32,
+    pub words: usize,
+}
+
+impl<'a> Plan<'a> {
+    /// Adds the [`LOOP_FLAG`] buffer (read back) and binds it in every step that runs
+    /// `kernel_id` (every step when None), split parts included. Refuses a flag that would
+    /// not sit just after such a step's own bindings: bound elsewhere it would alias another
+    /// binding or be dropped, and a stopped loop would go unreported.
+    pub fn attach_loop_flag(
+        &mut self,
+        kernel_id: Option<&str>,
+        flag: LoopFlag,
+    ) -> Result<(), GpuError> {
+        let runs = |step: &Step<'_>| kernel_id.is_none_or(|id| step.kernel.id == id);
+        if !self.steps.iter().any(runs) {
+            return Err(GpuError::Dispatch(format!(
+                "no step of this plan runs {}",
+                kernel_id.unwrap_or("a kernel")
+            )));
+        }
+        if let Some(step) = self
+            .steps
+            .iter()
+            .find(|s| runs(s) && s.dispatch.bindings.len() != flag.binding as usize)
+        {
+            return Err(GpuError::Dispatch(format!(
+                "the loop-budget flag is at binding {}, but {} binds {} buffers before it",
+                flag.binding,
+                step.kernel.id,
+                step.dispatch.bindings.len()
+            )));
+        }
+        self.buffers.push(PlanBuffer {
+            name: LOOP_FLAG,
+            init: Init::Zeroed((flag.words.max(1) * 4) as u64),
+            read_back: true,
+        });
+        for step in self.steps.iter_mut().filter(|s| runs(s)) {
+            step.dispatch.bindings.push(Binding::whole(LOOP_FLAG));
+            step.split = step.split.take().map(|s| {
+                let part = s.part;
+                Split {
+                    units: s.units,
+                    align: s.align,
+                    part: Box::new(move |a, b| {
+                        let mut d = part(a, b);
+                        d.bindings.push(Binding::whole(LOOP_FLAG));
+                        d
+                    }),
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The buffers read back (in plan order, by name) and the timing.
 #[derive(Clone, Debug)]
 pub struct PlanOutput {

@@ -39,7 +39,9 @@ use mlp::{Hyper, Net, Optimiser};
 use crate::catalogue::{kernel, KernelSpec};
 use crate::context::{Gpu, GpuError};
 use crate::family::mlp::{bound_buffers, buffer};
-use crate::plan::{Init, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
+use crate::plan::{
+    Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, LOOP_FLAG,
+};
 use crate::workload::BufferLimits;
 
 /// Threads per workgroup of every MLP kernel but `mlp-step-lanes` ([`LANE_THREADS`]) (their
@@ -881,6 +883,8 @@ pub struct EvalReadback {
     pub batch_losses: Vec<f32>,
     /// The parameters at that step (for drawing the weights).
     pub params: Vec<f32>,
+    /// The loop-budget flag's words ([`TrainingSession::new_edited`]); empty without one.
+    pub loop_flag: Vec<u32>,
 }
 
 /// A network being trained on the GPU: its buffers and recorded dispatches are one
@@ -910,6 +914,8 @@ pub struct TrainingSession {
     eval_rows: usize,
     eval_out_off: u64,
     read_step: u64,
+    /// Words of the loop-budget flag buffer, 0 without one.
+    flag_words: usize,
 }
 
 impl TrainingSession {
@@ -926,6 +932,19 @@ impl TrainingSession {
         gpu: Rc<Gpu>,
         cfg: SessionConfig<'_>,
         replacements: &[&KernelSpec],
+    ) -> Result<Self, GpuError> {
+        Self::new_edited(gpu, cfg, replacements, None).await
+    }
+
+    /// [`TrainingSession::new_with`] where the replacements are a learner's kernels rewritten
+    /// with a loop budget: every dispatch of a replaced kernel (step and evaluation) also
+    /// binds the [`LOOP_FLAG`] buffer at `flag.binding`, just after its uniform, and each
+    /// evaluation reads the flag back ([`EvalReadback::loop_flag`]).
+    pub async fn new_edited(
+        gpu: Rc<Gpu>,
+        cfg: SessionConfig<'_>,
+        replacements: &[&KernelSpec],
+        flag: Option<LoopFlag>,
     ) -> Result<Self, GpuError> {
         if gpu.is_lost() {
             return Err(GpuError::DeviceLost("lost before training started".into()));
@@ -1058,6 +1077,7 @@ impl TrainingSession {
             (buffer::EVAL_ACTS, bytes(eval_acts)),
         ]
         .into_iter()
+        .chain(flag.map(|f| (LOOP_FLAG, zeroed(f.words.max(1) as u64 * 4))))
         .map(|(name, init)| ResidentBuffer { name, init })
         .collect();
 
@@ -1073,21 +1093,41 @@ impl TrainingSession {
             _ => Vec::new(),
         };
         let eval_used: &[PlannedDispatch] = if eval_rows > 0 { &eval_plan } else { &[] };
+        // The flag goes just after the uniform, where the loop budget's rewrite declared it.
+        let after_uniform = |id: &str, bound: usize| -> Result<Vec<&'static str>, GpuError> {
+            match flag {
+                Some(f) if pinned.contains(&id) => {
+                    if f.binding as usize != bound + 1 {
+                        return Err(GpuError::Dispatch(format!(
+                            "the loop-budget flag is at binding {}, but {id} binds {} buffers \
+                             and its uniform before it",
+                            f.binding, bound
+                        )));
+                    }
+                    Ok(vec![LOOP_FLAG])
+                }
+                _ => Ok(Vec::new()),
+            }
+        };
         let mut dispatches = Vec::new();
         for p in plan.iter().chain(&micro) {
+            let variants: Vec<Vec<&'static str>> = (0..2)
+                .map(|parity| bound_buffers(p.kernel_id, parity, false))
+                .collect();
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
-                variants: (0..2)
-                    .map(|parity| bound_buffers(p.kernel_id, parity, false))
-                    .collect(),
+                after_uniform: after_uniform(p.kernel_id, variants[0].len())?,
+                variants,
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
             });
         }
         for p in eval_used {
+            let variants = vec![bound_buffers(p.kernel_id, 0, true)];
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
-                variants: vec![bound_buffers(p.kernel_id, 0, true)],
+                after_uniform: after_uniform(p.kernel_id, variants[0].len())?,
+                variants,
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
             });
@@ -1097,7 +1137,9 @@ impl TrainingSession {
             return Err(GpuError::Dispatch("no optimiser dispatch".into()));
         }
         let eval_out_bytes = (eval_rows * classes) as u64 * 4;
-        let readback = eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4;
+        let flag_words = flag.map_or(0, |f| f.words.max(1));
+        let readback =
+            eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4 + flag_words as u64 * 4;
         let resident = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
         let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
         Ok(Self {
@@ -1117,6 +1159,7 @@ impl TrainingSession {
             eval_rows,
             eval_out_off: last,
             read_step: 0,
+            flag_words,
         })
     }
 
@@ -1282,8 +1325,18 @@ impl TrainingSession {
                 offset: 0,
                 bytes: self.net.layout().param_count as u64 * 4,
             },
+            ReadRange {
+                buffer: LOOP_FLAG,
+                offset: 0,
+                bytes: self.flag_words as u64 * 4,
+            },
         ];
-        let started = self.resident.request_read(&ops, &ranges)?;
+        let ranges = if self.flag_words > 0 {
+            &ranges[..]
+        } else {
+            &ranges[..3]
+        };
+        let started = self.resident.request_read(&ops, ranges)?;
         if started {
             self.read_step = self.steps_submitted();
         }
@@ -1299,14 +1352,16 @@ impl TrainingSession {
         let n = self.eval_rows * self.net.classes();
         let losses = self.accum * self.batch;
         let params = self.net.layout().param_count;
-        if floats.len() < n + losses + params {
+        let end = n + losses + params;
+        if floats.len() < end + self.flag_words {
             return Err(GpuError::Readback("short evaluation readback".into()));
         }
         Ok(Some(EvalReadback {
             step: self.read_step,
             logits: floats[..n].to_vec(),
             batch_losses: floats[n..n + losses].to_vec(),
-            params: floats[n + losses..n + losses + params].to_vec(),
+            params: floats[n + losses..end].to_vec(),
+            loop_flag: crate::plan::le_words(Some(&bytes[end * 4..(end + self.flag_words) * 4])),
         }))
     }
 

@@ -137,10 +137,19 @@ pub fn learner_spec(id: &'static str, source: String) -> Option<KernelSpec> {
     Some(spec)
 }
 
-/// The loop budget for a learner's edit of `target`'s kernel on `size` (matmul) or the
-/// measuring kernel's probe (`crate::loop_budget::budget`: the family's total
-/// inner-loop iterations over the invocations launched); None for the families whose runs
-/// carry no flag buffer (conv, MLP: only the watchdog stops those).
+/// The loop budget for a learner's edit of `target`'s kernel (`crate::loop_budget::budget`:
+/// a loop's counter is never reset, so the budget bounds the iterations one invocation
+/// spends in it over the whole run):
+/// - matmul on `size`: m·n·k over the invocations launched;
+/// - a measuring kernel on its probe: elements × its parameter over the invocations;
+/// - a conv stage on [`conv_shape`]: the cost of the step that runs the kernel (its
+///   multiply-adds, or elements written by im2col) over that step's invocations, the largest
+///   share when several steps run it;
+/// - an MLP kernel in [`mlp_spec`]'s step and evaluation: batch × parameters for each
+///   invocation, more than any one invocation of the step's kernels does (a lane's samples
+///   through every layer, a parameter's sum over the batch, a row through the network).
+///
+/// None only when the target has no kernel or its plan cannot be laid out.
 pub fn loop_budget_for(
     target: Target,
     size: Option<cpu_kernels::matmul::MatmulSize>,
@@ -161,7 +170,19 @@ pub fn loop_budget_for(
                 gpu_runtime::Workload::Measure(m),
             )
         }
-        _ => return None,
+        Target::Conv(stage) => {
+            let loads = gpu_runtime::conv::step_loads(stage, &conv_shape(stage), kernel.id).ok()?;
+            let per = loads
+                .iter()
+                .map(|&(cost, threads)| cost / threads.max(1.0))
+                .reduce(f64::max)?;
+            return Some(crate::loop_budget::budget(per, 1.0));
+        }
+        Target::Mlp(k) => {
+            let spec = mlp_spec(k.id);
+            let params = spec.net().layout().param_count as f64;
+            return Some(crate::loop_budget::budget(spec.batch as f64 * params, 1.0));
+        }
     };
     let groups = kernel.workgroups(&workload);
     let threads = groups
@@ -209,6 +230,84 @@ pub fn mlp_spec(kernel_id: &str) -> mlp::Spec {
             Optimiser::Adam
         },
         ..Default::default()
+    }
+}
+
+/// Rows of the evaluation pass an edited MLP kernel's logits are compared on.
+pub const MLP_EVAL_ROWS: usize = 64;
+
+/// What an edited MLP kernel runs: one training step of [`mlp_spec`]'s network on its
+/// training set, from its seeded parameters, then an evaluation of the first
+/// [`MLP_EVAL_ROWS`] training rows.
+pub struct MlpProbe {
+    pub spec: mlp::Spec,
+    pub net: mlp::Net,
+    pub train: mlp::Points,
+    pub params: Vec<f32>,
+    pub eval: Vec<f32>,
+    pub rows: usize,
+}
+
+impl MlpProbe {
+    pub fn new(kernel_id: &str) -> Self {
+        let spec = mlp_spec(kernel_id);
+        let net = spec.net();
+        let (train, _) = spec.data();
+        let rows = MLP_EVAL_ROWS.min(train.len());
+        let eval = train.features(&spec.features)[..rows * net.inputs()].to_vec();
+        let params = net.init_params(spec.seed);
+        MlpProbe {
+            spec,
+            net,
+            train,
+            params,
+            eval,
+            rows,
+        }
+    }
+
+    /// The GPU session's settings: the spec's, without gradient accumulation.
+    pub fn config(&self) -> gpu_runtime::training::SessionConfig<'_> {
+        gpu_runtime::training::SessionConfig {
+            accum: 1,
+            ..gpu_runtime::training::SessionConfig::from_spec(
+                &self.net,
+                &self.spec,
+                &self.train,
+                &self.params,
+                &self.eval,
+            )
+        }
+    }
+
+    /// The CPU twin after the same step: its parameters, then its logits of the evaluation
+    /// rows (what the GPU's `params` followed by `logits` is compared with), and how to draw
+    /// them.
+    pub fn twin(&self) -> (Vec<f64>, Layout) {
+        let mut twin = mlp::CpuTrainer::new(
+            self.net.clone(),
+            self.spec.hyper(),
+            self.params.clone(),
+            self.spec.batch,
+            self.train.features(&self.spec.features),
+            self.train.label.clone(),
+            mlp::net::batch_order(self.train.len(), self.spec.seed),
+        );
+        twin.step();
+        let logits = self.net.logits(&twin.params, &self.eval, self.rows);
+        let layout = Layout::Mlp {
+            params: twin.params.len() as u32,
+            logits: logits.len() as u32,
+            classes: self.net.classes() as u32,
+            cols: 32,
+        };
+        let expected = twin
+            .params
+            .iter()
+            .chain(&logits)
+            .map(|&v| f64::from(v))
+            .collect();
+        (expected, layout)
     }
 }
 

@@ -194,6 +194,14 @@ pub struct BudgetedKernel {
 }
 
 impl BudgetedKernel {
+    /// Where a plan binds its flag buffer.
+    pub fn flag(&self) -> gpu_runtime::LoopFlag {
+        gpu_runtime::LoopFlag {
+            binding: self.flag_binding,
+            words: self.flag_words,
+        }
+    }
+
     /// The first line (in source order) of a loop that ran out of budget, from the flag
     /// buffer's words; None when no loop did.
     pub fn stopped_line(&self, words: &[u32]) -> Option<u32> {

@@ -10,9 +10,12 @@
 //! - measuring kernels: `Gpu::run_with` on their probe, against their own reference and rule.
 //!
 //! Then both are timed the same way ([`compare`], `page_models::timing`): a warm-up each, then
-//! at least five timed runs each, taking turns, on the same inputs and clock. Where the edited
-//! kernel carries a loop budget, the original is timed rewritten with the same budget
-//! (`original` in [`run_target`]), so the counters cost both sides alike.
+//! at least five timed runs each, taking turns, on the same inputs and clock. Every family's
+//! edited kernel carries a loop budget (its flag buffer bound where the rewrite declared it:
+//! in the one-step plan, in the conv plan's step that runs it, in the training session's
+//! dispatches of it), and the original is timed rewritten with the same budget (`original`
+//! in [`run_target`]), so the counters cost both sides alike. A run whose loop was stopped is
+//! not timed: its time would be the budget's, not the kernel's.
 
 use std::future::Future;
 use std::rc::Rc;
@@ -20,18 +23,17 @@ use std::rc::Rc;
 use cpu_kernels::conv as cref;
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::Precision;
-use gpu_runtime::conv::{run_conv_with, ConvError, ConvStage};
-use gpu_runtime::training::{SessionConfig, TrainingSession};
+use gpu_runtime::conv::{run_conv_with, run_conv_with_loop_flag, ConvError, ConvRun, ConvStage};
+use gpu_runtime::training::TrainingSession;
 use gpu_runtime::{
-    measurements, Gpu, GpuError, Job, KernelSpec, RunControl, RunOptions, TimingMethod,
+    measurements, Gpu, GpuError, Job, KernelSpec, LoopFlag, RunControl, RunOptions, RunOutput,
+    TimingMethod,
 };
-use mlp::net::batch_order;
-use mlp::CpuTrainer;
 
 use crate::session;
 use page_models::edit_target::{
     compare_elements, conv_shape, edge_size, measure_size, mlp_spec, within, Differences, Layout,
-    Target, MLP_REL_BOUND,
+    MlpProbe, Target, MLP_REL_BOUND,
 };
 use page_models::kernel_edit::{differences, reference_rule};
 use page_models::timing::{self, Side, Spread};
@@ -97,29 +99,22 @@ fn conv_err(e: ConvError) -> GpuError {
     }
 }
 
-/// Whether `target`'s runs can carry the loop budget's flag buffer (`flag` in
-/// [`run_target`]): the one-step families. Conv and MLP runs have only the watchdog.
-pub fn takes_loop_flag(target: Target) -> bool {
-    matches!(target, Target::Matmul(_) | Target::Measure(_))
-}
-
 /// Told after each GPU run of an edited run has finished, with the timed runs done and
 /// planned (both sides; 0 of 0 before the timing starts): the page moves its watchdog on, so
 /// its limit holds for each run rather than the series, and shows the count.
 pub type Tick = Rc<dyn Fn(u32, u32)>;
 
-/// A kernel to time and, when its loops carry a budget, its flag buffer (binding, words).
+/// A kernel to time and, when its loops carry a budget, where its flag buffer goes.
 pub struct Budgeted {
     pub kernel: KernelSpec,
-    pub flag: Option<(u32, usize)>,
+    pub flag: Option<LoopFlag>,
 }
 
-/// Runs `edited` (a copy of `target`'s kernel with the learner's source, its flag buffer
-/// when `code_editor::budget_loops` rewrote it: only where [`takes_loop_flag`]), compares its
-/// output with the CPU, and times it against the original on the same inputs. `original`:
-/// the original rewritten with the same budget when `edited` was (None there: it could not
-/// be, and is not timed); ignored by the families without a flag. The edited kernel's flag
-/// words come back in [`EditedRun::flag`].
+/// Runs `edited` (a copy of `target`'s kernel with the learner's source, and its flag buffer
+/// when `code_editor::budget_loops` rewrote it), compares its output with the CPU, and times
+/// it against the original on the same inputs. `original`: the original rewritten with the
+/// same budget when `edited` was (None there: it could not be, and is not timed). The edited
+/// kernel's flag words come back in [`EditedRun::flag`].
 pub async fn run_target(
     target: Target,
     edited: Budgeted,
@@ -140,8 +135,8 @@ pub async fn run_target(
             let size = size.ok_or(GpuError::WrongJob)?;
             run_matmul(&gpu, &edited, original.as_ref(), size, &t).await
         }
-        Target::Conv(stage) => run_conv(&gpu, stage, &edited.kernel, &t).await,
-        Target::Mlp(_) => run_mlp(gpu, &edited.kernel, &t).await,
+        Target::Conv(stage) => run_conv(&gpu, stage, &edited, original.as_ref(), &t).await,
+        Target::Mlp(_) => run_mlp(gpu, &edited, original.as_ref(), &t).await,
         Target::Measure(_) => run_measure(&gpu, &edited, original.as_ref(), &t).await,
     }
 }
@@ -213,8 +208,8 @@ async fn run_edited(
     job: &Job<'_>,
     opts: &RunOptions,
     ctl: &RunControl,
-    flag: Option<(u32, usize)>,
-) -> Result<(gpu_runtime::RunOutput, Vec<u32>), GpuError> {
+    flag: Option<LoopFlag>,
+) -> Result<(RunOutput, Vec<u32>), GpuError> {
     match flag {
         Some(f) => gpu.run_with_loop_flag(edited, job, opts, ctl, f).await,
         None => Ok((gpu.run_with(edited, job, opts, ctl).await?, Vec::new())),
@@ -315,8 +310,8 @@ async fn checked_matmul(
     size: MatmulSize,
     seed: u64,
     ctl: &RunControl,
-    flag: Option<(u32, usize)>,
-) -> Result<(gpu_runtime::RunOutput, Vec<u32>, Differences), GpuError> {
+    flag: Option<LoopFlag>,
+) -> Result<(RunOutput, Vec<u32>, Differences), GpuError> {
     let (a, b) = size.inputs(seed);
     let job = Job::Matmul { size, a: &a, b: &b };
     let (out, words) = run_edited(gpu, edited, &job, &RunOptions::default(), ctl, flag).await?;
@@ -325,10 +320,49 @@ async fn checked_matmul(
     Ok((out, words, diff))
 }
 
+/// One run of a conv stage's plan with `side`'s kernel in its step (and its flag bound
+/// there when it has one), or the catalogue's plan for None.
+async fn conv_once(
+    gpu: &Gpu,
+    run: &ConvRun<'_>,
+    side: Option<&Budgeted>,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<(RunOutput, Vec<u32>), GpuError> {
+    let (stage, shape, x, f) = (run.stage, run.shape, run.x, run.f);
+    match side {
+        Some(Budgeted {
+            kernel,
+            flag: Some(flag),
+        }) => run_conv_with_loop_flag(gpu, run, kernel, *flag, opts, ctl).await,
+        Some(b) => run_conv_with(gpu, stage, &[&b.kernel], shape, x, f, opts, ctl)
+            .await
+            .map(|o| (o, Vec::new())),
+        None => run_conv_with(gpu, stage, &[], shape, x, f, opts, ctl)
+            .await
+            .map(|o| (o, Vec::new())),
+    }
+    .map_err(conv_err)
+}
+
+/// A timed sample of [`conv_once`] (ms).
+async fn conv_ms(
+    gpu: &Gpu,
+    run: &ConvRun<'_>,
+    side: &Budgeted,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<f64, GpuError> {
+    conv_once(gpu, run, Some(side), opts, ctl)
+        .await
+        .map(|(o, _)| o.timing.kernel_ms())
+}
+
 async fn run_conv(
     gpu: &Gpu,
     stage: ConvStage,
-    edited: &KernelSpec,
+    edited: &Budgeted,
+    original: Option<&Budgeted>,
     t: &Timer<'_>,
 ) -> Result<EditedRun, GpuError> {
     let ctl = t.ctl;
@@ -338,9 +372,13 @@ async fn run_conv(
         .map_err(|e| GpuError::Dispatch(e.to_string()))?;
     let (x, f) = shape.inputs(1);
     let opts = RunOptions::default();
-    let out = run_conv_with(gpu, stage, &[edited], &shape, &x, &f, &opts, ctl)
-        .await
-        .map_err(conv_err)?;
+    let run = ConvRun {
+        stage,
+        shape: &shape,
+        x: &x,
+        f: &f,
+    };
+    let (out, flag) = conv_once(gpu, &run, Some(edited), &opts, ctl).await?;
     (t.tick)(0, 0);
     let reference = cref::reference(&shape, &x, &f);
     let layout = Layout::Conv {
@@ -356,17 +394,13 @@ async fn run_conv(
         SHOWN,
         reference_rule(&reference, Precision::F32),
     );
-    // The original is the stage's plan with no step replaced.
-    let (shape, x, f, opts) = (&shape, &x, &f, &opts);
-    let one = move |mine: bool| async move {
-        let swapped = [edited];
-        let with: &[&KernelSpec] = if mine { &swapped } else { &[] };
-        run_conv_with(gpu, stage, with, shape, x, f, opts, ctl)
-            .await
-            .map_err(conv_err)
-            .map(|o| o.timing.kernel_ms())
+    let (time, original_time) = if stopped(&flag) {
+        (None, None)
+    } else {
+        let (run, opts) = (&run, &opts);
+        let one = move |side| conv_ms(gpu, run, side, opts, ctl);
+        compare(move || one(edited), original.map(|o| move || one(o)), t).await?
     };
-    let (time, original_time) = compare(move || one(true), Some(move || one(false)), t).await?;
     Ok(EditedRun {
         diff,
         layout,
@@ -382,7 +416,7 @@ async fn run_conv(
             r: shape.r,
             s: shape.s,
         },
-        flag: Vec::new(),
+        flag,
         edge: None,
     })
 }
@@ -434,34 +468,21 @@ async fn run_measure(
     })
 }
 
-/// Rows of the evaluation pass the MLP's logits are compared on.
-const MLP_EVAL_ROWS: usize = 64;
-
-/// One training step and one evaluation with `replacements`, timed by the wall clock from
-/// the session's creation to the readback; returns (parameters, logits, ms).
+/// One training step and one evaluation with `side`'s kernel in place of the catalogue's
+/// (its flag bound where it runs) or the catalogue's kernels for None, timed by the wall
+/// clock from the session's creation to the readback; returns (parameters, logits, ms, the
+/// flag's words).
 async fn mlp_step(
     gpu: Rc<Gpu>,
-    replacements: &[&KernelSpec],
+    side: Option<&Budgeted>,
     kernel_id: &str,
     ctl: &RunControl,
-) -> Result<(Vec<f32>, Vec<f32>, f64), GpuError> {
-    let spec = mlp_spec(kernel_id);
-    let net = spec.net();
-    let (train, _) = spec.data();
-    let features = train.features(&spec.features);
-    let rows = MLP_EVAL_ROWS.min(train.len());
-    let eval = features[..rows * net.inputs()].to_vec();
-    let params = net.init_params(spec.seed);
+) -> Result<(Vec<f32>, Vec<f32>, f64, Vec<u32>), GpuError> {
+    let probe = MlpProbe::new(kernel_id);
     let start = gpu_runtime::now_ms();
-    let mut session = TrainingSession::new_with(
-        gpu,
-        SessionConfig {
-            accum: 1,
-            ..SessionConfig::from_spec(&net, &spec, &train, &params, &eval)
-        },
-        replacements,
-    )
-    .await?;
+    let replaced: Vec<&KernelSpec> = side.map(|b| &b.kernel).into_iter().collect();
+    let flag = side.and_then(|b| b.flag);
+    let mut session = TrainingSession::new_edited(gpu, probe.config(), &replaced, flag).await?;
     session.step()?;
     session.request_eval()?;
     loop {
@@ -474,68 +495,55 @@ async fn mlp_step(
         }
         session.poll();
         if let Some(r) = session.poll_eval()? {
-            return Ok((r.params, r.logits, gpu_runtime::now_ms() - start));
+            let ms = gpu_runtime::now_ms() - start;
+            return Ok((r.params, r.logits, ms, r.loop_flag));
         }
     }
 }
 
-async fn run_mlp(gpu: Rc<Gpu>, edited: &KernelSpec, t: &Timer<'_>) -> Result<EditedRun, GpuError> {
+/// A timed sample of [`mlp_step`] (ms).
+async fn mlp_ms(
+    gpu: Rc<Gpu>,
+    side: &Budgeted,
+    id: &str,
+    ctl: &RunControl,
+) -> Result<f64, GpuError> {
+    mlp_step(gpu, Some(side), id, ctl)
+        .await
+        .map(|(_, _, ms, _)| ms)
+}
+
+async fn run_mlp(
+    gpu: Rc<Gpu>,
+    edited: &Budgeted,
+    original: Option<&Budgeted>,
+    t: &Timer<'_>,
+) -> Result<EditedRun, GpuError> {
     let ctl = t.ctl;
-    let (params, logits, _) = mlp_step(gpu.clone(), &[edited], edited.id, ctl).await?;
+    let id = edited.kernel.id;
+    let (params, logits, _, flag) = mlp_step(gpu.clone(), Some(edited), id, ctl).await?;
     (t.tick)(0, 0);
     // The twin: the same setup, one step, then the same evaluation rows.
-    let spec = mlp_spec(edited.id);
-    let net = spec.net();
-    let (train, _) = spec.data();
-    let features = train.features(&spec.features);
-    let rows = MLP_EVAL_ROWS.min(train.len());
-    let eval = features[..rows * net.inputs()].to_vec();
-    let mut twin = CpuTrainer::new(
-        net.clone(),
-        spec.hyper(),
-        net.init_params(spec.seed),
-        spec.batch,
-        features,
-        train.label.clone(),
-        batch_order(train.len(), spec.seed),
-    );
-    twin.step();
-    let want_logits = net.logits(&twin.params, &eval, rows);
-    let expected: Vec<f64> = twin
-        .params
-        .iter()
-        .chain(&want_logits)
-        .map(|&v| f64::from(v))
-        .collect();
+    let (expected, layout) = MlpProbe::new(id).twin();
     let got: Vec<f32> = params.iter().chain(&logits).copied().collect();
-    let layout = Layout::Mlp {
-        params: twin.params.len() as u32,
-        logits: want_logits.len() as u32,
-        classes: net.classes() as u32,
-        cols: 32,
-    };
     let diff = compare_elements(&layout, &got, &expected, SHOWN, within(MLP_REL_BOUND));
-    // The original is a session with no kernel replaced.
-    let gpu = &gpu;
-    let one = move |mine: bool| {
-        let gpu = gpu.clone();
-        async move {
-            let swapped = [edited];
-            let with: &[&KernelSpec] = if mine { &swapped } else { &[] };
-            mlp_step(gpu, with, edited.id, ctl)
-                .await
-                .map(|(_, _, ms)| ms)
-        }
+    let (time, original_time) = if stopped(&flag) {
+        (None, None)
+    } else {
+        let gpu = &gpu;
+        let one = move |side| mlp_ms(gpu.clone(), side, id, ctl);
+        compare(move || one(edited), original.map(|o| move || one(o)), t).await?
     };
-    let (time, original_time) = compare(move || one(true), Some(move || one(false)), t).await?;
     Ok(EditedRun {
         diff,
         layout,
         time,
         method: TimingMethod::WallClock,
         original_time,
-        problem: Problem::MlpStep { batch: spec.batch },
-        flag: Vec::new(),
+        problem: Problem::MlpStep {
+            batch: mlp_spec(id).batch,
+        },
+        flag,
         edge: None,
     })
 }

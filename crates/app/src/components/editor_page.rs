@@ -17,12 +17,12 @@
 //! after 20 s (`watchdog=<ms>` shortens it, ≥ 1 s, for tests; each finished run of the series
 //! gives the next the whole limit: [`Watchdog`]) is cancelled and the page's device dropped
 //! (`session::forget`), the source kept. The watchdog cannot take back work
-//! already submitted, so matmul and measuring kernels (the runs that carry a flag buffer:
-//! `edit_run::takes_loop_flag`) also get a loop budget: `code_editor::budget_loops` rewrites
-//! every loop to stop after `edit_target::loop_budget_for` iterations and flag its line, and a
-//! flagged run is `Outcome::LoopStopped` ("the loop at line N…", never "Correct"). Conv and
-//! MLP runs, and a huge dispatch without loops, have only the watchdog. `?scratch` is
-//! `scratch_page.rs` (budgeted too).
+//! already submitted, so every edited kernel (matmul, conv, MLP, measuring) also gets a loop
+//! budget: `code_editor::budget_loops` rewrites every loop to stop after
+//! `edit_target::loop_budget_for` iterations and flag its line (the family's run binds the
+//! flag buffer: `edit_run`), and a flagged run is `Outcome::LoopStopped` ("the loop at line
+//! N…", never "Correct"). Only a huge dispatch without loops is left to the watchdog.
+//! `?scratch` is `scratch_page.rs` (budgeted too).
 
 use std::cell::Cell;
 use std::rc::Rc;
@@ -1033,22 +1033,20 @@ async fn check_and_run(
     // original gets the same, so the two are timed with the same counters.
     let original_kernel = edited.with_source(original.clone());
     let (budgeted, original) = match page_models::edit_target::loop_budget_for(target, size) {
-        Some(b) if super::edit_run::takes_loop_flag(target) => {
-            match super::code_editor::budget_loops(&source, b).await {
-                Ok(k) => {
-                    let theirs = super::code_editor::budget_loops(&original, b)
-                        .await
-                        .ok()
-                        .map(|o| Budgeted {
-                            kernel: original_kernel.with_source(o.source.clone()),
-                            flag: Some((o.flag_binding, o.flag_words)),
-                        });
-                    (Some(k), theirs)
-                }
-                Err(e) => return (browser, Err(RunError::Budget(e))),
+        Some(b) => match super::code_editor::budget_loops(&source, b).await {
+            Ok(k) => {
+                let theirs = super::code_editor::budget_loops(&original, b)
+                    .await
+                    .ok()
+                    .map(|o| Budgeted {
+                        kernel: original_kernel.with_source(o.source.clone()),
+                        flag: Some(o.flag()),
+                    });
+                (Some(k), theirs)
             }
-        }
-        _ => (
+            Err(e) => return (browser, Err(RunError::Budget(e))),
+        },
+        None => (
             None,
             Some(Budgeted {
                 kernel: original_kernel,
@@ -1059,7 +1057,7 @@ async fn check_and_run(
     let edited = match &budgeted {
         Some(k) => Budgeted {
             kernel: edited.with_source(k.source.clone()),
-            flag: Some((k.flag_binding, k.flag_words)),
+            flag: Some(k.flag()),
         },
         None => Budgeted {
             kernel: edited,

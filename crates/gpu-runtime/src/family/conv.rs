@@ -15,7 +15,7 @@ use cpu_kernels::verify::{self, Precision};
 use crate::context::{Gpu, GpuError};
 use crate::family::matmul::matmul_kernel;
 use crate::plan::{
-    Binding, Dispatch, Init, Plan, PlanBuffer, RunControl, RunOptions, RunOutput, Step,
+    Binding, Dispatch, Init, LoopFlag, Plan, PlanBuffer, RunControl, RunOptions, RunOutput, Step,
 };
 use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 use crate::verified::{VerifiedRun, FULL_CHECK_MACS, SAMPLED_ELEMENTS};
@@ -725,13 +725,53 @@ pub async fn run_conv_with(
     opts: &RunOptions,
     ctl: &RunControl,
 ) -> Result<RunOutput, ConvError> {
-    let layout = plan_layout(stage, shape)?;
+    let run = ConvRun { stage, shape, x, f };
+    run_flagged(gpu, &run, replacements, None, opts, ctl)
+        .await
+        .map(|(out, _)| out)
+}
+
+/// One conv stage's problem: the stage, the shape and its data (NHWC input, RSCK filter).
+pub struct ConvRun<'a> {
+    pub stage: ConvStage,
+    pub shape: &'a ConvShape,
+    pub x: &'a [f32],
+    pub f: &'a [f32],
+}
+
+/// [`run_conv_with`] for a learner's copy of one step's kernel rewritten with a loop budget:
+/// `edited` replaces the step(s) with its id, which alone bind the [`crate::LOOP_FLAG`]
+/// buffer at `flag` ([`Plan::attach_loop_flag`]); its words come back beside the output.
+pub async fn run_conv_with_loop_flag(
+    gpu: &Gpu,
+    run: &ConvRun<'_>,
+    edited: &KernelSpec,
+    flag: LoopFlag,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<(RunOutput, Vec<u32>), ConvError> {
+    run_flagged(gpu, run, &[edited], Some((edited.id, flag)), opts, ctl).await
+}
+
+async fn run_flagged(
+    gpu: &Gpu,
+    run: &ConvRun<'_>,
+    replacements: &[&KernelSpec],
+    flag: Option<(&str, LoopFlag)>,
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<(RunOutput, Vec<u32>), ConvError> {
+    let (shape, x, f) = (run.shape, run.x, run.f);
+    let layout = plan_layout(run.stage, shape)?;
     if x.len() != shape.x_len() || f.len() != shape.f_len() {
         return Err(ConvError::WrongInputLength);
     }
     let kernels = step_kernels(&layout, replacements)?;
-    check(stage, shape, &gpu.limits())?;
-    let plan = plan(shape, &layout, &kernels, x, f);
+    check(run.stage, shape, &gpu.limits())?;
+    let mut plan = plan(shape, &layout, &kernels, x, f);
+    if let Some((id, flag)) = flag {
+        plan.attach_loop_flag(Some(id), flag)?;
+    }
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out
         .bytes(NAMES[Y])
@@ -745,10 +785,41 @@ pub async fn run_conv_with(
             .flat_map(|row| row[..k].iter().copied())
             .collect()
     };
-    Ok(RunOutput {
-        output,
-        timing: out.timing,
-    })
+    let words = out.words(crate::plan::LOOP_FLAG);
+    Ok((
+        RunOutput {
+            output,
+            timing: out.timing,
+        },
+        words,
+    ))
+}
+
+/// The work of each step of `stage` on `shape` that runs `kernel_id`, as (the step's cost in
+/// multiply-adds or elements written, invocations launched): what a loop budget for an
+/// edited copy of that kernel is derived from. Empty when no step runs it.
+pub fn step_loads(
+    stage: ConvStage,
+    shape: &ConvShape,
+    kernel_id: &str,
+) -> Result<Vec<(f64, f64)>, ConvError> {
+    let layout = plan_layout(stage, shape)?;
+    let kernels = step_kernels(&layout, &[])?;
+    Ok(layout
+        .steps
+        .iter()
+        .zip(kernels)
+        .filter(|(step, _)| step.kernel == kernel_id)
+        .map(|(step, k)| {
+            let threads = step
+                .groups
+                .iter()
+                .chain(&k.workgroup_size)
+                .map(|&v| f64::from(v))
+                .product::<f64>();
+            (step.cost, threads)
+        })
+        .collect())
 }
 
 /// The kernel of each step: a replacement with its id, else the catalogue's.

@@ -31,11 +31,14 @@ pub struct ResidentBuffer<'a> {
 /// A dispatch recorded once. `variants` are its binding lists (buffer names in binding
 /// order; the uniform block made from `uniform` comes after them): most dispatches have one,
 /// a dispatch that reads a double-buffered state has two that bind it the other way round.
+/// `after_uniform` are buffers bound after the uniform in every variant (a learner's
+/// loop-budget flag, [`super::LOOP_FLAG`]).
 pub struct ResidentDispatch<'a> {
     pub kernel: &'a KernelSpec,
     pub variants: Vec<Vec<&'static str>>,
     pub uniform: Vec<u32>,
     pub workgroups: [u32; 3],
+    pub after_uniform: Vec<&'static str>,
 }
 
 /// What one submission encodes, in order.
@@ -182,6 +185,12 @@ impl ResidentPlan {
                     binding: names.len() as u32,
                     resource: uniform.as_entire_binding(),
                 });
+                for (i, name) in d.after_uniform.iter().enumerate() {
+                    entries.push(wgpu::BindGroupEntry {
+                        binding: (names.len() + 1 + i) as u32,
+                        resource: find(name)?.as_entire_binding(),
+                    });
+                }
                 bind_groups.push(gpu.device.create_bind_group(&wgpu::BindGroupDescriptor {
                     label: Some(d.kernel.id),
                     layout: &layout,
