@@ -98,13 +98,14 @@
       } else if (key === 'theme' && THEMES.indexOf(value) < 0) {
         errors.push(t(lang, 'embed.loader.bad_theme', { value: value }));
       } else if (key === 'hide') {
-        var bad = value.split(',').filter(function (h) { return w.hide.indexOf(h.trim()) < 0; });
+        var names = value.split(',').map(function (h) { return h.trim(); });
+        var bad = names.filter(function (h) { return w.hide.indexOf(h) < 0; });
         if (bad.length) {
           errors.push(t(lang, 'embed.loader.bad_hide', {
             widget: w.id, names: bad.join(', '), list: list(lang, w.hide),
           }));
         } else {
-          query.push([key, value]);
+          query.push([key, names.join(',')]);
         }
       } else if (key !== 'lang') {
         query.push([key, value]);
