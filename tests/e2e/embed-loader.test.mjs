@@ -238,12 +238,16 @@ test('bad attributes: a message in the div, in its language; no frame', async ()
 test('the Embed button offers the one-line snippet, and pasted on another origin it works (en, zh)', async () => {
   for (const lang of ['en', 'zh']) {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: SITE_ORIGIN });
     const page = await context.newPage();
     await goto(page, `#/race?lang=${lang}&n=192&instructor=1`);
     const share = page.locator('.embed-share[data-widget="race"]');
     await share.locator('.embed-toggle').click();
     const snippet = await share.locator('.embed-loader-snippet').inputValue();
     assert.match(snippet, new RegExp(`^<div data-gpu-playground="race" data-n="192" data-lang="${lang}" data-hide="heading,tabs"><a href="[^"]+#/embed/race\\?n=192&amp;lang=${lang}&amp;hide=heading%2Ctabs">GPU Playground(: |：)[^<]+</a></div>\\n<script src="${BASE_URL.replace(/[.]/g, '\\.')}embed\\.js" async></script>$`), snippet);
+    await share.locator('.embed-copy-loader').click();
+    await share.locator('[role="status"]').waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), snippet, 'Copy copies the one-line snippet');
     // The iframe snippet is still there beside it.
     assert.match(await share.locator('.embed-snippet').inputValue(), /^<iframe /);
     await share.scrollIntoViewIfNeeded();
