@@ -16,7 +16,8 @@
 //! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
 //!   [`timing`] (yours against the original), [`loop_budget`], [`scratch`] and
 //!   [`scratch_run`], [`puzzle_run`].
-//! - Embedding: [`embed`] (its URL, origin check and message API), [`instructor`] (whether
+//! - Embedding: [`embed`] (its URL, origin check and message API), [`embed_loader`] (the
+//!   one-line loader's widget list and snippet), [`instructor`] (whether
 //!   the Embed buttons show).
 
 pub mod chart;
@@ -25,6 +26,7 @@ pub mod conv_page;
 pub mod doc_links;
 pub mod edit_target;
 pub mod embed;
+pub mod embed_loader;
 pub mod instructor;
 pub mod kernel_edit;
 pub mod loop_budget;

@@ -37,8 +37,9 @@ pub struct BuildReport {
     pub editor_gzip_bytes: Option<u64>,
 }
 
-/// Builds the release app into `out` (replacing what was there).
-pub fn dist(out: &Path) -> Result<BuildReport, String> {
+/// Builds the release app into `out` (replacing what was there). `base`: the site's absolute
+/// address (`--base-url`, normalised by `embed_site::normalize_base`), which oEmbed needs.
+pub fn dist(out: &Path, base: Option<&str>) -> Result<BuildReport, String> {
     // Absolute: some steps run in other directories (the editor's bundler runs in editor/).
     let out = &std::path::absolute(out).map_err(|e| format!("{}: {e}", out.display()))?;
     let toolchain = ensure_wasm_toolchain()?;
@@ -197,16 +198,23 @@ pub fn dist(out: &Path) -> Result<BuildReport, String> {
     };
     info(&format!("wasm: {}", report.describe()));
     crate::hosting::write_icons(out)?;
-    let site_url = std::env::var("SITE_URL").unwrap_or_default();
-    std::fs::write(
-        out.join("oembed.json"),
-        crate::hosting::oembed_json(&site_url),
-    )
-    .map_err(|e| format!("writing oembed.json: {e}"))?;
+    let locales = root().join("crates/app/locales");
+    let loader = crate::embed_site::write_loader(out, &locales)?;
+    info(&format!("one-line embed loader: embed.js and {loader}"));
+    crate::embed_site::index_discovery(out, base)?;
     let version = crate::hosting::finish_site(out)?;
     info(&format!(
         "site version {version} (hashed file names, service worker)"
     ));
+    let pages = crate::embed_site::publish(out, base, &locales)?;
+    match base {
+        Some(b) => info(&format!(
+            "{pages} widget pages in embed/ with oEmbed answers for {b}"
+        )),
+        None => info(&format!(
+            "{pages} widget pages in embed/; no oEmbed answers (they need --base-url)"
+        )),
+    }
     Ok(report)
 }
 

@@ -7,6 +7,15 @@ use std::path::Path;
 
 use crate::names::{APP_LIB, EMBED_LIB};
 
+/// The Content Security Policy: the header `cargo xtask serve` sends (`serve.rs`), a meta tag
+/// in `www/index.html` (a test keeps the two equal) and in the widget pages (`embed_site.rs`).
+/// The header adds `frame-ancestors *`: embedding in any course page is the point of the
+/// embeds, and the postMessage API only talks to origins the embedder names.
+pub const CSP: &str =
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
+                       img-src 'self' data: blob:; worker-src 'self'; connect-src 'self'; \
+                       manifest-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'";
+
 /// FNV-1a, 64 bits: a cache-busting fingerprint (not a security hash).
 pub fn fingerprint(bytes: &[u8]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -182,34 +191,6 @@ fn list_files(dir: &Path) -> Result<Vec<String>, String> {
     Ok(out)
 }
 
-/// The static oEmbed answer (`oembed.json`, named by index.html's discovery link): a "rich"
-/// embed of the race. oEmbed wants absolute URLs; they come from `SITE_URL` (the deploy
-/// workflow sets it to the Pages address). Without it the URLs are relative to the site,
-/// which is right for the site itself but not for a platform that fetches the file.
-pub fn oembed_json(site_url: &str) -> String {
-    let base = if site_url.is_empty() || site_url.ends_with('/') {
-        site_url.to_string()
-    } else {
-        format!("{site_url}/")
-    };
-    let esc = |s: &str| {
-        s.replace('\\', "\\\\")
-            .replace('"', "\\\"")
-            .replace('<', "\\u003c")
-    };
-    let iframe = format!(
-        r#"<iframe src="{}#/embed/race?lang=en" width="720" height="640" title="GPU Playground: CPU vs GPU race" loading="lazy"></iframe>"#,
-        base.replace('"', "%22")
-    );
-    format!(
-        "{{\n  \"version\": \"1.0\",\n  \"type\": \"rich\",\n  \"title\": \"GPU Playground: CPU vs GPU race\",\n  \
-         \"provider_name\": \"GPU Playground\",\n  \"provider_url\": \"{}\",\n  \"width\": 720,\n  \
-         \"height\": 640,\n  \"html\": \"{}\"\n}}\n",
-        esc(if base.is_empty() { "./" } else { &base }),
-        esc(&iframe)
-    )
-}
-
 // ---------------------------------------------------------------- icons
 
 /// The app icon at `size` px: a GPU die (rounded dark square) holding a 4 × 4 grid of cores,
@@ -336,15 +317,6 @@ mod tests {
         assert_eq!(adler32(b"Wikipedia"), 0x11e6_0398);
         assert_eq!(fingerprint(b""), "cbf29ce484222325");
         assert_ne!(fingerprint(b"a"), fingerprint(b"b"));
-    }
-
-    #[test]
-    fn oembed_names_the_site() {
-        let j = oembed_json("https://example.github.io/gpu-playground");
-        assert!(j.contains(r#""provider_url": "https://example.github.io/gpu-playground/""#));
-        assert!(j.contains(r#"\u003ciframe src=\"https://example.github.io/gpu-playground/#/embed/race?lang=en\""#), "{j}");
-        assert!(j.contains(r#""type": "rich""#));
-        assert!(oembed_json("").contains(r#""provider_url": "./""#));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod build;
 mod docs;
+mod embed_site;
 mod hosting;
 mod loaded;
 #[cfg(test)]
@@ -22,7 +23,9 @@ const HELP: &str = "\
 cargo xtask <command>
 
   serve [--port N]   build the app (release) and serve it on http://127.0.0.1:8080 (or N)
-  dist [--out DIR]   build a static site into dist/ (works from any sub-path of any host)
+  dist [--out DIR] [--base-url URL]
+                     build a static site into dist/ (works from any sub-path of any host);
+                     --base-url (its absolute address) adds the oEmbed answers, which need it
   test               run every check: fmt, clippy, unit + native GPU tests, wasm build,
                      end-to-end tests in headless Chromium with WebGPU (installs what it needs)
   e2e [--no-build] [FILE.test.mjs …]
@@ -57,7 +60,8 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("serve") => parse_port(&args[1..]).and_then(serve::serve),
-        Some("dist") => parse_out(&args[1..]).and_then(|out| build::dist(&out).map(|_| ())),
+        Some("dist") => parse_dist(&args[1..])
+            .and_then(|(out, base)| build::dist(&out, base.as_deref()).map(|_| ())),
         Some("test") => test::test(),
         Some("e2e") => test::e2e_only(&args[1..]),
         Some("soak") => test::soak(&args[1..]),
@@ -105,13 +109,22 @@ fn parse_port(args: &[String]) -> Result<u16, String> {
     }
 }
 
-fn parse_out(args: &[String]) -> Result<std::path::PathBuf, String> {
-    match args {
-        [] => Ok(util::root().join("dist")),
-        [flag, dir] if flag == "--out" => Ok(std::path::PathBuf::from(dir)),
-        _ => Err(format!(
-            "usage: cargo xtask dist [--out DIR], not `{}`",
-            args.join(" ")
-        )),
+/// `dist [--out DIR] [--base-url URL]`, in any order.
+fn parse_dist(args: &[String]) -> Result<(std::path::PathBuf, Option<String>), String> {
+    let mut out = util::root().join("dist");
+    let mut base = None;
+    let mut rest = args.iter();
+    while let Some(flag) = rest.next() {
+        match (flag.as_str(), rest.next()) {
+            ("--out", Some(dir)) => out = std::path::PathBuf::from(dir),
+            ("--base-url", Some(url)) => base = Some(embed_site::normalize_base(url)?),
+            _ => {
+                return Err(format!(
+                    "usage: cargo xtask dist [--out DIR] [--base-url URL], not `{}`",
+                    args.join(" ")
+                ))
+            }
+        }
     }
+    Ok((out, base))
 }

@@ -6,11 +6,13 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::hosting::CSP;
 use crate::util::{root, step};
 
 pub fn serve(port: u16) -> Result<(), String> {
     let dist = root().join("dist");
-    crate::build::dist(&dist)?;
+    // Served here, so the oEmbed answers name this address.
+    crate::build::dist(&dist, Some(&format!("http://127.0.0.1:{port}/")))?;
     let listener = TcpListener::bind(("127.0.0.1", port)).map_err(|e| {
         format!("cannot listen on 127.0.0.1:{port}: {e} (try `cargo xtask serve --port 8081`)")
     })?;
@@ -120,14 +122,6 @@ fn mime(path: &Path) -> &'static str {
         _ => "application/octet-stream",
     }
 }
-
-/// The Content Security Policy, also in `www/index.html` as a meta tag (a test keeps the two
-/// equal). `frame-ancestors *`: embedding in any course page is the point of the embeds, and
-/// the postMessage API only talks to origins the embedder names.
-pub const CSP: &str =
-    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; \
-                       img-src 'self' data: blob:; worker-src 'self'; connect-src 'self'; \
-                       manifest-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'";
 
 fn respond(
     stream: &mut TcpStream,

@@ -350,7 +350,7 @@ pub fn e2e_only(args: &[String]) -> Result<(), String> {
         .collect();
     tools::ensure_browser()?;
     if build || !site.join("index.html").exists() {
-        crate::build::dist(&site)?;
+        crate::build::dist(&site, None)?;
     }
     let tally = e2e_files(&site, &only)?;
     println!("{}", tally.line());
@@ -366,7 +366,7 @@ pub fn soak(args: &[String]) -> Result<(), String> {
     let site = root().join("target/e2e-site");
     tools::ensure_browser()?;
     if !args.iter().any(|a| a == "--no-build") || !site.join("index.html").exists() {
-        crate::build::dist(&site)?;
+        crate::build::dist(&site, None)?;
     }
     let tally = node_tests(&site, "tests/soak", &[])?;
     println!("{}", tally.line());
@@ -425,6 +425,9 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
     let chromium = tools::ensure_browser()?;
     let base = crate::serve::spawn_background(site.to_path_buf(), "/course/gpu-playground/")?;
     info(&format!("site served at {base}"));
+    // The oEmbed answers name the site's address, which is known only now: published as
+    // `dist --base-url` would, for the oEmbed consumer's test.
+    crate::embed_site::publish(site, Some(&base), &root().join("crates/app/locales"))?;
     let dir = root().join(dir);
     let mut files: Vec<String> = std::fs::read_dir(&dir)
         .map_err(|e| e.to_string())?

@@ -1,5 +1,6 @@
-//! The "Embed" button a widget carries on the full page: a panel with the iframe snippet for
-//! the widget's current settings, a field for the course page's origin (`parentOrigin=`: with
+//! The "Embed" button a widget carries on the full page: a panel with the one-line loader
+//! snippet (`page_models::embed_loader::loader_snippet`: a `<div>` and `embed.js`, which fills
+//! in the origin itself) and the iframe snippet for the widget's current settings, a field for the course page's origin (`parentOrigin=`: with
 //! it the snippet's script sizes the frame from the widget's `resize` messages), a live
 //! preview and a copy button. The snippet is built by `page_models::embed::snippet` (pure,
 //! unit-tested). Shown only in instructor mode (`Ctx::instructor`, the footer's switch).
@@ -8,6 +9,7 @@ use yew::prelude::*;
 
 use super::Ctx;
 use page_models::embed::{normalize_origin, snippet, widget, OriginError, Snippet, SnippetWidget};
+use page_models::embed_loader::{loader_snippet, snippet_hide};
 
 #[derive(Properties, PartialEq)]
 pub struct EmbedButtonProps {
@@ -33,7 +35,8 @@ fn site_base() -> String {
 pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
     let ctx = use_context::<Ctx>();
     let open = use_state(|| false);
-    let copied = use_state(|| false);
+    // Which snippet was copied last ("loader" or "iframe"), for the "Copied." note beside it.
+    let copied = use_state(|| "");
     // What the instructor typed as their page's origin.
     let origin = use_state(String::new);
     let (Some(ctx), Some(w)) = (ctx, widget(&props.widget)) else {
@@ -45,12 +48,7 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         return html! {};
     }
     // The page's own heading and view tabs would only lead away from the widget.
-    let hide: Vec<&str> = w
-        .hideable
-        .iter()
-        .copied()
-        .filter(|h| ["heading", "tabs"].contains(h))
-        .collect();
+    let hide = snippet_hide(w);
     let title = ctx.tf("embed.frame_title", &[("widget", ctx.t(w.title_key))]);
     let info = SnippetWidget {
         id: w.id,
@@ -73,12 +71,13 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         .and_then(|p| p.as_ref().ok())
         .map(String::as_str);
     let s: Snippet = snippet(&site_base(), &info, ctx.lang.code(), query.pairs(), good);
+    let loader = loader_snippet(&site_base(), w, ctx.lang.code(), query.pairs(), &title);
     let on_origin = {
         let (origin, copied) = (origin.clone(), copied.clone());
         Callback::from(move |e: InputEvent| {
             let input: web_sys::HtmlInputElement = e.target_unchecked_into();
             origin.set(input.value());
-            copied.set(false);
+            copied.set("");
         })
     };
     let height = s.height.to_string();
@@ -105,22 +104,18 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
         let open = open.clone();
         Callback::from(move |_| open.set(!*open))
     };
-    let copy = {
-        let (html, copied) = (s.html.clone(), copied.clone());
+    let copy = |which: &'static str, text: &str| {
+        let (text, copied) = (text.to_string(), copied.clone());
         Callback::from(move |_| {
-            // navigator.clipboard.writeText, through Reflect (no extra web-sys bindings).
-            let nav = gloo::utils::window().navigator();
-            let clip = js_sys::Reflect::get(&nav, &"clipboard".into()).ok();
-            let write = clip.as_ref().and_then(|c| {
-                js_sys::Reflect::get(c, &"writeText".into())
-                    .ok()
-                    .and_then(|f| wasm_bindgen::JsCast::dyn_into::<js_sys::Function>(f).ok())
-            });
-            if let (Some(c), Some(f)) = (clip, write) {
-                let _ = f.call1(&c, &html.clone().into());
-                copied.set(true);
+            if copy_text(&text) {
+                copied.set(which);
             }
         })
+    };
+    let copied_note = |which: &str| {
+        (*copied == which).then(
+            || html! { <span class="status" role="status">{ ctx.t("embed.panel.copied") }</span> },
+        )
     };
     html! {
         <div class="embed-share" data-widget={w.id}>
@@ -129,7 +124,14 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
             </button>
             if *open {
                 <div class="embed-panel" role="group" aria-label={ctx.t("embed.panel")}>
-                    <p class="note">{ ctx.tf("embed.panel.intro", &[("h", &height)]) }</p>
+                    <p class="note">{ ctx.t("embed.panel.loader") }</p>
+                    <textarea class="embed-loader-snippet" readonly=true rows="4" aria-label={ctx.t("embed.panel.loader_code")}
+                        value={loader.clone()} />
+                    <p>
+                        <button type="button" class="button primary embed-copy-loader" onclick={copy("loader", &loader)}>{ ctx.t("embed.panel.copy") }</button>
+                        { copied_note("loader") }
+                    </p>
+                    <p class="note embed-iframe-intro"><strong>{ ctx.t("embed.panel.iframe") }</strong>{" "}{ ctx.tf("embed.panel.intro", &[("h", &height)]) }</p>
                     <div class="field embed-origin-field">
                         <label for={field_id.clone()}>{ ctx.t("embed.panel.origin") }</label>
                         <input id={field_id.clone()} class="embed-origin" type="url" inputmode="url" autocomplete="url"
@@ -141,10 +143,8 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
                     <textarea class="embed-snippet" readonly=true rows={if good.is_some() { "8" } else { "3" }} aria-label={ctx.t("embed.panel.code")}
                         value={s.html.clone()} />
                     <p>
-                        <button type="button" class="button primary embed-copy" onclick={copy}>{ ctx.t("embed.panel.copy") }</button>
-                        if *copied {
-                            <span class="status" role="status">{ ctx.t("embed.panel.copied") }</span>
-                        }
+                        <button type="button" class="button embed-copy" onclick={copy("iframe", &s.html)}>{ ctx.t("embed.panel.copy") }</button>
+                        { copied_note("iframe") }
                         <a href="examples/course.html" class="embed-doc">{ ctx.t("embed.panel.docs") }</a>
                     </p>
                     <p class="note">{ ctx.t("embed.panel.preview") }</p>
@@ -153,5 +153,21 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
                 </div>
             }
         </div>
+    }
+}
+
+/// Writes `text` to the clipboard (`navigator.clipboard.writeText`, through Reflect: no extra
+/// web-sys bindings); false where the browser offers no clipboard.
+fn copy_text(text: &str) -> bool {
+    let nav = gloo::utils::window().navigator();
+    let clip = js_sys::Reflect::get(&nav, &"clipboard".into()).ok();
+    let write = clip.as_ref().and_then(|c| {
+        js_sys::Reflect::get(c, &"writeText".into())
+            .ok()
+            .and_then(|f| wasm_bindgen::JsCast::dyn_into::<js_sys::Function>(f).ok())
+    });
+    match (clip, write) {
+        (Some(c), Some(f)) => f.call1(&c, &text.into()).is_ok(),
+        _ => false,
     }
 }
