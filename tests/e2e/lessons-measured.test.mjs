@@ -4,6 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openPage, goto, screenshot, assertNoErrors } from './helpers.mjs';
+import { QUEUE_SPY, queueState, clickAndCount } from './queue-spy.mjs';
 
 /** Lesson pages have no GPU panel: wait until a widget knows whether WebGPU is there. */
 async function waitForProbe(page) {
@@ -237,3 +238,45 @@ test('without WebGPU the measuring widgets explain and the calculators still wor
     await b.close();
   }
 });
+
+// A lesson's measurement is a series of GPU runs: Cancel stops it before its next run (the
+// one on the GPU finishes first: "Cancelling…"), nothing is submitted after the click, it says
+// so, and Measure starts afresh; leaving the page mid-run cancels it too: nothing is submitted
+// once the lesson is gone, and no GPU buffer stays alive.
+for (const lang of ['en', 'zh']) {
+  test(`a measurement can be cancelled, and leaving the lesson cancels it (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/learn/utilisation?lang=${lang}`, { initScript: QUEUE_SPY });
+    await waitForProbe(page);
+    const sel = '.widget[data-widget="launch"]';
+    const state = () => page.getAttribute(`${sel} .widget-result`, 'data-state');
+    const idle = () => page.waitForFunction(() => window.__queueSpy.completed === window.__queueSpy.submitted, null, { timeout: 60_000 });
+    // 1,024 separate launches: long enough on SwiftShader to be caught running.
+    await page.fill('#launch-count', '1024');
+    await page.click(`${sel} button.measure`);
+    await page.waitForSelector(`${sel} button.cancel-measure:not([disabled])`);
+    const atCancel = await clickAndCount(page, `${sel} button.cancel-measure`);
+    await page.waitForFunction((s) => document.querySelector(`${s} .widget-result`)?.dataset.state !== 'running', sel, { timeout: 60_000 });
+    assert.equal(await state(), 'cancelled', await page.textContent(`${sel} .widget-result`));
+    await idle();
+    assert.equal((await queueState(page)).submitted, atCancel, 'no GPU work submitted after Cancel');
+    assert.match(await page.textContent(`${sel} .widget-result`),
+      lang === 'en' ? /^Cancelled\. The steps not reached were not run/ : /^已取消。/);
+    assert.equal(await page.$(`${sel} button.cancel-measure`), null, 'no Cancel once stopped');
+    await screenshot(page, `lessons-measured-cancelled-${lang}`);
+    // Measure again: a fresh run, to the end.
+    await page.fill('#launch-count', '32');
+    await measure(page, 'launch');
+    // Leave mid-run.
+    await page.fill('#launch-count', '1024');
+    await page.click(`${sel} button.measure`);
+    await page.waitForSelector(`${sel} button.cancel-measure`);
+    await goto(page, `#/learn?lang=${lang}`);
+    await page.waitForSelector(sel, { state: 'detached' });
+    const atLeave = (await queueState(page)).submitted;
+    await idle();
+    assert.equal((await queueState(page)).submitted, atLeave, 'no GPU work submitted after leaving the lesson');
+    await page.waitForFunction(() => window.gpuPlayground.debug_live_buffers() === 0, null, { timeout: 60_000 });
+    assertNoErrors(errors);
+    await context.close();
+  });
+}

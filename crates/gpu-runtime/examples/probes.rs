@@ -58,7 +58,7 @@ fn main() {
         Err(e) => println!("divergence\terror {e}"),
     }
     for n in [64, 256] {
-        match block(measurements::launch_costs(&gpu, n, |_| {})) {
+        match block(measurements::launch_costs(&gpu, n, &Default::default(), |_| Ok(()))) {
             Ok(c) => println!(
                 "launch\tN {n}\tfused {:.3} ms\tone_submit {:.3} ms\tseparate {:.3} ms\tper_dispatch {:.2} us\tper_round_trip {:.1} us",
                 c.fused_ms, c.one_submit_ms, c.separate_ms, c.per_dispatch_us(), c.per_round_trip_us()

@@ -6,7 +6,7 @@
 //! number, so a wrong kernel can never produce a plausible-looking speed.
 
 use crate::context::{Gpu, GpuError};
-use crate::plan::{RunOptions, Timing};
+use crate::plan::{RunControl, RunOptions, Timing};
 use crate::spec::KernelSpec;
 use crate::workload::{Job, MeasureSize};
 
@@ -41,12 +41,24 @@ pub async fn run_checked(
     input: &[f32],
     opts: &RunOptions,
 ) -> Result<Measured, GpuError> {
+    run_checked_with(gpu, kernel_id, size, input, opts, &RunControl::default()).await
+}
+
+/// [`run_checked`] with a cancel (it stops between its submissions).
+pub async fn run_checked_with(
+    gpu: &Gpu,
+    kernel_id: &str,
+    size: MeasureSize,
+    input: &[f32],
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<Measured, GpuError> {
     let kernel = spec(kernel_id)?;
     if size.elements < 4 || size.threads == 0 || input.len() != size.elements as usize {
         return Err(GpuError::Dispatch(format!("bad probe size {size:?}")));
     }
     let job = Job::Measure { size, input };
-    let (out, verdict) = crate::run_verified(gpu, kernel, &job, opts, &Default::default()).await?;
+    let (out, verdict) = crate::run_verified(gpu, kernel, &job, opts, ctl).await?;
     if !verdict.ok {
         return Err(GpuError::Dispatch(format!(
             "{kernel_id} gave a wrong result: {:?}",
@@ -177,11 +189,13 @@ pub const TINY_THREADS: u32 = 64;
 pub const TINY_ITERS: u32 = 8;
 
 /// Times `dispatches` tiny FMA launches three ways (see [`LaunchCosts`]); `progress` is told
-/// how many separate runs are done.
+/// how many separate runs are done (0 before each of the first runs), and an `Err` from it (a
+/// cancel) stops the series there, before its next submission.
 pub async fn launch_costs(
     gpu: &Gpu,
     dispatches: u32,
-    mut progress: impl FnMut(u32),
+    ctl: &RunControl,
+    mut progress: impl FnMut(u32) -> Result<(), GpuError>,
 ) -> Result<LaunchCosts, GpuError> {
     let dispatches = dispatches.clamp(1, 1024);
     let tiny = MeasureSize {
@@ -196,8 +210,18 @@ pub async fn launch_costs(
         param: TINY_ITERS,
     };
     let fused_data = input(fused.elements as usize);
-    // Warm the pipeline and the driver once.
-    run_checked(gpu, "measure-fma", tiny, &tiny_data, &RunOptions::default()).await?;
+    // Warm the pipeline and the driver once. `progress(0)` before each run lets a cancel
+    // stop the series before it submits anything more.
+    progress(0)?;
+    run_checked_with(
+        gpu,
+        "measure-fma",
+        tiny,
+        &tiny_data,
+        &RunOptions::default(),
+        ctl,
+    )
+    .await?;
     let many = RunOptions {
         warmup: 0,
         repetitions: dispatches,
@@ -206,23 +230,35 @@ pub async fn launch_costs(
     // decide which looks cheaper.
     let (mut fused_ms, mut one_submit_ms) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..3 {
-        let f = run_checked(
+        progress(0)?;
+        let f = run_checked_with(
             gpu,
             "measure-fma",
             fused,
             &fused_data,
             &RunOptions::default(),
+            ctl,
         )
         .await?;
         fused_ms = fused_ms.min(f.timing.submit_to_result_ms);
-        let one = run_checked(gpu, "measure-fma", tiny, &tiny_data, &many).await?;
+        progress(0)?;
+        let one = run_checked_with(gpu, "measure-fma", tiny, &tiny_data, &many, ctl).await?;
         one_submit_ms = one_submit_ms.min(one.timing.submit_to_result_ms);
     }
     let mut separate_ms = 0.0;
     for i in 0..dispatches {
-        let r = run_checked(gpu, "measure-fma", tiny, &tiny_data, &RunOptions::default()).await?;
+        let r = run_checked_with(
+            gpu,
+            "measure-fma",
+            tiny,
+            &tiny_data,
+            &RunOptions::default(),
+            ctl,
+        )
+        .await?;
         separate_ms += r.timing.submit_to_result_ms;
-        progress(i + 1);
+        // The caller's Err (a cancel) stops the series here.
+        progress(i + 1)?;
     }
     Ok(LaunchCosts {
         dispatches,

@@ -108,7 +108,16 @@ fn measurements_give_finite_positive_numbers() {
     let (d, u) = pollster::block_on(measurements::divergence(&gpu, 1024, 32, &opts)).expect("div");
     assert!(d > 0.0 && u > 0.0);
     let mut seen = 0;
-    let c = pollster::block_on(measurements::launch_costs(&gpu, 8, |i| seen = i)).expect("launch");
+    let c = pollster::block_on(measurements::launch_costs(
+        &gpu,
+        8,
+        &Default::default(),
+        |i| {
+            seen = i;
+            Ok(())
+        },
+    ))
+    .expect("launch");
     assert_eq!(seen, 8);
     assert!(c.per_round_trip_us().is_finite() && c.per_dispatch_us() >= 0.0);
 }

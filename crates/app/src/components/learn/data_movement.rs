@@ -59,7 +59,7 @@ fn gbs_text_of(g: Option<f64>) -> String {
 #[function_component]
 pub fn Body() -> Html {
     let nav = use_navigator();
-    let phase = use_state(|| Phase::<Vec<Row>>::Idle);
+    let phase = common::use_measure::<Vec<Row>>();
     let Some(ctx) = use_context::<Ctx>() else {
         return Html::default();
     };

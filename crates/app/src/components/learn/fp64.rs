@@ -6,11 +6,11 @@
 use cpu_kernels::df64;
 use cpu_kernels::matmul::MatmulSize;
 use gpu_runtime::numeric;
-use gpu_runtime::{GpuError, Job, RunControl, RunOptions};
+use gpu_runtime::{GpuError, Job, RunOptions};
 use lessons::fp64::{self, GPUS};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::Ctx;
 use crate::session;
 
@@ -38,7 +38,7 @@ fn log2_text(e: f64) -> String {
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
     let n_text = use_state(|| "128".to_string());
-    let phase = use_state(|| Phase::<Result_>::Idle);
+    let phase = common::use_measure::<Result_>();
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -60,15 +60,14 @@ pub fn Body() -> Html {
                 let size = MatmulSize::new(n, n, n);
                 let (a, b) = df64::inputs(size, SEED);
                 let reference = df64::reference(size, &a, &b);
-                p.set(1);
+                p.set(1)?;
                 let (gpu, _) = session::gpu(software).await?;
                 let opts = RunOptions {
                     warmup: 1,
                     repetitions: 3,
                 };
-                let d =
-                    numeric::run_df64(&gpu, size, &a, &b, &opts, &RunControl::default()).await?;
-                p.set(2);
+                let d = numeric::run_df64(&gpu, size, &a, &b, &opts, &p.control()).await?;
+                p.set(2)?;
                 let a32: Vec<f32> = a.iter().map(|&x| x as f32).collect();
                 let b32: Vec<f32> = b.iter().map(|&x| x as f32).collect();
                 let k = gpu_runtime::kernel(F32_KERNEL)

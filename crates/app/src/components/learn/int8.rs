@@ -7,10 +7,10 @@ use cpu_kernels::data::{f16_bits_to_f32, f32_to_f16_bits};
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::quant;
 use gpu_runtime::numeric::{self, INT8_LANGUAGE_FEATURE};
-use gpu_runtime::{run_matmul_verified, GpuError, RunControl, RunOptions};
+use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::Ctx;
 use crate::session;
 
@@ -67,7 +67,7 @@ fn f16_error(size: MatmulSize, a: &[f32], b: &[f32], exact: &matmul::Reference) 
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
     let n_text = use_state(|| "256".to_string());
-    let phase = use_state(|| Phase::<Result_>::Idle);
+    let phase = common::use_measure::<Result_>();
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -101,7 +101,7 @@ pub fn Body() -> Html {
                 let bound = quant::error_bound(size, &a, &b, qa.scale, qb.scale);
                 let f16_cpu = f16_error(size, &a, &b, &exact);
                 let mut done = 1;
-                p.set(done);
+                p.set(done)?;
                 let mut rows = vec![];
                 let mut int8_exact = None;
                 let int8_missing = if !has_gpu {
@@ -136,20 +136,13 @@ pub fn Body() -> Html {
                             err_src: "gpu",
                         });
                         done += 1;
-                        p.set(done);
+                        p.set(done)?;
                         if has_dp4 {
                             let (m, kk) = (n as usize, n as usize);
                             let ap = quant::pack_rows(&qa.q, m, kk);
                             let bp = quant::pack_cols(&qb.q, kk, m);
-                            let run = numeric::run_int8(
-                                &gpu,
-                                size,
-                                &ap,
-                                &bp,
-                                &opts,
-                                &RunControl::default(),
-                            )
-                            .await?;
+                            let run = numeric::run_int8(&gpu, size, &ap, &bp, &opts, &p.control())
+                                .await?;
                             int8_exact = Some(
                                 run.output.len() == int_c.len()
                                     && run.output.iter().zip(&int_c).all(|(g, w)| *g as i64 == *w),
@@ -161,7 +154,7 @@ pub fn Body() -> Html {
                                 err_src: "gpu",
                             });
                             done += 1;
-                            p.set(done);
+                            p.set(done)?;
                         } else {
                             rows.push(Row {
                                 id: "int8",
@@ -178,7 +171,7 @@ pub fn Body() -> Html {
                             err_src: "gpu",
                         });
                         done += 1;
-                        p.set(done);
+                        p.set(done)?;
                         if has_f16 {
                             let t =
                                 run_matmul_verified(&gpu, k(F16_BLOCK)?, size, SEED, &opts).await?;

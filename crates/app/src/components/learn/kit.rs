@@ -1,8 +1,17 @@
 //! Pieces shared by the lessons' widgets: paragraphs from keys, the "try it" line, the state
-//! of a measurement (idle, running with progress, done, failed, device lost), the GPU gate
-//! that explains a missing WebGPU, and a wall clock.
+//! of a measurement (idle, running with progress, cancelled, done, failed, device lost), the
+//! GPU gate that explains a missing WebGPU, and a wall clock.
+//!
+//! A measurement is a series of short GPU runs; [`use_measure`] gives it a cancel token that
+//! the Cancel button and leaving the page set. The work stops at its next step
+//! ([`Progress::set`] returns `Err(Cancelled)`), and the runs that take a [`RunControl`]
+//! ([`Progress::control`]) stop between their chunks: what was submitted finishes, nothing
+//! more is sent.
 
-use gpu_runtime::GpuError;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use gpu_runtime::{CancelToken, GpuError, RunControl};
 use yew::prelude::*;
 
 use crate::components::Ctx;
@@ -49,7 +58,12 @@ pub fn correction(ctx: &Ctx, key: &str) -> Html {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Phase<T> {
     Idle,
-    Running { done: u32, total: u32 },
+    Running {
+        done: u32,
+        total: u32,
+    },
+    /// Stopped by Cancel (or by leaving the page) before it finished.
+    Cancelled,
     Done(T),
     Failed(String),
     Lost(String),
@@ -63,6 +77,7 @@ impl<T> Phase<T> {
         match self {
             Phase::Idle => "idle",
             Phase::Running { .. } => "running",
+            Phase::Cancelled => "cancelled",
             Phase::Done(_) => "done",
             Phase::Failed(_) => "error",
             Phase::Lost(_) => "lost",
@@ -72,6 +87,7 @@ impl<T> Phase<T> {
     /// Measure starts a fresh one.
     pub fn from_error(e: GpuError) -> Self {
         match e {
+            GpuError::Cancelled => Phase::Cancelled,
             GpuError::DeviceLost(m) => {
                 session::forget();
                 Phase::Lost(m)
@@ -81,10 +97,63 @@ impl<T> Phase<T> {
     }
 }
 
+/// A lesson widget's measurement: its phase, and the cancel token of the run in progress
+/// (set by its Cancel button and when the widget goes away). Derefs to the phase.
+pub struct Measure<T> {
+    phase: UseStateHandle<Phase<T>>,
+    token: Rc<RefCell<CancelToken>>,
+    cancelling: UseStateHandle<bool>,
+}
+
+impl<T> Clone for Measure<T> {
+    fn clone(&self) -> Self {
+        Measure {
+            phase: self.phase.clone(),
+            token: self.token.clone(),
+            cancelling: self.cancelling.clone(),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Measure<T> {
+    type Target = Phase<T>;
+    fn deref(&self) -> &Phase<T> {
+        &self.phase
+    }
+}
+
+impl<T> Measure<T> {
+    /// Asks the run in progress to stop at its next step.
+    pub fn cancel(&self) {
+        if self.phase.running() {
+            self.token.borrow().cancel();
+            self.cancelling.set(true);
+        }
+    }
+}
+
+/// A measurement's state for a lesson widget, idle at first; leaving the page cancels a run.
+#[hook]
+pub fn use_measure<T: 'static>() -> Measure<T> {
+    let phase = use_state(|| Phase::<T>::Idle);
+    let token = use_mut_ref(CancelToken::new);
+    let cancelling = use_state(|| false);
+    {
+        let token = token.clone();
+        use_effect_with((), move |_| move || token.borrow().cancel());
+    }
+    Measure {
+        phase,
+        token,
+        cancelling,
+    }
+}
+
 /// A running measurement's progress: the widget shows `done` of the total.
 pub struct Progress<T> {
     phase: UseStateHandle<Phase<T>>,
     total: u32,
+    cancel: CancelToken,
 }
 
 impl<T> Clone for Progress<T> {
@@ -92,21 +161,49 @@ impl<T> Clone for Progress<T> {
         Progress {
             phase: self.phase.clone(),
             total: self.total,
+            cancel: self.cancel.clone(),
         }
     }
 }
 
 impl<T> Progress<T> {
-    pub fn set(&self, done: u32) {
+    /// Shows `done` of the total; `Err(Cancelled)` instead when the run was cancelled, so
+    /// the work stops there (`p.set(i)?`).
+    pub fn set(&self, done: u32) -> Result<(), GpuError> {
+        if self.cancel.is_cancelled() {
+            return Err(GpuError::Cancelled)?;
+        }
         self.phase.set(Phase::Running {
             done,
             total: self.total,
         });
+        Ok(())
     }
 
-    /// When the work learns its total as it goes.
+    /// `Err(Cancelled)` once the run was cancelled: for work that checks between steps it
+    /// does not show.
+    pub fn check(&self) -> Result<(), GpuError> {
+        if self.cancel.is_cancelled() {
+            Err(GpuError::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// When the work learns its total as it goes (no cancel check: the caller's next
+    /// [`Progress::set`] or [`Progress::control`]'s run makes it).
     pub fn set_of(&self, done: u32, total: u32) {
-        self.phase.set(Phase::Running { done, total });
+        if !self.cancel.is_cancelled() {
+            self.phase.set(Phase::Running { done, total });
+        }
+    }
+
+    /// Cancel for the runs that take one: they stop between their chunks.
+    pub fn control(&self) -> RunControl {
+        RunControl {
+            cancel: self.cancel.clone(),
+            ..Default::default()
+        }
     }
 }
 
@@ -118,7 +215,7 @@ pub type Reporting<T> = (&'static str, fn(&T) -> page_models::embed::Report);
 /// and becomes the widget's phase, Done or the error's (a lost device also drops the page's
 /// device: [`Phase::from_error`]).
 pub fn measure<T, F, Fut>(
-    phase: &UseStateHandle<Phase<T>>,
+    measure: &Measure<T>,
     total: u32,
     reporting: Option<Reporting<T>>,
     work: F,
@@ -127,14 +224,24 @@ pub fn measure<T, F, Fut>(
     F: FnOnce(Progress<T>) -> Fut + 'static,
     Fut: std::future::Future<Output = Result<T, GpuError>> + 'static,
 {
+    let cancel = CancelToken::new();
+    *measure.token.borrow_mut() = cancel.clone();
+    measure.cancelling.set(false);
+    let phase = measure.phase.clone();
     phase.set(Phase::Running { done: 0, total });
-    let phase = phase.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let progress = Progress {
             phase: phase.clone(),
             total,
+            cancel: cancel.clone(),
         };
         let result = work(progress).await;
+        // A run cancelled after its last step still counts as cancelled: what the learner
+        // asked for is what the page says.
+        let result = match result {
+            Ok(_) if cancel.is_cancelled() => Err(GpuError::Cancelled),
+            other => other,
+        };
         if let Some((lesson, fields)) = reporting {
             report(lesson, &result, fields);
         }
@@ -206,26 +313,53 @@ pub fn adapter_has(ctx: &Ctx, feature: &str) -> bool {
 
 /// The Measure button, the gate's message, progress and errors of one widget. `done` renders
 /// a finished result.
-pub fn measure_controls<T>(
+pub fn measure_controls<T: 'static>(
     ctx: &Ctx,
-    phase: &Phase<T>,
+    m: &Measure<T>,
     onclick: Callback<MouseEvent>,
     can_start: bool,
     done: impl FnOnce(&T) -> Html,
 ) -> Html {
-    measure_controls_with(ctx, phase, onclick, can_start, true, done)
+    measure_controls_with(ctx, m, onclick, can_start, true, done)
+}
+
+/// While a measurement runs: its Cancel button ("Cancelling…", disabled, once pressed: the
+/// step on the GPU finishes first).
+pub fn cancel_button<T: 'static>(ctx: &Ctx, m: &Measure<T>) -> Html {
+    if !m.running() {
+        return Html::default();
+    }
+    let cancelling = *m.cancelling;
+    let onclick = {
+        let m = m.clone();
+        Callback::from(move |_: MouseEvent| m.cancel())
+    };
+    let label = if cancelling {
+        "lesson.common.cancelling"
+    } else {
+        "lesson.common.cancel"
+    };
+    html! {
+        <button type="button" class="button cancel-measure" disabled={cancelling} {onclick}>{ ctx.t(label) }</button>
+    }
+}
+
+/// What a cancelled measurement says.
+pub fn cancelled_note(ctx: &Ctx) -> Html {
+    html! { <p class="status cancelled">{ ctx.t("lesson.common.cancelled") }</p> }
 }
 
 /// [`measure_controls`], or with `needs_gpu` false for a widget whose CPU part runs without
 /// WebGPU: then only the adapter probe still in progress holds the button.
-pub fn measure_controls_with<T>(
+pub fn measure_controls_with<T: 'static>(
     ctx: &Ctx,
-    phase: &Phase<T>,
+    m: &Measure<T>,
     onclick: Callback<MouseEvent>,
     can_start: bool,
     needs_gpu: bool,
     done: impl FnOnce(&T) -> Html,
 ) -> Html {
+    let phase: &Phase<T> = m;
     let gate = gpu_gate(ctx);
     let held = if needs_gpu {
         gate.is_err()
@@ -241,6 +375,7 @@ pub fn measure_controls_with<T>(
     html! {
         <>
             <button type="button" class="button primary measure" {disabled} {onclick}>{ ctx.t(label) }</button>
+            { cancel_button(ctx, m) }
             if needs_gpu { { gate.err().unwrap_or_default() } }
             <div class="widget-result" aria-live="polite" data-state={phase.name()} data-probe={probe_state(ctx)}>
                 { match phase {
@@ -251,6 +386,7 @@ pub fn measure_controls_with<T>(
                             { " " }{ ctx.tf("lesson.common.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }
                         </p>
                     },
+                    Phase::Cancelled => cancelled_note(ctx),
                     Phase::Done(v) => done(v),
                     Phase::Failed(e) => html! {
                         <p class="message error" role="alert">{ ctx.tf("lesson.common.failed", &[("error", e)]) }</p>

@@ -7,7 +7,7 @@ use cpu_kernels::verify::{self, Precision};
 use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::Ctx;
 use crate::session;
 
@@ -66,7 +66,7 @@ fn time_cpu(n: u32) -> Result<f64, GpuError> {
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
-    let phase = use_state(|| Phase::<Vec<Row>>::Idle);
+    let phase = common::use_measure::<Vec<Row>>();
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -114,7 +114,7 @@ pub fn Body() -> Html {
                         gpu_ms = gpu_ms.min(v.timing.upload_ms + v.timing.submit_to_result_ms);
                     }
                     rows.push(Row { n, cpu_ms, gpu_ms });
-                    p.set(i as u32 + 1);
+                    p.set(i as u32 + 1)?;
                 }
                 Ok(rows)
             });

@@ -4,7 +4,7 @@
 use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::Ctx;
 use crate::session;
 
@@ -24,7 +24,7 @@ fn elements(software: bool) -> u32 {
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
-    let phase = use_state(|| Phase::<Vec<(u32, f64)>>::Idle);
+    let phase = common::use_measure::<Vec<(u32, f64)>>();
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -59,7 +59,7 @@ pub fn Body() -> Html {
                 let mut points = Vec::new();
                 for (i, &s) in STRIDES.iter().enumerate() {
                     points.push((s, measurements::strided_read(&gpu, &data, s, &opts).await?));
-                    p.set(i as u32 + 1);
+                    p.set(i as u32 + 1)?;
                 }
                 Ok(points)
             });

@@ -98,7 +98,7 @@ fn sig(x: f64) -> String {
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
     let n_text = use_state(|| "128".to_string());
-    let phase = use_state(|| Phase::<ErrorResult>::Idle);
+    let phase = common::use_measure::<ErrorResult>();
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -137,7 +137,7 @@ pub fn Body() -> Html {
             common::measure(&phase, total, Some(reporting), move |p| async move {
                 common::yield_to_browser().await;
                 let (cpu_max_rel, cpu_mean_rel) = cpu_error(n);
-                p.set(1);
+                p.set(1)?;
                 let gpu = if has_f16 {
                     let (gpu, _) = session::gpu(software).await?;
                     let size = MatmulSize::new(n, n, n);
@@ -191,6 +191,7 @@ pub fn Body() -> Html {
                 <button type="button" class="button primary measure" disabled={running || n.is_err()} {onclick}>
                     { ctx.t(if running { "lesson.common.measuring" } else { "lesson.common.measure" }) }
                 </button>
+                { common::cancel_button(&ctx, &phase) }
                 if !f16_reason.is_empty() && !matches!(*phase, Phase::Done(_)) {
                     <p class="note">{ f16_reason }</p>
                 }
@@ -302,6 +303,7 @@ fn f16_result(ctx: &Ctx, phase: &Phase<ErrorResult>, f16_reason: &str) -> Html {
             <p class="status checking"><progress max={total.to_string()} value={done.to_string()}></progress>
             { " " }{ ctx.tf("lesson.common.progress", &[("done", &done.to_string()), ("total", &total.to_string())]) }</p>
         },
+        Phase::Cancelled => common::cancelled_note(ctx),
         Phase::Failed(e) => {
             html! { <p class="message error" role="alert">{ ctx.tf("lesson.common.failed", &[("error", e)]) }</p> }
         }

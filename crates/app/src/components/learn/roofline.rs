@@ -7,7 +7,7 @@ use gpu_runtime::{measurements, run_matmul_verified, Family, KernelSpec, RunOpti
 use lessons::roofline::{self, Roof, Tiling};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
@@ -88,7 +88,7 @@ fn sizes(software: bool) -> Sizes {
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
-    let phase = use_state(|| Phase::<Measured>::Idle);
+    let phase = common::use_measure::<Measured>();
     let chart_ref = use_node_ref();
     let chart_w = use_chart_width(chart_ref.clone());
     let Some(ctx) = ctx else {
@@ -133,10 +133,10 @@ pub fn Body() -> Html {
                 let p = sizes(software);
                 let (gpu, _) = session::gpu(software).await?;
                 let bw = measurements::bandwidth(&gpu, p.copy_elements, &p.opts).await?;
-                pr.set(1);
+                pr.set(1)?;
                 let peak =
                     measurements::fma_rate(&gpu, p.fma_threads, p.fma_iters, &p.opts).await?;
-                pr.set(2);
+                pr.set(2)?;
                 let mut points = Vec::new();
                 for (i, (stage, k)) in stages.iter().enumerate() {
                     let size = MatmulSize::new(p.n, p.n, p.n);
@@ -151,7 +151,7 @@ pub fn Body() -> Html {
                             gflops: v.gflops(),
                         });
                     }
-                    pr.set(3 + i as u32);
+                    pr.set(3 + i as u32)?;
                 }
                 Ok(Measured {
                     roof: Roof {

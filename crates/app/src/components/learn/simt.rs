@@ -4,7 +4,7 @@
 use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::Ctx;
 use crate::session;
 
@@ -36,7 +36,7 @@ fn workload(software: bool) -> (u32, u32) {
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
-    let phase = use_state(|| Phase::<Result2>::Idle);
+    let phase = common::use_measure::<Result2>();
     let Some(ctx) = ctx else {
         return Html::default();
     };

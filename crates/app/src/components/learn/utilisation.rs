@@ -5,7 +5,7 @@
 use gpu_runtime::measurements::{self, LaunchCosts};
 use yew::prelude::*;
 
-use super::kit::{self as common, Phase};
+use super::kit as common;
 use crate::components::Ctx;
 use crate::session;
 
@@ -25,7 +25,7 @@ fn report_fields(c: &LaunchCosts) -> page_models::embed::Report {
 #[function_component]
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
-    let phase = use_state(|| Phase::<LaunchCosts>::Idle);
+    let phase = common::use_measure::<LaunchCosts>();
     let count = use_state(|| "256".to_string());
     let Some(ctx) = ctx else {
         return Html::default();
@@ -49,10 +49,14 @@ pub fn Body() -> Html {
                 Some(("utilisation", report_fields)),
                 move |p| async move {
                     let (gpu, _) = session::gpu(software).await?;
-                    measurements::launch_costs(&gpu, dispatches, move |done| {
+                    let ctl = p.control();
+                    measurements::launch_costs(&gpu, dispatches, &ctl, move |done| {
+                        // Each launch is its own submission: stop before the next one.
+                        p.check()?;
                         if done % 16 == 0 || done == dispatches {
-                            p.set(done);
+                            p.set(done)?;
                         }
+                        Ok(())
                     })
                     .await
                 },
