@@ -1,6 +1,7 @@
 //! The one run-lifecycle hook of every view that starts runs (the race's duel, sweep and claim
 //! views, the Run widget, Run all, the conv page and its layers, the crossover experiment, the
-//! editor, puzzles and scratch mode): [`use_run`] keeps which run is current
+//! editor, puzzles and scratch mode, the lessons' measurements through `learn::kit::use_measure`):
+//! [`use_run`] keeps which run is current
 //! (`page_models::run_lifecycle`) and the cancel token of its GPU side, and stops a run on
 //! Cancel, on new settings and when the view goes away. (Training is one long run with its own
 //! model, `page_models::train::run`.)

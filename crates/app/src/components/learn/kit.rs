@@ -2,17 +2,16 @@
 //! of a measurement (idle, running with progress, cancelled, done, failed, device lost), the
 //! GPU gate that explains a missing WebGPU, and a wall clock.
 //!
-//! A measurement is a series of short GPU runs; [`use_measure`] gives it a cancel token that
-//! the Cancel button and leaving the page set. The work stops at its next step
-//! ([`Progress::set`] returns `Err(Cancelled)`), and the runs that take a [`RunControl`]
-//! ([`Progress::control`]) stop between their chunks: what was submitted finishes, nothing
-//! more is sent.
+//! A measurement is a series of short GPU runs started through the shared run lifecycle
+//! ([`use_measure`] wraps `use_run`): Cancel and leaving the page stop it. The work stops at
+//! its next step ([`Progress::set`]/[`Progress::check`] return `Err(Cancelled)`), and the
+//! runs that take a [`RunControl`] ([`Progress::control`]) stop between their chunks: what
+//! was submitted finishes, nothing more is sent.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-
-use gpu_runtime::{CancelToken, GpuError, RunControl};
+use gpu_runtime::{GpuError, RunControl};
 use yew::prelude::*;
+
+use crate::components::run_lifecycle::{use_run, Run, RunHandle};
 
 use crate::components::Ctx;
 use crate::probe::WebGpuStatus;
@@ -97,11 +96,11 @@ impl<T> Phase<T> {
     }
 }
 
-/// A lesson widget's measurement: its phase, and the cancel token of the run in progress
-/// (set by its Cancel button and when the widget goes away). Derefs to the phase.
+/// A lesson widget's measurement: its phase and its runs (the shared run lifecycle,
+/// `use_run`: Cancel and leaving the page stop the run in progress). Derefs to the phase.
 pub struct Measure<T> {
     phase: UseStateHandle<Phase<T>>,
-    token: Rc<RefCell<CancelToken>>,
+    runs: RunHandle<()>,
     cancelling: UseStateHandle<bool>,
 }
 
@@ -109,7 +108,7 @@ impl<T> Clone for Measure<T> {
     fn clone(&self) -> Self {
         Measure {
             phase: self.phase.clone(),
-            token: self.token.clone(),
+            runs: self.runs.clone(),
             cancelling: self.cancelling.clone(),
         }
     }
@@ -123,28 +122,23 @@ impl<T> std::ops::Deref for Measure<T> {
 }
 
 impl<T> Measure<T> {
-    /// Asks the run in progress to stop at its next step.
+    /// Asks the run in progress to stop before its next GPU run.
     pub fn cancel(&self) {
-        if self.phase.running() {
-            self.token.borrow().cancel();
+        if self.runs.cancel() {
             self.cancelling.set(true);
         }
     }
 }
 
-/// A measurement's state for a lesson widget, idle at first; leaving the page cancels a run.
+/// A measurement's state for a lesson widget, idle at first.
 #[hook]
 pub fn use_measure<T: 'static>() -> Measure<T> {
     let phase = use_state(|| Phase::<T>::Idle);
-    let token = use_mut_ref(CancelToken::new);
+    let runs = use_run::<()>(|| ());
     let cancelling = use_state(|| false);
-    {
-        let token = token.clone();
-        use_effect_with((), move |_| move || token.borrow().cancel());
-    }
     Measure {
         phase,
-        token,
+        runs,
         cancelling,
     }
 }
@@ -153,7 +147,7 @@ pub fn use_measure<T: 'static>() -> Measure<T> {
 pub struct Progress<T> {
     phase: UseStateHandle<Phase<T>>,
     total: u32,
-    cancel: CancelToken,
+    run: Run<()>,
 }
 
 impl<T> Clone for Progress<T> {
@@ -161,18 +155,16 @@ impl<T> Clone for Progress<T> {
         Progress {
             phase: self.phase.clone(),
             total: self.total,
-            cancel: self.cancel.clone(),
+            run: self.run.clone(),
         }
     }
 }
 
 impl<T> Progress<T> {
-    /// Shows `done` of the total; `Err(Cancelled)` instead when the run was cancelled, so
-    /// the work stops there (`p.set(i)?`).
+    /// Shows `done` of the total; `Err(Cancelled)` instead when the run was cancelled (or
+    /// the page left), so the work stops there (`p.set(i)?`).
     pub fn set(&self, done: u32) -> Result<(), GpuError> {
-        if self.cancel.is_cancelled() {
-            return Err(GpuError::Cancelled)?;
-        }
+        self.check()?;
         self.phase.set(Phase::Running {
             done,
             total: self.total,
@@ -180,30 +172,27 @@ impl<T> Progress<T> {
         Ok(())
     }
 
-    /// `Err(Cancelled)` once the run was cancelled: for work that checks between steps it
-    /// does not show.
+    /// `Err(Cancelled)` once the run no longer counts: for work that checks between steps
+    /// it does not show.
     pub fn check(&self) -> Result<(), GpuError> {
-        if self.cancel.is_cancelled() {
-            Err(GpuError::Cancelled)
-        } else {
+        if self.run.is_current() {
             Ok(())
+        } else {
+            Err(GpuError::Cancelled)
         }
     }
 
     /// When the work learns its total as it goes (no cancel check: the caller's next
     /// [`Progress::set`] or [`Progress::control`]'s run makes it).
     pub fn set_of(&self, done: u32, total: u32) {
-        if !self.cancel.is_cancelled() {
+        if self.run.is_current() {
             self.phase.set(Phase::Running { done, total });
         }
     }
 
     /// Cancel for the runs that take one: they stop between their chunks.
     pub fn control(&self) -> RunControl {
-        RunControl {
-            cancel: self.cancel.clone(),
-            ..Default::default()
-        }
+        self.run.control(None)
     }
 }
 
@@ -224,8 +213,7 @@ pub fn measure<T, F, Fut>(
     F: FnOnce(Progress<T>) -> Fut + 'static,
     Fut: std::future::Future<Output = Result<T, GpuError>> + 'static,
 {
-    let cancel = CancelToken::new();
-    *measure.token.borrow_mut() = cancel.clone();
+    let run = measure.runs.start(());
     measure.cancelling.set(false);
     let phase = measure.phase.clone();
     phase.set(Phase::Running { done: 0, total });
@@ -233,13 +221,14 @@ pub fn measure<T, F, Fut>(
         let progress = Progress {
             phase: phase.clone(),
             total,
-            cancel: cancel.clone(),
+            run: run.clone(),
         };
         let result = work(progress).await;
         // A run cancelled after its last step still counts as cancelled: what the learner
         // asked for is what the page says.
+        let current = run.finish();
         let result = match result {
-            Ok(_) if cancel.is_cancelled() => Err(GpuError::Cancelled),
+            Ok(_) if !current => Err(GpuError::Cancelled),
             other => other,
         };
         if let Some((lesson, fields)) = reporting {
