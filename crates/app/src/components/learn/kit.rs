@@ -329,7 +329,7 @@ pub fn text_setter(state: &UseStateHandle<String>) -> Callback<InputEvent> {
 }
 
 /// `text` broken to fit `max_w` at `font_px` (`page_models::diagram::wrap`), one `<text>` a
-/// line, `line_h` apart, the first baseline at `y`; with the y below the last line.
+/// line, 1.35 em apart, the first baseline at `y`; and the y just below its last line.
 pub fn text_lines(
     text: &str,
     (x, y): (f64, f64),
