@@ -8,7 +8,8 @@
 //! (`cargo test -p page-models`). What holds the device or the DOM (the session, the
 //! training driver, workers, storage) stays in the app.
 //!
-//! - Shared: [`query`] (URL state), [`format`] (numbers), [`run_lifecycle`] (a view's
+//! - Shared: [`query`] (URL state), [`format`] (numbers), [`diagram`] (text widths, line
+//!   breaks and tick thinning for charts drawn at their rendered width), [`run_lifecycle`] (a view's
 //!   one-shot runs), [`progress`] (a long run's percentage and time left), [`doc_links`], [`source_view`] (WGSL diff and highlighting).
 //! - Kernel pages: [`run_family`] (matmul and conv Run widgets), [`chart`] (the ladder's
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
@@ -23,6 +24,7 @@
 pub mod chart;
 pub mod conv_layers;
 pub mod conv_page;
+pub mod diagram;
 pub mod doc_links;
 pub mod edit_target;
 pub mod embed;

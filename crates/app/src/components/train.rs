@@ -38,6 +38,7 @@ use page_models::train::{rebuild, Action, Experiment, Previous, TrainPage};
 use self::controls::{DataPanel, NetworkPanel};
 use self::kernels::{conclusion, experiment_view, KernelsPanel};
 use self::output::{output_panel, status_line, Notices};
+use super::chart_width::use_chart_width;
 use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::session;
@@ -116,6 +117,8 @@ pub fn Train() -> Html {
     let runner: RunnerCell = use_mut_ref(|| None);
     let experiment_gen = use_mut_ref(|| 0u64);
     let boundary = use_node_ref();
+    let loss_ref = use_node_ref();
+    let loss_w = use_chart_width(loss_ref.clone());
 
     let Settings { spec, errors } =
         Settings::from_query(ctx.as_ref().map(|c| |k: &str| c.query.get(k)));
@@ -200,7 +203,7 @@ pub fn Train() -> Html {
                     set_query={set_query.clone()} dispatch={dispatch.clone()} />
                 { match r {
                     Some(r) => output_panel(&ctx, r, &spec, page.add_class,
-                        &set_key(&set_query, "add"), &boundary),
+                        &set_key(&set_query, "add"), &boundary, (&loss_ref, loss_w)),
                     None => html! { <p>{ ctx.t("train.gpu.starting") }</p> },
                 } }
             </div>
@@ -248,7 +251,10 @@ pub struct ExperimentProps {
 /// Samples per second against batch size on both sides, and what that shows.
 #[function_component]
 pub fn ExperimentPanel(p: &ExperimentProps) -> Html {
-    let Some(ctx) = use_context::<Ctx>() else {
+    let ctx = use_context::<Ctx>();
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
+    let Some(ctx) = ctx else {
         return html! {};
     };
     let rows = p.experiment.rows();
@@ -263,7 +269,7 @@ pub fn ExperimentPanel(p: &ExperimentProps) -> Html {
             <button id="train-exp-run" class="button" onclick={p.on_run.clone()}>
                 { ctx.t(if p.experiment.running() { "train.exp.cancel" } else { "train.exp.run" }) }
             </button>
-            { (!rows.is_empty()).then(|| experiment_view(&ctx, rows)) }
+            { (!rows.is_empty()).then(|| experiment_view(&ctx, rows, (&chart_ref, chart_w))) }
             { p.experiment.done().then(|| conclusion(&ctx, rows, p.software == Some(true))) }
         </section>
     }

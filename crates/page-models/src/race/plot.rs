@@ -1,7 +1,13 @@
 //! Geometry of the sweep's log-log chart of time against N (pure; the component draws SVG).
+//! The chart is drawn at its rendered width (one viewBox unit = one CSS px), so its 13 px
+//! ticks stay 13 px on a phone; x ticks that would touch there are left out.
 
-/// Chart size in viewBox units and its margins (room for the axis labels).
+use crate::diagram::{text_width, thin_ticks};
+
+/// Chart width before the page has measured it, the narrowest drawn, the height, and the
+/// margins (room for the axis labels), in viewBox units.
 pub const WIDTH: f64 = 640.0;
+pub const MIN_WIDTH: f64 = 260.0;
 pub const HEIGHT: f64 = 360.0;
 pub const LEFT: f64 = 64.0;
 pub const RIGHT: f64 = 16.0;
@@ -11,6 +17,7 @@ pub const BOTTOM: f64 = 44.0;
 /// Maps N (x) and milliseconds (y) to chart coordinates, both on log scales.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogLog {
+    width: f64,
     x_min: f64,
     x_max: f64,
     /// Whole decades around the data.
@@ -41,6 +48,7 @@ impl LogLog {
             (0.01, 1000.0)
         };
         Self {
+            width: WIDTH,
             x_min,
             x_max,
             y_min,
@@ -48,9 +56,44 @@ impl LogLog {
         }
     }
 
+    /// The same plot drawn `width` wide (the rendered width; `None` until measured).
+    pub fn at_width(mut self, width: Option<f64>) -> Self {
+        self.width = crate::diagram::drawn_width(width, WIDTH, MIN_WIDTH);
+        self
+    }
+
+    pub fn width(&self) -> f64 {
+        self.width
+    }
+
+    /// Right end of the plot area.
+    pub fn right(&self) -> f64 {
+        self.width - RIGHT
+    }
+
     pub fn x(&self, n: f64) -> f64 {
         let t = (n.ln() - self.x_min.ln()) / (self.x_max.ln() - self.x_min.ln());
-        LEFT + t * (WIDTH - LEFT - RIGHT)
+        LEFT + t * (self.right() - LEFT)
+    }
+
+    /// Which sizes' tick labels to draw, at `font_px`, so that none touch.
+    pub fn x_tick_labels(&self, sizes: &[u32], font_px: f64) -> Vec<bool> {
+        let xs: Vec<f64> = sizes.iter().map(|&n| self.x(n as f64)).collect();
+        let ws: Vec<f64> = sizes
+            .iter()
+            .map(|n| text_width(&n.to_string(), font_px))
+            .collect();
+        thin_ticks(&xs, &ws, font_px / 2.0)
+    }
+
+    /// Where a label `label_w` wide goes beside the vertical line at `x`: right of it, or
+    /// left of it (`true`: anchored at its end) where it would run past the plot.
+    pub fn beside(&self, x: f64, label_w: f64) -> (f64, bool) {
+        if x + 4.0 + label_w > self.width - 2.0 && x - 4.0 - label_w >= LEFT {
+            (x - 4.0, true)
+        } else {
+            (x + 4.0, false)
+        }
     }
 
     pub fn y(&self, ms: f64) -> f64 {
@@ -108,6 +151,25 @@ mod tests {
         let d1 = p.x(32.0) - p.x(16.0);
         let d2 = p.x(1024.0) - p.x(512.0);
         assert!((d1 - d2).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_phone_width_keeps_the_plot_inside_and_thins_the_ticks() {
+        let sizes: Vec<u32> = (4..=12).map(|p| 1u32 << p).collect();
+        let xs: Vec<f64> = sizes.iter().map(|&n| n as f64).collect();
+        let wide = LogLog::new(&xs, &[1.0, 10.0]);
+        assert_eq!(wide.width(), WIDTH);
+        assert!(wide.x_tick_labels(&sizes, 13.0).iter().all(|&k| k));
+        let phone = LogLog::new(&xs, &[1.0, 10.0]).at_width(Some(330.0));
+        assert!((phone.x(4096.0) - (330.0 - RIGHT)).abs() < 1e-9);
+        let keep = phone.x_tick_labels(&sizes, 13.0);
+        assert!(keep[0] && keep[sizes.len() - 1]);
+        assert!(keep.iter().filter(|&&k| k).count() < sizes.len());
+        // Never narrower than the narrowest drawn.
+        assert_eq!(wide.clone().at_width(Some(100.0)).width(), MIN_WIDTH);
+        // A label near the right edge goes left of its line.
+        assert_eq!(phone.beside(300.0, 100.0), (296.0, true));
+        assert_eq!(phone.beside(100.0, 100.0), (104.0, false));
     }
 
     #[test]

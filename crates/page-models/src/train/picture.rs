@@ -2,6 +2,8 @@
 //! BMP in a data URL, so the heatmap is one SVG element however fine the grid), chart paths
 //! and colours. No DOM here, so it is unit-tested natively.
 
+use crate::diagram::{text_width, thin_ticks};
+
 /// Class colours (class 0 orange, class 1 blue), as in the points and the heatmap.
 pub const CLASS0: [u8; 3] = [0xe8, 0x7d, 0x1e];
 pub const CLASS1: [u8; 3] = [0x1f, 0x6f, 0xb5];
@@ -190,6 +192,22 @@ impl Frame {
         self.y0 + self.h - (v - self.y_min) / span * self.h
     }
 
+    /// Labels for `values` on a log₂ x axis at `font_px`: (x, value) for those that fit
+    /// without touching (the first and the largest always).
+    pub fn log2_ticks(&self, values: &[usize], font_px: f64) -> Vec<(f64, usize)> {
+        let xs: Vec<f64> = values.iter().map(|&v| self.x((v as f64).log2())).collect();
+        let ws: Vec<f64> = values
+            .iter()
+            .map(|v| text_width(&v.to_string(), font_px))
+            .collect();
+        let keep = thin_ticks(&xs, &ws, font_px / 2.0);
+        xs.into_iter()
+            .zip(values.iter().copied())
+            .zip(keep)
+            .filter_map(|(xv, k)| k.then_some(xv))
+            .collect()
+    }
+
     /// `points` for an SVG polyline; non-finite values are skipped.
     pub fn path(&self, pts: impl Iterator<Item = (f64, f64)>) -> String {
         pts.filter(|(x, y)| x.is_finite() && y.is_finite())
@@ -215,6 +233,26 @@ pub fn nice_ceiling(v: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log2_ticks_drop_labels_that_would_touch() {
+        let frame = |w: f64| Frame {
+            x0: 56.0,
+            y0: 10.0,
+            w,
+            h: 160.0,
+            x_min: 0.0,
+            x_max: 12.0,
+            y_min: 0.0,
+            y_max: 1.0,
+        };
+        let batches = [1, 4, 16, 64, 256, 1024, 4096];
+        assert_eq!(frame(380.0).log2_ticks(&batches, 11.0).len(), 7);
+        let narrow = frame(120.0).log2_ticks(&batches, 11.0);
+        assert!(narrow.len() < 7);
+        assert_eq!(narrow.first(), Some(&(56.0, 1)));
+        assert_eq!(narrow.last(), Some(&(176.0, 4096)));
+    }
 
     #[test]
     fn base64_matches_the_standard() {

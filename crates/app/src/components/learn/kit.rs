@@ -452,3 +452,32 @@ pub fn text_setter(state: &UseStateHandle<String>) -> Callback<InputEvent> {
         state.set(input.value());
     })
 }
+
+/// `text` broken to fit `max_w` at `font_px` (`page_models::diagram::wrap`), one `<text>` a
+/// line, 1.35 em apart, the first baseline at `y`; and the y just below its last line.
+pub fn text_lines(
+    text: &str,
+    (x, y): (f64, f64),
+    font_px: f64,
+    max_w: f64,
+    class: &'static str,
+) -> (Html, f64) {
+    let line_h = (font_px * 1.35).round();
+    let lines = page_models::diagram::wrap(text, font_px, max_w);
+    let n = lines.len();
+    let html = html! {
+        { for lines.into_iter().enumerate().map(|(i, l)| html! {
+            <text x={format!("{x:.1}")} y={format!("{:.1}", y + i as f64 * line_h)} class={class}>{ l }</text>
+        }) }
+    };
+    (
+        html,
+        y + n.saturating_sub(1) as f64 * line_h + font_px * 0.4,
+    )
+}
+
+/// The stylesheet's sizes of `.svg-label` and `.svg-small` (learn.css).
+pub const LABEL_PX: f64 = 13.0;
+pub const SMALL_PX: f64 = 11.0;
+/// The narrowest a diagram is drawn (a 320 px phone's column).
+pub const DIAGRAM_MIN_W: f64 = 280.0;

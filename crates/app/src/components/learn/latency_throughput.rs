@@ -7,7 +7,10 @@ use cpu_kernels::verify::{self, Precision};
 use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
 
+use page_models::diagram::{cores, drawn_width, Cores};
+
 use super::kit as common;
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -162,7 +165,7 @@ pub fn Body() -> Html {
     html! {
         <>
             { common::paras(&ctx, &["lesson.latency-throughput.p1", "lesson.latency-throughput.p2"]) }
-            { cores_diagram(&ctx) }
+            <CoresDiagram />
             { common::paras(&ctx, &["lesson.latency-throughput.p3"]) }
             { common::h2(&ctx, "lesson.latency-throughput.h_analogies") }
             { common::paras(&ctx, &["lesson.latency-throughput.p4", "lesson.latency-throughput.p5"]) }
@@ -177,26 +180,64 @@ pub fn Body() -> Html {
     }
 }
 
-/// A few large cores against a grid of small ones.
-fn cores_diagram(ctx: &Ctx) -> Html {
+/// A few large cores against a grid of small ones. Drawn at its rendered width: side by side
+/// where both fit, the GPU's grid under the CPU's cores on a phone.
+#[function_component]
+fn CoresDiagram() -> Html {
+    let ctx = use_context::<Ctx>();
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
+    let w = drawn_width(measured, 620.0, common::DIAGRAM_MIN_W);
+    // The GPU block: 16 × 12 small lanes on a 20 × 10 pitch (narrower on a phone).
+    let Cores {
+        side_by_side,
+        gpu_x: gx,
+        pitch,
+    } = cores(w);
+    let (cpu, cpu_end) = common::text_lines(
+        ctx.t("lesson.latency-throughput.diagram_cpu"),
+        (20.0, 24.0),
+        common::LABEL_PX,
+        if side_by_side { gx - 30.0 } else { w - 24.0 },
+        "svg-label",
+    );
+    let gpu_y = if side_by_side { 24.0 } else { cpu_end + 146.0 };
+    let (gpu, gpu_end) = common::text_lines(
+        ctx.t("lesson.latency-throughput.diagram_gpu"),
+        (gx, gpu_y),
+        common::LABEL_PX,
+        w - gx - 4.0,
+        "svg-label",
+    );
+    let cpu_top = cpu_end + 12.0;
+    let gpu_top = gpu_end + 12.0;
     let big: Vec<(f64, f64)> = (0..4)
-        .map(|i| (20.0 + (i % 2) as f64 * 70.0, 40.0 + (i / 2) as f64 * 60.0))
+        .map(|i| {
+            (
+                20.0 + (i % 2) as f64 * 70.0,
+                cpu_top + (i / 2) as f64 * 60.0,
+            )
+        })
         .collect();
     let small: Vec<(f64, f64)> = (0..16 * 12)
         .map(|i| {
             (
-                270.0 + (i % 16) as f64 * 20.0,
-                40.0 + (i / 16) as f64 * 10.0,
+                gx + (i % 16) as f64 * pitch,
+                gpu_top + (i / 16) as f64 * 10.0,
             )
         })
         .collect();
+    let h = (cpu_top + 120.0).max(gpu_top + 120.0) + 10.0;
     html! {
         <figure class="diagram">
-            <svg viewBox="0 0 620 170" role="img" aria-label={ctx.t("lesson.latency-throughput.diagram_alt")}>
-                <text x="20" y="24" class="svg-label">{ ctx.t("lesson.latency-throughput.diagram_cpu") }</text>
+            <svg ref={node} viewBox={format!("0 0 {w:.1} {h:.1}")} role="img" aria-label={ctx.t("lesson.latency-throughput.diagram_alt")}>
+                { cpu }
                 { for big.iter().map(|(x, y)| html! { <rect x={x.to_string()} y={y.to_string()} width="60" height="50" rx="4" class="core big" /> }) }
-                <text x="270" y="24" class="svg-label">{ ctx.t("lesson.latency-throughput.diagram_gpu") }</text>
-                { for small.iter().map(|(x, y)| html! { <rect x={x.to_string()} y={y.to_string()} width="16" height="7" rx="1" class="core small" /> }) }
+                { gpu }
+                { for small.iter().map(|(x, y)| html! { <rect x={format!("{x:.1}")} y={y.to_string()} width={format!("{:.1}", pitch - 4.0)} height="7" rx="1" class="core small" /> }) }
             </svg>
             <figcaption>{ ctx.t("lesson.latency-throughput.diagram_caption") }</figcaption>
         </figure>

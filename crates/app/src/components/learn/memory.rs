@@ -4,7 +4,10 @@
 use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
+use page_models::diagram::{drawn_width, pitch};
+
 use super::kit as common;
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -25,6 +28,8 @@ fn elements(software: bool) -> u32 {
 pub fn Body() -> Html {
     let ctx = use_context::<Ctx>();
     let phase = common::use_measure::<Vec<(u32, f64)>>();
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -74,7 +79,7 @@ pub fn Body() -> Html {
                 .fold((1, f64::INFINITY), |w, p| if p.1 < w.1 { p } else { w });
         html! {
             <>
-                { stride_chart(&ctx, points) }
+                { stride_chart(&ctx, points, (&chart_ref, chart_w)) }
                 <p>{ ctx.tf("lesson.memory.result", &[
                     ("best", &numbers::rate(first)),
                     ("worst", &numbers::rate(worst)),
@@ -92,7 +97,7 @@ pub fn Body() -> Html {
             { common::paras(&ctx, &["lesson.memory.p1"]) }
             { common::list(&ctx, &["lesson.memory.l1", "lesson.memory.l2", "lesson.memory.l3", "lesson.memory.l4"]) }
             { common::paras(&ctx, &["lesson.memory.p2"]) }
-            { access_diagram(&ctx) }
+            <AccessDiagram />
             { common::paras(&ctx, &["lesson.memory.p3"]) }
             <section class="panel widget" data-widget="strided">
                 <h2>{ ctx.t("lesson.memory.widget") }</h2>
@@ -107,21 +112,36 @@ pub fn Body() -> Html {
 }
 
 /// Vertical bars: useful GB/s for each stride.
-fn stride_chart(ctx: &Ctx, points: &[(u32, f64)]) -> Html {
-    let (w, h, left, bottom, top) = (560.0, 240.0, 60.0, 40.0, 20.0);
+/// Drawn at its rendered width, so its numbers show at the stylesheet's 11 px on a phone.
+fn stride_chart(
+    ctx: &Ctx,
+    points: &[(u32, f64)],
+    (chart_ref, chart_w): (&NodeRef, Option<f64>),
+) -> Html {
+    let w = drawn_width(chart_w, 560.0, common::DIAGRAM_MIN_W);
+    let (left, bottom, top) = (60.0, 40.0, 20.0);
+    let (x_label, x_label_end) = common::text_lines(
+        ctx.t("lesson.memory.chart_x"),
+        (left, 240.0 - 6.0),
+        common::SMALL_PX,
+        w - left - 4.0,
+        "svg-small",
+    );
+    let h = x_label_end.max(240.0 - 6.0) + 6.0;
     let max = points
         .iter()
         .map(|p| p.1)
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
-    let plot_h = h - bottom - top;
+    let base = 240.0 - bottom;
+    let plot_h = base - top;
     let slot = (w - left - 10.0) / points.len().max(1) as f64;
     html! {
         <figure class="chart-figure">
-            <svg class="stride-chart" viewBox={format!("0 0 {w} {h}")} role="img"
+            <svg class="stride-chart" ref={chart_ref.clone()} viewBox={format!("0 0 {w} {h}")} role="img"
                 aria-label={ctx.t("lesson.memory.chart_alt")}>
-                <line x1={left.to_string()} y1={top.to_string()} x2={left.to_string()} y2={(h - bottom).to_string()} class="axis" />
-                <line x1={left.to_string()} y1={(h - bottom).to_string()} x2={(w - 10.0).to_string()} y2={(h - bottom).to_string()} class="axis" />
+                <line x1={left.to_string()} y1={top.to_string()} x2={left.to_string()} y2={base.to_string()} class="axis" />
+                <line x1={left.to_string()} y1={base.to_string()} x2={(w - 10.0).to_string()} y2={base.to_string()} class="axis" />
                 <text x="8" y={(top + 4.0).to_string()} class="svg-small">{ numbers::rate(max) }</text>
                 <text x="8" y={(top + 18.0).to_string()} class="svg-small">{ ctx.t("lesson.memory.chart_unit") }</text>
                 { for points.iter().enumerate().map(|(i, (stride, gbps))| {
@@ -129,54 +149,83 @@ fn stride_chart(ctx: &Ctx, points: &[(u32, f64)]) -> Html {
                     let x = left + i as f64 * slot + slot * 0.15;
                     html! {
                         <g class="bar" data-stride={stride.to_string()} data-gbps={gbps.to_string()}>
-                            <rect x={x.to_string()} y={(h - bottom - bh).to_string()} width={(slot * 0.7).to_string()} height={bh.to_string()} />
-                            <text x={(x + slot * 0.35).to_string()} y={(h - bottom - bh - 4.0).to_string()} class="svg-small" text-anchor="middle">{ numbers::rate(*gbps) }</text>
-                            <text x={(x + slot * 0.35).to_string()} y={(h - bottom + 16.0).to_string()} class="svg-small" text-anchor="middle">{ stride.to_string() }</text>
+                            <rect x={x.to_string()} y={(base - bh).to_string()} width={(slot * 0.7).to_string()} height={bh.to_string()} />
+                            <text x={(x + slot * 0.35).to_string()} y={(base - bh - 4.0).to_string()} class="svg-small" text-anchor="middle">{ numbers::rate(*gbps) }</text>
+                            <text x={(x + slot * 0.35).to_string()} y={(base + 16.0).to_string()} class="svg-small" text-anchor="middle">{ stride.to_string() }</text>
                         </g>
                     }
                 }) }
-                <text x={(left + (w - left) / 2.0).to_string()} y={(h - 6.0).to_string()} class="svg-small" text-anchor="middle">{ ctx.t("lesson.memory.chart_x") }</text>
+                { x_label }
             </svg>
         </figure>
     }
 }
 
-/// Eight threads reading neighbouring addresses (one cache line) vs addresses 4 apart.
-fn access_diagram(ctx: &Ctx) -> Html {
-    let cells = 32;
-    let cell = |x: f64, y: f64, class: &'static str| {
-        html! { <rect x={x.to_string()} y={y.to_string()} width="16" height="16" class={class} /> }
+/// Eight threads reading neighbouring addresses (one cache line) vs addresses 4 apart. Drawn
+/// at its rendered width: the 32 cells narrow and the labels wrap on a phone.
+#[function_component]
+fn AccessDiagram() -> Html {
+    let ctx = use_context::<Ctx>();
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    let Some(ctx) = ctx else {
+        return Html::default();
     };
+    let w = drawn_width(measured, 620.0, common::DIAGRAM_MIN_W);
+    let cells = 32;
+    // 16 px cells on an 18 px pitch, less where the width is less.
+    let pitch = pitch(w - 40.0, cells, 18.0);
+    let cell = |i: usize, y: f64, class: &'static str| {
+        html! { <rect x={format!("{:.1}", 20.0 + i as f64 * pitch)} y={y.to_string()} width={format!("{:.1}", pitch - 2.0)} height="16" class={class} /> }
+    };
+    let centre = |i: usize| 20.0 + i as f64 * pitch + (pitch - 2.0) / 2.0;
     let row = |y: f64, stride: usize| {
         let touched: Vec<usize> = (0..8).map(|t| t * stride).collect();
         html! {
             <>
                 { for (0..cells).map(|i| {
                     let class = if touched.contains(&i) { "mem read" } else if (i / 8) < (7 * stride) / 8 + 1 { "mem line" } else { "mem" };
-                    cell(20.0 + i as f64 * 18.0, y, class)
+                    cell(i, y, class)
                 }) }
                 { for touched.iter().enumerate().map(|(t, &i)| html! {
                     <>
-                        <circle cx={(28.0 + t as f64 * 18.0).to_string()} cy={(y - 24.0).to_string()} r="4" class="thread" />
-                        <line x1={(28.0 + t as f64 * 18.0).to_string()} y1={(y - 20.0).to_string()}
-                            x2={(28.0 + i as f64 * 18.0).to_string()} y2={(y - 2.0).to_string()} class="arrow" />
+                        <circle cx={format!("{:.1}", centre(t))} cy={(y - 24.0).to_string()} r="4" class="thread" />
+                        <line x1={format!("{:.1}", centre(t))} y1={(y - 20.0).to_string()}
+                            x2={format!("{:.1}", centre(i))} y2={(y - 2.0).to_string()} class="arrow" />
                     </>
                 }) }
                 // Cache-line boundaries: every 8 cells.
                 { for (0..=cells / 8).map(|l| html! {
-                    <line x1={(19.0 + l as f64 * 144.0).to_string()} y1={(y - 3.0).to_string()}
-                        x2={(19.0 + l as f64 * 144.0).to_string()} y2={(y + 19.0).to_string()} class="line-edge" />
+                    <line x1={format!("{:.1}", 19.0 + l as f64 * 8.0 * pitch)} y1={(y - 3.0).to_string()}
+                        x2={format!("{:.1}", 19.0 + l as f64 * 8.0 * pitch)} y2={(y + 19.0).to_string()} class="line-edge" />
                 }) }
             </>
         }
     };
+    let (label1, end1) = common::text_lines(
+        ctx.t("lesson.memory.diagram_coalesced"),
+        (20.0, 14.0),
+        common::LABEL_PX,
+        w - 24.0,
+        "svg-label",
+    );
+    let row1 = end1 + 38.0;
+    let (label2, end2) = common::text_lines(
+        ctx.t("lesson.memory.diagram_strided"),
+        (20.0, row1 + 42.0),
+        common::LABEL_PX,
+        w - 24.0,
+        "svg-label",
+    );
+    let row2 = end2 + 38.0;
+    let h = row2 + 28.0;
     html! {
         <figure class="diagram">
-            <svg viewBox="0 0 620 160" role="img" aria-label={ctx.t("lesson.memory.diagram_alt")}>
-                <text x="20" y="14" class="svg-label">{ ctx.t("lesson.memory.diagram_coalesced") }</text>
-                { row(52.0, 1) }
-                <text x="20" y="94" class="svg-label">{ ctx.t("lesson.memory.diagram_strided") }</text>
-                { row(132.0, 4) }
+            <svg ref={node} viewBox={format!("0 0 {w:.1} {h:.1}")} role="img" aria-label={ctx.t("lesson.memory.diagram_alt")}>
+                { label1 }
+                { row(row1, 1) }
+                { label2 }
+                { row(row2, 4) }
             </svg>
             <figcaption>{ ctx.t("lesson.memory.diagram_caption") }</figcaption>
         </figure>

@@ -4,10 +4,13 @@
 use lessons::allreduce::{self, RingError, LINKS};
 use lessons::units::{parse_count, parse_number};
 use numbers::{decimal_bytes, duration};
+use page_models::chart;
+use page_models::diagram::{drawn_width, panels, PANEL_ROW_W, PANEL_W};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::vram::form::{self, q, select, text_field, FieldError};
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 
 /// The ring all-reduce formula (maths, not prose).
@@ -23,12 +26,25 @@ fn gpu_box(x: f64, y: f64, label: &str) -> Html {
     }
 }
 
-/// Three panels: the same four GPUs holding a model in three ways.
-fn diagram(ctx: &Ctx) -> Html {
+/// Three panels: the same four GPUs holding a model in three ways. Drawn at its rendered
+/// width: side by side where the three fit, one above another on a phone (each panel is drawn
+/// in its own coordinates and moved into place).
+#[function_component]
+fn Diagram() -> Html {
+    let ctx = use_context::<Ctx>();
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
+    let w = drawn_width(measured, PANEL_ROW_W, PANEL_W + 20.0);
+    let (places, h) = panels(w);
+    let side_by_side = w >= PANEL_ROW_W;
     let gpu = |i: u32| format!("GPU {i}");
+    let row_y = |i: u32| 40.0 + i as f64 * 44.0;
     // Data parallel: every GPU has the whole model (4 layer stripes), a different batch shard.
     let data = (0..4).map(|i| {
-        let y = 40.0 + i as f64 * 44.0;
+        let y = row_y(i);
         html! {
             <g>
                 { gpu_box(10.0, y, &gpu(i)) }
@@ -41,14 +57,14 @@ fn diagram(ctx: &Ctx) -> Html {
     });
     // Tensor parallel: each layer's matrix is cut in four; GPU i holds column block i of all.
     let tensor = (0..4).map(|i| {
-        let y = 40.0 + i as f64 * 44.0;
+        let y = row_y(i);
         html! {
             <g>
-                { gpu_box(250.0, y, &gpu(i)) }
+                { gpu_box(10.0, y, &gpu(i)) }
                 { for (0..4).map(|l| html! {
                     <g>
-                        <rect class="layer ghost" x={(330 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
-                        <rect class="layer part" x={(330 + l * 18).to_string()} y={(y + i as f64 * 7.0).to_string()} width="14" height="7" />
+                        <rect class="layer ghost" x={(90 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
+                        <rect class="layer part" x={(90 + l * 18).to_string()} y={(y + i as f64 * 7.0).to_string()} width="14" height="7" />
                     </g>
                 }) }
             </g>
@@ -56,32 +72,51 @@ fn diagram(ctx: &Ctx) -> Html {
     });
     // Pipeline: GPU i holds layer i; micro-batches flow down.
     let pipe = (0..4).map(|i| {
-        let y = 40.0 + i as f64 * 44.0;
+        let y = row_y(i);
         html! {
             <g>
-                { gpu_box(490.0, y, &gpu(i)) }
+                { gpu_box(10.0, y, &gpu(i)) }
                 { for (0..4).map(|l| html! {
                     <rect class={classes!("layer", if l == i { "whole" } else { "ghost" })}
-                        x={(570 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
+                        x={(90 + l * 18).to_string()} y={y.to_string()} width="14" height="28" />
                 }) }
                 if i < 3 {
-                    <line class="arrow" x1="606" y1={(y + 30.0).to_string()} x2="606" y2={(y + 42.0).to_string()} />
+                    <line class="arrow" x1="126" y1={(y + 30.0).to_string()} x2="126" y2={(y + 42.0).to_string()} />
                 }
             </g>
         }
     });
+    // Below the last row (which ends at 200) and, stacked, above the next panel's heading.
+    let note_y = if side_by_side { 238.0 } else { 224.0 };
+    let parts = [
+        (
+            "lesson.multi-gpu.data",
+            html! { { for data } },
+            "lesson.multi-gpu.svg.data_note",
+        ),
+        (
+            "lesson.multi-gpu.tensor",
+            html! { { for tensor } },
+            "lesson.multi-gpu.svg.tensor_note",
+        ),
+        (
+            "lesson.multi-gpu.pipeline",
+            html! { { for pipe } },
+            "lesson.multi-gpu.svg.pipe_note",
+        ),
+    ];
     html! {
-        <svg class="diagram mgpu" viewBox="0 0 730 250" role="img" aria-labelledby="mgpu-svg-title">
+        <svg ref={node} class="diagram mgpu" viewBox={format!("0 0 {w:.1} {h}")} role="img" aria-labelledby="mgpu-svg-title">
             <title id="mgpu-svg-title">{ ctx.t("lesson.multi-gpu.svg.title") }</title>
-            <text class="heading" x="10" y="22">{ ctx.t("lesson.multi-gpu.data") }</text>
-            <text class="heading" x="250" y="22">{ ctx.t("lesson.multi-gpu.tensor") }</text>
-            <text class="heading" x="490" y="22">{ ctx.t("lesson.multi-gpu.pipeline") }</text>
-            { for data }
-            { for tensor }
-            { for pipe }
-            <text class="small" x="10" y="238">{ ctx.t("lesson.multi-gpu.svg.data_note") }</text>
-            <text class="small" x="250" y="238">{ ctx.t("lesson.multi-gpu.svg.tensor_note") }</text>
-            <text class="small" x="490" y="238">{ ctx.t("lesson.multi-gpu.svg.pipe_note") }</text>
+            { for parts.into_iter().zip(places).map(|((heading, body, note), (tx, ty))| {
+                html! {
+                    <g transform={format!("translate({tx} {ty})")}>
+                        <text class="heading" x="10" y="22">{ ctx.t(heading) }</text>
+                        { body }
+                        <text class="small" x="10" y={note_y.to_string()}>{ ctx.t(note) }</text>
+                    </g>
+                }
+            }) }
         </svg>
     }
 }
@@ -98,7 +133,10 @@ fn ring_error(ctx: &Ctx, e: RingError) -> (&'static str, String) {
 #[function_component]
 pub fn Body() -> Html {
     let nav = use_navigator();
-    let Some(ctx) = use_context::<Ctx>() else {
+    let ctx = use_context::<Ctx>();
+    let bars_ref = use_node_ref();
+    let bars_w = use_chart_width(bars_ref.clone());
+    let Some(ctx) = ctx else {
         return Html::default();
     };
     let link_id = q(&ctx, "link", "nvlink3");
@@ -199,15 +237,17 @@ pub fn Body() -> Html {
                         .map(|r| (l.name.to_string(), r.total_s()))
                 })
                 .collect();
-            let max = times.iter().map(|(_, s)| *s).fold(0.0, f64::max);
-            let bars = times.iter().enumerate().map(|(i, (name, s))| {
-                let y = i as f64 * 30.0;
-                let w = if max > 0.0 { s / max * 380.0 } else { 0.0 };
+            // Laid out as the ladder's bars, at the chart's rendered width (labels above the
+            // bars on a phone).
+            let layout = chart::Layout::at(bars_w);
+            let values: Vec<f64> = times.iter().map(|(_, s)| *s).collect();
+            let value_anchor = if layout.stacked { "end" } else { "start" };
+            let bars = times.iter().zip(chart::bars(&values, &layout)).map(|((name, s), bar)| {
                 html! {
                     <g>
-                        <text x="0" y={(y + 19.0).to_string()}>{ name.clone() }</text>
-                        <rect class="bar" x="150" y={(y + 5.0).to_string()} width={format!("{w:.1}")} height="20" />
-                        <text x={format!("{:.1}", 156.0 + w)} y={(y + 19.0).to_string()}>{ duration(*s) }</text>
+                        <text x="0" y={bar.label_y.to_string()}>{ name.clone() }</text>
+                        <rect class="bar" x={bar.x.to_string()} y={bar.y.to_string()} width={format!("{:.1}", bar.width)} height={bar.height.to_string()} />
+                        <text x={layout.value_x().to_string()} y={bar.value_y.to_string()} text-anchor={value_anchor}>{ duration(*s) }</text>
                     </g>
                 }
             });
@@ -228,7 +268,7 @@ pub fn Body() -> Html {
                             ("latency", &duration(t.latency_s)),
                         ]) }</li>
                     </ul>
-                    <svg class="bars" viewBox={format!("0 0 640 {}", times.len() * 30)} role="img"
+                    <svg class="bars" ref={bars_ref.clone()} viewBox={format!("0 0 {} {}", layout.width, layout.height(times.len()))} role="img"
                         aria-label={ctx.t("lesson.multi-gpu.bars_label")}>
                         { for bars }
                     </svg>
@@ -240,7 +280,7 @@ pub fn Body() -> Html {
     html! {
         <div class="lesson-body lb">
             <p class="lead">{ ctx.t("lesson.multi-gpu.lead") }</p>
-            { diagram(&ctx) }
+            <Diagram />
             <dl class="terms">
                 <dt>{ ctx.t("lesson.multi-gpu.data") }</dt><dd>{ ctx.t("lesson.multi-gpu.data_text") }</dd>
                 <dt>{ ctx.t("lesson.multi-gpu.tensor") }</dt><dd>{ ctx.t("lesson.multi-gpu.tensor_text") }</dd>

@@ -8,7 +8,10 @@ use gpu_runtime::{run_matmul_verified, RunOptions};
 use lessons::precision::{Format, TypedError, FORMATS};
 use yew::prelude::*;
 
+use page_models::diagram::{drawn_width, pitch, text_width};
+
 use super::kit::{self as common, Phase};
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -178,7 +181,7 @@ pub fn Body() -> Html {
     html! {
         <>
             { common::paras(&ctx, &["lesson.precision.p1", "lesson.precision.p2"]) }
-            { bit_layout(&ctx) }
+            <BitLayout />
             { formats_table(&ctx) }
             <p class="note">{ ctx.t("lesson.precision.table_note") }</p>
             { common::correction(&ctx, "lesson.precision.fc_624") }
@@ -333,25 +336,39 @@ fn f16_result(ctx: &Ctx, phase: &Phase<ErrorResult>, f16_reason: &str) -> Html {
     }
 }
 
-/// Sign, exponent and mantissa bits of each format, to scale.
-fn bit_layout(ctx: &Ctx) -> Html {
-    let unit = 17.0;
+/// Sign, exponent and mantissa bits of each format, to scale. Drawn at its rendered width: a
+/// bit is 17 px wide where 32 fit, less on a phone.
+#[function_component]
+fn BitLayout() -> Html {
+    let ctx = use_context::<Ctx>();
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
+    let w = drawn_width(measured, 640.0, common::DIAGRAM_MIN_W);
+    let x0 = FORMATS
+        .iter()
+        .map(|f| text_width(f.name, common::LABEL_PX))
+        .fold(0.0, f64::max)
+        + 12.0;
+    let unit = pitch(w - x0 - 4.0, 32, 17.0);
+    let h = 10.0 + FORMATS.len() as f64 * 34.0;
     html! {
         <figure class="diagram">
-            <svg viewBox="0 0 640 150" role="img" aria-label={ctx.t("lesson.precision.diagram_alt")}>
+            <svg ref={node} viewBox={format!("0 0 {w:.1} {h}")} role="img" aria-label={ctx.t("lesson.precision.diagram_alt")}>
                 { for FORMATS.iter().enumerate().map(|(row, f)| {
                     let y = 10.0 + row as f64 * 34.0;
-                    let x0 = 70.0;
                     let e_w = f.exponent_bits as f64 * unit;
                     let m_w = f.mantissa_bits as f64 * unit;
                     html! {
                         <g>
                             <text x="4" y={(y + 17.0).to_string()} class="svg-label">{ f.name }</text>
-                            <rect x={x0.to_string()} y={y.to_string()} width={unit.to_string()} height="24" class="bit sign" />
-                            <rect x={(x0 + unit).to_string()} y={y.to_string()} width={e_w.to_string()} height="24" class="bit exp" />
-                            <rect x={(x0 + unit + e_w).to_string()} y={y.to_string()} width={m_w.to_string()} height="24" class="bit man" />
-                            <text x={(x0 + unit + e_w / 2.0).to_string()} y={(y + 17.0).to_string()} class="svg-small" text-anchor="middle">{ f.exponent_bits.to_string() }</text>
-                            <text x={(x0 + unit + e_w + m_w / 2.0).to_string()} y={(y + 17.0).to_string()} class="svg-small" text-anchor="middle">{ f.mantissa_bits.to_string() }</text>
+                            <rect x={format!("{x0:.1}")} y={y.to_string()} width={format!("{unit:.1}")} height="24" class="bit sign" />
+                            <rect x={format!("{:.1}", x0 + unit)} y={y.to_string()} width={format!("{e_w:.1}")} height="24" class="bit exp" />
+                            <rect x={format!("{:.1}", x0 + unit + e_w)} y={y.to_string()} width={format!("{m_w:.1}")} height="24" class="bit man" />
+                            <text x={format!("{:.1}", x0 + unit + e_w / 2.0)} y={(y + 17.0).to_string()} class="svg-small" text-anchor="middle">{ f.exponent_bits.to_string() }</text>
+                            <text x={format!("{:.1}", x0 + unit + e_w + m_w / 2.0)} y={(y + 17.0).to_string()} class="svg-small" text-anchor="middle">{ f.mantissa_bits.to_string() }</text>
                         </g>
                     }
                 }) }

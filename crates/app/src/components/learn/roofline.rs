@@ -7,7 +7,9 @@ use gpu_runtime::{measurements, run_matmul_verified, Family, KernelSpec, RunOpti
 use lessons::roofline::{self, Roof, Tiling};
 use yew::prelude::*;
 
-use super::kit as common;
+use page_models::diagram::{place_labels, text_width};
+
+use super::kit::{self as common, SMALL_PX};
 use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
@@ -270,6 +272,14 @@ fn roofline_chart(ctx: &Ctx, m: &Measured, chart_ref: &NodeRef, chart_w: Option<
         }
         out
     };
+    // Stage labels beside their dots, clear of each other (close stages measure alike).
+    let dots: Vec<(f64, f64)> = m.points.iter().map(|p| (px(p.ai), py(p.gflops))).collect();
+    let widths: Vec<f64> = m
+        .points
+        .iter()
+        .map(|p| text_width(&p.stage.to_string(), SMALL_PX))
+        .collect();
+    let labels = place_labels(&dots, &widths, SMALL_PX, (left, 0.0, w, top + ph));
     html! {
         <figure class="chart-figure">
             <svg ref={chart_ref.clone()} class="roofline-chart" viewBox={format!("0 0 {w} {h}")} role="img" aria-label={ctx.t("lesson.roofline.chart_alt")}>
@@ -286,19 +296,11 @@ fn roofline_chart(ctx: &Ctx, m: &Measured, chart_ref: &NodeRef, chart_w: Option<
                     </>
                 }) }
                 <path d={path} class="roof" />
-                { for m.points.iter().enumerate().map(|(i, p)| {
-                    let (x, y) = (px(p.ai), py(p.gflops));
-                    // Shift the label right past earlier dots at (nearly) the same place.
-                    let crowd = m.points[..i]
-                        .iter()
-                        .filter(|q| (px(q.ai) - x).abs() < 12.0 && (py(q.gflops) - y).abs() < 12.0)
-                        .count() as f64;
-                    html! {
-                        <g class="point" data-stage={p.id} data-ai={p.ai.to_string()} data-gflops={p.gflops.to_string()}>
-                            <circle cx={x.to_string()} cy={y.to_string()} r="5" />
-                            <text x={(x + 7.0 + crowd * 10.0).to_string()} y={(y - 6.0).to_string()} class="svg-small">{ p.stage.to_string() }</text>
-                        </g>
-                    }
+                { for m.points.iter().zip(&dots).zip(&labels).map(|((p, &(x, y)), &(lx, ly))| html! {
+                    <g class="point" data-stage={p.id} data-ai={p.ai.to_string()} data-gflops={p.gflops.to_string()}>
+                        <circle cx={x.to_string()} cy={y.to_string()} r="5" />
+                        <text x={format!("{lx:.1}")} y={format!("{ly:.1}")} class="svg-small">{ p.stage.to_string() }</text>
+                    </g>
                 }) }
                 <text x={(left + pw / 2.0).to_string()} y={(h - 6.0).to_string()} class="svg-small" text-anchor="middle">{ ctx.t("lesson.roofline.axis_x") }</text>
                 <text x="12" y={(top + ph / 2.0).to_string()} class="svg-small" transform={format!("rotate(-90 12 {})", top + ph / 2.0)} text-anchor="middle">{ ctx.t("lesson.roofline.axis_y") }</text>

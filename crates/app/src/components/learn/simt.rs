@@ -4,7 +4,10 @@
 use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
+use page_models::diagram::{drawn_width, lanes, text_width, Lanes};
+
 use super::kit as common;
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -88,7 +91,7 @@ pub fn Body() -> Html {
     html! {
         <>
             { common::paras(&ctx, &["lesson.simt.p1", "lesson.simt.p2"]) }
-            { divergence_diagram(&ctx) }
+            <DivergenceDiagram />
             { common::paras(&ctx, &["lesson.simt.p3", "lesson.simt.p4"]) }
             <section class="panel widget" data-widget="divergence">
                 <h2>{ ctx.t("lesson.simt.widget") }</h2>
@@ -103,17 +106,69 @@ pub fn Body() -> Html {
 }
 
 /// Eight lanes over time: uniform (all lanes busy in each step) vs divergent (half masked).
-fn divergence_diagram(ctx: &Ctx) -> Html {
-    let lanes = 8;
-    let cell = |x: f64, y: f64, class: &'static str| {
-        html! { <rect x={x.to_string()} y={y.to_string()} width="26" height="12" rx="2" class={class} /> }
+/// Drawn at its rendered width: side by side where both fit, one above the other on a phone.
+#[function_component]
+fn DivergenceDiagram() -> Html {
+    let ctx = use_context::<Ctx>();
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    let Some(ctx) = ctx else {
+        return Html::default();
     };
+    let w = drawn_width(measured, 640.0, common::DIAGRAM_MIN_W);
+    let lanes_label = ctx.t("lesson.simt.diagram_lanes");
+    let Lanes {
+        side_by_side,
+        pitch,
+        uniform_x: ux,
+        divergent_x: dx,
+    } = lanes(
+        w,
+        text_width(lanes_label, common::LABEL_PX),
+        text_width(ctx.t("lesson.simt.diagram_uniform"), common::LABEL_PX),
+    );
+    let cell = |x: f64, y: f64, class: &'static str| {
+        html! { <rect x={format!("{x:.1}")} y={format!("{y:.1}")} width={format!("{:.1}", pitch - 4.0)} height="12" rx="2" class={class} /> }
+    };
+    let (u_title, u_end) = common::text_lines(
+        ctx.t("lesson.simt.diagram_uniform"),
+        (if side_by_side { ux } else { 4.0 }, 20.0),
+        common::LABEL_PX,
+        if side_by_side { dx - ux - 8.0 } else { w - 8.0 },
+        "svg-label",
+    );
+    let (d_title, d_end) = if side_by_side {
+        common::text_lines(
+            ctx.t("lesson.simt.diagram_divergent"),
+            (dx, 20.0),
+            common::LABEL_PX,
+            w - dx - 4.0,
+            "svg-label",
+        )
+    } else {
+        common::text_lines(
+            ctx.t("lesson.simt.diagram_divergent"),
+            (4.0, u_end + 8.0 * 15.0 + 30.0),
+            common::LABEL_PX,
+            w - 8.0,
+            "svg-label",
+        )
+    };
+    let u_top = if side_by_side {
+        u_end.max(d_end) + 10.0
+    } else {
+        u_end + 10.0
+    };
+    let d_top = if side_by_side { u_top } else { d_end + 10.0 };
     let mut uniform = Vec::new();
     let mut divergent = Vec::new();
-    for lane in 0..lanes {
-        let y = 40.0 + lane as f64 * 15.0;
+    for lane in 0..8 {
         for step in 0..4 {
-            uniform.push(cell(90.0 + step as f64 * 30.0, y, "lane a"));
+            uniform.push(cell(
+                ux + step as f64 * pitch,
+                u_top + lane as f64 * 15.0,
+                "lane a",
+            ));
         }
         for step in 0..8 {
             let active_a = step < 4;
@@ -123,18 +178,39 @@ fn divergence_diagram(ctx: &Ctx) -> Html {
                 (true, false) => "lane b",
                 _ => "lane idle",
             };
-            divergent.push(cell(390.0 + step as f64 * 30.0, y, class));
+            divergent.push(cell(
+                dx + step as f64 * pitch,
+                d_top + lane as f64 * 15.0,
+                class,
+            ));
         }
     }
+    let lanes_at = |top: f64| {
+        html! {
+            <text x="4" y={format!("{:.1}", top + 4.0 * 15.0 + 4.0)} class="svg-label">{ lanes_label }</text>
+        }
+    };
+    let grid_end = d_top + 8.0 * 15.0;
+    let (time, bottom) = common::text_lines(
+        ctx.t("lesson.simt.diagram_time"),
+        (dx, grid_end + 14.0),
+        common::SMALL_PX,
+        w - dx - 4.0,
+        "svg-small",
+    );
+    let h = bottom + 6.0;
     html! {
         <figure class="diagram">
-            <svg viewBox="0 0 640 170" role="img" aria-label={ctx.t("lesson.simt.diagram_alt")}>
-                <text x="90" y="26" class="svg-label">{ ctx.t("lesson.simt.diagram_uniform") }</text>
-                <text x="390" y="26" class="svg-label">{ ctx.t("lesson.simt.diagram_divergent") }</text>
-                <text x="10" y="100" class="svg-label">{ ctx.t("lesson.simt.diagram_lanes") }</text>
+            <svg ref={node} viewBox={format!("0 0 {w:.1} {h:.1}")} role="img" aria-label={ctx.t("lesson.simt.diagram_alt")}>
+                { u_title }
+                { d_title }
+                { lanes_at(u_top) }
+                if !side_by_side {
+                    { lanes_at(d_top) }
+                }
                 { for uniform }
                 { for divergent }
-                <text x="390" y="166" class="svg-small">{ ctx.t("lesson.simt.diagram_time") }</text>
+                { time }
             </svg>
             <figcaption>{ ctx.t("lesson.simt.diagram_caption") }</figcaption>
         </figure>

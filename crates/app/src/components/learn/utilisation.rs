@@ -5,7 +5,10 @@
 use gpu_runtime::measurements::{self, LaunchCosts};
 use yew::prelude::*;
 
+use page_models::diagram::{drawn_width, text_width, timeline, Timeline};
+
 use super::kit as common;
+use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -86,7 +89,7 @@ pub fn Body() -> Html {
     html! {
         <>
             { common::paras(&ctx, &["lesson.utilisation.p1", "lesson.utilisation.p2"]) }
-            { timeline_diagram(&ctx) }
+            <TimelineDiagram />
             <section class="panel widget" data-widget="launch">
                 <h2>{ ctx.t("lesson.utilisation.widget") }</h2>
                 <p>{ ctx.tf("lesson.utilisation.widget_intro", &[
@@ -106,18 +109,47 @@ pub fn Body() -> Html {
     }
 }
 
-/// GPU timeline: many small kernels with gaps vs one long kernel.
-fn timeline_diagram(ctx: &Ctx) -> Html {
+/// GPU timeline: many small kernels with gaps vs one long kernel. Drawn at its rendered width:
+/// the labels sit left of the rows where they fit, above them on a phone.
+#[function_component]
+fn TimelineDiagram() -> Html {
+    let ctx = use_context::<Ctx>();
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    let Some(ctx) = ctx else {
+        return Html::default();
+    };
+    let w = drawn_width(measured, 620.0, common::DIAGRAM_MIN_W);
+    let (many, one) = (
+        ctx.t("lesson.utilisation.diagram_many"),
+        ctx.t("lesson.utilisation.diagram_one"),
+    );
+    let label_w = text_width(many, common::LABEL_PX).max(text_width(one, common::LABEL_PX));
+    let Timeline {
+        x0,
+        pitch,
+        rows: [row1, row2],
+        labels: [label1_y, label2_y],
+        ..
+    } = timeline(w, label_w);
+    let (time, bottom) = common::text_lines(
+        ctx.t("lesson.utilisation.diagram_time"),
+        (x0, row2 + 44.0),
+        common::SMALL_PX,
+        w - x0 - 4.0,
+        "svg-small",
+    );
+    let h = (bottom + 6.0).max(120.0);
     html! {
         <figure class="diagram">
-            <svg viewBox="0 0 620 120" role="img" aria-label={ctx.t("lesson.utilisation.diagram_alt")}>
-                <text x="4" y="30" class="svg-label">{ ctx.t("lesson.utilisation.diagram_many") }</text>
+            <svg ref={node} viewBox={format!("0 0 {w:.1} {h:.1}")} role="img" aria-label={ctx.t("lesson.utilisation.diagram_alt")}>
+                <text x="4" y={label1_y.to_string()} class="svg-label">{ many }</text>
                 { for (0..10).map(|i| html! {
-                    <rect x={(180.0 + i as f64 * 42.0).to_string()} y="16" width="14" height="20" class="kernel" />
+                    <rect x={format!("{:.1}", x0 + i as f64 * pitch)} y={row1.to_string()} width={format!("{:.1}", pitch / 3.0)} height="20" class="kernel" />
                 }) }
-                <text x="4" y="80" class="svg-label">{ ctx.t("lesson.utilisation.diagram_one") }</text>
-                <rect x="180" y="66" width="140" height="20" class="kernel" />
-                <text x="180" y="112" class="svg-small">{ ctx.t("lesson.utilisation.diagram_time") }</text>
+                <text x="4" y={label2_y.to_string()} class="svg-label">{ one }</text>
+                <rect x={x0.to_string()} y={row2.to_string()} width={format!("{:.1}", pitch * 10.0 / 3.0)} height="20" class="kernel" />
+                { time }
             </svg>
             <figcaption>{ ctx.t("lesson.utilisation.diagram_caption") }</figcaption>
         </figure>

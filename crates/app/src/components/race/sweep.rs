@@ -11,14 +11,19 @@ use cpu_kernels::matmul::MatmulSize;
 use cpu_kernels::matmul_variants::CpuVariant;
 
 use super::{duration, measure_one, progress_text, write_params, Contender, MeasureError, Setup};
+use crate::components::chart_width::use_chart_width;
 use crate::components::run_lifecycle::{use_run, RunHandle};
 use crate::components::Ctx;
 use crate::race_workers::pool;
 use crate::race_workers::worker_api::now_ms;
+use page_models::diagram::text_width;
 use page_models::progress::ProgressClock;
 use page_models::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
 use page_models::race::plot::{self, LogLog};
 
+/// The stylesheet's sizes of the x ticks and of the crossover label (race.css).
+const TICK_PX: f64 = 13.0;
+const LABEL_PX: f64 = 12.0;
 /// A contender whose next size would take longer than this (estimated from its last time,
 /// scaled by N³) is skipped for the rest of the sweep.
 const SKIP_MS: f64 = 15_000.0;
@@ -70,6 +75,8 @@ pub fn Sweep(props: &SweepProps) -> Html {
     });
     // Cancel, or leaving the page mid-sweep, stops the workers at once.
     let runs = use_run::<()>(pool::terminate);
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -192,7 +199,7 @@ pub fn Sweep(props: &SweepProps) -> Html {
                 <p class="message error" role="alert">{ n.clone() }</p>
             }
             if !m.sizes.is_empty() {
-                { chart(&ctx, &m, !running && m.finished > 0 && !runs.was_cancelled()) }
+                { chart(&ctx, &m, !running && m.finished > 0 && !runs.was_cancelled(), &chart_ref, chart_w) }
             }
         </section>
     }
@@ -396,10 +403,12 @@ fn sweep_report(m: &Model) -> page_models::embed::Report {
 }
 
 /// The chart and table; `done` when the sweep ended by itself (the crossover is then shown).
-fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
+fn chart(ctx: &Ctx, m: &Model, done: bool, chart_ref: &NodeRef, chart_w: Option<f64>) -> Html {
     let xs: Vec<f64> = m.sizes.iter().map(|&n| n as f64).collect();
     let ys: Vec<f64> = m.cells.iter().flatten().filter_map(time_of).collect();
-    let p = LogLog::new(&xs, &ys);
+    // Drawn at its rendered width, so its ticks show at the stylesheet's 13 px on a phone too.
+    let p = LogLog::new(&xs, &ys).at_width(chart_w);
+    let right = p.right();
     let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
     let points = best_times(m);
     let cross = crossover(&points);
@@ -422,27 +431,30 @@ fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
         let y = p.y(t);
         html! {
             <g class="grid">
-                <line x1={plot::LEFT.to_string()} x2={(plot::WIDTH - plot::RIGHT).to_string()}
+                <line x1={plot::LEFT.to_string()} x2={right.to_string()}
                     y1={format!("{y:.1}")} y2={format!("{y:.1}")} />
-                <text x={(plot::LEFT - 6.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ numbers::tick_ms(t) }</text>
+                <text x={(plot::LEFT - 9.0).to_string()} y={format!("{:.1}", y + 4.0)} class="tick y">{ numbers::tick_ms(t) }</text>
             </g>
         }
     });
-    let x_ticks = m.sizes.iter().map(|&n| {
+    let shown = p.x_tick_labels(&m.sizes, TICK_PX);
+    let x_ticks = m.sizes.iter().zip(shown).filter(|(_, s)| *s).map(|(&n, _)| {
         let x = p.x(n as f64);
         html! {
-            <text x={format!("{x:.1}")} y={(plot::HEIGHT - plot::BOTTOM + 16.0).to_string()} class="tick x">{ n.to_string() }</text>
+            <text x={format!("{x:.1}")} y={(plot::HEIGHT - plot::BOTTOM + 18.0).to_string()} class="tick x">{ n.to_string() }</text>
         }
     });
     let marker = match (done, cross) {
         (true, Crossover::At(n)) => {
             let x = p.x(n as f64);
+            let label = ctx.tf("race.sweep.crossover_label", &[("n", &n.to_string())]);
+            let (lx, end) = p.beside(x, text_width(&label, LABEL_PX));
             Some(html! {
                 <g class="crossover" data-crossover={n.to_string()}>
                     <line x1={format!("{x:.1}")} x2={format!("{x:.1}")} y1={plot::TOP.to_string()}
                         y2={(plot::HEIGHT - plot::BOTTOM).to_string()} />
-                    <text x={format!("{:.1}", x + 4.0)} y={(plot::TOP + 12.0).to_string()}>
-                        { ctx.tf("race.sweep.crossover_label", &[("n", &n.to_string())]) }
+                    <text x={format!("{lx:.1}")} y={(plot::TOP + 12.0).to_string()} text-anchor={if end { "end" } else { "start" }}>
+                        { label }
                     </text>
                 </g>
             })
@@ -481,11 +493,11 @@ fn chart(ctx: &Ctx, m: &Model, done: bool) -> Html {
             <figure class="chart sweep-chart" data-runs={m.finished.to_string()}
                 data-done={done.to_string()}>
                 <figcaption>{ ctx.t("race.sweep.chart_title") }</figcaption>
-                <svg viewBox={format!("0 0 {} {}", plot::WIDTH, plot::HEIGHT)} role="img"
+                <svg ref={chart_ref.clone()} viewBox={format!("0 0 {} {}", p.width(), plot::HEIGHT)} role="img"
                     aria-label={ctx.t("race.sweep.chart_title")}>
                     { for y_grid }
                     { for x_ticks }
-                    <text x={((plot::LEFT + plot::WIDTH - plot::RIGHT) / 2.0).to_string()} y={(plot::HEIGHT - 6.0).to_string()}
+                    <text x={((plot::LEFT + right) / 2.0).to_string()} y={(plot::HEIGHT - 6.0).to_string()}
                         class="axis-label">{ ctx.t("race.sweep.x_axis") }</text>
                     { for marker }
                     { for lines }

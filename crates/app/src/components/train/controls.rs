@@ -8,6 +8,7 @@ use yew::prelude::*;
 use gpu_runtime::training::accum_memory;
 use mlp::spec::{MAX_ADDED, MAX_HIDDEN_LAYERS, MAX_NEURONS};
 use mlp::{Activation, Dataset, Feature, LossKind, Optimiser, Regularisation, Spec};
+use page_models::diagram::drawn_width;
 use page_models::train::picture::{css, CLASS0, CLASS1};
 use page_models::train::settings::{
     accum_choices, batch_error, batch_key, batch_param, layers_param, lr_error, lr_param,
@@ -16,6 +17,7 @@ use page_models::train::settings::{
 use page_models::train::Action;
 
 use super::{code_options, field_error, on_input, on_select, set_key, SetQuery, SPACE};
+use crate::components::chart_width::use_chart_width;
 use crate::components::draft_input::DraftInput;
 use crate::components::Ctx;
 
@@ -140,7 +142,10 @@ pub struct NetworkProps {
 /// The network panel: the drawing, the layer controls and the training settings.
 #[function_component]
 pub fn NetworkPanel(p: &NetworkProps) -> Html {
-    let Some(ctx) = use_context::<Ctx>() else {
+    let ctx = use_context::<Ctx>();
+    let svg_ref = use_node_ref();
+    let svg_w = use_chart_width(svg_ref.clone());
+    let Some(ctx) = ctx else {
         return html! {};
     };
     let spec = &p.spec;
@@ -148,7 +153,7 @@ pub fn NetworkPanel(p: &NetworkProps) -> Html {
     html! {
         <section class="train-panel">
             <h2>{ ctx.t("train.network") }</h2>
-            { network_svg(&ctx, &net, &p.weights, &spec.features, &p.neurons) }
+            { network_svg(&ctx, &net, &p.weights, &spec.features, &p.neurons, (&svg_ref, svg_w)) }
             <p class="hint">{ ctx.t(if p.neurons_from_gpu { "train.neurons.gpu" } else { "train.neurons.cpu" }) }</p>
             { layer_controls(&ctx, &spec.hidden, &set_key(&p.set_query, "layers")) }
             <HyperFields spec={spec.clone()} lr={p.lr.clone()} batch={p.batch.clone()}
@@ -358,9 +363,11 @@ fn network_svg(
     weights: &[f32],
     features: &[Feature],
     neurons: &[Vec<String>],
+    (svg_ref, svg_w): (&NodeRef, Option<f64>),
 ) -> Html {
     let cols = net.sizes.len();
-    let (w, h) = (360.0, 220.0);
+    // Drawn at its rendered width, so the feature names show at the stylesheet's size.
+    let (w, h) = (drawn_width(svg_w, 360.0, 240.0), 220.0);
     let tallest = net.sizes.iter().copied().max().unwrap_or(1).max(1);
     let gap = (h - 20.0) / tallest as f64;
     // Room on the left for the feature names beside the input pictures.
@@ -394,7 +401,7 @@ fn network_svg(
     let tile = (gap * 0.85).clamp(6.0, 30.0);
     let picture = |c: usize, i: usize| neurons.get(c).and_then(|l| l.get(i));
     html! {
-        <svg class="train-network" viewBox={format!("0 0 {w} {h}")} role="img"
+        <svg class="train-network" ref={svg_ref.clone()} viewBox={format!("0 0 {w} {h}")} role="img"
             aria-label={ctx.t("train.network.label")}>
             { for lines }
             { for (0..cols).flat_map(|c| (0..net.sizes[c]).map(move |i| (c, i))).map(|(c, i)| match picture(c, i) {

@@ -17,12 +17,15 @@ use gpu_runtime::{CancelToken, Gpu};
 use mlp::crossover::{self, crossover, median_spread, Crossover, Grid, Point, RUNS};
 use mlp::{Gemm, TunedTrainer};
 
+use super::kernels::TICK_PX;
 use super::picture::Frame;
+use crate::components::chart_width::use_chart_width;
 use crate::components::run_lifecycle::use_run;
 use crate::components::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
 use crate::train_runner::now_ms;
+use page_models::diagram::drawn_width;
 
 const POINTS: usize = 4096;
 /// Least length of one timed run (ms): coarse browser clocks stay small beside it.
@@ -191,6 +194,8 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
     let state = use_mut_ref(State::default);
     let redraw = use_force_update();
     let runs = use_run::<()>(|| ());
+    let chart_ref = use_node_ref();
+    let chart_w = use_chart_width(chart_ref.clone());
     let Some(ctx) = ctx else {
         return Html::default();
     };
@@ -317,7 +322,7 @@ pub fn CrossoverExperiment(props: &Props) -> Html {
                 Phase::Cancelled => html! { <p class="status">{ ctx.t("train.x.cancelled") }</p> },
                 _ => html! {},
             } }
-            { (!s.cells.is_empty()).then(|| view(&ctx, shown, &s.cells)) }
+            { (!s.cells.is_empty()).then(|| view(&ctx, shown, &s.cells, (&chart_ref, chart_w))) }
             { (s.phase == Phase::Done).then(|| verdicts(&ctx, shown, &s.cells, software == Some(true))) }
         </section>
     }
@@ -336,7 +341,9 @@ fn ratio_of(c: &Cell) -> Option<f64> {
 
 /// The chart (GPU ÷ tuned CPU against batch size, one line per width, the break-even line at
 /// 1×) and the table of every point.
-fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
+fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell], (svg_ref, svg_w): (&NodeRef, Option<f64>)) -> Html {
+    // Drawn at its rendered width, so its ticks show at the stylesheet's size on a phone.
+    let cw = drawn_width(svg_w, 450.0, 260.0);
     // Each distinct GPU failure is written out once, under the table; its cells point to it.
     let mut failures: Vec<String> = Vec::new();
     for c in cells {
@@ -362,7 +369,7 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
     let f = Frame {
         x0: 56.0,
         y0: 10.0,
-        w: 380.0,
+        w: cw - 70.0,
         h: 160.0,
         x_min: 0.0,
         x_max: 12.0,
@@ -377,17 +384,17 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
     };
     html! {
         <>
-            <svg class="train-x-chart" viewBox="0 0 450 200" role="img" aria-label={ctx.t("train.x.chart")}>
-                <line class="axis" x1="56" y1="170" x2="436" y2="170" />
+            <svg class="train-x-chart" ref={svg_ref.clone()} viewBox={format!("0 0 {cw} 200")} role="img" aria-label={ctx.t("train.x.chart")}>
+                <line class="axis" x1="56" y1="170" x2={(cw - 14.0).to_string()} y2="170" />
                 <line class="axis" x1="56" y1="10" x2="56" y2="170" />
                 { for (lo as i32..=hi as i32).map(|p| html! {
                     <>
-                        <line class={if p == 0 { "even" } else { "grid" }} x1="56" x2="436" y1={y(p as f64)} y2={y(p as f64)} />
+                        <line class={if p == 0 { "even" } else { "grid" }} x1="56" x2={(cw - 14.0).to_string()} y1={y(p as f64)} y2={y(p as f64)} />
                         <text x="50" y={format!("{:.1}", f.y(p as f64) + 4.0)} text-anchor="end">{ tick(p) }</text>
                     </>
                 }) }
-                { for grid.batches.iter().map(|&b| html! {
-                    <text x={format!("{:.1}", f.x((b as f64).log2()))} y="186" text-anchor="middle">{ b }</text>
+                { for f.log2_ticks(&grid.batches, TICK_PX).into_iter().map(|(x, b)| html! {
+                    <text x={format!("{x:.1}")} y="186" text-anchor="middle">{ b }</text>
                 }) }
                 { for grid.widths.iter().enumerate().map(|(i, &w)| {
                     let pts = f.path(cells.iter().filter(|c| c.width == w).filter_map(|c| {
@@ -395,7 +402,7 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell]) -> Html {
                     }));
                     html! { <polyline class={format!("x-line x-w{i}")} points={pts} /> }
                 }) }
-                <text class="even-label" x="432" y={format!("{:.1}", f.y(0.0) - 4.0)} text-anchor="end">{ ctx.t("train.x.even") }</text>
+                <text class="even-label" x={(cw - 18.0).to_string()} y={format!("{:.1}", f.y(0.0) - 4.0)} text-anchor="end">{ ctx.t("train.x.even") }</text>
             </svg>
             <p class="hint">
                 { for grid.widths.iter().enumerate().map(|(i, &w)| html! {

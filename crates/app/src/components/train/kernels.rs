@@ -5,6 +5,7 @@
 use yew::prelude::*;
 
 use gpu_runtime::training::PlannedDispatch;
+use page_models::diagram::drawn_width;
 use page_models::train::experiment::{growth, verdict, GpuCell, Row, Verdict, BATCHES};
 use page_models::train::picture::Frame;
 use page_models::train::Action;
@@ -128,7 +129,12 @@ pub fn conclusion(ctx: &Ctx, rows: &[Row], software: bool) -> Html {
     }
 }
 
-pub fn experiment_view(ctx: &Ctx, rows: &[Row]) -> Html {
+/// The stylesheet's size of the training charts' text (train.css).
+pub const TICK_PX: f64 = 11.0;
+
+pub fn experiment_view(ctx: &Ctx, rows: &[Row], (svg_ref, svg_w): (&NodeRef, Option<f64>)) -> Html {
+    // Drawn at its rendered width, so its ticks show at the stylesheet's size on a phone.
+    let cw = drawn_width(svg_w, 450.0, 260.0);
     let gpu_val = |r: &Row| match r.gpu {
         GpuCell::SamplesPerSecond(v) => Some(v),
         _ => None,
@@ -154,7 +160,7 @@ pub fn experiment_view(ctx: &Ctx, rows: &[Row]) -> Html {
     let f = Frame {
         x0: 56.0,
         y0: 10.0,
-        w: 380.0,
+        w: cw - 70.0,
         h: 160.0,
         x_min: 0.0,
         x_max: 12.0,
@@ -172,17 +178,17 @@ pub fn experiment_view(ctx: &Ctx, rows: &[Row]) -> Html {
     let cpu_line = series(&|r: &Row| Some(r.cpu));
     html! {
         <>
-            <svg class="train-exp-chart" viewBox="0 0 450 200" role="img" aria-label={ctx.t("train.exp.chart")}>
-                <line class="axis" x1="56" y1="170" x2="436" y2="170" />
+            <svg class="train-exp-chart" ref={svg_ref.clone()} viewBox={format!("0 0 {cw} 200")} role="img" aria-label={ctx.t("train.exp.chart")}>
+                <line class="axis" x1="56" y1="170" x2={(cw - 14.0).to_string()} y2="170" />
                 <line class="axis" x1="56" y1="10" x2="56" y2="170" />
                 { for (lo as i32..=hi as i32).map(|p| html! {
                     <>
-                        <line class="grid" x1="56" x2="436" y1={format!("{:.1}", f.y(p as f64))} y2={format!("{:.1}", f.y(p as f64))} />
+                        <line class="grid" x1="56" x2={(cw - 14.0).to_string()} y1={format!("{:.1}", f.y(p as f64))} y2={format!("{:.1}", f.y(p as f64))} />
                         <text x="50" y={format!("{:.1}", f.y(p as f64) + 4.0)} text-anchor="end">{ format!("1e{p}") }</text>
                     </>
                 }) }
-                { for BATCHES.iter().map(|&b| html! {
-                    <text x={format!("{:.1}", f.x((b as f64).log2()))} y="186" text-anchor="middle">{ b }</text>
+                { for f.log2_ticks(&BATCHES, TICK_PX).into_iter().map(|(x, b)| html! {
+                    <text x={format!("{x:.1}")} y="186" text-anchor="middle">{ b }</text>
                 }) }
                 <polyline class="gpu-train" points={gpu_line} />
                 <polyline class="cpu-train" points={cpu_line} />

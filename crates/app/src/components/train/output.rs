@@ -7,6 +7,7 @@ use yew::prelude::*;
 use mlp::data::{label_target, EXTENT};
 use mlp::spec::MAX_ADDED;
 use mlp::{Spec, SpecError};
+use page_models::diagram::drawn_width;
 use page_models::train::picture::{
     css, heat_colour, heat_url, nice_ceiling, output_shade, plane_point, Frame, CLASS0, CLASS1,
 };
@@ -160,6 +161,7 @@ pub fn output_panel(
     add_class: u32,
     set_add: &Callback<String>,
     boundary: &NodeRef,
+    loss: (&NodeRef, Option<f64>),
 ) -> Html {
     let size = 300.0;
     let to_px = |v: f32| ((v + EXTENT) / (2.0 * EXTENT) * size as f32) as f64;
@@ -249,12 +251,14 @@ pub fn output_panel(
                 } }
                 </p>
             }) }
-            { loss_chart(ctx, r) }
+            { loss_chart(ctx, r, loss) }
         </section>
     }
 }
 
-fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
+fn loss_chart(ctx: &Ctx, r: &Runner, (svg_ref, svg_w): (&NodeRef, Option<f64>)) -> Html {
+    // Drawn at its rendered width, so its numbers show at the stylesheet's size on a phone.
+    let w = drawn_width(svg_w, 320.0, 200.0);
     // Both curves over the steps both sides have reached, so they can be compared; the faster
     // side's later steps are left out.
     let (max_step, max_loss) = loss_extent(&r.board.gpu_hist, &r.board.cpu_hist);
@@ -262,7 +266,7 @@ fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
     let f = Frame {
         x0: 36.0,
         y0: 8.0,
-        w: 276.0,
+        w: w - 44.0,
         h: 120.0,
         x_min: 0.0,
         x_max: max_step as f64,
@@ -278,12 +282,12 @@ fn loss_chart(ctx: &Ctx, r: &Runner) -> Html {
     };
     html! {
         <figure class="train-loss">
-            <svg viewBox="0 0 320 150" role="img" aria-label={ctx.t("train.loss_chart")}>
-                <line class="axis" x1="36" y1="128" x2="312" y2="128" />
+            <svg ref={svg_ref.clone()} viewBox={format!("0 0 {w} 150")} role="img" aria-label={ctx.t("train.loss_chart")}>
+                <line class="axis" x1="36" y1="128" x2={(w - 8.0).to_string()} y2="128" />
                 <line class="axis" x1="36" y1="8" x2="36" y2="128" />
-                <text x="32" y="14" text-anchor="end">{ format!("{top}") }</text>
+                <text x="32" y="16" text-anchor="end">{ format!("{top}") }</text>
                 <text x="32" y="128" text-anchor="end">{ "0" }</text>
-                <text x="312" y="142" text-anchor="end">{ numbers::count(max_step) }</text>
+                <text x={(w - 8.0).to_string()} y="144" text-anchor="end">{ numbers::count(max_step) }</text>
                 <polyline class="gpu-train" points={line(&r.board.gpu_hist, false)} />
                 <polyline class="gpu-test" points={line(&r.board.gpu_hist, true)} />
                 <polyline class="cpu-train" points={line(&r.board.cpu_hist, false)} />
