@@ -30,7 +30,7 @@ const watchStatus = (page) => page.evaluate(() => {
 
 const TEXT = {
   en: { warn: /take long on this adapter: from 1 min 9 s to 22 min 55 s, at the 0\.100? to 2(\.00)? GFLOP\/s that software renderers/, own: /this run's own GPU work/, earlier: /sent before this run/, pieces: /\d+ % done, \d+ pieces? finished/, cancelling: /Cancelling: nothing more is sent to the GPU/ },
-  zh: { warn: /在这个适配器上会很慢：需要 1 分 9 秒 到 22 分 55 秒/, own: /本次运行自己的/, earlier: /本次运行之前提交/, pieces: /已完成 \d+ %，共 \d+ 块/, cancelling: /正在取消：不再向 GPU 提交任何工作/ },
+  zh: { warn: /在这个适配器上会很慢：需要 1 min 9 s 到 22 min 55 s/, own: /本次运行自己的/, earlier: /本次运行之前提交/, pieces: /已完成 \d+ %，共 \d+ 块/, cancelling: /正在取消：不再向 GPU 提交任何工作/ },
 };
 
 test('a slow size on the software adapter: a warning with the estimate before Run, its own pieces while running, "cancelling" until the GPU is idle', async () => {
