@@ -76,18 +76,23 @@ impl Route {
 }
 
 /// A hash that does not start with `#/` (typed by hand, or a stale link) would make the
-/// router's history panic; rewrite it before the router reads it, on load and on every
-/// navigation. Registered before the router exists, so this listener runs first.
+/// router's history panic, and an alias of a page (`#/simt`) would be "not found"; rewrite
+/// either before the router reads it, on load and on every navigation. Registered before the router exists, so this listener runs first.
 pub fn guard_hash() {
     fn fix() {
         let window = gloo::utils::window();
         let Ok(hash) = window.location().hash() else {
             return;
         };
-        if hash.starts_with("#/") {
-            return;
-        }
-        let fixed = format!("#/{}", hash.trim_start_matches('#'));
+        // Another name for a page (`#/simt`) becomes the page's own, query kept.
+        let fixed = if hash.starts_with("#/") {
+            match page_models::route_alias::canonical_hash(&hash) {
+                Some(h) => h,
+                None => return,
+            }
+        } else {
+            format!("#/{}", hash.trim_start_matches('#'))
+        };
         if let Ok(history) = window.history() {
             let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&fixed));
         }

@@ -46,3 +46,23 @@ pub fn forget() {
 pub fn destroy_device() -> bool {
     GPU.with(|c| c.borrow().as_ref().map(|g| g.destroy()).is_some())
 }
+
+thread_local! {
+    /// GFLOP/s each stage measured on this page's device (`page_models::run_status`), for the
+    /// next run's estimate.
+    static RATES: RefCell<Vec<(String, f64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The rate stage `id` measured here, if a run long enough to trust has finished.
+pub fn measured_rate(id: &str) -> Option<f64> {
+    RATES.with(|r| r.borrow().iter().find(|(s, _)| s == id).map(|(_, g)| *g))
+}
+
+/// Remembers what stage `id` measured (the latest run counts).
+pub fn remember_rate(id: &str, gflops: f64) {
+    RATES.with(|r| {
+        let mut r = r.borrow_mut();
+        r.retain(|(s, _)| s != id);
+        r.push((id.to_string(), gflops));
+    });
+}

@@ -167,6 +167,54 @@ pub struct LintError {
     pub message: String,
 }
 
+/// Where an entry of the editor's error list comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListedFrom {
+    /// naga, checking as the learner types.
+    Naga,
+    /// The browser's own compiler, at the last run: an error, or a warning.
+    Browser { warning: bool },
+}
+
+/// One entry of the error list under the editor (tap to jump to its place).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    pub line: u32,
+    pub column: u32,
+    pub message: String,
+    pub from: ListedFrom,
+}
+
+/// The editor's one error list: naga's errors and the browser compiler's placed errors and
+/// warnings of the last run (notes explain another message, and a message without a place
+/// has nowhere to jump: both stay in the run's own message list), in the order of their
+/// places, naga's first at the same place.
+pub fn listed(naga: &[LintError], browser: &[PlacedMessage]) -> Vec<Listed> {
+    let mut out: Vec<Listed> = naga
+        .iter()
+        .map(|e| Listed {
+            line: e.line,
+            column: e.column,
+            message: e.message.clone(),
+            from: ListedFrom::Naga,
+        })
+        .chain(
+            browser
+                .iter()
+                .filter(|m| m.line > 0 && !m.note)
+                .map(|m| Listed {
+                    line: m.line,
+                    column: m.column,
+                    message: m.message.clone(),
+                    from: ListedFrom::Browser { warning: m.warning },
+                }),
+        )
+        .collect();
+    // A stable sort: naga's entries stay before the browser's at the same place.
+    out.sort_by_key(|l| (l.line, l.column));
+    out
+}
+
 /// A message of the browser's WGSL compiler that names a place: `:line:column error: text`
 /// (how Chromium's compiler writes them into the validation error). Lines and columns are
 /// 1-based as the compiler gives them.
@@ -243,6 +291,44 @@ pub fn placed_messages(text: &str) -> Vec<PlacedMessage> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_error_list_holds_naga_and_the_browsers_placed_messages_in_place_order() {
+        let naga = vec![LintError {
+            line: 9,
+            column: 2,
+            message: "naga".into(),
+        }];
+        let at = |line, warning, note, message: &str| PlacedMessage {
+            line,
+            column: 5,
+            message: message.into(),
+            warning,
+            note,
+        };
+        let browser = vec![
+            at(12, false, false, "uniformity"),
+            at(12, false, true, "explains it"),
+            at(0, false, false, "nowhere"),
+            at(3, true, false, "unreachable"),
+            at(9, false, false, "same line"),
+        ];
+        let l = listed(&naga, &browser);
+        let seen: Vec<(u32, &str, ListedFrom)> = l
+            .iter()
+            .map(|e| (e.line, e.message.as_str(), e.from))
+            .collect();
+        assert_eq!(
+            seen,
+            vec![
+                (3, "unreachable", ListedFrom::Browser { warning: true }),
+                (9, "naga", ListedFrom::Naga),
+                (9, "same line", ListedFrom::Browser { warning: false }),
+                (12, "uniformity", ListedFrom::Browser { warning: false }),
+            ]
+        );
+        assert!(listed(&[], &[]).is_empty());
+    }
+
     use super::*;
     use cpu_kernels::matmul;
 

@@ -8,10 +8,12 @@
 //! (`cargo test -p page-models`). What holds the device or the DOM (the session, the
 //! training driver, workers, storage) stays in the app.
 //!
-//! - Shared: [`query`] (URL state), [`format`] (numbers), [`diagram`] (text widths, line
+//! - Shared: [`query`] (URL state), [`diagram`] (text widths, line
 //!   breaks and tick thinning for charts drawn at their rendered width), [`run_lifecycle`] (a view's
-//!   one-shot runs), [`progress`] (a long run's percentage and time left), [`doc_links`], [`source_view`] (WGSL diff and highlighting).
-//! - Kernel pages: [`run_family`] (matmul and conv Run widgets), [`chart`] (the ladder's
+//!   one-shot runs), [`progress`] (a long run's percentage and time left), [`doc_links`], [`source_view`] (WGSL diff and highlighting), [`route_alias`] (other names
+//!   for pages: `#/simt` is the visualiser).
+//! - Kernel pages: [`run_family`] (matmul and conv Run widgets), [`run_status`] (a run's
+//!   estimate before it starts, its own pieces, cancelling), [`chart`] (the ladder's
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
 //! - The race: [`race`]. Training: [`train`].
 //! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
@@ -36,8 +38,10 @@ pub mod progress;
 pub mod puzzle_run;
 pub mod query;
 pub mod race;
+pub mod route_alias;
 pub mod run_family;
 pub mod run_lifecycle;
+pub mod run_status;
 pub mod scratch;
 pub mod scratch_run;
 pub mod source_view;

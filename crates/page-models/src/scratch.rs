@@ -441,11 +441,33 @@ pub fn check(buffers: &[BufferDecl], groups: &[String; 3]) -> Result<Ready, Vec<
     }
 }
 
+/// The comments of the starter and of the declaration block, in the page's language: they
+/// come from the translation files (`scratch.starter.*`), so a learner reading Chinese gets
+/// Chinese comments in the code too.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Comments {
+    /// The starter's first line (without `// `).
+    pub intro: String,
+    /// After the begin marker: where the declarations come from (without a leading space).
+    pub table_note: String,
+}
+
+/// `text` as comment lines, one `// ` line per line of it.
+fn comment(text: &str) -> String {
+    text.lines().map(|l| format!("// {l}\n")).collect()
+}
+
 /// The WGSL declarations of the buffers (binding i = the i-th row of the table), between
 /// the marker lines.
-pub fn declarations(buffers: &[BufferDecl]) -> String {
+pub fn declarations(buffers: &[BufferDecl], c: &Comments) -> String {
     let mut s = String::from(BEGIN);
-    s.push_str(" (made from the buffer table: edit the table, not these lines)\n");
+    // The marker line stays one line: the note is cut at its first line break.
+    let note = c.table_note.lines().next().unwrap_or_default();
+    if !note.is_empty() {
+        s.push(' ');
+        s.push_str(note);
+    }
+    s.push('\n');
     for (i, d) in buffers.iter().enumerate() {
         s.push_str(&format!(
             "@group(0) @binding({i}) var<storage, read_write> {}: array<{}>;\n",
@@ -469,7 +491,7 @@ pub fn with_declarations(source: &str, block: &str) -> String {
 }
 
 /// The starting setup: one f32 buffer `data` with a ramp, doubled by 64-thread workgroups.
-pub fn starter() -> Scratch {
+pub fn starter(c: &Comments) -> Scratch {
     let buffers = vec![BufferDecl {
         name: "data".into(),
         ty: ElemType::F32,
@@ -478,7 +500,7 @@ pub fn starter() -> Scratch {
         arg: String::new(),
     }];
     let source = format!(
-        "// Scratch: one compute kernel over the buffers in the table.\n{}\n\n\
+        "{}{}\n\n\
          @compute @workgroup_size(64)\n\
          fn main(@builtin(global_invocation_id) id: vec3<u32>) {{\n    \
          let i = id.x;\n    \
@@ -486,7 +508,8 @@ pub fn starter() -> Scratch {
          data[i] = data[i] * 2.0;\n    \
          }}\n\
          }}\n",
-        declarations(&buffers)
+        comment(&c.intro),
+        declarations(&buffers, c)
     );
     Scratch {
         buffers,
@@ -568,13 +591,43 @@ mod tests {
         }
     }
 
+    /// The English comments (the app reads them from `locales/en/editor.txt`).
+    fn en() -> Comments {
+        Comments {
+            intro: "Scratch: one compute kernel over the buffers in the table.".into(),
+            table_note: "(made from the buffer table: edit the table, not these lines)".into(),
+        }
+    }
+
+    #[test]
+    fn the_starters_comments_are_the_ones_given() {
+        let zh = Comments {
+            intro: "草稿：对表中的缓冲区运行一个计算内核。".into(),
+            table_note: "（由缓冲区表生成：请修改表格，不要改这几行）\n第二行不进标记行".into(),
+        };
+        let s = starter(&zh);
+        assert!(s
+            .source
+            .starts_with("// 草稿：对表中的缓冲区运行一个计算内核。\n"));
+        assert!(s
+            .source
+            .contains("// buffers:begin （由缓冲区表生成：请修改表格，不要改这几行）\n@group"));
+        assert!(!s.source.contains("Scratch") && !s.source.contains("第二行"));
+        // The declarations still follow the table with any note, and the round trip holds.
+        let r = check(&s.buffers, &s.groups).expect("valid");
+        assert_eq!(r.groups, [4, 1, 1]);
+        assert_eq!(from_text(&to_text(&s)), Some(s));
+        // No note: the bare marker.
+        assert!(declarations(&[], &Comments::default()).starts_with("// buffers:begin\n"));
+    }
+
     fn groups(x: &str) -> [String; 3] {
         [x.into(), "1".into(), "1".into()]
     }
 
     #[test]
     fn the_starter_is_valid_and_round_trips() {
-        let s = starter();
+        let s = starter(&en());
         let r = check(&s.buffers, &s.groups).expect("valid");
         assert_eq!(r.groups, [4, 1, 1]);
         assert_eq!(r.buffers[0].bits[3], 3f32.to_bits());
@@ -695,19 +748,19 @@ mod tests {
 
     #[test]
     fn declarations_follow_the_table() {
-        let s = starter();
+        let s = starter(&en());
         let bufs = vec![
             decl("x", ElemType::I32, "8", InitKind::Ramp, ""),
             decl("y", ElemType::U32, "8", InitKind::Zeros, ""),
         ];
-        let src = with_declarations(&s.source, &declarations(&bufs));
+        let src = with_declarations(&s.source, &declarations(&bufs, &en()));
         assert!(src.contains("@binding(0) var<storage, read_write> x: array<i32>;"));
         assert!(src.contains("@binding(1) var<storage, read_write> y: array<u32>;"));
         assert!(!src.contains("data: array<f32>;"));
         assert!(src.contains("fn main("));
         assert_eq!(src.matches(BEGIN).count(), 1);
         // Markers removed by the learner: the block goes first.
-        let bare = with_declarations("fn main() {}", &declarations(&bufs));
+        let bare = with_declarations("fn main() {}", &declarations(&bufs, &en()));
         assert!(bare.starts_with(BEGIN));
     }
 

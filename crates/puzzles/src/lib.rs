@@ -272,6 +272,29 @@ pub fn starter(p: &Puzzle) -> String {
     out
 }
 
+/// `source` (a starter or solution) in the page's language: its leading comment block (the
+/// shader file's header, written in English) replaced by `header` as comment lines, and the
+/// hole's `// TODO` marker followed by `todo`. Both texts come from the translation files.
+pub fn localised(source: &str, header: &str, todo: &str) -> String {
+    let mut out: String = header.lines().map(|l| format!("// {l}\n")).collect();
+    let mut in_header = true;
+    for l in source.lines() {
+        if in_header && l.trim_start().starts_with("//") {
+            continue;
+        }
+        in_header = false;
+        if l.trim() == "// TODO" && !todo.is_empty() {
+            out.push_str(l);
+            out.push_str(": ");
+            out.push_str(todo);
+        } else {
+            out.push_str(l);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The plausible wrong solution the tests run: the mistake applied inside the hole only
 /// (the header comment may quote the same expression).
 pub fn mistaken(p: &Puzzle) -> String {
@@ -630,6 +653,33 @@ mod tests {
         let r = (p.reference)(&inputs);
         out[..r.len()].copy_from_slice(&r);
         (inputs, out)
+    }
+
+    #[test]
+    fn a_localised_starter_has_only_the_given_comments_and_still_a_todo() {
+        for p in PUZZLES.iter() {
+            let zh = localised(&starter(p), "谜题：第一行\n第二行", "在这里写出答案");
+            assert!(zh.starts_with("// 谜题：第一行\n// 第二行\n"), "{}", p.id);
+            assert!(zh.contains("// TODO: 在这里写出答案\n"), "{}", p.id);
+            // No English comment is left: the header went, and the body has none.
+            let english = zh
+                .lines()
+                .filter(|l| l.contains("//"))
+                .filter(|l| l.chars().any(|c| c.is_ascii_lowercase()))
+                .count();
+            assert_eq!(english, 0, "{}: {zh}", p.id);
+            // The code itself is untouched: same lines once the comments are dropped.
+            let code = |t: &str| -> Vec<String> {
+                t.lines()
+                    .filter(|l| !l.trim_start().starts_with("//"))
+                    .map(str::to_string)
+                    .collect()
+            };
+            assert_eq!(code(&zh), code(&starter(p)), "{}", p.id);
+            let sol = localised(&solution(p), "标题", "x");
+            assert_eq!(code(&sol), code(&solution(p)), "{}", p.id);
+            assert!(sol.starts_with("// 标题\n"));
+        }
     }
 
     #[test]

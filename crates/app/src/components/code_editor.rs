@@ -11,7 +11,9 @@ use wasm_bindgen::JsCast;
 use yew::prelude::*;
 
 use super::Ctx;
-use page_models::kernel_edit::{BindingProblem, LintError, PlacedMessage};
+use page_models::kernel_edit::{
+    listed, BindingProblem, LintError, Listed, ListedFrom, PlacedMessage,
+};
 
 #[wasm_bindgen(inline_js = "
 let loading = null;
@@ -413,16 +415,16 @@ pub fn CodeEditor(props: &CodeEditorProps) -> Html {
         <div class="code-editor" data-ready={(*status == Status::Ready).then_some("true")}>
             { note }
             <div class="cm-host" ref={host}></div>
-            { error_list(&ctx, &errors, jump) }
+            { error_list(&ctx, &listed(&errors, &props.external), jump) }
             <p class="editor-keys">{ ctx.t("editor.keys") }</p>
         </div>
     }
 }
 
-/// naga's errors as buttons under the editor, each jumping to its place (the underline's
-/// marker gives nothing to tap on a phone, and the line may be scrolled away). Nothing when
-/// the text checks clean.
-fn error_list(ctx: &Ctx, errors: &[LintError], jump: Callback<(u32, u32)>) -> Html {
+/// naga's errors, and the browser compiler's placed messages from the last run, as buttons
+/// under the editor, each jumping to its place (the underline's marker gives nothing to tap
+/// on a phone, and the line may be scrolled away). Nothing when there are none.
+fn error_list(ctx: &Ctx, errors: &[Listed], jump: Callback<(u32, u32)>) -> Html {
     if errors.is_empty() {
         return html! {};
     }
@@ -435,11 +437,19 @@ fn error_list(ctx: &Ctx, errors: &[LintError], jump: Callback<(u32, u32)>) -> Ht
                     let (line, column) = (e.line, e.column);
                     let onclick = jump.reform(move |_: MouseEvent| (line, column));
                     let place = ctx.tf("editor.errors.place", &[("line", &line.to_string()), ("column", &column.to_string())]);
+                    let (from, who) = match e.from {
+                        ListedFrom::Naga => ("naga", None),
+                        ListedFrom::Browser { warning: false } => ("browser", Some(ctx.t("editor.errors.browser"))),
+                        ListedFrom::Browser { warning: true } => ("browser-warning", Some(ctx.t("editor.errors.browser_warning"))),
+                    };
                     html! {
                         <li>
                             <button type="button" class="editor-error" onclick={onclick}
-                                data-line={line.to_string()} data-column={column.to_string()}>
+                                data-line={line.to_string()} data-column={column.to_string()} data-from={from}>
                                 <span class="place">{ place }</span>
+                                if let Some(who) = who {
+                                    <span class="from">{ who }</span>
+                                }
                                 <span class="text">{ e.message.clone() }</span>
                             </button>
                         </li>

@@ -6,6 +6,7 @@ use yew::prelude::*;
 use yew_router::prelude::*;
 
 use cpu_kernels::matmul::MatmulSize;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use cpu_kernels::conv::ConvShapeError;
@@ -19,9 +20,11 @@ use super::run_lifecycle::{use_run, Run};
 use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::session;
+use page_models::progress::{minutes_seconds, Left};
 use page_models::run_family::{
     check_limits, FieldError, FieldSpec, LimitError, Problem, RunFamily, Stage,
 };
+use page_models::run_status::{rate_to_remember, Basis, Estimate, RunStatus, Shown};
 
 /// The kernel this widget runs when no stage is given.
 pub const DEFAULT_KERNEL: &str = "matmul-naive";
@@ -41,11 +44,13 @@ enum Outcome {
     Cancelled,
 }
 
-/// What a run in progress is doing, as text and a fraction for a progress bar.
+/// What a run in progress is doing, as text and a fraction for a progress bar (the ladder's
+/// Run all; the Run widget says more, see [`status_view`]).
 pub fn progress_view(ctx: &Ctx, p: Option<Progress>) -> Html {
     match p {
+        // The runtime's wait for the queue lasts until the run's own first piece is done.
         Some(Progress::WaitingForQueue) => html! {
-            <p class="status checking" data-progress="waiting">{ ctx.t("run.waiting_queue") }</p>
+            <p class="status checking" data-progress="waiting">{ ctx.t("run.starting") }</p>
         },
         Some(Progress::Running { done, total }) if total > 0.0 => {
             let pct = (done / total * 100.0).clamp(0.0, 100.0).floor();
@@ -57,6 +62,89 @@ pub fn progress_view(ctx: &Ctx, p: Option<Progress>) -> Html {
             }
         }
         _ => html! { <p class="status checking">{ ctx.t("run.running") }</p> },
+    }
+}
+
+/// A time to come, as "{h} h {min} min", "{min} min {s} s" or "{s} s" (rounded up: never
+/// "0 s" for work left).
+fn time_text(ctx: &Ctx, ms: f64) -> String {
+    match minutes_seconds(ms) {
+        (0, s) => ctx.tf("run.time_s", &[("s", &s.max(1).to_string())]),
+        (min, s) if min < 60 => ctx.tf(
+            "run.time_min",
+            &[("min", &min.to_string()), ("s", &s.to_string())],
+        ),
+        (min, _) => ctx.tf(
+            "run.time_h",
+            &[
+                ("h", &(min / 60).to_string()),
+                ("min", &(min % 60).to_string()),
+            ],
+        ),
+    }
+}
+
+/// What the Run widget's run is doing: whose GPU work it waits for, its own pieces done and
+/// time left, or, after Cancel, what is still draining.
+fn status_view(ctx: &Ctx, shown: Shown) -> Html {
+    let id = shown.id();
+    match shown {
+        Shown::Preparing => html! {
+            <p class="status checking" data-progress={id}>{ ctx.t("run.running") }</p>
+        },
+        Shown::WaitingForEarlierWork => html! {
+            <p class="status checking" data-progress={id}>{ ctx.t("run.waiting_queue") }</p>
+        },
+        Shown::FirstPiece => html! {
+            <p class="status checking" data-progress={id}>{ ctx.t("run.first_piece") }</p>
+        },
+        Shown::Running { pct, pieces, left } => {
+            let left = match left {
+                Left::Estimating => ctx.t("run.left.estimating").to_string(),
+                Left::Finishing => ctx.t("run.left.finishing").to_string(),
+                Left::Ms(ms) => ctx.tf("run.left", &[("time", &time_text(ctx, ms))]),
+            };
+            html! {
+                <p class="status checking" data-progress={id} data-pieces={pieces.to_string()}>
+                    <progress max="100" value={pct.to_string()}></progress>
+                    { " " }{ ctx.tf("run.own_progress", &[("pct", &pct.to_string()), ("pieces", &pieces.to_string()), ("left", &left)]) }
+                </p>
+            }
+        }
+        Shown::Cancelling { piece_ms } => html! {
+            <p class="status checking cancelling" role="status" data-progress={id}>
+                { match piece_ms {
+                    Some(ms) => ctx.tf("run.cancelling", &[("time", &time_text(ctx, ms))]),
+                    None => ctx.t("run.cancelling_first").to_string(),
+                } }
+            </p>
+        },
+    }
+}
+
+/// The warning before a run that will take long on this adapter, with its estimate and the
+/// rate the estimate assumes.
+fn long_run_warning(ctx: &Ctx, e: Option<Estimate>) -> Html {
+    let Some(e) = e.filter(Estimate::is_long) else {
+        return html! {};
+    };
+    let key = match e.basis {
+        Basis::Measured => "run.long.measured",
+        Basis::AssumedSoftware => "run.long.software",
+        Basis::AssumedHardware => "run.long.hardware",
+    };
+    let text = ctx.tf(
+        key,
+        &[
+            ("fast", &time_text(ctx, e.fast_ms)),
+            ("slow", &time_text(ctx, e.slow_ms)),
+            ("rate_slow", &numbers::rate(e.gflops.0)),
+            ("rate_fast", &numbers::rate(e.gflops.1)),
+        ],
+    );
+    html! {
+        <p class="message warning long-run" role="note" data-long-run="true"
+            data-fast-ms={format!("{:.0}", e.fast_ms)} data-slow-ms={format!("{:.0}", e.slow_ms)}>{ text }</p>
     }
 }
 
@@ -326,7 +414,9 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
     // Finished runs, exposed as data-runs so tests (and screen readers via aria-live) can
     // tell a new result from the previous one.
     let finished = use_state(|| 0u32);
-    let progress = use_state(|| None::<Progress>);
+    // The run's status: written by its progress reports and by Cancel, read when drawn.
+    let status = use_mut_ref(RunStatus::default);
+    let redraw = use_force_update();
     // Its lifecycle says synchronously that a run is in progress: a second submit in the same
     // task (a double click, Enter pressed twice) comes before the re-render that disables the
     // button. Its last settings are the stage and sizes the outcome belongs to: the outcome is
@@ -364,6 +454,10 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
         _ => None,
     };
     let running = *outcome == Outcome::Running;
+    let software = adapter.as_ref().is_some_and(|a| a.is_software);
+    let estimate = problem
+        .filter(|_| adapter.is_some())
+        .map(|p| Estimate::new(p.flops(), software, session::measured_rate(stage.id())));
     let can_run = problem.is_some()
         && adapter.is_some()
         && limit_error.is_none()
@@ -371,13 +465,13 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
         && !running;
 
     let run = {
-        let (outcome, finished, progress, runs) = (
+        let (outcome, finished, status, redraw, runs) = (
             outcome.clone(),
             finished.clone(),
-            progress.clone(),
+            status.clone(),
+            redraw.clone(),
             runs.clone(),
         );
-        let software = adapter.as_ref().is_some_and(|a| a.is_software);
         let stage_id = stage_id.clone();
         Callback::from(move |e: SubmitEvent| {
             e.prevent_default();
@@ -388,7 +482,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                 return;
             }
             outcome.set(Outcome::Running);
-            progress.set(None);
+            *status.borrow_mut() = RunStatus::default();
             let run = runs.start((stage_id.clone(), problem));
             let task = RunTask {
                 stage,
@@ -396,7 +490,8 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                 software,
                 outcome: outcome.clone(),
                 finished: finished.clone(),
-                progress: progress.clone(),
+                status: status.clone(),
+                redraw: redraw.clone(),
             };
             wasm_bindgen_futures::spawn_local(task.run(run));
         })
@@ -444,15 +539,23 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
                 if let Some(s) = shape {
                     <p class="shape">{ s }</p>
                 }
+                if !running {
+                    { long_run_warning(&ctx, estimate) }
+                }
                 <div class="buttons">
                     <button type="submit" class="button primary" id="run-button" disabled={!can_run}>
                         { ctx.t(if running { "run.running" } else { "run.button" }) }
                     </button>
                     <button type="button" class="button" id="run-cancel" disabled={!running}
                         onclick={
-                            // The run ends itself, as Cancelled, at its next submission.
-                            let runs = runs.clone();
-                            Callback::from(move |_| runs.token().cancel())
+                            // The run ends itself, as Cancelled, at its next submission; until
+                            // then the pieces already sent drain, and the status says so.
+                            let (runs, status, redraw) = (runs.clone(), status.clone(), redraw.clone());
+                            Callback::from(move |_| {
+                                runs.token().cancel();
+                                status.borrow_mut().cancel();
+                                redraw.force_update();
+                            })
                         }>
                         { ctx.t("run.cancel") }
                     </button>
@@ -466,7 +569,7 @@ pub fn KernelRun(props: &KernelRunProps) -> Html {
             <div class="result" aria-live="polite" data-runs={finished.to_string()}
                 data-started={runs.started().to_string()}>
                 if running {
-                    { progress_view(&ctx, *progress) }
+                    { status_view(&ctx, status.borrow().shown()) }
                 } else {
                     { render_outcome(&ctx, shown, adapter.is_some_and(|a| a.is_software)) }
                 }
@@ -482,7 +585,8 @@ struct RunTask {
     software: bool,
     outcome: UseStateHandle<Outcome>,
     finished: UseStateHandle<u32>,
-    progress: UseStateHandle<Option<Progress>>,
+    status: Rc<RefCell<RunStatus>>,
+    redraw: UseForceUpdateHandle,
 }
 
 impl RunTask {
@@ -493,11 +597,29 @@ impl RunTask {
             software,
             outcome,
             finished,
-            progress,
+            status,
+            redraw,
         } = self;
-        let ctl = run.control(Some(Rc::new(move |p| progress.set(Some(p)))));
+        let progress = {
+            let (status, redraw) = (status.clone(), redraw.clone());
+            Rc::new(move |p| {
+                status.borrow_mut().report(p, gpu_runtime::now_ms());
+                redraw.force_update();
+            })
+        };
+        let ctl = run.control(Some(progress));
         let result = async {
             let (gpu, recovered) = session::gpu(software).await?;
+            // Earlier work (a cancelled run's last piece, another widget's) drains first, so
+            // that everything the status says after it is this run's own.
+            // Shown only if the wait lasts (an empty queue drains at once, and a flash of
+            // "waiting for earlier work" would say there was some).
+            status.borrow_mut().waiting_for_earlier_work();
+            let later = redraw.clone();
+            gloo::timers::callback::Timeout::new(300, move || later.force_update()).forget();
+            gpu.drain().await?;
+            status.borrow_mut().earlier_work_done(gpu_runtime::now_ms());
+            redraw.force_update();
             run_stage_verified(&gpu, &stage, &problem, SEED, &RunOptions::default(), &ctl)
                 .await
                 .map(|v| (v, recovered))
@@ -508,6 +630,11 @@ impl RunTask {
             Err(RunError::Gpu(e)) => Err(e.to_string()),
             Err(RunError::Conv(e)) => Err(e.to_string()),
         });
+        if let Ok((v, _)) = &result {
+            if let Some(g) = rate_to_remember(problem.flops(), v.timing.kernel_ms()) {
+                session::remember_rate(stage.id(), g);
+            }
+        }
         outcome.set(match result {
             Ok((v, recovered)) => Outcome::Done(Box::new(v), problem, recovered),
             Err(RunError::Gpu(GpuError::Cancelled)) => Outcome::Cancelled,

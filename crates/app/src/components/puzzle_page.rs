@@ -386,10 +386,10 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let puzzle = puzzles::find(&props.id);
     let key = draft_key("puzzle", &props.id);
     let source = {
-        let key = key.clone();
+        let (key, ctx) = (key.clone(), ctx.clone());
         use_state(move || {
             load_draft(&key)
-                .or_else(|| puzzle.map(puzzles::starter))
+                .or_else(|| Some(starter_text(ctx.as_ref()?, puzzle?)))
                 .unwrap_or_default()
         })
     };
@@ -445,12 +445,12 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             accesses.set(Accesses::Hidden);
         })
     };
-    let reset = replace(puzzles::starter(p));
+    let reset = replace(starter_text(&ctx, p));
     let reveal = {
         let show = show_solution.clone();
         Callback::from(move |_| show.set(true))
     };
-    let use_solution = replace(puzzles::solution(p));
+    let use_solution = replace(localised(&ctx, p, &puzzles::solution(p)));
     let show_accesses = {
         let (source, accesses, selected, lifecycle, ctx) = (
             source.clone(),
@@ -914,6 +914,24 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
 }
 
 /// The launch in words: workgroups, their size, the inputs and the output's length.
+/// The puzzle's starter with its comments in the page's language.
+fn starter_text(ctx: &Ctx, p: &Puzzle) -> String {
+    localised(ctx, p, &puzzles::starter(p))
+}
+
+/// A starter or solution with the puzzle's title and goal as its header comment and the
+/// hole's TODO explained, from the translation files (the shader's own header is English).
+fn localised(ctx: &Ctx, p: &Puzzle, source: &str) -> String {
+    let header = ctx.tf(
+        "puzzles.starter.header",
+        &[
+            ("title", ctx.t(&format!("puzzle.{}.title", p.id))),
+            ("goal", ctx.t(&format!("puzzle.{}.goal", p.id))),
+        ],
+    );
+    puzzles::localised(source, &header, ctx.t("puzzles.starter.todo"))
+}
+
 fn geometry_text(ctx: &Ctx, p: &Puzzle) -> String {
     ctx.tf(
         "puzzles.geometry",

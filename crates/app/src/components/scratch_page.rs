@@ -22,8 +22,8 @@ use crate::route::Route;
 use crate::session;
 use page_models::kernel_edit::{draft_key, share_code, source_from_code, ShareError};
 use page_models::scratch::{
-    check, declarations, from_text, starter, to_text, with_declarations, BufferDecl, ElemType,
-    InitKind, Ready, Scratch,
+    check, declarations, from_text, starter, to_text, with_declarations, BufferDecl, Comments,
+    ElemType, InitKind, Ready, Scratch,
 };
 use page_models::scratch_run;
 
@@ -97,9 +97,19 @@ async fn run_scratch(
     Ok(ScratchRun::Done(results, out.timing.kernel_ms()))
 }
 
+/// The starter's comments from the translation files.
+fn starter_comments(ctx: &Ctx) -> Comments {
+    Comments {
+        intro: ctx.t("scratch.starter.intro").to_string(),
+        table_note: ctx.t("scratch.starter.table_note").to_string(),
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 struct State {
     scratch: Scratch,
+    /// The starter's comments in the page's language (the reducer has no context to ask).
+    comments: Comments,
     revision: u32,
     errors: usize,
 }
@@ -163,14 +173,14 @@ impl Reducible for State {
             }
             Action::Errors(n) => s.errors = n,
             Action::Reset => {
-                let fresh = starter();
+                let fresh = starter(&s.comments);
                 s.scratch.groups = fresh.groups;
                 s.scratch.source = fresh.source;
                 buffers = Some(fresh.buffers);
             }
         }
         if let Some(b) = buffers {
-            s.scratch.source = with_declarations(&s.scratch.source, &declarations(&b));
+            s.scratch.source = with_declarations(&s.scratch.source, &declarations(&b, &s.comments));
             s.scratch.buffers = b;
             s.revision += 1;
         }
@@ -200,12 +210,14 @@ pub fn ScratchEditor() -> Html {
         matches!(&shared, Some(Err(_))) || matches!(&shared, Some(Ok(t)) if from_text(t).is_none());
     let state = {
         let (key, shared) = (key.clone(), shared.clone());
+        let comments = ctx.as_ref().map(starter_comments).unwrap_or_default();
         use_reducer(move || State {
             scratch: shared
                 .and_then(|r| r.ok())
                 .and_then(|t| from_text(&t))
                 .or_else(|| load_draft(&key).and_then(|t| from_text(&t)))
-                .unwrap_or_else(starter),
+                .unwrap_or_else(|| starter(&comments)),
+            comments,
             revision: 0,
             errors: 0,
         })

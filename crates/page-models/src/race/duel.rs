@@ -132,7 +132,9 @@ impl Lane {
         let elapsed_ms = match (phase, self.finished_at) {
             (Phase::Idle, _) => None,
             (_, Some(t)) => Some(t - started_at),
-            (Phase::Running, None) => Some(now - started_at),
+            // Nothing measured yet (the first frame after Start, on a coarse clock): no
+            // time rather than "0 s".
+            (Phase::Running, None) => Some(now - started_at).filter(|ms| *ms > 0.0),
             _ => None,
         };
         let state = if self.error.is_some() {
@@ -278,6 +280,9 @@ mod tests {
             (running.elapsed_ms, running.state),
             (Some(150.0), "running")
         );
+        // The frame of the start itself: nothing measured, so no "0 s".
+        let start = lane.shown(Phase::Running, 100.0, 100.0);
+        assert_eq!((start.elapsed_ms, start.state), (None, "running"));
         let preparing = lane.shown(Phase::Preparing, 100.0, 250.0);
         assert_eq!(preparing.elapsed_ms, None);
         let mut progress = ProgressClock::started(100.0);

@@ -173,6 +173,13 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="race">
                 <h2>{ ctx.t("lesson.latency-throughput.widget") }</h2>
                 <p>{ ctx.t("lesson.latency-throughput.widget_intro") }</p>
+                // Which CPU code the column times, and the race's view of the same kernel (a
+                // learner otherwise compares two different measurements of "the CPU").
+                <p class="note" data-cpu-code={CPU_KERNEL.id()}>
+                    { ctx.t("lesson.latency-throughput.cpu_code") }{ " " }
+                    <a href={format!("#/race?lang={}&view=sweep&cpu={}&workers=1&from=16&to=256", ctx.lang.code(), CPU_KERNEL.id())}
+                        data-race-link="true">{ ctx.t("lesson.latency-throughput.cpu_code_link") }</a>
+                </p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::try_it(&ctx, "lesson.latency-throughput.try", Some(("race", "lesson.latency-throughput.try_link"))) }

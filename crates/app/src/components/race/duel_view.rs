@@ -442,6 +442,12 @@ pub(super) fn results(ctx: &Ctx, m: &Model, s: &Setup) -> Html {
             <p class="note">{ ctx.t("race.b.note") }</p>
             <p class="note">{ ctx.t("race.b.parts") }</p>
             <p class="note" data-vs-sweep="true">{ ctx.t("race.b.vs_sweep") }</p>
+            if matches!(work, Workload::Matmul(_)) && m.cpu_run.is_some() {
+                <p class="note" data-vs-lesson="true">
+                    { ctx.t("race.b.vs_lesson") }{ " " }
+                    <a href={format!("#/learn/latency-throughput?lang={}", ctx.lang.code())}>{ ctx.t("race.b.vs_lesson_link") }</a>
+                </p>
+            }
         </div>
     }
 }
