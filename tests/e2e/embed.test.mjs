@@ -214,11 +214,19 @@ test('setParams, getState and reset echo the request id; bad requests get an err
   await page.evaluate((api) => window.send({ api, type: 'getState', id: 'after-abc' }), API);
   state = await waitMessage(page, (d) => d && d.type === 'state' && d.id === 'after-abc', { from });
   assert.deepEqual(state.data.params, {}, 'a refused setParams changes nothing');
-  // A whole number the widget refuses: run answers not-runnable, and the page says why at the field.
+  // A whole number the page's own parser refuses (out of range): bad-params with the Run
+  // page's message, and nothing changes.
   from = await page.evaluate(() => window.received.length);
   await page.evaluate((api) => window.send({ api, type: 'setParams', id: 's', params: { m: '0' } }), API);
-  await waitMessage(page, (d) => d && d.type === 'state' && d.id === 's', { from });
+  const range = await waitMessage(page, (d) => d && d.id === 's', { from });
+  assert.equal(range.data.type, 'error', JSON.stringify(range.data));
+  assert.equal(range.data.code, 'bad-params');
+  assert.match(range.data.message, /from 1 to/);
+  assert.equal(await frame.$eval('#dim-m', (e) => e.value), '256');
+  // A size the page shows as invalid (from the address): run answers not-runnable.
+  await goto(frame, `#/embed/matmul?lang=en&m=0&parentOrigin=${encodeURIComponent(hostOrigin)}`);
   await frame.waitForSelector('.field.invalid');
+  from = await page.evaluate(() => window.received.length);
   await page.evaluate((api) => window.send({ api, type: 'run', id: 'bad' }), API);
   const refused = await waitMessage(page, (d) => d && d.type === 'error' && d.id === 'bad', { from });
   assert.equal(refused.data.code, 'not-runnable');
