@@ -214,11 +214,19 @@ test('setParams, getState and reset echo the request id; bad requests get an err
   await page.evaluate((api) => window.send({ api, type: 'getState', id: 'after-abc' }), API);
   state = await waitMessage(page, (d) => d && d.type === 'state' && d.id === 'after-abc', { from });
   assert.deepEqual(state.data.params, {}, 'a refused setParams changes nothing');
-  // A whole number the widget refuses: run answers not-runnable, and the page says why at the field.
+  // A whole number the page's own parser refuses (out of range): bad-params with the Run
+  // page's message, and nothing changes.
   from = await page.evaluate(() => window.received.length);
   await page.evaluate((api) => window.send({ api, type: 'setParams', id: 's', params: { m: '0' } }), API);
-  await waitMessage(page, (d) => d && d.type === 'state' && d.id === 's', { from });
+  const range = await waitMessage(page, (d) => d && d.id === 's', { from });
+  assert.equal(range.data.type, 'error', JSON.stringify(range.data));
+  assert.equal(range.data.code, 'bad-params');
+  assert.match(range.data.message, /from 1 to/);
+  assert.equal(await frame.$eval('#dim-m', (e) => e.value), '256');
+  // A size the page shows as invalid (from the address): run answers not-runnable.
+  await goto(frame, `#/embed/matmul?lang=en&m=0&parentOrigin=${encodeURIComponent(hostOrigin)}`);
   await frame.waitForSelector('.field.invalid');
+  from = await page.evaluate(() => window.received.length);
   await page.evaluate((api) => window.send({ api, type: 'run', id: 'bad' }), API);
   const refused = await waitMessage(page, (d) => d && d.type === 'error' && d.id === 'bad', { from });
   assert.equal(refused.data.code, 'not-runnable');
@@ -790,9 +798,12 @@ test('every widget page carries an Embed button whose snippet and preview name t
   ];
   // The Embed buttons are instructor tools: turned on once with the footer's switch, as an
   // instructor would; the saved choice carries to every page below.
-  await goto(page, pages[0][0]);
+  // (On another page than the first below: the switch's `instructor=1` leaves the address at
+  // once, and a visit to the address shown is no visit.)
+  await goto(page, pages.at(-1)[0]);
   await page.check('#instructor-mode');
   await page.waitForSelector('.embed-toggle');
+  await page.waitForFunction(() => !location.hash.includes('instructor'));
   for (const [path, widgets] of pages) {
     await goto(page, path);
     await page.waitForSelector('.embed-toggle');

@@ -52,7 +52,10 @@ test('a learner sees no Embed button; the footer switch shows them everywhere, s
   await sw.uncheck();
   await page.waitForSelector('.embed-toggle', { state: 'detached' });
   assert.equal(await saved(page), '0');
-  for (const [path, landmark] of PAGES) {
+  // The switch's `instructor=0` leaves the address at once, so the page shown is the address
+  // of PAGES[0] again: visit the others first (a visit to the same address is no visit).
+  await page.waitForFunction(() => !location.hash.includes('instructor'));
+  for (const [path, landmark] of [...PAGES].reverse()) {
     assert.equal(await embedButtons(page, path, landmark), 0, `${path}: off again, no Embed button`);
   }
   assertNoErrors(errors);
@@ -104,3 +107,35 @@ for (const lang of ['en', 'zh']) {
     });
   }
 }
+
+test('instructor=1 leaves the address once read: no address, link or snippet carries it to students', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&view=claim&instructor=1`);
+    await page.waitForSelector('.embed-toggle');
+    assert.equal(await saved(page), '1', 'the choice is kept');
+    // Read once, then taken out of the address bar.
+    await page.waitForFunction(() => !location.hash.includes('instructor'), null, { timeout: 30_000 });
+    assert.match(page.url(), /view=claim/, 'the rest of the address stays');
+    // Still on without it.
+    await page.waitForSelector('.embed-toggle');
+    // No link the page writes carries it (nav, language switch, view tabs, "open" links).
+    const hrefs = await page.$$eval('a[href]', (as) => as.map((a) => a.getAttribute('href')));
+    assert.ok(hrefs.length > 5, `links: ${hrefs.length}`);
+    assert.deepEqual(hrefs.filter((h) => h.includes('instructor')), []);
+    // Nor the Embed snippet and its preview.
+    const share = page.locator('.embed-share[data-widget="claim"]');
+    await share.locator('.embed-toggle').click();
+    const snippet = await share.locator('.embed-snippet').inputValue();
+    assert.match(snippet, /embed\/claim/);
+    assert.doesNotMatch(snippet, /instructor/);
+    const src = await page.getAttribute('.embed-preview', 'src');
+    assert.doesNotMatch(src, /instructor/);
+    // The footer switch also leaves no trace in the address.
+    await page.locator('footer #instructor-mode').uncheck();
+    await page.waitForSelector('.embed-toggle', { state: 'detached' });
+    assert.equal(await saved(page), '0');
+    await page.waitForFunction(() => !location.hash.includes('instructor'), null, { timeout: 30_000 });
+    assertNoErrors(errors);
+    await context.close();
+  }
+});

@@ -9,6 +9,7 @@
 use std::cell::RefCell;
 use std::fmt::Write as _;
 
+use crate::query::Query;
 use crate::run_family::Problem;
 
 /// The `api` field every message of ours carries, in both directions.
@@ -222,6 +223,9 @@ pub enum RequestError {
     NotWhole(String, String),
     NotRunnable,
     Busy,
+    /// A value the widget's own settings parser refuses: the page's message, already in the
+    /// embed's language (the component translates [`ParamError`]).
+    Refused(String),
 }
 
 impl RequestError {
@@ -235,6 +239,7 @@ impl RequestError {
             RequestError::NotWhole(..) => "bad-params",
             RequestError::NotRunnable => "not-runnable",
             RequestError::Busy => "busy",
+            RequestError::Refused(_) => "bad-params",
         }
     }
 
@@ -262,6 +267,7 @@ impl RequestError {
                 "the widget cannot run now (invalid settings, no WebGPU, or nothing to run)".into()
             }
             RequestError::Busy => "a run requested by the host is still going".into(),
+            RequestError::Refused(m) => m.clone(),
         }
     }
 }
@@ -705,8 +711,153 @@ pub struct Widget {
     /// `resize` (and for hosts that strip scripts), in CSS px; its width is always 100 %.
     pub height: u32,
     /// Parameters whose value is always a whole number: `setParams` with anything else is
-    /// `bad-params` at once (the widget's own checks then judge the range, in the page).
+    /// `bad-params` at once, before `validate` runs.
     pub whole: &'static [&'static str],
+    /// The page's own URL-settings parser, as named errors: `setParams` is refused when the
+    /// new settings have an error the old ones had not (see [`Widget::check_params`]).
+    pub validate: fn(&Query) -> Vec<ParamError>,
+}
+
+/// A URL value the page's settings parser refuses, as that page names it: its translation
+/// key and placeholder values (the component fills them in the embed's language).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParamError {
+    pub key: &'static str,
+    pub args: Vec<(&'static str, String)>,
+}
+
+fn pe(key: &'static str, args: Vec<(&'static str, String)>) -> ParamError {
+    ParamError { key, args }
+}
+
+fn no_checks(_: &Query) -> Vec<ParamError> {
+    Vec::new()
+}
+
+/// The training page's parser (`train::settings`, i.e. `mlp::Spec::from_params`).
+fn check_train(q: &Query) -> Vec<ParamError> {
+    crate::train::settings::Settings::from_query(Some(|k: &str| q.get(k)))
+        .errors
+        .iter()
+        .map(|e| pe(e.key(), e.args()))
+        .collect()
+}
+
+/// The race page's parser; the defaults only change the value it would use instead, which
+/// is the same on both sides of the comparison.
+fn check_race(q: &Query) -> Vec<ParamError> {
+    crate::race::params::RaceParams::parse(q, 4, false)
+        .1
+        .into_iter()
+        .map(|i| {
+            pe(
+                "race.bad_param",
+                vec![
+                    ("name", i.name.to_string()),
+                    ("value", i.value),
+                    ("used", i.used),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// The race page's conv view: its own parser after the race's.
+fn check_conv_race(q: &Query) -> Vec<ParamError> {
+    let mut out = check_race(q);
+    out.extend(crate::race::conv_params::parse(q).1.into_iter().map(|i| {
+        pe(
+            "race.bad_param",
+            vec![
+                ("name", i.name.to_string()),
+                ("value", i.value),
+                ("used", i.used),
+            ],
+        )
+    }));
+    out
+}
+
+/// The conv page's parsers (the filter's settings, then the receptive-field layers).
+fn check_conv_page(q: &Query) -> Vec<ParamError> {
+    let (_, mut bad) = crate::conv_page::Settings::from_query(q);
+    bad.extend(crate::conv_layers::LayerSettings::from_query(q).1);
+    bad.into_iter()
+        .map(|b| {
+            pe(
+                "conv.error.url",
+                vec![
+                    ("key", b.key.to_string()),
+                    ("value", b.value),
+                    ("default", b.default),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// The visualiser's parser: refused text and clamped numbers both count (the page would not
+/// run the value asked for).
+fn check_simt(q: &Query) -> Vec<ParamError> {
+    let p = crate::vis_params::VisParams::from_query(q);
+    let mut out: Vec<ParamError> = p
+        .rejected
+        .into_iter()
+        .map(|(name, value)| {
+            pe(
+                "vis.bad_param",
+                vec![("name", name.into()), ("value", value)],
+            )
+        })
+        .collect();
+    out.extend(p.clamped.into_iter().map(|c| {
+        pe(
+            "vis.clamped",
+            vec![
+                ("name", c.name.into()),
+                ("value", c.given),
+                ("min", c.range.0.to_string()),
+                ("max", c.range.1.to_string()),
+                ("used", c.used.to_string()),
+            ],
+        )
+    }));
+    out
+}
+
+/// A Run widget's size fields (`run_family`'s parser), with the Run page's size messages.
+fn check_family(family: crate::run_family::RunFamily, q: &Query) -> Vec<ParamError> {
+    use crate::run_family::FieldError;
+    use gpu_runtime::workload::SizeError;
+    let parsed = family.parse(&family.field_values(q));
+    let mut out = Vec::new();
+    for (spec, err) in family.fields().iter().zip(parsed.fields) {
+        let name = ("name", spec.key.to_string());
+        let value = ("value", q.get(spec.key).unwrap_or(spec.default).to_string());
+        out.push(match err {
+            None => continue,
+            Some(FieldError::Size(SizeError::Empty)) => pe("size.empty", vec![name]),
+            Some(FieldError::Size(SizeError::OutOfRange { min, max })) => pe(
+                "size.out_of_range",
+                vec![
+                    name,
+                    ("min", min.to_string()),
+                    ("max", numbers::count(max as u64)),
+                ],
+            ),
+            // Not a number, or a shape the family cannot have (a zero stride…).
+            Some(_) => pe("size.not_integer", vec![name, value]),
+        });
+    }
+    out
+}
+
+fn check_matmul(q: &Query) -> Vec<ParamError> {
+    check_family(crate::run_family::RunFamily::Matmul, q)
+}
+
+fn check_conv(q: &Query) -> Vec<ParamError> {
+    check_family(crate::run_family::RunFamily::Conv, q)
 }
 
 impl Widget {
@@ -721,6 +872,20 @@ impl Widget {
                 k.clone(),
                 v.chars().take(MAX_VALUE_LEN).collect(),
             )),
+            None => Ok(()),
+        }
+    }
+
+    /// Whether `setParams` may turn the settings `old` into `new`: the first error of the
+    /// page's parser that `new` has and `old` had not (an address that was already bad
+    /// does not block every later request).
+    pub fn check_params(&self, old: &Query, new: &Query) -> Result<(), ParamError> {
+        let before = (self.validate)(old);
+        match (self.validate)(new)
+            .into_iter()
+            .find(|e| !before.contains(e))
+        {
+            Some(e) => Err(e),
             None => Ok(()),
         }
     }
@@ -739,6 +904,7 @@ macro_rules! conv_stage_widget {
     ($id:literal, $title:literal) => {
         Widget {
             id: $id,
+            validate: check_conv,
             title_key: $title,
             params: CONV,
             forced: &[("family", "conv"), ("stage", $id)],
@@ -769,6 +935,7 @@ const TRAIN: &[&str] = &[
 pub const WIDGETS: &[Widget] = &[
     Widget {
         id: "matmul",
+        validate: check_matmul,
         title_key: "embed.widget.matmul",
         params: MATMUL,
         forced: &[],
@@ -781,6 +948,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "ladder",
+        validate: check_matmul,
         title_key: "embed.widget.ladder",
         params: MATMUL,
         forced: &[],
@@ -793,6 +961,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "conv-ladder",
+        validate: check_conv,
         title_key: "embed.widget.conv_ladder",
         params: CONV_LADDER,
         forced: &[("family", "conv")],
@@ -810,6 +979,7 @@ pub const WIDGETS: &[Widget] = &[
     conv_stage_widget!("conv-pointwise", "embed.widget.conv_pointwise"),
     Widget {
         id: "race",
+        validate: check_race,
         title_key: "embed.widget.race",
         params: RACE,
         forced: &[("view", "race")],
@@ -822,6 +992,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "conv-race",
+        validate: check_conv_race,
         title_key: "embed.widget.conv_race",
         params: CONV_RACE,
         forced: &[("view", "conv")],
@@ -836,6 +1007,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "sweep",
+        validate: check_race,
         title_key: "embed.widget.sweep",
         params: RACE,
         forced: &[("view", "sweep")],
@@ -848,6 +1020,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "claim",
+        validate: check_race,
         title_key: "embed.widget.claim",
         params: RACE,
         forced: &[("view", "claim")],
@@ -860,6 +1033,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "simt",
+        validate: check_simt,
         title_key: "embed.widget.simt",
         params: SIMT,
         forced: &[],
@@ -872,6 +1046,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "simt-compare",
+        validate: check_simt,
         title_key: "embed.widget.simt_compare",
         params: SIMT,
         forced: &[],
@@ -884,6 +1059,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "schedule",
+        validate: no_checks,
         title_key: "embed.widget.schedule",
         params: &[],
         forced: &[],
@@ -896,6 +1072,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "train",
+        validate: check_train,
         title_key: "embed.widget.train",
         params: TRAIN,
         forced: &[],
@@ -908,6 +1085,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "batch",
+        validate: check_train,
         title_key: "embed.widget.batch",
         params: TRAIN,
         forced: &[],
@@ -920,6 +1098,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "conv-filter",
+        validate: check_conv_page,
         title_key: "embed.widget.conv_filter",
         params: CONV_PAGE,
         forced: &[],
@@ -932,6 +1111,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "conv-field",
+        validate: check_conv_page,
         title_key: "embed.widget.conv_field",
         params: CONV_PAGE,
         forced: &[],
@@ -944,6 +1124,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "lesson",
+        validate: no_checks,
         title_key: "embed.widget.lesson",
         params: &["lesson"],
         forced: &[],
@@ -956,6 +1137,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "editor",
+        validate: check_matmul,
         title_key: "embed.widget.editor",
         params: &["stage", "m", "n", "k", "src"],
         forced: &[],
@@ -968,6 +1150,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "puzzle",
+        validate: no_checks,
         title_key: "embed.widget.puzzle",
         params: &["id"],
         forced: &[],
@@ -980,6 +1163,7 @@ pub const WIDGETS: &[Widget] = &[
     },
     Widget {
         id: "gpu",
+        validate: no_checks,
         title_key: "embed.widget.gpu",
         params: &[],
         forced: &[],
@@ -1189,6 +1373,93 @@ pub fn race_report(
 
 #[cfg(test)]
 mod tests {
+
+    /// `setParams` settings as the widget would see them: `old` with `pairs` set.
+    fn with(old: &Query, pairs: &[(&str, &str)]) -> Query {
+        let mut q = old.clone();
+        for (k, v) in pairs {
+            q.set(k, v);
+        }
+        q
+    }
+
+    #[test]
+    fn set_params_is_judged_by_the_pages_own_parser() {
+        let base = Query::default();
+        let train = widget("train").expect("train widget");
+        let e = train
+            .check_params(&base, &with(&base, &[("batch", "999999")]))
+            .expect_err("batch out of range");
+        assert_eq!(e.key, "train.err.batch");
+        assert!(e.args.contains(&("value", "999999".to_string())), "{e:?}");
+        assert_eq!(
+            train
+                .check_params(&base, &with(&base, &[("act", "sigmoidish")]))
+                .map_err(|e| e.key),
+            Err("train.err.act")
+        );
+        assert_eq!(
+            train.check_params(&base, &with(&base, &[("batch", "16")])),
+            Ok(())
+        );
+        // The batch experiment shares the training page's settings.
+        assert!(widget("batch")
+            .expect("batch widget")
+            .check_params(&base, &with(&base, &[("batch", "999999")]))
+            .is_err());
+
+        let race = widget("race").expect("race widget");
+        let e = race
+            .check_params(&base, &with(&base, &[("cpu", "abacus")]))
+            .expect_err("unknown cpu");
+        assert_eq!(e.key, "race.bad_param");
+        assert_eq!(
+            race.check_params(&base, &with(&base, &[("n", "256")])),
+            Ok(())
+        );
+
+        let matmul = widget("matmul").expect("matmul widget");
+        assert_eq!(
+            matmul
+                .check_params(&base, &with(&base, &[("m", "99999999")]))
+                .map_err(|e| e.key),
+            Err("size.out_of_range")
+        );
+        assert_eq!(
+            matmul.check_params(&base, &with(&base, &[("m", "64")])),
+            Ok(())
+        );
+        let conv = widget("conv-direct").expect("conv widget");
+        assert!(conv
+            .check_params(&base, &with(&base, &[("stride", "0")]))
+            .is_err());
+
+        let filter = widget("conv-filter").expect("conv page widget");
+        assert_eq!(
+            filter
+                .check_params(&base, &with(&base, &[("img", "nope")]))
+                .map_err(|e| e.key),
+            Err("conv.error.url")
+        );
+        let simt = widget("simt").expect("simt widget");
+        assert!(simt
+            .check_params(&base, &with(&base, &[("size", "100000")]))
+            .is_err());
+    }
+
+    #[test]
+    fn an_address_that_was_already_bad_does_not_block_other_settings() {
+        let bad = with(&Query::default(), &[("batch", "999999")]);
+        let train = widget("train").expect("train widget");
+        assert_eq!(
+            train.check_params(&bad, &with(&bad, &[("seed", "7")])),
+            Ok(())
+        );
+        // A second bad value still is refused.
+        assert!(train
+            .check_params(&bad, &with(&bad, &[("act", "nope")]))
+            .is_err());
+    }
 
     #[test]
     fn a_whole_number_parameter_refuses_anything_else() {

@@ -27,6 +27,15 @@ pub fn code(on: bool) -> &'static str {
     }
 }
 
+/// Takes `instructor=` out of a query: the value, and the query without it. The switch is
+/// read once (and saved); then it leaves the address bar, and no link, share or embed
+/// snippet the site writes from the query carries it to students.
+pub fn take(mut query: crate::query::Query) -> (crate::query::Query, Option<String>) {
+    let value = query.get(PARAM).map(str::to_owned);
+    query.remove(PARAM);
+    (query, value)
+}
+
 /// Instructor mode as the page should show it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Mode {
@@ -110,6 +119,17 @@ mod tests {
                 save: None
             }
         );
+    }
+
+    #[test]
+    fn take_leaves_the_rest_of_the_query() {
+        let q = crate::query::Query::parse("n=64&instructor=1&lang=zh");
+        let (rest, value) = take(q);
+        assert_eq!(value.as_deref(), Some("1"));
+        assert_eq!(rest.get(PARAM), None);
+        assert_eq!(rest.encode(), "n=64&lang=zh");
+        let (same, none) = take(crate::query::Query::parse("n=64"));
+        assert_eq!((same.encode().as_str(), none), ("n=64", None));
     }
 
     #[test]

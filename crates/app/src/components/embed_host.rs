@@ -86,7 +86,7 @@ pub struct EmbedHostProps {
 /// What the message listener needs, shared with the render (refreshed on every render).
 struct Shared {
     widget: &'static Widget,
-    lang: &'static str,
+    lang: crate::i18n::Lang,
     query: Query,
     allowed: Vec<String>,
     /// Some while a run the host asked for is going (with the request's id).
@@ -249,9 +249,21 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
             if let Err(e) = widget.check_values(&params) {
                 return post(&allowed, &error_json(id, &e));
             }
-            let mut q = shared.borrow().query.clone();
+            let (old, lang) = {
+                let s = shared.borrow();
+                (s.query.clone(), s.lang)
+            };
+            let mut q = old.clone();
             for (k, v) in &params {
                 q.set(k, v);
+            }
+            // The page's own parser judges the values; a refused one leaves the widget as
+            // it was and the host gets the page's message, in the embed's language.
+            if let Err(e) = widget.check_params(&old, &q) {
+                let args: Vec<(&str, &str)> =
+                    e.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let message = crate::i18n::tf(lang, e.key, &args);
+                return post(&allowed, &error_json(id, &RequestError::Refused(message)));
             }
             apply_query(shared, q, id);
         }
@@ -290,6 +302,9 @@ fn apply_query(shared: &Rc<RefCell<Shared>>, q: Query, id: Option<&Id>) {
     }
     post(&allowed, &state_json(&shared.borrow(), id));
 }
+
+/// The shortest time between two `resize` messages (about one frame at 60 Hz).
+const RESIZE_GAP_MS: f64 = 16.0;
 
 /// The content's height in CSS pixels (what the iframe should be).
 fn content_height() -> u32 {
@@ -339,52 +354,90 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
             post(&allowed, &json);
         })));
     }
-    // The content's height goes to the host at most once per animation frame (the
-    // observer only asks for a frame; the frame measures) and only when it changed, so
-    // a burst of layout changes inside one frame is one message, not a bounce.
-    let last = Rc::new(RefCell::new(0u32));
+    // The content's height goes to the host on a timer, never on an animation frame: Chrome
+    // throttles rAF (and delays ResizeObserver) in a cross-origin frame scrolled out of view,
+    // and a height changed there must still reach the host. Changes are coalesced (one
+    // measurement per burst, at most one message per RESIZE_GAP_MS) and sent only when the
+    // height really changed. A MutationObserver (a microtask, never throttled) notices DOM
+    // changes; the ResizeObserver and the window's resize cover layout-only changes.
+    let last = Rc::new(RefCell::new((0u32, f64::NEG_INFINITY)));
     let pending = Rc::new(RefCell::new(None::<i32>));
-    let on_frame = {
-        let (shared, pending) = (shared.clone(), pending.clone());
+    let on_timer = {
+        let (shared, pending, last) = (shared.clone(), pending.clone(), last.clone());
         Closure::<dyn FnMut()>::new(move || {
             *pending.borrow_mut() = None;
             let h = content_height();
-            if h != *last.borrow() {
-                *last.borrow_mut() = h;
+            if h != last.borrow().0 {
+                *last.borrow_mut() = (h, js_sys::Date::now());
                 let allowed = shared.borrow().allowed.clone();
                 post(&allowed, &Out::Resize { height: h }.to_json());
                 post_lti(&allowed, h);
             }
         })
     };
-    let on_resize = {
+    let on_change = {
         let pending = pending.clone();
-        let frame: js_sys::Function = on_frame
+        let last = last.clone();
+        let timer: js_sys::Function = on_timer
             .as_ref()
             .unchecked_ref::<js_sys::Function>()
             .clone();
         Closure::<dyn FnMut()>::new(move || {
             if pending.borrow().is_none() {
-                *pending.borrow_mut() = gloo::utils::window().request_animation_frame(&frame).ok();
+                let since = js_sys::Date::now() - last.borrow().1;
+                let wait = (RESIZE_GAP_MS - since).clamp(0.0, RESIZE_GAP_MS) as i32;
+                *pending.borrow_mut() = gloo::utils::window()
+                    .set_timeout_with_callback_and_timeout_and_arguments_0(&timer, wait)
+                    .ok();
             }
         })
     };
-    let observer = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()).ok();
-    if let (Some(o), Some(main)) = (&observer, gloo::utils::document().get_element_by_id("main")) {
-        o.observe(&main);
+    let main = gloo::utils::document().get_element_by_id("main");
+    let observer = web_sys::ResizeObserver::new(on_change.as_ref().unchecked_ref()).ok();
+    let mutations = web_sys::MutationObserver::new(on_change.as_ref().unchecked_ref()).ok();
+    if let Some(main) = &main {
+        if let Some(o) = &observer {
+            o.observe(main);
+        }
+        if let Some(m) = &mutations {
+            let opts = web_sys::MutationObserverInit::new();
+            opts.set_subtree(true);
+            opts.set_child_list(true);
+            opts.set_attributes(true);
+            opts.set_character_data(true);
+            let _ = m.observe_with_options(main, &opts);
+        }
     }
+    let window_resize = {
+        let f: js_sys::Function = on_change
+            .as_ref()
+            .unchecked_ref::<js_sys::Function>()
+            .clone();
+        gloo::events::EventListener::new(&gloo::utils::window(), "resize", move |_| {
+            let _ = f.call0(&JsValue::NULL);
+        })
+    };
+    // The first measurement, whatever the observers do.
+    let _ = on_change
+        .as_ref()
+        .unchecked_ref::<js_sys::Function>()
+        .call0(&JsValue::NULL);
     move || {
         drop(listener);
         api::set_reporter(None);
+        drop(window_resize);
         if let Some(o) = observer {
             o.disconnect();
         }
-        // A frame asked for and not yet run would call a dropped closure.
-        if let Some(id) = pending.borrow_mut().take() {
-            let _ = gloo::utils::window().cancel_animation_frame(id);
+        if let Some(m) = mutations {
+            m.disconnect();
         }
-        drop(on_resize);
-        drop(on_frame);
+        // A timer set and not yet run would call a dropped closure.
+        if let Some(id) = pending.borrow_mut().take() {
+            gloo::utils::window().clear_timeout_with_handle(id);
+        }
+        drop(on_change);
+        drop(on_timer);
     }
 }
 
@@ -424,7 +477,7 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
         };
         let fresh = Shared {
             widget,
-            lang: ctx.lang.code(),
+            lang: ctx.lang,
             query: query.clone(),
             allowed: allowed.clone(),
             pending: None,
@@ -465,7 +518,7 @@ pub fn EmbedHost(props: &EmbedHostProps) -> Html {
                     &s.allowed,
                     &Out::Ready {
                         widget: s.widget.id,
-                        lang: s.lang,
+                        lang: s.lang.code(),
                         params: &params,
                     }
                     .to_json(),

@@ -108,6 +108,16 @@ fn puzzle_report(id: &str, v: &Verdict, all_sizes: bool) -> page_models::embed::
     ]
 }
 
+/// `run-finished` of a run the learner's code kept from a verdict (docs/embedding.md).
+fn failed_report(id: &str, reason: String) -> page_models::embed::Report {
+    use page_models::embed::Field;
+    vec![
+        ("puzzle", Field::Str(id.into())),
+        ("passed", Field::Bool(false)),
+        ("reason", Field::Str(reason)),
+    ]
+}
+
 /// Why a run gave no verdict.
 enum RunFail {
     /// naga found a binding the puzzle provides that the kernel leaves unused (or another
@@ -521,7 +531,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                     if !run.finish() {
                         return;
                     }
-                    page_models::embed::report(answer_report(p, &r));
+                    page_models::embed::report(answer_report(&ctx, p, &r));
                     *runs.borrow_mut() += 1;
                     outcome.set(answer_outcome(&ctx, p, r));
                 },
@@ -867,18 +877,30 @@ fn access_view(ctx: &Ctx, p: &Puzzle, a: &Accesses, selected: u32, select: &Call
     }
 }
 
-/// What a run's answer reports to an embedding page.
+/// What a run's answer reports to an embedding page. A run that fails because of the
+/// learner's code (bindings, a loop, WGSL that does not compile) is a normal outcome:
+/// `passed: false` with the page's own words as `reason`, in the page's language. Only a
+/// failure of the machinery (timeout, device) is an `error`.
 fn answer_report(
+    ctx: &Ctx,
     p: &Puzzle,
     r: &Option<Result<Answer, RunFail>>,
 ) -> Result<page_models::embed::Report, String> {
+    let failed = |reason: String| Ok(failed_report(p.id, reason));
     match r {
         Some(Ok(a)) => Ok(puzzle_report(p.id, &a.verdict, a.failed_at.is_none())),
         None => Err("timed out".into()),
+        Some(Err(RunFail::Gpu(e @ GpuError::Shader(_)))) => failed(error_text(ctx, e)),
         Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
-        Some(Err(RunFail::Bindings(_))) => Err("bindings".into()),
-        Some(Err(RunFail::LoopStopped { .. })) => Err("loop budget spent".into()),
-        Some(Err(RunFail::Budget(e))) => Err(e.clone()),
+        Some(Err(RunFail::Bindings(b))) => failed(bindings_text(ctx, p, b)),
+        Some(Err(RunFail::LoopStopped { line, budget })) => failed(ctx.tf(
+            "editor.loop_stopped",
+            &[("line", &line.to_string()), ("budget", &budget.to_string())],
+        )),
+        Some(Err(RunFail::Budget(e))) => failed(ctx.tf(
+            "editor.loop_budget_failed",
+            &[("why", &super::code_editor::editor_error(ctx, e))],
+        )),
     }
 }
 

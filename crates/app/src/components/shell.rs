@@ -62,12 +62,26 @@ pub fn initial_text() -> (Lang, &'static [crate::i18n::Part]) {
     (resolve_lang(&Query::parse(query)), parts)
 }
 
+thread_local! {
+    /// The instructor switch as this tab last set it (by a link or the switch), so it holds
+    /// after `instructor=` left the address even where storage is refused.
+    static INSTRUCTOR_CHOICE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
+}
+
 #[function_component]
 fn Root() -> Html {
     let location = use_location();
     let navigator = use_navigator();
     let route = use_route::<Route>().unwrap_or(Route::NotFound);
     let query = Query::parse(location.as_ref().map(|l| l.query_str()).unwrap_or(""));
+    // `instructor=` is read here and nowhere else: every link built from the query is
+    // without it (an effect below also takes it out of the address bar).
+    let (query, instructor_asked) = instructor::take(query);
+    if let Some(on) = instructor_asked.as_deref().and_then(instructor::parse) {
+        if !route.is_embedded() {
+            INSTRUCTOR_CHOICE.with(|c| c.set(Some(on)));
+        }
+    }
     // The language asked for, and the one shown: a switch shows the old language until the
     // new one's text has arrived (fetched once, then cached by the service worker). A page
     // whose text parts have not arrived yet shows "Loading…" in place of its body.
@@ -164,20 +178,30 @@ fn Root() -> Html {
     let ready = (lang == wanted && crate::i18n::is_ready(lang, parts))
         .then(|| format!("{} {} {}", route.to_path(), lang.code(), visits.borrow().1));
 
+    // This tab's last choice, then the saved one (storage may be refused: private mode).
+    let remembered = INSTRUCTOR_CHOICE
+        .with(|c| c.get())
+        .map(|on| instructor::code(on).to_string())
+        .or_else(|| storage().and_then(|s| s.get_item(instructor::STORAGE_KEY).ok().flatten()));
     let mode = instructor::resolve(
         route.is_embedded(),
-        query.get(instructor::PARAM),
-        storage()
-            .and_then(|s| s.get_item(instructor::STORAGE_KEY).ok().flatten())
-            .as_deref(),
+        instructor_asked.as_deref(),
+        remembered.as_deref(),
     );
-    use_effect_with(mode.save, |save| {
-        // A link's `instructor=` is kept as the visitor's choice; storage may be refused
-        // (private mode): the URL still decides for this page.
-        if let (Some(on), Some(s)) = (*save, storage()) {
-            let _ = s.set_item(instructor::STORAGE_KEY, instructor::code(on));
-        }
-    });
+    {
+        let (route, query, navigator) = (route.clone(), query.clone(), navigator.clone());
+        let asked = instructor_asked.is_some();
+        use_effect_with((mode.save, asked), move |&(save, asked)| {
+            // A link's `instructor=` is kept as the visitor's choice, then taken out of the
+            // address bar so a copied address does not switch a student's tools on.
+            if let (Some(on), Some(s)) = (save, storage()) {
+                let _ = s.set_item(instructor::STORAGE_KEY, instructor::code(on));
+            }
+            if let (true, Some(nav)) = (asked, navigator) {
+                replace_query(&nav, &route, &query);
+            }
+        });
+    }
     let ctx = Ctx {
         lang,
         webgpu: (*webgpu).clone(),
