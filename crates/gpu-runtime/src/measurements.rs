@@ -184,6 +184,17 @@ impl LaunchCosts {
     }
 }
 
+/// One checked run of the FMA probe (`launch_costs`'s every run).
+async fn fma(
+    gpu: &Gpu,
+    size: MeasureSize,
+    data: &[f32],
+    opts: &RunOptions,
+    ctl: &RunControl,
+) -> Result<Measured, GpuError> {
+    run_checked_with(gpu, "measure-fma", size, data, opts, ctl).await
+}
+
 /// Threads and iterations of the tiny kernel in [`launch_costs`].
 pub const TINY_THREADS: u32 = 64;
 pub const TINY_ITERS: u32 = 8;
@@ -210,18 +221,11 @@ pub async fn launch_costs(
         param: TINY_ITERS,
     };
     let fused_data = input(fused.elements as usize);
+    let once = RunOptions::default();
     // Warm the pipeline and the driver once. `progress(0)` before each run lets a cancel
     // stop the series before it submits anything more.
     progress(0)?;
-    run_checked_with(
-        gpu,
-        "measure-fma",
-        tiny,
-        &tiny_data,
-        &RunOptions::default(),
-        ctl,
-    )
-    .await?;
+    fma(gpu, tiny, &tiny_data, &once, ctl).await?;
     let many = RunOptions {
         warmup: 0,
         repetitions: dispatches,
@@ -231,31 +235,15 @@ pub async fn launch_costs(
     let (mut fused_ms, mut one_submit_ms) = (f64::INFINITY, f64::INFINITY);
     for _ in 0..3 {
         progress(0)?;
-        let f = run_checked_with(
-            gpu,
-            "measure-fma",
-            fused,
-            &fused_data,
-            &RunOptions::default(),
-            ctl,
-        )
-        .await?;
+        let f = fma(gpu, fused, &fused_data, &once, ctl).await?;
         fused_ms = fused_ms.min(f.timing.submit_to_result_ms);
         progress(0)?;
-        let one = run_checked_with(gpu, "measure-fma", tiny, &tiny_data, &many, ctl).await?;
+        let one = fma(gpu, tiny, &tiny_data, &many, ctl).await?;
         one_submit_ms = one_submit_ms.min(one.timing.submit_to_result_ms);
     }
     let mut separate_ms = 0.0;
     for i in 0..dispatches {
-        let r = run_checked_with(
-            gpu,
-            "measure-fma",
-            tiny,
-            &tiny_data,
-            &RunOptions::default(),
-            ctl,
-        )
-        .await?;
+        let r = fma(gpu, tiny, &tiny_data, &once, ctl).await?;
         separate_ms += r.timing.submit_to_result_ms;
         // The caller's Err (a cancel) stops the series here.
         progress(i + 1)?;

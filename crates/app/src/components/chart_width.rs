@@ -44,6 +44,15 @@ pub fn use_chart_width(node: NodeRef) -> Option<f64> {
     *width
 }
 
+/// A chart's node and the width to draw it at: its rendered width
+/// (`page_models::diagram::drawn_width`: `wide` until laid out, never under `min`).
+#[hook]
+pub fn use_drawn_width(wide: f64, min: f64) -> (NodeRef, f64) {
+    let node = use_node_ref();
+    let measured = use_chart_width(node.clone());
+    (node, page_models::diagram::drawn_width(measured, wide, min))
+}
+
 fn attach(node: &NodeRef, watch: &Rc<RefCell<Option<Watch>>>, width: UseStateHandle<Option<f64>>) {
     let el = node.cast::<web_sys::Element>();
     let same = match (&el, watch.borrow().as_ref()) {

@@ -7,10 +7,10 @@ use cpu_kernels::verify::{self, Precision};
 use gpu_runtime::{run_matmul_verified, GpuError, RunOptions};
 use yew::prelude::*;
 
-use page_models::diagram::{cores, drawn_width, Cores};
+use page_models::diagram::{cores, Cores};
 
 use super::kit as common;
-use crate::components::chart_width::use_chart_width;
+use crate::components::chart_width::use_drawn_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -192,12 +192,10 @@ pub fn Body() -> Html {
 #[function_component]
 fn CoresDiagram() -> Html {
     let ctx = use_context::<Ctx>();
-    let node = use_node_ref();
-    let measured = use_chart_width(node.clone());
+    let (node, w) = use_drawn_width(620.0, common::DIAGRAM_MIN_W);
     let Some(ctx) = ctx else {
         return Html::default();
     };
-    let w = drawn_width(measured, 620.0, common::DIAGRAM_MIN_W);
     // The GPU block: 16 × 12 small lanes on a 20 × 10 pitch (narrower on a phone).
     let Cores {
         side_by_side,

@@ -7,7 +7,7 @@ use yew::prelude::*;
 use page_models::diagram::{drawn_width, pitch};
 
 use super::kit as common;
-use crate::components::chart_width::use_chart_width;
+use crate::components::chart_width::{use_chart_width, use_drawn_width};
 use crate::components::Ctx;
 use crate::session;
 
@@ -166,12 +166,10 @@ fn stride_chart(
 #[function_component]
 fn AccessDiagram() -> Html {
     let ctx = use_context::<Ctx>();
-    let node = use_node_ref();
-    let measured = use_chart_width(node.clone());
+    let (node, w) = use_drawn_width(620.0, common::DIAGRAM_MIN_W);
     let Some(ctx) = ctx else {
         return Html::default();
     };
-    let w = drawn_width(measured, 620.0, common::DIAGRAM_MIN_W);
     let cells = 32;
     // 16 px cells on an 18 px pitch, less where the width is less.
     let pitch = pitch(w - 40.0, cells, 18.0);

@@ -5,12 +5,12 @@ use lessons::allreduce::{self, RingError, LINKS};
 use lessons::units::{parse_count, parse_number};
 use numbers::{decimal_bytes, duration};
 use page_models::chart;
-use page_models::diagram::{drawn_width, panels, PANEL_ROW_W, PANEL_W};
+use page_models::diagram::{panels, PANEL_ROW_W, PANEL_W};
 use yew::prelude::*;
 use yew_router::prelude::*;
 
 use super::vram::form::{self, q, select, text_field, FieldError};
-use crate::components::chart_width::use_chart_width;
+use crate::components::chart_width::{use_chart_width, use_drawn_width};
 use crate::components::Ctx;
 
 /// The ring all-reduce formula (maths, not prose).
@@ -32,12 +32,10 @@ fn gpu_box(x: f64, y: f64, label: &str) -> Html {
 #[function_component]
 fn Diagram() -> Html {
     let ctx = use_context::<Ctx>();
-    let node = use_node_ref();
-    let measured = use_chart_width(node.clone());
+    let (node, w) = use_drawn_width(PANEL_ROW_W, PANEL_W + 20.0);
     let Some(ctx) = ctx else {
         return Html::default();
     };
-    let w = drawn_width(measured, PANEL_ROW_W, PANEL_W + 20.0);
     let (places, h) = panels(w);
     let side_by_side = w >= PANEL_ROW_W;
     let gpu = |i: u32| format!("GPU {i}");

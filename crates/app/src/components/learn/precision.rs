@@ -8,10 +8,10 @@ use gpu_runtime::{run_matmul_verified, RunOptions};
 use lessons::precision::{Format, TypedError, FORMATS};
 use yew::prelude::*;
 
-use page_models::diagram::{drawn_width, pitch, text_width};
+use page_models::diagram::{pitch, text_width};
 
 use super::kit::{self as common, Phase};
-use crate::components::chart_width::use_chart_width;
+use crate::components::chart_width::use_drawn_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -341,12 +341,10 @@ fn f16_result(ctx: &Ctx, phase: &Phase<ErrorResult>, f16_reason: &str) -> Html {
 #[function_component]
 fn BitLayout() -> Html {
     let ctx = use_context::<Ctx>();
-    let node = use_node_ref();
-    let measured = use_chart_width(node.clone());
+    let (node, w) = use_drawn_width(640.0, common::DIAGRAM_MIN_W);
     let Some(ctx) = ctx else {
         return Html::default();
     };
-    let w = drawn_width(measured, 640.0, common::DIAGRAM_MIN_W);
     let x0 = FORMATS
         .iter()
         .map(|f| text_width(f.name, common::LABEL_PX))

@@ -4,10 +4,10 @@
 use gpu_runtime::{measurements, RunOptions};
 use yew::prelude::*;
 
-use page_models::diagram::{drawn_width, lanes, text_width, Lanes};
+use page_models::diagram::{lanes, text_width, Lanes};
 
 use super::kit as common;
-use crate::components::chart_width::use_chart_width;
+use crate::components::chart_width::use_drawn_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -110,12 +110,10 @@ pub fn Body() -> Html {
 #[function_component]
 fn DivergenceDiagram() -> Html {
     let ctx = use_context::<Ctx>();
-    let node = use_node_ref();
-    let measured = use_chart_width(node.clone());
+    let (node, w) = use_drawn_width(640.0, common::DIAGRAM_MIN_W);
     let Some(ctx) = ctx else {
         return Html::default();
     };
-    let w = drawn_width(measured, 640.0, common::DIAGRAM_MIN_W);
     let lanes_label = ctx.t("lesson.simt.diagram_lanes");
     let Lanes {
         side_by_side,

@@ -5,10 +5,10 @@
 use gpu_runtime::measurements::{self, LaunchCosts};
 use yew::prelude::*;
 
-use page_models::diagram::{drawn_width, text_width, timeline, Timeline};
+use page_models::diagram::{text_width, timeline, Timeline};
 
 use super::kit as common;
-use crate::components::chart_width::use_chart_width;
+use crate::components::chart_width::use_drawn_width;
 use crate::components::Ctx;
 use crate::session;
 
@@ -114,12 +114,10 @@ pub fn Body() -> Html {
 #[function_component]
 fn TimelineDiagram() -> Html {
     let ctx = use_context::<Ctx>();
-    let node = use_node_ref();
-    let measured = use_chart_width(node.clone());
+    let (node, w) = use_drawn_width(620.0, common::DIAGRAM_MIN_W);
     let Some(ctx) = ctx else {
         return Html::default();
     };
-    let w = drawn_width(measured, 620.0, common::DIAGRAM_MIN_W);
     let (many, one) = (
         ctx.t("lesson.utilisation.diagram_many"),
         ctx.t("lesson.utilisation.diagram_one"),
