@@ -201,6 +201,8 @@ pub fn dist(out: &Path, base: Option<&str>) -> Result<BuildReport, String> {
     let locales = root().join("crates/app/locales");
     let loader = crate::embed_site::write_loader(out, &locales)?;
     info(&format!("one-line embed loader: embed.js and {loader}"));
+    let module = crate::embed_site::write_notebook_module(out)?;
+    info(&format!("notebook widget module: widget.mjs and {module}"));
     crate::embed_site::index_discovery(out, base)?;
     let version = crate::hosting::finish_site(out)?;
     info(&format!(

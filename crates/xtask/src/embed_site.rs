@@ -1,5 +1,6 @@
 //! The site's embedding files beyond the app: the one-line loader (`embed.js`, also as
-//! `embed.<hash>.js`) with the widget list and its text written in, and for every widget a
+//! `embed.<hash>.js`) with the widget list and its text written in, the notebook widget's
+//! module (`widget.mjs`, also as `widget.<hash>.mjs`), and for every widget a
 //! static page `embed/<widget>.html` (`.zh.html` in Chinese) that opens it, whose oEmbed
 //! discovery link names `embed/<widget>.json` (`.zh.json`).
 //!
@@ -140,6 +141,21 @@ pub fn write_loader(out: &Path, locales: &Path) -> Result<String, String> {
         .replace(t_mark, &loader_text(&tables, &widgets));
     let hashed = format!("embed.{}.js", fingerprint(text.as_bytes()));
     for name in ["embed.js", hashed.as_str()] {
+        std::fs::write(out.join(name), &text).map_err(|e| err(&out.join(name), e))?;
+    }
+    Ok(hashed)
+}
+
+/// The notebook widget's module: the Python package's `_esm`, its one copy.
+pub const NOTEBOOK_MODULE: &str = "python/gpu_playground/gpu_playground/widget.mjs";
+
+/// Writes the notebook widget's module into the site as `widget.mjs` and `widget.<hash>.mjs`
+/// (for notebooks that pin a version). Returns the hashed name.
+pub fn write_notebook_module(out: &Path) -> Result<String, String> {
+    let module = crate::util::root().join(NOTEBOOK_MODULE);
+    let text = std::fs::read(&module).map_err(|e| err(&module, e))?;
+    let hashed = format!("widget.{}.mjs", fingerprint(&text));
+    for name in ["widget.mjs", hashed.as_str()] {
         std::fs::write(out.join(name), &text).map_err(|e| err(&out.join(name), e))?;
     }
     Ok(hashed)

@@ -4,6 +4,7 @@
 //! No dependencies beyond std (and `locale-files`, std only too), so `cargo xtask` itself
 //! compiles in seconds.
 
+mod books;
 mod build;
 mod docs;
 mod embed_site;
@@ -48,6 +49,8 @@ cargo xtask <command>
                      (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)
   loaded [--runs 3]  the whole suite from fresh clones of HEAD, N times in a row, while busy
                      loops keep every core occupied (proof that no check needs an idle machine)
+  books              build the example books in docs/examples/books/ (mdBook, Jupyter Book:
+                     installs both, pinned) into docs/examples/books/built/, which is committed
   setup              only install the tools the other commands need
   help               this text
 
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Some("soak") => test::soak(&args[1..]),
         Some("loaded") => loaded::loaded(&args[1..]),
         Some("setup") => tools::setup_all(),
+        Some("books") => books::books(),
         Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {
             print!("{HELP}");

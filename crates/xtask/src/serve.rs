@@ -130,10 +130,17 @@ fn respond(
     body: &[u8],
     with_body: bool,
 ) -> std::io::Result<()> {
+    // JavaScript may be imported by other origins' pages (a notebook imports widget.mjs), as
+    // GitHub Pages allows for every file.
+    let cors = if content_type.starts_with("text/javascript") {
+        "Access-Control-Allow-Origin: *\r\n"
+    } else {
+        ""
+    };
     let head = format!(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\n\
          Cache-Control: no-cache\r\nContent-Security-Policy: {CSP}; frame-ancestors *\r\n\
-         Connection: close\r\n\r\n",
+         {cors}Connection: close\r\n\r\n",
         body.len()
     );
     stream.write_all(head.as_bytes())?;

@@ -73,6 +73,9 @@ pub fn test() -> Result<(), String> {
     record("Format check (cargo fmt --check)", &mut || {
         check(Command::new("cargo").args(["fmt", "--all", "--check"]))
     });
+    record("Notebook widget's Python package (pytest)", &mut || {
+        python_tests()
+    });
     record(
         "Clippy + unit and native GPU tests (software Vulkan)",
         &mut || {
@@ -249,6 +252,37 @@ fn lint_while_building(cmd: &mut Command) -> Result<(), String> {
     Ok(())
 }
 
+/// Installs the notebook widget's Python package into the cached venv (a fresh copy each time,
+/// so what is tested is what `pip install` makes of the sources) and runs its pytest tests.
+fn python_tests() -> Result<Tally, String> {
+    let venv = tools::ensure_python_venv()?;
+    let python = venv.join("bin/python");
+    crate::util::run(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--force-reinstall",
+                "--no-deps",
+            ])
+            .arg(root().join("python/gpu_playground"))
+            .current_dir(root()),
+    )?;
+    counted_by(
+        Command::new(&python).args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "python/gpu_playground/tests",
+        ]),
+        parse_pytest,
+    )
+}
+
 /// A command that passes or fails as a whole (fmt): one check.
 fn check(cmd: &mut Command) -> Result<Tally, String> {
     crate::util::run(cmd.current_dir(root())).map(|_| Tally {
@@ -262,6 +296,11 @@ fn check(cmd: &mut Command) -> Result<Tally, String> {
 /// `ℹ cancelled N` (counted as failed) / `ℹ skipped N` / `ℹ todo N`, and native checks'
 /// `SKIPPED: …` lines.
 fn counted(cmd: &mut Command) -> Result<Tally, String> {
+    counted_by(cmd, parse_counts)
+}
+
+/// [`counted`] with another tool's result lines.
+fn counted_by(cmd: &mut Command, parse: fn(&str, &mut Tally)) -> Result<Tally, String> {
     let shown = describe(cmd);
     info(&format!("$ {shown}"));
     let mut child = cmd
@@ -273,7 +312,7 @@ fn counted(cmd: &mut Command) -> Result<Tally, String> {
     if let Some(out) = child.stdout.take() {
         for line in BufReader::new(out).lines().map_while(Result::ok) {
             println!("{line}");
-            parse_counts(&line, &mut tally);
+            parse(&line, &mut tally);
         }
     }
     let status = child.wait().map_err(|e| e.to_string())?;
@@ -284,6 +323,38 @@ fn counted(cmd: &mut Command) -> Result<Tally, String> {
         return Err(format!("`{shown}` ran no test"));
     }
     Ok(tally)
+}
+
+/// pytest's last line with `-q`: `1 failed, 13 passed, 2 skipped in 0.30s` (errors count as
+/// failed).
+fn parse_pytest(line: &str, tally: &mut Tally) {
+    let l = line.trim().trim_matches('=').trim();
+    let Some((counts, time)) = l.rsplit_once(" in ") else {
+        return;
+    };
+    if !time.ends_with('s') {
+        return;
+    }
+    let mut found = Tally::default();
+    for part in counts.split(", ") {
+        let Some((n, what)) = part.split_once(' ') else {
+            return;
+        };
+        let Ok(n) = n.parse::<u64>() else {
+            return;
+        };
+        match what {
+            "passed" => found.passed += n,
+            "failed" | "error" | "errors" => found.failed += n,
+            "skipped" | "deselected" | "xfailed" | "xpassed" | "warning" | "warnings" => {
+                found.skipped += n
+            }
+            _ => return,
+        }
+    }
+    tally.passed += found.passed;
+    tally.failed += found.failed;
+    tally.skipped += found.skipped;
 }
 
 fn parse_counts(line: &str, tally: &mut Tally) {
@@ -515,6 +586,20 @@ mod tests {
                 "b.test.mjs"
             ]
         );
+    }
+
+    #[test]
+    fn counts_pytest_result_lines() {
+        let mut t = Tally::default();
+        for line in [
+            "..............                                                           [100%]",
+            "1 failed, 13 passed, 2 skipped in 0.30s",
+            "===== 3 passed, 1 error in 1.02s =====",
+            "the tests ran in 2s",
+        ] {
+            parse_pytest(line, &mut t);
+        }
+        assert_eq!((t.passed, t.failed, t.skipped), (16, 2, 2));
     }
 
     #[test]

@@ -85,6 +85,47 @@ impl WasmToolchain {
     }
 }
 
+/// The notebook widget's test dependencies from PyPI, pinned (the venv's folder is named by
+/// them, so a change makes a fresh one).
+const PYTHON_TEST_PACKAGES: &[&str] = &["anywidget==0.11.0", "pytest==9.2.0"];
+
+/// A Python venv with [`PYTHON_TEST_PACKAGES`] for the notebook widget's tests.
+pub fn ensure_python_venv() -> Result<PathBuf, String> {
+    ensure_venv(PYTHON_TEST_PACKAGES, "the notebook widget's Python tests")
+}
+
+/// A Python venv with `packages` (pinned, from PyPI; ~10 s for the test ones), made once per
+/// machine in the tools cache, in a folder named by them, so a change makes a fresh one.
+/// Debian's python3-venv where `python3 -m venv` lacks ensurepip.
+pub fn ensure_venv(packages: &[&str], why: &str) -> Result<PathBuf, String> {
+    let name: String = packages
+        .iter()
+        .map(|p| p.replace("==", "-"))
+        .collect::<Vec<_>>()
+        .join("+");
+    let venv = tools_dir().join(format!("python-venv-{name}"));
+    if venv.join("bin/python").exists() {
+        return Ok(venv);
+    }
+    std::fs::create_dir_all(tools_dir()).map_err(|e| format!("{}: {e}", tools_dir().display()))?;
+    let partial = tools_dir().join(format!("python-venv-{name}.partial"));
+    let _ = std::fs::remove_dir_all(&partial);
+    let make = |dir: &Path| run(Command::new("python3").args(["-m", "venv"]).arg(dir));
+    if make(&partial).is_err() {
+        let _ = std::fs::remove_dir_all(&partial);
+        ensure_debs(&["python3", "python3-venv"], why)?;
+        make(&partial)?;
+    }
+    run(Command::new(partial.join("bin/python"))
+        .args(["-m", "pip", "install", "--quiet"])
+        .args(packages))?;
+    // Renamed only when complete, so an interrupted install is not taken for a working one.
+    // Only `bin/python` is used (`python -m …`): it finds its venv from where it is, while
+    // the venv's other scripts name the folder they were made in.
+    std::fs::rename(&partial, &venv).map_err(|e| format!("{}: {e}", venv.display()))?;
+    Ok(venv)
+}
+
 /// Where downloaded tools live: shared by all clones on the machine, versioned by folder name.
 pub fn tools_dir() -> PathBuf {
     if let Some(d) = std::env::var_os("GPU_PLAYGROUND_TOOLS") {

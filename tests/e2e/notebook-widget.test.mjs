@@ -1,0 +1,233 @@
+// The notebook widget (python/gpu_playground/gpu_playground/widget.mjs) driven exactly as
+// anywidget drives it, on a page of ANOTHER origin standing in for JupyterLab: the module's
+// text imported from a blob: address, its default export's `render({ model, el })` called with
+// a model that has anywidget's API (get, set, save_changes, on, off), the cleanup it returns
+// called when the output goes. The widget's iframe mounts with the model's settings, its
+// height follows the widget, a run's `run-finished` lands in the model (set + save_changes),
+// a bad name is the loader's message in the output, and the site's widget.mjs works with no
+// `site` (it names its own).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import {
+  BASE_URL, launch, screenshot, assertNoErrors, waitForRoute,
+} from './helpers.mjs';
+
+const SITE_ORIGIN = new URL(BASE_URL).origin;
+const SITE_DIR = process.env.SITE_DIR;
+const API = 'gpu-playground';
+// What the Python package hands anywidget as `_esm`.
+const ESM = readFileSync(fileURLToPath(new URL('../../python/gpu_playground/gpu_playground/widget.mjs', import.meta.url)), 'utf8');
+const HASHED = readdirSync(SITE_DIR).find((f) => /^widget\.[0-9a-f]{16}\.mjs$/.test(f));
+let browser;
+let host;
+let hostOrigin;
+
+// The notebook page: cells whose outputs are where anywidget renders. `window.anywidget`
+// does what anywidget's front end does with a model's `_esm` (load_widget + render).
+const HOST_JS = `
+export function fakeModel(traits) {
+  const calls = [];
+  const listeners = new Map();
+  const model = {
+    get(name) { return traits[name]; },
+    set(name, value) {
+      calls.push(['set', name, JSON.parse(JSON.stringify(value))]);
+      traits[name] = value;
+      for (const cb of listeners.get('change:' + name) ?? []) cb();
+    },
+    save_changes() { calls.push(['save_changes']); },
+    on(event, cb) { listeners.set(event, [...(listeners.get(event) ?? []), cb]); },
+    off(event, cb) { listeners.set(event, (listeners.get(event) ?? []).filter((f) => f !== cb)); },
+    send() {},
+  };
+  return { model, calls, traits };
+}
+
+// anywidget: an _esm that is an address is imported from it, any other text from a blob:.
+async function loadWidget(esm) {
+  let mod;
+  if (esm.startsWith('http://') || esm.startsWith('https://')) {
+    mod = await import(esm);
+  } else {
+    const url = URL.createObjectURL(new Blob([esm], { type: 'text/javascript' }));
+    try { mod = await import(url); } finally { URL.revokeObjectURL(url); }
+  }
+  return typeof mod.default === 'function' ? await mod.default() : mod.default;
+}
+
+window.outputs = new Map();
+window.anywidget = async (cell, esm, traits) => {
+  const widget = await loadWidget(esm);
+  const el = document.createElement('div');
+  el.className = 'output';
+  document.getElementById(cell).appendChild(el);
+  const m = fakeModel(traits);
+  await widget.initialize?.({ model: m.model });
+  const cleanup = await widget.render({ model: m.model, el });
+  window.outputs.set(cell, { ...m, el, cleanup });
+  return true;
+};
+window.calls = (cell) => window.outputs.get(cell).calls;
+window.removeOutput = (cell) => {
+  const o = window.outputs.get(cell);
+  o.cleanup?.();
+  o.el.remove();
+};
+`;
+
+const HOST_CSS = 'body { margin: 0 auto; max-width: 1100px; padding: 0 12px; font-family: sans-serif }\n'
+  + '.cell { border-left: 3px solid #8ab; margin: 12px 0; padding: 4px 8px }\n'
+  + '.cell pre { background: #f4f6f8; margin: 0 0 6px; padding: 6px }\n';
+
+function notebook(lang, cells) {
+  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>notebook</title><link rel="stylesheet" href="/host.css">
+<script type="module" src="/host.js"></script></head><body>
+<h1>${lang === 'zh' ? '第 3 周：GPU 上的矩阵乘法' : 'Week 3: matrix multiplication on the GPU'}</h1>
+${cells.map(([id, code]) => `<div class="cell" id="${id}"><pre>${code}</pre></div>`).join('\n')}
+</body></html>`;
+}
+
+const pages = new Map();
+
+before(async () => {
+  assert.ok(HASHED, `no widget.<hash>.mjs in ${SITE_DIR}`);
+  assert.equal(readFileSync(`${SITE_DIR}/${HASHED}`, 'utf8'), ESM, 'the site ships the Python package\'s module');
+  browser = await launch();
+  host = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const files = { '/host.js': ['text/javascript', HOST_JS], '/host.css': ['text/css', HOST_CSS] };
+    if (files[url.pathname]) {
+      res.writeHead(200, { 'content-type': files[url.pathname][0] }).end(files[url.pathname][1]);
+      return;
+    }
+    const page = pages.get(url.pathname.slice(1));
+    if (!page) {
+      res.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+  });
+  await new Promise((r) => host.listen(0, '127.0.0.1', r));
+  hostOrigin = `http://127.0.0.1:${host.address().port}`;
+  assert.notEqual(hostOrigin, SITE_ORIGIN);
+});
+after(async () => {
+  await browser?.close();
+  await new Promise((r) => host?.close(r));
+});
+
+async function open(name, { width = 1280, height = 900 } = {}) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  await page.goto(`${hostOrigin}/${name}`);
+  await page.waitForFunction(() => typeof window.anywidget === 'function');
+  return { context, page, errors };
+}
+
+/** The widget frame in cell `cell`, once it shows the site's page with its ready signal. */
+async function widgetFrame(page, cell, widget, lang) {
+  const frame = await (await page.waitForSelector(`#${cell} .output iframe[src]`, { state: 'attached' })).contentFrame();
+  await frame.waitForURL((u) => u.href.startsWith(SITE_ORIGIN), { timeout: 60_000 });
+  await waitForRoute(frame, `/embed/${widget}`, { lang });
+  return frame;
+}
+
+/** Waits until the cell's iframe is as tall as its widget's content (see embed-loader.test.mjs). */
+async function followsContent(page, cell, frame) {
+  for (let i = 0; i < 20; i++) {
+    const content = await frame.evaluate(() => Math.ceil(document.getElementById('main').getBoundingClientRect().bottom + scrollY));
+    const ok = await page.waitForFunction(([sel, h]) => {
+      const f = document.querySelector(sel);
+      return Math.abs(f.getBoundingClientRect().height - Math.max(50, h)) <= 1;
+    }, [`#${cell} iframe`, content], { timeout: 10_000 }).then(() => true, () => false);
+    if (ok) return content;
+  }
+  throw new Error(`#${cell}: the iframe never took its widget's height`);
+}
+
+test('anywidget\'s way: the race mounts with the model\'s settings, follows its height, and a run lands in the model', async () => {
+  pages.set('nb.html', notebook('en', [['c1', 'GpuPlayground("race", n=64, lang="zh", hide="heading,tabs")']]));
+  const { context, page, errors } = await open('nb.html', { width: 900 });
+  await page.evaluate(([esm, site]) => window.anywidget('c1', esm, {
+    widget: 'race', params: { n: '64', hide: 'heading,tabs' }, lang: 'zh', site, results: {}, runs: 0,
+  }), [ESM, BASE_URL]);
+  const frame = await widgetFrame(page, 'c1', 'race', 'zh');
+  const src = await page.$eval('#c1 iframe', (f) => f.src);
+  assert.ok(src.startsWith(`${BASE_URL}#/embed/race?`), src);
+  assert.deepEqual(Object.fromEntries(new URLSearchParams(new URL(src).hash.split('?')[1])),
+    { n: '64', hide: 'heading,tabs', lang: 'zh', parentOrigin: hostOrigin });
+  assert.equal(await frame.inputValue('#race-n'), '64');
+  assert.equal(await page.$eval('#c1 iframe', (f) => f.title), 'GPU Playground：CPU 与 GPU 赛跑');
+  const before = await followsContent(page, 'c1', frame);
+  assert.deepEqual(await page.evaluate(() => window.calls('c1')), [], 'nothing written before a run');
+
+  // A run started in the widget (as a student's click would) ends in the model.
+  await frame.click('#race-start');
+  await page.waitForFunction(() => window.calls('c1').some((c) => c[0] === 'save_changes'), null, { timeout: 180_000 });
+  const calls = await page.evaluate(() => window.calls('c1'));
+  assert.deepEqual(calls.map((c) => c.slice(0, 2).join(' ')), ['set results', 'set runs', 'save_changes']);
+  const results = calls[0][2];
+  assert.equal(results.n, 64);
+  assert.equal(results.verified, true);
+  assert.ok(results.cpuMs > 0 && results.gpuMs > 0, JSON.stringify(results));
+  assert.equal(calls[1][2], 1);
+  const grown = await followsContent(page, 'c1', frame);
+  assert.ok(grown > before, `the frame grew with the result: ${before} → ${grown}`);
+
+  // A run-finished from a window that is not this output's frame is not the model's.
+  await page.evaluate((api) => new Promise((r) => {
+    // Heard here after the module's listener (added earlier) has had it.
+    addEventListener('message', (e) => { if (e.data?.results?.n === 1) r(); });
+    postMessage({ api, version: 1, type: 'run-finished', widget: 'race', results: { n: 1 } }, '*');
+  }), API);
+  assert.equal((await page.evaluate(() => window.calls('c1'))).length, 3);
+
+  // The output removed: the cleanup takes the frame and stops listening.
+  await page.evaluate(() => window.removeOutput('c1'));
+  assert.equal(await page.$$eval('iframe', (f) => f.length), 0);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a bad widget name is the loader\'s message in the output; the site\'s widget.mjs names its own site', async () => {
+  pages.set('nb-bad.html', notebook('zh', [['bad', 'GpuPlayground("nope")'], ['own', 'GpuPlayground("gpu")']]));
+  const { context, page, errors } = await open('nb-bad.html');
+  await page.evaluate(([esm, site]) => window.anywidget('bad', esm, { widget: 'nope', params: {}, lang: 'zh', site }), [ESM, BASE_URL]);
+  const alert = await page.waitForSelector('#bad .output [role="alert"]');
+  assert.match(await alert.textContent(), /GPU 游乐场没有名为“nope”的组件/);
+  // By address, as anywidget loads an _esm that is a URL; no `site` trait.
+  await page.evaluate((url) => window.anywidget('own', url, { widget: 'gpu', params: {}, lang: '' }), `${BASE_URL}${HASHED}`);
+  await widgetFrame(page, 'own', 'gpu', 'zh');
+  // The loader came once although two outputs asked for it.
+  assert.equal(await page.$$eval('script[src$="embed.js"]', (s) => s.length), 1);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const lang of ['en', 'zh']) {
+  test(`screenshots of a notebook with the widget at 390 and 1920 px (${lang})`, async () => {
+    pages.set(`nb-shots-${lang}.html`, notebook(lang, [['s1', `GpuPlayground("race", n=256, lang="${lang}")`]]));
+    const { context, page, errors } = await open(`nb-shots-${lang}.html`, { width: 390, height: 844 });
+    await page.evaluate(([esm, site, l]) => window.anywidget('s1', esm, {
+      widget: 'race', params: { n: '256' }, lang: l, site,
+    }), [ESM, BASE_URL, lang]);
+    const frame = await widgetFrame(page, 's1', 'race', lang);
+    for (const width of [390, 1920]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 1000 });
+      await followsContent(page, 's1', frame);
+      const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      assert.ok(pageWidth <= width, `the notebook is ${pageWidth} px wide at ${width}`);
+      await screenshot(page, `notebook-widget-${lang}-${width}`);
+    }
+    assertNoErrors(errors);
+    await context.close();
+  });
+}
