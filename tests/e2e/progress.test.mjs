@@ -99,9 +99,10 @@ for (const lang of ['en', 'zh']) {
         [good.replace('// mine', '// someone else'), lang === 'zh' ? /校验和不符/ : /checksum does not match/],
       ];
       for (const [text, want] of cases) {
+        const previous = await page.evaluate(() => document.querySelector('.progress-status [data-ok]')?.textContent ?? '');
         await importFile(page, text);
-        await page.waitForFunction((w) => document.querySelector('.progress-status [data-ok="false"]')?.textContent !== w,
-          await page.evaluate(() => document.querySelector('.progress-status [data-ok]')?.textContent ?? ''));
+        await page.waitForFunction((w) => (document.querySelector('.progress-status [data-ok="false"]')?.textContent ?? w) !== w,
+          previous);
         const s = await status(page);
         assert.equal(s.ok, false);
         assert.match(s.text, want);
