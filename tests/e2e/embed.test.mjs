@@ -315,7 +315,7 @@ for (const [lang, theme, colorScheme] of [['en', '', 'dark'], ['zh', '&theme=dar
 
 for (const lang of ['en', 'zh']) {
   for (const width of [390, 1280, 1920]) {
-    test(`the example course page (${lang}, ${width} px): three embeds, sized, a host button runs one`, async () => {
+    test(`the example course page (${lang}, ${width} px): four embeds, sized, a host button runs one`, async () => {
       const context = await browser.newContext({ viewport: { width, height: 1000 } });
       await context.addInitScript(RECORD_VIOLATIONS);
       const page = await context.newPage();
@@ -324,7 +324,7 @@ for (const lang of ['en', 'zh']) {
       page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
       const file = lang === 'zh' ? 'course.zh.html' : 'course.html';
       await page.goto(new URL(`examples/${file}`, BASE_URL).href);
-      await page.waitForFunction(() => document.querySelectorAll('iframe').length === 3);
+      await page.waitForFunction(() => document.querySelectorAll('iframe').length === 4);
       // Every embed sized itself (the page's script set each height from `resize`).
       await page.waitForFunction(() => [...document.querySelectorAll('iframe')]
         .every((f) => f.dataset.sized === 'true'), null, { timeout: 90_000 });
@@ -350,6 +350,48 @@ for (const lang of ['en', 'zh']) {
       await context.close();
     });
   }
+}
+
+for (const lang of ['en', 'zh']) {
+  test(`the example course page (${lang}): solving the puzzle shows its outcome, an anonymous xAPI statement`, async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const page = await context.newPage();
+    const errors = [];
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    const statements = [];
+    await page.exposeFunction('__statement', (s) => statements.push(s));
+    await page.addInitScript(() => addEventListener('message', (e) => {
+      if (e.data?.type === 'outcome') window.__statement(e.data);
+    }));
+    const file = lang === 'zh' ? 'course.zh.html' : 'course.html';
+    await page.goto(new URL(`examples/${file}`, BASE_URL).href);
+    const frame = await siteFrame(page, 'iframe[src*="/embed/puzzle"]', { path: '/embed/puzzle', lang });
+    // Show solution, Use it: the learner's kernel is now the right one; then Run.
+    await frame.click('.solution button');
+    await frame.click('.solution button');
+    await frame.click('#puzzle-run:not([disabled])', { timeout: 60_000 });
+    await page.waitForSelector('#outcomes li[data-verb="passed"]', { timeout: 120_000 });
+    const line = await page.textContent('#outcomes li[data-verb="passed"]');
+    assert.match(line, /^passed .*\/embed\/puzzle#map · /);
+    assert.match(line, lang === 'zh' ? /成功 = true · 得分 = 1 · 用时 = PT(\d+H)?(\d+M)?(\d+(\.\d)?S)?$/ : /success = true · score = 1 · time = PT(\d+H)?(\d+M)?(\d+(\.\d)?S)?$/);
+    const msg = statements.find((m) => m.statement.verb.display['en-US'] === 'passed');
+    assert.ok(msg, JSON.stringify(statements));
+    assert.equal(msg.api, 'gpu-playground');
+    assert.equal(msg.version, 1);
+    assert.equal(msg.widget, 'puzzle');
+    assert.equal(msg.statement.verb.id, 'http://adlnet.gov/expapi/verbs/passed');
+    assert.equal(msg.statement.object.id, new URL('embed/puzzle#map', BASE_URL).href);
+    assert.deepEqual(msg.statement.result.score, { scaled: 1 });
+    assert.equal(msg.statement.result.success, true);
+    assert.equal(msg.statement.context.language, lang);
+    // Anonymous: no actor, nothing that names the learner.
+    assert.equal(msg.statement.actor, undefined);
+    await page.locator('#outcomes').scrollIntoViewIfNeeded();
+    await screenshot(page, `embed-course-outcome-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  });
 }
 
 for (const [lang, width] of [['en', 1280], ['zh', 390], ['en', 1920]]) {

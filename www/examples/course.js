@@ -1,7 +1,8 @@
 // The worked example of a course page that embeds GPU Playground widgets (docs/embedding.md).
 // Copy it to your own site: set SITE to where GPU Playground is hosted, keep the rest.
-// It puts three widgets in iframes, sizes each from its `resize` messages, starts the race
-// from a button on this page, and prints every result the widgets send back.
+// It puts four widgets in iframes, sizes each from its `resize` messages, starts the race
+// from a button on this page, and prints every result and every outcome (an xAPI statement:
+// a puzzle passed, a run completed) the widgets send back.
 
 // Where the playground lives. Here: the folder above this example (same host). On your own
 // course site write it out, e.g. 'https://example.github.io/gpu-playground/'.
@@ -28,6 +29,7 @@ for (const slot of document.querySelectorAll('[data-widget]')) {
 }
 
 const results = document.getElementById('results');
+const outcomes = document.getElementById('outcomes');
 const text = results.dataset;
 let finished = 0;
 
@@ -61,6 +63,24 @@ addEventListener('message', (event) => {
       const parts = Object.entries(r).map(([k, v]) => `${k} = ${fmt(v)}`);
       log(`${msg.widget}: ${r.verified ? text.verified : text.unverified} · ${parts.join(', ')}`,
         r.verified ? 'ok' : 'bad');
+      break;
+    }
+    case 'outcome': {
+      // An xAPI statement without an actor: a course adds its learner and forwards it to its
+      // learning record store (docs/embedding.md, "Outcomes"). Here it is only shown.
+      const st = msg.statement;
+      const o = outcomes.dataset;
+      const r = st.result ?? {};
+      const bits = [`${st.verb.display['en-US']} ${st.object.id}`];
+      if (r.success !== undefined) bits.push(`${o.success} = ${r.success}`);
+      if (r.score) bits.push(`${o.score} = ${r.score.scaled}`);
+      bits.push(`${o.duration} = ${r.duration}`);
+      const li = document.createElement('li');
+      li.textContent = bits.join(' · ');
+      li.className = r.success === false ? 'bad' : 'ok';
+      li.dataset.verb = st.verb.display['en-US'];
+      outcomes.append(li);
+      outcomes.dataset.count = String(outcomes.children.length);
       break;
     }
     case 'error':

@@ -542,7 +542,7 @@ fn push_object(s: &mut String, fields: &[(&'static str, Field)]) {
     s.push('}');
 }
 
-fn push_num(s: &mut String, n: f64) {
+pub(crate) fn push_num(s: &mut String, n: f64) {
     if n.is_finite() {
         let _ = write!(s, "{n}");
     } else {
@@ -550,7 +550,7 @@ fn push_num(s: &mut String, n: f64) {
     }
 }
 
-fn quote(s: &mut String, v: &str) {
+pub(crate) fn quote(s: &mut String, v: &str) {
     s.push('"');
     for c in v.chars() {
         match c {

@@ -23,7 +23,7 @@ pub enum ShareError {
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
-fn base64url(bytes: &[u8]) -> String {
+pub(crate) fn base64url(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
@@ -39,7 +39,7 @@ fn base64url(bytes: &[u8]) -> String {
     out
 }
 
-fn unbase64url(s: &str) -> Option<Vec<u8>> {
+pub(crate) fn unbase64url(s: &str) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(s.len() * 3 / 4);
     let digits: Option<Vec<u32>> = s
         .bytes()

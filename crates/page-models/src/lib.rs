@@ -16,10 +16,12 @@
 //!   estimate before it starts, its own pieces, cancelling), [`chart`] (the ladder's
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
 //! - The race: [`race`]. Training: [`train`].
+//! - Progress carried to another device: [`learner_file`].
 //! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
 //!   [`timing`] (yours against the original), [`loop_budget`], [`scratch`] and
 //!   [`scratch_run`], [`puzzle_run`].
-//! - Embedding: [`embed`] (its URL, origin check and message API), [`embed_loader`] (the
+//! - Embedding: [`embed`] (its URL, origin check and message API), [`outcome`] (xAPI
+//!   statements of what the learner did), [`embed_loader`] (the
 //!   one-line loader's widget list and snippet), [`instructor`] (whether
 //!   the Embed buttons show).
 
@@ -33,7 +35,9 @@ pub mod embed;
 pub mod embed_loader;
 pub mod instructor;
 pub mod kernel_edit;
+pub mod learner_file;
 pub mod loop_budget;
+pub mod outcome;
 pub mod progress;
 pub mod puzzle_run;
 pub mod query;

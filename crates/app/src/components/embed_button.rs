@@ -158,7 +158,7 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
 
 /// Writes `text` to the clipboard (`navigator.clipboard.writeText`, through Reflect: no extra
 /// web-sys bindings); false where the browser offers no clipboard.
-fn copy_text(text: &str) -> bool {
+pub(super) fn copy_text(text: &str) -> bool {
     let nav = gloo::utils::window().navigator();
     let clip = js_sys::Reflect::get(&nav, &"clipboard".into()).ok();
     let write = clip.as_ref().and_then(|c| {

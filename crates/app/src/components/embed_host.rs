@@ -318,9 +318,34 @@ fn content_height() -> u32 {
         .max(0.0) as u32
 }
 
+thread_local! {
+    /// When the time of the next outcome's `duration` started: the widget opening, then
+    /// each outcome sent.
+    static SINCE_MS: std::cell::Cell<f64> = std::cell::Cell::new(js_sys::Date::now());
+}
+
+/// Posts an `outcome` statement (only to a verified parentOrigin, as every message).
+fn post_outcome(shared: &Rc<RefCell<Shared>>, id: Option<&Id>, o: &page_models::outcome::Outcome) {
+    let (allowed, widget, lang) = {
+        let s = shared.borrow();
+        (s.allowed.clone(), s.widget.id, s.lang)
+    };
+    let location = gloo::utils::window().location();
+    let site = format!(
+        "{}{}",
+        location.origin().unwrap_or_default(),
+        location.pathname().unwrap_or_default()
+    );
+    let now = js_sys::Date::now();
+    let seconds = (now - SINCE_MS.with(|c| c.replace(now))) / 1000.0;
+    let json = page_models::outcome::message(id, &site, widget, lang.code(), o, seconds);
+    post(&allowed, &json);
+}
+
 /// Connects the embed to its host page: the `message` listener, the reporter that sends a
 /// run's result, and the size observer. Returns what disconnects them.
 fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
+    SINCE_MS.with(|c| c.set(js_sys::Date::now()));
     let listener = {
         let shared = shared.clone();
         gloo::events::EventListener::new(&gloo::utils::window(), "message", move |e| {
@@ -337,6 +362,8 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
                 (s.allowed.clone(), s.widget.id, s.pending.take())
             };
             let id = pending.flatten();
+            // The learner's outcome follows the run's measurements (docs: "Outcomes").
+            let outcome = page_models::outcome::of_report(&result);
             let json = match result {
                 Ok(results) => Out::RunFinished {
                     id: id.as_ref(),
@@ -352,6 +379,13 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
                 .to_json(),
             };
             post(&allowed, &json);
+            post_outcome(&shared, id.as_ref(), &outcome);
+        })));
+    }
+    {
+        let shared = shared.clone();
+        page_models::outcome::set_sink(Some(Box::new(move |o| {
+            post_outcome(&shared, None, &o);
         })));
     }
     // The content's height goes to the host on a timer, never on an animation frame: Chrome
@@ -426,6 +460,7 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
         drop(listener);
         api::set_reporter(None);
         drop(window_resize);
+        page_models::outcome::set_sink(None);
         if let Some(o) = observer {
             o.disconnect();
         }

@@ -19,6 +19,7 @@ mod learn;
 mod no_lessons;
 mod pages;
 mod playback;
+mod progress_transfer;
 mod puzzle_page;
 mod race;
 mod run_lifecycle;

@@ -22,7 +22,7 @@ use page_models::kernel_edit::draft_key;
 use page_models::kernel_edit::BindingProblem;
 use page_models::puzzle_run::{self, After};
 
-const SOLVED_KEY: &str = "gpu-playground.puzzles.solved";
+use page_models::learner_file::SOLVED_KEY;
 
 fn solved() -> Vec<String> {
     load_draft(SOLVED_KEY)
@@ -49,8 +49,14 @@ fn href(ctx: &Ctx, id: &str) -> String {
 
 #[function_component]
 pub fn PuzzleList() -> Html {
+    // Bumped by an import, so the list re-reads what is solved.
+    let imports = use_state(|| 0u32);
     let Some(ctx) = use_context::<Ctx>() else {
         return html! {};
+    };
+    let on_change = {
+        let imports = imports.clone();
+        Callback::from(move |()| imports.set(imports.wrapping_add(1)))
     };
     let done = solved();
     html! {
@@ -68,6 +74,7 @@ pub fn PuzzleList() -> Html {
                     }
                 }) }
             </ol>
+            <super::progress_transfer::ProgressTransfer {on_change} />
         </section>
     }
 }

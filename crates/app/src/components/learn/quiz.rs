@@ -3,7 +3,8 @@
 //! option right or wrong, names the right answer and shows the explanation; the learner may pick
 //! again at any time. The picks live in this component's state, so a language switch (a new
 //! context, same component) keeps them; the lesson page keys the component by lesson id, so
-//! another lesson starts fresh. Nothing is stored.
+//! another lesson starts fresh. Nothing is stored; inside an embed each pick is posted to the
+//! host page as an `outcome` (`page_models::outcome`).
 
 use lessons::quiz::{self, Key, Verdict};
 use yew::prelude::*;
@@ -46,7 +47,14 @@ pub fn Quiz(props: &QuizProps) -> Html {
             );
             let onclick = {
                 let picks = picks.clone();
+                let (lesson_id, correct) = (lesson.lesson, question.correct);
                 Callback::from(move |_: MouseEvent| {
+                    // Inside an embed the host page hears of the answer (an `outcome`).
+                    page_models::outcome::record(page_models::outcome::of_answer(
+                        lesson_id,
+                        i,
+                        o == correct,
+                    ));
                     let mut next = *picks;
                     if let Some(slot) = next.get_mut(i) {
                         *slot = Some(o);
