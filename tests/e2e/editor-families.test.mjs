@@ -139,6 +139,8 @@ test('MLP: the SGD kernel stepping uphill is caught against the CPU twin', async
     (src) => src.replace('params[i] = p - u.lr * v;', 'params[i] = p + u.lr * v;'));
   assert.match(wrong, /Wrong: \d+ of \d+ elements differ/);
   assert.match(rows[0][0], /^params\[\d+\]$/);
+  // A wrong element never prints like the right one (a step of lr·|g| ≈ 1e-3 or less).
+  for (const [name, expected, got] of rows) assert.notEqual(expected, got, `${name}: ${expected} vs ${got}`);
   assert.ok(map.marked > 0 && map.red === map.marked, JSON.stringify(map));
   assertNoErrors(errors);
   await context.close();

@@ -198,9 +198,38 @@ pub fn bytes(n: u64) -> String {
     binary_bytes(n as f64)
 }
 
+/// An expected value and what was got, each with four significant digits, or more (up to
+/// nine) where four would print them alike: a wrong element never reads "-0.2140 -0.2140".
+pub fn pair(expected: f64, got: f64) -> (String, String) {
+    let mut out = (sig(expected, 4), sig(got, 4));
+    for digits in 5..=9 {
+        if out.0 != out.1 {
+            break;
+        }
+        out = (sig(expected, digits), sig(got, digits));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pair_gets_the_digits_that_tell_it_apart() {
+        assert_eq!(pair(2.5, 3.0), ("2.500".into(), "3.000".into()));
+        assert_eq!(
+            pair(-0.214_012_3, -0.214_045_6),
+            ("-0.21401".into(), "-0.21405".into())
+        );
+        assert_eq!(
+            pair(1.0, 1.000_000_2),
+            ("1.0000000".into(), "1.0000002".into())
+        );
+        // Equal to nine digits (a rounding-level difference): nine digits, not more.
+        assert_eq!(pair(1.0, 1.0 + 1e-12).0, "1.00000000");
+        assert_eq!(pair(f64::NAN, 1.0), ("–".into(), "1.000".into()));
+    }
 
     #[test]
     fn median_of_odd_even_unsorted_and_untimed_runs() {

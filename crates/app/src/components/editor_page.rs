@@ -855,12 +855,15 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome, timing: (u32, u32), picture: NodeR
                                     <th>{ ctx.t("editor.col.got") }</th>
                                 </tr></thead>
                                 <tbody>
-                                    { for d.first.iter().map(|e| html! {
-                                        <tr>
-                                            <td>{ e.label.clone() }</td>
-                                            <td>{ format!("{:.4}", e.expected) }</td>
-                                            <td>{ format!("{:.4}", e.got) }</td>
-                                        </tr>
+                                    { for d.first.iter().map(|e| {
+                                        let (expected, got) = numbers::pair(e.expected, f64::from(e.got));
+                                        html! {
+                                            <tr>
+                                                <td>{ e.label.clone() }</td>
+                                                <td>{ expected }</td>
+                                                <td>{ got }</td>
+                                            </tr>
+                                        }
                                     }) }
                                 </tbody>
                             </table>
