@@ -264,21 +264,25 @@ test('the Embed button offers the one-line snippet, and pasted on another origin
 });
 
 for (const lang of ['en', 'zh']) {
-  test(`screenshots of the loader's course page at 390, 1280 and 1920 px (${lang})`, async () => {
+  test(`three widgets from the loader line alone on another origin at 390, 1280 and 1920 px (${lang})`, async () => {
     pages.set(`shots-${lang}.html`, {
       lang,
       body: `<div id="w1" data-gpu-playground="gpu" data-lang="${lang}"></div>
 <div id="w2" data-gpu-playground="matmul" data-m="32" data-n="32" data-k="32" data-lang="${lang}"></div>
+<div id="w3" data-gpu-playground="race" data-n="64" data-lang="${lang}"></div>
 <script src="${BASE_URL}embed.js" async></script>`,
     });
     const { context, page, errors } = await open(`shots-${lang}.html`, { width: 390, height: 844 });
     const w1 = await widgetFrame(page, 'w1', 'gpu', lang);
     await page.locator('#w2').scrollIntoViewIfNeeded();
     const w2 = await widgetFrame(page, 'w2', 'matmul', lang);
+    await page.locator('#w3').scrollIntoViewIfNeeded();
+    const w3 = await widgetFrame(page, 'w3', 'race', lang);
     for (const width of [390, 1280, 1920]) {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 1000 });
       await followsContent(page, 'w1', w1);
       await followsContent(page, 'w2', w2);
+      await followsContent(page, 'w3', w3);
       const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(pageWidth <= width, `the course page is ${pageWidth} px wide at ${width}`);
       await screenshot(page, `embed-loader-${lang}-${width}`);
