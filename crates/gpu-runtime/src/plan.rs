@@ -661,6 +661,11 @@ impl Gpu {
             named.push((b.name, held.create(self, b.name, usage, b.init.contents())));
         }
         self.pop_scopes(scopes).await?;
+        // A cancel that came while the buffers were made (the await above is the last before
+        // the first submission): nothing of this run is sent.
+        if ctl.cancel.is_cancelled() {
+            return Err(GpuError::Cancelled);
+        }
 
         let reps = opts.repetitions.max(1);
         let runs = opts.warmup + reps;
