@@ -22,8 +22,10 @@ async function race(page, timeout = 120_000) {
 async function breakdown(page, selector) {
   return page.$$eval(`${selector} tr`, (rows) => rows.map((r) => {
     const t = r.querySelector('td')?.textContent ?? '';
-    const m = t.match(/^(-?[\d.,]+) (ms|s)$/);
-    return m ? Number(m[1].replace(/,/g, '')) * (m[2] === 's' ? 1000 : 1) : null;
+    // In ms, whatever unit the page chose (a part under 1 ms is written in µs).
+    const m = t.match(/^(-?[\d.,]+) (ns|µs|ms|s)$/);
+    const scale = { ns: 1e-6, 'µs': 1e-3, ms: 1, s: 1000 };
+    return m ? Number(m[1].replace(/,/g, '')) * scale[m[2]] : null;
   }));
 }
 
