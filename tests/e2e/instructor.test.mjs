@@ -133,7 +133,8 @@ test('instructor=1 leaves the address once read: no address, link or snippet car
     // The footer switch also leaves no trace in the address.
     await page.locator('footer #instructor-mode').uncheck();
     await page.waitForSelector('.embed-toggle', { state: 'detached' });
-    assert.equal(await saved(page), '0');
+    // The choice is saved by an effect after the render that removed the buttons.
+    await page.waitForFunction(() => localStorage.getItem('gpu-playground.instructor') === '0', null, { timeout: 30_000 });
     await page.waitForFunction(() => !location.hash.includes('instructor'), null, { timeout: 30_000 });
     assertNoErrors(errors);
     await context.close();
