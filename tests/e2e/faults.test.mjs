@@ -323,7 +323,7 @@ async function race(page, timeout = 180_000) {
   const before = Number(await page.getAttribute('.lanes', 'data-races'));
   await page.click('#race-start');
   await page.waitForFunction(
-    (n) => Number(document.querySelector('.lanes')?.dataset.races) > n, before, { timeout },
+    (n) => Number(document.querySelector('.lanes')?.dataset.races) > n, before, { timeout, polling: 100 },
   );
 }
 
@@ -342,19 +342,27 @@ test('row 7: a race during which the page was hidden says its times are unreliab
     // the race running well past it on a software GPU while staying short on a busy 2-core CI
     // machine (1024 took over 180 s there under load).
     await page.fill('#race-n', '512');
+    // Hidden and shown again in one task of the page, in the microtask after the render that
+    // first shows the race running: the race cannot end in between, whatever the machine's
+    // speed. (Polling on animation frames missed the running phase on a loaded 2-core CI
+    // machine: no frame was drawn while the race ran.)
+    await page.evaluate(() => {
+      window.__flipped = false;
+      const flip = () => {
+        if (window.__flipped || document.querySelector('.lanes')?.dataset.phase !== 'running') return;
+        window.__flipped = true;
+        for (const h of [true, false]) {
+          window.__hidden = h;
+          document.dispatchEvent(new Event('visibilitychange'));
+        }
+      };
+      new MutationObserver(flip).observe(document.body,
+        { subtree: true, childList: true, attributes: true, attributeFilter: ['data-phase'] });
+    });
     await page.click('#race-start');
-    // Hidden and shown again in one task of the page, at the first frame that finds the race
-    // running: the race cannot end in between, whatever the machine's speed.
-    await page.waitForFunction(() => {
-      if (document.querySelector('.lanes')?.dataset.phase !== 'running') return false;
-      for (const h of [true, false]) {
-        window.__hidden = h;
-        document.dispatchEvent(new Event('visibilitychange'));
-      }
-      return true;
-    }, null, { timeout: 60_000, polling: 'raf' });
+    await page.waitForFunction(() => window.__flipped, null, { timeout: 60_000, polling: 100 });
     await page.waitForFunction(() => Number(document.querySelector('.lanes')?.dataset.races) >= 2,
-      null, { timeout: 180_000 });
+      null, { timeout: 180_000, polling: 100 });
     assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
     const note = await page.textContent('[data-hidden-note]');
     assert.match(note, lang === 'en' ? /hidden.*unreliable/ : /隐藏.*不可靠/);
