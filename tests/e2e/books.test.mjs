@@ -5,12 +5,11 @@
 // and 1920 px the book does not scroll sideways. Screenshots in en and zh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { readFileSync, existsSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { extname, join, normalize } from 'node:path';
 import {
-  BASE_URL, launch, screenshot, assertNoErrors, waitForRoute,
+  BASE_URL, launch, screenshot, assertNoErrors, waitForRoute, startHost,
 } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
@@ -28,29 +27,19 @@ let hostOrigin;
 
 before(async () => {
   browser = await launch();
-  host = http.createServer((req, res) => {
-    const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+  host = await startHost((url) => {
+    const path = normalize(decodeURIComponent(url.pathname));
     const file = join(BUILT, path.endsWith('/') ? `${path}index.html` : path);
-    if (path === '/favicon.ico') {
-      res.writeHead(204).end();
-      return;
-    }
-    if (!file.startsWith(BUILT) || !existsSync(file) || !statSync(file).isFile()) {
-      res.writeHead(404).end();
-      return;
-    }
-    const type = TYPES[extname(file)] ?? 'application/octet-stream';
+    if (!file.startsWith(BUILT) || !existsSync(file) || !statSync(file).isFile()) return null;
     let body = readFileSync(file);
     if (extname(file) === '.html') body = body.toString('utf8').replaceAll(PLACEHOLDER, BASE_URL);
-    res.writeHead(200, { 'content-type': type }).end(body);
+    return { type: TYPES[extname(file)] ?? 'application/octet-stream', body };
   });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
-  assert.notEqual(hostOrigin, SITE_ORIGIN);
+  hostOrigin = host.origin;
 });
 after(async () => {
   await browser?.close();
-  await new Promise((r) => host?.close(r));
+  await host?.close();
 });
 
 /** Waits until the book's iframe is as tall as its widget's content (see embed-loader.test.mjs). */

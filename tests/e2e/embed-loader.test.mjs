@@ -6,10 +6,9 @@
 // attributes are a message in the div, in its language. The Embed button offers the snippet.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { readdirSync } from 'node:fs';
 import {
-  BASE_URL, launch, screenshot, assertNoErrors, goto, waitForRoute,
+  BASE_URL, launch, screenshot, assertNoErrors, goto, waitForRoute, startHost, HTML,
 } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
@@ -50,33 +49,18 @@ const RECORD_VIOLATIONS = () => {
 before(async () => {
   assert.ok(HASHED, `no embed.<hash>.js in ${SITE_DIR}`);
   browser = await launch();
-  host = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    if (url.pathname === '/favicon.ico') {
-      res.writeHead(204).end();
-      return;
-    }
-    if (url.pathname === '/host.css') {
-      res.writeHead(200, { 'content-type': 'text/css' }).end(HOST_CSS);
-      return;
-    }
+  host = await startHost((url) => {
+    if (url.pathname === '/host.css') return { type: 'text/css', body: HOST_CSS };
     const page = pages.get(url.pathname.slice(1));
-    if (!page) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': 'text/html; charset=utf-8',
-      'content-security-policy': STRICT_CSP(),
-    }).end(coursePage(page.lang, page.body));
+    return page
+      ? { type: HTML, body: coursePage(page.lang, page.body), headers: { 'content-security-policy': STRICT_CSP() } }
+      : null;
   });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
-  assert.notEqual(hostOrigin, SITE_ORIGIN);
+  hostOrigin = host.origin;
 });
 after(async () => {
   await browser?.close();
-  await new Promise((r) => host?.close(r));
+  await host?.close();
 });
 
 async function open(name, { width = 1280, height = 900 } = {}) {

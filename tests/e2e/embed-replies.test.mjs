@@ -5,8 +5,7 @@
 // iframe is scrolled out of view (Chrome throttles animation frames there).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { BASE_URL, launch, assertNoErrors, waitForRoute } from './helpers.mjs';
+import { BASE_URL, launch, assertNoErrors, waitForRoute, startHost, HTML } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
 const API = 'gpu-playground';
@@ -33,23 +32,14 @@ window.send = (msg) => document.getElementById('w').contentWindow.postMessage(ms
 
 before(async () => {
   browser = await launch();
-  host = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    if (url.pathname !== '/host.html') {
-      res.writeHead(404).end();
-      return;
-    }
-    const spacer = Number(url.searchParams.get('spacer') ?? 0);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
-      .end(hostPage(url.searchParams.get('src'), spacer));
-  });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
-  assert.notEqual(hostOrigin, SITE_ORIGIN);
+  host = await startHost((url) => (url.pathname === '/host.html'
+    ? { type: HTML, body: hostPage(url.searchParams.get('src'), Number(url.searchParams.get('spacer') ?? 0)) }
+    : null));
+  hostOrigin = host.origin;
 });
 after(async () => {
   await browser?.close();
-  await new Promise((r) => host?.close(r));
+  await host?.close();
 });
 
 async function openHost(widgetPath, { spacer = 0 } = {}) {

@@ -5,9 +5,8 @@
 // The snippet is pasted, unchanged, into a course page served from ANOTHER origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { mkdirSync } from 'node:fs';
-import { BASE_URL, launch, assertNoErrors, goto, waitForRoute } from './helpers.mjs';
+import { BASE_URL, launch, assertNoErrors, goto, waitForRoute, startHost, HTML } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
 const SHOTS = process.env.SHOTS_DIR ?? '/tmp/shots-polish';
@@ -39,22 +38,16 @@ ${snippet}
 
 before(async () => {
   browser = await launch();
-  host = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
+  host = await startHost((url) => {
     const snippet = pasted.get(url.searchParams.get('s'));
-    if (url.pathname !== '/course.html' || snippet === undefined) {
-      res.writeHead(404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(coursePage(snippet));
+    return url.pathname === '/course.html' && snippet !== undefined
+      ? { type: HTML, body: coursePage(snippet) } : null;
   });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
-  assert.notEqual(hostOrigin, SITE_ORIGIN);
+  hostOrigin = host.origin;
 });
 after(async () => {
   await browser?.close();
-  await new Promise((r) => host?.close(r));
+  await host?.close();
 });
 
 /**

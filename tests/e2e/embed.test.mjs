@@ -3,9 +3,8 @@
 // the origin check, the strict CSP, the worked example course page, phone and projector widths.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import {
-  BASE_URL, launch, screenshot, assertNoErrors, goto, waitForRoute, navigatedBy,
+  BASE_URL, launch, screenshot, assertNoErrors, goto, waitForRoute, navigatedBy, startHost, HTML,
 } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
@@ -39,23 +38,14 @@ window.send = (msg) => document.getElementById('w').contentWindow.postMessage(ms
 
 before(async () => {
   browser = await launch();
-  host = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
-    if (url.pathname !== '/host.html') {
-      res.writeHead(404).end();
-      return;
-    }
-    const src = url.searchParams.get('src');
-    const width = Number(url.searchParams.get('w') ?? 360);
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(hostPage(src, width));
-  });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
-  assert.notEqual(hostOrigin, SITE_ORIGIN);
+  host = await startHost((url) => (url.pathname === '/host.html'
+    ? { type: HTML, body: hostPage(url.searchParams.get('src'), Number(url.searchParams.get('w') ?? 360)) }
+    : null));
+  hostOrigin = host.origin;
 });
 after(async () => {
   await browser?.close();
-  await new Promise((r) => host?.close(r));
+  await host?.close();
 });
 
 /** The route and language of an embed path (`matmul?lang=zh&m=64` → `/embed/matmul`, `zh`). */

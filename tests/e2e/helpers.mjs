@@ -1,6 +1,7 @@
 // Shared helpers for the end-to-end tests: a headless Chromium with WebGPU (SwiftShader),
 // a page that records console errors and requests, and screenshots into TEST_OUTPUT.
 import { chromium } from 'playwright-core';
+import http from 'node:http';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -77,7 +78,7 @@ export async function waitForRoute(page, path, { lang = null, after = 0, timeout
     if (!v) return false;
     const [p, l, n] = v.split(' ');
     return p === path && (!lang || l === lang) && Number(n) > after;
-  }, [path, lang, after], { timeout });
+  }, [path, lang, after], { timeout, polling: 100 });
 }
 
 /**
@@ -277,4 +278,28 @@ export function sig3(x, { separators = false } = {}) {
     return separators ? whole.toLocaleString('en-US') : String(whole);
   }
   return Number(x).toPrecision(3);
+}
+
+/** The content type of the course pages the tests serve. */
+export const HTML = 'text/html; charset=utf-8';
+
+/**
+ * Serves an instructor's course page from a second origin (its own port on 127.0.0.1, never
+ * the site's): `route(url)` answers with `{ type, body, headers }` or null (404; a favicon
+ * gets 204). Returns `{ origin, close }`.
+ */
+export async function startHost(route) {
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url, 'http://x');
+    const answer = route(url);
+    if (!answer) {
+      res.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': answer.type, ...answer.headers }).end(answer.body);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${server.address().port}`;
+  assert.notEqual(origin, new URL(BASE_URL).origin, 'the course page is on another origin');
+  return { origin, close: () => new Promise((r) => server.close(r)) };
 }

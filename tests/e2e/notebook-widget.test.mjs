@@ -8,11 +8,10 @@
 // `site` (it names its own).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
-  BASE_URL, launch, screenshot, assertNoErrors, waitForRoute,
+  BASE_URL, launch, screenshot, assertNoErrors, waitForRoute, startHost, HTML,
 } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
@@ -98,27 +97,17 @@ before(async () => {
   assert.ok(HASHED, `no widget.<hash>.mjs in ${SITE_DIR}`);
   assert.equal(readFileSync(`${SITE_DIR}/${HASHED}`, 'utf8'), ESM, 'the site ships the Python package\'s module');
   browser = await launch();
-  host = http.createServer((req, res) => {
-    const url = new URL(req.url, 'http://x');
+  host = await startHost((url) => {
     const files = { '/host.js': ['text/javascript', HOST_JS], '/host.css': ['text/css', HOST_CSS] };
-    if (files[url.pathname]) {
-      res.writeHead(200, { 'content-type': files[url.pathname][0] }).end(files[url.pathname][1]);
-      return;
-    }
+    if (files[url.pathname]) return { type: files[url.pathname][0], body: files[url.pathname][1] };
     const page = pages.get(url.pathname.slice(1));
-    if (!page) {
-      res.writeHead(url.pathname === '/favicon.ico' ? 204 : 404).end();
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
+    return page ? { type: HTML, body: page } : null;
   });
-  await new Promise((r) => host.listen(0, '127.0.0.1', r));
-  hostOrigin = `http://127.0.0.1:${host.address().port}`;
-  assert.notEqual(hostOrigin, SITE_ORIGIN);
+  hostOrigin = host.origin;
 });
 after(async () => {
   await browser?.close();
-  await new Promise((r) => host?.close(r));
+  await host?.close();
 });
 
 async function open(name, { width = 1280, height = 900 } = {}) {
