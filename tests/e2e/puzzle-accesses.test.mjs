@@ -104,7 +104,7 @@ test('2-D map: threads are named (x, y); a flattened guard shows elements writte
   await runAndShow(page);
   const warn = await page.waitForSelector('#access-overwritten');
   assert.equal(await warn.getAttribute('data-count'), '2');
-  assert.match(await warn.textContent(), /out\[3\] by threads \(3, 0\), \(0, 1\)/);
+  assert.match(await warn.textContent(), /out\[3\], by threads \(3, 0\) and \(0, 1\)\)/);
   assertNoErrors(errors);
   await context.close();
 });

@@ -161,3 +161,31 @@ test('an endless loop ends with the loop budget\'s message, not the watchdog', a
   assertNoErrors(errors);
   await context.close();
 });
+
+for (const lang of ['en', 'zh']) {
+  test(`dot product: every thread adding into out[0] is wrong, and the page says the race is why (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/puzzles/dot?lang=${lang}`);
+    await editorReady(page, { runnable: true });
+    const starter = await docText(page);
+    const lines = starter.split('\n');
+    const todo = lines.findIndex((l) => l.includes('TODO'));
+    assert.ok(todo >= 0, starter);
+    // The first answer many write: read, add, write back, from all eight threads at once.
+    lines.splice(todo, 1, '    out[0] = out[0] + a[i] * b[i];');
+    await setDoc(page, lines.join('\n'));
+    await editorChecked(page, { includes: 'out[0] = out[0] + a[i] * b[i];' });
+    await runEditor(page);
+    assert.ok(await page.$('.editor-result .verdict.wrong'), await page.textContent('.editor-result'));
+    const race = await page.waitForSelector('.editor-result #puzzle-race');
+    assert.equal(await race.getAttribute('data-index'), '0');
+    const text = await race.textContent();
+    assert.match(text, lang === 'en'
+      ? /out\[0\] is written by threads 0, 1, 2 and 5 others: a race\. .*that is why the values below are wrong/
+      : /out\[0\] 被线程 0, 1, 2 和另外 5 个线程写入：这是竞争。.*这就是下面的值不对的原因/, text);
+    // The wrong value is still shown beside it.
+    assert.match(await page.textContent('.mismatches li'), /out\[0\]/);
+    await screenshot(page, `puzzle-dot-race-${lang}`);
+    assertNoErrors(errors);
+    await context.close();
+  });
+}

@@ -261,6 +261,32 @@ pub fn browser_message(
     }
 }
 
+/// A kind of browser compiler error that learners meet often and whose words ("uniform
+/// control flow") name a rule the page can explain in plain language beside them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompilerHint {
+    /// A barrier (or derivative) reached only by some threads: WGSL's uniformity rule.
+    Uniformity,
+}
+
+impl CompilerHint {
+    /// The hint's text key.
+    pub fn key(self) -> &'static str {
+        match self {
+            CompilerHint::Uniformity => "editor.browser.hint.uniformity",
+        }
+    }
+}
+
+/// The hint for the first error among `list` that has one (Chromium's Tint and wgpu's naga
+/// both write "uniform control flow" in their uniformity errors).
+pub fn compiler_hint(list: &[PlacedMessage]) -> Option<CompilerHint> {
+    list.iter()
+        .filter(|m| !m.warning)
+        .find(|m| m.message.contains("uniform control flow"))
+        .map(|_| CompilerHint::Uniformity)
+}
+
 /// Finds the placed messages in a shader-compile error text, so the editor can underline
 /// them beside naga's own.
 pub fn placed_messages(text: &str) -> Vec<PlacedMessage> {
@@ -291,6 +317,27 @@ pub fn placed_messages(text: &str) -> Vec<PlacedMessage> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_uniformity_error_gets_its_hint_and_a_warning_does_not() {
+        let m = |message: &str, warning| PlacedMessage {
+            line: 3,
+            column: 5,
+            message: message.into(),
+            warning,
+            note: false,
+        };
+        let tint = "'workgroupBarrier' must only be called from uniform control flow";
+        assert_eq!(
+            compiler_hint(&[m(tint, false)]),
+            Some(CompilerHint::Uniformity)
+        );
+        assert_eq!(
+            compiler_hint(&[m("unresolved identifier 'x'", false)]),
+            None
+        );
+        assert_eq!(compiler_hint(&[m(tint, true)]), None);
+    }
+
     #[test]
     fn the_error_list_holds_naga_and_the_browsers_placed_messages_in_place_order() {
         let naga = vec![LintError {

@@ -9,6 +9,12 @@ pub const MAX_BUFFERS: usize = 8;
 pub const MAX_LEN: u32 = 1 << 20;
 /// WebGPU's guaranteed maximum of workgroups per dimension.
 pub const MAX_GROUPS: u32 = 65_535;
+/// At most this many workgroups in all (x·y·z). Each axis may be 65,535, but 65,535² groups
+/// of a loop-free kernel keep a software GPU busy for minutes, and work already submitted
+/// cannot be taken back (the watchdog drops the device; the GPU process still finishes the
+/// dispatch, and the next run waits behind it). 2²⁰ groups of up to 256 threads each is
+/// 268 M invocations: seconds on a software adapter.
+pub const MAX_TOTAL_GROUPS: u64 = 1 << 20;
 
 pub const BEGIN: &str = "// buffers:begin";
 pub const END: &str = "// buffers:end";
@@ -160,6 +166,10 @@ pub enum ScratchError {
         axis: &'static str,
         value: String,
     },
+    /// Every axis is valid but x·y·z is over [`MAX_TOTAL_GROUPS`].
+    GroupsTotal {
+        total: u64,
+    },
 }
 
 impl ScratchError {
@@ -176,6 +186,7 @@ impl ScratchError {
             ScratchError::ListValue { .. } => "scratch.err.list_value",
             ScratchError::ListCount { .. } => "scratch.err.list_count",
             ScratchError::Groups { .. } => "scratch.err.groups",
+            ScratchError::GroupsTotal { .. } => "scratch.err.groups_total",
         }
     }
 
@@ -215,7 +226,11 @@ impl ScratchError {
             ScratchError::Groups { axis, value } => vec![
                 ("axis", axis.to_string()),
                 ("value", value.clone()),
-                ("max", MAX_GROUPS.to_string()),
+                ("max", numbers::count(u64::from(MAX_GROUPS))),
+            ],
+            ScratchError::GroupsTotal { total } => vec![
+                ("total", numbers::count(*total)),
+                ("max", numbers::count(MAX_TOTAL_GROUPS)),
             ],
         }
     }
@@ -431,6 +446,10 @@ pub fn check(buffers: &[BufferDecl], groups: &[String; 3]) -> Result<Ready, Vec<
             }),
         }
     }
+    let total = g.iter().map(|&v| u64::from(v)).product::<u64>();
+    if total > MAX_TOTAL_GROUPS {
+        errors.push(ScratchError::GroupsTotal { total });
+    }
     if errors.is_empty() {
         Ok(Ready {
             buffers: ready,
@@ -619,6 +638,39 @@ mod tests {
         assert_eq!(from_text(&to_text(&s)), Some(s));
         // No note: the bare marker.
         assert!(declarations(&[], &Comments::default()).starts_with("// buffers:begin\n"));
+    }
+
+    #[test]
+    fn the_workgroups_in_all_are_capped_though_each_axis_is_valid() {
+        let s = starter(&Comments::default());
+        let g = |x: &str, y: &str| [x.to_string(), y.to_string(), "1".to_string()];
+        assert_eq!(
+            check(&s.buffers, &g("65535", "65535")),
+            Err(vec![ScratchError::GroupsTotal {
+                total: 65_535 * 65_535
+            }])
+        );
+        // Exactly the cap is allowed; one axis invalid is named alone, not as a total.
+        assert!(check(&s.buffers, &g("1024", "1024")).is_ok());
+        assert!(check(&s.buffers, &g("1025", "1024")).is_err());
+        assert_eq!(
+            check(&s.buffers, &g("70000", "65535")),
+            Err(vec![ScratchError::Groups {
+                axis: "x",
+                value: "70000".into()
+            }])
+        );
+        let e = ScratchError::GroupsTotal {
+            total: 65_535 * 65_535,
+        };
+        assert_eq!(e.key(), "scratch.err.groups_total");
+        assert_eq!(
+            e.args(),
+            vec![
+                ("total", "4,294,836,225".to_string()),
+                ("max", "1,048,576".to_string())
+            ]
+        );
     }
 
     fn groups(x: &str) -> [String; 3] {

@@ -7,6 +7,8 @@
 //! logging copy of the kernel, runs it with a `log` buffer bound after `out`, and draws what
 //! `puzzles::access::summarize` counts per thread and per array.
 
+use std::rc::Rc;
+
 use yew::prelude::*;
 
 use gpu_runtime::{GpuError, RunControl, RunOptions};
@@ -14,12 +16,15 @@ use puzzles::access::{self, ArrayInfo, Summary};
 use puzzles::{Puzzle, Verdict, PUZZLES};
 
 use super::code_editor::CodeEditor;
-use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, RUN_TIMEOUT_MS};
+use super::editor_page::{
+    browser_messages_view, browser_placed, error_text, load_draft, rejected, run_with_timeout,
+    save_draft, RUN_TIMEOUT_MS,
+};
 use super::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
 use page_models::kernel_edit::draft_key;
-use page_models::kernel_edit::BindingProblem;
+use page_models::kernel_edit::{BindingProblem, PlacedMessage};
 use page_models::puzzle_run::{self, After};
 
 use page_models::learner_file::SOLVED_KEY;
@@ -100,6 +105,8 @@ enum Outcome {
         failed_at: Option<Box<(String, Verdict)>>,
     },
     Failed(String),
+    /// The browser's compiler refused the kernel: its placed messages (listed, underlined).
+    Rejected(Rc<Vec<PlacedMessage>>),
     TimedOut,
 }
 
@@ -137,6 +144,9 @@ enum RunFail {
     },
     /// The loop budget could not be added (naga's reason).
     Budget(String),
+    /// The browser's compiler refused the kernel (naga had accepted it): its messages,
+    /// placed in the learner's text.
+    Compiler(Vec<PlacedMessage>),
     Gpu(GpuError),
 }
 
@@ -203,9 +213,10 @@ async fn run_case(
     }
     let output = puzzle_run::floats(out.bytes(puzzle_run::OUT));
     let mut verdict = case.check(&output);
-    if verdict.passed() {
+    if verdict.passed() || verdict.wrong > 0 {
         // Right values can still come from a race (two threads writing one element the same
-        // value): the access log names it. A kernel the instrumenter cannot log keeps the
+        // value), and wrong ones often do (a read-add-write from several threads loses
+        // parts): the access log names it. A kernel the instrumenter cannot log keeps the
         // value verdict; a device failure is the run's.
         verdict.race = match run_logged(gpu, p, &source_of_run, case, ctl).await {
             Ok(l) => l.out.and_then(|out| access::race(&l.summary, out)),
@@ -232,6 +243,14 @@ async fn run_puzzle(
         }
     }
     let (gpu, _) = session::gpu(software).await.map_err(RunFail::Gpu)?;
+    // The browser may refuse what naga accepted (a barrier in non-uniform control flow):
+    // its own words, placed in the learner's text, instead of a failed pipeline's error.
+    let kernel = puzzle_run::spec(source.clone())
+        .ok_or_else(|| RunFail::Gpu(GpuError::Shader("no base spec".into())))?;
+    let said = browser_placed(&gpu, &kernel, &source).await;
+    if rejected(&said) {
+        return Err(RunFail::Compiler(said));
+    }
     let mut all = puzzles::cases(p).into_iter();
     let Some(own) = all.next() else {
         return Err(RunFail::Gpu(GpuError::WrongJob));
@@ -549,6 +568,10 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let index = PUZZLES.iter().position(|q| q.id == p.id).unwrap_or(0);
     let next = PUZZLES.get(index + 1);
     let geometry = geometry_text(&ctx, p);
+    let external = match &*outcome {
+        Outcome::Rejected(list) => list.clone(),
+        _ => Rc::default(),
+    };
     html! {
         <section class="page puzzle-page" data-puzzle={p.id}>
             <p class="puzzle-nav"><a href={format!("#/puzzles?lang={}", ctx.lang.code())}>{ ctx.t("puzzles.back") }</a></p>
@@ -557,7 +580,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             <super::EmbedButton widget="puzzle" extra={vec![("id", p.id.to_string())]} />
             <p class="puzzle-geometry">{ geometry }</p>
             <CodeEditor doc={AttrValue::from((*source).clone())} revision={*revision}
-                on_change={on_change} on_errors={on_errors} />
+                on_change={on_change} on_errors={on_errors} external={external} />
             <div class="editor-actions">
                 <button id="puzzle-run" class="button primary" onclick={run} disabled={*outcome == Outcome::Running || !has_gpu}>{ ctx.t("editor.run") }</button>
                 <button class="button" onclick={reset}>{ ctx.t("puzzles.restart") }</button>
@@ -602,6 +625,12 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
             html! { <p class="message" role="status">{ ctx.t("editor.running") }</p> }
         }
         Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
+        Outcome::Rejected(list) => html! {
+            <>
+                { browser_messages_view(ctx, list) }
+                <p class="message error" role="alert">{ ctx.t("editor.browser.rejected") }</p>
+            </>
+        },
         Outcome::TimedOut => html! {
             <p class="message error" role="alert">{ ctx.tf("editor.timed_out", &[("s", &(RUN_TIMEOUT_MS / 1000).to_string())]) }</p>
         },
@@ -639,7 +668,7 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                 }
             };
             // A race fails the answer whatever its values: at the own size or the first other.
-            let race = verdict.race.as_ref().map(|r| (own_size, r)).or_else(|| {
+            let race = verdict.race.as_ref().filter(|_| verdict.passed()).map(|r| (own_size, r)).or_else(|| {
                 failed_at
                     .as_deref()
                     .and_then(|(size, v)| v.race.as_ref().map(|r| (size, r)))
@@ -672,8 +701,18 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
             } else {
                 html! {
                     <div class="verdict wrong" role="alert">
-                        <p>{ ctx.tf("puzzles.failed", &[("wrong", &verdict.wrong.to_string()), ("n", &p.output_len.to_string())]) }</p>
+                        // "0 of 4 wrong" beside "4 written past the end" reads as a contradiction:
+                        // a count of wrong elements only when there are some.
+                        { if verdict.wrong > 0 || verdict.written_past_end == 0 { html!{ <p>{ ctx.tf("puzzles.failed", &[("wrong", &verdict.wrong.to_string()), ("n", &p.output_len.to_string())]) }</p> } } else { html!{} } }
                         { if verdict.written_past_end > 0 { html!{ <p>{ ctx.tf("puzzles.past_end", &[("n", &verdict.written_past_end.to_string())]) }</p> } } else { html!{} } }
+                        // The wrong values come from a race: say why, before the values.
+                        { for verdict.race.as_ref().map(|r| html! {
+                            <p id="puzzle-race" data-index={r.index.to_string()}>{ ctx.tf("puzzles.race_wrong", &[
+                                ("array", puzzle_run::OUT),
+                                ("i", &r.index.to_string()),
+                                ("threads", &writers_text(ctx, p, r)),
+                            ]) }</p>
+                        }) }
                         <ul class="mismatches">
                             { for verdict.first.iter().map(mismatch) }
                         </ul>
@@ -702,27 +741,10 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
 
 /// The race verdict: the element of `out` several threads wrote, the threads, and the size.
 fn race_view(ctx: &Ctx, p: &Puzzle, size: &str, r: &access::Overwrite) -> Html {
-    let names: Vec<String> = r
-        .writers
-        .iter()
-        .take(4)
-        .map(|w| thread_name(p, *w))
-        .collect();
-    let threads = match names.split_last() {
-        Some((last, rest)) if !rest.is_empty() => ctx.tf(
-            "puzzles.race_and",
-            &[
-                // Three or more writers are rare: the earlier ones are listed with commas.
-                ("rest", &rest.join(", ")),
-                ("last", last),
-            ],
-        ),
-        _ => names.join(""),
-    };
     let mut args = vec![
         ("array", puzzle_run::OUT.to_string()),
         ("i", r.index.to_string()),
-        ("threads", threads),
+        ("threads", writers_text(ctx, p, r)),
     ];
     let key = if size.is_empty() {
         "puzzles.race"
@@ -735,6 +757,31 @@ fn race_view(ctx: &Ctx, p: &Puzzle, size: &str, r: &access::Overwrite) -> Html {
         <div class="verdict wrong" role="alert" id="puzzle-race" data-index={r.index.to_string()} data-size={size.to_string()}>
             <p>{ ctx.tf(key, &args) }</p>
         </div>
+    }
+}
+
+/// The threads that wrote one element, as a sentence lists them ("0, 1, 2 and 3").
+fn writers_text(ctx: &Ctx, p: &Puzzle, r: &access::Overwrite) -> String {
+    // Up to four named; past that, three and a count of the others.
+    let shown = if r.writers.len() > 4 { 3 } else { 4 };
+    let mut names: Vec<String> = r
+        .writers
+        .iter()
+        .take(shown)
+        .map(|w| thread_name(p, *w))
+        .collect();
+    if r.writers.len() > shown {
+        names.push(ctx.tf(
+            "puzzles.race_more",
+            &[("n", &(r.writers.len() - shown).to_string())],
+        ));
+    }
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => ctx.tf(
+            "puzzles.race_and",
+            &[("rest", &rest.join(", ")), ("last", last)],
+        ),
+        _ => names.join(""),
     }
 }
 
@@ -845,13 +892,12 @@ fn access_view(ctx: &Ctx, p: &Puzzle, a: &Accesses, selected: u32, select: &Call
             ]) }</p>
             { for summary.overwritten.first().map(|o| {
                 let array = arrays.get(o.array as usize).map(|a| a.name.clone()).unwrap_or_default();
-                let threads: Vec<String> = o.writers.iter().take(4).map(|w| thread_name(p, *w)).collect();
                 html! {
                     <p class="message error" id="access-overwritten" data-count={summary.overwritten.len().to_string()}>{ ctx.tf("puzzles.access_overwritten", &[
                         ("n", &summary.overwritten.len().to_string()),
                         ("array", &array),
                         ("i", &o.index.to_string()),
-                        ("threads", &threads.join(", ")),
+                        ("threads", &writers_text(ctx, p, o)),
                     ]) }</p>
                 }
             }) }
@@ -900,6 +946,7 @@ fn answer_report(
         Some(Err(RunFail::Gpu(e @ GpuError::Shader(_)))) => failed(error_text(ctx, e)),
         Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
         Some(Err(RunFail::Bindings(b))) => failed(bindings_text(ctx, p, b)),
+        Some(Err(RunFail::Compiler(list))) => failed(rejected_text(ctx, list)),
         Some(Err(RunFail::LoopStopped { line, budget })) => failed(ctx.tf(
             "editor.loop_stopped",
             &[("line", &line.to_string()), ("budget", &budget.to_string())],
@@ -909,6 +956,27 @@ fn answer_report(
             &[("why", &super::code_editor::editor_error(ctx, e))],
         )),
     }
+}
+
+/// The page's words for a kernel the browser's compiler refused, with its messages (what an
+/// embedding page gets as `reason`).
+fn rejected_text(ctx: &Ctx, list: &[PlacedMessage]) -> String {
+    let mut out = ctx.t("editor.browser.rejected").to_string();
+    for m in list.iter().filter(|m| !m.warning) {
+        out.push(' ');
+        if m.line > 0 {
+            out.push_str(&ctx.tf(
+                "editor.browser.place",
+                &[
+                    ("line", &m.line.to_string()),
+                    ("column", &m.column.to_string()),
+                ],
+            ));
+            out.push(' ');
+        }
+        out.push_str(&m.message);
+    }
+    out
 }
 
 /// What a run's answer shows (`None`: it timed out); a passed check marks the puzzle solved.
@@ -931,6 +999,7 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
         Some(Err(RunFail::Gpu(GpuError::Cancelled))) => Outcome::Idle,
         Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(ctx, &e)),
         Some(Err(RunFail::Bindings(b))) => Outcome::Failed(bindings_text(ctx, p, &b)),
+        Some(Err(RunFail::Compiler(list))) => Outcome::Rejected(Rc::new(list)),
         Some(Err(RunFail::LoopStopped { line, budget })) => Outcome::Failed(ctx.tf(
             "editor.loop_stopped",
             &[("line", &line.to_string()), ("budget", &budget.to_string())],

@@ -15,12 +15,17 @@ use gpu_runtime::{GpuError, RunControl, RunOptions};
 
 use super::code_editor::CodeEditor;
 use super::draft_input::DraftInput;
-use super::editor_page::{error_text, load_draft, run_with_timeout, save_draft, timeout_ms};
+use super::editor_page::{
+    browser_messages_view, browser_placed, error_text, load_draft, rejected, run_with_timeout,
+    save_draft, timeout_ms,
+};
 use super::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::route::Route;
 use crate::session;
-use page_models::kernel_edit::{draft_key, share_code, source_from_code, ShareError};
+use page_models::kernel_edit::{
+    draft_key, share_code, source_from_code, PlacedMessage, ShareError,
+};
 use page_models::scratch::{
     check, declarations, from_text, starter, to_text, with_declarations, BufferDecl, Comments,
     ElemType, InitKind, Ready, Scratch,
@@ -47,12 +52,19 @@ enum Outcome {
         line: u32,
         budget: u32,
     },
+    /// The browser's compiler refused the kernel (listed and underlined).
+    Rejected(Rc<Vec<PlacedMessage>>),
 }
 
 /// What a scratch run gave back.
 enum ScratchRun {
     Done(Vec<(String, ElemType, Vec<u32>)>, f64),
-    LoopStopped { line: u32, budget: u32 },
+    LoopStopped {
+        line: u32,
+        budget: u32,
+    },
+    /// The browser's compiler refused the kernel: its placed messages.
+    Rejected(Vec<PlacedMessage>),
 }
 
 async fn run_scratch(
@@ -76,6 +88,13 @@ async fn run_scratch(
     }
     let spec = scratch_run::spec(budgeted.source.clone()).ok_or(GpuError::WrongJob)?;
     let (gpu, _) = session::gpu(software).await?;
+    // The browser's own compiler on the learner's text (its lines are the learner's).
+    if let Some(own) = scratch_run::spec(source.clone()) {
+        let said = browser_placed(&gpu, &own, &source).await;
+        if rejected(&said) {
+            return Ok(ScratchRun::Rejected(said));
+        }
+    }
     let limit = gpu
         .limits()
         .max_storage_buffer_binding_size
@@ -282,6 +301,7 @@ pub fn ScratchEditor() -> Html {
                         Some(Ok(ScratchRun::LoopStopped { line, budget })) => {
                             Outcome::LoopStopped { line, budget }
                         }
+                        Some(Ok(ScratchRun::Rejected(list))) => Outcome::Rejected(Rc::new(list)),
                         Some(Err(GpuError::Cancelled)) => Outcome::Idle,
                         Some(Err(e)) => Outcome::Failed(error_text(&ctx, &e)),
                     })
@@ -309,6 +329,10 @@ pub fn ScratchEditor() -> Html {
     };
 
     let running = *outcome == Outcome::Running;
+    let external = match &*outcome {
+        Outcome::Rejected(list) => list.clone(),
+        _ => Rc::default(),
+    };
     html! {
         <section class="page editor-page scratch-page">
             <h1>{ ctx.t("scratch.heading") }</h1>
@@ -321,7 +345,7 @@ pub fn ScratchEditor() -> Html {
             { groups_fieldset(&ctx, &state) }
             { table_errors(&ctx, &checked) }
             <CodeEditor doc={AttrValue::from(state.scratch.source.clone())} revision={state.revision}
-                on_change={on_change} on_errors={on_errors} />
+                on_change={on_change} on_errors={on_errors} external={external} />
             <div class="editor-actions">
                 <button class="button primary" onclick={run} disabled={running || !has_gpu || checked.is_err()}>{ ctx.t("editor.run") }</button>
                 <button class="button" onclick={reset} disabled={running}>{ ctx.t("scratch.reset") }</button>
@@ -343,6 +367,12 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome) -> Html {
             html! { <p class="message" role="status">{ ctx.t("editor.running") }</p> }
         }
         Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
+        Outcome::Rejected(list) => html! {
+            <>
+                { browser_messages_view(ctx, list) }
+                <p class="message error" role="alert">{ ctx.t("editor.browser.rejected") }</p>
+            </>
+        },
         Outcome::TimedOut(ms) => html! {
             <p class="message error timed-out" role="alert">{ ctx.tf("editor.timed_out", &[("s", &format!("{}", *ms as f64 / 1000.0))]) }</p>
         },
