@@ -85,6 +85,8 @@ pub fn save_draft(key: &str, text: Option<&str>) {
 pub enum Outcome {
     Idle,
     Running,
+    /// Cancel was pressed and the GPU work already sent has finished.
+    Cancelled,
     Done(Box<EditedRun>),
     HasErrors(usize),
     Failed(String),
@@ -133,6 +135,8 @@ pub struct EditorState {
     pub ran: Option<String>,
     /// While running: timed runs done and planned (both kernels together; 0 of 0 before).
     pub timing: (u32, u32),
+    /// Cancel was pressed during the run in progress: the page says so until it ends.
+    pub cancelling: bool,
 }
 
 impl EditorState {
@@ -140,8 +144,10 @@ impl EditorState {
     /// the page says so and never shows it as current. Undoing back to that source makes
     /// it current again.
     pub fn stale(&self) -> bool {
-        !matches!(self.outcome, Outcome::Idle | Outcome::Running)
-            && self.ran.as_deref() != Some(self.source.as_str())
+        !matches!(
+            self.outcome,
+            Outcome::Idle | Outcome::Running | Outcome::Cancelled
+        ) && self.ran.as_deref() != Some(self.source.as_str())
     }
 }
 
@@ -154,6 +160,8 @@ pub enum Action {
     Compiler(Vec<PlacedMessage>),
     /// Timed runs done and planned.
     Timing(u32, u32),
+    /// Cancel pressed (the run ends as `Outcome::Cancelled` at its next submission).
+    Cancelling,
 }
 
 impl Reducible for EditorState {
@@ -187,6 +195,13 @@ impl Reducible for EditorState {
                 }
                 s.outcome = o;
                 s.timing = (0, 0);
+                s.cancelling = false;
+            }
+            Action::Cancelling => {
+                if s.outcome != Outcome::Running {
+                    return self;
+                }
+                s.cancelling = true;
             }
             Action::Share(r) => s.share = Some(r),
             Action::Compiler(list) => s.external = Rc::new(list),
@@ -433,6 +448,7 @@ pub fn KernelEditor() -> Html {
             external: Rc::default(),
             ran: None,
             timing: (0, 0),
+            cancelling: false,
         })
     };
     let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
@@ -523,6 +539,16 @@ pub fn KernelEditor() -> Html {
         })
     };
 
+    // Cancel: nothing more is sent; the run ends as Cancelled once the piece already on the
+    // GPU has finished (the watchdog still covers a piece that never does).
+    let cancel = {
+        let (state, lifecycle) = (state.clone(), lifecycle.clone());
+        Callback::from(move |_| {
+            lifecycle.token().cancel();
+            state.dispatch(Action::Cancelling);
+        })
+    };
+
     let unknown = requested.filter(|id| id != target.id()).map(|id| {
         let id: String = id.chars().take(40).collect();
         html! { <p class="message error" role="alert">{ ctx.tf("ladder.unknown_stage", &[("name", &id)]) }</p> }
@@ -567,6 +593,9 @@ pub fn KernelEditor() -> Html {
                 <button id="editor-run" class="button primary" onclick={run} disabled={running || !has_gpu || !size_ok}>
                     { ctx.t("editor.run") }
                 </button>
+                if running {
+                    <button id="editor-cancel" class="button" onclick={cancel} disabled={state.cancelling}>{ ctx.t("run.cancel") }</button>
+                }
                 <button class="button" onclick={reset} disabled={running}>{ ctx.t("editor.reset") }</button>
                 <button class="button" onclick={share}>{ ctx.t("editor.share") }</button>
             </div>
@@ -583,7 +612,11 @@ pub fn KernelEditor() -> Html {
                         _ => ctx.t("editor.stale").to_string(),
                     }
                 }</p> }) }
-                { outcome_view(&ctx, &state.outcome, state.timing, picture) }
+                if state.cancelling {
+                    <p class="message" role="status" data-cancelling="true">{ ctx.t("run.cancelling_first") }</p>
+                } else {
+                    { outcome_view(&ctx, &state.outcome, state.timing, picture) }
+                }
             </div>
             <details class="editor-diff">
                 <summary>{ ctx.tf("editor.diff", &[("n", &changed.len().to_string())]) }</summary>
@@ -693,7 +726,7 @@ fn share_view(ctx: &Ctx, share: &Option<Result<String, ShareError>>) -> Html {
 }
 
 /// The browser's own compiler messages from the last run, each with its place.
-fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
+pub(super) fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
     if list.is_empty() {
         return html! {};
     }
@@ -722,6 +755,9 @@ fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
                     }
                 }) }
             </ul>
+            { for page_models::kernel_edit::compiler_hint(list).map(|h| html! {
+                <p class="hint" data-hint={format!("{h:?}")}>{ ctx.t(h.key()) }</p>
+            }) }
         </div>
     }
 }
@@ -762,6 +798,7 @@ fn outcome_code(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::Idle => "idle",
         Outcome::Running => "running",
+        Outcome::Cancelled => "cancelled",
         Outcome::Done(run) if run.diff.wrong == 0 => "correct",
         Outcome::Done(_) => "wrong",
         Outcome::HasErrors(_) => "has-errors",
@@ -775,6 +812,9 @@ fn outcome_code(outcome: &Outcome) -> &'static str {
 fn outcome_view(ctx: &Ctx, outcome: &Outcome, timing: (u32, u32), picture: NodeRef) -> Html {
     match outcome {
         Outcome::Idle => html! {},
+        Outcome::Cancelled => html! {
+            <p class="message" role="status" data-cancelled="true">{ ctx.t("run.cancelled") }</p>
+        },
         Outcome::Running => {
             let (done, total) = timing;
             html! { <p class="message" role="status" data-timed={done.to_string()} data-planned={total.to_string()}>{
@@ -988,6 +1028,36 @@ fn show_ended(
     state.dispatch(Action::Outcome(run_outcome(ctx, limit_ms, r)));
 }
 
+/// The browser's own compiler's messages about `kernel`, placed in `source`'s UTF-16
+/// columns for the editor's list and underlines (editor, puzzles and scratch alike: the
+/// browser may refuse what naga accepted, e.g. a barrier in non-uniform control flow).
+pub(super) async fn browser_placed(
+    gpu: &gpu_runtime::Gpu,
+    kernel: &gpu_runtime::KernelSpec,
+    source: &str,
+) -> Vec<PlacedMessage> {
+    use gpu_runtime::wgpu::CompilationMessageType as T;
+    gpu.compilation_messages(kernel)
+        .await
+        .iter()
+        .map(|m| PlacedMessage {
+            note: m.message_type == T::Info,
+            ..browser_message(
+                source,
+                m.location.map_or(0, |l| l.line_number),
+                m.location.map(|l| l.offset as usize),
+                &m.message,
+                m.message_type != T::Error,
+            )
+        })
+        .collect()
+}
+
+/// Whether the browser's compiler refused the kernel (an error, not only warnings).
+pub(super) fn rejected(list: &[PlacedMessage]) -> bool {
+    list.iter().any(|m| !m.warning)
+}
+
 #[allow(clippy::too_many_arguments)]
 async fn check_and_run(
     target: Target,
@@ -1010,25 +1080,8 @@ async fn check_and_run(
         Ok((g, _)) => g,
         Err(e) => return (Vec::new(), Err(RunError::Gpu(e))),
     };
-    let browser: Vec<PlacedMessage> = gpu
-        .compilation_messages(&edited)
-        .await
-        .iter()
-        .map(|m| {
-            use gpu_runtime::wgpu::CompilationMessageType as T;
-            PlacedMessage {
-                note: m.message_type == T::Info,
-                ..browser_message(
-                    &source,
-                    m.location.map_or(0, |l| l.line_number),
-                    m.location.map(|l| l.offset as usize),
-                    &m.message,
-                    m.message_type != T::Error,
-                )
-            }
-        })
-        .collect();
-    if browser.iter().any(|m| !m.warning) {
+    let browser = browser_placed(&gpu, &edited, &source).await;
+    if rejected(&browser) {
         return (browser, Err(RunError::Compiler));
     }
     // Every loop of the learner's kernel gets an iteration budget (the browser's
@@ -1104,7 +1157,7 @@ fn run_outcome(ctx: &Ctx, limit_ms: u32, r: Option<Result<EditedRun, RunError>>)
     match r {
         None => Outcome::TimedOut(limit_ms),
         Some(Ok(run)) => Outcome::Done(Box::new(run)),
-        Some(Err(RunError::Gpu(GpuError::Cancelled))) => Outcome::Idle,
+        Some(Err(RunError::Gpu(GpuError::Cancelled))) => Outcome::Cancelled,
         Some(Err(RunError::Gpu(e))) => Outcome::Failed(error_text(ctx, &e)),
         Some(Err(RunError::Bindings(p))) => Outcome::Bindings(p),
         Some(Err(RunError::Compiler)) => {
