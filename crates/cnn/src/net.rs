@@ -55,7 +55,8 @@
 //!   o outermost, r' then s' ascending, terms outside dz's map skipped (adding an exact zero
 //!   would change only the sign of a zero sum).
 //! - SGD with momentum: v ← μ·v + g; p ← p − lr·v. Adam: m ← β₁·m + (1 − β₁)·g;
-//!   v ← β₂·v + ((1 − β₂)·g)·g; p ← p − lr·(m / c₁) / (√(v / c₂) + ε), with c₁ = 1 − β₁ᵗ and
+//!   v ← β₂·v + ((1 − β₂)·g)·g; p ← p − lr·(m / c₁) / (√(v / c₂) + ε), with 1 − β as the f32
+//!   constants [`ONE_MINUS_BETA1`] and [`ONE_MINUS_BETA2`] (not WGSL's folded decimals), c₁ = 1 − β₁ᵗ and
 //!   c₂ = 1 − β₂ᵗ computed once in f64 and rounded to f32 ([`adam_corrections`]), handed to
 //!   the kernel.
 //!
@@ -92,6 +93,11 @@ impl Optimiser {
 
 pub const BETA1: f32 = 0.9;
 pub const BETA2: f32 = 0.999;
+/// 1 − β₁ and 1 − β₂ as f32 arithmetic gives them (0.999 is not exact in f32, so
+/// `ONE_MINUS_BETA2` is 0.001 − 1.3e-8). Hand these to the kernel in its uniform: WGSL folds
+/// `1.0 - 0.999` in abstract-float precision and would get the nearest f32 to 0.001 instead.
+pub const ONE_MINUS_BETA1: f32 = 1.0 - BETA1;
+pub const ONE_MINUS_BETA2: f32 = 1.0 - BETA2;
 /// TensorFlow's default, so a comparison with tfjs trains the same thing.
 pub const EPSILON: f32 = 1e-7;
 
@@ -783,8 +789,8 @@ pub fn apply_update(
         Optimiser::Adam => {
             let (c1, c2) = adam_corrections(step);
             for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(m.iter_mut()).zip(v) {
-                *m = BETA1 * *m + (1.0 - BETA1) * g;
-                *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+                *m = BETA1 * *m + ONE_MINUS_BETA1 * g;
+                *v = BETA2 * *v + ONE_MINUS_BETA2 * g * g;
                 *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPSILON);
             }
         }
