@@ -64,8 +64,13 @@
 //! need not be reproducible there.
 
 use crate::data::{BatchOrder, Samples};
-use crate::spec::POOL;
 use cpu_kernels::data::SplitMix64;
+
+/// The side of every max-pool window and its stride.
+pub const POOL: usize = 2;
+/// Samples per forward pass when evaluating: the largest training batch (`spec::MAX_BATCH`,
+/// which the kernels' buffers are sized for).
+pub const EVAL_CHUNK: usize = 256;
 
 /// How parameters are updated from their gradients.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -885,8 +890,7 @@ impl CpuTrainer {
     }
 
     pub fn evaluate(&self, samples: &Samples) -> Evaluation {
-        self.net
-            .evaluate(&self.params, samples, crate::spec::MAX_BATCH)
+        self.net.evaluate(&self.params, samples, EVAL_CHUNK)
     }
 
     pub fn inspect(&self, image: &[f32]) -> Inspection {

@@ -22,8 +22,7 @@ pub const MAX_BLOCKS: usize = 3;
 pub const MAX_CHANNELS: usize = 64;
 /// Kernel sides are odd (a centre pixel), from 1 to this.
 pub const MAX_KERNEL: usize = 7;
-/// The side of every max-pool window and its stride.
-pub const POOL: usize = 2;
+pub use crate::net::POOL;
 /// Learning rates are in (0, MAX_LR].
 pub const MAX_LR: f32 = 1.0;
 /// Momentum (SGD only) is in [0, MAX_MOMENTUM]; 1 would never forget a gradient.
@@ -336,6 +335,11 @@ mod tests {
     fn parse(q: &str) -> (Spec, Vec<SpecError>) {
         let map: HashMap<&str, &str> = q.split('&').filter_map(|p| p.split_once('=')).collect();
         Spec::from_params(|k| map.get(k).copied())
+    }
+
+    #[test]
+    fn evaluation_uses_the_largest_batch() {
+        assert_eq!(crate::net::EVAL_CHUNK, MAX_BATCH);
     }
 
     #[test]
