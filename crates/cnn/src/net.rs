@@ -509,8 +509,11 @@ impl Net {
     }
 
     /// One image (side², values in [0, 1]) through the network, with every layer's values for
-    /// the page's "look inside".
-    pub fn inspect(&self, params: &[f32], image: &[f32]) -> Inspection {
+    /// the page's "look inside"; `None` if the image is not side² values.
+    pub fn inspect(&self, params: &[f32], image: &[f32]) -> Option<Inspection> {
+        if image.len() != self.side * self.side {
+            return None;
+        }
         let mut ws = self.workspace(1);
         self.forward(params, image, &mut ws);
         let l = &ws.layout;
@@ -536,12 +539,12 @@ impl Net {
         }
         let logits = ws.acts[l.logits..l.logits + self.classes].to_vec();
         let probs = ws.acts[l.probs..l.probs + self.classes].to_vec();
-        Inspection {
+        Some(Inspection {
             class: argmax_first(&logits),
             logits,
             probs,
             layers,
-        }
+        })
     }
 }
 
@@ -825,7 +828,8 @@ pub struct CpuTrainer {
 }
 
 impl CpuTrainer {
-    /// `batch` is at least 1; `order_seed` seeds the per-epoch batch order.
+    /// `batch` is at least 1; `order_seed` seeds the per-epoch batch order. `train`'s images
+    /// have the net's side (the page builds both from one [`crate::Spec`]).
     pub fn new(
         net: Net,
         hyper: Hyper,
@@ -893,7 +897,7 @@ impl CpuTrainer {
         self.net.evaluate(&self.params, samples, EVAL_CHUNK)
     }
 
-    pub fn inspect(&self, image: &[f32]) -> Inspection {
+    pub fn inspect(&self, image: &[f32]) -> Option<Inspection> {
         self.net.inspect(&self.params, image)
     }
 

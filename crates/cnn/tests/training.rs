@@ -119,7 +119,8 @@ fn training_is_reproducible_and_inspectable() {
     assert_eq!(a.last_loss, b.last_loss);
 
     let test = bars(4, 9);
-    let seen = a.inspect(test.image(1));
+    assert!(a.inspect(&[0.0; 99]).is_none());
+    let seen = a.inspect(test.image(1)).expect("a 10×10 image");
     let shapes: Vec<_> = seen
         .layers
         .iter()
