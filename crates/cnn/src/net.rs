@@ -9,6 +9,10 @@
 //! Every tensor is f32, **NCHW, batch-major**: element (n, c, y, x) of a tensor with C
 //! channels of side S is at `((n·C + c)·S + y)·S + x` from the start of its region.
 //!
+//! This is not the conv lesson's layout (`cpu_kernels::conv`: NHWC activations, R×S×C×K
+//! filters): an implicit-GEMM stage reused from there must index NCHW/OIHW, or this layout must
+//! change here, in [`ParamLayout`], [`ActLayout`] and the index expressions below.
+//!
 //! - **Parameters** ([`ParamLayout`]), one buffer: for each block its filters W (C_out × C_in ×
 //!   K × K, OIHW: W[o, c, r, s] at `w + ((o·C_in + c)·K + r)·K + s`) then its C_out biases; then
 //!   the dense weights (classes × D row-major, D = C·S·S of the last pool, its input index
