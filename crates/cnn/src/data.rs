@@ -9,7 +9,7 @@
 //! | 4..8                 | version (u32)                                          |
 //! | 8..12                | count of images (u32)                                  |
 //! | 12..16               | rows per image (u32)                                   |
-//! | 16..20               | columns per image (u32)                                |
+//! | 16..20               | columns per image (u32), equal to rows                 |
 //! | 20..20+count·rows·cols | pixels, u8, image after image, row-major, 0 = paper  |
 //! | next count bytes     | labels, u8, one per image, 0–9                          |
 //! | last 4               | FNV-1a (32-bit) of every byte before it                 |
@@ -43,7 +43,7 @@ pub enum DataError {
     WrongVersion(u32),
     /// No images, or more than [`MAX_COUNT`].
     BadCount(u32),
-    /// Rows or columns zero or above [`MAX_SIDE`].
+    /// Rows or columns zero, above [`MAX_SIDE`], or unequal (the network's maps are square).
     BadShape { rows: u32, cols: u32 },
     /// The file's length does not match its header (`expected` bytes, `actual` present).
     WrongLength { expected: usize, actual: usize },
@@ -102,7 +102,7 @@ pub fn decode(bytes: &[u8]) -> Result<Digits, DataError> {
         return Err(DataError::BadCount(count));
     }
     let (rows, cols) = (read_u32(bytes, 12), read_u32(bytes, 16));
-    if rows == 0 || cols == 0 || rows > MAX_SIDE || cols > MAX_SIDE {
+    if rows == 0 || rows > MAX_SIDE || cols != rows {
         return Err(DataError::BadShape { rows, cols });
     }
     // Bounded by the checks above (100,000 · 64 · 64 ≈ 4·10⁸): no overflow even on wasm32.
@@ -152,7 +152,7 @@ impl Digits {
     pub fn encode(&self) -> Result<Vec<u8>, DataError> {
         let count = self.labels.len();
         let too_big = |v: usize| u32::try_from(v).map_or(true, |v| v > MAX_SIDE);
-        if too_big(self.rows) || too_big(self.cols) || self.rows == 0 || self.cols == 0 {
+        if too_big(self.rows) || self.rows == 0 || self.cols != self.rows {
             return Err(DataError::BadShape {
                 rows: self.rows as u32,
                 cols: self.cols as u32,
@@ -227,7 +227,6 @@ pub fn scale(p: u8) -> f32 {
 }
 
 /// Square single-channel images scaled to [0, 1] with their labels: what a trainer takes.
-/// ([`Digits::samples`] takes `rows` as the side: the asset's digits are 28×28.)
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Samples {
     /// Side of every (square) image.
@@ -328,9 +327,9 @@ mod tests {
 
     fn tiny() -> Digits {
         Digits {
-            rows: 2,
+            rows: 3,
             cols: 3,
-            pixels: (0..18).map(|i| i * 14).collect(),
+            pixels: (0..27).map(|i| i * 9).collect(),
             labels: vec![0, 9, 4],
         }
     }
@@ -339,11 +338,11 @@ mod tests {
     fn round_trip_and_layout() {
         let d = tiny();
         let bytes = d.encode().unwrap();
-        assert_eq!(bytes.len(), HEADER_LEN + 18 + 3 + CHECKSUM_LEN);
+        assert_eq!(bytes.len(), HEADER_LEN + 27 + 3 + CHECKSUM_LEN);
         assert_eq!(&bytes[..4], b"GPMD");
         assert_eq!(bytes[8], 3);
         assert_eq!(decode(&bytes), Ok(d.clone()));
-        assert_eq!(d.image(1), &[84, 98, 112, 126, 140, 154]);
+        assert_eq!(d.image(1), &[81, 90, 99, 108, 117, 126, 135, 144, 153]);
         // FNV-1a's published test value.
         assert_eq!(fnv1a(b"a"), 0xE40C_292C);
     }
@@ -384,33 +383,37 @@ mod tests {
                 DataError::BadShape { rows: 0, cols: 3 },
             ),
             (
-                with(good.clone(), |b| b[16] = 65),
-                DataError::BadShape { rows: 2, cols: 65 },
+                with(good.clone(), |b| b[12] = 65),
+                DataError::BadShape { rows: 65, cols: 3 },
+            ),
+            (
+                with(good.clone(), |b| b[16] = 2),
+                DataError::BadShape { rows: 3, cols: 2 },
             ),
             (
                 with(good.clone(), |b| b[8] = 4),
                 DataError::WrongLength {
-                    expected: 20 + 24 + 4 + 4,
-                    actual: 45,
+                    expected: 20 + 36 + 4 + 4,
+                    actual: 54,
                 },
             ),
             (
                 good[..good.len() - 1].to_vec(),
                 DataError::WrongLength {
-                    expected: 45,
-                    actual: 44,
+                    expected: 54,
+                    actual: 53,
                 },
             ),
             (
                 with(good.clone(), |b| b[25] ^= 1),
                 DataError::ChecksumMismatch {
-                    stored: fnv1a(&good[..41]),
-                    computed: fnv1a(&with(good[..41].to_vec(), |b| b[25] ^= 1)),
+                    stored: fnv1a(&good[..50]),
+                    computed: fnv1a(&with(good[..50].to_vec(), |b| b[25] ^= 1)),
                 },
             ),
             (
                 with(good.clone(), |b| {
-                    b[39] = 10;
+                    b[48] = 10;
                     resum(b)
                 }),
                 DataError::LabelOutOfRange {
@@ -427,6 +430,8 @@ mod tests {
             ..tiny()
         };
         assert!(matches!(bad.encode(), Err(DataError::WrongLength { .. })));
+        let oblong = Digits { cols: 4, ..tiny() };
+        assert!(matches!(oblong.encode(), Err(DataError::BadShape { .. })));
     }
 
     #[test]

@@ -14,7 +14,7 @@
 //! change here, in [`ParamLayout`], [`ActLayout`] and the index expressions below.
 //!
 //! - **Parameters** ([`ParamLayout`]), one buffer: for each block its filters W (C_out × C_in ×
-//!   K × K, OIHW: W[o, c, r, s] at `w + ((o·C_in + c)·K + r)·K + s`) then its C_out biases; then
+//!   K × K, OIHW: `W[o,c,r,s]` at `w + ((o·C_in + c)·K + r)·K + s`) then its C_out biases; then
 //!   the dense weights (classes × D row-major, D = C·S·S of the last pool, its input index
 //!   being the pool's CHW index, so one sample's pool output *is* the dense input row) and
 //!   the classes' biases.
@@ -35,34 +35,37 @@
 //! # Arithmetic order (reproduce it to reproduce the twin)
 //! Every sum is one f32 accumulator starting at 0.0 and adding terms in the order stated;
 //! products are rounded before they are added (Rust never fuses a·b + c; a WGSL compiler may
-//! emit an FMA, which changes the last bits: the twin comparison's bound must allow for it).
-//! - conv forward: z[n,o,y,x] = (Σ_c Σ_r Σ_s in[n,c,y+r,x+s]·W[o,c,r,s]) + b[o], c outermost,
-//!   s innermost (the implicit GEMM's reduction index (c·K + r)·K + s ascending); the bias is
-//!   added once, after the sum.
-//! - ReLU: max(z, 0); pool: the window is read (0,0), (0,1), (1,0), (1,1) and a later value
+//! emit an FMA, and WGSL's `exp` and `log` are not correctly rounded, which changes the last
+//! bits: the twin comparison's bound must allow for both).
+//! - conv forward: `z[n,o,y,x] = (Σ_c Σ_r Σ_s in[n,c,y+r,x+s]·W[o,c,r,s]) + b[o]`, c
+//!   outermost, s innermost (the implicit GEMM's reduction index (c·K + r)·K + s ascending);
+//!   the bias is added once, after the sum.
+//! - ReLU: `max(z, 0)`; pool: the window is read (0,0), (0,1), (1,0), (1,1) and a later value
 //!   wins only if strictly greater (ties keep the first).
-//! - dense: logit[n,j] = (Σ_i p[n,i]·Wd[j,i]) + bd[j], i ascending.
-//! - softmax cross-entropy per sample: m = max_j z_j; e_j = exp(z_j − m); s = Σ_j e_j (j
-//!   ascending); prob_j = e_j / s; loss = ln(s) − (z_y − m); delta_j = (prob_j − [j = y]) · (1/B)
-//!   with 1/B rounded once. The step's loss is (Σ_n loss_n, n ascending) / B.
-//! - dense backward: dWd[j,i] = Σ_n delta[n,j]·p[n,i] (n ascending); dbd[j] = Σ_n delta[n,j];
-//!   dp[n,i] = Σ_j delta[n,j]·Wd[j,i] (j ascending).
+//! - dense: `logit[n,j] = (Σ_i p[n,i]·Wd[j,i]) + bd[j]`, i ascending.
+//! - softmax cross-entropy per sample: `m = max_j z_j`; `e_j = exp(z_j − m)`; `s = Σ_j e_j`
+//!   (j ascending); `prob_j = e_j / s`; `loss = ln(s) − (z_y − m)`;
+//!   `delta_j = (prob_j − [j = y]) · (1/B)` with 1/B rounded once. The step's loss is
+//!   `(Σ_n loss_n) / B`, n ascending.
+//! - dense backward: `dWd[j,i] = Σ_n delta[n,j]·p[n,i]` (n ascending);
+//!   `dbd[j] = Σ_n delta[n,j]`; `dp[n,i] = Σ_j delta[n,j]·Wd[j,i]` (j ascending).
 //! - pool backward: the ReLU delta is zeroed, then each pool delta is stored at its argmax.
-//! - ReLU backward: dz = d_relu where z > 0, else 0.
+//! - ReLU backward: `dz = d_relu` where z > 0, else 0.
 //! - conv filter gradient, in two stages (split over the batch, so the GPU can spread it):
-//!   per sample, part_n[o,c,r,s] = Σ_y Σ_x dz[n,o,y,x]·in[n,c,y+r,x+s] (y outer, x inner);
-//!   then dW[o,c,r,s] = Σ_n part_n (n ascending). The bias likewise: part_n[o] = Σ_y Σ_x
-//!   dz[n,o,y,x], db[o] = Σ_n part_n.
+//!   per sample, `part_n[o,c,r,s] = Σ_y Σ_x dz[n,o,y,x]·in[n,c,y+r,x+s]` (y outer, x inner);
+//!   then `dW[o,c,r,s] = Σ_n part_n[o,c,r,s]` (n ascending). The bias likewise:
+//!   `part_n[o] = Σ_y Σ_x dz[n,o,y,x]`, `db[o] = Σ_n part_n[o]`.
 //! - conv input gradient, a transposed convolution: the output delta padded by K − 1 on
 //!   every side, correlated with the filter rotated by 180°:
-//!   d_in[n,c,y,x] = Σ_o Σ_r' Σ_s' dz[n,o,y+r'−(K−1),x+s'−(K−1)]·W[o,c,K−1−r',K−1−s'],
+//!   `d_in[n,c,y,x] = Σ_o Σ_r' Σ_s' dz[n,o,y+r'−(K−1),x+s'−(K−1)]·W[o,c,K−1−r',K−1−s']`,
 //!   o outermost, r' then s' ascending, terms outside dz's map skipped (adding an exact zero
 //!   would change only the sign of a zero sum).
-//! - SGD with momentum: v ← μ·v + g; p ← p − lr·v. Adam: m ← β₁·m + (1 − β₁)·g;
-//!   v ← β₂·v + ((1 − β₂)·g)·g; p ← p − lr·(m / c₁) / (√(v / c₂) + ε), with 1 − β as the f32
-//!   constants [`ONE_MINUS_BETA1`] and [`ONE_MINUS_BETA2`] (not WGSL's folded decimals), c₁ = 1 − β₁ᵗ and
-//!   c₂ = 1 − β₂ᵗ computed once in f64 and rounded to f32 ([`adam_corrections`]), handed to
-//!   the kernel.
+//! - SGD with momentum: `v ← μ·v + g`; `p ← p − lr·v`.
+//! - Adam: `m ← β₁·m + (1 − β₁)·g`; `v ← β₂·v + ((1 − β₂)·g)·g`;
+//!   `p ← p − (lr·(m / c₁)) / (√(v / c₂) + ε)`, with 1 − β as the f32 constants
+//!   [`ONE_MINUS_BETA1`] and [`ONE_MINUS_BETA2`] (not WGSL's folded decimals), and
+//!   c₁ = 1 − β₁ᵗ, c₂ = 1 − β₂ᵗ computed once in f64 and rounded to f32
+//!   ([`adam_corrections`]), handed to the kernel.
 //!
 //! Initialisation runs on the CPU only (the GPU gets the values uploaded), so its arithmetic
 //! need not be reproducible there.
