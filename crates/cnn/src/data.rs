@@ -309,7 +309,8 @@ impl BatchOrder {
         }
         let n = self.n as u64;
         for i in 0..batch as u64 {
-            let t = step * batch as u64 + i;
+            // Wrapping: a step count near 2⁶⁴ / batch is no reason to panic.
+            let t = step.wrapping_mul(batch as u64).wrapping_add(i);
             let (e, pos) = (t / n, (t % n) as usize);
             if self.cached.as_ref().map(|(ce, _)| *ce) != Some(e) {
                 self.cached = Some((e, self.epoch(e)));
@@ -432,6 +433,28 @@ mod tests {
         assert!(matches!(bad.encode(), Err(DataError::WrongLength { .. })));
         let oblong = Digits { cols: 4, ..tiny() };
         assert!(matches!(oblong.encode(), Err(DataError::BadShape { .. })));
+    }
+
+    /// Whatever arrives (a cut-off download, flipped bits, another file), decode answers
+    /// with digits or an error, never a panic.
+    #[test]
+    fn damaged_bytes_never_panic() {
+        let good = tiny().encode().unwrap();
+        for len in 0..good.len() {
+            assert!(decode(&good[..len]).is_err());
+        }
+        let mut rng = SplitMix64::new(4);
+        for _ in 0..2000 {
+            let mut b = good.clone();
+            for _ in 0..1 + rng.next_u64() % 4 {
+                let at = (rng.next_u64() % b.len() as u64) as usize;
+                b[at] = rng.next_u64() as u8;
+            }
+            let _ = decode(&b);
+        }
+        let noise: Vec<u8> = (0..4096).map(|_| rng.next_u64() as u8).collect();
+        assert!(decode(&noise).is_err());
+        assert!(decode(b"<!doctype html><html>").is_err());
     }
 
     #[test]
