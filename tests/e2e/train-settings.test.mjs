@@ -247,6 +247,50 @@ test('a regression task trains on the GPU, with an error measure instead of accu
   }
 });
 
+test('a smaller training share lowers a batch that no longer fits: the URL follows, and nothing blames the link', async () => {
+  const { page, context, errors } = await openPage(browser,
+    '#/train?lang=en&data=spiral&layers=8,8&act=tanh&lr=0.03&batch=100&n=200&split=50&opt=adam&seed=1');
+  await waitForGpu(page);
+  assert.equal(await page.$('.train-errors'), null, 'batch 100 fits 100 training points');
+  await page.click('#train-play');
+  await waitSteps(page, 3);
+  // 20 % of 200 points: 40 in training.
+  const split = page.locator('#train-split');
+  await split.evaluate((el) => { el.value = '20'; el.dispatchEvent(new Event('change', { bubbles: true })); });
+  await page.waitForFunction(() => /split=20/.test(location.hash));
+  assert.equal(await param(page, 'batch'), '40', 'the URL carries the batch the page runs');
+  await page.waitForSelector('#train-restarted');
+  const notice = await page.textContent('#train-restarted');
+  assert.match(notice, /training share/, notice);
+  assert.match(notice, /batch size/, notice);
+  assert.equal(await page.$('.train-errors'), null, 'no error about the link');
+  assert.equal(await page.inputValue('#train-batch'), '40');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a network that diverges says so in words, with its learning rate, instead of a bare "–"', async () => {
+  for (const lang of ['en', 'zh']) {
+    // Plain SGD at the largest learning rate the page takes, on a regression task: the
+    // squared error's gradient grows each step until the weights overflow.
+    const { page, context, errors } = await openPage(browser,
+      `#/train?lang=${lang}&data=hills&layers=8,8&act=relu&lr=10&batch=16&opt=sgd&noise=0.05`,
+      { viewport: { width: 390, height: 900 } });
+    await waitForGpu(page);
+    assert.equal(await page.$('.train-diverged'), null, 'nothing is said before training');
+    for (let i = 0; i < 20; i++) await page.click('#train-step');
+    await waitSteps(page, 20);
+    const note = await page.waitForSelector('.train-diverged', { timeout: 60_000 });
+    const text = await note.textContent();
+    assert.match(text, lang === 'en' ? /diverged.*\(10 now/ : /发散.*现在是 10/, text);
+    assert.match(await page.textContent('.train-metrics'), /–/);
+    await note.scrollIntoViewIfNeeded();
+    await screenshot(page, `train-diverged-${lang}-390`);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
+
 test('the training view fits 390 px with its kernels open; screenshots at three widths in both languages', async () => {
   for (const lang of ['en', 'zh']) {
     for (const width of [390, 1280, 1920]) {

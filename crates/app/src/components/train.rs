@@ -104,6 +104,11 @@ fn write_query(ctx: &Ctx, nav: &Option<Navigator>, pairs: &[(&str, String)]) {
     for (k, v) in pairs {
         q.set(k, v);
     }
+    // A change that shrank the training set below the batch lowers the batch with it.
+    let after = Settings::from_query(Some(|k: &str| q.get(k)));
+    if let Some(b) = page_models::train::settings::refit_batch(pairs, &after) {
+        q.set("batch", &b.to_string());
+    }
     if let Some(nav) = nav {
         replace_query(nav, &ctx.route, &q);
     }

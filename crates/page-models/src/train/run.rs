@@ -36,6 +36,15 @@ pub struct Sample {
     pub test_acc: f32,
 }
 
+impl Sample {
+    /// The loss is no longer a number (NaN or infinite): the weights grew until they
+    /// overflowed, and no later step can bring them back. The page says so instead of
+    /// showing "–".
+    pub fn diverged(&self) -> bool {
+        !(self.train.is_finite() && self.test.is_finite())
+    }
+}
+
 /// Adds a sample to a loss curve (once per step), thinning the curve past [`MAX_HISTORY`]:
 /// the first point and every other one after it are kept, and the newest.
 pub fn push_sample(hist: &mut Vec<Sample>, s: Sample) {
@@ -352,6 +361,18 @@ pub fn status(life: &Lifecycle, gpu: Option<GpuSteps>, state: &GpuState) -> Stat
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn a_loss_that_is_not_a_number_is_divergence() {
+        let s = |train: f32, test: f32| Sample {
+            step: 9,
+            train,
+            test,
+            test_acc: 0.5,
+        };
+        assert!(!s(0.7, 0.69).diverged());
+        assert!(s(f32::NAN, 0.69).diverged());
+        assert!(s(0.7, f32::INFINITY).diverged());
+    }
 
     fn sample(step: u64, train: f32) -> Sample {
         Sample {

@@ -25,6 +25,21 @@ impl Settings {
     }
 }
 
+/// The batch size to write beside a control's change that shrank the training set below the
+/// batch the URL asks for (a smaller training share, fewer points): the new set's size. The
+/// learner's own change is never answered with "the link's batch size is not usable", and the
+/// URL never keeps a batch the page does not run; the restart notice names both changes.
+/// `after` is the URL with the change; None when the batch still fits or the change set it.
+pub fn refit_batch(pairs: &[(&str, String)], after: &Settings) -> Option<usize> {
+    if pairs.iter().any(|(k, _)| *k == "batch") {
+        return None;
+    }
+    after.errors.iter().find_map(|e| match e {
+        SpecError::Batch { max, .. } => Some((*max).max(1)),
+        _ => None,
+    })
+}
+
 /// The settings that require a new network when they change (all but the learning rate).
 pub fn structural(spec: &Spec) -> Spec {
     Spec {
@@ -191,6 +206,26 @@ pub fn add_point(spec: &Spec, x: f64, y: f64, class: u32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_smaller_training_share_lowers_a_batch_that_no_longer_fits() {
+        let parse = |q: &'static str| {
+            let map: std::collections::HashMap<&str, &str> =
+                q.split('&').filter_map(|p| p.split_once('=')).collect();
+            Settings::from_query(Some(move |k: &str| map.get(k).copied()))
+        };
+        // 200 points at 50 % train: 100 in training; batch 100 fits.
+        assert!(parse("n=200&split=50&batch=100").errors.is_empty());
+        // The split goes to 20 %: 40 in training, so the batch becomes 40.
+        let after = parse("n=200&split=20&batch=100");
+        let pairs = [("split", "20".to_string())];
+        assert_eq!(refit_batch(&pairs, &after), Some(after.spec.train_len()));
+        assert_eq!(after.spec.train_len(), 40);
+        // A batch that still fits, or one the change itself sets, is left alone.
+        assert_eq!(refit_batch(&pairs, &parse("n=200&split=20&batch=8")), None);
+        let typed = [("batch", "100".to_string())];
+        assert_eq!(refit_batch(&typed, &after), None);
+    }
     use mlp::Dataset;
 
     #[test]

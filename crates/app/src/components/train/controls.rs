@@ -63,7 +63,7 @@ pub fn DataPanel(p: &DataProps) -> Html {
             </label>
             <label class="train-field">
                 <span>{ ctx.tf("train.split", &[("value", &spec.split.to_string())]) }</span>
-                <input type="range" min="10" max="90" step="10" value={spec.split.to_string()}
+                <input id="train-split" type="range" min="10" max="90" step="10" value={spec.split.to_string()}
                     onchange={on_input(set, "split")} />
             </label>
             <label class="train-field">

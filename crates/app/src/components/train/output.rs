@@ -251,6 +251,12 @@ pub fn output_panel(
                 } }
                 </p>
             }) }
+            // "–" alone says nothing: a loss that is no longer a number is divergence, named.
+            { for latest(&r.board.gpu_hist, &r.board.cpu_hist).filter(|(s, _)| s.diverged()).map(|_| html! {
+                <p class="message error train-diverged" role="alert">
+                    { ctx.tf("train.diverged", &[("lr", &spec.lr.to_string())]) }
+                </p>
+            }) }
             { loss_chart(ctx, r, loss) }
         </section>
     }
