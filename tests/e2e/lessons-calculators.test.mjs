@@ -54,6 +54,13 @@ test('VRAM: 7B FP16 Adam is 112 GB plus activations; inputs change it; bad input
   await page.selectOption('#f-mode', 'infer');
   await page.waitForFunction(() => !document.querySelector('#f-opt'));
   assert.equal(await page.getAttribute('[data-vram-total]', 'data-vram-total'), String(26e9 + 2 * 32 * 2048 * 4096 * 2));
+  // As a Chinese reader types 13 billion: in Chinese units, and with a full-width input method.
+  for (const typed of ['130亿', '１３B']) {
+    await page.fill('#f-p', '1');
+    await page.waitForFunction(() => document.querySelector('[data-vram-total]')?.dataset.vramTotal !== String(26e9 + 2 * 32 * 2048 * 4096 * 2));
+    await page.fill('#f-p', typed);
+    await page.waitForSelector(`[data-vram-total="${26e9 + 2 * 32 * 2048 * 4096 * 2}"]`);
+  }
   // Bad values: a message, never NaN.
   for (const bad of ['-5', 'abc', '1e99']) {
     await page.fill('#f-p', bad);
