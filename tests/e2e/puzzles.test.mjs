@@ -181,7 +181,7 @@ for (const lang of ['en', 'zh']) {
     const text = await race.textContent();
     assert.match(text, lang === 'en'
       ? /out\[0\] is written by threads 0, 1, 2 and 5 others: a race\. .*that is why the values below are wrong/
-      : /out\[0\] 被线程 0, 1, 2 和另外 5 个线程写入：这是竞争。.*这就是下面的值不对的原因/, text);
+      : /out\[0\] 被线程 0, 1, 2 和 另外 5 个线程 写入：这是竞争。.*这就是下面的值不对的原因/, text);
     // The wrong value is still shown beside it.
     assert.match(await page.textContent('.mismatches li'), /out\[0\]/);
     await screenshot(page, `puzzle-dot-race-${lang}`);

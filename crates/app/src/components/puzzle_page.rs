@@ -668,11 +668,18 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                 }
             };
             // A race fails the answer whatever its values: at the own size or the first other.
-            let race = verdict.race.as_ref().filter(|_| verdict.passed()).map(|r| (own_size, r)).or_else(|| {
-                failed_at
-                    .as_deref()
-                    .and_then(|(size, v)| v.race.as_ref().map(|r| (size, r)))
-            });
+            // Right values with a race: the race is the verdict. Wrong values with a race:
+            // the wrong values are, with the race said as why (below).
+            let race = verdict
+                .race
+                .as_ref()
+                .filter(|_| verdict.values_right())
+                .map(|r| (own_size, r))
+                .or_else(|| {
+                    failed_at
+                        .as_deref()
+                        .and_then(|(size, v)| v.race.as_ref().map(|r| (size, r)))
+                });
             let summary = if let Some((size, r)) = race {
                 race_view(ctx, p, size, r)
             } else if let (true, Some((size, v))) = (verdict.passed(), failed_at.as_deref()) {
