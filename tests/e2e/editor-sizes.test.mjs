@@ -61,6 +61,15 @@ test('the size fields: a bad value is named and Run waits; a new size goes to th
   await page.waitForFunction(() => document.querySelector('#editor-dim-m-error')?.textContent.trim().length > 0);
   assert.equal(await page.getAttribute('#editor-dim-m', 'aria-invalid'), 'true');
   assert.ok(await page.$eval('#editor-run', (b) => b.disabled), 'Run waits for a good size');
+  // Too large for the editor: its own ceiling is named, once, at the field (not the Kernels
+  // page's 8,192 beside a refusal at 1,024).
+  for (const big of ['2000', '9000']) {
+    await page.fill('#editor-dim-m', big);
+    await page.waitForFunction((b) => new URLSearchParams(location.hash.split('?')[1]).get('m') === b, big);
+    assert.equal(await page.textContent('#editor-dim-m-error'),
+      'Sizes above 1,024 per side are refused in the editor: every element is checked on the CPU.');
+    assert.doesNotMatch(await page.textContent('main'), /8,192|8192/);
+  }
   await page.fill('#editor-dim-m', '100');
   await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('m') === '100');
   await page.waitForSelector('.editor-result[data-stale="true"]');

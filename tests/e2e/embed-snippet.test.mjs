@@ -125,12 +125,18 @@ test('the snippet: 100 % wide, a fallback height, a title in words; the origin f
     assert.ok(!bare.includes('<script>') && !bare.includes('parentOrigin'), 'no origin, no script');
     assert.ok(await page.isVisible('.embed-share[data-widget="matmul"] .embed-origin-note'));
 
-    // A page address is not an origin: said at the field, left out of the snippet.
-    await page.fill('.embed-share[data-widget="matmul"] .embed-origin', `${hostOrigin}/course.html`);
+    // Something that is no address at all: said at the field, left out of the snippet.
+    await page.fill('.embed-share[data-widget="matmul"] .embed-origin', 'course.example.edu/week3');
     await page.waitForSelector('.embed-share[data-widget="matmul"] .embed-origin-error[role="alert"]');
     const badCode = await page.inputValue('.embed-share[data-widget="matmul"] .embed-snippet');
     assert.equal(await page.getAttribute('.embed-share[data-widget="matmul"] .embed-origin', 'aria-invalid'), 'true');
     assert.ok(!(await page.inputValue('.embed-share[data-widget="matmul"] .embed-snippet')).includes('parentOrigin'), badCode);
+
+    // The course page's address, pasted whole: its origin is what the snippet names, and said.
+    await page.fill('.embed-share[data-widget="matmul"] .embed-origin', `${hostOrigin}/week3/course.html?x=1`);
+    await page.waitForSelector('.embed-share[data-widget="matmul"] .embed-origin-note');
+    assert.ok((await page.textContent('.embed-share[data-widget="matmul"] .embed-origin-note')).includes(hostOrigin));
+    assert.ok((await page.inputValue('.embed-share[data-widget="matmul"] .embed-snippet')).includes(`parentOrigin=${encodeURIComponent(hostOrigin)}`));
 
     await page.fill('.embed-share[data-widget="matmul"] .embed-origin', hostOrigin);
     await page.waitForSelector('.embed-share[data-widget="matmul"] .embed-origin-note');

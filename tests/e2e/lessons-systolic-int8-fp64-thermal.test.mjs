@@ -332,3 +332,24 @@ test('without WebGPU: INT8 still computes its error on the CPU; the GPU widgets 
     await noGpu.close();
   }
 });
+
+test('thermal: Stop says what it kept: nothing yet when no point was measured (en, zh)', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/learn/thermal?lang=${lang}`);
+    assert.equal(await waitForProbe(page), 'available');
+    const sel = '.widget[data-widget="thermal"]';
+    // Start and Stop in one task: the run is cancelled before its first chunk is measured.
+    await page.evaluate((s) => {
+      document.querySelector(`${s} [data-act="start"]`).click();
+      document.querySelector(`${s} [data-act="stop"]`)?.click();
+    }, sel);
+    await page.waitForFunction((s) => document.querySelector(`${s} .widget-result`)?.dataset.state === 'stopped', sel, { timeout: 30_000 });
+    const points = Number(await page.getAttribute(`${sel} .widget-result`, 'data-points'));
+    const note = await page.textContent(`${sel} [data-stopped="true"]`);
+    // The note matches what is on the chart, whichever way the race with the first chunk went.
+    if (points === 0) assert.match(note, lang === 'en' ? /nothing to show yet/ : /还没有可显示的内容/, note);
+    else assert.match(note, lang === 'en' ? /measured so far are kept/ : /已测得的点会保留/, note);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});

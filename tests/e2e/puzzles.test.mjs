@@ -189,3 +189,29 @@ for (const lang of ['en', 'zh']) {
     await context.close();
   });
 }
+
+test('Start over keeps the replaced draft one click away (en, zh)', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/puzzles/map?lang=${lang}`);
+    await editorReady(page, { runnable: true });
+    const starter = await docText(page);
+    const draft = starter.replace(/[^\n]*TODO[^\n]*/, '    out[i] = a[i] + 10.0; // my draft');
+    assert.notEqual(draft, starter);
+    await setDoc(page, draft);
+    await page.click('#puzzle-restart');
+    await editorChecked(page, { includes: 'TODO' });
+    assert.equal(await docText(page), starter);
+    const note = await page.textContent('.puzzle-replaced');
+    assert.match(note, lang === 'en' ? /Your draft was replaced/ : /你的草稿已被替换/);
+    await page.click('#puzzle-undo');
+    await editorChecked(page, { includes: '// my draft' });
+    assert.equal(await docText(page), draft);
+    assert.equal(await page.$('#puzzle-undo'), null, 'the offer goes once used');
+    // It survives a reload: the restored draft is the saved one.
+    await page.reload();
+    await editorReady(page);
+    assert.equal(await docText(page), draft);
+    assertNoErrors(errors);
+    await context.close();
+  }
+});

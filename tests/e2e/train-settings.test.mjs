@@ -339,3 +339,17 @@ test('the train view accumulates micro-batches: effective batch and memory shown
   assert.equal(await bad.page.getAttribute('#train-accum-summary', 'data-effective'), '16');
   await bad.context.close();
 });
+
+test('on a phone the picture and the loss sit right under Start, before the settings', async () => {
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=zh`, { viewport: { width: 390, height: 844 } });
+  await waitForGpu(page);
+  const at = await page.evaluate(() => {
+    const top = (s) => document.querySelector(s).getBoundingClientRect().top + scrollY;
+    return { start: top('#train-play'), picture: top('#train-boundary'), data: top('#train-data') };
+  });
+  // Within one phone screen of Start, and above the first setting.
+  assert.ok(at.picture - at.start < 700, `the picture starts ${Math.round(at.picture - at.start)} px below Start`);
+  assert.ok(at.picture < at.data, 'the picture comes before the dataset setting');
+  assertNoErrors(errors);
+  await context.close();
+});

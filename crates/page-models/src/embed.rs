@@ -610,6 +610,17 @@ pub fn origin_of(url: &str) -> Option<String> {
     normalize_origin(&format!("{scheme}://{authority}")).ok()
 }
 
+/// What an instructor types into the Embed panel's origin field, as the origin to name: an
+/// origin as it is, or the address of their course page (what they most often have at hand),
+/// cut down to its scheme, host and port. The `parentOrigin=` URL parameter stays strict
+/// ([`normalize_origin`]): it says exactly which page may talk to the widget.
+pub fn origin_typed(s: &str) -> Result<String, OriginError> {
+    normalize_origin(s).or_else(|e| match e {
+        OriginError::Wildcard => Err(e),
+        OriginError::NotAnOrigin(_) => origin_of(s.trim()).ok_or(e),
+    })
+}
+
 /// The host page's script of the snippet: sets the height of the iframe that sent a `resize`
 /// (matched by its window, so several embeds share it), at most once per animation frame, only
 /// for messages from the site's origin. Written once per snippet; a second copy on a page only
@@ -1810,6 +1821,27 @@ mod tests {
         assert!(script.contains("d.type !== \"resize\""));
         assert!(script.contains("requestAnimationFrame"));
         assert_eq!(script.matches("addEventListener").count(), 1);
+    }
+
+    #[test]
+    fn a_course_page_address_typed_as_the_origin_is_cut_to_its_origin() {
+        assert_eq!(
+            origin_typed(" https://Course.example.edu/week3/lesson.html?x=1#top "),
+            Ok("https://course.example.edu".into())
+        );
+        assert_eq!(
+            origin_typed("http://127.0.0.1:8000/"),
+            Ok("http://127.0.0.1:8000".into())
+        );
+        assert_eq!(origin_typed("*"), Err(OriginError::Wildcard));
+        assert!(matches!(
+            origin_typed("course.example.edu/week3"),
+            Err(OriginError::NotAnOrigin(_))
+        ));
+        assert!(matches!(
+            origin_typed("ftp://course.example.edu/x"),
+            Err(OriginError::NotAnOrigin(_))
+        ));
     }
 
     #[test]

@@ -140,6 +140,22 @@ pub struct EditorState {
 }
 
 impl EditorState {
+    /// The editor opened on `source`: nothing run yet.
+    fn opened(source: String) -> Self {
+        Self {
+            source,
+            revision: 0,
+            errors: 0,
+            outcome: Outcome::Idle,
+            runs: 0,
+            share: None,
+            external: Rc::default(),
+            ran: None,
+            timing: (0, 0),
+            cancelling: false,
+        }
+    }
+
     /// Whether the shown result (or refusal) is for a source other than the editor's text:
     /// the page says so and never shows it as current. Undoing back to that source makes
     /// it current again.
@@ -435,34 +451,15 @@ pub fn KernelEditor() -> Html {
     let key = draft_key("kernel", target.map(|t| t.id()).unwrap_or(""));
     let state = {
         let (original, shared, key) = (original.clone(), shared.clone(), key.clone());
-        use_reducer(move || EditorState {
-            source: match shared {
+        use_reducer(move || {
+            EditorState::opened(match shared {
                 Some(Ok(s)) => s,
                 _ => load_draft(&key).unwrap_or_else(|| (*original).clone()),
-            },
-            revision: 0,
-            errors: 0,
-            outcome: Outcome::Idle,
-            runs: 0,
-            share: None,
-            external: Rc::default(),
-            ran: None,
-            timing: (0, 0),
-            cancelling: false,
+            })
         })
     };
     let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
-    let picture = use_node_ref();
-    {
-        let (picture, outcome) = (picture.clone(), state.outcome.clone());
-        use_effect_with(outcome, move |o| {
-            if let Outcome::Done(run) = o {
-                if run.diff.wrong > 0 {
-                    draw_wrong_map(&picture, &run.diff.map);
-                }
-            }
-        });
-    }
+    let picture = use_wrong_map(&state.outcome);
     let (Some(ctx), Some(target), Some(kernel)) = (ctx, target, kernel) else {
         return html! {};
     };
@@ -599,7 +596,6 @@ pub fn KernelEditor() -> Html {
                 <button class="button" onclick={reset} disabled={running}>{ ctx.t("editor.reset") }</button>
                 <button class="button" onclick={share}>{ ctx.t("editor.share") }</button>
             </div>
-            { if !size_ok { html!{ <p class="message error" role="alert">{ ctx.tf("editor.size_refused", &[("max", &MAX_EDITOR_DIM.to_string())]) }</p> } } else { html!{} } }
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
             { share_view(&ctx, &state.share) }
             { browser_messages_view(&ctx, &state.external) }
@@ -643,9 +639,22 @@ fn EditorSizes() -> Html {
     let values = family.field_values(&ctx.query);
     let parsed = family.parse(&values);
     let field = |index: usize, spec: &page_models::run_family::FieldSpec| {
-        let error = parsed.fields[index]
-            .as_ref()
-            .map(|e| super::matmul_run::field_message(&ctx, e));
+        // The editor's own ceiling (every element is checked on the CPU) is the one a field
+        // names: the Kernels page's 8,192 would contradict the refusal.
+        let over = values[index]
+            .trim()
+            .parse::<u64>()
+            .is_ok_and(|v| v > u64::from(MAX_EDITOR_DIM));
+        let error = if over {
+            Some(ctx.tf(
+                "editor.size_refused",
+                &[("max", &numbers::count(u64::from(MAX_EDITOR_DIM)))],
+            ))
+        } else {
+            parsed.fields[index]
+                .as_ref()
+                .map(|e| super::matmul_run::field_message(&ctx, e))
+        };
         let oninput = {
             let (navigator, ctx, key) = (navigator.clone(), ctx.clone(), spec.key);
             Callback::from(move |e: InputEvent| {
@@ -675,6 +684,21 @@ fn EditorSizes() -> Html {
             <p class="note">{ ctx.t("editor.sizes.note") }</p>
         </fieldset>
     }
+}
+
+/// The wrong-element map's canvas, drawn whenever a run with wrong elements is shown.
+#[hook]
+fn use_wrong_map(outcome: &Outcome) -> NodeRef {
+    let picture = use_node_ref();
+    let p = picture.clone();
+    use_effect_with(outcome.clone(), move |o| {
+        if let Outcome::Done(run) = o {
+            if run.diff.wrong > 0 {
+                draw_wrong_map(&p, &run.diff.map);
+            }
+        }
+    });
+    picture
 }
 
 /// Draws the wrong-element map: one pixel per cell (CSS scales it up without smoothing),

@@ -8,7 +8,7 @@
 use yew::prelude::*;
 
 use super::Ctx;
-use page_models::embed::{normalize_origin, snippet, widget, OriginError, Snippet, SnippetWidget};
+use page_models::embed::{origin_typed, snippet, widget, OriginError, Snippet, SnippetWidget};
 use page_models::embed_loader::{loader_snippet, snippet_hide};
 
 #[derive(Properties, PartialEq)]
@@ -64,7 +64,7 @@ pub fn EmbedButton(props: &EmbedButtonProps) -> Html {
     // An empty field is no origin (no messages); a bad one is said at the field and left out.
     let parent = match origin.trim() {
         "" => None,
-        typed => Some(normalize_origin(typed)),
+        typed => Some(origin_typed(typed)),
     };
     let good = parent
         .as_ref()

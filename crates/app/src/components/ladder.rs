@@ -168,6 +168,7 @@ fn SourceView(props: &SourceProps) -> Html {
                         { for edit.clone() }
                         <p class="legend">
                             { ctx.t(if has_previous { "ladder.changed_legend" } else { "ladder.first_legend" }) }
+                            { " " }{ ctx.t("ladder.source_comments") }
                         </p>
                     }
                     <pre class="source" tabindex="0"><code>

@@ -435,6 +435,10 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     // How many times Run has been answered (`data-runs`: a test waits for this run's answer).
     let runs = use_mut_ref(|| 0u32);
     let show_solution = use_state(|| false);
+    // The draft that Start over or Use the solution replaced, until the next edit: one click
+    // brings it back (a learner's work is never lost to a stray click).
+    // (the replaced draft, the text that replaced it)
+    let replaced = use_state(|| None::<(String, String)>);
     let accesses = use_state(|| Accesses::Hidden);
     let selected = use_state(|| 0u32);
     // One lifecycle for Run and Show accesses: pressing Run makes an access run in progress
@@ -455,8 +459,12 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let has_gpu = matches!(ctx.webgpu, WebGpuStatus::Available(_));
     let software = matches!(&ctx.webgpu, WebGpuStatus::Available(a) if a.is_software);
     let on_change = {
-        let (source, key) = (source.clone(), key.clone());
+        let (source, key, replaced) = (source.clone(), key.clone(), replaced.clone());
         Callback::from(move |t: String| {
+            // The editor reports the replacing text itself too: only another text is an edit.
+            if replaced.as_ref().is_some_and(|(_, new)| *new != t) {
+                replaced.set(None);
+            }
             save_draft(&key, Some(&t));
             source.set(t);
         })
@@ -466,14 +474,18 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
         Callback::from(move |n| errors.set(n))
     };
     let replace = |text: String| {
-        let (source, revision, key, outcome, accesses) = (
+        let (source, revision, key, outcome, accesses, replaced) = (
             source.clone(),
             revision.clone(),
             key.clone(),
             outcome.clone(),
             accesses.clone(),
+            replaced.clone(),
         );
         Callback::from(move |_| {
+            if *source != text {
+                replaced.set(Some(((*source).clone(), text.clone())));
+            }
             save_draft(&key, Some(&text));
             source.set(text.clone());
             revision.set(*revision + 1);
@@ -482,46 +494,14 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
         })
     };
     let reset = replace(starter_text(&ctx, p));
+    let undo = undo_note(&ctx, &replaced, &source, &revision, &key, &outcome);
     let reveal = {
         let show = show_solution.clone();
         Callback::from(move |_| show.set(true))
     };
     let use_solution = replace(localised(&ctx, p, &puzzles::solution(p)));
-    let show_accesses = {
-        let (source, accesses, selected, lifecycle, ctx) = (
-            source.clone(),
-            accesses.clone(),
-            selected.clone(),
-            lifecycle.clone(),
-            ctx.clone(),
-        );
-        Callback::from(move |_| {
-            let run = lifecycle.start(());
-            let (flag, ctl) = (run.token().clone(), run.control(None));
-            accesses.set(Accesses::Running);
-            selected.set(0);
-            let (accesses, ctx2, source) = (accesses.clone(), ctx.clone(), (*source).clone());
-            let ctx = ctx.clone();
-            run_with_timeout(
-                async move { run_accesses(&ctx2, p, source, software, ctl).await },
-                flag,
-                RUN_TIMEOUT_MS,
-                move |r| {
-                    if !run.finish() {
-                        return;
-                    }
-                    accesses.set(match r {
-                        None => Accesses::Failed(ctx.tf(
-                            "editor.timed_out",
-                            &[("s", &(RUN_TIMEOUT_MS / 1000).to_string())],
-                        )),
-                        Some(Ok(a)) => a,
-                        Some(Err(m)) => Accesses::Failed(m),
-                    });
-                },
-            );
-        })
-    };
+    let show_accesses =
+        show_accesses_callback(&ctx, p, &source, &accesses, &selected, &lifecycle, software);
     let select = {
         let selected = selected.clone();
         Callback::from(move |i: u32| selected.set(i))
@@ -583,8 +563,9 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                 on_change={on_change} on_errors={on_errors} external={external} />
             <div class="editor-actions">
                 <button id="puzzle-run" class="button primary" onclick={run} disabled={*outcome == Outcome::Running || !has_gpu}>{ ctx.t("editor.run") }</button>
-                <button class="button" onclick={reset}>{ ctx.t("puzzles.restart") }</button>
+                <button id="puzzle-restart" class="button" onclick={reset}>{ ctx.t("puzzles.restart") }</button>
             </div>
+            { undo }
             { if !has_gpu { html!{ <p class="message">{ ctx.t("editor.no_webgpu") }</p> } } else { html!{} } }
             <div class="editor-result" aria-live="polite" data-runs={runs.borrow().to_string()}>{ outcome_view(&ctx, p, &outcome) }</div>
             { if matches!(*outcome, Outcome::Checked { .. }) { html! {
@@ -937,6 +918,88 @@ fn access_view(ctx: &Ctx, p: &Puzzle, a: &Accesses, selected: u32, select: &Call
     }
 }
 
+/// Show accesses: runs the logging copy of the kernel under the page's one run lifecycle.
+fn show_accesses_callback(
+    ctx: &Ctx,
+    p: &'static Puzzle,
+    source: &UseStateHandle<String>,
+    accesses: &UseStateHandle<Accesses>,
+    selected: &UseStateHandle<u32>,
+    lifecycle: &super::run_lifecycle::RunHandle<()>,
+    software: bool,
+) -> Callback<MouseEvent> {
+    let (source, accesses, selected, lifecycle, ctx) = (
+        source.clone(),
+        accesses.clone(),
+        selected.clone(),
+        lifecycle.clone(),
+        ctx.clone(),
+    );
+    Callback::from(move |_| {
+        let run = lifecycle.start(());
+        let (flag, ctl) = (run.token().clone(), run.control(None));
+        accesses.set(Accesses::Running);
+        selected.set(0);
+        let (accesses, ctx2, source) = (accesses.clone(), ctx.clone(), (*source).clone());
+        let ctx = ctx.clone();
+        run_with_timeout(
+            async move { run_accesses(&ctx2, p, source, software, ctl).await },
+            flag,
+            RUN_TIMEOUT_MS,
+            move |r| {
+                if !run.finish() {
+                    return;
+                }
+                accesses.set(match r {
+                    None => Accesses::Failed(ctx.tf(
+                        "editor.timed_out",
+                        &[("s", &(RUN_TIMEOUT_MS / 1000).to_string())],
+                    )),
+                    Some(Ok(a)) => a,
+                    Some(Err(m)) => Accesses::Failed(m),
+                });
+            },
+        );
+    })
+}
+
+/// "Your draft was replaced" with a button that brings it back, while there is one.
+fn undo_note(
+    ctx: &Ctx,
+    replaced: &UseStateHandle<Option<(String, String)>>,
+    source: &UseStateHandle<String>,
+    revision: &UseStateHandle<u32>,
+    key: &str,
+    outcome: &UseStateHandle<Outcome>,
+) -> Html {
+    let Some((old, _)) = replaced.as_ref() else {
+        return html! {};
+    };
+    let restore = {
+        let (source, revision, key, outcome, replaced, old) = (
+            source.clone(),
+            revision.clone(),
+            key.to_string(),
+            outcome.clone(),
+            replaced.clone(),
+            old.clone(),
+        );
+        Callback::from(move |_| {
+            save_draft(&key, Some(&old));
+            source.set(old.clone());
+            revision.set(*revision + 1);
+            outcome.set(Outcome::Idle);
+            replaced.set(None);
+        })
+    };
+    html! {
+        <p class="note puzzle-replaced" role="status">
+            { ctx.t("puzzles.replaced") }{ " " }
+            <button id="puzzle-undo" class="button" onclick={restore}>{ ctx.t("puzzles.undo") }</button>
+        </p>
+    }
+}
+
 /// What a run's answer reports to an embedding page. A run that fails because of the
 /// learner's code (bindings, a loop, WGSL that does not compile) is a normal outcome:
 /// `passed: false` with the page's own words as `reason`, in the page's language. Only a
@@ -954,10 +1017,9 @@ fn answer_report(
         Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
         Some(Err(RunFail::Bindings(b))) => failed(bindings_text(ctx, p, b)),
         Some(Err(RunFail::Compiler(list))) => failed(rejected_text(ctx, list)),
-        Some(Err(RunFail::LoopStopped { line, budget })) => failed(ctx.tf(
-            "editor.loop_stopped",
-            &[("line", &line.to_string()), ("budget", &budget.to_string())],
-        )),
+        Some(Err(RunFail::LoopStopped { line, budget })) => {
+            failed(super::editor_page::loop_stopped_text(ctx, *line, *budget))
+        }
         Some(Err(RunFail::Budget(e))) => failed(ctx.tf(
             "editor.loop_budget_failed",
             &[("why", &super::code_editor::editor_error(ctx, e))],
@@ -1007,10 +1069,9 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
         Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(ctx, &e)),
         Some(Err(RunFail::Bindings(b))) => Outcome::Failed(bindings_text(ctx, p, &b)),
         Some(Err(RunFail::Compiler(list))) => Outcome::Rejected(Rc::new(list)),
-        Some(Err(RunFail::LoopStopped { line, budget })) => Outcome::Failed(ctx.tf(
-            "editor.loop_stopped",
-            &[("line", &line.to_string()), ("budget", &budget.to_string())],
-        )),
+        Some(Err(RunFail::LoopStopped { line, budget })) => {
+            Outcome::Failed(super::editor_page::loop_stopped_text(ctx, line, budget))
+        }
         Some(Err(RunFail::Budget(e))) => Outcome::Failed(ctx.tf(
             "editor.loop_budget_failed",
             &[("why", &super::code_editor::editor_error(ctx, &e))],

@@ -608,11 +608,14 @@ fn SettingsPanel(props: &SettingsProps) -> Html {
             html! { <option value={name} selected={selected}>{ ctx.t(key) }</option> }
         });
     let rejected = params.rejected.iter().map(|(name, value)| {
-        html! { <li>{ ctx.tf("vis.bad_param", &[("name", name), ("value", value)]) }</li> }
+        // The field's name in the page's words, the URL key in brackets (not "size =" alone).
+        let label = ctx.t(&format!("vis.param.{name}"));
+        html! { <li>{ ctx.tf("vis.bad_param", &[("name", label), ("value", value)]) }</li> }
     });
     let clamped = params.clamped.iter().map(|c| {
+        let label = ctx.t(&format!("vis.param.{}", c.name));
         html! { <li>{ ctx.tf("vis.clamped", &[
-            ("name", c.name),
+            ("name", label),
             ("value", &c.given),
             ("min", &c.range.0.to_string()),
             ("max", &c.range.1.to_string()),

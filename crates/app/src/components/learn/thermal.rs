@@ -408,7 +408,7 @@ fn view(ctx: &Ctx, run: &Run, software: bool, chart_ref: &NodeRef, chart_w: Opti
             }) }
             { for verdict.map(|v| verdict_view(ctx, v)) }
             if matches!(run.state, State::Stopped) {
-                <p class="note" data-stopped="true">{ ctx.t("lesson.thermal.stopped") }</p>
+                <p class="note" data-stopped="true">{ ctx.t(if run.points.is_empty() { "lesson.thermal.stopped_none" } else { "lesson.thermal.stopped" }) }</p>
             }
             { failed.unwrap_or_default() }
             if software {

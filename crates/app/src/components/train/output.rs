@@ -213,7 +213,7 @@ pub fn output_panel(
     let n_generated = r.board.train.len() - r.board.spec.added.len().min(r.board.train.len());
     let last = latest(&r.board.gpu_hist, &r.board.cpu_hist).map(|(s, side)| (s, side.code()));
     html! {
-        <section class="train-panel">
+        <section class="train-panel train-output">
             <h2>{ ctx.t("train.output") }</h2>
             <svg id="train-boundary" ref={boundary.clone()} viewBox="0 0 300 300"
                 class={classes!("train-boundary", regression.then_some("regression"))}
