@@ -13,6 +13,7 @@
 
 pub mod catalogue;
 mod clock;
+pub mod cnn_training;
 mod context;
 pub mod crossover;
 mod dispatch;

@@ -1,11 +1,13 @@
 //! The CNN page's training kernels (issue 24) and what each binds. Like the MLP's they run no
-//! [`crate::Job`]: a CNN training session (`cnn_training.rs`, next) keeps their buffers resident in a
+//! [`crate::Job`]: a [`crate::cnn_training::CnnSession`] keeps their buffers resident in a
 //! [`crate::plan::ResidentPlan`], bound as [`bindings`] says (each file's header lists the
 //! same), in the order and with the grids and uniforms of [`step_plan`] and [`forward_plan`].
 //!
 //! Every buffer has the layout of `cnn::net` (NCHW activations, OIHW filters, one flat
 //! parameter buffer); every uniform is 16 words, the last two being the invocation count and
 //! the invocations per grid row (a grid is 2-D once it passes 65,535 workgroups).
+
+pub mod bound;
 
 use cnn::net::{
     adam_corrections, ActLayout, Hyper, Net, Optimiser, ParamLayout, BETA1, BETA2, EPSILON,
