@@ -332,3 +332,41 @@ fn an_evaluation_gives_the_twins_logits() {
         .request_eval(&images(net.side, 9, 1).x, false)
         .is_err());
 }
+
+/// Wrong sizes and a second readback are answered, not panicked on; an edited kernel that
+/// the step does not run is refused by name.
+#[test]
+fn misuse_is_an_error_or_a_no() {
+    let g = gpu();
+    let net = tiny();
+    let params = net.init_params(1);
+    fn config<'a>(net: &Net, params: &'a [f32]) -> CnnConfig<'a> {
+        CnnConfig {
+            net: net.clone(),
+            hyper: hyper(Optimiser::Sgd),
+            batch: 2,
+            params,
+            train: images(net.side, 4, 2),
+            order_seed: 1,
+            eval_batch: 0,
+        }
+    }
+    let short = pollster::block_on(CnnSession::new(g.clone(), config(&net, &params[1..])));
+    assert!(short.is_err());
+    let adam = kernel("cnn-adam").expect("catalogued");
+    let unused = pollster::block_on(CnnSession::new_with(
+        g.clone(),
+        config(&net, &params),
+        &[adam],
+    ));
+    assert!(matches!(unused, Err(e) if e.to_string().contains("cnn-adam")));
+    let mut s = pollster::block_on(CnnSession::new(g, config(&net, &params))).expect("session");
+    assert!(s.write_state(&params, &params[1..], &params).is_err());
+    s.step().expect("step");
+    assert!(s.request_read(&[Part::Losses]).expect("asked"));
+    assert!(!s.request_read(&[Part::Params]).expect("answered"));
+    assert!(
+        s.request_eval(&images(net.side, 1, 3).x, false).is_err(),
+        "no evaluation batch"
+    );
+}
