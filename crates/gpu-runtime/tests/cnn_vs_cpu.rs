@@ -104,12 +104,17 @@ fn worst(got: &[f32], want: &[f32], bound: &[f64]) -> (f64, usize) {
 }
 
 /// One step's comparison: the worst |GPU − twin| as a fraction of its bound for the
-/// parameters, the step's gradients, the optimiser's state and the loss, and the largest absolute parameter gap
+/// parameters, the step's gradients, activations and deltas (so a failure names the kernel
+/// whose output is off: [`region`]), the optimiser's state and the loss, and the largest absolute parameter gap
 /// with its bound.
 #[derive(Debug)]
 struct Gap {
     params: f64,
     grads: f64,
+    acts: f64,
+    deltas: f64,
+    /// Whether every pool kept the twin's winner.
+    argmax: bool,
     state: f64,
     loss: f64,
     abs_param_gap: f64,
@@ -118,7 +123,13 @@ struct Gap {
 
 impl Gap {
     fn within(&self) -> bool {
-        self.params <= 1.0 && self.grads <= 1.0 && self.state <= 1.0 && self.loss <= 1.0
+        self.params <= 1.0
+            && self.grads <= 1.0
+            && self.acts <= 1.0
+            && self.deltas <= 1.0
+            && self.argmax
+            && self.state <= 1.0
+            && self.loss <= 1.0
     }
 }
 
@@ -192,13 +203,25 @@ fn run(
         .expect("sizes");
         bound = b.state;
         let r = gpu
-            .read_blocking(&[Part::Params, Part::Grads, Part::M, Part::V, Part::Losses])
+            .read_blocking(&[
+                Part::Params,
+                Part::Grads,
+                Part::M,
+                Part::V,
+                Part::Losses,
+                Part::Acts,
+                Part::Deltas,
+                Part::Argmax,
+            ])
             .expect("readback");
         let (m, v) = cpu.optimiser_state();
         let (params_ratio, at) = worst(&r.params, &cpu.params, &bound.params);
         let mut gap = Gap {
             params: params_ratio,
             grads: worst(&r.grads, cpu.grads(), &b.grads).0,
+            acts: worst(&r.acts, &cpu.workspace().acts, &b.acts).0,
+            deltas: worst(&r.deltas, &cpu.workspace().deltas, &b.deltas).0,
+            argmax: r.argmax == cpu.workspace().argmax,
             state: worst(&r.m, m, &bound.m).0.max(worst(&r.v, v, &bound.v).0),
             loss: (r.loss as f64 - cpu.last_loss as f64).abs() / b.loss,
             abs_param_gap: 0.0,
@@ -213,9 +236,17 @@ fn run(
         }
         let within = gap.within();
         if !within {
+            let ws = cpu.workspace();
+            let (_, act) = worst(&r.acts, &ws.acts, &b.acts);
+            let (_, delta) = worst(&r.deltas, &ws.deltas, &b.deltas);
             eprintln!(
-                "step {step}: parameter {at}: GPU {}, twin {}, bound {:e}",
-                r.params[at], cpu.params[at], bound.params[at]
+                "step {step}: parameter {at}: GPU {}, twin {}, bound {:e}; worst activation in \
+                 {}, worst delta in {}",
+                r.params[at],
+                cpu.params[at],
+                bound.params[at],
+                region(net, batch, act),
+                region(net, batch, delta)
             );
         }
         gaps.push(gap);
@@ -224,6 +255,34 @@ fn run(
         }
     }
     gaps
+}
+
+/// Which region of the activation (or delta) layout element `i` is in, and so which kernel
+/// wrote it (for a delta, the backward kernel that writes that region).
+fn region(net: &Net, batch: usize, i: usize) -> String {
+    let l = net.act_layout(batch);
+    let mut name = "input (block 1's input gradient)".to_string();
+    for (b, a) in l.blocks.iter().enumerate() {
+        for (start, what) in [
+            (a.conv, "conv (conv forward / ReLU backward)"),
+            (a.relu, "ReLU (conv forward / pool backward)"),
+            (
+                a.pool,
+                "pool (pool forward / input gradient or dense backward)",
+            ),
+        ] {
+            if i >= start {
+                name = format!("block {} {what}", b + 1);
+            }
+        }
+    }
+    if i >= l.logits {
+        name = "logits (dense forward / softmax)".into();
+    }
+    if i >= l.probs {
+        name = "probabilities (softmax)".into();
+    }
+    name
 }
 
 /// Both optimisers, lockstep at every step and free-running after 1 and `STEPS` steps.

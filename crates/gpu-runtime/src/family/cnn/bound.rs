@@ -100,6 +100,9 @@ pub struct StepBound {
     pub state: StateBound,
     /// The step's gradients (before the update), per parameter.
     pub grads: Vec<f64>,
+    /// The step's activations and deltas, in their layout (the argmax must be equal).
+    pub acts: Vec<f64>,
+    pub deltas: Vec<f64>,
     pub loss: f64,
 }
 
@@ -128,7 +131,7 @@ pub fn step_bound(t: &TwinStep, before: &StateBound) -> Option<StepBound> {
     let acts = |i: usize| t.ws.acts[i] as f64;
     let dl = |i: usize| t.ws.deltas[i] as f64;
     // Bounds on the activations' and the deltas' differences, in their layout.
-    let ea = forward_gaps(net, t.params, ep, t.ws);
+    let mut ea = forward_gaps(net, t.params, ep, t.ws);
     let mut ed = vec![0.0f64; l.len];
     let mut eg = vec![0.0f64; n_params];
     let in_off = l.blocks.last().map_or(l.input, |a| a.pool);
@@ -168,6 +171,7 @@ pub fn step_bound(t: &TwinStep, before: &StateBound) -> Option<StepBound> {
                 + DIV_ULPS * 2.0 * U * prob;
             let diff = prob - if j == y { 1.0 } else { 0.0 };
             let at = l.logits + n * k + j;
+            ea[l.probs + n * k + j] = e_prob;
             ed[at] = (e_prob + 2.0 * U * diff.abs()) * inv_b + 2.0 * U * dl(at).abs();
         }
     }
@@ -348,6 +352,8 @@ pub fn step_bound(t: &TwinStep, before: &StateBound) -> Option<StepBound> {
     Some(StepBound {
         state: after,
         grads: eg,
+        acts: ea,
+        deltas: ed,
         loss,
     })
 }
