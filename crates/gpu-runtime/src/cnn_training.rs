@@ -29,7 +29,9 @@ use crate::context::{Gpu, GpuError};
 use crate::family::cnn::{
     bound_buffers, buffer, forward_plan, opt_uniform, partials_len, step_plan, PlannedDispatch,
 };
-use crate::plan::{Init, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
+use crate::plan::{
+    Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, LOOP_FLAG,
+};
 
 /// What a session trains and on what.
 #[derive(Clone, Debug)]
@@ -62,6 +64,8 @@ pub enum Part {
     Acts,
     Deltas,
     Argmax,
+    /// The loop-budget flag's words ([`CnnSession::new_edited`]); nothing without one.
+    LoopFlag,
 }
 
 /// What a readback brought; a part not asked for is empty.
@@ -80,6 +84,7 @@ pub struct Readout {
     pub acts: Vec<f32>,
     pub deltas: Vec<f32>,
     pub argmax: Vec<u32>,
+    pub loop_flag: Vec<u32>,
 }
 
 /// One evaluation pass read back.
@@ -118,6 +123,8 @@ pub struct CnnSession {
     y: Vec<u32>,
     steps: u64,
     pending: Pending,
+    /// Words of the loop-budget flag buffer, 0 without one.
+    flag_words: usize,
 }
 
 /// Little-endian words of a readback (a byte vector need not be aligned for a cast).
@@ -149,6 +156,19 @@ impl CnnSession {
         gpu: Rc<Gpu>,
         cfg: CnnConfig<'_>,
         replacements: &[&KernelSpec],
+    ) -> Result<Self, GpuError> {
+        Self::new_edited(gpu, cfg, replacements, None).await
+    }
+
+    /// [`CnnSession::new_with`] where the replacements are a learner's kernels rewritten with
+    /// a loop budget: every dispatch of a replaced kernel also binds the [`LOOP_FLAG`] buffer
+    /// at `flag.binding`, just after its uniform (refused elsewhere: it would alias a binding
+    /// or be dropped, and a stopped loop would go unreported); [`Part::LoopFlag`] reads it.
+    pub async fn new_edited(
+        gpu: Rc<Gpu>,
+        cfg: CnnConfig<'_>,
+        replacements: &[&KernelSpec],
+        flag: Option<LoopFlag>,
     ) -> Result<Self, GpuError> {
         if gpu.is_lost() {
             return Err(GpuError::DeviceLost("lost before training started".into()));
@@ -229,6 +249,7 @@ impl CnnSession {
             ),
         ]
         .into_iter()
+        .chain(flag.map(|f| (LOOP_FLAG, Init::Zeroed(words(f.words)))))
         .map(|(name, init)| ResidentBuffer { name, init })
         .collect();
         let mut dispatches = Vec::with_capacity(plan.len() + eval_plan.len());
@@ -237,12 +258,28 @@ impl CnnSession {
             .map(|p| (p, false))
             .chain(eval_plan.iter().map(|p| (p, true)))
         {
+            let names = bound_buffers(p.kernel_id, eval);
+            let after_uniform = match flag {
+                Some(f) if replacements.iter().any(|r| r.id == p.kernel_id) => {
+                    if f.binding as usize != names.len() + 1 {
+                        return Err(GpuError::Dispatch(format!(
+                            "the loop-budget flag is at binding {}, but {} binds {} buffers \
+                             and its uniform before it",
+                            f.binding,
+                            p.kernel_id,
+                            names.len()
+                        )));
+                    }
+                    vec![LOOP_FLAG]
+                }
+                _ => Vec::new(),
+            };
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
-                variants: vec![bound_buffers(p.kernel_id, eval)],
+                variants: vec![names],
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
-                after_uniform: Vec::new(),
+                after_uniform,
             });
         }
         let opt_index = plan
@@ -250,7 +287,9 @@ impl CnnSession {
             .position(|p| matches!(p.kernel_id, "cnn-sgd" | "cnn-adam"))
             .ok_or_else(|| GpuError::Dispatch("no optimiser dispatch".into()))?;
         // The largest readback: every part of a step, or an evaluation's activations.
-        let step_bytes = 4 * (4 * pl.len + batch + 2 * layout.len + layout.argmax_len) as u64;
+        let flag_words = flag.map_or(0, |f| f.words.max(1));
+        let step_bytes =
+            4 * (4 * pl.len + batch + 2 * layout.len + layout.argmax_len + flag_words) as u64;
         let readback = step_bytes.max(eval_layout.len as u64 * 4);
         let resident = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
         Ok(Self {
@@ -270,6 +309,7 @@ impl CnnSession {
             y: Vec::new(),
             steps: 0,
             pending: Pending::None,
+            flag_words,
         })
     }
 
@@ -371,6 +411,7 @@ impl CnnSession {
             Part::Acts => (buffer::ACTS, l.len as u64 * 4),
             Part::Deltas => (buffer::DELTAS, l.len as u64 * 4),
             Part::Argmax => (buffer::ARGMAX, l.argmax_len as u64 * 4),
+            Part::LoopFlag => (LOOP_FLAG, self.flag_words as u64 * 4),
         };
         ReadRange {
             buffer,
@@ -476,6 +517,7 @@ impl CnnSession {
                 Part::Acts => out.acts = floats,
                 Part::Deltas => out.deltas = floats,
                 Part::Argmax => out.argmax = u32s(chunk),
+                Part::LoopFlag => out.loop_flag = u32s(chunk),
             }
         }
         Ok(Some(out))

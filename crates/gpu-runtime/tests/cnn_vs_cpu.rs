@@ -429,3 +429,77 @@ fn misuse_is_an_error_or_a_no() {
         "no evaluation batch"
     );
 }
+
+/// An edited kernel with a loop-budget flag (as the editor's rewrite binds it, just after
+/// the uniform) runs in the real step, its flag is read back, and the step still agrees with
+/// the twin; a flag anywhere else is refused.
+#[test]
+fn an_edited_kernel_with_a_loop_flag_runs_in_the_step() {
+    let g = gpu();
+    let relu = kernel("cnn-relu-backward").expect("catalogued");
+    let src = relu.wgsl();
+    let uniform = "@group(0) @binding(2) var<uniform> u: Block;";
+    assert!(src.contains(uniform));
+    // Stands in for the rewrite's counters: marks word 0 when the kernel runs.
+    let edited = relu.with_source(
+        src.replace(
+            uniform,
+            &format!(
+                "{uniform}\n@group(0) @binding(3) var<storage, read_write> gpl_flag: array<u32>;"
+            ),
+        )
+        .replace(
+            "    deltas[u.conv_off + i] =",
+            "    gpl_flag[0] = 1u;\n    deltas[u.conv_off + i] =",
+        ),
+    );
+    let net = tiny();
+    let params = net.init_params(2);
+    let hyper = hyper(Optimiser::Sgd);
+    let train = images(net.side, 10, 4);
+    let config = CnnConfig {
+        net: net.clone(),
+        hyper,
+        batch: 5,
+        params: &params,
+        train: train.clone(),
+        order_seed: 3,
+        eval_batch: 0,
+    };
+    let flag = |binding| gpu_runtime::LoopFlag { binding, words: 2 };
+    let misplaced = pollster::block_on(CnnSession::new_edited(
+        g.clone(),
+        config.clone(),
+        &[&edited],
+        Some(flag(4)),
+    ));
+    assert!(misplaced.is_err());
+    let mut s = pollster::block_on(CnnSession::new_edited(g, config, &[&edited], Some(flag(3))))
+        .expect("session");
+    let mut cpu = CpuTrainer::new(net.clone(), hyper, params.clone(), 5, train, 3);
+    let labels = cpu.gather(0).1.to_vec();
+    cpu.step();
+    s.step().expect("step");
+    let r = s
+        .read_blocking(&[Part::Params, Part::LoopFlag])
+        .expect("readback");
+    assert_eq!(r.loop_flag, vec![1, 0]);
+    let zero = vec![0.0; params.len()];
+    let b = step_bound(
+        &TwinStep {
+            net: &net,
+            hyper: &hyper,
+            step: 1,
+            params: &params,
+            m: &zero,
+            v: &zero,
+            ws: cpu.workspace(),
+            grads: cpu.grads(),
+            labels: &labels,
+        },
+        &StateBound::zero(params.len()),
+    )
+    .expect("sizes");
+    let (ratio, _) = worst(&r.params, &cpu.params, &b.state.params);
+    assert!(ratio <= 1.0, "{ratio}");
+}
