@@ -11,7 +11,7 @@ use std::rc::Rc;
 use cpu_kernels::data::SplitMix64;
 use gpu_runtime::cnn::data::Samples;
 use gpu_runtime::cnn::net::{Block, CpuTrainer, Hyper, Net, Optimiser};
-use gpu_runtime::cnn_training::{CnnConfig, CnnSession, Part};
+use gpu_runtime::cnn_training::{evaluation, CnnConfig, CnnSession, Part};
 use gpu_runtime::family::cnn::bound::{logits_bound, step_bound, StateBound, TwinStep};
 use gpu_runtime::{kernel, Gpu, KernelSpec};
 
@@ -386,6 +386,33 @@ fn an_evaluation_gives_the_twins_logits() {
     let (ratio, at) = worst(&r.logits, want, &bound);
     eprintln!("evaluation: worst logit gap {ratio:e} of its bound (logit {at})");
     assert!(ratio <= 1.0, "logit {at}: {} vs {}", r.logits[at], want[at]);
+    // The page's numbers from the GPU's logits: the twin's evaluation's classes and accuracy;
+    // a sample's loss ln Σ exp(z − m) − (z_y − m) moves by at most 2·(its largest logit gap)
+    // (the log-sum-exp moves by the largest, the label's logit by its own), plus the f32
+    // roundings of its terms (ln, exp sum, two subtractions: 8u of |ln s| + |z_y − m|).
+    let got = evaluation(&r.logits, &test.y, net.classes);
+    let twin = cpu.evaluate(&test);
+    assert_eq!(
+        (&got.predicted, got.accuracy),
+        (&twin.predicted, twin.accuracy)
+    );
+    let u = gpu_runtime::family::cnn::bound::U;
+    let mut loss_bound = 0.0;
+    for n in 0..6 {
+        let z = &want[n * 10..][..10];
+        let (m, s) = gpu_runtime::cnn::net::softmax_parts(z);
+        let gap = (0..10)
+            .map(|j| (r.logits[n * 10 + j] as f64 - z[j] as f64).abs())
+            .fold(0.0, f64::max);
+        let y = test.y[n] as usize;
+        loss_bound += (2.0 * gap + 8.0 * u * (s.ln().abs() + (z[y] - m).abs()) as f64) / 6.0;
+    }
+    assert!(
+        (got.loss as f64 - twin.loss as f64).abs() <= loss_bound,
+        "{} vs {}",
+        got.loss,
+        twin.loss
+    );
     // A request for more images than the evaluation batch is refused, not truncated.
     assert!(session
         .request_eval(&images(net.side, 9, 1).x, false)
