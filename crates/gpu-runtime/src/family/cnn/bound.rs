@@ -22,7 +22,9 @@
 //! products of two differences (relative 1e-6 or less) are dropped. They assume both sides
 //! take the same branch of every ReLU, max-pool and label: a value within its bound of a
 //! ReLU's 0 or of its window's runner-up could flip a mask, which no continuous bound covers
-//! (and the comparison would then fail, naming it).
+//! (and the comparison would then fail, naming it). They also assume subnormal numbers are
+//! kept, as lavapipe keeps them: a GPU that flushes them to zero moves a value below 2⁻¹²⁶
+//! (Adam's second moment of a tiny gradient, say) by more than this bound allows there.
 //!
 //! Every magnitude comes from the twin's own values of the step (its workspace, gradients
 //! and state), in f64.
