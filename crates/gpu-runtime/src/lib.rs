@@ -1,6 +1,6 @@
 //! GPU runtime and kernel catalogue of GPU Playground.
 //!
-//! - [`family`]: one module per kernel family (matmul, conv, schedule, mlp, measure), each owning its
+//! - [`family`]: one module per kernel family (matmul, conv, schedule, mlp, measure, numeric, cnn), each owning its
 //!   kernels, grid, buffer layout, CPU reference and check; [`catalogue`] looks kernels up.
 //! - [`plan`]: the one dispatch path — named buffers and ordered dispatches, uploaded, run
 //!   (cut into cancellable submissions, after the queue has drained) and read back.
@@ -13,6 +13,7 @@
 
 pub mod catalogue;
 mod clock;
+pub mod cnn_training;
 mod context;
 pub mod crossover;
 mod dispatch;
@@ -43,6 +44,7 @@ pub use verified::{
 };
 pub use workload::{parse_dim, BufferLimits, Job, MeasureSize, ScheduleSize, SizeError, Workload};
 
+pub use cnn;
 pub use cpu_kernels;
 pub use mlp;
 pub use wgpu;

@@ -24,6 +24,9 @@ pub enum Family {
     /// INT8 and double-float matmuls of lessons 14 and 15 (`family/numeric.rs`); run by its
     /// own plans, no `Job`.
     Numeric,
+    /// The CNN page's training kernels (`family/cnn.rs`); run by a `cnn_training` session,
+    /// no `Job`.
+    Cnn,
 }
 
 /// How the inputs and output are laid out in GPU buffers.

@@ -14,6 +14,7 @@ use crate::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Split, Step};
 use crate::spec::{Family, KernelSpec};
 use crate::workload::Job;
 
+pub mod cnn;
 pub mod conv;
 pub mod matmul;
 pub mod measure;
@@ -29,6 +30,7 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Measure, measure::KERNELS),
     (Family::Conv, conv::KERNELS),
     (Family::Numeric, numeric::KERNELS),
+    (Family::Cnn, cnn::KERNELS),
 ];
 
 /// The buffers and uniform of a one-kernel job: inputs at bindings 0, 1, …, the output next,

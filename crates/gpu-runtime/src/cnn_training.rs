@@ -1,0 +1,625 @@
+//! Training the CNN page's network (issue 24) on the GPU: a session on a [`ResidentPlan`]
+//! whose pipelines, buffers and bind groups are made once, whose step is recorded once as a
+//! list of dispatches ([`crate::family::cnn::step_plan`]) and submitted as often as asked, and
+//! whose readbacks are requested and polled, never waited for (natively, tests may block).
+//!
+//! A step, one submission: the CPU gathers the step's batch in the CPU twin's seeded order
+//! (`cnn::data::BatchOrder`, the twin's `gather`) and writes its images into the start of the
+//! activations and its labels; for Adam it rewrites the optimiser's uniform with this step's
+//! bias corrections (`cnn::net::adam_corrections`). Then one compute pass runs, per block,
+//! `cnn-conv-forward` (bias and ReLU in its epilogue) and `cnn-pool-forward`, then
+//! `cnn-dense-forward`, `cnn-softmax-xent`, `cnn-dense-grad`, `cnn-dense-backward-input`, per
+//! block last first `cnn-pool-backward`, `cnn-relu-backward`, `cnn-conv-filter-partials`,
+//! `cnn-conv-filter-reduce`, `cnn-conv-bias-grad` and `cnn-conv-input-grad`, and `cnn-sgd` or
+//! `cnn-adam` over every parameter. Uploading each batch (B·side² floats, 200 KB at batch 64)
+//! keeps the session simple; a resident training set gathered on the GPU can replace it.
+//!
+//! An evaluation runs the forward pass on up to `eval_batch` images in its own activation
+//! buffer (its own layout) and reads back the logits (and, for the page's "look inside",
+//! optionally every activation). Every buffer has `cnn::net`'s layout, so what is read back
+//! compares with the twin's `Workspace` element for element.
+
+use std::rc::Rc;
+
+use cnn::data::{BatchOrder, Samples};
+use cnn::net::{softmax_parts, Evaluation, Hyper, Net, Optimiser};
+
+use crate::catalogue::{kernel, KernelSpec};
+use crate::context::{Gpu, GpuError};
+use crate::family::cnn::{
+    bound_buffers, buffer, forward_plan, opt_uniform, partials_len, step_plan, PlannedDispatch,
+};
+use crate::plan::{
+    Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, LOOP_FLAG,
+};
+
+/// What a session trains and on what.
+#[derive(Clone, Debug)]
+pub struct CnnConfig<'a> {
+    pub net: Net,
+    pub hyper: Hyper,
+    /// Samples per step (at least 1).
+    pub batch: usize,
+    /// The starting parameters (`Net::init_params`, the twin's).
+    pub params: &'a [f32],
+    /// The training set (images of the net's side) and the seed of its batch order.
+    pub train: Samples,
+    pub order_seed: u64,
+    /// Images per evaluation pass (`cnn::net::EVAL_CHUNK` on the page); 0: no evaluation.
+    pub eval_batch: usize,
+}
+
+/// A buffer that can be read back after a step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    Params,
+    Grads,
+    /// Momentum or Adam's first moment.
+    M,
+    /// Adam's second moment.
+    V,
+    /// Each sample's loss in the last step.
+    Losses,
+    /// The last step's activations, deltas and argmax (the twin's `Workspace`).
+    Acts,
+    Deltas,
+    Argmax,
+    /// The loop-budget flag's words ([`CnnSession::new_edited`]); nothing without one.
+    LoopFlag,
+}
+
+/// What a readback brought; a part not asked for is empty.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Readout {
+    /// Steps submitted when it was asked for (all of them done when it arrives).
+    pub step: u64,
+    pub params: Vec<f32>,
+    pub grads: Vec<f32>,
+    pub m: Vec<f32>,
+    pub v: Vec<f32>,
+    pub losses: Vec<f32>,
+    /// The last step's mean loss, (Σ_n loss_n) / B with n ascending (the twin's
+    /// `last_loss`); NaN when the losses were not read.
+    pub loss: f32,
+    pub acts: Vec<f32>,
+    pub deltas: Vec<f32>,
+    pub argmax: Vec<u32>,
+    pub loop_flag: Vec<u32>,
+}
+
+/// One evaluation pass read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EvalReadout {
+    /// Images evaluated and their logits (rows × classes).
+    pub rows: usize,
+    pub logits: Vec<f32>,
+    /// The whole evaluation activation buffer (the eval batch's layout), when asked for.
+    pub acts: Vec<f32>,
+}
+
+/// Loss, accuracy and each sample's class from an evaluation's logits (rows × `classes`)
+/// and the samples' labels, with the twin's formulas (`cnn::net::Net::evaluate`: the mean
+/// loss summed in f64, the class the first largest logit), so GPU and twin evaluations read
+/// the same. Rows beyond the shorter of the two are ignored; no rows give zeros.
+pub fn evaluation(logits: &[f32], labels: &[u32], classes: usize) -> Evaluation {
+    let rows = labels.len().min(logits.len() / classes.max(1));
+    let (mut loss, mut correct) = (0.0f64, 0usize);
+    let mut predicted = Vec::with_capacity(rows);
+    for (z, &y) in logits.chunks_exact(classes.max(1)).zip(labels).take(rows) {
+        let (m, sum) = softmax_parts(z);
+        let y = (y as usize).min(classes.saturating_sub(1));
+        loss += (sum.ln() - (z[y] - m)) as f64;
+        let mut best = 0;
+        for (j, &v) in z.iter().enumerate().skip(1) {
+            if v > z[best] {
+                best = j;
+            }
+        }
+        correct += usize::from(best == y);
+        predicted.push(best as u32);
+    }
+    let len = rows.max(1);
+    Evaluation {
+        loss: (loss / len as f64) as f32,
+        accuracy: correct as f32 / len as f32,
+        predicted,
+    }
+}
+
+enum Pending {
+    None,
+    Read(Vec<Part>, u64),
+    Eval { rows: usize, acts: bool },
+}
+
+/// The CNN being trained on the GPU; dropping it destroys its buffers.
+pub struct CnnSession {
+    net: Net,
+    hyper: Hyper,
+    batch: usize,
+    plan: Vec<PlannedDispatch>,
+    resident: ResidentPlan,
+    /// The optimiser's dispatch number (its uniform holds lr and Adam's corrections).
+    opt_index: usize,
+    /// Dispatch numbers of the evaluation's forward pass.
+    eval_first: usize,
+    eval_count: usize,
+    eval_batch: usize,
+    train: Samples,
+    order: BatchOrder,
+    indices: Vec<u32>,
+    x: Vec<f32>,
+    y: Vec<u32>,
+    steps: u64,
+    pending: Pending,
+    /// Words of the loop-budget flag buffer, 0 without one.
+    flag_words: usize,
+}
+
+/// Little-endian words of a readback (a byte vector need not be aligned for a cast).
+fn u32s(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+        .collect()
+}
+
+fn f32s(bytes: &[u8]) -> Vec<f32> {
+    u32s(bytes).into_iter().map(f32::from_bits).collect()
+}
+
+fn bytes_of(v: &[f32]) -> Vec<u8> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+impl CnnSession {
+    /// Compiles the pipelines, creates the buffers and records the dispatches.
+    pub async fn new(gpu: Rc<Gpu>, cfg: CnnConfig<'_>) -> Result<Self, GpuError> {
+        Self::new_with(gpu, cfg, &[]).await
+    }
+
+    /// [`CnnSession::new`] where a dispatch of a kernel whose id matches one of
+    /// `replacements` runs it instead of the catalogue's (an edited kernel, or a test's
+    /// planted mistake). A replacement no dispatch runs is refused by name.
+    pub async fn new_with(
+        gpu: Rc<Gpu>,
+        cfg: CnnConfig<'_>,
+        replacements: &[&KernelSpec],
+    ) -> Result<Self, GpuError> {
+        Self::new_edited(gpu, cfg, replacements, None).await
+    }
+
+    /// [`CnnSession::new_with`] where the replacements are a learner's kernels rewritten with
+    /// a loop budget: every dispatch of a replaced kernel also binds the [`LOOP_FLAG`] buffer
+    /// at `flag.binding`, just after its uniform (refused elsewhere: it would alias a binding
+    /// or be dropped, and a stopped loop would go unreported); [`Part::LoopFlag`] reads it.
+    pub async fn new_edited(
+        gpu: Rc<Gpu>,
+        cfg: CnnConfig<'_>,
+        replacements: &[&KernelSpec],
+        flag: Option<LoopFlag>,
+    ) -> Result<Self, GpuError> {
+        if gpu.is_lost() {
+            return Err(GpuError::DeviceLost("lost before training started".into()));
+        }
+        let net = cfg.net;
+        let batch = cfg.batch.max(1);
+        let pl = net.param_layout();
+        let px = net.side * net.side;
+        if cfg.params.len() != pl.len
+            || cfg.train.is_empty()
+            || cfg.train.side != net.side
+            || cfg.train.x.len() != cfg.train.len() * px
+        {
+            return Err(GpuError::WrongJob);
+        }
+        let layout = net.act_layout(batch);
+        let eval_batch = cfg.eval_batch;
+        let eval_layout = net.act_layout(eval_batch.max(1));
+        let limits = gpu.buffer_limits();
+        let ceiling = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        let largest = [layout.len, eval_layout.len, partials_len(&net, batch)]
+            .into_iter()
+            .max()
+            .unwrap_or(0) as u64
+            * 4;
+        if largest > ceiling {
+            return Err(GpuError::Dispatch(format!(
+                "the batch needs a {largest}-byte buffer, more than this device's \
+                 {ceiling}-byte storage buffer limit"
+            )));
+        }
+        let plan = step_plan(&net, &cfg.hyper, batch);
+        let eval_plan = if eval_batch > 0 {
+            forward_plan(&net, eval_batch)
+        } else {
+            Vec::new()
+        };
+        if let Some(unused) = replacements
+            .iter()
+            .find(|r| plan.iter().chain(&eval_plan).all(|p| p.kernel_id != r.id))
+        {
+            return Err(GpuError::Dispatch(format!(
+                "{} does not run in this network's training step",
+                unused.id
+            )));
+        }
+        let spec_of = |id: &'static str| -> Result<&KernelSpec, GpuError> {
+            replacements
+                .iter()
+                .copied()
+                .find(|k| k.id == id)
+                .or_else(|| kernel(id))
+                .ok_or_else(|| GpuError::Shader(format!("{id} is not catalogued")))
+        };
+        let p_bytes = pl.len as u64 * 4;
+        // Storage buffers may not be empty: at least one word each.
+        let words = |n: usize| n.max(1) as u64 * 4;
+        let buffers = vec![
+            (buffer::PARAMS, Init::Bytes(bytes_of(cfg.params).into())),
+            (buffer::GRADS, Init::Zeroed(p_bytes)),
+            (buffer::M, Init::Zeroed(p_bytes)),
+            (buffer::V, Init::Zeroed(p_bytes)),
+            (buffer::ACTS, Init::Zeroed(words(layout.len))),
+            (buffer::DELTAS, Init::Zeroed(words(layout.len))),
+            (buffer::ARGMAX, Init::Zeroed(words(layout.argmax_len))),
+            (buffer::LABELS, Init::Zeroed(words(batch))),
+            (buffer::LOSSES, Init::Zeroed(words(batch))),
+            (
+                buffer::PARTIALS,
+                Init::Zeroed(words(partials_len(&net, batch))),
+            ),
+            (buffer::EVAL_ACTS, Init::Zeroed(words(eval_layout.len))),
+            (
+                buffer::EVAL_ARGMAX,
+                Init::Zeroed(words(eval_layout.argmax_len)),
+            ),
+        ]
+        .into_iter()
+        .chain(flag.map(|f| (LOOP_FLAG, Init::Zeroed(words(f.words)))))
+        .map(|(name, init)| ResidentBuffer { name, init })
+        .collect();
+        let mut dispatches = Vec::with_capacity(plan.len() + eval_plan.len());
+        for (p, eval) in plan
+            .iter()
+            .map(|p| (p, false))
+            .chain(eval_plan.iter().map(|p| (p, true)))
+        {
+            let names = bound_buffers(p.kernel_id, eval);
+            let after_uniform = match flag {
+                Some(f) if replacements.iter().any(|r| r.id == p.kernel_id) => {
+                    if f.binding as usize != names.len() + 1 {
+                        return Err(GpuError::Dispatch(format!(
+                            "the loop-budget flag is at binding {}, but {} binds {} buffers \
+                             and its uniform before it",
+                            f.binding,
+                            p.kernel_id,
+                            names.len()
+                        )));
+                    }
+                    vec![LOOP_FLAG]
+                }
+                _ => Vec::new(),
+            };
+            dispatches.push(ResidentDispatch {
+                kernel: spec_of(p.kernel_id)?,
+                variants: vec![names],
+                uniform: p.uniform.to_vec(),
+                workgroups: p.workgroups,
+                after_uniform,
+            });
+        }
+        let opt_index = plan
+            .iter()
+            .position(|p| matches!(p.kernel_id, "cnn-sgd" | "cnn-adam"))
+            .ok_or_else(|| GpuError::Dispatch("no optimiser dispatch".into()))?;
+        // The largest readback: every part of a step, or an evaluation's activations.
+        let flag_words = flag.map_or(0, |f| f.words.max(1));
+        let step_bytes =
+            4 * (4 * pl.len + batch + 2 * layout.len + layout.argmax_len + flag_words) as u64;
+        let readback = step_bytes.max(eval_layout.len as u64 * 4);
+        let resident = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
+        Ok(Self {
+            order: BatchOrder::new(cfg.train.len(), cfg.order_seed),
+            train: cfg.train,
+            net,
+            hyper: cfg.hyper,
+            batch,
+            eval_first: plan.len(),
+            eval_count: eval_plan.len(),
+            plan,
+            resident,
+            opt_index,
+            eval_batch,
+            indices: Vec::new(),
+            x: Vec::new(),
+            y: Vec::new(),
+            steps: 0,
+            pending: Pending::None,
+            flag_words,
+        })
+    }
+
+    /// The dispatches of one step, for showing (kernel id, block, workgroups).
+    pub fn plan(&self) -> &[PlannedDispatch] {
+        &self.plan
+    }
+
+    pub fn net(&self) -> &Net {
+        &self.net
+    }
+
+    pub fn batch(&self) -> usize {
+        self.batch
+    }
+
+    /// Changes the learning rate from the next step on.
+    pub fn set_lr(&mut self, lr: f32) {
+        self.hyper.lr = lr;
+    }
+
+    /// Steps submitted so far.
+    pub fn steps_submitted(&self) -> u64 {
+        self.steps
+    }
+
+    /// Steps the GPU has finished.
+    pub fn steps_completed(&self) -> u64 {
+        self.resident.units_completed()
+    }
+
+    /// Overwrites the parameters and the optimiser's two states (queued before the next
+    /// submission): a restart from saved values, or a test putting the GPU where the twin
+    /// is. Each slice has the parameter layout's length.
+    pub fn write_state(&self, params: &[f32], m: &[f32], v: &[f32]) -> Result<(), GpuError> {
+        let n = self.net.param_layout().len;
+        if params.len() != n || m.len() != n || v.len() != n {
+            return Err(GpuError::WrongJob);
+        }
+        self.resident
+            .write(buffer::PARAMS, 0, bytemuck::cast_slice(params))?;
+        self.resident.write(buffer::M, 0, bytemuck::cast_slice(m))?;
+        self.resident.write(buffer::V, 0, bytemuck::cast_slice(v))
+    }
+
+    /// Submits one training step (see the module documentation); never waits.
+    pub fn step(&mut self) -> Result<(), GpuError> {
+        self.order.batch(self.steps, self.batch, &mut self.indices);
+        self.x.clear();
+        self.y.clear();
+        let px = self.net.side * self.net.side;
+        for &i in &self.indices {
+            let i = i as usize;
+            let (Some(img), Some(&label)) =
+                (self.train.x.get(i * px..(i + 1) * px), self.train.y.get(i))
+            else {
+                return Err(GpuError::WrongJob);
+            };
+            self.x.extend_from_slice(img);
+            self.y.push(label);
+        }
+        self.resident
+            .write(buffer::ACTS, 0, bytemuck::cast_slice(&self.x))?;
+        self.resident
+            .write(buffer::LABELS, 0, bytemuck::cast_slice(&self.y))?;
+        let pl_len = self.net.param_layout().len;
+        let uniform = opt_uniform(&self.hyper, pl_len, self.steps + 1);
+        self.resident.write_uniform(self.opt_index, &uniform)?;
+        let ops: Vec<Op> = (0..self.plan.len())
+            .map(|index| Op::Dispatch { index, variant: 0 })
+            .collect();
+        self.resident.submit(&ops, 1)?;
+        self.steps += 1;
+        Ok(())
+    }
+
+    /// Submits `count` steps, one submission each (each writes its own batch first).
+    pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
+        for _ in 0..count {
+            self.step()?;
+        }
+        Ok(())
+    }
+
+    /// Whether a readback or an evaluation is on its way.
+    pub fn read_pending(&self) -> bool {
+        !matches!(self.pending, Pending::None)
+    }
+
+    fn range(&self, part: Part) -> ReadRange {
+        let pl = self.net.param_layout().len as u64 * 4;
+        let l = self.net.act_layout(self.batch);
+        let (buffer, bytes) = match part {
+            Part::Params => (buffer::PARAMS, pl),
+            Part::Grads => (buffer::GRADS, pl),
+            Part::M => (buffer::M, pl),
+            Part::V => (buffer::V, pl),
+            Part::Losses => (buffer::LOSSES, self.batch as u64 * 4),
+            Part::Acts => (buffer::ACTS, l.len as u64 * 4),
+            Part::Deltas => (buffer::DELTAS, l.len as u64 * 4),
+            Part::Argmax => (buffer::ARGMAX, l.argmax_len as u64 * 4),
+            Part::LoopFlag => (LOOP_FLAG, self.flag_words as u64 * 4),
+        };
+        ReadRange {
+            buffer,
+            offset: 0,
+            bytes,
+        }
+    }
+
+    /// Asks for `parts` after everything submitted so far; false, doing nothing, while an
+    /// earlier readback or evaluation has not been collected.
+    pub fn request_read(&mut self, parts: &[Part]) -> Result<bool, GpuError> {
+        if self.read_pending() {
+            return Ok(false);
+        }
+        let ranges: Vec<ReadRange> = parts.iter().map(|&p| self.range(p)).collect();
+        let started = self.resident.request_read(&[], &ranges)?;
+        if started {
+            self.pending = Pending::Read(parts.to_vec(), self.steps);
+        }
+        Ok(started)
+    }
+
+    /// Runs the forward pass on `images` (up to the session's `eval_batch` images of side²,
+    /// after the steps submitted so far) and asks for their logits, and for the whole
+    /// evaluation activation buffer with `with_acts`. False, doing nothing, while an earlier
+    /// readback has not been collected.
+    pub fn request_eval(&mut self, images: &[f32], with_acts: bool) -> Result<bool, GpuError> {
+        let px = self.net.side * self.net.side;
+        let rows = images.len() / px.max(1);
+        if self.eval_count == 0 || rows == 0 || rows > self.eval_batch || images.len() != rows * px
+        {
+            return Err(GpuError::WrongJob);
+        }
+        if self.read_pending() {
+            return Ok(false);
+        }
+        self.resident
+            .write(buffer::EVAL_ACTS, 0, bytemuck::cast_slice(images))?;
+        let l = self.net.act_layout(self.eval_batch);
+        let ops: Vec<Op> = (self.eval_first..self.eval_first + self.eval_count)
+            .map(|index| Op::Dispatch { index, variant: 0 })
+            .collect();
+        let range = if with_acts {
+            ReadRange {
+                buffer: buffer::EVAL_ACTS,
+                offset: 0,
+                bytes: l.len as u64 * 4,
+            }
+        } else {
+            ReadRange {
+                buffer: buffer::EVAL_ACTS,
+                offset: l.logits as u64 * 4,
+                bytes: (rows * self.net.classes) as u64 * 4,
+            }
+        };
+        let started = self.resident.request_read(&ops, &[range])?;
+        if started {
+            self.pending = Pending::Eval {
+                rows,
+                acts: with_acts,
+            };
+        }
+        Ok(started)
+    }
+
+    /// The readback asked for with [`CnnSession::request_read`], once it has arrived.
+    pub fn poll_read(&mut self) -> Result<Option<Readout>, GpuError> {
+        let Pending::Read(parts, step) = &self.pending else {
+            return Ok(None);
+        };
+        let (parts, step) = (parts.clone(), *step);
+        let Some(bytes) = self.resident.poll_read()? else {
+            return Ok(None);
+        };
+        self.pending = Pending::None;
+        let mut out = Readout {
+            step,
+            loss: f32::NAN,
+            ..Readout::default()
+        };
+        let mut at = 0usize;
+        for part in parts {
+            let len = self.range(part).bytes as usize;
+            let chunk = bytes
+                .get(at..at + len)
+                .ok_or_else(|| GpuError::Readback("short readback".into()))?;
+            at += len;
+            let floats = f32s(chunk);
+            match part {
+                Part::Params => out.params = floats,
+                Part::Grads => out.grads = floats,
+                Part::M => out.m = floats,
+                Part::V => out.v = floats,
+                Part::Losses => {
+                    // The twin's order: n ascending from 0, then one division.
+                    let mut sum = 0.0f32;
+                    for &l in &floats {
+                        sum += l;
+                    }
+                    out.loss = sum / self.batch as f32;
+                    out.losses = floats;
+                }
+                Part::Acts => out.acts = floats,
+                Part::Deltas => out.deltas = floats,
+                Part::Argmax => out.argmax = u32s(chunk),
+                Part::LoopFlag => out.loop_flag = u32s(chunk),
+            }
+        }
+        Ok(Some(out))
+    }
+
+    /// The evaluation asked for with [`CnnSession::request_eval`], once it has arrived.
+    pub fn poll_eval(&mut self) -> Result<Option<EvalReadout>, GpuError> {
+        let Pending::Eval { rows, acts } = self.pending else {
+            return Ok(None);
+        };
+        let Some(bytes) = self.resident.poll_read()? else {
+            return Ok(None);
+        };
+        self.pending = Pending::None;
+        let floats = f32s(&bytes);
+        let k = self.net.classes;
+        let logits = if acts {
+            let at = self.net.act_layout(self.eval_batch).logits;
+            floats
+                .get(at..at + rows * k)
+                .ok_or_else(|| GpuError::Readback("short readback".into()))?
+                .to_vec()
+        } else {
+            floats.clone()
+        };
+        Ok(Some(EvalReadout {
+            rows,
+            logits,
+            acts: if acts { floats } else { Vec::new() },
+        }))
+    }
+
+    /// Resolves when everything submitted so far has finished (Cancel awaits this).
+    pub fn finished(&self) -> impl std::future::Future<Output = Result<(), GpuError>> {
+        self.resident.finished()
+    }
+
+    /// The optimiser this session runs.
+    pub fn optimiser(&self) -> Optimiser {
+        self.hyper.optimiser
+    }
+
+    /// Natively: waits for the readback asked for, for tests and benchmarks.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn read_blocking(&mut self, parts: &[Part]) -> Result<Readout, GpuError> {
+        if !self.request_read(parts)? {
+            return Err(GpuError::Readback("a readback is already pending".into()));
+        }
+        self.resident.wait()?;
+        loop {
+            if let Some(r) = self.poll_read()? {
+                return Ok(r);
+            }
+            self.resident.wait()?;
+        }
+    }
+
+    /// Natively: evaluates `images` and waits for the result.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn eval_blocking(
+        &mut self,
+        images: &[f32],
+        with_acts: bool,
+    ) -> Result<EvalReadout, GpuError> {
+        if !self.request_eval(images, with_acts)? {
+            return Err(GpuError::Readback("a readback is already pending".into()));
+        }
+        self.resident.wait()?;
+        loop {
+            if let Some(r) = self.poll_eval()? {
+                return Ok(r);
+            }
+            self.resident.wait()?;
+        }
+    }
+}

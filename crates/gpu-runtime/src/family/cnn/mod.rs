@@ -1,0 +1,512 @@
+//! The CNN page's training kernels (issue 24) and what each binds. Like the MLP's they run no
+//! [`crate::Job`]: a [`crate::cnn_training::CnnSession`] keeps their buffers resident in a
+//! [`crate::plan::ResidentPlan`], bound as [`bindings`] says (each file's header lists the
+//! same), in the order and with the grids and uniforms of [`step_plan`] and [`forward_plan`].
+//!
+//! Every buffer has the layout of `cnn::net` (NCHW activations, OIHW filters, one flat
+//! parameter buffer); every uniform is 16 words, the last two being the invocation count and
+//! the invocations per grid row (a grid is 2-D once it passes 65,535 workgroups).
+
+pub mod bound;
+
+use cnn::net::{
+    adam_corrections, ActLayout, Hyper, Net, Optimiser, ParamLayout, BETA1, BETA2, EPSILON,
+    ONE_MINUS_BETA1, ONE_MINUS_BETA2,
+};
+use cpu_kernels::verify::Precision;
+
+use crate::spec::{Family, KernelSource, KernelSpec, Storage};
+use crate::workload::Workload;
+
+const CONV_FORWARD: &str = include_str!("../../../../../shaders/cnn_conv_forward.wgsl");
+const POOL_FORWARD: &str = include_str!("../../../../../shaders/cnn_pool_forward.wgsl");
+const DENSE_FORWARD: &str = include_str!("../../../../../shaders/cnn_dense_forward.wgsl");
+const SOFTMAX_XENT: &str = include_str!("../../../../../shaders/cnn_softmax_xent.wgsl");
+const DENSE_GRAD: &str = include_str!("../../../../../shaders/cnn_dense_grad.wgsl");
+const DENSE_BACKWARD_INPUT: &str =
+    include_str!("../../../../../shaders/cnn_dense_backward_input.wgsl");
+const POOL_BACKWARD: &str = include_str!("../../../../../shaders/cnn_pool_backward.wgsl");
+const RELU_BACKWARD: &str = include_str!("../../../../../shaders/cnn_relu_backward.wgsl");
+const CONV_FILTER_PARTIALS: &str =
+    include_str!("../../../../../shaders/cnn_conv_filter_partials.wgsl");
+const CONV_FILTER_REDUCE: &str = include_str!("../../../../../shaders/cnn_conv_filter_reduce.wgsl");
+const CONV_BIAS_GRAD: &str = include_str!("../../../../../shaders/cnn_conv_bias_grad.wgsl");
+const CONV_INPUT_GRAD: &str = include_str!("../../../../../shaders/cnn_conv_input_grad.wgsl");
+const SGD: &str = include_str!("../../../../../shaders/cnn_sgd.wgsl");
+const ADAM: &str = include_str!("../../../../../shaders/cnn_adam.wgsl");
+
+/// Invocations per workgroup of every CNN kernel (their `@workgroup_size(64)`).
+pub const WORKGROUP: u32 = 64;
+/// Words of every CNN kernel's uniform block.
+pub const UNIFORM_WORDS: usize = 16;
+/// WebGPU's guaranteed maxComputeWorkgroupsPerDimension: wider grids get a second row.
+const MAX_GROUPS_X: u32 = 65_535;
+
+/// The session sizes every grid itself ([`grid`]), so a workload gives none.
+fn no_grid(_: &Workload) -> [u32; 3] {
+    [0, 0, 0]
+}
+
+const fn cnn_kernel(
+    id: &'static str,
+    source_path: &'static str,
+    source: fn() -> String,
+    title_key: &'static str,
+    summary_key: &'static str,
+) -> KernelSpec {
+    KernelSpec {
+        id,
+        source_path,
+        source: KernelSource::Built(source),
+        entry_point: "main",
+        family: Family::Cnn,
+        constants: &[],
+        workgroup_size: [WORKGROUP, 1, 1],
+        grid: no_grid,
+        storage: Storage::F32,
+        required_features: wgpu::Features::empty(),
+        precision: Precision::F32,
+        title_key,
+        summary_key,
+    }
+}
+
+/// The buffers a CNN kernel binds, in binding order (its uniform block comes last).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Params,
+    Grads,
+    /// Momentum, or Adam's first moment.
+    M,
+    /// Adam's second moment.
+    V,
+    Acts,
+    Deltas,
+    Argmax,
+    Labels,
+    Losses,
+    /// Per-sample filter-gradient partial sums (`cnn-conv-filter-partials`).
+    Partials,
+}
+
+/// Names of the session's resident buffers.
+pub mod buffer {
+    pub const PARAMS: &str = "cnn params";
+    pub const GRADS: &str = "cnn grads";
+    pub const M: &str = "cnn m";
+    pub const V: &str = "cnn v";
+    pub const ACTS: &str = "cnn acts";
+    pub const DELTAS: &str = "cnn deltas";
+    pub const ARGMAX: &str = "cnn argmax";
+    pub const LABELS: &str = "cnn labels";
+    pub const LOSSES: &str = "cnn losses";
+    pub const PARTIALS: &str = "cnn partials";
+    /// The evaluation's activations and argmax (its own batch size, so its own layout).
+    pub const EVAL_ACTS: &str = "cnn eval acts";
+    pub const EVAL_ARGMAX: &str = "cnn eval argmax";
+}
+
+impl Slot {
+    /// The buffer this slot binds in a training step, or in an evaluation's forward pass.
+    pub fn buffer(self, eval: bool) -> &'static str {
+        use buffer::*;
+        match self {
+            Slot::Params => PARAMS,
+            Slot::Grads => GRADS,
+            Slot::M => M,
+            Slot::V => V,
+            Slot::Acts if eval => EVAL_ACTS,
+            Slot::Acts => ACTS,
+            Slot::Deltas => DELTAS,
+            Slot::Argmax if eval => EVAL_ARGMAX,
+            Slot::Argmax => ARGMAX,
+            Slot::Labels => LABELS,
+            Slot::Losses => LOSSES,
+            Slot::Partials => PARTIALS,
+        }
+    }
+}
+
+/// What `kernel_id` binds, in binding order (empty for an id that is not a CNN kernel).
+pub fn bindings(kernel_id: &str) -> &'static [Slot] {
+    use Slot::*;
+    match kernel_id {
+        "cnn-conv-forward" => &[Params, Acts],
+        "cnn-pool-forward" => &[Acts, Argmax],
+        "cnn-dense-forward" => &[Params, Acts],
+        "cnn-softmax-xent" => &[Acts, Labels, Deltas, Losses],
+        "cnn-dense-grad" => &[Acts, Deltas, Grads],
+        "cnn-dense-backward-input" => &[Params, Deltas],
+        "cnn-pool-backward" => &[Argmax, Deltas],
+        "cnn-relu-backward" => &[Acts, Deltas],
+        "cnn-conv-filter-partials" => &[Acts, Deltas, Partials],
+        "cnn-conv-filter-reduce" => &[Partials, Grads],
+        "cnn-conv-bias-grad" => &[Deltas, Grads],
+        "cnn-conv-input-grad" => &[Params, Deltas],
+        "cnn-sgd" => &[Params, Grads, M],
+        "cnn-adam" => &[Params, Grads, M, V],
+        _ => &[],
+    }
+}
+
+/// The buffer names `kernel_id` binds in a step (or an evaluation).
+pub fn bound_buffers(kernel_id: &str, eval: bool) -> Vec<&'static str> {
+    bindings(kernel_id).iter().map(|s| s.buffer(eval)).collect()
+}
+
+/// One dispatch of a step or an evaluation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlannedDispatch {
+    pub kernel_id: &'static str,
+    /// The conv block (1-based) it works on; 0 for the dense layer, the loss and the
+    /// optimiser.
+    pub block: usize,
+    pub workgroups: [u32; 3],
+    pub uniform: [u32; UNIFORM_WORDS],
+}
+
+/// Workgroups for `count` invocations and the invocations per grid row: one row up to
+/// 65,535 workgroups, more rows beyond (a kernel's index is x + y·row).
+pub fn grid(count: usize) -> ([u32; 3], u32) {
+    let groups = (count.div_ceil(WORKGROUP as usize)).max(1) as u64;
+    let x = groups.min(MAX_GROUPS_X as u64) as u32;
+    let y = groups.div_ceil(x as u64) as u32;
+    ([x, y, 1], x * WORKGROUP)
+}
+
+fn planned(
+    kernel_id: &'static str,
+    block: usize,
+    count: usize,
+    mut uniform: [u32; UNIFORM_WORDS],
+) -> PlannedDispatch {
+    let (workgroups, row) = grid(count);
+    uniform[14] = count as u32;
+    uniform[15] = row;
+    PlannedDispatch {
+        kernel_id,
+        block,
+        workgroups,
+        uniform,
+    }
+}
+
+/// The `Block` uniform of block `b` (0-based) for a batch laid out as `l`.
+fn block_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout, b: usize) -> [u32; UNIFORM_WORDS] {
+    let s = &net.shapes[b];
+    let a = &l.blocks[b];
+    let in_off = if b == 0 {
+        l.input
+    } else {
+        l.blocks[b - 1].pool
+    };
+    let mut w = [0u32; UNIFORM_WORDS];
+    let vals = [
+        l.batch,
+        s.block.c_in,
+        s.block.c_out,
+        s.block.kernel,
+        s.in_side,
+        s.conv_side,
+        s.pool_side,
+        in_off,
+        a.conv,
+        a.relu,
+        a.pool,
+        a.argmax,
+        pl.conv[b].w,
+        pl.conv[b].b,
+    ];
+    for (dst, v) in w.iter_mut().zip(vals) {
+        *dst = v as u32;
+    }
+    w
+}
+
+/// The `Dense` uniform for a batch laid out as `l`.
+fn dense_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout) -> [u32; UNIFORM_WORDS] {
+    let in_off = l.blocks.last().map_or(l.input, |a| a.pool);
+    let mut w = [0u32; UNIFORM_WORDS];
+    let vals = [
+        l.batch,
+        net.dense_inputs(),
+        net.classes,
+        in_off,
+        l.logits,
+        l.probs,
+        pl.dense_w,
+        pl.dense_b,
+    ];
+    for (dst, v) in w.iter_mut().zip(vals) {
+        *dst = v as u32;
+    }
+    // 1/B rounded once, as the twin rounds it.
+    w[8] = (1.0 / l.batch.max(1) as f32).to_bits();
+    w
+}
+
+/// The optimisers' `Opt` uniform for step `step` (≥ 1; Adam's bias corrections).
+pub fn opt_uniform(hyper: &Hyper, params: usize, step: u64) -> [u32; UNIFORM_WORDS] {
+    let (c1, c2) = adam_corrections(step);
+    let f = f32::to_bits;
+    let mut w = [0u32; UNIFORM_WORDS];
+    let vals = [
+        hyper.lr,
+        hyper.momentum,
+        BETA1,
+        BETA2,
+        ONE_MINUS_BETA1,
+        ONE_MINUS_BETA2,
+        EPSILON,
+        c1,
+        c2,
+    ];
+    for (dst, v) in w.iter_mut().zip(vals) {
+        *dst = f(v);
+    }
+    let (_, row) = grid(params);
+    w[14] = params as u32;
+    w[15] = row;
+    w
+}
+
+/// The forward pass of a batch of `batch`: per block conv (with its bias and ReLU) and pool,
+/// then the dense layer.
+pub fn forward_plan(net: &Net, batch: usize) -> Vec<PlannedDispatch> {
+    let pl = net.param_layout();
+    let l = net.act_layout(batch.max(1));
+    let mut plan = Vec::new();
+    for (b, s) in net.shapes.iter().enumerate() {
+        let u = block_uniform(net, &pl, &l, b);
+        let conv = l.batch * s.block.c_out * s.conv_side * s.conv_side;
+        let pool = l.batch * s.block.c_out * s.pool_side * s.pool_side;
+        plan.push(planned("cnn-conv-forward", b + 1, conv, u));
+        plan.push(planned("cnn-pool-forward", b + 1, pool, u));
+    }
+    let du = dense_uniform(net, &pl, &l);
+    plan.push(planned("cnn-dense-forward", 0, l.batch * net.classes, du));
+    plan
+}
+
+/// A training step of a batch of `batch`, in the CPU twin's order (`cnn::net::Net::backward`):
+/// forward, loss, dense backward, then each block last first (pool, ReLU, filter partials and
+/// their sum, bias, input), then the optimiser over every parameter. The optimiser's uniform
+/// is for step 1; the session rewrites Adam's corrections before each step.
+pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch> {
+    let pl = net.param_layout();
+    let l = net.act_layout(batch.max(1));
+    let mut plan = forward_plan(net, batch);
+    let du = dense_uniform(net, &pl, &l);
+    let k = net.classes;
+    let d = net.dense_inputs();
+    plan.push(planned("cnn-softmax-xent", 0, l.batch, du));
+    plan.push(planned("cnn-dense-grad", 0, k * d + k, du));
+    plan.push(planned("cnn-dense-backward-input", 0, l.batch * d, du));
+    for (b, s) in net.shapes.iter().enumerate().rev() {
+        let u = block_uniform(net, &pl, &l, b);
+        let blk = s.block;
+        let conv = l.batch * blk.c_out * s.conv_side * s.conv_side;
+        let taps = blk.c_out * blk.c_in * blk.kernel * blk.kernel;
+        let input = l.batch * blk.c_in * s.in_side * s.in_side;
+        plan.push(planned("cnn-pool-backward", b + 1, conv, u));
+        plan.push(planned("cnn-relu-backward", b + 1, conv, u));
+        plan.push(planned(
+            "cnn-conv-filter-partials",
+            b + 1,
+            l.batch * taps,
+            u,
+        ));
+        plan.push(planned("cnn-conv-filter-reduce", b + 1, taps, u));
+        plan.push(planned("cnn-conv-bias-grad", b + 1, blk.c_out, u));
+        plan.push(planned("cnn-conv-input-grad", b + 1, input, u));
+    }
+    let opt = match hyper.optimiser {
+        Optimiser::Sgd => "cnn-sgd",
+        Optimiser::Adam => "cnn-adam",
+    };
+    let (workgroups, _) = grid(pl.len);
+    plan.push(PlannedDispatch {
+        kernel_id: opt,
+        block: 0,
+        workgroups,
+        uniform: opt_uniform(hyper, pl.len, 1),
+    });
+    plan
+}
+
+/// f32 values of the filter-gradient partials buffer: the largest block's B × taps.
+pub fn partials_len(net: &Net, batch: usize) -> usize {
+    net.shapes
+        .iter()
+        .map(|s| {
+            let b = s.block;
+            batch * b.c_out * b.c_in * b.kernel * b.kernel
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+pub static KERNELS: &[KernelSpec] = &[
+    cnn_kernel(
+        "cnn-conv-forward",
+        "shaders/cnn_conv_forward.wgsl",
+        || CONV_FORWARD.to_string(),
+        "kernel.cnn-conv-forward.title",
+        "kernel.cnn-conv-forward.summary",
+    ),
+    cnn_kernel(
+        "cnn-pool-forward",
+        "shaders/cnn_pool_forward.wgsl",
+        || POOL_FORWARD.to_string(),
+        "kernel.cnn-pool-forward.title",
+        "kernel.cnn-pool-forward.summary",
+    ),
+    cnn_kernel(
+        "cnn-dense-forward",
+        "shaders/cnn_dense_forward.wgsl",
+        || DENSE_FORWARD.to_string(),
+        "kernel.cnn-dense-forward.title",
+        "kernel.cnn-dense-forward.summary",
+    ),
+    cnn_kernel(
+        "cnn-softmax-xent",
+        "shaders/cnn_softmax_xent.wgsl",
+        || SOFTMAX_XENT.to_string(),
+        "kernel.cnn-softmax-xent.title",
+        "kernel.cnn-softmax-xent.summary",
+    ),
+    cnn_kernel(
+        "cnn-dense-grad",
+        "shaders/cnn_dense_grad.wgsl",
+        || DENSE_GRAD.to_string(),
+        "kernel.cnn-dense-grad.title",
+        "kernel.cnn-dense-grad.summary",
+    ),
+    cnn_kernel(
+        "cnn-dense-backward-input",
+        "shaders/cnn_dense_backward_input.wgsl",
+        || DENSE_BACKWARD_INPUT.to_string(),
+        "kernel.cnn-dense-backward-input.title",
+        "kernel.cnn-dense-backward-input.summary",
+    ),
+    cnn_kernel(
+        "cnn-pool-backward",
+        "shaders/cnn_pool_backward.wgsl",
+        || POOL_BACKWARD.to_string(),
+        "kernel.cnn-pool-backward.title",
+        "kernel.cnn-pool-backward.summary",
+    ),
+    cnn_kernel(
+        "cnn-relu-backward",
+        "shaders/cnn_relu_backward.wgsl",
+        || RELU_BACKWARD.to_string(),
+        "kernel.cnn-relu-backward.title",
+        "kernel.cnn-relu-backward.summary",
+    ),
+    cnn_kernel(
+        "cnn-conv-filter-partials",
+        "shaders/cnn_conv_filter_partials.wgsl",
+        || CONV_FILTER_PARTIALS.to_string(),
+        "kernel.cnn-conv-filter-partials.title",
+        "kernel.cnn-conv-filter-partials.summary",
+    ),
+    cnn_kernel(
+        "cnn-conv-filter-reduce",
+        "shaders/cnn_conv_filter_reduce.wgsl",
+        || CONV_FILTER_REDUCE.to_string(),
+        "kernel.cnn-conv-filter-reduce.title",
+        "kernel.cnn-conv-filter-reduce.summary",
+    ),
+    cnn_kernel(
+        "cnn-conv-bias-grad",
+        "shaders/cnn_conv_bias_grad.wgsl",
+        || CONV_BIAS_GRAD.to_string(),
+        "kernel.cnn-conv-bias-grad.title",
+        "kernel.cnn-conv-bias-grad.summary",
+    ),
+    cnn_kernel(
+        "cnn-conv-input-grad",
+        "shaders/cnn_conv_input_grad.wgsl",
+        || CONV_INPUT_GRAD.to_string(),
+        "kernel.cnn-conv-input-grad.title",
+        "kernel.cnn-conv-input-grad.summary",
+    ),
+    cnn_kernel(
+        "cnn-sgd",
+        "shaders/cnn_sgd.wgsl",
+        || SGD.to_string(),
+        "kernel.cnn-sgd.title",
+        "kernel.cnn-sgd.summary",
+    ),
+    cnn_kernel(
+        "cnn-adam",
+        "shaders/cnn_adam.wgsl",
+        || ADAM.to_string(),
+        "kernel.cnn-adam.title",
+        "kernel.cnn-adam.summary",
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cnn::net::Block;
+
+    fn small() -> Net {
+        let b = |c_in, c_out, kernel| Block {
+            c_in,
+            c_out,
+            kernel,
+        };
+        Net::new(13, vec![b(1, 3, 3), b(3, 4, 3)], 10).expect("fits")
+    }
+
+    #[test]
+    fn every_kernel_binds_something_and_is_planned() {
+        let net = small();
+        for opt in Optimiser::ALL {
+            let hyper = Hyper {
+                lr: 0.1,
+                optimiser: opt,
+                momentum: 0.9,
+            };
+            let plan = step_plan(&net, &hyper, 5);
+            for p in &plan {
+                assert!(!bindings(p.kernel_id).is_empty(), "{}", p.kernel_id);
+                assert!(KERNELS.iter().any(|k| k.id == p.kernel_id));
+                let [x, y, _] = p.workgroups;
+                let count = p.uniform[14] as u64;
+                assert!(
+                    x as u64 * y as u64 * WORKGROUP as u64 >= count,
+                    "{}",
+                    p.kernel_id
+                );
+            }
+        }
+        // Every kernel but one optimiser runs in a step.
+        let sgd = step_plan(
+            &net,
+            &Hyper {
+                lr: 0.1,
+                optimiser: Optimiser::Sgd,
+                momentum: 0.0,
+            },
+            5,
+        );
+        assert_eq!(
+            KERNELS
+                .iter()
+                .filter(|k| sgd.iter().all(|p| p.kernel_id != k.id))
+                .map(|k| k.id)
+                .collect::<Vec<_>>(),
+            vec!["cnn-adam"]
+        );
+    }
+
+    #[test]
+    fn wide_grids_get_rows() {
+        assert_eq!(grid(1), ([1, 1, 1], 64));
+        assert_eq!(grid(64 * 65_535), ([65_535, 1, 1], 64 * 65_535));
+        assert_eq!(grid(64 * 65_535 + 1), ([65_535, 2, 1], 64 * 65_535));
+    }
+}
