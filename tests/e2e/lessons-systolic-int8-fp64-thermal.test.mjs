@@ -338,10 +338,19 @@ test('thermal: Stop says what it kept: nothing yet when no point was measured (e
     const { page, context, errors } = await openPage(browser, `#/learn/thermal?lang=${lang}`);
     assert.equal(await waitForProbe(page), 'available');
     const sel = '.widget[data-widget="thermal"]';
-    // Start and Stop in one task: the run is cancelled before its first chunk is measured.
+    // Stop in the microtask after the render that enables it: the run is cancelled before
+    // (or just as) its first chunk is measured.
     await page.evaluate((s) => {
-      document.querySelector(`${s} [data-act="start"]`).click();
-      document.querySelector(`${s} [data-act="stop"]`)?.click();
+      const widget = document.querySelector(s);
+      const stopWhenOn = () => {
+        const stop = widget.querySelector('[data-act="stop"]');
+        if (stop && !stop.disabled && !window.__stopped) {
+          window.__stopped = true;
+          stop.click();
+        }
+      };
+      new MutationObserver(stopWhenOn).observe(widget, { subtree: true, childList: true, attributes: true });
+      widget.querySelector('[data-act="start"]').click();
     }, sel);
     await page.waitForFunction((s) => document.querySelector(`${s} .widget-result`)?.dataset.state === 'stopped', sel, { timeout: 30_000 });
     const points = Number(await page.getAttribute(`${sel} .widget-result`, 'data-points'));
