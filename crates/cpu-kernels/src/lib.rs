@@ -8,6 +8,7 @@ pub mod conv;
 pub mod conv_variants;
 pub mod data;
 pub mod df64;
+pub mod gemm;
 pub mod matmul;
 pub mod matmul_variants;
 pub mod quant;

@@ -6,47 +6,17 @@
 //! - weight gradients: dW_l (fan_out × fan_in) += D_lᵀ · A_{l−1}, bias gradients the column sums of D_l;
 //! - deltas: D_{l−1} = (D_l · W_l) ⊙ f′(A_{l−1}).
 //!
-//! The multiplies run on [`Gemm::MatrixMultiply`] (the `matrixmultiply` crate's sgemm, natively)
-//! or [`Gemm::Simd`] (the race's packed SIMD128 micro-kernel, `cpu_kernels::matmul_variants`; what
-//! the browser runs). The loss gradient and the optimiser are the twin's own functions
+//! The multiplies ([`cpu_kernels::gemm`], shared with the CNN's tuned trainer) run on
+//! `Gemm::MatrixMultiply` (the `matrixmultiply` crate's sgemm, natively) or [`Gemm::Simd`] (the
+//! race's packed SIMD128 micro-kernel, `cpu_kernels::matmul_variants`; what the browser runs). The loss gradient and the optimiser are the twin's own functions
 //! ([`loss_delta`], [`apply_update`]); only the order of the sums differs, so results agree with
 //! the twin within rounding, not bit for bit (the tests derive the bound).
 
-use cpu_kernels::matmul_variants::{multiply_packed, PackedB};
+use cpu_kernels::gemm::{gemm, Scratch, View};
+// Re-exported: the trainer's callers pick the multiply (`mlp::Gemm`).
+pub use cpu_kernels::gemm::Gemm;
 
 use crate::net::{apply_update, gather_batch, loss_delta, Hyper, Layout, Net};
-
-/// Which matrix multiply the tuned trainer uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Gemm {
-    /// The `matrixmultiply` crate's sgemm (native builds only).
-    #[cfg(not(target_arch = "wasm32"))]
-    MatrixMultiply,
-    /// The race's packed SIMD micro-kernel (SIMD128 in wasm, portable 4-lane code natively).
-    Simd,
-}
-
-impl Gemm {
-    /// Every multiply this build offers.
-    pub const ALL: &'static [Gemm] = &[
-        #[cfg(not(target_arch = "wasm32"))]
-        Gemm::MatrixMultiply,
-        Gemm::Simd,
-    ];
-
-    /// The fastest this build offers: `matrixmultiply` natively, the SIMD kernel in wasm.
-    pub fn best() -> Self {
-        Self::ALL[0]
-    }
-
-    pub fn code(self) -> &'static str {
-        match self {
-            #[cfg(not(target_arch = "wasm32"))]
-            Gemm::MatrixMultiply => "matrixmultiply",
-            Gemm::Simd => "simd",
-        }
-    }
-}
 
 /// Multiply-adds of one training step × 2: forward (every layer), weight gradients (every
 /// layer) and deltas (every layer but the first), 2·fan_in·fan_out FLOP per sample each.
@@ -58,93 +28,6 @@ pub fn flops_per_step(net: &Net, batch: usize) -> f64 {
         f += if i == 0 { 2.0 } else { 3.0 } * 2.0 * mults * batch as f64;
     }
     f
-}
-
-/// A matrix view: element (r, c) at `data[r·rs + c·cs]`.
-#[derive(Clone, Copy)]
-struct View<'a> {
-    data: &'a [f32],
-    rs: usize,
-    cs: usize,
-}
-
-/// Reusable buffers for [`Gemm::Simd`] (A made contiguous, B packed).
-struct Scratch {
-    a: Vec<f32>,
-    packed: PackedB,
-}
-
-/// C (m × n, row-major, contiguous) = A (m × k) · B (k × n), or C += A·B when `add`.
-#[allow(clippy::too_many_arguments)]
-fn gemm(
-    kind: Gemm,
-    scratch: &mut Scratch,
-    m: usize,
-    k: usize,
-    n: usize,
-    a: View,
-    b: View,
-    c: &mut [f32],
-    add: bool,
-) {
-    let c = &mut c[..m * n];
-    if m == 0 || n == 0 {
-        return;
-    }
-    if k == 0 {
-        if !add {
-            c.fill(0.0);
-        }
-        return;
-    }
-    let last = |v: View, rows: usize, cols: usize| (rows - 1) * v.rs + (cols - 1) * v.cs;
-    assert!(
-        a.data.len() > last(a, m, k) && b.data.len() > last(b, k, n),
-        "gemm operand shorter than its shape"
-    );
-    match kind {
-        #[cfg(not(target_arch = "wasm32"))]
-        Gemm::MatrixMultiply => {
-            let beta = if add { 1.0 } else { 0.0 };
-            // SAFETY: the assert above keeps every element of A and B that sgemm reads inside
-            // its slice, and C is exactly m × n with strides (n, 1). Strides fit in isize
-            // because they index slices.
-            unsafe {
-                matrixmultiply::sgemm(
-                    m,
-                    k,
-                    n,
-                    1.0,
-                    a.data.as_ptr(),
-                    a.rs as isize,
-                    a.cs as isize,
-                    b.data.as_ptr(),
-                    b.rs as isize,
-                    b.cs as isize,
-                    beta,
-                    c.as_mut_ptr(),
-                    n as isize,
-                    1,
-                );
-            }
-        }
-        Gemm::Simd => {
-            let rows: &[f32] = if a.cs == 1 && a.rs == k {
-                &a.data[..m * k]
-            } else {
-                scratch.a.clear();
-                scratch
-                    .a
-                    .extend((0..m).flat_map(|r| (0..k).map(move |p| a.data[r * a.rs + p * a.cs])));
-                &scratch.a
-            };
-            scratch.packed.repack_strided(b.data, k, n, b.rs, b.cs);
-            if !add {
-                c.fill(0.0);
-            }
-            multiply_packed(rows, &scratch.packed, c, m);
-        }
-    }
 }
 
 /// Trains like [`crate::CpuTrainer`] (same settings, data, order and formulas) with batched
@@ -218,10 +101,7 @@ impl TunedTrainer {
             labels,
             order,
             y: Vec::new(),
-            scratch: Scratch {
-                a: Vec::new(),
-                packed: PackedB::empty(),
-            },
+            scratch: Scratch::new(),
         }
     }
 
