@@ -7,6 +7,9 @@
 //! - `board`: the page's state as a reducer: Play, Pause, Step, Reset, settings changes,
 //!   both sides' step counts and evaluations, the curves, the rates and their ratio, restarts,
 //!   a lost device and the run report an embed gets.
+//! - `inspect`: the confusion matrix, the digits it gets wrong, first-layer filters and
+//!   feature maps as grey images, and a drawn digit prepared like MNIST's.
 
 pub mod board;
+pub mod inspect;
 pub mod settings;
