@@ -477,10 +477,11 @@ impl CnnPage {
         });
     }
 
+    /// Keeps the rates once both are measured in the same window of running, so the ratio
+    /// shown after Pause never pairs one run's GPU rate with another's CPU rate.
     fn remember_pair(&mut self) {
-        let (g, c) = (self.gpu_rate(), self.cpu_rate());
-        if g.is_some() || c.is_some() {
-            self.last_pair = (g.or(self.last_pair.0), c.or(self.last_pair.1));
+        if let (Some(g), Some(c)) = (self.gpu_rate(), self.cpu_rate()) {
+            self.last_pair = (Some(g), Some(c));
         }
     }
 

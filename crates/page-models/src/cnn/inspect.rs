@@ -7,7 +7,7 @@
 //! filter of small weights is as visible as one of large weights (a constant map is mid grey:
 //! nothing to scale). The component turns them into pixels; nothing here knows the DOM.
 
-use ::cnn::net::{softmax_parts, ActLayout, LayerKind, LayerView, Net};
+use ::cnn::net::{softmax_parts, ActLayout, Inspection, LayerKind, LayerView, Net};
 use ::cnn::spec::INPUT_SIDE;
 
 /// Counts of (true class, predicted class) pairs.
@@ -263,6 +263,9 @@ pub enum DrawError {
         height: usize,
         bytes: usize,
     },
+    /// The parameters are not this network's (a readback of a replaced network): nothing
+    /// to classify with until the next one arrives.
+    NoNetwork,
 }
 
 impl DrawError {
@@ -270,6 +273,7 @@ impl DrawError {
         match self {
             DrawError::NothingDrawn => "cnn.draw.empty",
             DrawError::Size { .. } => "cnn.draw.size",
+            DrawError::NoNetwork => "cnn.draw.no_network",
         }
     }
 }
@@ -380,6 +384,26 @@ pub fn drawn_digit(
         }
     }
     Ok(out)
+}
+
+/// A drawn digit classified by `net` with `params` (the GPU's last readback, or the CPU
+/// trainer's): the class, every probability and each layer's maps; the drawing's own error
+/// (nothing drawn) passes through, so an empty canvas is never a prediction.
+pub fn classify(
+    net: &Net,
+    params: &[f32],
+    drawn: Result<Vec<f32>, DrawError>,
+) -> Result<Inspection, DrawError> {
+    let image = drawn?;
+    // The twin indexes the parameters by its layout: a shorter buffer would be out of range.
+    if params.len() != net.param_layout().len {
+        return Err(DrawError::NoNetwork);
+    }
+    net.inspect(params, &image).ok_or(DrawError::Size {
+        width: INPUT_SIDE,
+        height: INPUT_SIDE,
+        bytes: image.len(),
+    })
 }
 
 #[cfg(test)]
@@ -610,6 +634,21 @@ mod tests {
             })
         );
         assert!(drawn_digit(&[], 0, 0, Pixels::Alpha).is_err());
+        // Classifying passes the empty canvas's state through, and refuses another net's
+        // parameters.
+        let net = Spec::default().net().expect("builds");
+        let params = net.init_params(1);
+        let empty = drawn_digit(&[0u8; 16], 4, 4, Pixels::Alpha);
+        assert_eq!(classify(&net, &params, empty), Err(DrawError::NothingDrawn));
+        let digit = drawn_digit(&canvas(28, 28, (4, 24), (4, 24)), 28, 28, Pixels::Alpha);
+        assert_eq!(
+            classify(&net, &params[1..], digit.clone()),
+            Err(DrawError::NoNetwork)
+        );
+        let seen = classify(&net, &params, digit).expect("a digit");
+        assert_eq!(seen.probs.len(), 10);
+        assert!(seen.class < 10);
+        assert_eq!(seen.layers.len(), 1 + 3 * 2);
         assert!(drawn_digit(&[1], usize::MAX, 2, Pixels::Rgba).is_err());
     }
 }
