@@ -258,27 +258,33 @@ const WORKGROUP: u64 = gpu_runtime::family::cnn::WORKGROUP as u64;
 /// The grid's first dimension (the family wraps wider grids into a second row).
 const GROUPS_X: u64 = 65_535;
 
-/// Every storage buffer of a session training `net` at `batch`, as (`cnn.buffer.*` key,
-/// elements of 4 bytes, whether its size grows with the batch). Parameters, gradients and
-/// the optimiser's two moments share one layout; the evaluation pass has its own activations
-/// at [`EVAL_CHUNK`] images whatever the training batch.
-fn buffers(net: &Net, batch: usize) -> [(&'static str, u64, bool); 5] {
+/// The storage buffers of a session training `net` at `batch` (`gpu_runtime::family::cnn::
+/// buffer`), as (`cnn.buffer.*` key, elements of 4 bytes). The ones left out are never larger
+/// than one listed: gradients and the optimiser's moments have the parameters' layout, the
+/// deltas the activations', the evaluation's argmax is shorter than its activations, labels
+/// and losses are B words. The evaluation has its own activations at [`EVAL_CHUNK`] images
+/// whatever the training batch.
+fn buffers(net: &Net, batch: usize) -> [(&'static str, u64); 5] {
     let pl = net.param_layout();
     let train = net.act_layout(batch);
     let eval = net.act_layout(EVAL_CHUNK);
     let partials = gpu_runtime::family::cnn::partials_len(net, batch);
-    [
-        ("cnn.buffer.params", pl.len as u64, false),
-        ("cnn.buffer.acts", train.len as u64, true),
-        ("cnn.buffer.argmax", train.argmax_len as u64, true),
-        ("cnn.buffer.partials", partials as u64, true),
-        ("cnn.buffer.eval", eval.len as u64, false),
-    ]
+    let sizes = [pl.len, train.len, train.argmax_len, partials, eval.len];
+    std::array::from_fn(|i| (BUFFER_KEYS[i], sizes[i] as u64))
 }
+
+/// The `cnn.buffer.*` keys a [`LimitError`] names, in the order they are checked.
+pub const BUFFER_KEYS: [&str; 5] = [
+    "cnn.buffer.params",
+    "cnn.buffer.acts",
+    "cnn.buffer.argmax",
+    "cnn.buffer.partials",
+    "cnn.buffer.eval",
+];
 
 /// The first buffer of `net` at `batch` over `limits`, without the batch advice.
 fn first_over(net: &Net, batch: usize, limits: &DeviceLimits) -> Option<LimitError> {
-    for (buffer, elems, _) in buffers(net, batch) {
+    for (buffer, elems) in buffers(net, batch) {
         let bytes = elems.saturating_mul(4);
         if bytes > limits.max_storage_buffer_binding_size {
             return Some(LimitError::Buffer {
