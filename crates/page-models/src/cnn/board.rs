@@ -71,15 +71,46 @@ pub fn push_point(curve: &mut Vec<Point>, step: u64, split: Split, score: Score)
     set(&mut p);
     curve.push(p);
     if curve.len() > MAX_POINTS {
-        let last = curve.len() - 1;
-        let kept: Vec<Point> = curve
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| i % 2 == 0 || *i == last)
-            .map(|(_, p)| *p)
-            .collect();
-        *curve = kept;
+        thin(curve);
     }
+}
+
+/// Halves a curve: the first point and every other one after it, and the last, so the curve
+/// still starts where training started and ends where it is now.
+pub fn thin<T: Copy>(curve: &mut Vec<T>) {
+    let Some(last) = curve.len().checked_sub(1) else {
+        return;
+    };
+    let kept: Vec<T> = curve
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0 || *i == last)
+        .map(|(_, p)| *p)
+        .collect();
+    *curve = kept;
+}
+
+/// The chart's extent: the last step both sides' curves reach (so they compare; the faster
+/// side's later points are left out), or the one side's, at least 1; and the largest finite
+/// loss up to it (0 with none).
+pub fn extent(c: &Curves) -> (u64, f32) {
+    let reached = |v: &[Point]| v.last().map(|p| p.step);
+    let max_step = match (reached(&c.gpu), reached(&c.cpu)) {
+        (Some(g), Some(k)) => g.min(k),
+        (g, k) => g.or(k).unwrap_or(1),
+    }
+    .max(1);
+    let max_loss = c
+        .gpu
+        .iter()
+        .chain(&c.cpu)
+        .filter(|p| p.step <= max_step)
+        .flat_map(|p| [p.train, p.test])
+        .flatten()
+        .map(|s| s.loss)
+        .filter(|l| l.is_finite())
+        .fold(0.0f32, f32::max);
+    (max_step, max_loss)
 }
 
 /// Both sides' curves, each from its own evaluations.
@@ -682,6 +713,16 @@ mod tests {
         assert_eq!(c.first().map(|p| p.step), Some(0));
         assert_eq!(c.last().map(|p| p.step), Some(MAX_POINTS as u64));
         assert_eq!(c[1].step, 2);
+        // An odd count keeps the last by parity, an even one by the rule: 0 1 2 3 → 0 2 3.
+        let mut v = vec![0, 1, 2, 3];
+        thin(&mut v);
+        assert_eq!(v, vec![0, 2, 3]);
+        let mut v = vec![0, 1, 2, 3, 4];
+        thin(&mut v);
+        assert_eq!(v, vec![0, 2, 4]);
+        let mut v: Vec<u8> = Vec::new();
+        thin(&mut v);
+        assert!(v.is_empty());
         // 300 points exactly: none thinned.
         let mut c = Vec::new();
         for step in 0..MAX_POINTS as u64 {
@@ -785,6 +826,12 @@ mod tests {
         // Play again: the rates measure afresh (no window spans the paused time).
         let again = paused.reduce(Action::Play);
         assert_eq!(again.gpu_view(), RateView::Measuring);
+        // Once the ten steps in flight finish, the report carries the measured ratio.
+        let done = gpu(&paused, 400, 400, 1100.0);
+        let r = run_report(done.finished.as_ref().expect("reported"));
+        assert!(r.contains(&("ratio", Field::Num(30.0))));
+        assert!(r.contains(&("cpuSteps", Field::Num(13.0))));
+        assert!(!r.iter().any(|(k, _)| *k == "accuracy"), "never evaluated");
     }
 
     #[test]
@@ -965,6 +1012,19 @@ mod tests {
         });
         assert_eq!(failed.gpu_state.code(), "failed");
         assert_eq!(failed.reduce(Action::Reset).gpu_state, GpuState::Starting);
+    }
+
+    #[test]
+    fn the_chart_spans_the_steps_both_sides_reached() {
+        let mut c = Curves::default();
+        assert_eq!(extent(&c), (1, 0.0));
+        push_point(&mut c.cpu, 0, Split::Test, score(2.3, 0.1));
+        push_point(&mut c.cpu, 40, Split::Train, score(0.9, 0.7));
+        assert_eq!(extent(&c), (40, 2.3), "the CPU alone");
+        push_point(&mut c.gpu, 0, Split::Test, score(2.4, 0.1));
+        push_point(&mut c.gpu, 30, Split::Test, score(f32::INFINITY, 0.1));
+        // Both reach 30: the CPU's step 40 is left out, and the infinite loss too.
+        assert_eq!(extent(&c), (30, 2.4));
     }
 
     #[test]
