@@ -15,7 +15,7 @@
 use ::cnn::spec::parse_lr;
 use ::cnn::Spec;
 
-use super::settings::{change, Change};
+use super::settings::{batch_param, change, Change};
 use crate::embed::{Field, Report};
 use crate::train::run::{in_flight_limit, GpuState, GpuSteps, Phase, Rate, RateView, Side};
 
@@ -467,6 +467,12 @@ impl CnnPage {
         parse_lr(&self.lr_text).err()
     }
 
+    /// What is wrong with the batch field's text, given the largest batch this device holds
+    /// (`settings::largest_batch`).
+    pub fn batch_error(&self, max: usize) -> Option<::cnn::SpecError> {
+        batch_param(&self.batch_text, max).err()
+    }
+
     fn clear_rates(&mut self) {
         self.gpu_rate.clear();
         self.cpu_rate.clear();
@@ -575,6 +581,14 @@ impl CnnPage {
                                 cpu_step: next.cpu_steps,
                                 reached: next.curves.latest_test(),
                             });
+                        } else if let Some(r) = next.restarted.as_mut() {
+                            // Nothing new was lost, but the notice still on screen must name
+                            // every setting now different from the network it describes.
+                            for k in settings {
+                                if !r.settings.contains(&k) {
+                                    r.settings.push(k);
+                                }
+                            }
                         }
                         next.spec = spec;
                         next.new_network();
@@ -950,6 +964,19 @@ mod tests {
             score: score(0.1, 0.99),
         });
         assert!(stale.curves.gpu.is_empty());
+        // Another change while paused before a step keeps the notice, naming both.
+        let r2 = r
+            .reduce(Action::Pause)
+            .reduce(Action::SettingsChanged(Spec {
+                batch: 32,
+                seed: 5,
+                ..p.spec.clone()
+            }));
+        assert_eq!(r2.network, 2);
+        assert_eq!(
+            r2.restarted.map(|n| (n.settings, n.cpu_step)),
+            Some((vec!["cnn.setting.batch", "cnn.setting.seed"], 4))
+        );
         // A change before anything ran, while paused, says nothing.
         let fresh = ready().reduce(Action::SettingsChanged(Spec {
             seed: 9,
@@ -967,6 +994,9 @@ mod tests {
                 .map(|e| e.key()),
             Some("cnn.err.lr")
         );
+        let b = typed.reduce(Action::TypeBatch("128".into()));
+        assert_eq!(b.batch_error(256), None);
+        assert_eq!(b.batch_error(100).map(|e| e.key()), Some("cnn.err.batch"));
     }
 
     #[test]
