@@ -15,7 +15,7 @@
 //! - Kernel pages: [`run_family`] (matmul and conv Run widgets), [`run_status`] (a run's
 //!   estimate before it starts, its own pieces, cancelling), [`chart`] (the ladder's
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
-//! - The race: [`race`]. Training: [`train`].
+//! - The race: [`race`]. Training: [`train`]. The CNN page: [`cnn`].
 //! - Progress carried to another device: [`learner_file`].
 //! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
 //!   [`timing`] (yours against the original), [`loop_budget`], [`scratch`] and
@@ -26,6 +26,7 @@
 //!   the Embed buttons show).
 
 pub mod chart;
+pub mod cnn;
 pub mod conv_layers;
 pub mod conv_page;
 pub mod diagram;

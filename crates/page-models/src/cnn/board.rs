@@ -1,0 +1,1073 @@
+//! The CNN page's state as a reducer: [`CnnPage`] changes only through [`CnnPage::reduce`].
+//!
+//! The app's training driver owns the GPU session (`gpu_runtime::cnn_training::CnnSession`)
+//! and the tuned CPU trainer; it reads from the page what to do (run or not, how many GPU
+//! steps it may have in flight, the network number to build, the learning rate, Step presses)
+//! and hands back what happened as actions: each side's step counts, evaluations, a lost
+//! device. Every such action carries the network number it belongs to, so a report from a
+//! network the learner has replaced is ignored instead of drawn on the new one's curves.
+//!
+//! Pause is immediate for what the page controls: nothing more is sent, the CPU stops, the
+//! rates stop measuring. Steps the GPU was already sent cannot be taken back: they are shown
+//! as finishing, the GPU's count stops where they end, and only then does the run count as
+//! finished (an embed's `run-finished`, [`run_report`]).
+
+use ::cnn::spec::parse_lr;
+use ::cnn::Spec;
+
+use super::settings::{batch_param, change, Change};
+use crate::embed::{Field, Report};
+use crate::train::run::{in_flight_limit, GpuState, GpuSteps, Phase, Rate, RateView, Side};
+
+/// Most points kept per curve (older ones are thinned).
+pub const MAX_POINTS: usize = 300;
+/// The article's claim: GPUs trained AlexNet "tens of times" faster than CPUs would have.
+/// A measured ratio of at least this reproduces it here.
+pub const CLAIM_RATIO: f64 = 10.0;
+
+/// A loss and an accuracy over one split.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Score {
+    pub loss: f32,
+    pub accuracy: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Split {
+    Train,
+    Test,
+}
+
+/// One step's point on a side's curves; a split not evaluated at that step is None.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Point {
+    pub step: u64,
+    pub train: Option<Score>,
+    pub test: Option<Score>,
+}
+
+/// Adds `score` of `split` at `step` to a curve: into the last point if it is that step's
+/// (train and test of one step arrive separately), else as a new point; an older step than
+/// the last is a late report and is dropped. Past [`MAX_POINTS`] the curve is thinned: the
+/// first point and every other one after it are kept, and the newest.
+pub fn push_point(curve: &mut Vec<Point>, step: u64, split: Split, score: Score) {
+    let set = |p: &mut Point| match split {
+        Split::Train => p.train = Some(score),
+        Split::Test => p.test = Some(score),
+    };
+    match curve.last_mut() {
+        Some(last) if last.step == step => {
+            set(last);
+            return;
+        }
+        Some(last) if last.step > step => return,
+        _ => {}
+    }
+    let mut p = Point {
+        step,
+        train: None,
+        test: None,
+    };
+    set(&mut p);
+    curve.push(p);
+    if curve.len() > MAX_POINTS {
+        thin(curve);
+    }
+}
+
+/// Halves a curve: the first point and every other one after it, and the last, so the curve
+/// still starts where training started and ends where it is now.
+pub fn thin<T: Copy>(curve: &mut Vec<T>) {
+    let Some(last) = curve.len().checked_sub(1) else {
+        return;
+    };
+    let kept: Vec<T> = curve
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0 || *i == last)
+        .map(|(_, p)| *p)
+        .collect();
+    *curve = kept;
+}
+
+/// The chart's extent: the last step both sides' curves reach (so they compare; the faster
+/// side's later points are left out), or the one side's, at least 1; and the largest finite
+/// loss up to it (0 with none).
+pub fn extent(c: &Curves) -> (u64, f32) {
+    let reached = |v: &[Point]| v.last().map(|p| p.step);
+    let max_step = match (reached(&c.gpu), reached(&c.cpu)) {
+        (Some(g), Some(k)) => g.min(k),
+        (g, k) => g.or(k).unwrap_or(1),
+    }
+    .max(1);
+    let max_loss = c
+        .gpu
+        .iter()
+        .chain(&c.cpu)
+        .filter(|p| p.step <= max_step)
+        .flat_map(|p| [p.train, p.test])
+        .flatten()
+        .map(|s| s.loss)
+        .filter(|l| l.is_finite())
+        .fold(0.0f32, f32::max);
+    (max_step, max_loss)
+}
+
+/// Both sides' curves, each from its own evaluations.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Curves {
+    pub gpu: Vec<Point>,
+    pub cpu: Vec<Point>,
+}
+
+impl Curves {
+    fn side_mut(&mut self, side: Side) -> &mut Vec<Point> {
+        match side {
+            Side::Gpu => &mut self.gpu,
+            Side::Cpu => &mut self.cpu,
+        }
+    }
+
+    /// The latest test score and the step and side it is from: the GPU's once it has one
+    /// (it trains the network the page is about), else the CPU's, named as such.
+    pub fn latest_test(&self) -> Option<(Side, u64, Score)> {
+        let last = |c: &[Point]| c.iter().rev().find_map(|p| p.test.map(|s| (p.step, s)));
+        last(&self.gpu)
+            .map(|(step, s)| (Side::Gpu, step, s))
+            .or_else(|| last(&self.cpu).map(|(step, s)| (Side::Cpu, step, s)))
+    }
+
+    /// The loss is no longer a number on some side: the weights overflowed and no later step
+    /// can bring them back; the page says so instead of drawing nothing.
+    pub fn diverged(&self) -> bool {
+        self.gpu.iter().chain(&self.cpu).any(|p| {
+            [p.train, p.test]
+                .iter()
+                .flatten()
+                .any(|s| !s.loss.is_finite())
+        })
+    }
+}
+
+/// How the article's claim fares on this machine, from the measured GPU/CPU step ratio.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// At least [`CLAIM_RATIO`]×: "tens of times" reproduced.
+    Reproduced,
+    /// Faster, but by less than the claim.
+    Faster,
+    /// Not faster (a small network or batch, a software adapter).
+    NotFaster,
+}
+
+impl Claim {
+    pub fn key(self) -> &'static str {
+        match self {
+            Claim::Reproduced => "cnn.claim.reproduced",
+            Claim::Faster => "cnn.claim.faster",
+            Claim::NotFaster => "cnn.claim.not_faster",
+        }
+    }
+}
+
+/// What the ratio line says.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Verdict {
+    /// No GPU trains: there is nothing to compare.
+    NoGpu,
+    /// A side has no rate yet (too few samples or too short a window): which ones.
+    Measuring { gpu: bool, cpu: bool },
+    /// GPU steps/s ÷ CPU steps/s, both measured at the page's batch.
+    Ratio { ratio: f64, claim: Claim },
+}
+
+impl Verdict {
+    pub fn key(&self) -> &'static str {
+        match self {
+            Verdict::NoGpu => "cnn.ratio.no_gpu",
+            Verdict::Measuring { .. } => "cnn.ratio.measuring",
+            Verdict::Ratio { claim, .. } => claim.key(),
+        }
+    }
+}
+
+/// The verdict of two rates (steps/s; None: not measured yet). A rate that is not a positive
+/// finite number counts as not measured: a ratio of it would be a number nobody measured.
+pub fn verdict(gpu_available: bool, gpu: Option<f64>, cpu: Option<f64>) -> Verdict {
+    if !gpu_available {
+        return Verdict::NoGpu;
+    }
+    let ok = |r: Option<f64>| r.filter(|v| v.is_finite() && *v > 0.0);
+    match (ok(gpu), ok(cpu)) {
+        (Some(g), Some(c)) => {
+            let ratio = g / c;
+            let claim = if ratio >= CLAIM_RATIO {
+                Claim::Reproduced
+            } else if ratio > 1.0 {
+                Claim::Faster
+            } else {
+                Claim::NotFaster
+            };
+            Verdict::Ratio { ratio, claim }
+        }
+        (g, c) => Verdict::Measuring {
+            gpu: g.is_none(),
+            cpu: c.is_none(),
+        },
+    }
+}
+
+/// The caveats printed under the ratio (`cnn.caveat.*` keys): always that the CPU side is one
+/// core of this machine and that the batch decides the ratio; a software adapter is a CPU
+/// too; a small batch gives the GPU too little work per step to fill it.
+pub fn caveats(spec: &Spec, software_adapter: bool) -> Vec<&'static str> {
+    let mut out = vec!["cnn.caveat.one_core", "cnn.caveat.batch"];
+    if spec.batch < 64 {
+        out.push("cnn.caveat.small_batch");
+    }
+    if software_adapter {
+        out.push("cnn.caveat.software");
+    }
+    out
+}
+
+/// Why the network was rebuilt while the learner was using it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Restart {
+    /// `cnn.setting.*` keys of what changed.
+    pub settings: Vec<&'static str>,
+    /// The GPU's completed steps (None: its session had not started) and the CPU's: each
+    /// side named with its own count.
+    pub gpu_step: Option<u64>,
+    pub cpu_step: u64,
+    /// The last test score reached, its side and step (None: never evaluated).
+    pub reached: Option<(Side, u64, Score)>,
+}
+
+/// Where a run ended, for the embed's `run-finished`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunFinished {
+    pub gpu_steps: Option<u64>,
+    pub cpu_steps: u64,
+    pub test: Option<(Side, u64, Score)>,
+    pub ratio: Option<f64>,
+}
+
+/// `run-finished`'s results: the steps of each side, the test accuracy and loss with the
+/// side and step they are from, and the measured ratio; what was not measured is left out.
+pub fn run_report(r: &RunFinished) -> Report {
+    let mut out: Report = Vec::new();
+    if let Some(g) = r.gpu_steps {
+        out.push(("gpuSteps", Field::Num(g as f64)));
+    }
+    out.push(("cpuSteps", Field::Num(r.cpu_steps as f64)));
+    if let Some((side, step, s)) = r.test {
+        out.push(("accuracy", Field::Num(f64::from(s.accuracy))));
+        out.push(("loss", Field::Num(f64::from(s.loss))));
+        out.push(("from", Field::Str(side.code().into())));
+        out.push(("step", Field::Num(step as f64)));
+    }
+    if let Some(x) = r.ratio {
+        out.push(("ratio", Field::Num(x)));
+    }
+    out
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct CnnPage {
+    /// The settings the page runs (the URL's, through `settings::Settings`).
+    pub spec: Spec,
+    /// The learning-rate and batch fields' text, kept as typed (only valid values reach the
+    /// URL, and a render never snaps a field back while typing).
+    pub lr_text: String,
+    pub batch_text: String,
+    /// The network's number: a new one on every restart and Reset. The driver builds a new
+    /// session and trainer when it changes; reports carry it.
+    pub network: u64,
+    pub playing: bool,
+    /// The page is hidden: training holds (Play stays on) and resumes when shown.
+    pub hidden: bool,
+    pub gpu_state: GpuState,
+    /// A software adapter (SwiftShader, lavapipe): a caveat of the ratio.
+    pub software_adapter: bool,
+    /// This network's GPU steps sent and done (zero until its session runs).
+    pub gpu: GpuSteps,
+    /// Whether this network's GPU session has reported (else the GPU count is shown as none).
+    pub gpu_started: bool,
+    pub cpu_steps: u64,
+    gpu_rate: Rate,
+    cpu_rate: Rate,
+    /// The last GPU rate measured (kept across Pause): it sizes the queue.
+    last_gpu_rate: Option<f64>,
+    /// The last pair of rates measured together (kept across Pause, so the ratio stays).
+    last_pair: (Option<f64>, Option<f64>),
+    pub curves: Curves,
+    pub restarted: Option<Restart>,
+    /// Step presses: each asks the driver for one step on each side (while paused).
+    pub step_presses: u64,
+    /// Pause ended a run: it is reported once the steps already sent have finished.
+    report_pending: bool,
+    /// The finished run to report (the component sends it and answers `ReportSent`).
+    pub finished: Option<RunFinished>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Action {
+    Play,
+    Pause,
+    /// One step on each side, while paused.
+    Step,
+    /// A fresh network of the same settings; recovers a lost device.
+    Reset,
+    Hidden(bool),
+    TypeLr(String),
+    TypeBatch(String),
+    /// The URL's settings changed (a control, a link, Back, `setParams`).
+    SettingsChanged(Spec),
+    /// This network's GPU session is ready on an adapter (software or not).
+    GpuReady {
+        network: u64,
+        software: bool,
+    },
+    /// No WebGPU here: the CPU trains alone.
+    GpuUnavailable,
+    /// This network's session could not be made or failed (in words).
+    GpuFailed {
+        network: u64,
+        error: String,
+    },
+    /// The GPU session's counts at `now_ms`.
+    GpuSteps {
+        network: u64,
+        submitted: u64,
+        completed: u64,
+        now_ms: f64,
+    },
+    /// The CPU trainer's step at `now_ms`.
+    CpuSteps {
+        network: u64,
+        step: u64,
+        now_ms: f64,
+    },
+    /// An evaluation of `side`'s network after `step` steps.
+    Evaluated {
+        network: u64,
+        side: Side,
+        step: u64,
+        split: Split,
+        score: Score,
+    },
+    /// The device was lost (its message); Reset asks for a new one.
+    DeviceLost(String),
+    /// The run report was sent.
+    ReportSent,
+}
+
+impl CnnPage {
+    pub fn new(spec: Spec) -> Self {
+        Self {
+            lr_text: spec.lr.to_string(),
+            batch_text: spec.batch.to_string(),
+            spec,
+            network: 0,
+            playing: false,
+            hidden: false,
+            gpu_state: GpuState::Starting,
+            software_adapter: false,
+            gpu: GpuSteps::default(),
+            gpu_started: false,
+            cpu_steps: 0,
+            gpu_rate: Rate::default(),
+            cpu_rate: Rate::default(),
+            last_gpu_rate: None,
+            last_pair: (None, None),
+            curves: Curves::default(),
+            restarted: None,
+            step_presses: 0,
+            report_pending: false,
+            finished: None,
+        }
+    }
+
+    /// Steps are being taken: Play is on and the page is in view.
+    pub fn running(&self) -> bool {
+        self.playing && !self.hidden
+    }
+
+    /// Whether a GPU session can train now.
+    pub fn gpu_live(&self) -> bool {
+        matches!(self.gpu_state, GpuState::Starting | GpuState::Ready)
+    }
+
+    /// GPU steps the driver may send now: up to the queue's limit while running, none
+    /// otherwise (Pause sends nothing more).
+    pub fn gpu_allowance(&self) -> u64 {
+        if !self.running() || self.gpu_state != GpuState::Ready {
+            return 0;
+        }
+        in_flight_limit(self.last_gpu_rate).saturating_sub(self.gpu.in_flight())
+    }
+
+    pub fn phase(&self) -> Phase {
+        match (self.playing, self.hidden) {
+            (true, false) => Phase::Running,
+            (true, true) => Phase::Held,
+            (false, _) if self.gpu.in_flight() > 0 => Phase::Pausing {
+                finishing: self.gpu.in_flight(),
+            },
+            (false, _) => Phase::Paused,
+        }
+    }
+
+    /// The GPU's completed steps (None: no session of this network has reported).
+    pub fn gpu_steps(&self) -> Option<u64> {
+        self.gpu_started.then_some(self.gpu.completed)
+    }
+
+    pub fn gpu_rate(&self) -> Option<f64> {
+        self.gpu_rate.per_second()
+    }
+
+    pub fn cpu_rate(&self) -> Option<f64> {
+        self.cpu_rate.per_second()
+    }
+
+    /// What the GPU's rate shows: off without a GPU, the steps still finishing after Pause.
+    pub fn gpu_view(&self) -> RateView {
+        if !self.gpu_live() {
+            return RateView::Off;
+        }
+        match (self.running(), self.gpu_rate()) {
+            (false, _) if self.gpu.in_flight() > 0 => RateView::Finishing(self.gpu.in_flight()),
+            (false, _) => RateView::Paused,
+            (true, None) => RateView::Measuring,
+            (true, Some(v)) => RateView::PerSecond(v),
+        }
+    }
+
+    pub fn cpu_view(&self) -> RateView {
+        match (self.running(), self.cpu_rate()) {
+            (false, _) => RateView::Paused,
+            (true, None) => RateView::Measuring,
+            (true, Some(v)) => RateView::PerSecond(v),
+        }
+    }
+
+    /// The ratio line: the rates measured now, or while paused the last pair measured.
+    pub fn verdict(&self) -> Verdict {
+        let (g, c) = if self.running() {
+            (self.gpu_rate(), self.cpu_rate())
+        } else {
+            self.last_pair
+        };
+        verdict(self.gpu_live(), g, c)
+    }
+
+    pub fn lr_error(&self) -> Option<::cnn::SpecError> {
+        parse_lr(&self.lr_text).err()
+    }
+
+    /// What is wrong with the batch field's text, given the largest batch this device holds
+    /// (`settings::largest_batch`).
+    pub fn batch_error(&self, max: usize) -> Option<::cnn::SpecError> {
+        batch_param(&self.batch_text, max).err()
+    }
+
+    fn clear_rates(&mut self) {
+        self.gpu_rate.clear();
+        self.cpu_rate.clear();
+    }
+
+    /// A new network: counts, curves, rates and any pending report start afresh; a session
+    /// that can be rebuilt is (a lost device stays lost until Reset, no WebGPU stays none).
+    fn new_network(&mut self) {
+        self.network = self.network.wrapping_add(1);
+        self.gpu = GpuSteps::default();
+        self.gpu_started = false;
+        self.cpu_steps = 0;
+        self.curves = Curves::default();
+        self.clear_rates();
+        self.last_pair = (None, None);
+        self.report_pending = false;
+        self.finished = None;
+        if matches!(self.gpu_state, GpuState::Ready | GpuState::Failed(_)) {
+            self.gpu_state = GpuState::Starting;
+        }
+    }
+
+    /// Once Pause's steps have finished (or the GPU can finish none), the run is reported.
+    fn settle_report(&mut self) {
+        let waiting = self.gpu_live() && self.gpu.in_flight() > 0;
+        if !self.report_pending || self.playing || waiting {
+            return;
+        }
+        self.report_pending = false;
+        let ratio = match verdict(self.gpu_live(), self.last_pair.0, self.last_pair.1) {
+            Verdict::Ratio { ratio, .. } => Some(ratio),
+            _ => None,
+        };
+        self.finished = Some(RunFinished {
+            gpu_steps: self.gpu_steps(),
+            cpu_steps: self.cpu_steps,
+            test: self.curves.latest_test(),
+            ratio,
+        });
+    }
+
+    /// Keeps the rates once both are measured in the same window of running, so the ratio
+    /// shown after Pause never pairs one run's GPU rate with another's CPU rate.
+    fn remember_pair(&mut self) {
+        if let (Some(g), Some(c)) = (self.gpu_rate(), self.cpu_rate()) {
+            self.last_pair = (Some(g), Some(c));
+        }
+    }
+
+    /// The page after `action`.
+    pub fn reduce(&self, action: Action) -> Self {
+        let mut next = self.clone();
+        match action {
+            Action::Play => {
+                if !next.playing {
+                    next.playing = true;
+                    next.report_pending = false;
+                    next.clear_rates();
+                }
+            }
+            Action::Pause => {
+                if next.playing {
+                    next.playing = false;
+                    next.report_pending = true;
+                    next.clear_rates();
+                    next.settle_report();
+                }
+            }
+            Action::Step => {
+                if !next.playing {
+                    next.step_presses = next.step_presses.wrapping_add(1);
+                }
+            }
+            Action::Reset => {
+                if matches!(next.gpu_state, GpuState::Lost(_)) {
+                    next.gpu_state = GpuState::Starting;
+                }
+                next.new_network();
+                next.playing = false;
+                next.restarted = None;
+            }
+            Action::Hidden(h) => {
+                if next.hidden != h {
+                    next.hidden = h;
+                    next.clear_rates();
+                }
+            }
+            Action::TypeLr(t) => next.lr_text = t,
+            Action::TypeBatch(t) => next.batch_text = t,
+            Action::SettingsChanged(spec) => {
+                if parse_lr(&next.lr_text).ok() != Some(spec.lr) {
+                    next.lr_text = spec.lr.to_string();
+                }
+                if next.batch_text.trim().parse::<usize>().ok() != Some(spec.batch) {
+                    next.batch_text = spec.batch.to_string();
+                }
+                match change(&next.spec, &spec) {
+                    Change::None => {}
+                    Change::Live { .. } => next.spec = spec,
+                    Change::Restart(settings) => {
+                        let stepped = next.gpu.completed > 0 || next.cpu_steps > 0;
+                        if stepped || next.playing {
+                            next.restarted = Some(Restart {
+                                settings,
+                                gpu_step: next.gpu_steps(),
+                                cpu_step: next.cpu_steps,
+                                reached: next.curves.latest_test(),
+                            });
+                        } else if let Some(r) = next.restarted.as_mut() {
+                            // Nothing new was lost, but the notice still on screen must name
+                            // every setting now different from the network it describes.
+                            for k in settings {
+                                if !r.settings.contains(&k) {
+                                    r.settings.push(k);
+                                }
+                            }
+                        }
+                        next.spec = spec;
+                        next.new_network();
+                    }
+                }
+            }
+            Action::GpuReady { network, software } => {
+                if network == next.network && next.gpu_state == GpuState::Starting {
+                    next.gpu_state = GpuState::Ready;
+                    next.software_adapter = software;
+                }
+            }
+            Action::GpuUnavailable => {
+                next.gpu_state = GpuState::Unavailable;
+                next.settle_report();
+            }
+            Action::GpuFailed { network, error } => {
+                if network == next.network {
+                    next.gpu_state = GpuState::Failed(error);
+                    next.settle_report();
+                }
+            }
+            Action::GpuSteps {
+                network,
+                submitted,
+                completed,
+                now_ms,
+            } => {
+                if network == next.network && next.gpu_live() {
+                    next.gpu = GpuSteps {
+                        submitted,
+                        completed: completed.min(submitted),
+                    };
+                    next.gpu_started = true;
+                    if next.running() {
+                        next.gpu_rate.record(now_ms, completed);
+                        if let Some(v) = next.gpu_rate.per_second() {
+                            next.last_gpu_rate = Some(v);
+                        }
+                        next.remember_pair();
+                    }
+                    next.settle_report();
+                }
+            }
+            Action::CpuSteps {
+                network,
+                step,
+                now_ms,
+            } => {
+                if network == next.network {
+                    next.cpu_steps = step;
+                    if next.running() {
+                        next.cpu_rate.record(now_ms, step);
+                        next.remember_pair();
+                    }
+                }
+            }
+            Action::Evaluated {
+                network,
+                side,
+                step,
+                split,
+                score,
+            } => {
+                if network == next.network {
+                    push_point(next.curves.side_mut(side), step, split, score);
+                }
+            }
+            Action::DeviceLost(message) => {
+                next.gpu_state = GpuState::Lost(message);
+                // Its queued steps will never finish: nothing is shown as finishing.
+                next.gpu.submitted = next.gpu.completed;
+                next.gpu_rate.clear();
+                next.settle_report();
+            }
+            Action::ReportSent => next.finished = None,
+        }
+        next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn score(loss: f32, accuracy: f32) -> Score {
+        Score { loss, accuracy }
+    }
+
+    fn ready() -> CnnPage {
+        CnnPage::new(Spec::default()).reduce(Action::GpuReady {
+            network: 0,
+            software: false,
+        })
+    }
+
+    fn gpu(p: &CnnPage, submitted: u64, completed: u64, now_ms: f64) -> CnnPage {
+        p.reduce(Action::GpuSteps {
+            network: p.network,
+            submitted,
+            completed,
+            now_ms,
+        })
+    }
+
+    fn cpu(p: &CnnPage, step: u64, now_ms: f64) -> CnnPage {
+        p.reduce(Action::CpuSteps {
+            network: p.network,
+            step,
+            now_ms,
+        })
+    }
+
+    #[test]
+    fn a_curve_merges_a_step_s_splits_and_thins_keeping_first_and_last() {
+        let mut c = Vec::new();
+        push_point(&mut c, 0, Split::Test, score(2.3, 0.1));
+        push_point(&mut c, 0, Split::Train, score(2.2, 0.12));
+        assert_eq!(
+            c,
+            vec![Point {
+                step: 0,
+                train: Some(score(2.2, 0.12)),
+                test: Some(score(2.3, 0.1)),
+            }]
+        );
+        push_point(&mut c, 10, Split::Test, score(1.0, 0.7));
+        push_point(&mut c, 5, Split::Test, score(9.0, 0.0));
+        assert_eq!(c.len(), 2, "a late report of an older step is dropped");
+        // 301 points: thinned to the even indices 0, 2, …, 300 (151 of them), ends kept.
+        let mut c = Vec::new();
+        for step in 0..=MAX_POINTS as u64 {
+            push_point(&mut c, step, Split::Test, score(1.0, 0.5));
+        }
+        assert_eq!(c.len(), 151);
+        assert_eq!(c.first().map(|p| p.step), Some(0));
+        assert_eq!(c.last().map(|p| p.step), Some(MAX_POINTS as u64));
+        assert_eq!(c[1].step, 2);
+        // An odd count keeps the last by parity, an even one by the rule: 0 1 2 3 → 0 2 3.
+        let mut v = vec![0, 1, 2, 3];
+        thin(&mut v);
+        assert_eq!(v, vec![0, 2, 3]);
+        let mut v = vec![0, 1, 2, 3, 4];
+        thin(&mut v);
+        assert_eq!(v, vec![0, 2, 4]);
+        let mut v: Vec<u8> = Vec::new();
+        thin(&mut v);
+        assert!(v.is_empty());
+        // 300 points exactly: none thinned.
+        let mut c = Vec::new();
+        for step in 0..MAX_POINTS as u64 {
+            push_point(&mut c, step, Split::Train, score(1.0, 0.5));
+        }
+        assert_eq!(c.len(), MAX_POINTS);
+    }
+
+    #[test]
+    fn the_ratio_is_measuring_until_both_sides_have_a_rate() {
+        assert_eq!(verdict(false, Some(100.0), Some(1.0)), Verdict::NoGpu);
+        assert_eq!(
+            verdict(true, None, Some(5.0)),
+            Verdict::Measuring {
+                gpu: true,
+                cpu: false
+            }
+        );
+        assert_eq!(
+            verdict(true, Some(f64::NAN), Some(0.0)),
+            Verdict::Measuring {
+                gpu: true,
+                cpu: true
+            }
+        );
+        assert_eq!(
+            verdict(true, Some(200.0), Some(10.0)),
+            Verdict::Ratio {
+                ratio: 20.0,
+                claim: Claim::Reproduced
+            }
+        );
+        assert_eq!(
+            verdict(true, Some(100.0), Some(10.0)).key(),
+            "cnn.claim.reproduced",
+            "exactly 10× reproduces it"
+        );
+        assert_eq!(
+            verdict(true, Some(30.0), Some(10.0)).key(),
+            "cnn.claim.faster"
+        );
+        assert_eq!(
+            verdict(true, Some(10.0), Some(10.0)).key(),
+            "cnn.claim.not_faster"
+        );
+        // One sample per side: no window, so no rate, so "measuring".
+        let p = ready().reduce(Action::Play);
+        let p = cpu(&gpu(&p, 2, 0, 0.0), 0, 0.0);
+        assert_eq!(
+            p.verdict(),
+            Verdict::Measuring {
+                gpu: true,
+                cpu: true
+            }
+        );
+        assert_eq!(p.verdict().key(), "cnn.ratio.measuring");
+    }
+
+    #[test]
+    fn caveats_follow_the_batch_and_the_adapter() {
+        let s = Spec::default();
+        assert_eq!(
+            caveats(&s, false),
+            vec!["cnn.caveat.one_core", "cnn.caveat.batch"]
+        );
+        let small = Spec { batch: 8, ..s };
+        assert_eq!(
+            caveats(&small, true),
+            vec![
+                "cnn.caveat.one_core",
+                "cnn.caveat.batch",
+                "cnn.caveat.small_batch",
+                "cnn.caveat.software"
+            ]
+        );
+    }
+
+    #[test]
+    fn both_rates_are_measured_side_by_side_and_their_ratio_stays_after_pause() {
+        let mut p = ready().reduce(Action::Play);
+        assert_eq!(
+            (p.gpu_view(), p.cpu_view()),
+            (RateView::Measuring, RateView::Measuring)
+        );
+        p = gpu(&p, 2, 0, 0.0);
+        p = cpu(&p, 0, 0.0);
+        p = gpu(&p, 400, 390, 1000.0);
+        p = cpu(&p, 13, 1000.0);
+        assert_eq!(p.gpu_view(), RateView::PerSecond(390.0));
+        assert_eq!(p.cpu_view(), RateView::PerSecond(13.0));
+        assert_eq!(
+            p.verdict(),
+            Verdict::Ratio {
+                ratio: 30.0,
+                claim: Claim::Reproduced
+            }
+        );
+        let paused = p.reduce(Action::Pause);
+        assert_eq!(paused.cpu_view(), RateView::Paused);
+        assert_eq!(paused.verdict(), p.verdict(), "the measured pair is kept");
+        // Play again: the rates measure afresh (no window spans the paused time).
+        let again = paused.reduce(Action::Play);
+        assert_eq!(again.gpu_view(), RateView::Measuring);
+        // Once the ten steps in flight finish, the report carries the measured ratio.
+        let done = gpu(&paused, 400, 400, 1100.0);
+        let r = run_report(done.finished.as_ref().expect("reported"));
+        assert!(r.contains(&("ratio", Field::Num(30.0))));
+        assert!(r.contains(&("cpuSteps", Field::Num(13.0))));
+        assert!(!r.iter().any(|(k, _)| *k == "accuracy"), "never evaluated");
+    }
+
+    #[test]
+    fn pause_shows_the_sent_steps_finishing_and_reports_when_they_are_done() {
+        let mut p = ready().reduce(Action::Play);
+        p = gpu(&p, 20, 12, 0.0);
+        p = cpu(&p, 3, 0.0);
+        p = p.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Gpu,
+            step: 10,
+            split: Split::Test,
+            score: score(0.3, 0.91),
+        });
+        p = p.reduce(Action::Pause);
+        assert_eq!(p.phase(), Phase::Pausing { finishing: 8 });
+        assert_eq!(p.gpu_view(), RateView::Finishing(8));
+        assert_eq!(p.gpu_allowance(), 0, "Pause sends nothing more");
+        assert_eq!(p.finished, None, "not until the sent steps are done");
+        p = gpu(&p, 20, 16, 50.0);
+        assert_eq!(p.gpu_view(), RateView::Finishing(4));
+        p = gpu(&p, 20, 20, 90.0);
+        assert_eq!(p.phase(), Phase::Paused);
+        assert_eq!(p.gpu_steps(), Some(20), "the count stops at what was sent");
+        let done = p.finished.clone().expect("reported once done");
+        assert_eq!(done.gpu_steps, Some(20));
+        assert_eq!(done.cpu_steps, 3);
+        assert_eq!(done.test, Some((Side::Gpu, 10, score(0.3, 0.91))));
+        let r = run_report(&done);
+        assert_eq!(r[0], ("gpuSteps", Field::Num(20.0)));
+        assert!(r.contains(&("accuracy", Field::Num(f64::from(0.91f32)))));
+        assert!(r.contains(&("from", Field::Str("gpu".into()))));
+        assert!(!r.iter().any(|(k, _)| *k == "ratio"), "never measured");
+        let p = p.reduce(Action::ReportSent);
+        assert_eq!(p.finished, None);
+        // A later count does not report again; Play then Pause with nothing in flight does.
+        assert_eq!(gpu(&p, 20, 20, 99.0).finished, None);
+        let p = p.reduce(Action::Play).reduce(Action::Pause);
+        assert!(p.finished.is_some());
+    }
+
+    #[test]
+    fn the_queue_and_step_follow_play_and_pause() {
+        let p = CnnPage::new(Spec::default());
+        assert_eq!(p.gpu_allowance(), 0, "no session yet");
+        let p = ready();
+        assert_eq!(p.gpu_allowance(), 0, "paused");
+        assert_eq!(p.reduce(Action::Step).step_presses, 1);
+        let p = p.reduce(Action::Play);
+        assert_eq!(p.gpu_allowance(), 2, "the minimum until a rate is known");
+        assert_eq!(gpu(&p, 2, 0, 0.0).gpu_allowance(), 0);
+        assert_eq!(
+            p.reduce(Action::Step).step_presses,
+            0,
+            "Step only while paused"
+        );
+        let held = p.reduce(Action::Hidden(true));
+        assert_eq!((held.phase(), held.gpu_allowance()), (Phase::Held, 0));
+        assert_eq!(held.reduce(Action::Hidden(false)).phase(), Phase::Running);
+    }
+
+    #[test]
+    fn the_learning_rate_applies_live_and_other_settings_restart_saying_so() {
+        let mut p = ready().reduce(Action::Play);
+        p = gpu(&p, 60, 50, 0.0);
+        p = cpu(&p, 4, 0.0);
+        p = p.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Cpu,
+            step: 4,
+            split: Split::Test,
+            score: score(1.5, 0.6),
+        });
+        let lr = Spec {
+            lr: 0.01,
+            ..p.spec.clone()
+        };
+        let live = p.reduce(Action::SettingsChanged(lr));
+        assert_eq!((live.network, live.spec.lr), (0, 0.01));
+        assert_eq!(live.lr_text, "0.01");
+        assert_eq!(live.gpu_steps(), Some(50), "nothing restarted");
+        assert_eq!(live.restarted, None);
+        let batch = Spec {
+            batch: 32,
+            ..p.spec.clone()
+        };
+        let r = p.reduce(Action::SettingsChanged(batch));
+        assert_eq!(r.network, 1);
+        assert!(r.playing, "a restart keeps playing");
+        assert_eq!(r.gpu_state, GpuState::Starting, "a new session");
+        assert_eq!((r.gpu_steps(), r.cpu_steps), (None, 0));
+        assert!(r.curves.gpu.is_empty() && r.curves.cpu.is_empty());
+        assert_eq!(r.batch_text, "32");
+        assert_eq!(
+            r.restarted,
+            Some(Restart {
+                settings: vec!["cnn.setting.batch"],
+                gpu_step: Some(50),
+                cpu_step: 4,
+                reached: Some((Side::Cpu, 4, score(1.5, 0.6))),
+            })
+        );
+        // Reports of the old network are ignored.
+        let stale = r.reduce(Action::GpuSteps {
+            network: 0,
+            submitted: 70,
+            completed: 70,
+            now_ms: 10.0,
+        });
+        assert_eq!(stale.gpu_steps(), None);
+        let stale = r.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Gpu,
+            step: 70,
+            split: Split::Test,
+            score: score(0.1, 0.99),
+        });
+        assert!(stale.curves.gpu.is_empty());
+        // Another change while paused before a step keeps the notice, naming both.
+        let r2 = r
+            .reduce(Action::Pause)
+            .reduce(Action::SettingsChanged(Spec {
+                batch: 32,
+                seed: 5,
+                ..p.spec.clone()
+            }));
+        assert_eq!(r2.network, 2);
+        assert_eq!(
+            r2.restarted.map(|n| (n.settings, n.cpu_step)),
+            Some((vec!["cnn.setting.batch", "cnn.setting.seed"], 4))
+        );
+        // A change before anything ran, while paused, says nothing.
+        let fresh = ready().reduce(Action::SettingsChanged(Spec {
+            seed: 9,
+            ..Spec::default()
+        }));
+        assert_eq!((fresh.network, fresh.restarted.clone()), (1, None));
+        // Typing keeps the text; an equal value from the URL does not rewrite it.
+        let typed = fresh.reduce(Action::TypeLr("0.0010".into()));
+        let synced = typed.reduce(Action::SettingsChanged(typed.spec.clone()));
+        assert_eq!(synced.lr_text, "0.0010");
+        assert_eq!(
+            typed
+                .reduce(Action::TypeLr("x".into()))
+                .lr_error()
+                .map(|e| e.key()),
+            Some("cnn.err.lr")
+        );
+        let b = typed.reduce(Action::TypeBatch("128".into()));
+        assert_eq!(b.batch_error(256), None);
+        assert_eq!(b.batch_error(100).map(|e| e.key()), Some("cnn.err.batch"));
+    }
+
+    #[test]
+    fn a_lost_device_says_so_and_reset_recovers() {
+        let mut p = ready().reduce(Action::Play);
+        p = gpu(&p, 30, 20, 0.0);
+        p = p.reduce(Action::DeviceLost("gone".into()));
+        assert_eq!(p.gpu_state, GpuState::Lost("gone".into()));
+        assert_eq!(p.gpu_view(), RateView::Off);
+        assert_eq!(p.gpu_allowance(), 0);
+        assert_eq!(p.verdict(), Verdict::NoGpu);
+        // Pause reports at once: the lost steps will never finish.
+        let paused = p.reduce(Action::Pause);
+        assert_eq!(paused.phase(), Phase::Paused);
+        assert!(paused.finished.is_some());
+        // A restart keeps the device lost; Reset asks for a new one.
+        let restarted = p.reduce(Action::SettingsChanged(Spec {
+            batch: 8,
+            ..Spec::default()
+        }));
+        assert_eq!(restarted.gpu_state, GpuState::Lost("gone".into()));
+        let reset = p.reduce(Action::Reset);
+        assert_eq!(reset.gpu_state, GpuState::Starting);
+        assert!(!reset.playing);
+        assert_eq!(
+            (reset.network, reset.gpu_steps(), reset.restarted),
+            (1, None, None)
+        );
+        // Without WebGPU the CPU trains alone, and a Pause reports at once.
+        let alone = CnnPage::new(Spec::default())
+            .reduce(Action::GpuUnavailable)
+            .reduce(Action::Play);
+        assert_eq!(alone.gpu_view(), RateView::Off);
+        let alone = cpu(&alone, 5, 0.0).reduce(Action::Pause);
+        assert_eq!(
+            alone.finished.map(|f| (f.gpu_steps, f.cpu_steps)),
+            Some((None, 5))
+        );
+        // A failed session is named, and a new network tries again.
+        let failed = ready().reduce(Action::GpuFailed {
+            network: 0,
+            error: "oom".into(),
+        });
+        assert_eq!(failed.gpu_state.code(), "failed");
+        assert_eq!(failed.reduce(Action::Reset).gpu_state, GpuState::Starting);
+    }
+
+    #[test]
+    fn the_chart_spans_the_steps_both_sides_reached() {
+        let mut c = Curves::default();
+        assert_eq!(extent(&c), (1, 0.0));
+        push_point(&mut c.cpu, 0, Split::Test, score(2.3, 0.1));
+        push_point(&mut c.cpu, 40, Split::Train, score(0.9, 0.7));
+        assert_eq!(extent(&c), (40, 2.3), "the CPU alone");
+        push_point(&mut c.gpu, 0, Split::Test, score(2.4, 0.1));
+        push_point(&mut c.gpu, 30, Split::Test, score(f32::INFINITY, 0.1));
+        // Both reach 30: the CPU's step 40 is left out, and the infinite loss too.
+        assert_eq!(extent(&c), (30, 2.4));
+    }
+
+    #[test]
+    fn divergence_is_named_and_the_latest_test_score_says_its_side() {
+        let mut c = Curves::default();
+        assert_eq!(c.latest_test(), None);
+        push_point(&mut c.cpu, 8, Split::Test, score(0.9, 0.7));
+        assert_eq!(c.latest_test(), Some((Side::Cpu, 8, score(0.9, 0.7))));
+        push_point(&mut c.gpu, 2, Split::Test, score(1.9, 0.3));
+        push_point(&mut c.gpu, 3, Split::Train, score(1.8, 0.35));
+        assert_eq!(c.latest_test(), Some((Side::Gpu, 2, score(1.9, 0.3))));
+        assert!(!c.diverged());
+        push_point(&mut c.gpu, 4, Split::Train, score(f32::NAN, 0.1));
+        assert!(c.diverged());
+    }
+}
