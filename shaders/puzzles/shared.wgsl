@@ -1,5 +1,7 @@
-// Puzzle "shared memory": out[i] = a[i] + 10 for N = 8, but each workgroup first copies its
-// 4 elements into workgroup (shared) memory, waits at a barrier, then reads from there.
+// Puzzle "shared memory": each workgroup of 4 reverses its 4 elements and adds 10, for N = 8:
+// out[i] = a[mirror of i within its workgroup] + 10. Each thread first copies its element into
+// workgroup (shared) memory, all wait at a barrier, then each reads the element its mirror
+// thread wrote: without the barrier it could read it before it is written.
 // Launch: 2 workgroups of 4 threads.
 // Buffers: @binding(0) a: N f32 (read), @binding(1) out: N f32 (write);
 // workgroup memory: tile, 4 f32 per workgroup.
@@ -16,6 +18,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     // hole:begin
     tile[l] = a[i];
     workgroupBarrier();
-    out[i] = tile[l] + 10.0;
+    out[i] = tile[TPB - 1u - l] + 10.0;
     // hole:end
 }

@@ -27,7 +27,7 @@ for (const lang of ['en', 'zh']) {
       '    if (i < N) {',
       '        tile[l] = a[i];',
       '        workgroupBarrier();',
-      '        out[i] = tile[l] + 10.0;',
+      '        out[i] = tile[TPB - 1u - l] + 10.0;',
       '    }',
     ].join('\n');
     const starter = await docText(page);
@@ -65,6 +65,16 @@ for (const lang of ['en', 'zh']) {
     await runEditor(page);
     assert.ok(await page.$('.editor-result .verdict.ok'), await page.textContent('.editor-result'));
     assert.equal(await page.$('#editor-errors button[data-from="browser"]'), null, 'the old messages are gone');
+    // No barrier at all: right values on a GPU that runs the workgroup in lockstep, but luck.
+    const solved = await docText(page);
+    const unsafe = solved.replace(/\n\s*workgroupBarrier\(\);/, '');
+    assert.notEqual(unsafe, solved);
+    await setDoc(page, unsafe);
+    await editorChecked(page, { includes: 'tile[TPB - 1u - l]' });
+    await runEditor(page);
+    const luck = await page.textContent('.editor-result');
+    assert.match(luck, lang === 'en' ? /never calls workgroupBarrier\(\).*luck, not a solution/ : /没有调用 workgroupBarrier\(\).*不算解出/, luck);
+    assert.equal(await page.$('.editor-result .verdict.ok'), null, 'not solved');
     assertNoErrors(errors);
     await context.close();
   });

@@ -220,6 +220,34 @@ fn ramp(n: usize, start: f32) -> Vec<f32> {
     (0..n).map(|i| start + i as f32).collect()
 }
 
+/// Puzzles whose answer must wait at a workgroup barrier: a thread reads what another thread
+/// of its workgroup wrote. A software GPU that runs a workgroup's threads in lockstep gives the
+/// right values without the barrier (luck, not a solution), so its absence is checked in the
+/// text ([`calls_barrier`]).
+pub const NEEDS_BARRIER: &[&str] = &["shared"];
+
+/// Whether WGSL source calls `workgroupBarrier()` outside comments.
+pub fn calls_barrier(source: &str) -> bool {
+    let mut code = String::with_capacity(source.len());
+    let mut rest = source;
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix("//") {
+            rest = after.find('\n').map_or("", |e| &after[e..]);
+        } else if let Some(after) = rest.strip_prefix("/*") {
+            rest = after.find("*/").map_or("", |e| &after[e + 2..]);
+        } else {
+            let mut chars = rest.chars();
+            if let Some(c) = chars.next() {
+                code.push(c);
+            }
+            rest = chars.as_str();
+        }
+    }
+    code.split("workgroupBarrier")
+        .skip(1)
+        .any(|after| after.trim_start().starts_with('('))
+}
+
 /// The reference solution with its hole markers removed.
 pub fn solution(p: &Puzzle) -> String {
     p.source
@@ -548,10 +576,15 @@ pub static PUZZLES: &[Puzzle] = &[
         workgroup_size: [4, 1, 1],
         output_len: 8,
         data: || vec![ramp(8, 0.0)],
-        reference: map_plus_10,
+        reference: |x| {
+            // Each block of 4 reversed, plus 10.
+            (0..x[0].len())
+                .map(|i| x[0][i - i % 4 + (3 - i % 4)] + 10.0)
+                .collect()
+        },
         mistake: (
+            "out[i] = tile[TPB - 1u - l] + 10.0",
             "out[i] = tile[l] + 10.0",
-            "out[i] = tile[(l + 1u) % TPB] + 10.0",
         ),
         sizing: None,
     },
@@ -714,6 +747,17 @@ mod tests {
             let ws = format!("@workgroup_size({}", p.workgroup_size[0]);
             assert!(p.source.contains(&ws) || p.id == "shared", "{}: {ws}", p.id);
         }
+    }
+
+    #[test]
+    fn a_barrier_is_found_in_code_never_in_comments() {
+        assert!(calls_barrier("tile[l] = a[i];\n    workgroupBarrier();\n"));
+        assert!(calls_barrier("workgroupBarrier ( );"));
+        assert!(!calls_barrier("// then workgroupBarrier();\nout[i] = 1.0;"));
+        assert!(!calls_barrier("/* workgroupBarrier(); */ out[i] = 1.0;"));
+        assert!(!calls_barrier("let workgroupBarrierCount = 1u;"));
+        let shared = find("shared").map(solution).unwrap_or_default();
+        assert!(calls_barrier(&shared), "the reference waits");
     }
 
     #[test]

@@ -147,6 +147,8 @@ enum RunFail {
     /// The browser's compiler refused the kernel (naga had accepted it): its messages,
     /// placed in the learner's text.
     Compiler(Vec<PlacedMessage>),
+    /// A puzzle about waiting at a barrier, answered without one (right values would be luck).
+    NoBarrier,
     Gpu(GpuError),
 }
 
@@ -250,6 +252,9 @@ async fn run_puzzle(
     let said = browser_placed(&gpu, &kernel, &source).await;
     if rejected(&said) {
         return Err(RunFail::Compiler(said));
+    }
+    if puzzles::NEEDS_BARRIER.contains(&p.id) && !puzzles::calls_barrier(&source) {
+        return Err(RunFail::NoBarrier);
     }
     let mut all = puzzles::cases(p).into_iter();
     let Some(own) = all.next() else {
@@ -699,6 +704,7 @@ fn outcome_view(ctx: &Ctx, p: &Puzzle, outcome: &Outcome) -> Html {
                                 ("array", puzzle_run::OUT),
                                 ("i", &r.index.to_string()),
                                 ("threads", &writers_text(ctx, p, r)),
+                                ("sentinel", &numbers::number(f64::from(puzzles::SENTINEL))),
                             ]) }</p>
                         }) }
                         <ul class="mismatches">
@@ -1017,6 +1023,7 @@ fn answer_report(
         Some(Err(RunFail::Gpu(e))) => Err(e.to_string()),
         Some(Err(RunFail::Bindings(b))) => failed(bindings_text(ctx, p, b)),
         Some(Err(RunFail::Compiler(list))) => failed(rejected_text(ctx, list)),
+        Some(Err(RunFail::NoBarrier)) => failed(ctx.t("puzzles.no_barrier").to_string()),
         Some(Err(RunFail::LoopStopped { line, budget })) => {
             failed(super::editor_page::loop_stopped_text(ctx, *line, *budget))
         }
@@ -1069,6 +1076,7 @@ fn answer_outcome(ctx: &Ctx, p: &Puzzle, r: Option<Result<Answer, RunFail>>) -> 
         Some(Err(RunFail::Gpu(e))) => Outcome::Failed(error_text(ctx, &e)),
         Some(Err(RunFail::Bindings(b))) => Outcome::Failed(bindings_text(ctx, p, &b)),
         Some(Err(RunFail::Compiler(list))) => Outcome::Rejected(Rc::new(list)),
+        Some(Err(RunFail::NoBarrier)) => Outcome::Failed(ctx.t("puzzles.no_barrier").to_string()),
         Some(Err(RunFail::LoopStopped { line, budget })) => {
             Outcome::Failed(super::editor_page::loop_stopped_text(ctx, line, budget))
         }

@@ -291,7 +291,8 @@ fn loss_chart(ctx: &Ctx, r: &Runner, (svg_ref, svg_w): (&NodeRef, Option<f64>)) 
             <svg ref={svg_ref.clone()} viewBox={format!("0 0 {w} 150")} role="img" aria-label={ctx.t("train.loss_chart")}>
                 <line class="axis" x1="36" y1="128" x2={(w - 8.0).to_string()} y2="128" />
                 <line class="axis" x1="36" y1="8" x2="36" y2="128" />
-                <text x="32" y="16" text-anchor="end">{ format!("{top}") }</text>
+                // A diverging loss reaches 10²⁴ and more: a short label, never 25 digits.
+                <text x="32" y="16" text-anchor="end">{ if top >= 1e4 { numbers::sci(top) } else { format!("{top}") } }</text>
                 <text x="32" y="128" text-anchor="end">{ "0" }</text>
                 <text x={(w - 8.0).to_string()} y="144" text-anchor="end">{ numbers::count(max_step) }</text>
                 <polyline class="gpu-train" points={line(&r.board.gpu_hist, false)} />
