@@ -70,6 +70,11 @@ test('the size fields: a bad value is named and Run waits; a new size goes to th
       'Sizes above 1,024 per side are refused in the editor: every element is checked on the CPU.');
     assert.doesNotMatch(await page.textContent('main'), /8,192|8192/);
   }
+  // Out of range below, too: the range named is the editor's.
+  await page.fill('#editor-dim-m', '0');
+  await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('m') === '0');
+  assert.match(await page.textContent('#editor-dim-m-error'), /1,024/);
+  assert.doesNotMatch(await page.textContent('main'), /8,192|8192/);
   await page.fill('#editor-dim-m', '100');
   await page.waitForFunction(() => new URLSearchParams(location.hash.split('?')[1]).get('m') === '100');
   await page.waitForSelector('.editor-result[data-stale="true"]');

@@ -66,7 +66,7 @@ test('bad buffer fields are named and Run waits for them', async () => {
   const texts = await page.$$eval('.scratch-errors li', (li) => li.map((l) => l.textContent));
   assert.deepEqual(texts, ['data has 4 elements but its list has 3 values.']);
   await field(page, '.scratch-arg', '1, 2, x, 4');
-  assert.match(await page.textContent('.scratch-errors'), /Value 3 of data, “x”, is not a f32 number/);
+  assert.match(await page.textContent('.scratch-errors'), /Value 3 of data, “x”, is not a number of type f32/);
   await field(page, '.scratch-name', 'fn');
   await page.waitForSelector('.scratch-errors li[data-error="scratch.err.name_invalid"]');
   await field(page, '.scratch-group[data-axis="y"]', '0');

@@ -83,8 +83,8 @@ test('picking a thread shows its ids under both names; bad parameters get a mess
   // In Chinese, the field's Chinese name (not a bare "size =").
   await goto(page, '#/visualiser?lang=zh&size=9999&sg=33&stage=warp');
   const zh = await page.textContent('.visualiser .message.error');
-  assert.match(zh, /地址中给出的矩阵尺寸（size） 9999 超出 4–64 的范围；改用 64。/);
-  assert.match(zh, /子组宽度（sg）“33”/);
+  assert.match(zh, /地址中给出的矩阵尺寸（size）为 9999，超出 4–64 的范围；改用 64。/);
+  assert.match(zh, /子组宽度（sg）为“33”/);
   await goto(page, '#/visualiser?lang=en&size=9999&sg=33&stage=warp');
   await page.click('.vis-wgs rect[data-wg="1,2"]');
   await page.click('.vis-threads rect[data-thread="11"]');

@@ -651,9 +651,22 @@ fn EditorSizes() -> Html {
                 &[("max", &numbers::count(u64::from(MAX_EDITOR_DIM)))],
             ))
         } else {
-            parsed.fields[index]
-                .as_ref()
-                .map(|e| super::matmul_run::field_message(&ctx, e))
+            // Out of range is said with the editor's ceiling too ("1 to 1,024", never 8,192).
+            parsed.fields[index].as_ref().map(|e| match e {
+                page_models::run_family::FieldError::Size(gpu_runtime::SizeError::OutOfRange {
+                    min,
+                    ..
+                }) => super::matmul_run::field_message(
+                    &ctx,
+                    &page_models::run_family::FieldError::Size(
+                        gpu_runtime::SizeError::OutOfRange {
+                            min: *min,
+                            max: MAX_EDITOR_DIM,
+                        },
+                    ),
+                ),
+                e => super::matmul_run::field_message(&ctx, e),
+            })
         };
         let oninput = {
             let (navigator, ctx, key) = (navigator.clone(), ctx.clone(), spec.key);
