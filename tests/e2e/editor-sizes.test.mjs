@@ -61,6 +61,8 @@ test('the size fields: a bad value is named and Run waits; a new size goes to th
   await page.waitForFunction(() => document.querySelector('#editor-dim-m-error')?.textContent.trim().length > 0);
   assert.equal(await page.getAttribute('#editor-dim-m', 'aria-invalid'), 'true');
   assert.ok(await page.$eval('#editor-run', (b) => b.disabled), 'Run waits for a good size');
+  // The old result says whose it is, without asking for a run Run cannot start.
+  assert.match(await page.textContent('.editor-result .stale-note'), /This result is for 32×32×32; the sizes above are not valid yet/);
   // Too large for the editor: its own ceiling is named, once, at the field (not the Kernels
   // page's 8,192 beside a refusal at 1,024).
   for (const big of ['2000', '9000']) {

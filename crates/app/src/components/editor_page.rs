@@ -604,7 +604,8 @@ pub fn KernelEditor() -> Html {
                 data-outcome={outcome_code(&state.outcome)} data-edge={edge_code(&state.outcome)}>
                 { stale.then(|| html! { <p class="stale-note" role="status">{
                     match &state.outcome {
-                        Outcome::Done(run) if !state.stale() => ctx.tf("editor.stale_size", &[("size", &problem_text(&ctx, &run.problem))]),
+                        // Run waits for valid sizes: no "run again" while it cannot.
+                        Outcome::Done(run) if !state.stale() => ctx.tf(if size_ok { "editor.stale_size" } else { "editor.stale_size_invalid" }, &[("size", &problem_text(&ctx, &run.problem))]),
                         _ => ctx.t("editor.stale").to_string(),
                     }
                 }</p> }) }
