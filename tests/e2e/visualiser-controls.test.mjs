@@ -45,7 +45,7 @@ test('the SIMT selection stays in range; out-of-range sizes are clamped and said
   assert.equal(await page.inputValue('#vis-wg'), '7');
   // An emptied field is refused with a message, the field showing the value used.
   await setField('#vis-size', '');
-  await page.waitForFunction(() => /size = ""/.test(document.querySelector('.vis-adjusted')?.textContent ?? ''));
+  await page.waitForFunction(() => /The matrix size \(size\): “”/.test(document.querySelector('.vis-adjusted')?.textContent ?? ''));
   assert.equal(await page.inputValue('#vis-size'), '32');
   // Nonsense in a link is named, the field showing the value used.
   await page.evaluate(() => { location.hash = '#/visualiser?lang=en&stage=naive&size=abc&wg=8'; });

@@ -76,15 +76,15 @@ test('picking a thread shows its ids under both names; bad parameters get a mess
   await page.waitForSelector('#vis-step');
   const msg = await page.textContent('.visualiser .message.error');
   // Out of range is clamped and said; not allowed at all is replaced by the default.
-  assert.match(msg, /the matrix size \(size\) 9999, outside 4–64; using 64/);
+  assert.match(msg, /The matrix size \(size\): 9999 is outside 4–64; using 64/);
   assert.equal(await page.inputValue('#vis-size'), '64');
-  assert.match(msg, /the subgroup width \(sg\) “33”/);
-  assert.match(msg, /the stage \(stage\) “warp”/);
+  assert.match(msg, /The subgroup width \(sg\): “33” is not allowed here/);
+  assert.match(msg, /The stage \(stage\): “warp”/);
   // In Chinese, the field's Chinese name (not a bare "size =").
   await goto(page, '#/visualiser?lang=zh&size=9999&sg=33&stage=warp');
   const zh = await page.textContent('.visualiser .message.error');
-  assert.match(zh, /地址中给出的矩阵尺寸（size）为 9999，超出 4–64 的范围；改用 64。/);
-  assert.match(zh, /子组宽度（sg）为“33”/);
+  assert.match(zh, /矩阵尺寸（size）：9999 超出 4–64 的范围；改用 64。/);
+  assert.match(zh, /子组宽度（sg）：“33”在这里不允许/);
   await goto(page, '#/visualiser?lang=en&size=9999&sg=33&stage=warp');
   await page.click('.vis-wgs rect[data-wg="1,2"]');
   await page.click('.vis-threads rect[data-thread="11"]');
