@@ -556,17 +556,52 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
         .env("TEST_OUTPUT", &out),
     );
     if let Ok(text) = std::fs::read_to_string(&times) {
-        println!("\n    Time per test file ({}):", times.display());
-        for line in text.lines() {
-            println!("    {line}");
+        println!(
+            "\n    Time per test file, summed over its tests ({}):",
+            times.display()
+        );
+        for (file, ms, tests) in file_times(&text) {
+            println!("    {:>6.0} s {tests:>4} tests  {file}", ms / 1000.0);
         }
     }
     tally
 }
 
+/// The reporter's lines ("<ms>\t<file>", one per top-level test) summed per file, slowest
+/// first: (file, milliseconds, tests). Lines that do not parse are skipped.
+fn file_times(text: &str) -> Vec<(String, f64, u32)> {
+    let mut sums: Vec<(String, f64, u32)> = Vec::new();
+    for (ms, file) in text.lines().filter_map(|l| l.split_once('\t')) {
+        let Ok(ms) = ms.trim().parse::<f64>() else {
+            continue;
+        };
+        match sums.iter_mut().find(|(f, _, _)| f == file) {
+            Some(entry) => {
+                entry.1 += ms;
+                entry.2 += 1;
+            }
+            None => sums.push((file.to_string(), ms, 1)),
+        }
+    }
+    sums.sort_by(|a, b| b.1.total_cmp(&a.1));
+    sums
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_times_sum_each_files_tests_slowest_first() {
+        let text = "1200\ta.test.mjs\n300\tb.test.mjs\nnoise\n2000\tb.test.mjs\nx\tc.test.mjs\n";
+        assert_eq!(
+            file_times(text),
+            vec![
+                ("b.test.mjs".to_string(), 2300.0, 2),
+                ("a.test.mjs".to_string(), 1200.0, 1)
+            ]
+        );
+    }
 
     #[test]
     fn the_longest_files_run_first_and_the_rest_by_name() {
