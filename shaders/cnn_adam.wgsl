@@ -12,25 +12,6 @@
 //          (read_write), all in the parameter layout; 4 = uniform Opt (16 words, see the
 //          struct).
 
-struct Opt {
-    lr: f32,
-    momentum: f32,
-    beta1: f32,
-    beta2: f32,
-    one_minus_beta1: f32,
-    one_minus_beta2: f32,
-    eps: f32,
-    c1: f32,
-    c2: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    count: u32,
-    row: u32,
-}
-
 @group(0) @binding(0) var<storage, read_write> params: array<f32>;
 @group(0) @binding(1) var<storage, read> grads: array<f32>;
 @group(0) @binding(2) var<storage, read_write> m: array<f32>;

@@ -9,25 +9,6 @@
 //          cnn_conv_filter_partials.wgsl), 1 = grads (read_write: writes w_off + t),
 //          2 = uniform Block (16 words; count = C_out·C_in·K·K).
 
-struct Block {
-    batch: u32,
-    c_in: u32,
-    c_out: u32,
-    k: u32,
-    in_side: u32,
-    conv_side: u32,
-    pool_side: u32,
-    in_off: u32,
-    conv_off: u32,
-    relu_off: u32,
-    pool_off: u32,
-    argmax_off: u32,
-    w_off: u32,
-    b_off: u32,
-    count: u32,
-    row: u32,
-}
-
 @group(0) @binding(0) var<storage, read> partials: array<f32>;
 @group(0) @binding(1) var<storage, read_write> grads: array<f32>;
 @group(0) @binding(2) var<uniform> u: Block;

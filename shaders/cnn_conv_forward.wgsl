@@ -17,26 +17,7 @@
 // Buffers: 0 = params (read: the parameter layout, filters at w_off, biases at b_off),
 //          1 = acts (read_write: the batch's activations; reads in_off, writes conv_off and
 //              relu_off),
-//          2 = uniform Block (16 words, see the struct; count = B·C_out·OH·OW).
-
-struct Block {
-    batch: u32,
-    c_in: u32,
-    c_out: u32,
-    k: u32,
-    in_side: u32,
-    conv_side: u32,
-    pool_side: u32,
-    in_off: u32,
-    conv_off: u32,
-    relu_off: u32,
-    pool_off: u32,
-    argmax_off: u32,
-    w_off: u32,
-    b_off: u32,
-    count: u32,
-    row: u32,
-}
+//          2 = uniform Block (16 words, see cnn_common.wgsl; count = B·C_out·OH·OW).
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
 @group(0) @binding(1) var<storage, read_write> acts: array<f32>;

@@ -7,25 +7,6 @@
 // Buffers: 0 = params (read: Wd at w_off), 1 = deltas (read_write: reads logits_off, writes
 //          in_off), 2 = uniform Dense (16 words; count = B·inputs).
 
-struct Dense {
-    batch: u32,
-    inputs: u32,
-    classes: u32,
-    in_off: u32,
-    logits_off: u32,
-    probs_off: u32,
-    w_off: u32,
-    b_off: u32,
-    inv_batch: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    count: u32,
-    row: u32,
-}
-
 @group(0) @binding(0) var<storage, read> params: array<f32>;
 @group(0) @binding(1) var<storage, read_write> deltas: array<f32>;
 @group(0) @binding(2) var<uniform> u: Dense;

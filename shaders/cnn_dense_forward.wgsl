@@ -6,26 +6,7 @@
 //   workgroups (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read: Wd at w_off, classes × inputs row-major; bd at b_off),
 //          1 = acts (read_write: reads in_off, writes logits_off),
-//          2 = uniform Dense (16 words, see the struct; count = B·classes).
-
-struct Dense {
-    batch: u32,
-    inputs: u32,
-    classes: u32,
-    in_off: u32,
-    logits_off: u32,
-    probs_off: u32,
-    w_off: u32,
-    b_off: u32,
-    inv_batch: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    count: u32,
-    row: u32,
-}
+//          2 = uniform Dense (16 words, see cnn_common.wgsl; count = B·classes).
 
 @group(0) @binding(0) var<storage, read> params: array<f32>;
 @group(0) @binding(1) var<storage, read_write> acts: array<f32>;

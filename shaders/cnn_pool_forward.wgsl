@@ -11,25 +11,6 @@
 //          1 = argmax (read_write, u32: writes argmax_off + i),
 //          2 = uniform Block (16 words; count = B·C_out·PS·PS).
 
-struct Block {
-    batch: u32,
-    c_in: u32,
-    c_out: u32,
-    k: u32,
-    in_side: u32,
-    conv_side: u32,
-    pool_side: u32,
-    in_off: u32,
-    conv_off: u32,
-    relu_off: u32,
-    pool_off: u32,
-    argmax_off: u32,
-    w_off: u32,
-    b_off: u32,
-    count: u32,
-    row: u32,
-}
-
 @group(0) @binding(0) var<storage, read_write> acts: array<f32>;
 @group(0) @binding(1) var<storage, read_write> argmax: array<u32>;
 @group(0) @binding(2) var<uniform> u: Block;

@@ -4,26 +4,7 @@
 // Launch: workgroup_size(64); one invocation per parameter; workgroups
 //   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read_write), 1 = grads (read), 2 = velocity (read_write), all in the
-//          parameter layout; 3 = uniform Opt (16 words, see the struct).
-
-struct Opt {
-    lr: f32,
-    momentum: f32,
-    beta1: f32,
-    beta2: f32,
-    one_minus_beta1: f32,
-    one_minus_beta2: f32,
-    eps: f32,
-    c1: f32,
-    c2: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    count: u32,
-    row: u32,
-}
+//          parameter layout; 3 = uniform Opt (16 words, see cnn_common.wgsl).
 
 @group(0) @binding(0) var<storage, read_write> params: array<f32>;
 @group(0) @binding(1) var<storage, read> grads: array<f32>;

@@ -12,25 +12,6 @@
 //          B), 2 = deltas (read_write: writes logits_off), 3 = losses (read_write, B),
 //          4 = uniform Dense (16 words; count = B).
 
-struct Dense {
-    batch: u32,
-    inputs: u32,
-    classes: u32,
-    in_off: u32,
-    logits_off: u32,
-    probs_off: u32,
-    w_off: u32,
-    b_off: u32,
-    inv_batch: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    count: u32,
-    row: u32,
-}
-
 @group(0) @binding(0) var<storage, read_write> acts: array<f32>;
 @group(0) @binding(1) var<storage, read> labels: array<u32>;
 @group(0) @binding(2) var<storage, read_write> deltas: array<f32>;

@@ -34,6 +34,9 @@ const CONV_BIAS_GRAD: &str = include_str!("../../../../../shaders/cnn_conv_bias_
 const CONV_INPUT_GRAD: &str = include_str!("../../../../../shaders/cnn_conv_input_grad.wgsl");
 const SGD: &str = include_str!("../../../../../shaders/cnn_sgd.wgsl");
 const ADAM: &str = include_str!("../../../../../shaders/cnn_adam.wgsl");
+/// The uniform blocks every CNN kernel declares, appended to each (its own lines keep their
+/// numbers).
+const CNN_COMMON: &str = include_str!("../../../../../shaders/cnn_common.wgsl");
 
 /// Invocations per workgroup of every CNN kernel (their `@workgroup_size(64)`).
 pub const WORKGROUP: u32 = 64;
@@ -350,98 +353,98 @@ pub static KERNELS: &[KernelSpec] = &[
     cnn_kernel(
         "cnn-conv-forward",
         "shaders/cnn_conv_forward.wgsl",
-        || CONV_FORWARD.to_string(),
+        || format!("{CONV_FORWARD}\n{CNN_COMMON}"),
         "kernel.cnn-conv-forward.title",
         "kernel.cnn-conv-forward.summary",
     ),
     cnn_kernel(
         "cnn-pool-forward",
         "shaders/cnn_pool_forward.wgsl",
-        || POOL_FORWARD.to_string(),
+        || format!("{POOL_FORWARD}\n{CNN_COMMON}"),
         "kernel.cnn-pool-forward.title",
         "kernel.cnn-pool-forward.summary",
     ),
     cnn_kernel(
         "cnn-dense-forward",
         "shaders/cnn_dense_forward.wgsl",
-        || DENSE_FORWARD.to_string(),
+        || format!("{DENSE_FORWARD}\n{CNN_COMMON}"),
         "kernel.cnn-dense-forward.title",
         "kernel.cnn-dense-forward.summary",
     ),
     cnn_kernel(
         "cnn-softmax-xent",
         "shaders/cnn_softmax_xent.wgsl",
-        || SOFTMAX_XENT.to_string(),
+        || format!("{SOFTMAX_XENT}\n{CNN_COMMON}"),
         "kernel.cnn-softmax-xent.title",
         "kernel.cnn-softmax-xent.summary",
     ),
     cnn_kernel(
         "cnn-dense-grad",
         "shaders/cnn_dense_grad.wgsl",
-        || DENSE_GRAD.to_string(),
+        || format!("{DENSE_GRAD}\n{CNN_COMMON}"),
         "kernel.cnn-dense-grad.title",
         "kernel.cnn-dense-grad.summary",
     ),
     cnn_kernel(
         "cnn-dense-backward-input",
         "shaders/cnn_dense_backward_input.wgsl",
-        || DENSE_BACKWARD_INPUT.to_string(),
+        || format!("{DENSE_BACKWARD_INPUT}\n{CNN_COMMON}"),
         "kernel.cnn-dense-backward-input.title",
         "kernel.cnn-dense-backward-input.summary",
     ),
     cnn_kernel(
         "cnn-pool-backward",
         "shaders/cnn_pool_backward.wgsl",
-        || POOL_BACKWARD.to_string(),
+        || format!("{POOL_BACKWARD}\n{CNN_COMMON}"),
         "kernel.cnn-pool-backward.title",
         "kernel.cnn-pool-backward.summary",
     ),
     cnn_kernel(
         "cnn-relu-backward",
         "shaders/cnn_relu_backward.wgsl",
-        || RELU_BACKWARD.to_string(),
+        || format!("{RELU_BACKWARD}\n{CNN_COMMON}"),
         "kernel.cnn-relu-backward.title",
         "kernel.cnn-relu-backward.summary",
     ),
     cnn_kernel(
         "cnn-conv-filter-partials",
         "shaders/cnn_conv_filter_partials.wgsl",
-        || CONV_FILTER_PARTIALS.to_string(),
+        || format!("{CONV_FILTER_PARTIALS}\n{CNN_COMMON}"),
         "kernel.cnn-conv-filter-partials.title",
         "kernel.cnn-conv-filter-partials.summary",
     ),
     cnn_kernel(
         "cnn-conv-filter-reduce",
         "shaders/cnn_conv_filter_reduce.wgsl",
-        || CONV_FILTER_REDUCE.to_string(),
+        || format!("{CONV_FILTER_REDUCE}\n{CNN_COMMON}"),
         "kernel.cnn-conv-filter-reduce.title",
         "kernel.cnn-conv-filter-reduce.summary",
     ),
     cnn_kernel(
         "cnn-conv-bias-grad",
         "shaders/cnn_conv_bias_grad.wgsl",
-        || CONV_BIAS_GRAD.to_string(),
+        || format!("{CONV_BIAS_GRAD}\n{CNN_COMMON}"),
         "kernel.cnn-conv-bias-grad.title",
         "kernel.cnn-conv-bias-grad.summary",
     ),
     cnn_kernel(
         "cnn-conv-input-grad",
         "shaders/cnn_conv_input_grad.wgsl",
-        || CONV_INPUT_GRAD.to_string(),
+        || format!("{CONV_INPUT_GRAD}\n{CNN_COMMON}"),
         "kernel.cnn-conv-input-grad.title",
         "kernel.cnn-conv-input-grad.summary",
     ),
     cnn_kernel(
         "cnn-sgd",
         "shaders/cnn_sgd.wgsl",
-        || SGD.to_string(),
+        || format!("{SGD}\n{CNN_COMMON}"),
         "kernel.cnn-sgd.title",
         "kernel.cnn-sgd.summary",
     ),
     cnn_kernel(
         "cnn-adam",
         "shaders/cnn_adam.wgsl",
-        || ADAM.to_string(),
+        || format!("{ADAM}\n{CNN_COMMON}"),
         "kernel.cnn-adam.title",
         "kernel.cnn-adam.summary",
     ),
