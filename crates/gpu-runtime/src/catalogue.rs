@@ -23,6 +23,37 @@ pub fn kernel(id: &str) -> Option<&'static KernelSpec> {
     kernels().find(|k| k.id == id)
 }
 
+/// Edited kernels standing in for catalogue ones in a training session's plans (the MLP's and
+/// the CNN's): each must replace a kernel one of the session's dispatches runs (`runs`), or it
+/// would be silently ignored, so it is refused by name; a dispatch then runs the replacement
+/// of its kernel when there is one ([`Replacements::spec`]).
+pub struct Replacements<'a>(&'a [&'a KernelSpec]);
+
+impl<'a> Replacements<'a> {
+    pub fn checked(
+        list: &'a [&'a KernelSpec],
+        runs: impl Fn(&str) -> bool,
+    ) -> Result<Self, crate::context::GpuError> {
+        match list.iter().find(|r| !runs(r.id)) {
+            Some(unused) => Err(crate::context::GpuError::Dispatch(format!(
+                "{} does not run in this network's training step",
+                unused.id
+            ))),
+            None => Ok(Self(list)),
+        }
+    }
+
+    /// The kernel a dispatch of `id` runs: its replacement, else the catalogue's.
+    pub fn spec(&self, id: &str) -> Result<&'a KernelSpec, crate::context::GpuError> {
+        self.0
+            .iter()
+            .copied()
+            .find(|k| k.id == id)
+            .or_else(|| kernel(id))
+            .ok_or_else(|| crate::context::GpuError::Shader(format!("{id} is not catalogued")))
+    }
+}
+
 /// WebGPU names of the optional features the catalogue's kernels may need.
 const FEATURE_NAMES: [(wgpu::Features, &str); 2] = [
     (wgpu::Features::SHADER_F16, "shader-f16"),

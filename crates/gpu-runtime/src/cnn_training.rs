@@ -24,7 +24,7 @@ use std::rc::Rc;
 use cnn::data::{BatchOrder, Samples};
 use cnn::net::{softmax_parts, Evaluation, Hyper, Net, Optimiser};
 
-use crate::catalogue::{kernel, KernelSpec};
+use crate::catalogue::{KernelSpec, Replacements};
 use crate::context::{Gpu, GpuError};
 use crate::family::cnn::{
     bound_buffers, buffer, forward_plan, opt_uniform, partials_len, step_plan, PlannedDispatch,
@@ -237,23 +237,10 @@ impl CnnSession {
         } else {
             Vec::new()
         };
-        if let Some(unused) = replacements
-            .iter()
-            .find(|r| plan.iter().chain(&eval_plan).all(|p| p.kernel_id != r.id))
-        {
-            return Err(GpuError::Dispatch(format!(
-                "{} does not run in this network's training step",
-                unused.id
-            )));
-        }
-        let spec_of = |id: &'static str| -> Result<&KernelSpec, GpuError> {
-            replacements
-                .iter()
-                .copied()
-                .find(|k| k.id == id)
-                .or_else(|| kernel(id))
-                .ok_or_else(|| GpuError::Shader(format!("{id} is not catalogued")))
-        };
+        let chosen = Replacements::checked(replacements, |id| {
+            plan.iter().chain(&eval_plan).any(|p| p.kernel_id == id)
+        })?;
+        let spec_of = |id: &'static str| chosen.spec(id);
         let p_bytes = pl.len as u64 * 4;
         // Storage buffers may not be empty: at least one word each.
         let words = |n: usize| n.max(1) as u64 * 4;

@@ -36,7 +36,7 @@ use std::rc::Rc;
 use mlp::net::{adam_corrections, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
-use crate::catalogue::{kernel, KernelSpec};
+use crate::catalogue::{KernelSpec, Replacements};
 use crate::context::{Gpu, GpuError};
 use crate::family::mlp::{bound_buffers, buffer};
 use crate::plan::{
@@ -999,23 +999,11 @@ impl TrainingSession {
             gather.uniform[9] = accum as u32;
         }
         let eval_plan = forward_plan_with(&net, eval_rows.max(1), &pinned);
-        // A replacement that no dispatch runs would be silently ignored: refuse it by name.
-        if let Some(unused) = pinned
-            .iter()
-            .find(|id| plan.iter().chain(&eval_plan).all(|p| p.kernel_id != **id))
-        {
-            return Err(GpuError::Dispatch(format!(
-                "{unused} does not run in this network's training step"
-            )));
-        }
-        let spec_of = |id: &'static str| -> Result<&KernelSpec, GpuError> {
-            replacements
-                .iter()
-                .copied()
-                .find(|k| k.id == id)
-                .or_else(|| kernel(id))
-                .ok_or_else(|| GpuError::Shader(format!("{id} is not catalogued")))
-        };
+        // A replacement that no dispatch runs would be silently ignored: refused by name.
+        let chosen = Replacements::checked(replacements, |id| {
+            plan.iter().chain(&eval_plan).any(|p| p.kernel_id == id)
+        })?;
+        let spec_of = |id: &'static str| chosen.spec(id);
 
         // The buffers, with what they start with.
         let n_params = net.layout().param_count as u64;
@@ -1390,6 +1378,7 @@ impl TrainingSession {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::kernel;
     use crate::family::mlp::bindings;
     use mlp::{Activation, LossKind};
 
