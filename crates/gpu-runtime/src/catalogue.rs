@@ -43,6 +43,31 @@ impl<'a> Replacements<'a> {
         }
     }
 
+    /// What a dispatch of `id` binds after its uniform: the loop-budget flag when `id` is a
+    /// replaced kernel rewritten with a budget. The rewrite declared the flag just after the
+    /// uniform, at binding `bound + 1` for a kernel with `bound` buffers; a flag anywhere else
+    /// would alias a binding or be dropped (a stopped loop unreported), so it is refused.
+    pub fn after_uniform(
+        &self,
+        flag: Option<crate::plan::LoopFlag>,
+        id: &str,
+        bound: usize,
+    ) -> Result<Vec<&'static str>, crate::context::GpuError> {
+        match flag {
+            Some(f) if self.0.iter().any(|r| r.id == id) => {
+                if f.binding as usize != bound + 1 {
+                    return Err(crate::context::GpuError::Dispatch(format!(
+                        "the loop-budget flag is at binding {}, but {id} binds {bound} buffers \
+                         and its uniform before it",
+                        f.binding
+                    )));
+                }
+                Ok(vec![crate::plan::LOOP_FLAG])
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// The kernel a dispatch of `id` runs: its replacement, else the catalogue's.
     pub fn spec(&self, id: &str) -> Result<&'a KernelSpec, crate::context::GpuError> {
         self.0

@@ -275,21 +275,7 @@ impl CnnSession {
             .chain(eval_plan.iter().map(|p| (p, true)))
         {
             let names = bound_buffers(p.kernel_id, eval);
-            let after_uniform = match flag {
-                Some(f) if replacements.iter().any(|r| r.id == p.kernel_id) => {
-                    if f.binding as usize != names.len() + 1 {
-                        return Err(GpuError::Dispatch(format!(
-                            "the loop-budget flag is at binding {}, but {} binds {} buffers \
-                             and its uniform before it",
-                            f.binding,
-                            p.kernel_id,
-                            names.len()
-                        )));
-                    }
-                    vec![LOOP_FLAG]
-                }
-                _ => Vec::new(),
-            };
+            let after_uniform = chosen.after_uniform(flag, p.kernel_id, names.len())?;
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
                 variants: vec![names],

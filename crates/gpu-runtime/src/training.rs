@@ -1082,21 +1082,7 @@ impl TrainingSession {
         };
         let eval_used: &[PlannedDispatch] = if eval_rows > 0 { &eval_plan } else { &[] };
         // The flag goes just after the uniform, where the loop budget's rewrite declared it.
-        let after_uniform = |id: &str, bound: usize| -> Result<Vec<&'static str>, GpuError> {
-            match flag {
-                Some(f) if pinned.contains(&id) => {
-                    if f.binding as usize != bound + 1 {
-                        return Err(GpuError::Dispatch(format!(
-                            "the loop-budget flag is at binding {}, but {id} binds {} buffers \
-                             and its uniform before it",
-                            f.binding, bound
-                        )));
-                    }
-                    Ok(vec![LOOP_FLAG])
-                }
-                _ => Ok(Vec::new()),
-            }
-        };
+        let after_uniform = |id: &str, bound: usize| chosen.after_uniform(flag, id, bound);
         let mut dispatches = Vec::new();
         for p in plan.iter().chain(&micro) {
             let variants: Vec<Vec<&'static str>> = (0..2)
