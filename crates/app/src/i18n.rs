@@ -32,16 +32,19 @@ pub enum Part {
     Train,
     /// Lesson bodies, quizzes and the glossary.
     Lessons,
+    /// The CNN page and its kernels' explanations.
+    Cnn,
 }
 
 impl Part {
-    pub const ALL: [Part; 6] = [
+    pub const ALL: [Part; 7] = [
         Part::Core,
         Part::Race,
         Part::Conv,
         Part::Editor,
         Part::Train,
         Part::Lessons,
+        Part::Cnn,
     ];
 
     /// The name in file names and in boot.js (`en-core`).
@@ -53,6 +56,7 @@ impl Part {
             Part::Editor => "editor",
             Part::Train => "train",
             Part::Lessons => "lessons",
+            Part::Cnn => "cnn",
         }
     }
 

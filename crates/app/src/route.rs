@@ -29,6 +29,8 @@ pub enum Route {
     Puzzle { id: String },
     #[at("/conv")]
     Conv,
+    #[at("/cnn")]
+    Cnn,
     #[at("/embed")]
     EmbedIndex,
     #[at("/embed/:widget")]
@@ -40,7 +42,7 @@ pub enum Route {
 
 impl Route {
     /// The areas in the main navigation, with their label keys.
-    pub const NAV: [(Route, &'static str); 9] = [
+    pub const NAV: [(Route, &'static str); 10] = [
         (Route::Home, "nav.home"),
         (Route::Learn, "nav.learn"),
         (Route::Kernels, "nav.kernels"),
@@ -49,6 +51,7 @@ impl Route {
         (Route::Train, "nav.train"),
         (Route::Puzzles, "nav.puzzles"),
         (Route::Conv, "nav.conv"),
+        (Route::Cnn, "nav.cnn"),
         (Route::EmbedIndex, "nav.embed"),
     ];
 
@@ -62,6 +65,7 @@ impl Route {
             Route::Kernels | Route::Visualiser | Route::Conv => &[Part::Conv],
             Route::Race => &[Part::Race, Part::Conv],
             Route::Train => &[Part::Train],
+            Route::Cnn => &[Part::Cnn],
             Route::Editor | Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
             // Lessons embed widgets of every area.
             Route::Learn | Route::Lesson { .. } => &Part::ALL,

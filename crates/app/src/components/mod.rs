@@ -2,6 +2,7 @@
 //! crates; they hold no user-visible strings and no kernel logic.
 
 mod chart_width;
+mod cnn;
 mod code_editor;
 mod conv;
 mod cssom;
@@ -30,6 +31,7 @@ mod train;
 mod update_notice;
 mod visualiser;
 
+pub use cnn::Cnn;
 pub use conv::Conv;
 pub use editor_page::KernelEditor;
 pub use embed_button::EmbedButton;

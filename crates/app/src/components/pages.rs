@@ -4,8 +4,8 @@ use yew::prelude::*;
 
 use super::embed_host::EmbedHost;
 use super::{
-    Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList, PuzzlePage,
-    Race, ScratchEditor, Train, Visualiser,
+    Cnn, Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList,
+    PuzzlePage, Race, ScratchEditor, Train, Visualiser,
 };
 use crate::route::Route;
 use page_models::embed::WIDGETS;
@@ -28,6 +28,7 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Puzzles => html! { <PuzzleList /> },
         Route::Puzzle { id } => html! { <PuzzlePage key={id.clone()} id={id.clone()} /> },
         Route::Conv => html! { <Conv /> },
+        Route::Cnn => html! { <Cnn /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => html! { <EmbedHost widget={widget.clone()} /> },
         Route::NotFound => not_found(ctx),
@@ -47,6 +48,7 @@ fn home(ctx: &Ctx) -> Html {
         (Route::Race, "nav.race", "home.card.race"),
         (Route::Train, "nav.train", "home.card.train"),
         (Route::Conv, "nav.conv", "home.card.conv"),
+        (Route::Cnn, "nav.cnn", "home.card.cnn"),
         (Route::Puzzles, "nav.puzzles", "home.card.puzzles"),
     ];
     html! {
