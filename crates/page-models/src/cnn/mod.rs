@@ -7,10 +7,13 @@
 //! - `board`: the page's state as a reducer: Play, Pause, Step, Reset, settings changes,
 //!   both sides' step counts and evaluations, the curves, the rates and their ratio, restarts,
 //!   a lost device and the run report an embed gets.
+//! - `evals`: the split both sides train on, the images they are scored on, and an
+//!   evaluation gathered a chunk at a time.
 //! - `inspect`: the confusion matrix, the digits it gets wrong, first-layer filters and
 //!   feature maps as grey images, and a drawn digit prepared like MNIST's.
 
 pub mod board;
+pub mod evals;
 pub mod inspect;
 pub mod settings;
 
