@@ -482,12 +482,14 @@ impl Driver {
                 taken += 1;
             }
             self.cpu_busy_ms += now_ms() - start;
-            out.push(Action::CpuSteps {
-                network: self.network,
-                step: self.cpu.step,
-                now_ms: self.cpu_busy_ms,
-            });
         }
+        // Every tick, so the page's count catches up after Pause (counts are reported to it a
+        // few times a second, not every tick).
+        out.push(Action::CpuSteps {
+            network: self.network,
+            step: self.cpu.step,
+            now_ms: self.cpu_busy_ms,
+        });
         if self.cpu_evals.wanted(page.running(), self.cpu.step, now) {
             self.cpu_evals.started(self.cpu.step, now);
             self.cpu_gathering = Some(Gathering::new(Split::Test, self.cpu.step));

@@ -28,5 +28,25 @@ impl AssetError {
 }
 
 pub async fn load() -> Result<Rc<Digits>, AssetError> {
-    Err(AssetError::NoUrl)
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen_futures::JsFuture;
+    let resp = JsFuture::from(gloo::utils::window().fetch_with_str("cnn-digits.bin"))
+        .await
+        .map_err(|e| AssetError::Network(format!("{e:?}")))?;
+    let resp: web_sys::Response = resp
+        .dyn_into()
+        .map_err(|_| AssetError::Network("not a response".into()))?;
+    if !resp.ok() {
+        return Err(AssetError::Http(resp.status()));
+    }
+    let buf = JsFuture::from(
+        resp.array_buffer()
+            .map_err(|_| AssetError::Network("unreadable".into()))?,
+    )
+    .await
+    .map_err(|_| AssetError::Network("unreadable".into()))?;
+    let bytes = js_sys::Uint8Array::new(&buf).to_vec();
+    cnn::data::decode(&bytes)
+        .map(Rc::new)
+        .map_err(AssetError::Corrupt)
 }

@@ -7,12 +7,12 @@ use yew::prelude::*;
 use cnn::net::Optimiser;
 use cnn::spec::MAX_KERNEL;
 use cnn::Spec;
-use page_models::cnn::board::{Action, CnnPage};
+use page_models::cnn::board::{Action, CnnPage, Point};
 use page_models::cnn::settings::{
     add_block, batch_param, block_params, lr_param, momentum_param, optimiser_param, remove_block,
     seed_param,
 };
-use page_models::train::run::Phase;
+use page_models::train::run::{GpuState, Phase};
 
 use super::{error_text, Page, SetQuery};
 use crate::components::Ctx;
@@ -40,9 +40,39 @@ pub fn toolbar(ctx: &Ctx, page: &Page, dispatch: &Callback<Action>) -> Html {
                 { ctx.t("cnn.reset") }
             </button>
             <span id="cnn-status" class="train-status" role="status"
-                data-phase={phase_code(page)}>{ status }</span>
+                data-phase={phase_code(page)} data-gpu={gpu_code(&page.gpu_state)}
+                data-gpu-steps={page.gpu_steps().map(|n| n.to_string())}
+                data-cpu-steps={page.cpu_steps.to_string()}
+                data-gpu-test={last_test(&page.curves.gpu)} data-cpu-test={last_test(&page.curves.cpu)}
+                data-gpu-first-test={first_test(&page.curves.gpu)}>{ status }</span>
         </div>
     }
+}
+
+/// For tests and embeds: the GPU side's state.
+fn gpu_code(s: &GpuState) -> &'static str {
+    match s {
+        GpuState::Unavailable => "none",
+        GpuState::Starting => "starting",
+        GpuState::Ready => "ready",
+        GpuState::Lost(_) => "lost",
+        GpuState::Failed(_) => "failed",
+    }
+}
+
+/// A side's last test evaluation as "step loss accuracy" (tests read it).
+fn last_test(curve: &[Point]) -> Option<String> {
+    curve.iter().rev().find_map(|p| {
+        p.test
+            .map(|s| format!("{} {} {}", p.step, s.loss, s.accuracy))
+    })
+}
+
+fn first_test(curve: &[Point]) -> Option<String> {
+    curve.iter().find_map(|p| {
+        p.test
+            .map(|s| format!("{} {} {}", p.step, s.loss, s.accuracy))
+    })
 }
 
 fn phase_code(page: &CnnPage) -> &'static str {

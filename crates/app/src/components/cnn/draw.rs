@@ -23,7 +23,8 @@ pub struct DrawProps {
     /// The page's network number and its parameters' step: either changing classifies the
     /// drawing again with the network as it is now.
     pub network: u64,
-    pub version: u64,
+    /// (a driver exists, its parameters are the GPU's, their step).
+    pub version: (bool, bool, u64),
 }
 
 impl PartialEq for DrawProps {

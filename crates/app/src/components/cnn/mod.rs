@@ -206,7 +206,10 @@ pub fn Cnn() -> Html {
         .unwrap_or(cnn::spec::MAX_BATCH);
     let guard = driver.borrow();
     let d = guard.as_ref().filter(|d| d.network == page.network);
-    let version = d.map_or(0, |d| d.gpu_params.as_ref().map_or(d.cpu.step, |p| p.0));
+    let version = d.map_or((false, false, 0), |d| match &d.gpu_params {
+        Some(p) => (true, true, p.0),
+        None => (true, false, d.cpu.step),
+    });
     html! {
         <section class="page cnn">
             <h1>{ ctx.t("cnn.heading") }</h1>
