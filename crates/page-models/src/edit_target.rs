@@ -407,7 +407,7 @@ impl CnnProbe {
         for i in 0..16u32 {
             for _ in 0..net.side * net.side {
                 let r = rng.next_u64();
-                train.x.push(if r % 2 == 0 {
+                train.x.push(if r.is_multiple_of(2) {
                     0.0
                 } else {
                     (r >> 40) as f32 / (1u64 << 24) as f32
