@@ -184,6 +184,16 @@ pub fn explanations(optimiser: Option<Optimiser>) -> Vec<KernelExplanation> {
         .collect()
 }
 
+/// [`explanations`] under their phase's heading, phases in step order (none empty).
+pub fn by_phase(optimiser: Option<Optimiser>) -> Vec<(Phase, Vec<KernelExplanation>)> {
+    let all = explanations(optimiser);
+    Phase::ALL
+        .iter()
+        .map(|&p| (p, all.iter().filter(|k| k.phase == p).copied().collect()))
+        .filter(|(_, ks): &(Phase, Vec<KernelExplanation>)| !ks.is_empty())
+        .collect()
+}
+
 /// The keys outside the per-kernel ones the view model hands the component.
 pub const SHARED_KEYS: [&str; 9] = [
     "cnn.kernel.phase.forward",
@@ -248,6 +258,16 @@ mod tests {
             }
         }
         assert_eq!(explanations(None).len(), 14);
+        let phases = by_phase(Some(Optimiser::Sgd));
+        let counts: Vec<(Phase, usize)> = phases.iter().map(|(p, ks)| (*p, ks.len())).collect();
+        assert_eq!(
+            counts,
+            [
+                (Phase::Forward, 4),
+                (Phase::Backward, 8),
+                (Phase::Optimiser, 1)
+            ]
+        );
     }
 
     fn tables() -> Vec<std::collections::BTreeMap<String, String>> {
