@@ -116,6 +116,11 @@ impl CnnCheck {
         parts
     }
 
+    /// Whether every step has been compared.
+    pub fn done(&self) -> bool {
+        self.next >= self.checks.len()
+    }
+
     /// Puts the GPU where the twin was before the next step and submits that step.
     pub fn start_step(&self, session: &mut CnnSession) -> Result<(), GpuError> {
         let c = self.checks.get(self.next).ok_or(GpuError::WrongJob)?;
@@ -316,6 +321,7 @@ mod tests {
     fn the_twin_side_lines_up_with_the_layout() {
         let check = CnnCheck::new("cnn-conv-input-grad", false).expect("a check");
         assert_eq!(check.checks.len(), CNN_STEPS);
+        assert!(!check.done());
         for c in &check.checks {
             assert_eq!(c.expected.len(), check.layout.len() as usize);
             assert_eq!(c.bound.len(), c.expected.len());

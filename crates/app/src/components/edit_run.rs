@@ -564,12 +564,15 @@ async fn run_mlp(
 /// The CNN check of `side`'s kernel (`page_models::edit_cnn`): a session with it in place of
 /// the catalogue's (its flag bound where it runs), the twin's state written before each step,
 /// every buffer read back and compared after it, until a step is wrong, a loop was stopped or
-/// the last step is done. Returns what it found and the wall-clock time from the session's
-/// creation to the last readback (ms).
+/// the last step is done; with `every_step` (a timed sample) every step runs whatever it
+/// found, so a kernel that is wrong early is not timed on less work than the original.
+/// Returns what it found and the wall-clock time from the session's creation to the last
+/// readback (ms).
 async fn cnn_check(
     gpu: Rc<Gpu>,
     side: &Budgeted,
     ctl: &RunControl,
+    every_step: bool,
 ) -> Result<(CnnRun, Layout, f64), GpuError> {
     let mut check = CnnCheck::new(side.kernel.id, side.flag.is_some()).ok_or(GpuError::WrongJob)?;
     let start = gpu_runtime::now_ms();
@@ -589,8 +592,11 @@ async fn cnn_check(
                 break r;
             }
         };
-        if let Some(run) = check.finish_step(&r, SHOWN) {
-            return Ok((run, check.layout, gpu_runtime::now_ms() - start));
+        match check.finish_step(&r, SHOWN) {
+            Some(run) if !every_step || check.done() || stopped(&run.flag) => {
+                return Ok((run, check.layout, gpu_runtime::now_ms() - start));
+            }
+            _ => {}
         }
     }
 }
@@ -602,14 +608,17 @@ async fn run_cnn(
     t: &Timer<'_>,
 ) -> Result<EditedRun, GpuError> {
     let ctl = t.ctl;
-    let (run, layout, _) = cnn_check(gpu.clone(), edited, ctl).await?;
+    let (run, layout, _) = cnn_check(gpu.clone(), edited, ctl, false).await?;
     (t.tick)(0, 0);
     let (time, original_time) = if stopped(&run.flag) {
         (None, None)
     } else {
         let gpu = &gpu;
-        let one =
-            move |side| async move { cnn_check(gpu.clone(), side, ctl).await.map(|(_, _, ms)| ms) };
+        let one = move |side| async move {
+            cnn_check(gpu.clone(), side, ctl, true)
+                .await
+                .map(|(_, _, ms)| ms)
+        };
         compare(move || one(edited), original.map(|o| move || one(o)), t).await?
     };
     Ok(EditedRun {
