@@ -12,11 +12,14 @@
 //! - `inside`: filters, a test digit's layers, the confusion matrix, the mistakes.
 //! - `draw`: the drawing pad and its classification.
 //! - `grey`: a grey image on a canvas.
+//! - `kernels`: the step's kernels, what each computes and how its threads map, with
+//!   "Edit this kernel".
 
 mod controls;
 mod draw;
 mod grey;
 mod inside;
+mod kernels;
 mod output;
 
 use std::cell::RefCell;
@@ -226,6 +229,7 @@ pub fn Cnn() -> Html {
             </div>
             { inside::view(&ctx, d, &driver, &redraw) }
             <draw::DrawPad driver={driver.clone()} network={page.network} version={version} />
+            { kernels::view(&ctx, spec.optimiser) }
         </section>
     }
 }
