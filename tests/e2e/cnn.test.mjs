@@ -104,6 +104,47 @@ test('Train runs both sides and measures their ratio; Pause stops sending steps'
   await context.close();
 });
 
+test('the learning rate changes live; a new shape restarts and says what the old one reached', async () => {
+  const { page, context, errors } = await openPage(browser, `${SMALL}&lang=en`);
+  await ready(page);
+  await page.click('#cnn-play');
+  await page.waitForFunction(() => Number(document.querySelector('#cnn-status')?.dataset.gpuSteps) >= 3, null, { timeout: 120_000 });
+  await page.fill('#cnn-lr', '0.02');
+  await page.waitForFunction(() => location.hash.includes('lr=0.02'));
+  const steps = Number((await status(page)).gpuSteps);
+  await page.waitForFunction((n) => Number(document.querySelector('#cnn-status')?.dataset.gpuSteps) > n + 2, steps, { timeout: 120_000 });
+  assert.equal(await page.locator('#cnn-restarted').count(), 0, 'a new rate does not restart');
+  // A bad rate is named at its field and changes nothing.
+  await page.fill('#cnn-lr', '-3');
+  await page.waitForSelector('#cnn-lr-error');
+  assert.ok(await page.evaluate(() => location.hash.includes('lr=0.02')));
+  // A second block's channels: a new network, named.
+  await page.fill('#cnn-ch-1', '6');
+  await page.press('#cnn-ch-1', 'Enter');
+  await page.waitForSelector('#cnn-restarted', { timeout: 30_000 });
+  assert.match(await page.textContent('#cnn-restarted'), /channels/);
+  await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
+  await page.click('#cnn-play');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a lost GPU device is reported, the CPU goes on, Reset starts on a new device', async () => {
+  const { page, context, errors } = await openPage(browser, `${SMALL}&lang=en`);
+  await ready(page);
+  await page.click('#cnn-play');
+  await page.waitForFunction(() => Number(document.querySelector('#cnn-status')?.dataset.gpuSteps) >= 3, null, { timeout: 120_000 });
+  assert.equal(await page.evaluate(() => window.gpuPlayground.debug_lose_device()), true);
+  await page.waitForSelector('#cnn-status[data-gpu="lost"]', { timeout: 30_000 });
+  assert.match(await page.textContent('#cnn-gpu'), /GPU device was lost/);
+  const cpu = Number((await status(page)).cpuSteps);
+  await page.waitForFunction((n) => Number(document.querySelector('#cnn-status').dataset.cpuSteps) > n, cpu);
+  await page.click('#cnn-reset');
+  await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
+  assertNoErrors(errors);
+  await context.close();
+});
+
 test('a drawn digit is read by the network; an empty pad says so', async () => {
   const { page, context, errors } = await openPage(browser, `${SMALL}&lang=en`);
   await ready(page);

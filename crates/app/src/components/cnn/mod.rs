@@ -339,6 +339,10 @@ fn start(
             };
             let Some(d) = guard.as_mut() else { return };
             let Ok(p) = latest.try_borrow() else { return };
+            // The learning rate changes live: both trainers take it at their next step.
+            if d.spec.lr != p.spec.lr {
+                d.set_lr(p.spec.lr);
+            }
             d.tick(&p, now)
         };
         let report = now - *last_report.borrow() >= REPORT_MS;
