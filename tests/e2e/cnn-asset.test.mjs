@@ -1,0 +1,178 @@
+// The CNN page's digits asset (issue 24): one content-hashed file in the built site, named in
+// boot.js, never part of the first load or the precache, kept by the service worker after its
+// first fetch so that the page then works offline; a missing or damaged file is a message in
+// the page, not a crash.
+//
+// The first two tests need only the built site. The last ones need components/cnn.rs to call
+// `digits_asset::load()` when #/cnn opens and to show an `AssetError` as `tf(e.key(), e.args())`:
+// they run when PAGE_LOADS_DIGITS is true (or CNN_PAGE_LOADS_DIGITS=1 in the environment).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { readFile, readdir } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join, extname, normalize } from 'node:path';
+import { launch, openPage, goto, waitForRoute, assertNoErrors, BASE_URL } from './helpers.mjs';
+
+/** Set to true once the CNN page loads the digits when it opens. */
+const PAGE_LOADS_DIGITS = process.env.CNN_PAGE_LOADS_DIGITS === '1';
+const NEEDS_PAGE = PAGE_LOADS_DIGITS ? false : 'needs #/cnn to call digits_asset::load() (set PAGE_LOADS_DIGITS)';
+
+const SITE = process.env.SITE_DIR ?? fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
+const NAME = /^cnn-digits\.[0-9a-f]{16}\.bin$/;
+const isDigits = (url) => /\/cnn-digits\.[0-9a-f]{16}\.bin$/.test(new URL(url).pathname);
+// The asset's layout (crates/cnn/src/data.rs): header, u8 pixels, u8 labels, FNV-1a checksum.
+const HEADER = 20;
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+/** The asset's file name in the built site (exactly one). */
+async function digitsName() {
+  const names = (await readdir(SITE)).filter((f) => f.startsWith('cnn-digits'));
+  assert.equal(names.length, 1, `one digits file in the site: ${names.join(', ')}`);
+  assert.match(names[0], NAME);
+  return names[0];
+}
+
+/** Checks bytes as the app's decoder does (magic, shape, length, checksum); the image count. */
+function checkAsset(bytes) {
+  assert.equal(Buffer.from(bytes.subarray(0, 4)).toString('latin1'), 'GPMD');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const [version, count, rows, cols] = [4, 8, 12, 16].map((at) => view.getUint32(at, true));
+  assert.deepEqual([version, rows, cols], [1, 28, 28]);
+  assert.equal(bytes.length, HEADER + count * rows * cols + count + 4);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length - 4; i++) h = Math.imul(h ^ bytes[i], 0x01000193) >>> 0;
+  assert.equal(view.getUint32(bytes.length - 4, true), h, 'checksum');
+  return count;
+}
+
+test('the built site has the digits under a content-hashed name, named in boot.js and not precached', async () => {
+  const name = await digitsName();
+  assert.equal(checkAsset(new Uint8Array(await readFile(join(SITE, name)))), 10_000);
+  const boot = (await readdir(SITE)).find((f) => /^boot\.[0-9a-f]{16}\.js$/.test(f));
+  const bootText = await readFile(join(SITE, boot), 'utf8');
+  assert.match(bootText, new RegExp(`const ASSETS = \\{ 'cnn-digits': '${name.replaceAll('.', '\\.')}' \\};`));
+  assert.match(bootText, /app\.boot\(LOCALES, ASSETS\)/);
+  const sw = await readFile(join(SITE, 'sw.js'), 'utf8');
+  const list = (marker) => sw.match(new RegExp(`const ${marker} = \\[([^\\]]*)\\]`))?.[1] ?? assert.fail(`no ${marker} in sw.js`);
+  assert.ok(!list('PRECACHE').includes('cnn-digits'), 'the digits are precached');
+  assert.ok(list('PRECACHE').includes("'index.html'"), 'the precache list was read');
+  assert.deepEqual(list('ON_USE').match(/'[^']*'/g), [`'${name}'`], 'sw.js keeps the digits once fetched');
+});
+
+/** Serves SITE on a port of this test's own, so that the test can stop it (offline). */
+async function serve(t) {
+  const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.txt': 'text/plain' };
+  const server = http.createServer(async (req, res) => {
+    let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (path.includes('..')) return res.writeHead(404).end();
+    if (path.endsWith('/')) path += 'index.html';
+    try {
+      const body = await readFile(join(SITE, path));
+      res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+      res.end(body);
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const stop = () => {
+    if (!server.listening) return Promise.resolve();
+    server.closeAllConnections();
+    return new Promise((r) => server.close(r));
+  };
+  t.after(stop);
+  return { origin: `http://127.0.0.1:${server.address().port}`, stop };
+}
+
+test('the first load and the precache leave the digits alone; once fetched they are kept and work offline', async (t) => {
+  const name = await digitsName();
+  const { origin, stop } = await serve(t);
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  // The context's requests include the service worker's (its precache downloads).
+  const requests = [];
+  context.on('request', (r) => requests.push(r.url()));
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+  await page.goto(`${origin}/#/?lang=en`);
+  await waitForRoute(page, '/', { lang: 'en' });
+  // The service worker has installed (its whole precache fetched) and controls the page.
+  await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000, polling: 100 });
+  assert.ok(requests.some((u) => /\/pkg\/gpu_playground_bg\.[0-9a-f]{16}\.wasm$/.test(u)), 'requests were recorded');
+  assert.deepEqual(requests.filter(isDigits), [], 'the first load or the precache fetched the digits');
+  const url = `${origin}/${name}`;
+  const cached = () => page.evaluate((u) => caches.match(u).then((r) => !!r), url);
+  assert.equal(await cached(), false, 'the digits are in a cache before any page asked');
+
+  // A page script fetches them, as digits_asset::load() does (relative to the page).
+  const fetched = () => page.evaluate((n) => fetch(n).then(async (r) => ({ status: r.status, bytes: [...new Uint8Array(await r.arrayBuffer())] })), name);
+  const first = await fetched();
+  assert.equal(first.status, 200);
+  assert.equal(checkAsset(Uint8Array.from(first.bytes)), 10_000);
+  assert.ok(requests.some(isDigits), 'the fetch went out');
+  await page.waitForFunction((u) => caches.match(u).then((r) => !!r), url, { timeout: 30_000, polling: 100 });
+
+  // Offline: the server is gone, the page reloads from the worker's cache and the digits come
+  // from there too.
+  await stop();
+  await assert.rejects(fetch(`${origin}/index.html`), 'the server is really stopped');
+  await page.reload();
+  await waitForRoute(page, '/', { lang: 'en' });
+  const offline = await fetched();
+  assert.equal(offline.status, 200);
+  assert.deepEqual(offline.bytes, first.bytes);
+  assertNoErrors(errors);
+});
+
+/** Opens the landing page without the service worker (so page.route sees every request). */
+async function landing(route) {
+  const opened = await openPage(browser, '#/?lang=en', { serviceWorkers: 'block' });
+  if (route) await opened.page.route(/\/cnn-digits\.[0-9a-f]{16}\.bin$/, route);
+  assert.deepEqual(opened.requests.filter(isDigits), [], 'the landing page fetched the digits');
+  return opened;
+}
+
+/** Waits until the page's main text matches `re`. */
+async function says(page, re) {
+  await page.waitForFunction((src) => new RegExp(src).test(document.querySelector('main')?.textContent ?? ''), re.source, { timeout: 60_000, polling: 100 });
+}
+
+test('#/cnn fetches the digits once per page session, not again on a second visit', { skip: NEEDS_PAGE }, async () => {
+  const { page, context, errors, requests } = await landing();
+  const answered = page.waitForResponse((r) => isDigits(r.url()), { timeout: 60_000 });
+  await goto(page, '#/cnn?lang=en');
+  const response = await answered;
+  assert.equal(response.status(), 200);
+  assert.equal(new URL(response.url()).href, new URL(await digitsName(), BASE_URL).href);
+  await response.finished();
+  await goto(page, '#/?lang=en');
+  await goto(page, '#/cnn?lang=en');
+  await goto(page, '#/cnn?lang=zh');
+  assert.equal(requests.filter(isDigits).length, 1, requests.filter(isDigits).join(', '));
+  assert.doesNotMatch(await page.textContent('main'), /手写数字下载失败|已损坏/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+for (const { what, route, lang, message } of [
+  { what: 'a missing file (404)', route: (r) => r.fulfill({ status: 404, body: 'not found' }), lang: 'en', message: /server answered with status 404/ },
+  { what: 'an HTML page instead of the digits', route: (r) => r.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>x</title>' }), lang: 'zh', message: /手写数字已损坏（magic 3c21646f）/ },
+  { what: 'a truncated download', route: async (r) => { const real = await r.fetch(); r.fulfill({ response: real, body: (await real.body()).subarray(0, 1000) }); }, lang: 'en', message: /damaged \(1000 B ≠ 7850024 B\)/ },
+  { what: 'a failed connection', route: (r) => r.abort('connectionreset'), lang: 'en', message: /could not be downloaded: .+\. Check the connection/ },
+]) {
+  test(`#/cnn says so in words for ${what}, and nothing crashes`, { skip: NEEDS_PAGE }, async () => {
+    const { page, context, errors } = await landing(route);
+    await goto(page, `#/cnn?lang=${lang}`);
+    await says(page, message);
+    assert.doesNotMatch(await page.textContent('main'), /JsValue|panicked|TypeError|\{detail\}|\{status\}/);
+    // The browser's own line about the failed request is expected; nothing else.
+    assertNoErrors(errors.filter((e) => !/Failed to load resource|net::ERR/.test(e)));
+    await context.close();
+  });
+}
