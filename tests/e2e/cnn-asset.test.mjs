@@ -129,7 +129,16 @@ test('the first load and the precache leave the digits alone; once fetched they 
   const expected = { status: 200, length: file.length, fnv: fnv1a(file) };
   assert.deepEqual(await fetched(), expected);
   assert.ok(requests.some(isDigits), 'the fetch went out');
-  await page.waitForFunction((u) => caches.match(u).then((r) => !!r), url, { timeout: 30_000, polling: 100 });
+  // The worker stores its copy while the page reads the answer: poll the cache until it is
+  // there. (Not waitForFunction: it takes the Promise an async check returns for a yes.)
+  const kept = await page.evaluate(async (u) => {
+    for (const end = performance.now() + 30_000; performance.now() < end;) {
+      if (await caches.match(u)) return true;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return false;
+  }, url);
+  assert.ok(kept, 'the service worker did not keep the digits');
 
   // Offline: the server is gone, the page reloads from the worker's cache and the digits come
   // from there too.
