@@ -9,7 +9,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { readFile, readdir } from 'node:fs/promises';
+import { readFile, readdir, writeFile, cp, rm, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join, extname, normalize } from 'node:path';
 import { launch, openPage, goto, waitForRoute, assertNoErrors, BASE_URL } from './helpers.mjs';
@@ -68,15 +69,20 @@ test('the built site has the digits under a content-hashed name, named in boot.j
   assert.deepEqual(list('ON_USE').match(/'[^']*'/g), [`'${name}'`], 'sw.js keeps the digits once fetched');
 });
 
-/** Serves SITE on a port of this test's own, so that the test can stop it (offline). */
-async function serve(t) {
+/**
+ * Serves `root()` (SITE unless the test switches it: a new build deployed) on a port of this
+ * test's own, so that the test can stop it (offline).
+ */
+async function serve(t, root = () => SITE) {
   const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.txt': 'text/plain' };
+  const served = [];
   const server = http.createServer(async (req, res) => {
     let path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    served.push(path);
     if (path.includes('..')) return res.writeHead(404).end();
     if (path.endsWith('/')) path += 'index.html';
     try {
-      const body = await readFile(join(SITE, path));
+      const body = await readFile(join(root(), path));
       res.writeHead(200, { 'content-type': TYPES[extname(path)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
       res.end(body);
     } catch {
@@ -90,17 +96,46 @@ async function serve(t) {
     return new Promise((r) => server.close(r));
   };
   t.after(stop);
-  return { origin: `http://127.0.0.1:${server.address().port}`, stop };
+  // `served`: the paths the server answered (what reached the network), in order.
+  return { origin: `http://127.0.0.1:${server.address().port}`, stop, served };
 }
+
+// A page script fetches the digits, as digits_asset::load() does (relative to the page), and
+// answers with their length and FNV-1a (7.5 MiB are not worth copying out of the page as JSON).
+// (The loop is fnv1a's: the page's CSP allows no eval of a function passed in as text.)
+const fetched = (page, name) => page.evaluate(async (n) => {
+  const r = await fetch(n);
+  const bytes = new Uint8Array(await r.arrayBuffer());
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193) >>> 0;
+  return { status: r.status, length: bytes.length, fnv: h };
+}, name);
+
+/** What `fetched` answers for the built file. */
+async function expectedFetch(name) {
+  const file = await readFile(join(SITE, name));
+  return { status: 200, length: file.length, fnv: fnv1a(file) };
+}
+
+/**
+ * Whether a cache holds `url`, polled in the page for up to 30 s (the worker stores its copy
+ * while the page reads the answer). Not waitForFunction: it takes the Promise an async check
+ * returns for a yes.
+ */
+const kept = (page, url) => page.evaluate(async (u) => {
+  for (const end = performance.now() + 30_000; performance.now() < end;) {
+    if (await caches.match(u)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}, url);
 
 test('the first load and the precache leave the digits alone; once fetched they are kept and work offline', async (t) => {
   const name = await digitsName();
-  const { origin, stop } = await serve(t);
+  // What reached the server: the page's requests and the service worker's (its precache).
+  const { origin, stop, served } = await serve(t);
   const context = await browser.newContext();
   t.after(() => context.close());
-  // The context's requests include the service worker's (its precache downloads).
-  const requests = [];
-  context.on('request', (r) => requests.push(r.url()));
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
@@ -109,36 +144,17 @@ test('the first load and the precache leave the digits alone; once fetched they 
   await waitForRoute(page, '/', { lang: 'en' });
   // The service worker has installed (its whole precache fetched) and controls the page.
   await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000, polling: 100 });
-  assert.ok(requests.some((u) => /\/pkg\/gpu_playground_bg\.[0-9a-f]{16}\.wasm$/.test(u)), 'requests were recorded');
-  assert.deepEqual(requests.filter(isDigits), [], 'the first load or the precache fetched the digits');
+  assert.ok(served.some((p) => /^\/pkg\/gpu_playground_embed_bg\.[0-9a-f]{16}\.wasm$/.test(p)), `the precache was fetched: ${served}`);
+  assert.deepEqual(served.filter((p) => p.includes('cnn-digits')), [], 'the first load or the precache fetched the digits');
   const url = `${origin}/${name}`;
   const cached = () => page.evaluate((u) => caches.match(u).then((r) => !!r), url);
   assert.equal(await cached(), false, 'the digits are in a cache before any page asked');
 
-  // A page script fetches them, as digits_asset::load() does (relative to the page), and
-  // answers with their length and FNV-1a (7.5 MiB are not worth copying out of the page).
-  // (The loop is fnv1a's: the page's CSP allows no eval of a function passed in as text.)
-  const fetched = () => page.evaluate(async (n) => {
-    const r = await fetch(n);
-    const bytes = new Uint8Array(await r.arrayBuffer());
-    let h = 0x811c9dc5;
-    for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193) >>> 0;
-    return { status: r.status, length: bytes.length, fnv: h };
-  }, name);
-  const file = await readFile(join(SITE, name));
-  const expected = { status: 200, length: file.length, fnv: fnv1a(file) };
-  assert.deepEqual(await fetched(), expected);
-  assert.ok(requests.some(isDigits), 'the fetch went out');
-  // The worker stores its copy while the page reads the answer: poll the cache until it is
-  // there. (Not waitForFunction: it takes the Promise an async check returns for a yes.)
-  const kept = await page.evaluate(async (u) => {
-    for (const end = performance.now() + 30_000; performance.now() < end;) {
-      if (await caches.match(u)) return true;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return false;
-  }, url);
-  assert.ok(kept, 'the service worker did not keep the digits');
+  // A page script fetches them, as the CNN page does.
+  const expected = await expectedFetch(name);
+  assert.deepEqual(await fetched(page, name), expected);
+  assert.deepEqual(served.filter((p) => p.includes('cnn-digits')), [`/${name}`], 'the fetch went out, once');
+  assert.ok(await kept(page, url), 'the service worker did not keep the digits');
 
   // Offline: the server is gone, the page reloads from the worker's cache and the digits come
   // from there too.
@@ -146,8 +162,74 @@ test('the first load and the precache leave the digits alone; once fetched they 
   await assert.rejects(fetch(`${origin}/index.html`), 'the server is really stopped');
   await page.reload();
   await waitForRoute(page, '/', { lang: 'en' });
-  assert.deepEqual(await fetched(), expected);
+  assert.deepEqual(await fetched(page, name), expected);
   assertNoErrors(errors);
+});
+
+test('a new version of the site keeps the digits its predecessor had kept, while their name is the same', async (t) => {
+  const name = await digitsName();
+  // Build B: this site with another version (a new service worker; the digits unchanged).
+  const buildB = await mkdtemp(join(tmpdir(), 'gp-digits-b-'));
+  t.after(() => rm(buildB, { recursive: true, force: true }));
+  await cp(SITE, buildB, { recursive: true });
+  const swText = await readFile(join(SITE, 'sw.js'), 'utf8');
+  const versionA = swText.match(/const VERSION = '([0-9a-f]{16})'/)?.[1] ?? assert.fail('no version in sw.js');
+  const versionB = versionA === 'b'.repeat(16) ? 'c'.repeat(16) : 'b'.repeat(16);
+  await writeFile(join(buildB, 'sw.js'), swText.replace(versionA, versionB));
+  let root = SITE;
+  const { origin, stop, served } = await serve(t, () => root);
+  const downloads = () => served.filter((p) => p === `/${name}`).length;
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const url = `${origin}/${name}`;
+  const swVersion = (page) => page.evaluate(() => new Promise((resolve) => {
+    navigator.serviceWorker.addEventListener('message', (e) => resolve(e.data.swVersion), { once: true });
+    navigator.serviceWorker.controller.postMessage('version');
+  }));
+
+  // Visit 1, build A: the digits fetched once and kept in A's cache.
+  let page = await context.newPage();
+  await page.goto(`${origin}/#/?lang=en`);
+  await waitForRoute(page, '/', { lang: 'en' });
+  await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000, polling: 100 });
+  const expected = await expectedFetch(name);
+  assert.deepEqual(await fetched(page, name), expected);
+  assert.ok(await kept(page, url), 'A kept the digits');
+  assert.equal(downloads(), 1);
+
+  // Build B is deployed. The browser looks for a new worker on its own schedule (Chromium
+  // defers the check after a navigation); the page asks now, as a later visit would. B installs
+  // beside A and takes over once no page of A is open (a reload of the only tab is not enough:
+  // the old page is still there when the new one is requested), so the page closes and another
+  // opens.
+  root = buildB;
+  const waiting = await page.evaluate(async () => {
+    const r = await navigator.serviceWorker.getRegistration();
+    await r.update();
+    for (const end = performance.now() + 60_000; performance.now() < end;) {
+      if (r.waiting && !r.installing) return true;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return false;
+  });
+  assert.ok(waiting, "build B's worker installed");
+  for (let i = 0; i < 5 && (i === 0 || (await swVersion(page)) !== versionB); i++) {
+    await page.close();
+    page = await context.newPage();
+    await page.goto(`${origin}/#/?lang=en`);
+    await waitForRoute(page, '/', { lang: 'en' });
+    await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 60_000, polling: 100 });
+  }
+  assert.equal(await swVersion(page), versionB, "build B's service worker controls the page");
+  assert.deepEqual(await page.evaluate(() => caches.keys()), [`gpu-playground-${versionB}`], "only B's cache is left");
+  assert.ok(await kept(page, url), "B's cache holds the digits A had kept");
+
+  // Offline: the digits come from B's cache, never downloaded a second time.
+  await stop();
+  await page.reload();
+  await waitForRoute(page, '/', { lang: 'en' });
+  assert.deepEqual(await fetched(page, name), expected);
+  assert.equal(downloads(), 1, 'the digits were downloaded once');
 });
 
 /** Opens the landing page without the service worker (so page.route sees every request). */
