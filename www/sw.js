@@ -62,18 +62,20 @@ self.addEventListener('message', (event) => {
   if (event.data === 'version') event.source?.postMessage({ swVersion: VERSION });
 });
 
-// `keep`: store a successful answer (a file of ON_USE, not precached) while the page reads it;
-// a failure to store (storage full) costs only the offline copy.
-async function cacheFirst(event, keep) {
-  const { request } = event;
+// `keep`: store a successful answer (a file of ON_USE, not precached) before the page gets it,
+// so that the page finds the copy stored when it has read the answer: one it finds damaged it
+// deletes (digits_asset.rs), and a store still under way would put it back. A failure to store
+// (storage full) costs only the offline copy.
+async function cacheFirst(request, keep) {
   const hit = await caches.match(request, { cacheName: CACHE });
   if (hit) return hit;
   const response = await fetch(request);
   if (keep && response.ok) {
-    const copy = response.clone();
-    event.waitUntil(caches.open(CACHE).then((cache) => cache.put(request, copy)).catch((err) => {
+    try {
+      await (await caches.open(CACHE)).put(request, response.clone());
+    } catch (err) {
       console.warn('GPU Playground: could not keep', request.url, err);
-    }));
+    }
   }
   return response;
 }
@@ -111,5 +113,5 @@ self.addEventListener('fetch', (event) => {
   if (request.method !== 'GET' || url.origin !== self.location.origin) return;
   url.search = '';
   url.hash = '';
-  event.respondWith(HASHED.test(url.pathname) ? cacheFirst(event, isOnUse(url)) : networkFirst(request));
+  event.respondWith(HASHED.test(url.pathname) ? cacheFirst(request, isOnUse(url)) : networkFirst(request));
 });

@@ -262,6 +262,42 @@ test('#/cnn fetches the digits once per page session, not again on a second visi
   await context.close();
 });
 
+test('#/cnn drops a damaged copy that the service worker kept, so that a reload downloads the digits again', { skip: NEEDS_PAGE }, async (t) => {
+  const name = await digitsName();
+  // The host sends damaged digits (one byte flipped: the right length, the wrong checksum).
+  const damaged = await mkdtemp(join(tmpdir(), 'gp-digits-damaged-'));
+  t.after(() => rm(damaged, { recursive: true, force: true }));
+  await cp(SITE, damaged, { recursive: true });
+  const bytes = await readFile(join(SITE, name));
+  bytes[HEADER + 400] ^= 0xff;
+  await writeFile(join(damaged, name), bytes);
+  let root = damaged;
+  const { origin, served } = await serve(t, () => root);
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+  await page.goto(`${origin}/#/?lang=en`);
+  await waitForRoute(page, '/', { lang: 'en' });
+  await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000, polling: 100 });
+  await page.goto(`${origin}/#/cnn?lang=en`);
+  await says(page, /damaged \(checksum [0-9a-f]{8} ≠ [0-9a-f]{8}\)/);
+  const url = `${origin}/${name}`;
+  assert.equal(await page.evaluate((u) => caches.match(u).then((r) => !!r), url), false, 'the damaged copy is still cached');
+
+  // The host is fixed; the reload the message asks for downloads the digits again.
+  root = SITE;
+  await page.reload();
+  await waitForRoute(page, '/cnn', { lang: 'en' });
+  assert.ok(await kept(page, url), 'the good digits are kept');
+  assert.deepEqual(await fetched(page, name), await expectedFetch(name));
+  assert.doesNotMatch(await page.textContent('main'), /damaged/);
+  assert.equal(served.filter((p) => p === `/${name}`).length, 2);
+  assertNoErrors(errors);
+});
+
 for (const { what, route, lang, message } of [
   { what: 'a missing file (404)', route: (r) => r.fulfill({ status: 404, body: 'not found' }), lang: 'en', message: /server answered with status 404/ },
   { what: 'an HTML page instead of the digits', route: (r) => r.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>x</title>' }), lang: 'zh', message: /手写数字已损坏（magic 3c21646f）/ },
