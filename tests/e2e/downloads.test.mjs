@@ -35,8 +35,10 @@ const PAGES = [
   ['#/conv', ['conv', 'core']],
   ['#/editor', ['core', 'editor']],
   ['#/puzzles', ['core', 'editor']],
-  ['#/learn', ['conv', 'core', 'editor', 'lessons', 'race', 'train']],
-  ['#/learn/occupancy', ['conv', 'core', 'editor', 'lessons', 'race', 'train']],
+  ['#/cnn', ['cnn', 'core']],
+  ['#/embed/cnn', ['cnn', 'core']],
+  ['#/learn', ['cnn', 'conv', 'core', 'editor', 'lessons', 'race', 'train']],
+  ['#/learn/occupancy', ['cnn', 'conv', 'core', 'editor', 'lessons', 'race', 'train']],
 ];
 
 for (const lang of ['en', 'zh']) {

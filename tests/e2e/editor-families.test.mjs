@@ -63,7 +63,7 @@ test('every kernel page links to the editor, and each link opens that kernel', a
   await page.waitForSelector('.editor-page[data-stage="conv-im2col-gemm"] .code-editor[data-ready="true"] .cm-content', { timeout: 60_000 });
   assert.match(await page.textContent('.editor-page h2'), /shaders\/conv_im2col\.wgsl/);
   const groups = await page.$$eval('.editor-group-name', (g) => g.map((e) => e.textContent));
-  assert.deepEqual(groups, ['Matrix multiply', 'Convolution', 'Training (MLP)', 'Measuring kernels']);
+  assert.deepEqual(groups, ['Matrix multiply', 'Convolution', 'Training (MLP)', 'Training (CNN)', 'Measuring kernels']);
   const ids = await page.$$eval('.editor-groups a', (as) => as.map((a) => new URL(a.href).hash.match(/stage=([^&]+)/)[1]));
   for (const id of ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise',
     'mlp-forward', 'mlp-gather', 'mlp-loss', 'mlp-backward-params', 'mlp-backward-input', 'mlp-sgd', 'mlp-adam',

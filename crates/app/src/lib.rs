@@ -4,6 +4,7 @@
 //! the page's one device (`session`), the training driver (`train_runner`), the race's
 //! workers (`race`) and what the browser offers (`probe`).
 
+pub mod cnn_driver;
 pub mod components;
 pub mod digits_asset;
 pub mod i18n;

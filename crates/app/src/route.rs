@@ -113,6 +113,7 @@ fn embed_text_parts(id: &str) -> &'static [Part] {
         "race" | "sweep" | "claim" => &[Part::Race],
         "conv-race" => &[Part::Race, Part::Conv],
         "train" | "batch" => &[Part::Train],
+        "cnn" => &[Part::Cnn],
         "editor" | "puzzle" => &[Part::Editor],
         // The SIMT view and the scheduling replay name the conv stages they can show.
         "simt" | "simt-compare" | "schedule" => &[Part::Conv],

@@ -1,5 +1,5 @@
 //! Every catalogue kernel the editor edits (matmul stages, conv stages' edited kernels, MLP
-//! kernels, measuring kernels) still computes the right answer through the loop budget's
+//! and CNN kernels, measuring kernels) still computes the right answer through the loop budget's
 //! rewrite (`wgsl_check::budget_loops`) with the budget the page gives it (`edit_target::
 //! loop_budget_for`), with its flag bound where its family binds it, and no loop trips; and
 //! an endless loop, a nested one, in a kernel of each family run that way ends, flags its
@@ -10,11 +10,13 @@ use std::rc::Rc;
 
 use cpu_kernels::matmul::MatmulSize;
 use cpu_kernels::verify::Precision;
+use gpu_runtime::cnn_training::CnnSession;
 use gpu_runtime::conv::{run_conv_with_loop_flag, ConvRun};
 use gpu_runtime::training::TrainingSession;
 use gpu_runtime::{
     live_buffers, measurements, Gpu, Job, KernelSpec, LoopFlag, RunControl, RunOptions,
 };
+use page_models::edit_cnn::CnnCheck;
 use page_models::edit_target::{
     compare_elements, conv_shape, loop_budget_for, measure_size, within, MlpProbe, Target,
     MLP_REL_BOUND,
@@ -118,6 +120,25 @@ fn run_budgeted(
             let diff = compare_elements(&layout, &got, &expected, 8, within(MLP_REL_BOUND));
             Ok((diff.wrong == 0 && diff.total == expected.len(), r.loop_flag))
         }
+        Target::Cnn(_) => {
+            let mut check = CnnCheck::new(id, true).ok_or("no CNN check")?;
+            let mut session = pollster::block_on(CnnSession::new_edited(
+                gpu.clone(),
+                check.config(),
+                &[edited],
+                Some(flag),
+            ))
+            .map_err(|e| format!("{id}: {e}"))?;
+            loop {
+                check.start_step(&mut session).map_err(|e| e.to_string())?;
+                let r = session
+                    .read_blocking(&check.parts())
+                    .map_err(|e| e.to_string())?;
+                if let Some(run) = check.finish_step(&r, 8) {
+                    return Ok((run.diff.wrong == 0 && run.diff.total > 0, run.flag));
+                }
+            }
+        }
     }
 }
 
@@ -171,6 +192,7 @@ fn every_budgeted_catalogue_kernel_is_still_correct_and_never_trips() {
         "conv-implicit-gemm",
         "mlp-sgd",
         "mlp-forward",
+        "cnn-conv-input-grad",
     ] {
         assert!(
             Target::from_id(target).is_some(),
@@ -207,6 +229,8 @@ fn endless_loops_in_every_family_end_and_name_their_line() {
         ("conv-implicit-gemm", nested, None),
         ("mlp-sgd", endless, None),
         ("mlp-forward", nested, None),
+        ("cnn-conv-input-grad", endless, None),
+        ("cnn-conv-filter-reduce", nested, None),
         ("measure-copy", endless, None),
     ];
     for (id, code, size) in cases {

@@ -28,6 +28,10 @@ pub const MAX_LR: f32 = 1.0;
 /// Momentum (SGD only) is in [0, MAX_MOMENTUM]; 1 would never forget a gradient.
 pub const MAX_MOMENTUM: f32 = 0.99;
 pub const MIN_BATCH: usize = 1;
+/// The URL keys of the settings, in [`Spec::to_params`]'s order.
+pub const PARAMS: &[&str] = &["ch", "k", "opt", "lr", "mom", "batch", "seed"];
+/// Those whose value is a single whole number.
+pub const WHOLE: &[&str] = &["batch", "seed"];
 pub const MAX_BATCH: usize = 256;
 
 /// The settings of one training setup.
@@ -340,6 +344,12 @@ mod tests {
     #[test]
     fn evaluation_uses_the_largest_batch() {
         assert_eq!(crate::net::EVAL_CHUNK, MAX_BATCH);
+    }
+
+    #[test]
+    fn params_names_every_key_a_link_writes() {
+        let keys: Vec<&str> = Spec::default().to_params().iter().map(|p| p.0).collect();
+        assert_eq!(keys, PARAMS);
     }
 
     #[test]

@@ -447,6 +447,30 @@ impl TunedTrainer {
         );
     }
 
+    /// The logits of every image of `samples` (images × classes), forward passes in chunks of
+    /// [`EVAL_CHUNK`]: what the page scores and lists mistakes from, as it does the GPU's.
+    pub fn logits(&self, samples: &Samples) -> Vec<f32> {
+        let px = self.net.side * self.net.side;
+        let k = self.net.classes;
+        let mut out = Vec::with_capacity(samples.len() * k);
+        let mut bufs: Option<Buffers> = None;
+        let mut start = 0;
+        while start < samples.len() {
+            let rows = EVAL_CHUNK.min(samples.len() - start);
+            let fits = bufs.as_ref().is_some_and(|b| b.ws.layout.batch == rows);
+            let bufs = match bufs.as_mut() {
+                Some(b) if fits => b,
+                _ => bufs.insert(Buffers::new(&self.net, rows)),
+            };
+            let x = &samples.x[start * px..(start + rows) * px];
+            forward(&self.net, &self.layout, self.gemm, &self.params, x, bufs);
+            let l = &bufs.ws.layout;
+            out.extend_from_slice(&bufs.ws.acts[l.logits..l.logits + rows * k]);
+            start += rows;
+        }
+        out
+    }
+
     /// Mean loss, accuracy and predicted classes over `samples`, as [`crate::Net::evaluate`]
     /// reports them (forward passes in chunks of [`EVAL_CHUNK`], on this trainer's multiply).
     pub fn evaluate(&self, samples: &Samples) -> Evaluation {

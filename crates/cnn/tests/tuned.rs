@@ -461,6 +461,24 @@ fn evaluation_matches_the_twin() {
         "{a:?} {b:?}"
     );
     assert!((a.accuracy - b.accuracy).abs() <= 0.01);
+    // The logits the page scores are the same forward passes: each row's first largest
+    // logit is the class `evaluate` predicted, over both chunks.
+    let logits = tuned.logits(&test);
+    let k = tuned.net.classes;
+    assert_eq!(logits.len(), 300 * k);
+    let classes: Vec<u32> = logits
+        .chunks_exact(k)
+        .map(|z| {
+            let mut best = 0;
+            for (j, &v) in z.iter().enumerate() {
+                if v > z[best] {
+                    best = j;
+                }
+            }
+            best as u32
+        })
+        .collect();
+    assert_eq!(classes, b.predicted);
 }
 
 /// A printed figure, never asserted: per-step time of the twin and the tuned trainer at the

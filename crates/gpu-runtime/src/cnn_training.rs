@@ -328,6 +328,17 @@ impl CnnSession {
         self.batch
     }
 
+    /// The device the session runs on.
+    pub fn gpu(&self) -> &Rc<Gpu> {
+        self.resident.gpu()
+    }
+
+    /// Whether the session's device has been lost: a lost device may never report the steps
+    /// in flight as done, so the page asks this as well as counting them.
+    pub fn device_lost(&self) -> bool {
+        self.resident.gpu().is_lost()
+    }
+
     /// Changes the learning rate from the next step on.
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;

@@ -1,9 +1,11 @@
 //! What the editor can open, family by family, without DOM or GPU: every kernel the site shows
-//! (the matmul ladder, each conv stage, the MLP's kernels, the measuring kernels) as one
+//! (the matmul ladder, each conv stage, the MLP's and the CNN's kernels, the measuring kernels)
+//! as one
 //! [`Target`], the fixed problem it runs on in the editor, how its output elements are named
 //! and where each one sits on the result picture, and the comparison rules of the families
-//! whose CPU check is not the matmul one (measuring kernels, the MLP's step against its twin),
-//! and the spec a learner's own kernel (scratch mode, a puzzle) runs as.
+//! whose CPU check is not the matmul one (measuring kernels, the MLP's step against its twin;
+//! the CNN's steps against theirs are `edit_cnn`), and the spec a learner's own kernel
+//! (scratch mode, a puzzle) runs as.
 //! The page (`components/editor_page.rs`) is written once against this interface.
 
 use cpu_kernels::conv::ConvShape;
@@ -20,6 +22,9 @@ pub enum Target {
     Conv(ConvStage),
     /// One of the MLP's kernels: one training step and an evaluation, against the CPU twin.
     Mlp(&'static KernelSpec),
+    /// One of the CNN's kernels: [`CNN_STEPS`] training steps of [`CnnProbe`]'s small
+    /// network, each against the CPU twin (`crate::edit_cnn`).
+    Cnn(&'static KernelSpec),
     /// A measuring kernel of the lessons, against its own CPU reference.
     Measure(&'static KernelSpec),
 }
@@ -31,7 +36,13 @@ impl PartialEq for Target {
 }
 
 /// The groups the editor's kernel list shows, in order.
-pub const GROUPS: [Family; 4] = [Family::Matmul, Family::Conv, Family::Mlp, Family::Measure];
+pub const GROUPS: [Family; 5] = [
+    Family::Matmul,
+    Family::Conv,
+    Family::Mlp,
+    Family::Cnn,
+    Family::Measure,
+];
 
 impl Target {
     /// Every editable kernel, grouped by family in [`GROUPS`] order.
@@ -47,6 +58,11 @@ impl Target {
         );
         v.extend(
             gpu_runtime::kernels()
+                .filter(|k| k.family == Family::Cnn)
+                .map(Target::Cnn),
+        );
+        v.extend(
+            gpu_runtime::kernels()
                 .filter(|k| k.family == Family::Measure)
                 .map(Target::Measure),
         );
@@ -57,7 +73,7 @@ impl Target {
     pub fn id(&self) -> &'static str {
         match self {
             Target::Conv(s) => s.id(),
-            Target::Matmul(k) | Target::Mlp(k) | Target::Measure(k) => k.id,
+            Target::Matmul(k) | Target::Mlp(k) | Target::Cnn(k) | Target::Measure(k) => k.id,
         }
     }
 
@@ -70,6 +86,7 @@ impl Target {
             Target::Matmul(_) => Family::Matmul,
             Target::Conv(_) => Family::Conv,
             Target::Mlp(_) => Family::Mlp,
+            Target::Cnn(_) => Family::Cnn,
             Target::Measure(_) => Family::Measure,
         }
     }
@@ -78,7 +95,7 @@ impl Target {
     pub fn kernel(&self) -> Option<&'static KernelSpec> {
         match self {
             Target::Conv(s) => s.kernels().first().copied(),
-            Target::Matmul(k) | Target::Mlp(k) | Target::Measure(k) => Some(k),
+            Target::Matmul(k) | Target::Mlp(k) | Target::Cnn(k) | Target::Measure(k) => Some(k),
         }
     }
 
@@ -86,7 +103,9 @@ impl Target {
     pub fn title_key(&self) -> String {
         match self {
             Target::Conv(s) => format!("kernel.{}.title", s.id()),
-            Target::Matmul(k) | Target::Mlp(k) | Target::Measure(k) => k.title_key.to_string(),
+            Target::Matmul(k) | Target::Mlp(k) | Target::Cnn(k) | Target::Measure(k) => {
+                k.title_key.to_string()
+            }
         }
     }
 }
@@ -145,6 +164,10 @@ pub fn learner_spec(id: &'static str, source: String) -> Option<KernelSpec> {
 /// - a conv stage on [`conv_shape`]: the cost of the step that runs the kernel (its
 ///   multiply-adds, or elements written by im2col) over that step's invocations, the largest
 ///   share when several steps run it;
+/// - a CNN kernel in [`CnnProbe`]'s steps: batch × (parameters + one sample's activations)
+///   for each invocation, more than any one invocation of the step's kernels sums (a conv
+///   output's C_in·K² taps, a filter tap's output map, a bias's B·OH·OW gradients, a dense
+///   parameter's batch, a logit's inputs);
 /// - an MLP kernel in [`mlp_spec`]'s step and evaluation: batch × parameters for each
 ///   invocation, more than any one invocation of the step's kernels does (a lane's samples
 ///   through every layer, a parameter's sum over the batch, a row through the network).
@@ -182,6 +205,13 @@ pub fn loop_budget_for(
             let spec = mlp_spec(k.id);
             let params = spec.net().layout().param_count as f64;
             return Some(crate::loop_budget::budget(spec.batch as f64 * params, 1.0));
+        }
+        Target::Cnn(_) => {
+            let net = cnn_net()?;
+            let per_sample = net.act_layout(1).len as f64;
+            let params = net.param_layout().len as f64;
+            let work = CNN_BATCH as f64 * (params + per_sample);
+            return Some(crate::loop_budget::budget(work, 1.0));
         }
     };
     let groups = kernel.workgroups(&workload);
@@ -318,6 +348,108 @@ impl MlpProbe {
 /// parameter by lr·|g| ≈ 10⁻³.
 pub const MLP_REL_BOUND: f64 = 1.0 / 65536.0;
 
+/// Training steps an edited CNN kernel runs, each checked against the twin: two, so the
+/// optimiser's state (momentum, Adam's moments) from a first step feeds a second.
+pub const CNN_STEPS: usize = 2;
+/// Samples per step of the editor's CNN.
+pub const CNN_BATCH: usize = 4;
+
+/// The editor's CNN: side 13, conv 3×3 → 3 channels (11) → pool (5) → conv 3×3 → 4 (3) →
+/// pool (1) → dense 10. Odd sides, so pool's unpooled last row and column are exercised; two
+/// blocks, so an input gradient feeds a block's backward pass; small enough that
+/// SwiftShader runs a step in milliseconds and the editor needs no MNIST asset.
+/// None only if `Net::new` refused these fixed shapes (a unit test holds that it does not).
+pub fn cnn_net() -> Option<cnn::net::Net> {
+    let block = |c_in, c_out, kernel| cnn::net::Block {
+        c_in,
+        c_out,
+        kernel,
+    };
+    cnn::net::Net::new(13, vec![block(1, 3, 3), block(3, 4, 3)], 10).ok()
+}
+
+/// What an edited CNN kernel runs: [`CNN_STEPS`] steps of [`cnn_net`] with batch
+/// [`CNN_BATCH`] on 16 seeded images (about half the pixels 0, as in MNIST, the rest in
+/// (0, 1); labels cycling through the classes), from seeded parameters, with SGD and
+/// momentum, or with Adam for `cnn-adam` (each optimiser's kernel runs only in its own step).
+pub struct CnnProbe {
+    pub net: cnn::net::Net,
+    pub hyper: cnn::net::Hyper,
+    pub batch: usize,
+    pub params: Vec<f32>,
+    pub train: cnn::data::Samples,
+    pub order_seed: u64,
+}
+
+impl CnnProbe {
+    /// None only when [`cnn_net`] is.
+    pub fn new(kernel_id: &str) -> Option<Self> {
+        use cnn::net::{Hyper, Optimiser};
+        let net = cnn_net()?;
+        let hyper = if kernel_id == "cnn-adam" {
+            Hyper {
+                lr: 0.003,
+                optimiser: Optimiser::Adam,
+                momentum: 0.0,
+            }
+        } else {
+            Hyper {
+                lr: 0.05,
+                optimiser: Optimiser::Sgd,
+                momentum: 0.9,
+            }
+        };
+        let mut rng = cpu_kernels::data::SplitMix64::new(5);
+        let mut train = cnn::data::Samples {
+            side: net.side,
+            ..Default::default()
+        };
+        for i in 0..16u32 {
+            for _ in 0..net.side * net.side {
+                let r = rng.next_u64();
+                train.x.push(if r.is_multiple_of(2) {
+                    0.0
+                } else {
+                    (r >> 40) as f32 / (1u64 << 24) as f32
+                });
+            }
+            train.y.push(i % 10);
+        }
+        Some(CnnProbe {
+            params: net.init_params(11),
+            net,
+            hyper,
+            batch: CNN_BATCH,
+            train,
+            order_seed: 3,
+        })
+    }
+
+    /// The GPU session's settings (no evaluation pass: the step's own buffers are compared).
+    pub fn config(&self) -> gpu_runtime::cnn_training::CnnConfig<'_> {
+        gpu_runtime::cnn_training::CnnConfig {
+            net: self.net.clone(),
+            hyper: self.hyper,
+            batch: self.batch,
+            params: &self.params,
+            train: self.train.clone(),
+            order_seed: self.order_seed,
+            eval_batch: 0,
+        }
+    }
+
+    /// How a step's compared buffers are named and drawn (`crate::edit_cnn::step_values`).
+    pub fn layout(&self) -> Layout {
+        let acts = self.net.act_layout(self.batch);
+        Layout::Cnn {
+            params: self.net.param_layout().len as u32,
+            acts: acts.len as u32,
+            argmax: acts.argmax_len as u32,
+            cols: 64,
+        }
+    }
+}
+
 /// Where one output element is drawn, and what it is called.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Layout {
@@ -340,7 +472,20 @@ pub enum Layout {
         classes: u32,
         cols: u32,
     },
+    /// A CNN step's buffers one after another, in the order the step writes them
+    /// ([`CNN_SEGMENTS`]): activations, argmax, deltas (`acts` and `argmax` long), then
+    /// gradients, momentum or first moment, second moment and parameters (`params` long),
+    /// drawn `cols` per row; an element is named by its buffer, as the kernels name it.
+    Cnn {
+        params: u32,
+        acts: u32,
+        argmax: u32,
+        cols: u32,
+    },
 }
+
+/// The buffers of a CNN step as [`Layout::Cnn`] lays them out, by their WGSL names.
+pub const CNN_SEGMENTS: [&str; 7] = ["acts", "argmax", "deltas", "grads", "m", "v", "params"];
 
 impl Layout {
     /// The picture's size in cells (rows, columns).
@@ -355,6 +500,7 @@ impl Layout {
                 cols,
                 ..
             } => ((params + logits).div_ceil(cols.max(1)), cols.max(1)),
+            Layout::Cnn { cols, .. } => (self.len().div_ceil(cols.max(1)), cols.max(1)),
         }
     }
 
@@ -362,9 +508,10 @@ impl Layout {
     pub fn cell(&self, i: usize) -> (u32, u32) {
         let i = i as u32;
         match *self {
-            Layout::Matrix { cols, .. } | Layout::List { cols, .. } | Layout::Mlp { cols, .. } => {
-                (i / cols.max(1), i % cols.max(1))
-            }
+            Layout::Matrix { cols, .. }
+            | Layout::List { cols, .. }
+            | Layout::Mlp { cols, .. }
+            | Layout::Cnn { cols, .. } => (i / cols.max(1), i % cols.max(1)),
             Layout::Conv { q, k, .. } => {
                 let pixel = i / k.max(1);
                 (pixel / q.max(1), pixel % q.max(1))
@@ -394,7 +541,42 @@ impl Layout {
                 None => format!("params[{i}]"),
                 Some(j) => format!("logit[{}][{}]", j / classes.max(1), j % classes.max(1)),
             },
+            Layout::Cnn { .. } => {
+                let mut at = i;
+                for (name, len) in CNN_SEGMENTS.iter().zip(self.cnn_segments()) {
+                    if at < len {
+                        return format!("{name}[{at}]");
+                    }
+                    at -= len;
+                }
+                format!("[{i}]")
+            }
         }
+    }
+
+    /// The lengths of [`CNN_SEGMENTS`] in a [`Layout::Cnn`] (zeros for another layout).
+    pub fn cnn_segments(&self) -> [usize; 7] {
+        match *self {
+            Layout::Cnn {
+                params,
+                acts,
+                argmax,
+                ..
+            } => {
+                let (p, a, g) = (params as usize, acts as usize, argmax as usize);
+                [a, g, a, p, p, p, p]
+            }
+            _ => [0; 7],
+        }
+    }
+
+    /// Elements compared for a [`Layout::Cnn`] step (0 for other layouts).
+    pub fn len(&self) -> u32 {
+        self.cnn_segments().iter().sum::<usize>() as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -538,12 +720,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn cnn_elements_are_named_by_their_buffer() {
+        let probe = CnnProbe::new("cnn-conv-input-grad").expect("the editor's CNN");
+        let l = probe.layout();
+        let [a, g, ..] = l.cnn_segments();
+        let p = probe.params.len();
+        assert_eq!(l.len() as usize, 2 * a + g + 4 * p);
+        assert_eq!(l.label(0), "acts[0]");
+        assert_eq!(l.label(a + 1), "argmax[1]");
+        assert_eq!(l.label(a + g + 7), "deltas[7]");
+        assert_eq!(l.label(2 * a + g), "grads[0]");
+        assert_eq!(l.label(2 * a + g + 3 * p + 5), "params[5]");
+        assert_eq!(l.picture().1, 64);
+        // The editor's network is the one described, and its edited kernels run: each one
+        // the probe's step plan dispatches, the unused optimiser aside.
+        assert_eq!(probe.net.shapes.len(), 2);
+        assert_eq!(probe.train.len(), 16);
+        let adam = CnnProbe::new("cnn-adam").map(|p| p.hyper.optimiser);
+        assert_eq!(adam, Some(cnn::net::Optimiser::Adam));
+        let budget = loop_budget_for(
+            Target::Cnn(gpu_runtime::kernel("cnn-sgd").expect("k")),
+            None,
+        );
+        assert!(budget.is_some_and(|b| b > 4096), "{budget:?}");
+    }
+
+    #[test]
     fn every_family_is_listed_and_ids_round_trip() {
         let all = Target::all();
         for f in GROUPS {
             assert!(all.iter().any(|t| t.family() == f), "{f:?}");
         }
         assert_eq!(all.iter().filter(|t| t.family() == Family::Conv).count(), 5);
+        assert_eq!(
+            all.iter().filter(|t| t.family() == Family::Cnn).count(),
+            gpu_runtime::family::cnn::KERNELS.len()
+        );
         for t in &all {
             assert_eq!(Target::from_id(t.id()), Some(*t));
             assert!(t.kernel().is_some(), "{}", t.id());

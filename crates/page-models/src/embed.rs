@@ -754,6 +754,14 @@ fn check_train(q: &Query) -> Vec<ParamError> {
         .collect()
 }
 
+fn check_cnn(q: &Query) -> Vec<ParamError> {
+    ::cnn::Spec::from_params(|k| q.get(k))
+        .1
+        .iter()
+        .map(|e| pe(e.key(), e.args()))
+        .collect()
+}
+
 /// The race page's parser; the defaults only change the value it would use instead, which
 /// is the same on both sides of the comparison.
 fn check_race(q: &Query) -> Vec<ParamError> {
@@ -1093,6 +1101,19 @@ pub const WIDGETS: &[Widget] = &[
         run_button: Some("#train-play"),
         run_stops: true,
         whole: &["seed", "n", "batch"],
+    },
+    Widget {
+        id: "cnn",
+        validate: check_cnn,
+        title_key: "embed.widget.cnn",
+        params: ::cnn::spec::PARAMS,
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "inside", "draw"],
+        height: 1400,
+        run_button: Some("#cnn-play"),
+        run_stops: true,
+        whole: ::cnn::spec::WHOLE,
     },
     Widget {
         id: "batch",

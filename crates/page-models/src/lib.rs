@@ -17,7 +17,8 @@
 //!   bars), [`vis_params`] (the SIMT visualiser), [`conv_page`] and [`conv_layers`].
 //! - The race: [`race`]. Training: [`train`]. The CNN page: [`cnn`].
 //! - Progress carried to another device: [`learner_file`].
-//! - The editor: [`edit_target`] (what it can open), [`kernel_edit`] (share links, drafts),
+//! - The editor: [`edit_target`] (what it can open), [`edit_cnn`] (an edited CNN kernel's
+//!   steps against the twin), [`kernel_edit`] (share links, drafts),
 //!   [`timing`] (yours against the original), [`loop_budget`], [`scratch`] and
 //!   [`scratch_run`], [`puzzle_run`].
 //! - Embedding: [`embed`] (its URL, origin check and message API), [`outcome`] (xAPI
@@ -31,6 +32,7 @@ pub mod conv_layers;
 pub mod conv_page;
 pub mod diagram;
 pub mod doc_links;
+pub mod edit_cnn;
 pub mod edit_target;
 pub mod embed;
 pub mod embed_loader;

@@ -7,6 +7,9 @@
 //!   plan, against the f64 conv reference;
 //! - MLP: a training session whose edited kernel replaces the catalogue's, one step and one
 //!   evaluation, against the CPU twin (`mlp::CpuTrainer`) after the same step;
+//! - CNN: a CNN training session whose edited kernel replaces the catalogue's, a few steps in
+//!   lockstep with the CPU twin, every buffer compared after each within the derived bound
+//!   (`page_models::edit_cnn`);
 //! - measuring kernels: `Gpu::run_with` on their probe, against their own reference and rule.
 //!
 //! Then both are timed the same way ([`compare`], `page_models::timing`): a warm-up each, then
@@ -23,6 +26,7 @@ use std::rc::Rc;
 use cpu_kernels::conv as cref;
 use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::Precision;
+use gpu_runtime::cnn_training::CnnSession;
 use gpu_runtime::conv::{run_conv_with, run_conv_with_loop_flag, ConvError, ConvRun, ConvStage};
 use gpu_runtime::training::TrainingSession;
 use gpu_runtime::{
@@ -31,6 +35,7 @@ use gpu_runtime::{
 };
 
 use crate::session;
+use page_models::edit_cnn::{CnnCheck, CnnRun};
 use page_models::edit_target::{
     compare_elements, conv_shape, edge_size, measure_size, mlp_spec, within, Differences, Layout,
     MlpProbe, Target, MLP_REL_BOUND,
@@ -56,6 +61,13 @@ pub enum Problem {
     },
     MlpStep {
         batch: usize,
+    },
+    /// CNN training steps in lockstep with the twin: the batch, the steps the check runs and
+    /// the one it ended at (the first wrong one, or the last).
+    CnnSteps {
+        batch: usize,
+        steps: usize,
+        ended: usize,
     },
     Measure {
         elements: u32,
@@ -137,6 +149,7 @@ pub async fn run_target(
         }
         Target::Conv(stage) => run_conv(&gpu, stage, &edited, original.as_ref(), &t).await,
         Target::Mlp(_) => run_mlp(gpu, &edited, original.as_ref(), &t).await,
+        Target::Cnn(_) => run_cnn(gpu, &edited, original.as_ref(), &t).await,
         Target::Measure(_) => run_measure(&gpu, &edited, original.as_ref(), &t).await,
     }
 }
@@ -544,6 +557,82 @@ async fn run_mlp(
             batch: mlp_spec(id).batch,
         },
         flag,
+        edge: None,
+    })
+}
+
+/// The CNN check of `side`'s kernel (`page_models::edit_cnn`): a session with it in place of
+/// the catalogue's (its flag bound where it runs), the twin's state written before each step,
+/// every buffer read back and compared after it, until a step is wrong, a loop was stopped or
+/// the last step is done; with `every_step` (a timed sample) every step runs whatever it
+/// found, so a kernel that is wrong early is not timed on less work than the original.
+/// Returns what it found and the wall-clock time from the session's creation to the last
+/// readback (ms).
+async fn cnn_check(
+    gpu: Rc<Gpu>,
+    side: &Budgeted,
+    ctl: &RunControl,
+    every_step: bool,
+) -> Result<(CnnRun, Layout, f64), GpuError> {
+    let mut check = CnnCheck::new(side.kernel.id, side.flag.is_some()).ok_or(GpuError::WrongJob)?;
+    let start = gpu_runtime::now_ms();
+    let mut session =
+        CnnSession::new_edited(gpu, check.config(), &[&side.kernel], side.flag).await?;
+    loop {
+        check.start_step(&mut session)?;
+        if !session.request_read(&check.parts())? {
+            return Err(GpuError::Readback("a readback is already pending".into()));
+        }
+        let r = loop {
+            gloo::timers::future::TimeoutFuture::new(4).await;
+            if ctl.cancel.is_cancelled() {
+                return Err(GpuError::Cancelled);
+            }
+            if let Some(r) = session.poll_read()? {
+                break r;
+            }
+        };
+        match check.finish_step(&r, SHOWN) {
+            Some(run) if !every_step || check.done() || stopped(&run.flag) => {
+                return Ok((run, check.layout, gpu_runtime::now_ms() - start));
+            }
+            _ => {}
+        }
+    }
+}
+
+async fn run_cnn(
+    gpu: Rc<Gpu>,
+    edited: &Budgeted,
+    original: Option<&Budgeted>,
+    t: &Timer<'_>,
+) -> Result<EditedRun, GpuError> {
+    let ctl = t.ctl;
+    let (run, layout, _) = cnn_check(gpu.clone(), edited, ctl, false).await?;
+    (t.tick)(0, 0);
+    let (time, original_time) = if stopped(&run.flag) {
+        (None, None)
+    } else {
+        let gpu = &gpu;
+        let one = move |side| async move {
+            cnn_check(gpu.clone(), side, ctl, true)
+                .await
+                .map(|(_, _, ms)| ms)
+        };
+        compare(move || one(edited), original.map(|o| move || one(o)), t).await?
+    };
+    Ok(EditedRun {
+        diff: run.diff,
+        layout,
+        time,
+        method: TimingMethod::WallClock,
+        original_time,
+        problem: Problem::CnnSteps {
+            batch: page_models::edit_target::CNN_BATCH,
+            steps: run.steps,
+            ended: run.step,
+        },
+        flag: run.flag,
         edge: None,
     })
 }

@@ -1,5 +1,5 @@
 //! `#/editor?stage=<id>`: edit any kernel the site shows — a matmul stage, a conv stage, an
-//! MLP kernel, a measuring kernel (`page_models::edit_target::Target`) — and run it beside the
+//! MLP or CNN kernel, a measuring kernel (`page_models::edit_target::Target`) — and run it beside the
 //! original. Run = naga's check in the editor → the browser compiles it → it runs on the
 //! family's inputs → checked element by element against the family's CPU reference → timed
 //! against the original on the same inputs (`edit_run::run_target`). Wrong elements are
@@ -425,6 +425,7 @@ fn group_key(f: Family) -> &'static str {
         Family::Matmul => "editor.group.matmul",
         Family::Conv => "editor.group.conv",
         Family::Mlp => "editor.group.mlp",
+        Family::Cnn => "editor.group.cnn",
         _ => "editor.group.measure",
     }
 }
@@ -567,7 +568,7 @@ pub fn KernelEditor() -> Html {
     let stale = state.stale() || other_size;
     let context = (!is_matmul).then(|| {
         html! { <p class="editor-context">{ ctx.t(&format!("editor.context.{}", match target.family() {
-            Family::Conv => "conv", Family::Mlp => "mlp", _ => "measure" })) }</p> }
+            Family::Conv => "conv", Family::Mlp => "mlp", Family::Cnn => "cnn", _ => "measure" })) }</p> }
     });
 
     html! {
@@ -821,6 +822,18 @@ fn problem_text(ctx: &Ctx, p: &Problem) -> String {
         Problem::MlpStep { batch } => {
             ctx.tf("editor.problem.mlp", &[("batch", &batch.to_string())])
         }
+        Problem::CnnSteps {
+            batch,
+            steps,
+            ended,
+        } => ctx.tf(
+            "editor.problem.cnn",
+            &[
+                ("batch", &batch.to_string()),
+                ("steps", &steps.to_string()),
+                ("ended", &ended.to_string()),
+            ],
+        ),
         Problem::Measure { elements, threads } => ctx.tf(
             "editor.problem.measure",
             &[

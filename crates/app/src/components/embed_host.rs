@@ -49,6 +49,7 @@ fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
         "simt" | "simt-compare" => |_| html! { <Visualiser /> },
         "schedule" => |_| html! { <super::schedule_replay::ScheduleReplay /> },
         "train" | "batch" => |_| html! { <Train /> },
+        "cnn" => |_| html! { <super::Cnn /> },
         "conv-filter" => |_| html! { <Conv views={super::conv::Views::Filter} /> },
         "conv-field" => |_| html! { <Conv views={super::conv::Views::Field} /> },
         "lesson" => |ctx| {
@@ -636,6 +637,7 @@ fn full_page(w: &Widget, query: &Query) -> String {
         "race" | "sweep" | "claim" | "conv-race" => "race".into(),
         "simt" | "simt-compare" | "schedule" => "visualiser".into(),
         "train" | "batch" => "train".into(),
+        "cnn" => "cnn".into(),
         "lesson" => with_id("learn", "lesson"),
         "conv-filter" | "conv-field" => "conv".into(),
         "editor" => "editor".into(),
@@ -716,6 +718,7 @@ mod tests {
             include_str!("./visualiser.rs"),
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
+            include_str!("cnn/controls.rs"),
             include_str!("./conv.rs"),
             include_str!("conv/layers.rs"),
             include_str!("./editor_page.rs"),

@@ -402,10 +402,16 @@ impl CnnPage {
     /// GPU steps the driver may send now: up to the queue's limit while running, none
     /// otherwise (Pause sends nothing more).
     pub fn gpu_allowance(&self) -> u64 {
+        self.gpu_allowance_with(self.gpu)
+    }
+
+    /// [`CnnPage::gpu_allowance`] with the session's own counts, newer than the page's (the
+    /// driver reports counts a few times a second, but sends steps every tick).
+    pub fn gpu_allowance_with(&self, live: GpuSteps) -> u64 {
         if !self.running() || self.gpu_state != GpuState::Ready {
             return 0;
         }
-        in_flight_limit(self.last_gpu_rate).saturating_sub(self.gpu.in_flight())
+        in_flight_limit(self.last_gpu_rate).saturating_sub(live.in_flight())
     }
 
     pub fn phase(&self) -> Phase {

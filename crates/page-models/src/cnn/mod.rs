@@ -7,11 +7,17 @@
 //! - `board`: the page's state as a reducer: Play, Pause, Step, Reset, settings changes,
 //!   both sides' step counts and evaluations, the curves, the rates and their ratio, restarts,
 //!   a lost device and the run report an embed gets.
+//! - `evals`: the split both sides train on, the images they are scored on, and an
+//!   evaluation gathered a chunk at a time.
 //! - `inspect`: the confusion matrix, the digits it gets wrong, first-layer filters and
 //!   feature maps as grey images, and a drawn digit prepared like MNIST's.
+//! - `kernels`: every kernel of a step in step order, with its layer and phase, the keys of
+//!   what it computes and of its threads' index mapping, and its editor link.
 
 pub mod board;
+pub mod evals;
 pub mod inspect;
+pub mod kernels;
 pub mod settings;
 
 /// Every translation key this module's models can hand the component (the `cnn.err.*` keys

@@ -14,10 +14,9 @@ use ::cnn::net::{Net, Optimiser, EVAL_CHUNK};
 use ::cnn::spec::{parse_batch, parse_lr, MAX_BATCH, MAX_BLOCKS, MAX_CHANNELS, MIN_BATCH};
 use ::cnn::{Spec, SpecError};
 
-/// The URL keys of the page's settings (all of `cnn::Spec::to_params`).
-pub const PARAMS: &[&str] = &["ch", "k", "opt", "lr", "mom", "batch", "seed"];
-/// Those whose value is a whole number.
-pub const WHOLE: &[&str] = &["batch", "seed"];
+/// The URL keys of the page's settings (all of `cnn::Spec::to_params`), and those whose value
+/// is a whole number.
+pub use ::cnn::spec::{PARAMS, WHOLE};
 
 /// The settings of one render: the spec the page runs and the errors of the values it could
 /// not use.

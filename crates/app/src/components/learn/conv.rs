@@ -142,6 +142,9 @@ pub fn Body() -> Html {
             </section>
 
             { form::corrections(&ctx, &["lesson.conv.fc.gpus", "lesson.conv.fc.ratio", "lesson.conv.fc.shape"]) }
+            <h2>{ ctx.t("lesson.conv.cnn_h") }</h2>
+            <p>{ ctx.t("lesson.conv.cnn") }</p>
+            <p><a id="lesson-cnn-link" class="button primary" href={format!("#/cnn?lang={lang}")}>{ ctx.t("lesson.conv.cnn_link") }</a></p>
             { form::try_it(&ctx, "lesson.conv.try") }
         </div>
     }
