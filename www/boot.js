@@ -12,7 +12,7 @@ import(GLUE).then(async (app) => {
   await app.default();
   // The text of the page's language is fetched by the app (one file per language; the wasm
   // carries none), then it renders.
-  await app.boot(LOCALES);
+  await app.boot(LOCALES, ASSETS);
   // Handle for end-to-end tests (e.g. losing the GPU device on purpose).
   window.gpuPlayground = app;
   registerServiceWorker();
@@ -28,6 +28,9 @@ import(GLUE).then(async (app) => {
 
 // Each language's text file (content-hashed names, written by `cargo xtask dist`).
 const LOCALES = { /* __LOCALES__ */ };
+// Data the app fetches only on the pages that use it (`cnn-digits`: the CNN page's MNIST
+// digits; content-hashed names, written by `cargo xtask dist`). Never preloaded.
+const ASSETS = { /* __ASSETS__ */ };
 
 // The build's version (written by `cargo xtask dist`; the placeholder stays in an unbuilt copy).
 const VERSION = '__BUILD_VERSION__';

@@ -19,17 +19,20 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 /// Entry point, called by boot.js once the module is instantiated, with the language files'
-/// URLs (`{en: "locales/en.<hash>.txt", …}`, written by `cargo xtask dist`): fetches the text
+/// URLs (`{en: "locales/en.<hash>.txt", …}`, written by `cargo xtask dist`) and the data
+/// assets' (`{'cnn-digits': "cnn-digits.<hash>.bin"}`, fetched only by the page that uses them:
+/// `digits_asset.rs`): fetches the text
 /// of the language the page will show, then renders. A rejection (the text could not be
 /// fetched) reaches boot.js, which shows its could-not-start message. The race's CPU workers
 /// load this same module and never call it.
 #[wasm_bindgen]
-pub async fn boot(locales: JsValue) -> Result<(), JsValue> {
+pub async fn boot(locales: JsValue, assets: JsValue) -> Result<(), JsValue> {
     if js_sys::global().dyn_into::<web_sys::Window>().is_err() {
         return Ok(());
     }
     route::guard_hash();
     i18n::set_sources(&locales);
+    digits_asset::set_sources(&assets);
     let (lang, parts) = components::initial_text();
     i18n::load(lang, parts)
         .await

