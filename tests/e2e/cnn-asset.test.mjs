@@ -3,9 +3,8 @@
 // first fetch so that the page then works offline; a missing or damaged file is a message in
 // the page, not a crash.
 //
-// The first two tests need only the built site. The last ones need components/cnn.rs to call
-// `digits_asset::load()` when #/cnn opens and to show an `AssetError` as `tf(e.key(), e.args())`:
-// they run when PAGE_LOADS_DIGITS is true (or CNN_PAGE_LOADS_DIGITS=1 in the environment).
+// The first tests need only the built site; the last ones open #/cnn, which loads the digits
+// when it opens (`digits_asset::load()`) and shows an `AssetError` in words.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -15,9 +14,6 @@ import { fileURLToPath } from 'node:url';
 import { join, extname, normalize } from 'node:path';
 import { launch, openPage, goto, waitForRoute, assertNoErrors, BASE_URL } from './helpers.mjs';
 
-/** Set to true once the CNN page loads the digits when it opens. */
-const PAGE_LOADS_DIGITS = process.env.CNN_PAGE_LOADS_DIGITS === '1';
-const NEEDS_PAGE = PAGE_LOADS_DIGITS ? false : 'needs #/cnn to call digits_asset::load() (set PAGE_LOADS_DIGITS)';
 
 const SITE = process.env.SITE_DIR ?? fileURLToPath(new URL('../../target/e2e-site/', import.meta.url));
 const NAME = /^cnn-digits\.[0-9a-f]{16}\.bin$/;
@@ -245,7 +241,7 @@ async function says(page, re) {
   await page.waitForFunction((src) => new RegExp(src).test(document.querySelector('main')?.textContent ?? ''), re.source, { timeout: 60_000, polling: 100 });
 }
 
-test('#/cnn fetches the digits once per page session, not again on a second visit', { skip: NEEDS_PAGE }, async () => {
+test('#/cnn fetches the digits once per page session, not again on a second visit', async () => {
   const { page, context, errors, requests } = await landing();
   const answered = page.waitForResponse((r) => isDigits(r.url()), { timeout: 60_000 });
   await goto(page, '#/cnn?lang=en');
@@ -262,7 +258,7 @@ test('#/cnn fetches the digits once per page session, not again on a second visi
   await context.close();
 });
 
-test('#/cnn drops a damaged copy that the service worker kept, so that a reload downloads the digits again', { skip: NEEDS_PAGE }, async (t) => {
+test('#/cnn drops a damaged copy that the service worker kept, so that a reload downloads the digits again', async (t) => {
   const name = await digitsName();
   // The host sends damaged digits (one byte flipped: the right length, the wrong checksum).
   const damaged = await mkdtemp(join(tmpdir(), 'gp-digits-damaged-'));
@@ -304,7 +300,7 @@ for (const { what, route, lang, message } of [
   { what: 'a truncated download', route: async (r) => { const real = await r.fetch(); r.fulfill({ response: real, body: (await real.body()).subarray(0, 1000) }); }, lang: 'en', message: /damaged \(1000 B ≠ 7850024 B\)/ },
   { what: 'a failed connection', route: (r) => r.abort('connectionreset'), lang: 'en', message: /could not be downloaded: .+\. Check the connection/ },
 ]) {
-  test(`#/cnn says so in words for ${what}, and nothing crashes`, { skip: NEEDS_PAGE }, async () => {
+  test(`#/cnn says so in words for ${what}, and nothing crashes`, async () => {
     const { page, context, errors } = await landing(route);
     await goto(page, `#/cnn?lang=${lang}`);
     await says(page, message);

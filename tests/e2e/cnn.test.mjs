@@ -1,8 +1,8 @@
 // The digits CNN (#/cnn): the small network trains on the GPU (SwiftShader here) beside the
 // tuned CPU, step for step, and its test loss falls to the seeded twin's value (bound below);
 // Train and Pause run both sides and measure the ratio; a drawn digit is read, an empty pad
-// says so; bad settings are named in both languages; a missing or damaged digits file is a
-// message, never a crash; without WebGPU the CPU trains alone; the embed reports the accuracy;
+// says so; bad settings are named in both languages (a missing or damaged digits file:
+// cnn-asset.test.mjs); without WebGPU the CPU trains alone; the embed reports the accuracy;
 // screenshots at 390, 1280 and 1920 px in English and Chinese.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,9 +68,9 @@ test('step by step, both sides learn the small network as the seeded twin does',
   await page.waitForSelector(`#cnn-confusion[data-step="${STEPS}"]`);
   assert.ok(Number(await page.getAttribute('#cnn-mistakes', 'data-count')) > 0);
   // A mistake picked is shown through the layers.
+  const picked = await page.getAttribute('.cnn-mistake >> nth=0', 'data-index');
   await page.click('.cnn-mistake >> nth=0');
-  await page.waitForFunction(() => document.querySelector('#cnn-layers')?.dataset.index !== '0'
-    && document.querySelector('#cnn-layers')?.dataset.layers === '7', null, { timeout: 60_000 });
+  await page.waitForSelector(`#cnn-layers[data-index="${picked}"][data-layers="7"]`, { timeout: 60_000 });
   await screenshot(page, 'cnn-small-en');
   assertNoErrors(errors);
   await context.close();
@@ -121,7 +121,9 @@ test('the learning rate changes live; a new shape restarts and says what the old
   // A second block's channels: a new network, named.
   await page.fill('#cnn-ch-1', '6');
   await page.press('#cnn-ch-1', 'Enter');
-  await page.waitForSelector('#cnn-restarted', { timeout: 30_000 });
+  await page.waitForSelector('#cnn-restarted', { timeout: 30_000 }).catch(async (e) => {
+    throw new Error(`${e.message}\nstatus ${JSON.stringify(await status(page))} hash ${await page.evaluate(() => location.hash)}`);
+  });
   assert.match(await page.textContent('#cnn-restarted'), /channels/);
   await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
   await page.click('#cnn-play');
@@ -149,6 +151,7 @@ test('a drawn digit is read by the network; an empty pad says so', async () => {
   const { page, context, errors } = await openPage(browser, `${SMALL}&lang=en`);
   await ready(page);
   await page.waitForSelector('#cnn-draw-class[data-error="cnn.draw.empty"]');
+  await page.locator('#cnn-pad').scrollIntoViewIfNeeded();
   const box = await page.locator('#cnn-pad').boundingBox();
   // A "1": one stroke down the middle.
   await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.15);
@@ -174,23 +177,6 @@ test('bad settings in the address are named, in English and Chinese', async () =
     // The defaults run instead: the page still trains.
     await ready(page);
     assertNoErrors(errors);
-    await context.close();
-  }
-});
-
-test('a missing or damaged digits file is a message in the page', async () => {
-  for (const [answer, key] of [
-    [{ status: 404, body: 'not here' }, 'cnn.asset.http'],
-    [{ status: 200, body: '<!doctype html><p>a login page</p>' }, 'cnn.asset.corrupt'],
-  ]) {
-    const { page, context, errors } = await openPage(browser, '#/', { serviceWorkers: 'block' });
-    await page.route(/cnn-digits.*\.bin/, (r) => r.fulfill(answer));
-    await page.evaluate(() => { location.hash = '#/cnn?lang=en'; });
-    await page.waitForSelector(`#cnn-data[data-error="${key}"]`, { timeout: 60_000 });
-    assert.ok((await page.textContent('#cnn-data')).length > 20);
-    // Nothing crashed: the page still answers.
-    await page.click('#cnn-play');
-    assert.deepEqual(errors.filter((e) => !e.includes('404')), []);
     await context.close();
   }
 });

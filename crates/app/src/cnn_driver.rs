@@ -81,6 +81,8 @@ pub struct Driver {
     pub net: Net,
     pub data: Rc<EvalData>,
     pub gpu: Option<CnnSession>,
+    /// The device of a session that failed with another error, watched for a late loss.
+    failed_device: Option<Rc<Gpu>>,
     /// The training images for the GPU session, until it takes them.
     gpu_train: Option<Samples>,
     jobs: VecDeque<Job>,
@@ -138,6 +140,7 @@ impl Driver {
             net,
             data: Rc::new(data),
             gpu: None,
+            failed_device: None,
             gpu_train,
             jobs: VecDeque::new(),
             requested: false,
@@ -236,6 +239,10 @@ impl Driver {
 
     fn fail(&mut self, e: GpuError, out: &mut Vec<Action>) {
         let lost = self.gpu.as_ref().is_some_and(|s| s.device_lost());
+        // A failure on a device that turns out to be lost a moment later (the browser may
+        // settle a failed readback before its lost promise) is reported as the loss, which
+        // Reset recovers from.
+        self.failed_device = self.gpu.as_ref().filter(|_| !lost).map(|s| s.gpu().clone());
         self.gpu = None;
         self.jobs.clear();
         self.requested = false;
@@ -269,6 +276,11 @@ impl Driver {
                 GpuError::DeviceLost("lost while training".into()),
                 &mut actions,
             );
+        }
+        if self.failed_device.as_ref().is_some_and(|g| g.is_lost()) {
+            self.failed_device = None;
+            crate::session::forget();
+            actions.push(Action::DeviceLost("lost while training".into()));
         }
         let running = page.running();
         if self.was_running && !running {

@@ -199,7 +199,7 @@ fn wrong(ctx: &Ctx, d: &Driver, pick: &Callback<usize>) -> Html {
                     let i = m.index;
                     html! {
                         <li>
-                            <button class="cnn-mistake" onclick={pick.reform(move |_| i)} title={text.clone()}>
+                            <button class="cnn-mistake" data-index={i.to_string()} onclick={pick.reform(move |_| i)} title={text.clone()}>
                                 <GreyImage grey={grey(image, side, side)} class="cnn-digit" label={text.clone()} />
                                 <span>{ text }</span>
                             </button>
