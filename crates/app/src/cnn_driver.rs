@@ -44,7 +44,8 @@ pub struct Look {
 enum Job {
     Eval(Gathering),
     Params,
-    /// Test image `index`'s activations at every layer.
+    /// The shown test image's activations at every layer: the image is the one shown when the
+    /// readback is asked for (its index is set then), so a pick never waits behind another.
     Inspect(usize),
 }
 
@@ -379,6 +380,7 @@ impl Driver {
                 }
                 Job::Params => s.request_read(&[Part::Params])?,
                 Job::Inspect(i) => {
+                    *i = self.inspect.unwrap_or(0);
                     let i = *i;
                     s.request_eval(images(&self.data.test, i..i + 1), true)?
                 }
@@ -435,6 +437,12 @@ impl Driver {
                     *changed = true;
                 }
                 self.jobs.pop_front();
+                // Another digit was picked while this one was on its way.
+                if self.inspect != Some(i)
+                    && !self.jobs.iter().any(|j| matches!(j, Job::Inspect(_)))
+                {
+                    self.jobs.push_back(Job::Inspect(0));
+                }
             }
         }
         Ok(())
