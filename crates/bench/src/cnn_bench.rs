@@ -4,8 +4,8 @@
 //! dense 10, Adam lr 0.001) on the real digits asset (`cargo xtask mnist`), issue 24's numbers:
 //!
 //! 1. **Verification first** (each batch): GPU session and CPU twin train `--verify-steps`
-//!    steps from the same start on the same batches, the GPU on its own (the bound of
-//!    `family/cnn/bound.rs` carried from step to step, as the native tests' free mode); every
+//!    steps on the same batches in lockstep (each step starts the GPU from the twin's state,
+//!    the bound of `family/cnn/bound.rs` from zero, as the native tests' lockstep mode); every
 //!    parameter, both optimiser states and the loss must be within the bound, or the batch's
 //!    speed is not measured (a broken kernel cannot produce a fast number). Gaps below 2⁻¹²⁶
 //!    are forgiven: the bound assumes subnormals are kept, a GPU may flush them.
@@ -29,13 +29,18 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use cnn::data::{decode, split, Samples};
-use cnn::net::{CpuTrainer, Hyper, Net, EVAL_CHUNK};
+use cnn::data::{decode, split, BatchOrder, Samples};
+use cnn::net::{adam_corrections, CpuTrainer, Hyper, Net, EVAL_CHUNK};
 use cnn::tuned::{Gemm, TunedTrainer};
 use cnn::Spec;
 use gpu_runtime::cnn_training::{evaluation, CnnConfig, CnnSession, Part};
 use gpu_runtime::family::cnn::bound::{step_bound, StateBound, TwinStep};
+use gpu_runtime::family::cnn::{
+    bound_buffers, buffer, forward_plan, partials_len, step_plan, PlannedDispatch,
+};
 use gpu_runtime::Gpu;
+
+use crate::dump::{js, kernel_json, num_list};
 
 /// The page's network, settings and data, from the default `Spec`.
 pub struct Setup {
@@ -184,18 +189,21 @@ pub fn worst(got: &[f32], want: &[f32], bound: &[f64]) -> (f64, usize) {
     w
 }
 
-/// The twin trained `steps` steps and the bound carried over them (free mode): its
-/// parameters, moments, last loss and their bounds.
-pub struct TwinAfter {
-    pub params: Vec<f32>,
-    pub m: Vec<f32>,
-    pub v: Vec<f32>,
-    pub loss: f32,
+/// One twin step in lockstep: the state before it (parameters, first and second moment),
+/// after it, the bound on |GPU − twin| after it when the GPU starts from the same state
+/// before it (the sharpest: no earlier step's bound carried), and the step's loss and bound.
+pub struct LockStep {
+    pub before: [Vec<f32>; 3],
+    pub after: [Vec<f32>; 3],
     pub bound: StateBound,
+    pub loss: f32,
     pub loss_bound: f64,
 }
 
-pub fn twin_after(s: &Setup, batch: usize, steps: u64) -> Result<TwinAfter, String> {
+/// The twin's first `steps` steps, each with its lockstep bound (the native tests' lockstep
+/// mode: a free run's bound, carried from step to step, grows past any use within 3 Adam
+/// steps — Adam divides by √v of tiny gradients).
+pub fn twin_lockstep(s: &Setup, batch: usize, steps: u64) -> Result<Vec<LockStep>, String> {
     let mut cpu = CpuTrainer::new(
         s.net.clone(),
         s.hyper,
@@ -204,40 +212,37 @@ pub fn twin_after(s: &Setup, batch: usize, steps: u64) -> Result<TwinAfter, Stri
         s.train.clone(),
         order_seed(s),
     );
-    let mut bound = StateBound::zero(s.params.len());
-    let mut loss_bound = 0.0;
+    let mut out = Vec::new();
     for step in 1..=steps {
         let labels = cpu.gather(step - 1).1.to_vec();
         let (m, v) = cpu.optimiser_state();
-        let before = (cpu.params.clone(), m.to_vec(), v.to_vec());
+        let before = [cpu.params.clone(), m.to_vec(), v.to_vec()];
         cpu.step();
         let b = step_bound(
             &TwinStep {
                 net: &s.net,
                 hyper: &s.hyper,
                 step,
-                params: &before.0,
-                m: &before.1,
-                v: &before.2,
+                params: &before[0],
+                m: &before[1],
+                v: &before[2],
                 ws: cpu.workspace(),
                 grads: cpu.grads(),
                 labels: &labels,
             },
-            &bound,
+            &StateBound::zero(s.params.len()),
         )
         .ok_or("the twin's buffers do not have the net's sizes")?;
-        bound = b.state;
-        loss_bound = b.loss;
+        let (m, v) = cpu.optimiser_state();
+        out.push(LockStep {
+            before,
+            after: [cpu.params.clone(), m.to_vec(), v.to_vec()],
+            bound: b.state,
+            loss: cpu.last_loss,
+            loss_bound: b.loss,
+        });
     }
-    let (m, v) = cpu.optimiser_state();
-    Ok(TwinAfter {
-        m: m.to_vec(),
-        v: v.to_vec(),
-        loss: cpu.last_loss,
-        params: cpu.params,
-        bound,
-        loss_bound,
-    })
+    Ok(out)
 }
 
 fn session(g: &Rc<Gpu>, s: &Setup, batch: usize, eval_batch: usize) -> Result<CnnSession, String> {
@@ -256,35 +261,43 @@ fn session(g: &Rc<Gpu>, s: &Setup, batch: usize, eval_batch: usize) -> Result<Cn
     .map_err(|e| format!("session: {e}"))
 }
 
-/// GPU against twin after `steps` free steps: the worst gap as a fraction of its bound.
+/// GPU against twin for the first `steps` steps in lockstep (each step starts the GPU from
+/// the twin's state): the worst gap as a fraction of its bound over every step.
 fn verify(g: &Rc<Gpu>, s: &Setup, batch: usize, steps: u64) -> Result<f64, String> {
-    let twin = twin_after(s, batch, steps)?;
+    let twin = twin_lockstep(s, batch, steps)?;
     let mut gpu = session(g, s, batch, 0)?;
-    gpu.steps(steps as u32).map_err(|e| e.to_string())?;
-    let r = gpu
-        .read_blocking(&[Part::Params, Part::M, Part::V, Part::Losses])
-        .map_err(|e| e.to_string())?;
-    let (p, at) = worst(&r.params, &twin.params, &twin.bound.params);
-    let m = worst(&r.m, &twin.m, &twin.bound.m).0;
-    let v = worst(&r.v, &twin.v, &twin.bound.v).0;
-    let loss = (r.loss as f64 - twin.loss as f64).abs() / twin.loss_bound.max(f64::MIN_POSITIVE);
-    let w = p.max(m).max(v).max(loss);
-    println!(
-        "verify batch {batch}: {steps} steps, worst |GPU − twin| / bound: params {p:.3} (at {at}), m {m:.3}, v {v:.3}, loss {loss:.3} (GPU {}, twin {}) → {}",
-        r.loss,
-        twin.loss,
-        if w <= 1.0 { "within the bound" } else { "OUTSIDE the bound" }
-    );
-    if w <= 1.0 {
-        Ok(w)
-    } else {
-        Err(format!(
-            "batch {batch}: GPU parameter {at} is {} where the twin has {} (bound {:e})",
-            r.params.get(at).copied().unwrap_or(f32::NAN),
-            twin.params.get(at).copied().unwrap_or(f32::NAN),
-            twin.bound.params.get(at).copied().unwrap_or(0.0)
-        ))
+    let mut all = 0.0f64;
+    for (k, t) in twin.iter().enumerate() {
+        gpu.write_state(&t.before[0], &t.before[1], &t.before[2])
+            .map_err(|e| e.to_string())?;
+        gpu.step().map_err(|e| e.to_string())?;
+        let r = gpu
+            .read_blocking(&[Part::Params, Part::M, Part::V, Part::Losses])
+            .map_err(|e| e.to_string())?;
+        let (p, at) = worst(&r.params, &t.after[0], &t.bound.params);
+        let m = worst(&r.m, &t.after[1], &t.bound.m).0;
+        let v = worst(&r.v, &t.after[2], &t.bound.v).0;
+        let loss = (r.loss as f64 - t.loss as f64).abs() / t.loss_bound.max(f64::MIN_POSITIVE);
+        let w = p.max(m).max(v).max(loss);
+        println!(
+            "verify batch {batch} step {}: worst |GPU − twin| / bound: params {p:.3} (at {at}), m {m:.3}, v {v:.3}, loss {loss:.3} (GPU {}, twin {}) → {}",
+            k + 1,
+            r.loss,
+            t.loss,
+            if w <= 1.0 { "within the bound" } else { "OUTSIDE the bound" }
+        );
+        if w > 1.0 {
+            return Err(format!(
+                "batch {batch} step {}: GPU parameter {at} is {} where the twin has {} (bound {:e})",
+                k + 1,
+                r.params.get(at).copied().unwrap_or(f32::NAN),
+                t.after[0].get(at).copied().unwrap_or(f32::NAN),
+                t.bound.params.get(at).copied().unwrap_or(0.0)
+            ));
+        }
+        all = all.max(w);
     }
+    Ok(all)
 }
 
 /// Submits `n` steps and drains the queue; the wall time in ms and the last step's loss.
@@ -544,5 +557,188 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     if let Some(path) = a.out {
         std::fs::write(&path, tsv.join("\n") + "\n").map_err(|e| format!("{path}: {e}"))?;
     }
+    Ok(())
+}
+
+/// Steps whose Adam corrections `dump` writes; later steps have (1, 1) (checked).
+pub const CORRECTION_STEPS: u64 = 20_000;
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn u32_bytes(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn f64_bytes(v: &[f64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn dispatch_json(p: &PlannedDispatch, eval: bool) -> String {
+    let names: Vec<String> = bound_buffers(p.kernel_id, eval)
+        .iter()
+        .map(|n| js(n))
+        .collect();
+    format!(
+        "{{\"kernel\":{},\"block\":{},\"buffers\":[{}],\"workgroups\":{},\"uniform\":{}}}",
+        js(p.kernel_id),
+        p.block,
+        names.join(","),
+        num_list(p.workgroups),
+        num_list(p.uniform)
+    )
+}
+
+/// `bench dump-kernels --dir DIR --cnn DIGITS [--cnn-batches 64,256] [--cnn-epochs 300]
+/// [--cnn-verify-steps 3]`: the CNN session's step exactly as `CnnSession` builds it, for
+/// `crates/bench/dawn/cnn.mjs` (and the data for `crates/bench/tfjs/cnn_tfjs.mjs`). Writes
+/// DIR/cnn/cnn.json — the composed WGSL of every kernel the step and the evaluation run; per
+/// batch the buffers (name, bytes, initial contents: `params_init.bin` or zeros), the step's
+/// dispatches in order (kernel, bound buffer names in binding order, the uniform after them,
+/// workgroups, the 16 uniform words), the optimiser's dispatch number, the evaluation's
+/// forward dispatches (`EVAL_CHUNK` images, its own buffers) and where its logits are — and
+/// the binary files: the seeded train and test split as f32 pixels and u32 labels, the batch
+/// order (the first `--cnn-epochs` epochs' permutations of the train set: step s's batch is
+/// entries s·B … s·B + B − 1 of their concatenation, as `BatchOrder`), Adam's corrections
+/// (words 7 and 8 of the optimiser's uniform) for steps 1 … 20,000, and per batch the
+/// twin's first `--cnn-verify-steps` steps in lockstep ([`twin_lockstep`]): `verify_B_before.bin`
+/// and `verify_B_after.bin` (per step: parameters, m, v as f32) and `verify_B_bound.bin` (the
+/// same as f64 bounds), the losses and their bounds in the JSON.
+pub fn dump(
+    dir: &str,
+    digits: &str,
+    batches: &[usize],
+    epochs: u64,
+    verify_steps: u64,
+) -> Result<(), String> {
+    let s = setup(digits)?;
+    let d = format!("{dir}/cnn");
+    std::fs::create_dir_all(&d).map_err(|e| format!("{d}: {e}"))?;
+    let write = |name: &str, bytes: Vec<u8>| {
+        std::fs::write(format!("{d}/{name}"), bytes).map_err(|e| format!("{name}: {e}"))
+    };
+    write("params_init.bin", f32_bytes(&s.params))?;
+    write("train_x.bin", f32_bytes(&s.train.x))?;
+    write("train_y.bin", u32_bytes(&s.train.y))?;
+    write("test_x.bin", f32_bytes(&s.test.x))?;
+    write("test_y.bin", u32_bytes(&s.test.y))?;
+    let order = BatchOrder::new(s.train.len(), order_seed(&s));
+    let mut perms = Vec::with_capacity(epochs as usize * s.train.len());
+    for e in 0..epochs {
+        perms.extend(order.epoch(e));
+    }
+    write("order.bin", u32_bytes(&perms))?;
+    if adam_corrections(CORRECTION_STEPS + 1) != (1.0, 1.0) {
+        return Err("Adam's corrections are not (1, 1) after the dumped steps".into());
+    }
+    let mut corr = Vec::with_capacity(2 * CORRECTION_STEPS as usize);
+    for t in 1..=CORRECTION_STEPS {
+        let (c1, c2) = adam_corrections(t);
+        corr.extend([c1, c2]);
+    }
+    write("corrections.bin", f32_bytes(&corr))?;
+    let pl = s.net.param_layout();
+    let words = |n: usize| n.max(1) * 4;
+    let eval_plan = forward_plan(&s.net, EVAL_CHUNK);
+    let eval_layout = s.net.act_layout(EVAL_CHUNK);
+    let mut ids: Vec<&str> = Vec::new();
+    let mut per_batch = Vec::new();
+    for &batch in batches {
+        let plan = step_plan(&s.net, &s.hyper, batch);
+        let layout = s.net.act_layout(batch);
+        for p in plan.iter().chain(&eval_plan) {
+            if !ids.contains(&p.kernel_id) {
+                ids.push(p.kernel_id);
+            }
+        }
+        let bufs = [
+            (buffer::PARAMS, pl.len * 4, "\"params_init.bin\""),
+            (buffer::GRADS, pl.len * 4, "null"),
+            (buffer::M, pl.len * 4, "null"),
+            (buffer::V, pl.len * 4, "null"),
+            (buffer::ACTS, words(layout.len), "null"),
+            (buffer::DELTAS, words(layout.len), "null"),
+            (buffer::ARGMAX, words(layout.argmax_len), "null"),
+            (buffer::LABELS, words(batch), "null"),
+            (buffer::LOSSES, words(batch), "null"),
+            (buffer::PARTIALS, words(partials_len(&s.net, batch)), "null"),
+            (buffer::EVAL_ACTS, words(eval_layout.len), "null"),
+            (buffer::EVAL_ARGMAX, words(eval_layout.argmax_len), "null"),
+        ];
+        let bufs: Vec<String> = bufs
+            .iter()
+            .map(|(n, bytes, init)| {
+                format!("{{\"name\":{},\"bytes\":{bytes},\"init\":{init}}}", js(n))
+            })
+            .collect();
+        let opt_index = plan
+            .iter()
+            .position(|p| matches!(p.kernel_id, "cnn-sgd" | "cnn-adam"))
+            .ok_or("no optimiser dispatch")?;
+        let twin = twin_lockstep(&s, batch, verify_steps)?;
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        let mut bound = Vec::new();
+        for t in &twin {
+            for i in 0..3 {
+                before.extend_from_slice(&t.before[i]);
+                after.extend_from_slice(&t.after[i]);
+            }
+            bound.extend_from_slice(&t.bound.params);
+            bound.extend_from_slice(&t.bound.m);
+            bound.extend_from_slice(&t.bound.v);
+        }
+        write(&format!("verify_{batch}_before.bin"), f32_bytes(&before))?;
+        write(&format!("verify_{batch}_after.bin"), f32_bytes(&after))?;
+        write(&format!("verify_{batch}_bound.bin"), f64_bytes(&bound))?;
+        let losses: Vec<String> = twin.iter().map(|t| format!("{:e}", t.loss)).collect();
+        let loss_bounds: Vec<String> = twin.iter().map(|t| format!("{:e}", t.loss_bound)).collect();
+        let step: Vec<String> = plan.iter().map(|p| dispatch_json(p, false)).collect();
+        per_batch.push(format!(
+            "{{\"batch\":{batch},\"buffers\":[{}],\"step\":[{}],\"opt_index\":{opt_index},\"input_offset\":{},\"verify\":{{\"steps\":{verify_steps},\"losses\":[{}],\"loss_bounds\":[{}]}}}}",
+            bufs.join(","),
+            step.join(","),
+            layout.input,
+            losses.join(","),
+            loss_bounds.join(",")
+        ));
+    }
+    let kernels: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            gpu_runtime::kernel(id)
+                .map(kernel_json)
+                .ok_or_else(|| format!("no kernel {id}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let eval: Vec<String> = eval_plan.iter().map(|p| dispatch_json(p, true)).collect();
+    let json = format!(
+        "{{\"spec\":{{\"channels\":{},\"kernels\":{},\"optimiser\":{},\"lr\":{:e},\"momentum\":{:e},\"batch\":{},\"seed\":{}}},\
+         \"side\":{},\"classes\":{},\"params\":{},\"train\":{},\"test\":{},\"epochs\":{epochs},\"correction_steps\":{CORRECTION_STEPS},\
+         \"kernels\":[{}],\"batches\":[{}],\"eval\":{{\"images\":{EVAL_CHUNK},\"dispatches\":[{}],\"logits_offset\":{},\"input_offset\":{}}}}}\n",
+        num_list(s.spec.channels.iter()),
+        num_list(s.spec.kernels.iter()),
+        js(s.hyper.optimiser.code()),
+        s.hyper.lr,
+        s.hyper.momentum,
+        s.spec.batch,
+        s.spec.seed,
+        s.net.side,
+        s.net.classes,
+        pl.len,
+        s.train.len(),
+        s.test.len(),
+        kernels.join(","),
+        per_batch.join(","),
+        eval.join(","),
+        eval_layout.logits,
+        eval_layout.input
+    );
+    write("cnn.json", json.into_bytes())?;
+    println!(
+        "wrote {d}/cnn.json: {} kernels, batches {batches:?}, {epochs} epochs of order, twin after {verify_steps} steps",
+        ids.len()
+    );
     Ok(())
 }
