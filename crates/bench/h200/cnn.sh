@@ -68,15 +68,15 @@ NODEVK=(env); [ -n "${NODE_VK_ICD:-}" ] && NODEVK=(env VK_ICD_FILENAMES="$NODE_V
   grep -m1 'model name' /proc/cpuinfo; nproc
   "$NODE" --version
   stamp "dump the CNN plan"
-  timeout 120 $B dump-kernels --dir $W/d --cnn "$D" --cnn-batches "$BATCHES" 2>&1
+  timeout 60 $B dump-kernels --dir $W/d --cnn "$D" --cnn-batches "$BATCHES" 2>&1
   stamp "wgpu and the tuned CPU (bench cnn)"
-  timeout 300 $B cnn --digits "$D" --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" --cpu-min-ms "$CPU_MIN_MS" \
+  timeout 240 $B cnn --digits "$D" --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" --cpu-min-ms "$CPU_MIN_MS" \
     --tta-secs "$TTA" --eval-every "$EVERY" --out "$R/wgpu.tsv" 2>&1 || echo "bench cnn failed: $?"
   stamp "Dawn (dawn/cnn.mjs)"
-  timeout 200 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
+  timeout 150 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
     --tta-secs "$TTA" --eval-every "$EVERY" --out "$R/dawn.tsv" 2>&1 || echo "dawn failed: $?"
   stamp "TensorFlow.js webgpu (tfjs/cnn_tfjs.mjs)"
-  timeout 200 "${NODEVK[@]}" "$NODE" "$TFJS_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
+  timeout 120 "${NODEVK[@]}" "$NODE" "$TFJS_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
     --check-steps "$CHECK" --out "$R/tfjs.tsv" 2>&1 || echo "tfjs failed: $?"
   stamp "done"
 } 2>&1 | tee "$R/cnn.log"
