@@ -27,13 +27,17 @@
 //
 // Usage: node cnn.mjs --dir D/cnn [--batches 64,256] [--runs 3] [--min-ms 1500]
 //          [--tta-secs 60] [--eval-every 50] [--out dawn_cnn.tsv] [--flag dawn-toggle]…
+//          [--profile REPS]
+// --profile REPS (after each batch's runs): where a step's time goes — after 20 steps, each
+// dispatch of the step alone, REPS times in one compute pass, submitted and drained, wall clock
+// per dispatch (the repeats change the values, not the work), sorted, with their sum.
 // WEBGPU_MODULE may point at the binding's index.js.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 function parseArgs(argv) {
-  const a = { dir: null, batches: null, runs: 3, minMs: 1500, ttaSecs: 60, evalEvery: 50, out: null, flags: [] };
+  const a = { dir: null, batches: null, runs: 3, minMs: 1500, ttaSecs: 60, evalEvery: 50, out: null, flags: [], profile: 0 };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`${k} needs a value`);
@@ -45,6 +49,7 @@ function parseArgs(argv) {
     else if (k === '--eval-every') a.evalEvery = Number(v);
     else if (k === '--out') a.out = v;
     else if (k === '--flag') a.flags.push(v);
+    else if (k === '--profile') a.profile = Number(v);
     else throw new Error(`unknown flag ${k}`);
   }
   if (!a.dir) throw new Error('--dir D/cnn (from `bench dump-kernels --cnn`) is required');
@@ -282,6 +287,28 @@ for (const B of batches) {
     if (!Number.isFinite(loss)) throw new Error(`batch ${B}: loss ${loss}`);
     console.log(`dawn batch ${B} run ${r + 1}: ${(t / count).toFixed(4)} ms/step (${(1000 * count / t).toFixed(0)} steps/s, ${count} steps, last loss ${loss.toFixed(4)})`);
     ms.push(t / count);
+    destroy(s);
+  }
+  if (args.profile > 0) {
+    const s = makeSession(plan);
+    await drained(s, 20);
+    const rows = [];
+    for (let i = 0; i < s.step.length; i++) {
+      const one = Array(args.profile).fill(s.step[i]);
+      device.queue.submit([encodePass(one.slice(0, 2)).finish()]);
+      await device.queue.onSubmittedWorkDone();
+      const t0 = performance.now();
+      device.queue.submit([encodePass(one).finish()]);
+      await device.queue.onSubmittedWorkDone();
+      rows.push([(performance.now() - t0) / args.profile, i, plan.step[i]]);
+    }
+    const sum = rows.reduce((x, r) => x + r[0], 0);
+    console.log(`profile batch ${B} (${args.profile} repeats of each dispatch alone, wall clock): sum ${sum.toFixed(4)} ms`);
+    for (const [t, i, d] of [...rows].sort((x, y) => y[0] - x[0])) {
+      const inv = d.uniform[14];
+      console.log(`  ${t.toFixed(4).padStart(9)} ms  ${(100 * t / sum).toFixed(1).padStart(5)} %  #${String(i).padStart(2)} ${d.kernel} block ${d.block}, ${inv} invocations, grid ${d.workgroups.join('×')}`);
+      tsv.push(`dawn-profile\t${B}\t1\t${t}\t\t\tms\t#${i} ${d.kernel} block ${d.block} invocations ${inv}`);
+    }
     destroy(s);
   }
   const med = median(ms), lo = Math.min(...ms), hi = Math.max(...ms);

@@ -10,7 +10,7 @@
 #              (Chrome's WebGPU, npm `webgpu`), verified the same way, same measurements
 #   tfjs       `tfjs/cnn_tfjs.mjs` (bundled): TensorFlow.js's WebGPU backend training the same
 #              network on the same adapter through Dawn, same treatment, and a training check
-# About 5 minutes (each phase bounded by `timeout`).
+# About 5 minutes (each phase bounded by `timeout`). PROFILE=REPS: only the profile (below).
 #
 # Carry (../shared/TOOLCHAIN.md §6–7): .gl (the Vulkan loader and glvnd debs) and $C
 # (default .devcarry/cnn) holding bench.xz (release build), node.xz, cnn-digits.bin.xz
@@ -62,6 +62,23 @@ TFJS_JS=${TFJS_JS:-$C/cnn_tfjs.bundle.mjs}
 # Node's Vulkan driver (SwiftShader locally: Dawn refuses lavapipe); the H200's otherwise.
 NODEVK=(env); [ -n "${NODE_VK_ICD:-}" ] && NODEVK=(env VK_ICD_FILENAMES="$NODE_VK_ICD")
 
+if [ -n "${PROFILE:-}" ]; then
+  # PROFILE=REPS: only where Dawn's step time goes (dawn/cnn.mjs --profile) and Dawn's step
+  # with its robustness transform off (the bounds clamps; not what a browser runs), ~1 min.
+  {
+    stamp "dump"; timeout 60 $B dump-kernels --dir $W/d --cnn "$D" --cnn-batches "$BATCHES" 2>&1
+    stamp "Dawn profile"
+    timeout 150 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/cnn --batches "$BATCHES" --runs 1 --min-ms "$MIN_MS" \
+      --tta-secs 0 --profile "$PROFILE" --out "$R/dawn_profile.tsv" 2>&1 || echo "profile failed: $?"
+    stamp "Dawn, robustness off"
+    timeout 100 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
+      --tta-secs 0 --flag enable-dawn-features=disable_robustness --out "$R/dawn_norobust.tsv" 2>&1 || echo "failed: $?"
+    stamp "done"
+  } 2>&1 | tee "$R/profile.log"
+  cp "$R/profile.log" "$OUT/profile.log"
+  tar -czf "$OUT/profile.tgz" -C "$R" .
+  exit 0
+fi
 {
   stamp "machine"
   command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
