@@ -14,6 +14,9 @@
 //! (seed 1 + run) with their f64 reference values and tolerances; `--conv-stages id,…`
 //! limits the stages. Given alone (no `--sizes`, `--kernels`), only the conv plans are written.
 //!
+//! With `--cnn DIGITS` it writes the CNN page's training step and evaluation (DIR/cnn/, see
+//! [`crate::cnn_bench::dump`]; alone, only that).
+//!
 //! Writes DIR/manifest.json and one DIR/in_*.bin (DIR/conv_*.bin) per distinct input buffer.
 
 use std::collections::HashMap;
@@ -34,7 +37,7 @@ use crate::conv_bench;
 pub const SEED: u64 = 1;
 
 /// JSON string literal.
-fn js(s: &str) -> String {
+pub(crate) fn js(s: &str) -> String {
     let mut out = String::from("\"");
     for ch in s.chars() {
         match ch {
@@ -50,7 +53,7 @@ fn js(s: &str) -> String {
     out
 }
 
-fn num_list<T: std::fmt::Display>(v: impl IntoIterator<Item = T>) -> String {
+pub(crate) fn num_list<T: std::fmt::Display>(v: impl IntoIterator<Item = T>) -> String {
     let items: Vec<String> = v.into_iter().map(|x| x.to_string()).collect();
     format!("[{}]", items.join(","))
 }
@@ -280,6 +283,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut conv_stages: Vec<ConvStage> = ConvStage::ALL.to_vec();
     let mut conv_runs = 3u64;
     let mut matmul_given = false;
+    let mut cnn: Option<String> = None;
+    let mut cnn_batches = vec![64usize, 256];
+    let mut cnn_epochs = 300u64;
+    let mut cnn_verify = 3u64;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -287,6 +294,28 @@ pub fn run(args: &[String]) -> Result<(), String> {
         match flag.as_str() {
             "--dir" => dir = Some(value.clone()),
             "--conv-shapes" => conv = conv_shapes(value)?,
+            "--cnn" => cnn = Some(value.clone()),
+            "--cnn-batches" => {
+                cnn_batches = value
+                    .split(',')
+                    .map(|b| b.trim().parse().ok().filter(|b| (1..=256).contains(b)))
+                    .collect::<Option<Vec<usize>>>()
+                    .ok_or_else(|| format!("--cnn-batches wants 1 to 256: `{value}`"))?
+            }
+            "--cnn-epochs" => {
+                cnn_epochs = value
+                    .parse()
+                    .ok()
+                    .filter(|e| (1..=5000).contains(e))
+                    .ok_or_else(|| format!("--cnn-epochs wants 1 to 5000: `{value}`"))?
+            }
+            "--cnn-verify-steps" => {
+                cnn_verify = value
+                    .parse()
+                    .ok()
+                    .filter(|e| (1..=50).contains(e))
+                    .ok_or_else(|| format!("--cnn-verify-steps wants 1 to 50: `{value}`"))?
+            }
             "--conv-stages" => {
                 conv_stages = value
                     .split(',')
@@ -322,6 +351,13 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let dir = dir.ok_or("dump-kernels needs --dir DIR")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    if let Some(digits) = &cnn {
+        crate::cnn_bench::dump(&dir, digits, &cnn_batches, cnn_epochs, cnn_verify)?;
+        // Given with nothing else: only the CNN.
+        if conv.is_empty() && !matmul_given {
+            return Ok(());
+        }
+    }
 
     let conv_only = !conv.is_empty() && !matmul_given;
     if conv_only {

@@ -17,9 +17,10 @@
 //! (`summary::HEADER`), every pass time included.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
-//! `crossover.rs`. `bench clamps`: see `clamps.rs`.
+//! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
 
 mod clamps;
+mod cnn_bench;
 mod conv_bench;
 mod cpu;
 mod crossover;
@@ -58,7 +59,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] | bench clamps [--kernels id,…] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench clamps [--kernels id,…] (got {other:?})"
             ))
         }
     }
@@ -138,6 +139,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("cpu") => cpu::run(&args[1..]),
+        Some("cnn") => cnn_bench::run(args.into_iter().skip(1)),
         Some("conv") => conv_bench::run(args.into_iter().skip(1)),
         Some("crossover") => crossover::run(args.into_iter().skip(1)),
         Some("dump-kernels") => dump::run(&args[1..]),

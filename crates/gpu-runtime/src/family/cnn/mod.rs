@@ -320,7 +320,10 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
             u,
         ));
         plan.push(planned("cnn-conv-filter-reduce", b + 1, taps, u));
-        plan.push(planned("cnn-conv-bias-grad", b + 1, blk.c_out, u));
+        // One workgroup per channel (the kernel's header: its 64 invocations share the maps).
+        let mut bias = planned("cnn-conv-bias-grad", b + 1, blk.c_out, u);
+        bias.workgroups = [blk.c_out.max(1) as u32, 1, 1];
+        plan.push(bias);
         plan.push(planned("cnn-conv-input-grad", b + 1, input, u));
     }
     let opt = match hyper.optimiser {

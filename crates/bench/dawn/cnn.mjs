@@ -1,0 +1,347 @@
+// The CNN page's training step (issue 24) through Dawn — the WebGPU of Chrome and Edge, via
+// its Node binding (npm `webgpu`) — run exactly as `CnnSession` runs it through wgpu, with
+// nothing of it written twice: `bench dump-kernels --dir D --cnn DIGITS` writes D/cnn/ (the
+// composed WGSL, each dispatch's kernel, bound buffers, grid and uniform words, the buffers and
+// their initial contents, the seeded split, the batch order, Adam's corrections and the twin's
+// lockstep states with their bounds; `crates/bench/src/cnn_bench.rs`, `dump`).
+//
+// A step, as the session: gather the step's batch in the twin's order (epoch permutations from
+// order.bin; step s takes entries s·B … s·B + B − 1), write its images at the activations'
+// input and its labels, rewrite the optimiser's uniform with this step's Adam corrections, then
+// one command buffer with one compute pass running every dispatch of the step in order.
+//
+// 1. Verify (each batch): `verify.steps` steps in lockstep with the twin — each step starts from
+//    the twin's parameters and moments (verify_B_before.bin) — and every parameter, moment and
+//    the mean loss compared with the twin's (verify_B_after.bin) within the bound of
+//    `family/cnn/bound.rs` (verify_B_bound.bin; gaps below 2⁻¹²⁶ forgiven, as `bench cnn`).
+//    A batch that fails is not timed.
+// 2. Speed: --runs whole runs per batch (fresh buffers and bind groups each), 20 warm-up steps
+//    and a pilot of 20 drained steps, then ≥ --min-ms of steps submitted back to back (at most
+//    64 in flight) and drained by reading the losses back; ms/step = wall time / steps; median,
+//    fastest and slowest run.
+// 3. Time to accuracy (batch `spec.batch`, the page's default): the clock starts before the
+//    session is made; every --eval-every steps the 1,000 test digits are evaluated on the GPU
+//    (passes of `eval.images`, logits read back, the first largest logit is the class); the
+//    first time at ≥ 90 % and ≥ 97 % and the accuracy at --tta-secs. Past the dumped epochs of
+//    batch order the order repeats (said in the output).
+//
+// Usage: node cnn.mjs --dir D/cnn [--batches 64,256] [--runs 3] [--min-ms 1500]
+//          [--tta-secs 60] [--eval-every 50] [--out dawn_cnn.tsv] [--flag dawn-toggle]…
+//          [--profile REPS]
+// --profile REPS (after each batch's runs): where a step's time goes — after 20 steps, each
+// dispatch of the step alone, REPS times in one compute pass, submitted and drained, wall clock
+// per dispatch (the repeats change the values, not the work), sorted, with their sum.
+// WEBGPU_MODULE may point at the binding's index.js.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+function parseArgs(argv) {
+  const a = { dir: null, batches: null, runs: 3, minMs: 1500, ttaSecs: 60, evalEvery: 50, out: null, flags: [], profile: 0 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [k, v] = [argv[i], argv[i + 1]];
+    if (v === undefined) throw new Error(`${k} needs a value`);
+    if (k === '--dir') a.dir = v;
+    else if (k === '--batches') a.batches = v.split(',').map(Number);
+    else if (k === '--runs') a.runs = Number(v);
+    else if (k === '--min-ms') a.minMs = Number(v);
+    else if (k === '--tta-secs') a.ttaSecs = Number(v);
+    else if (k === '--eval-every') a.evalEvery = Number(v);
+    else if (k === '--out') a.out = v;
+    else if (k === '--flag') a.flags.push(v);
+    else if (k === '--profile') a.profile = Number(v);
+    else throw new Error(`unknown flag ${k}`);
+  }
+  if (!a.dir) throw new Error('--dir D/cnn (from `bench dump-kernels --cnn`) is required');
+  return a;
+}
+
+const median = (v) => {
+  const s = [...v].sort((x, y) => x - y);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+const FLUSH = 2 ** -126;
+
+const args = parseArgs(process.argv.slice(2));
+const J = JSON.parse(readFileSync(join(args.dir, 'cnn.json'), 'utf8'));
+const bin = (name, T) => {
+  const b = readFileSync(join(args.dir, name));
+  return new T(b.buffer, b.byteOffset, b.byteLength / T.BYTES_PER_ELEMENT);
+};
+const trainX = bin('train_x.bin', Float32Array);
+const trainY = bin('train_y.bin', Uint32Array);
+const testX = bin('test_x.bin', Float32Array);
+const testY = bin('test_y.bin', Uint32Array);
+const order = bin('order.bin', Uint32Array);
+const corrections = bin('corrections.bin', Float32Array);
+const paramsInit = bin('params_init.bin', Float32Array);
+const px = J.side * J.side;
+const P = J.params;
+
+const mod = await import(process.env.WEBGPU_MODULE ? pathToFileURL(process.env.WEBGPU_MODULE).href : 'webgpu');
+Object.assign(globalThis, mod.globals);
+const gpu = mod.create(args.flags);
+const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+if (!adapter) throw new Error('no adapter');
+const info = adapter.info || {};
+console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description} (Dawn, npm webgpu)`);
+const device = await adapter.requestDevice({
+  requiredLimits: {
+    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+    maxBufferSize: adapter.limits.maxBufferSize,
+  },
+});
+let deviceError = null;
+device.addEventListener?.('uncapturederror', (e) => { deviceError = e.error?.message || String(e); });
+
+const pipelines = new Map();
+device.pushErrorScope('validation');
+for (const k of J.kernels) {
+  const module = device.createShaderModule({ code: k.wgsl });
+  pipelines.set(k.id, device.createComputePipeline({
+    layout: 'auto', compute: { module, entryPoint: k.entry_point, constants: k.constants },
+  }));
+}
+const compileErr = await device.popErrorScope();
+if (compileErr) throw new Error(`compiling: ${compileErr.message}`);
+
+const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+
+// A session: the plan of batch `plan.batch`, its buffers, uniforms and bind groups.
+function makeSession(plan) {
+  const bufs = new Map();
+  for (const b of plan.buffers) {
+    const buf = device.createBuffer({ size: Math.ceil(b.bytes / 4) * 4, usage: STORAGE });
+    if (b.init) device.queue.writeBuffer(buf, 0, paramsInit);
+    bufs.set(b.name, buf);
+  }
+  const record = (d) => {
+    const uniform = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    const words = new Uint32Array(d.uniform);
+    device.queue.writeBuffer(uniform, 0, words);
+    const pipeline = pipelines.get(d.kernel);
+    const entries = d.buffers.map((n, i) => ({ binding: i, resource: { buffer: bufs.get(n) } }));
+    entries.push({ binding: d.buffers.length, resource: { buffer: uniform } });
+    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    return { pipeline, group, wg: d.workgroups, uniform, words };
+  };
+  const step = plan.step.map(record);
+  const evalD = J.eval.dispatches.map(record);
+  const B = plan.batch;
+  const read = device.createBuffer({ size: Math.max(3 * P * 4 + B * 4, J.eval.images * J.classes * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  return { plan, B, bufs, step, evalD, read, steps: 0, x: new Float32Array(B * px), y: new Uint32Array(B), inFlight: [], wrapped: false };
+}
+
+function destroy(s) {
+  for (const b of s.bufs.values()) b.destroy();
+  for (const d of [...s.step, ...s.evalD]) d.uniform.destroy();
+  s.read.destroy();
+}
+
+function encodePass(ds) {
+  const enc = device.createCommandEncoder();
+  const pass = enc.beginComputePass();
+  for (const d of ds) {
+    pass.setPipeline(d.pipeline);
+    pass.setBindGroup(0, d.group);
+    pass.dispatchWorkgroups(d.wg[0], d.wg[1], d.wg[2]);
+  }
+  pass.end();
+  return enc;
+}
+
+const n = J.train;
+function step(s) {
+  const B = s.B;
+  for (let i = 0; i < B; i++) {
+    const t = s.steps * B + i;
+    let e = Math.floor(t / n);
+    if (e >= J.epochs) { e %= J.epochs; s.wrapped = true; }
+    const idx = order[e * n + (t % n)];
+    s.x.set(trainX.subarray(idx * px, (idx + 1) * px), i * px);
+    s.y[i] = trainY[idx];
+  }
+  device.queue.writeBuffer(s.bufs.get('cnn acts'), s.plan.input_offset * 4, s.x);
+  device.queue.writeBuffer(s.bufs.get('cnn labels'), 0, s.y);
+  const opt = s.step[s.plan.opt_index];
+  const t = s.steps + 1; // Adam's step number
+  const f = new Float32Array(opt.words.buffer);
+  if (t <= J.correction_steps) { f[7] = corrections[2 * (t - 1)]; f[8] = corrections[2 * (t - 1) + 1]; } else { f[7] = 1; f[8] = 1; }
+  device.queue.writeBuffer(opt.uniform, 0, opt.words);
+  device.queue.submit([encodePass(s.step).finish()]);
+  s.steps++;
+}
+
+// Reads `parts` ([buffer name, byte offset, bytes]) after everything submitted; Float32Arrays.
+async function readParts(s, parts) {
+  const enc = device.createCommandEncoder();
+  let at = 0;
+  for (const [name, off, bytes] of parts) { enc.copyBufferToBuffer(s.bufs.get(name), off, s.read, at, bytes); at += bytes; }
+  device.queue.submit([enc.finish()]);
+  await s.read.mapAsync(GPUMapMode.READ, 0, at);
+  const all = new Float32Array(s.read.getMappedRange(0, at).slice(0));
+  s.read.unmap();
+  const out = [];
+  at = 0;
+  for (const [, , bytes] of parts) { out.push(all.subarray(at / 4, (at + bytes) / 4)); at += bytes; }
+  return out;
+}
+
+const meanLoss = (losses) => { let sum = 0; for (const l of losses) sum = Math.fround(sum + l); return Math.fround(sum / losses.length); };
+
+async function steps(s, count) {
+  for (let i = 0; i < count; i++) {
+    step(s);
+    if (s.steps % 32 === 0) {
+      s.inFlight.push(device.queue.onSubmittedWorkDone());
+      if (s.inFlight.length > 2) await s.inFlight.shift();
+    }
+  }
+}
+
+async function drained(s, count) {
+  const t0 = performance.now();
+  await steps(s, count);
+  const [losses] = await readParts(s, [['cnn losses', 0, s.B * 4]]);
+  s.inFlight = [];
+  return [performance.now() - t0, meanLoss(losses)];
+}
+
+function worst(got, want, bound) {
+  let w = 0, at = 0;
+  for (let i = 0; i < want.length; i++) {
+    const gap = Math.max(0, Math.abs(got[i] - want[i]) - FLUSH);
+    const r = !Number.isFinite(got[i]) ? Infinity : gap === 0 ? 0 : bound[i] > 0 ? gap / bound[i] : Infinity;
+    if (r > w) { w = r; at = i; }
+  }
+  return [w, at];
+}
+
+async function verify(plan) {
+  const K = plan.verify.steps;
+  const before = bin(`verify_${plan.batch}_before.bin`, Float32Array);
+  const after = bin(`verify_${plan.batch}_after.bin`, Float32Array);
+  const bound = bin(`verify_${plan.batch}_bound.bin`, Float64Array);
+  const s = makeSession(plan);
+  let all = 0;
+  for (let k = 0; k < K; k++) {
+    const o = 3 * P * k;
+    device.queue.writeBuffer(s.bufs.get('cnn params'), 0, before.subarray(o, o + P));
+    device.queue.writeBuffer(s.bufs.get('cnn m'), 0, before.subarray(o + P, o + 2 * P));
+    device.queue.writeBuffer(s.bufs.get('cnn v'), 0, before.subarray(o + 2 * P, o + 3 * P));
+    step(s);
+    const [p, m, v, losses] = await readParts(s, [['cnn params', 0, P * 4], ['cnn m', 0, P * 4], ['cnn v', 0, P * 4], ['cnn losses', 0, s.B * 4]]);
+    const [wp, at] = worst(p, after.subarray(o, o + P), bound.subarray(o, o + P));
+    const [wm] = worst(m, after.subarray(o + P, o + 2 * P), bound.subarray(o + P, o + 2 * P));
+    const [wv] = worst(v, after.subarray(o + 2 * P, o + 3 * P), bound.subarray(o + 2 * P, o + 3 * P));
+    const loss = meanLoss(losses);
+    const wl = Math.abs(loss - plan.verify.losses[k]) / plan.verify.loss_bounds[k];
+    const w = Math.max(wp, wm, wv, wl);
+    console.log(`verify batch ${plan.batch} step ${k + 1}: worst |Dawn − twin| / bound: params ${wp.toFixed(3)} (at ${at}), m ${wm.toFixed(3)}, v ${wv.toFixed(3)}, loss ${wl.toFixed(3)} (Dawn ${loss}, twin ${plan.verify.losses[k]}) → ${w <= 1 ? 'within the bound' : 'OUTSIDE the bound'}`);
+    all = Math.max(all, w);
+    if (!(w <= 1)) break;
+  }
+  destroy(s);
+  return all;
+}
+
+async function testAccuracy(s) {
+  const C = J.classes, E = J.eval.images;
+  let correct = 0, loss = 0;
+  const rowsAll = testY.length;
+  for (let r0 = 0; r0 < rowsAll; r0 += E) {
+    const rows = Math.min(E, rowsAll - r0);
+    device.queue.writeBuffer(s.bufs.get('cnn eval acts'), J.eval.input_offset * 4, testX.subarray(r0 * px, (r0 + rows) * px));
+    device.queue.submit([encodePass(s.evalD).finish()]);
+    const [z] = await readParts(s, [['cnn eval acts', J.eval.logits_offset * 4, rows * C * 4]]);
+    for (let r = 0; r < rows; r++) {
+      let best = 0, m = -Infinity;
+      for (let j = 0; j < C; j++) { const v = z[r * C + j]; if (v > m) { m = v; best = j; } }
+      let sum = 0; for (let j = 0; j < C; j++) sum += Math.exp(z[r * C + j] - m);
+      loss += Math.log(sum) - (z[r * C + testY[r0 + r]] - m);
+      correct += best === testY[r0 + r] ? 1 : 0;
+    }
+  }
+  return [correct / rowsAll, loss / rowsAll];
+}
+
+const tsv = ['what\tbatch\truns\tmedian\tmin\tmax\tunit\textra'];
+const batches = args.batches || J.batches.map((b) => b.batch);
+for (const B of batches) {
+  const plan = J.batches.find((b) => b.batch === B);
+  if (!plan) throw new Error(`batch ${B} was not dumped`);
+  const w = await verify(plan);
+  if (!(w <= 1) || deviceError) {
+    console.log(`NOT MEASURED: batch ${B} outside the twin's bound (${w}) ${deviceError || ''}`);
+    tsv.push(`dawn-step\t${B}\t0\tNaN\tNaN\tNaN\tms\tFAILED verification ${w}`);
+    continue;
+  }
+  const ms = [];
+  for (let r = 0; r < args.runs; r++) {
+    const s = makeSession(plan);
+    await drained(s, 20);
+    const [pilot] = await drained(s, 20);
+    const count = Math.min(200000, Math.max(20, Math.ceil(args.minMs / (pilot / 20))));
+    const [t, loss] = await drained(s, count);
+    if (!Number.isFinite(loss)) throw new Error(`batch ${B}: loss ${loss}`);
+    console.log(`dawn batch ${B} run ${r + 1}: ${(t / count).toFixed(4)} ms/step (${(1000 * count / t).toFixed(0)} steps/s, ${count} steps, last loss ${loss.toFixed(4)})`);
+    ms.push(t / count);
+    destroy(s);
+  }
+  if (args.profile > 0) {
+    const s = makeSession(plan);
+    await drained(s, 20);
+    const rows = [];
+    for (let i = 0; i < s.step.length; i++) {
+      const one = Array(args.profile).fill(s.step[i]);
+      device.queue.submit([encodePass(one.slice(0, 2)).finish()]);
+      await device.queue.onSubmittedWorkDone();
+      const t0 = performance.now();
+      device.queue.submit([encodePass(one).finish()]);
+      await device.queue.onSubmittedWorkDone();
+      rows.push([(performance.now() - t0) / args.profile, i, plan.step[i]]);
+    }
+    const sum = rows.reduce((x, r) => x + r[0], 0);
+    console.log(`profile batch ${B} (${args.profile} repeats of each dispatch alone, wall clock): sum ${sum.toFixed(4)} ms`);
+    for (const [t, i, d] of [...rows].sort((x, y) => y[0] - x[0])) {
+      const inv = d.uniform[14];
+      console.log(`  ${t.toFixed(4).padStart(9)} ms  ${(100 * t / sum).toFixed(1).padStart(5)} %  #${String(i).padStart(2)} ${d.kernel} block ${d.block}, ${inv} invocations, grid ${d.workgroups.join('×')}`);
+      tsv.push(`dawn-profile\t${B}\t1\t${t}\t\t\tms\t#${i} ${d.kernel} block ${d.block} invocations ${inv}`);
+    }
+    destroy(s);
+  }
+  const med = median(ms), lo = Math.min(...ms), hi = Math.max(...ms);
+  console.log(`| dawn | ${B} | ${med.toFixed(4)} ms | ${(1000 / med).toFixed(0)} steps/s | ${lo.toFixed(4)}–${hi.toFixed(4)} ms | ${(B * 1000 / med).toFixed(0)} samples/s | verified ${plan.verify.steps} steps, worst/bound ${w.toFixed(3)} |`);
+  tsv.push(`dawn-step\t${B}\t${args.runs}\t${med}\t${lo}\t${hi}\tms\tverified ${plan.verify.steps} steps, worst/bound ${w.toFixed(3)}`);
+}
+
+if (args.ttaSecs > 0) {
+  const plan = J.batches.find((b) => b.batch === J.spec.batch);
+  console.log(`\ntime to accuracy (Dawn, batch ${plan.batch}, evaluating the ${testY.length} test digits every ${args.evalEvery} steps, for ${args.ttaSecs} s):`);
+  const t0 = performance.now();
+  const s = makeSession(plan);
+  let at90 = null, at97 = null, last = [0, 0, 0], best = 0, i = 0;
+  for (;;) {
+    await steps(s, args.evalEvery);
+    const [acc, loss] = await testAccuracy(s);
+    s.inFlight = [];
+    const t = (performance.now() - t0) / 1000;
+    if (t > args.ttaSecs) break;
+    if (i < 40 || i % 20 === 0) console.log(`  ${t.toFixed(3).padStart(8)} s  step ${String(s.steps).padStart(7)}  test accuracy ${(acc * 100).toFixed(1)} %  loss ${loss.toFixed(4)}`);
+    i++;
+    last = [acc, t, s.steps];
+    best = Math.max(best, acc);
+    if (acc >= 0.9 && !at90) at90 = [t, s.steps];
+    if (acc >= 0.97 && !at97) at97 = [t, s.steps];
+  }
+  const fmt = (x) => (x ? `${x[0].toFixed(2)} s (step ${x[1]})` : 'not reached');
+  console.log(`| dawn | 90 %: ${fmt(at90)} | 97 %: ${fmt(at97)} | at ${args.ttaSecs} s: ${(last[0] * 100).toFixed(1)} % (step ${last[2]}, best ${(best * 100).toFixed(1)} %) |${s.wrapped ? ' (batch order repeated after the dumped epochs)' : ''}`);
+  tsv.push(`dawn-tta90\t${plan.batch}\t1\t${at90 ? at90[0] : 'NaN'}\t\t\ts\tstep ${at90 ? at90[1] : '-'}`);
+  tsv.push(`dawn-tta97\t${plan.batch}\t1\t${at97 ? at97[0] : 'NaN'}\t\t\ts\tstep ${at97 ? at97[1] : '-'}`);
+  tsv.push(`dawn-acc-at-limit\t${plan.batch}\t1\t${last[0]}\t\t\tfraction\tat ${last[1].toFixed(2)} s step ${last[2]}${s.wrapped ? ' order repeated' : ''}`);
+  destroy(s);
+}
+if (deviceError) { console.log(`device error: ${deviceError}`); process.exitCode = 1; }
+if (args.out) writeFileSync(args.out, tsv.join('\n') + '\n');
+process.exit(process.exitCode || 0);
