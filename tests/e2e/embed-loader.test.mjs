@@ -270,6 +270,12 @@ for (const lang of ['en', 'zh']) {
       const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(pageWidth <= width, `the course page is ${pageWidth} px wide at ${width}`);
       await screenshot(page, `embed-loader-${lang}-${width}`);
+      // Chromium leaves a cross-origin frame far from the viewport unpainted in a full-page
+      // shot (a blank box of the right height), so each widget is also shot scrolled into view.
+      for (const id of ['w1', 'w2', 'w3']) {
+        await page.locator(`#${id}`).scrollIntoViewIfNeeded();
+        await page.locator(`#${id}`).screenshot({ path: `${process.env.TEST_OUTPUT ?? '/tmp'}/embed-loader-${lang}-${width}-${id}.png` });
+      }
     }
     assertNoErrors(errors);
     await context.close();

@@ -277,6 +277,15 @@ test('a race started by the host reports the winner and verified results, under 
   assert.ok(r.cpuMs > 0 && r.gpuMs > 0, JSON.stringify(r));
   assert.equal(r.winner, r.gpuMs < r.cpuMs ? 'gpu' : 'cpu');
   assert.ok(Math.abs(r.cpuGflops - (2 * 64 ** 3) / (r.cpuMs * 1e6)) < 1e-9 * r.cpuGflops + 1e-12);
+  // The learner's outcome follows the report: a finished, verified race is `completed`, with
+  // the host's request id, anonymous (docs/embedding.md, "Outcomes").
+  const outcome = (await waitMessage(page, (d) => d && d.type === 'outcome', { from, timeout: 30_000 })).data;
+  assert.equal(outcome.id, 'race-1');
+  assert.equal(outcome.widget, 'race');
+  assert.equal(outcome.statement.verb.id, 'http://adlnet.gov/expapi/verbs/completed');
+  assert.equal(outcome.statement.object.id, new URL('embed/race', BASE_URL).href);
+  assert.equal(outcome.statement.result.success, true);
+  assert.equal(outcome.statement.actor, undefined);
   await screenshot(page, 'embed-race-host-zh');
   assert.deepEqual(await violations(frame), [], 'no CSP violation in the race');
   assertNoErrors(errors);
@@ -341,6 +350,25 @@ for (const lang of ['en', 'zh']) {
     });
   }
 }
+
+test('outcome: a lesson\'s self-check answer posts passed or failed for that question, anonymous', async () => {
+  const { page, context, errors, frame } = await openHost('lesson?lesson=occupancy&lang=en', { width: 700 });
+  await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 });
+  const from = await page.evaluate(() => window.received.length);
+  const q = '.quiz-question[data-question="1"]';
+  await frame.click(`${q} .quiz-option[data-option="0"]`);
+  const verdict = await frame.getAttribute(`${q} .quiz-verdict`, 'data-verdict');
+  const outcome = (await waitMessage(page, (d) => d && d.type === 'outcome', { from, timeout: 30_000 })).data;
+  assert.equal(outcome.widget, 'lesson');
+  assert.equal(outcome.statement.object.id, new URL('embed/lesson#occupancy/q1', BASE_URL).href);
+  const right = outcome.statement.result.success;
+  assert.equal(outcome.statement.verb.display['en-US'], right ? 'passed' : 'failed');
+  assert.deepEqual(outcome.statement.result.score, { scaled: right ? 1 : 0 });
+  assert.ok(verdict && verdict.includes(right ? 'right' : 'wrong'), `the page says ${verdict}, the outcome ${right}`);
+  assert.equal(outcome.statement.actor, undefined);
+  assertNoErrors(errors);
+  await context.close();
+});
 
 for (const lang of ['en', 'zh']) {
   test(`the example course page (${lang}): solving the puzzle shows its outcome, an anonymous xAPI statement`, async () => {

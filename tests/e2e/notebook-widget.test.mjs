@@ -171,13 +171,29 @@ test('anywidget\'s way: the race mounts with the model\'s settings, follows its 
   const grown = await followsContent(page, 'c1', frame);
   assert.ok(grown > before, `the frame grew with the result: ${before} → ${grown}`);
 
-  // A run-finished from a window that is not this output's frame is not the model's.
-  await page.evaluate((api) => new Promise((r) => {
-    // Heard here after the module's listener (added earlier) has had it.
-    addEventListener('message', (e) => { if (e.data?.results?.n === 1) r(); });
-    postMessage({ api, version: 1, type: 'run-finished', widget: 'race', results: { n: 1 } }, '*');
-  }), API);
-  assert.equal((await page.evaluate(() => window.calls('c1'))).length, 3);
+  // A run-finished from a window that is not this output's frame is not the model's: one from
+  // a frame of the site this output did not make (the widget's origin, so only the window
+  // check stops it) and one from the page itself.
+  await page.evaluate((src) => new Promise((r) => {
+    const f = document.createElement('iframe');
+    f.id = 'stranger';
+    f.src = src;
+    f.onload = () => r();
+    document.body.appendChild(f);
+  }), `${BASE_URL}#/embed/gpu?lang=en`);
+  const stranger = await (await page.$('#stranger')).contentFrame();
+  await stranger.waitForURL((u) => u.href.startsWith(SITE_ORIGIN));
+  // Heard here after the module's listener (added earlier) has had them.
+  await page.evaluate(() => {
+    window.heard = 0;
+    addEventListener('message', (e) => { if (e.data?.results?.n === 1) window.heard += 1; });
+  });
+  const fake = { api: API, version: 1, type: 'run-finished', widget: 'race', results: { n: 1 } };
+  await stranger.evaluate((m) => parent.postMessage(m, '*'), fake);
+  await page.evaluate((m) => postMessage(m, '*'), fake);
+  await page.waitForFunction(() => window.heard === 2);
+  assert.equal((await page.evaluate(() => window.calls('c1'))).length, 3, 'a report from another window reached the model');
+  await page.evaluate(() => document.getElementById('stranger').remove());
 
   // The output removed: the cleanup takes the frame and stops listening.
   await page.evaluate(() => window.removeOutput('c1'));
