@@ -82,9 +82,9 @@ test('Train runs both sides and measures their ratio; Pause stops sending steps'
   await page.click('#cnn-play');
   await page.waitForFunction(() => {
     const d = document.querySelector('#cnn-status')?.dataset ?? {};
-    return Number(d.gpuSteps) >= 10 && Number(d.cpuSteps) >= 3
+    return Number(d.gpuSteps) >= 4 && Number(d.cpuSteps) >= 3
       && document.querySelector('#cnn-ratio')?.dataset.verdict === 'ratio';
-  }, null, { timeout: 180_000, polling: 200 });
+  }, null, { timeout: 240_000, polling: 200 });
   const ratio = await page.textContent('#cnn-ratio');
   assert.match(ratio, /\d× as many steps per second/);
   // A software adapter is named as such.

@@ -15,6 +15,7 @@ use page_models::cnn::settings::{
 use page_models::train::run::{GpuState, Phase};
 
 use super::{error_text, Page, SetQuery};
+use crate::components::draft_input::DraftInput;
 use crate::components::Ctx;
 
 /// Play / Pause, Step and Reset, and what the page is doing.
@@ -95,11 +96,6 @@ pub struct SettingsProps {
     pub dispatch: Callback<Action>,
 }
 
-fn input_value(e: &Event) -> String {
-    let el: web_sys::HtmlInputElement = e.target_unchecked_into();
-    el.value()
-}
-
 fn typed_value(e: &InputEvent) -> String {
     let el: web_sys::HtmlInputElement = e.target_unchecked_into();
     el.value()
@@ -137,11 +133,11 @@ pub fn SettingsPanel(p: &SettingsProps) -> Html {
     };
     let on_mom = {
         let write = write.clone();
-        Callback::from(move |e: Event| write(momentum_param(&input_value(&e))))
+        Callback::from(move |v: String| write(momentum_param(&v)))
     };
     let on_seed = {
         let write = write.clone();
-        Callback::from(move |e: Event| write(seed_param(&input_value(&e))))
+        Callback::from(move |v: String| write(seed_param(&v)))
     };
     let on_opt = {
         let set = p.set_query.clone();
@@ -174,7 +170,7 @@ pub fn SettingsPanel(p: &SettingsProps) -> Html {
             { sgd.then(|| html! {
                 <div class="field-row">
                     <label for="cnn-mom">{ ctx.t("cnn.setting.momentum") }</label>
-                    <input id="cnn-mom" inputmode="decimal" value={p.spec.momentum.to_string()} onchange={on_mom} />
+                    <DraftInput id="cnn-mom" inputmode="decimal" value={p.spec.momentum.to_string()} on_commit={on_mom} />
                 </div>
             }) }
             <div class="field-row">
@@ -186,7 +182,7 @@ pub fn SettingsPanel(p: &SettingsProps) -> Html {
             </div>
             <div class="field-row">
                 <label for="cnn-seed">{ ctx.t("cnn.setting.seed") }</label>
-                <input id="cnn-seed" inputmode="numeric" value={p.spec.seed.to_string()} onchange={on_seed} />
+                <DraftInput id="cnn-seed" inputmode="numeric" value={p.spec.seed.to_string()} on_commit={on_seed} />
             </div>
         </section>
     }
@@ -197,9 +193,8 @@ fn blocks(ctx: &Ctx, spec: &Spec, set: &SetQuery) -> Html {
     let rows = spec.channels.iter().zip(&spec.kernels).enumerate().map(|(i, (&c, &k))| {
         let on_ch = {
             let (set, spec) = (set.clone(), spec.clone());
-            Callback::from(move |e: Event| {
+            Callback::from(move |v: String| {
                 // A value the parser refuses still goes to the URL, which names it.
-                let v = input_value(&e);
                 let ch = v.trim().parse::<usize>().unwrap_or(0);
                 match block_params(&spec, i, ch, k) {
                     Some([a, b]) if ch > 0 => set.emit(vec![a, b]),
@@ -222,7 +217,7 @@ fn blocks(ctx: &Ctx, spec: &Spec, set: &SetQuery) -> Html {
             <div class="field-row cnn-block">
                 <span class="cnn-block-name">{ ctx.tf("cnn.block", &[("n", &n)]) }</span>
                 <label for={format!("cnn-ch-{i}")}>{ ctx.t("cnn.setting.channels") }</label>
-                <input id={format!("cnn-ch-{i}")} inputmode="numeric" value={c.to_string()} onchange={on_ch} />
+                <DraftInput id={format!("cnn-ch-{i}")} inputmode="numeric" value={c.to_string()} on_commit={on_ch} />
                 <label for={format!("cnn-k-{i}")}>{ ctx.t("cnn.setting.kernels") }</label>
                 <select id={format!("cnn-k-{i}")} onchange={on_k}>
                     { for (1..=MAX_KERNEL).step_by(2).map(|s| html! {
