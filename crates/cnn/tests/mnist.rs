@@ -95,3 +95,34 @@ fn the_browser_tests_small_network_learns() {
     assert!((before.loss - 2.9907).abs() < 5e-4, "{}", before.loss);
     assert!((after.loss - 1.2437).abs() < 5e-4, "{}", after.loss);
 }
+
+/// Not run by default (`cargo test -p cnn --release --test mnist -- --ignored --nocapture`):
+/// the step at which the default network first reaches 90 % test accuracy (evaluated every 25
+/// steps), for the page's "how long on a software adapter" figure in docs/benchmarks.md.
+#[test]
+#[ignore]
+fn steps_to_90_percent_at_the_default() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/cnn-digits.bin");
+    let Ok(bytes) = std::fs::read(&path) else {
+        println!("SKIPPED: no digits asset at {}", path.display());
+        return;
+    };
+    let digits = decode(&bytes).expect("the asset decodes");
+    let spec = Spec::default();
+    let (train, test) = split(digits.len(), spec.seed);
+    let (train, test) = (digits.samples(&train), digits.samples(&test));
+    let net = spec.net().expect("fits");
+    let params = net.init_params(spec.seed);
+    let mut t = CpuTrainer::new(net, spec.hyper(), params, spec.batch, train, spec.seed);
+    for step in (25..=2000).step_by(25) {
+        for _ in 0..25 {
+            t.step();
+        }
+        let e = t.evaluate(&test);
+        if e.accuracy >= 0.9 {
+            println!("90 % test accuracy at step {step} ({})", e.accuracy);
+            return;
+        }
+    }
+    println!("not 90 % within 2,000 steps");
+}
