@@ -60,6 +60,17 @@ function isOnUse(url) {
 
 self.addEventListener('message', (event) => {
   if (event.data === 'version') event.source?.postMessage({ swVersion: VERSION });
+  // A first visit's page fetched a file of ON_USE before this worker controlled it, and hands
+  // over the bytes it got (digits_asset.rs): keep them, unless a copy is already here.
+  const d = event.data;
+  if (d?.type === 'keep' && typeof d.url === 'string' && d.body instanceof ArrayBuffer) {
+    const url = new URL(d.url, self.registration.scope);
+    if (!isOnUse(url)) return;
+    event.waitUntil(caches.open(CACHE).then(async (cache) => {
+      if (await cache.match(url.href)) return;
+      await cache.put(url.href, new Response(d.body, { headers: { 'content-type': 'application/octet-stream' } }));
+    }));
+  }
 });
 
 // `keep`: store a successful answer (a file of ON_USE, not precached) before the page gets it,

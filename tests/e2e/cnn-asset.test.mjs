@@ -162,6 +162,27 @@ test('the first load and the precache leave the digits alone; once fetched they 
   assertNoErrors(errors);
 });
 
+test('a first visit straight to #/cnn keeps the digits for offline use, though they came before the worker', async (t) => {
+  const name = await digitsName();
+  const { origin, stop, served } = await serve(t);
+  const context = await browser.newContext();
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console.error: ${m.text()}`); });
+  await page.goto(`${origin}/#/cnn?lang=en`);
+  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
+  assert.equal(served.filter((p) => p.includes('cnn-digits')).length, 1, 'downloaded once');
+  assert.ok(await kept(page, `${origin}/${name}`), 'the first visit\'s digits were not kept');
+  assert.equal(served.filter((p) => p.includes('cnn-digits')).length, 1, 'kept without a second download');
+  await page.waitForFunction(() => navigator.serviceWorker.controller?.state === 'activated', null, { timeout: 120_000, polling: 100 });
+  await stop();
+  await page.reload();
+  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
+  assertNoErrors(errors);
+});
+
 test('a new version of the site keeps the digits its predecessor had kept, while their name is the same', async (t) => {
   const name = await digitsName();
   // Build B: this site with another version (a new service worker; the digits unchanged).
@@ -305,6 +326,10 @@ for (const { what, route, lang, message } of [
     await goto(page, `#/cnn?lang=${lang}`);
     await says(page, message);
     assert.doesNotMatch(await page.textContent('main'), /JsValue|panicked|TypeError|\{detail\}|\{status\}/);
+    // Nothing to train on: Train and Step wait, and no "preparing the GPU" beside the error.
+    assert.ok(await page.isDisabled('#cnn-play'), 'Train is disabled without the digits');
+    assert.ok(await page.isDisabled('#cnn-step'), 'Step is disabled without the digits');
+    assert.equal(await page.locator('#cnn-gpu[data-state="starting"]').count(), 0);
     // The browser's own line about the failed request is expected; nothing else.
     assertNoErrors(errors.filter((e) => !/Failed to load resource|net::ERR/.test(e)));
     await context.close();

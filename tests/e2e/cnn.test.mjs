@@ -224,6 +224,9 @@ window.send = (m) => document.getElementById('w').contentWindow.postMessage(m, '
     const r = msg.results ?? msg.result ?? msg;
     assert.ok(Number.isFinite(r.accuracy) && r.accuracy >= 0 && r.accuracy <= 1, JSON.stringify(msg));
     assert.ok(r.gpuSteps >= 5, JSON.stringify(msg));
+    // The score is of the network where it stopped, not an earlier evaluation's.
+    assert.equal(r.from, 'gpu', JSON.stringify(msg));
+    assert.equal(r.step, r.gpuSteps, JSON.stringify(msg));
     await context.close();
   } finally {
     await host.close();

@@ -274,14 +274,16 @@ impl Driver {
         }
         if self.gpu.as_ref().is_some_and(|s| s.device_lost()) {
             self.fail(
-                GpuError::DeviceLost("lost while training".into()),
+                GpuError::DeviceLost("reported by the browser while training".into()),
                 &mut actions,
             );
         }
         if self.failed_device.as_ref().is_some_and(|g| g.is_lost()) {
             self.failed_device = None;
             crate::session::forget();
-            actions.push(Action::DeviceLost("lost while training".into()));
+            actions.push(Action::DeviceLost(
+                "reported by the browser after a failed readback".into(),
+            ));
         }
         let running = page.running();
         if self.was_running && !running {

@@ -193,7 +193,47 @@ async fn fetch_and_decode() -> Outcome {
             );
         }
     }
+    if decoded.is_ok() {
+        keep_on_first_visit(&url, &bytes);
+    }
     decoded.map(Rc::new)
+}
+
+/// On a first visit the page fetches the digits before the service worker controls it, so
+/// the worker never sees them and they would not be there offline. Hand the worker the bytes
+/// once it is active (no second download); it keeps them only under an ON_USE name. Nothing to
+/// do when a worker already controls the page (it kept its own copy) or without one.
+fn keep_on_first_visit(url: &str, bytes: &[u8]) {
+    use js_sys::{Function, Object, Reflect, Uint8Array};
+    use wasm_bindgen::{JsCast, JsValue};
+    let Ok(sw) = Reflect::get(&gloo::utils::window().navigator(), &"serviceWorker".into()) else {
+        return;
+    };
+    if sw.is_undefined() || Reflect::get(&sw, &"controller".into()).is_ok_and(|c| !c.is_null()) {
+        return;
+    }
+    let Ok(ready) = Reflect::get(&sw, &"ready".into()) else {
+        return;
+    };
+    let message = Object::new();
+    let body = Uint8Array::from(bytes);
+    let set = |k: &str, v: &JsValue| Reflect::set(&message, &k.into(), v).is_ok();
+    if !(set("type", &"keep".into()) && set("url", &url.into()) && set("body", &body.buffer())) {
+        return;
+    }
+    wasm_bindgen_futures::spawn_local(async move {
+        let Ok(reg) = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::from(ready)).await
+        else {
+            return;
+        };
+        let active = Reflect::get(&reg, &"active".into()).unwrap_or(JsValue::NULL);
+        if let Some(post) = Reflect::get(&active, &"postMessage".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok())
+        {
+            let _ = post.call1(&active, &message);
+        }
+    });
 }
 
 /// Deletes `url` from the site's caches (`caches.keys()`, each `open(k).delete(url)`), through

@@ -501,10 +501,36 @@ impl CnnPage {
         }
     }
 
-    /// Once Pause's steps have finished (or the GPU can finish none), the run is reported.
+    /// The latest test score and its side and step: the GPU's while it trains (and has one),
+    /// else the CPU's, so a lost GPU's early score never stands for the run.
+    pub fn latest_test(&self) -> Option<(Side, u64, Score)> {
+        if self.gpu_live() {
+            self.curves.latest_test()
+        } else {
+            let cpu = Curves {
+                gpu: Vec::new(),
+                cpu: self.curves.cpu.clone(),
+            };
+            cpu.latest_test()
+        }
+    }
+
+    /// Whether the side the report's score comes from has been evaluated where it stopped
+    /// (the driver evaluates each side once more after Pause).
+    fn evaluated_where_stopped(&self) -> bool {
+        let last = |c: &[Point]| c.iter().rev().find_map(|p| p.test.map(|_| p.step));
+        if self.gpu_live() && self.gpu_started {
+            last(&self.curves.gpu) == Some(self.gpu.completed)
+        } else {
+            last(&self.curves.cpu) == Some(self.cpu_steps)
+        }
+    }
+
+    /// Once Pause's steps have finished (or the GPU can finish none) and the side it reports
+    /// has been evaluated at its last step, the run is reported.
     fn settle_report(&mut self) {
         let waiting = self.gpu_live() && self.gpu.in_flight() > 0;
-        if !self.report_pending || self.playing || waiting {
+        if !self.report_pending || self.playing || waiting || !self.evaluated_where_stopped() {
             return;
         }
         self.report_pending = false;
@@ -515,7 +541,7 @@ impl CnnPage {
         self.finished = Some(RunFinished {
             gpu_steps: self.gpu_steps(),
             cpu_steps: self.cpu_steps,
-            test: self.curves.latest_test(),
+            test: self.latest_test(),
             ratio,
         });
     }
@@ -585,7 +611,7 @@ impl CnnPage {
                                 settings,
                                 gpu_step: next.gpu_steps(),
                                 cpu_step: next.cpu_steps,
-                                reached: next.curves.latest_test(),
+                                reached: next.latest_test(),
                             });
                         } else if let Some(r) = next.restarted.as_mut() {
                             // Nothing new was lost, but the notice still on screen must name
@@ -650,6 +676,7 @@ impl CnnPage {
                         next.cpu_rate.record(now_ms, step);
                         next.remember_pair();
                     }
+                    next.settle_report();
                 }
             }
             Action::Evaluated {
@@ -661,6 +688,7 @@ impl CnnPage {
             } => {
                 if network == next.network {
                     push_point(next.curves.side_mut(side), step, split, score);
+                    next.settle_report();
                 }
             }
             Action::DeviceLost(message) => {
@@ -846,12 +874,21 @@ mod tests {
         // Play again: the rates measure afresh (no window spans the paused time).
         let again = paused.reduce(Action::Play);
         assert_eq!(again.gpu_view(), RateView::Measuring);
-        // Once the ten steps in flight finish, the report carries the measured ratio.
+        // Once the ten steps in flight finish and the GPU is evaluated where it stopped, the
+        // report carries the measured ratio.
         let done = gpu(&paused, 400, 400, 1100.0);
+        assert_eq!(done.finished, None, "not before the last evaluation");
+        let done = done.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Gpu,
+            step: 400,
+            split: Split::Test,
+            score: score(0.2, 0.95),
+        });
         let r = run_report(done.finished.as_ref().expect("reported"));
         assert!(r.contains(&("ratio", Field::Num(30.0))));
         assert!(r.contains(&("cpuSteps", Field::Num(13.0))));
-        assert!(!r.iter().any(|(k, _)| *k == "accuracy"), "never evaluated");
+        assert!(r.contains(&("step", Field::Num(400.0))));
     }
 
     #[test]
@@ -876,13 +913,25 @@ mod tests {
         p = gpu(&p, 20, 20, 90.0);
         assert_eq!(p.phase(), Phase::Paused);
         assert_eq!(p.gpu_steps(), Some(20), "the count stops at what was sent");
+        // The score of step 10 would be stale: the report waits for step 20's evaluation.
+        assert_eq!(
+            p.finished, None,
+            "not before the GPU is evaluated where it stopped"
+        );
+        p = p.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Gpu,
+            step: 20,
+            split: Split::Test,
+            score: score(0.25, 0.93),
+        });
         let done = p.finished.clone().expect("reported once done");
         assert_eq!(done.gpu_steps, Some(20));
         assert_eq!(done.cpu_steps, 3);
-        assert_eq!(done.test, Some((Side::Gpu, 10, score(0.3, 0.91))));
+        assert_eq!(done.test, Some((Side::Gpu, 20, score(0.25, 0.93))));
         let r = run_report(&done);
         assert_eq!(r[0], ("gpuSteps", Field::Num(20.0)));
-        assert!(r.contains(&("accuracy", Field::Num(f64::from(0.91f32)))));
+        assert!(r.contains(&("accuracy", Field::Num(f64::from(0.93f32)))));
         assert!(r.contains(&("from", Field::Str("gpu".into()))));
         assert!(!r.iter().any(|(k, _)| *k == "ratio"), "never measured");
         let p = p.reduce(Action::ReportSent);
@@ -1014,10 +1063,22 @@ mod tests {
         assert_eq!(p.gpu_view(), RateView::Off);
         assert_eq!(p.gpu_allowance(), 0);
         assert_eq!(p.verdict(), Verdict::NoGpu);
-        // Pause reports at once: the lost steps will never finish.
+        // Pause does not wait for the lost steps (they will never finish), only for the CPU's
+        // evaluation where it stopped: the score of a lost GPU never stands for the run.
         let paused = p.reduce(Action::Pause);
         assert_eq!(paused.phase(), Phase::Paused);
-        assert!(paused.finished.is_some());
+        assert!(paused.finished.is_none());
+        let paused = paused.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Cpu,
+            step: 0,
+            split: Split::Test,
+            score: score(2.3, 0.1),
+        });
+        assert_eq!(
+            paused.finished.as_ref().and_then(|f| f.test),
+            Some((Side::Cpu, 0, score(2.3, 0.1)))
+        );
         // A restart keeps the device lost; Reset asks for a new one.
         let restarted = p.reduce(Action::SettingsChanged(Spec {
             batch: 8,
@@ -1031,12 +1092,21 @@ mod tests {
             (reset.network, reset.gpu_steps(), reset.restarted),
             (1, None, None)
         );
-        // Without WebGPU the CPU trains alone, and a Pause reports at once.
+        // Without WebGPU the CPU trains alone, and a Pause reports once the CPU's network is
+        // evaluated where it stopped.
         let alone = CnnPage::new(Spec::default())
             .reduce(Action::GpuUnavailable)
             .reduce(Action::Play);
         assert_eq!(alone.gpu_view(), RateView::Off);
         let alone = cpu(&alone, 5, 0.0).reduce(Action::Pause);
+        assert_eq!(alone.finished, None);
+        let alone = alone.reduce(Action::Evaluated {
+            network: 0,
+            side: Side::Cpu,
+            step: 5,
+            split: Split::Test,
+            score: score(1.0, 0.6),
+        });
         assert_eq!(
             alone.finished.map(|f| (f.gpu_steps, f.cpu_steps)),
             Some((None, 5))

@@ -110,10 +110,22 @@ pub fn loss_extent(gpu: &[Sample], cpu: &[Sample]) -> (u64, f32) {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rate(VecDeque<(f64, u64)>);
 
+/// The fewest steps a rate's window spans once it is older than 2 s ([`Rate::record`]).
+pub const MIN_WINDOW_STEPS: u64 = 8;
+
 impl Rate {
     pub fn record(&mut self, t: f64, count: u64) {
         self.0.push_back((t, count));
-        while self.0.len() > 2 && self.0.front().is_some_and(|&(t0, _)| t - t0 > 2000.0) {
+        // The window is the last 2 s, but never fewer than MIN_WINDOW_STEPS steps: at a step or
+        // two a second (a slow GPU, a large network) 2 s hold 0–2 steps and the rate would
+        // flicker between "measuring" and a number that doubles from one reading to the next.
+        while self.0.len() > 2
+            && self.0.front().is_some_and(|&(t0, _)| t - t0 > 2000.0)
+            && self
+                .0
+                .get(1)
+                .is_some_and(|&(_, c1)| count - c1 >= MIN_WINDOW_STEPS)
+        {
             self.0.pop_front();
         }
     }
@@ -380,6 +392,28 @@ mod tests {
             train,
             test: train,
             test_acc: 0.5,
+        }
+    }
+
+    #[test]
+    fn a_slow_side_keeps_a_steady_rate() {
+        // One step every 1.5 s, reported every 100 ms: a 2-s window would hold one step or
+        // none and flicker; with at least MIN_WINDOW_STEPS steps it stays near 1/1.5 s.
+        let mut r = Rate::default();
+        let mut readings = Vec::new();
+        for tick in 0..=300u64 {
+            let t = tick as f64 * 100.0;
+            r.record(t, tick / 15);
+            if tick >= 90 {
+                readings.push(r.per_second());
+            }
+        }
+        // The window's ends fall anywhere within a step, so it holds k ≥ MIN_WINDOW_STEPS steps
+        // in between (k − 1) and (k + 1) intervals: at most 1/(k − 1) off, relatively.
+        let bound = (1.0 / 1.5) / (MIN_WINDOW_STEPS - 1) as f64;
+        for v in readings {
+            let v = v.expect("measured after six steps");
+            assert!((v - 1.0 / 1.5).abs() <= bound, "{v}");
         }
     }
 

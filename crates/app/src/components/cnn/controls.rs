@@ -18,8 +18,9 @@ use super::{error_text, Page, SetQuery};
 use crate::components::draft_input::DraftInput;
 use crate::components::Ctx;
 
-/// Play / Pause, Step and Reset, and what the page is doing.
-pub fn toolbar(ctx: &Ctx, page: &Page, dispatch: &Callback<Action>) -> Html {
+/// Play / Pause, Step and Reset, and what the page is doing. Train and Step wait for the
+/// digits (`ready`): there is nothing to train on before them.
+pub fn toolbar(ctx: &Ctx, page: &Page, dispatch: &Callback<Action>, ready: bool) -> Html {
     let playing = page.playing;
     let status = match page.phase() {
         Phase::Running => ctx.t("cnn.status.running").to_string(),
@@ -31,11 +32,11 @@ pub fn toolbar(ctx: &Ctx, page: &Page, dispatch: &Callback<Action>) -> Html {
     };
     html! {
         <div class="train-toolbar">
-            <button id="cnn-play" class="button primary"
+            <button id="cnn-play" class="button primary" disabled={!ready && !playing}
                 onclick={dispatch.reform(move |_| if playing { Action::Pause } else { Action::Play })}>
                 { ctx.t(if playing { "cnn.pause" } else { "cnn.play" }) }
             </button>
-            <button id="cnn-step" class="button" disabled={playing}
+            <button id="cnn-step" class="button" disabled={playing || !ready}
                 onclick={dispatch.reform(|_| Action::Step)}>{ ctx.t("cnn.step") }</button>
             <button id="cnn-reset" class="button" onclick={dispatch.reform(|_| Action::Reset)}>
                 { ctx.t("cnn.reset") }

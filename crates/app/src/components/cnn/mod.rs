@@ -220,7 +220,7 @@ pub fn Cnn() -> Html {
             <p class="hint cnn-credit">{ ctx.linked("cnn.credit") }</p>
             <super::EmbedButton widget="cnn" />
             { output::notices(&ctx, &errors, &data, limit.as_ref(), &page) }
-            { controls::toolbar(&ctx, &page, &dispatch) }
+            { controls::toolbar(&ctx, &page, &dispatch, matches!(data, Data::Ready(_))) }
             <div class="cnn-grid">
                 <controls::SettingsPanel spec={spec.clone()} lr_text={page.lr_text.clone()}
                     batch_text={page.batch_text.clone()} max_batch={max_batch}

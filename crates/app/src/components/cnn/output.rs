@@ -37,7 +37,7 @@ pub fn notices(
             html! { <p id="cnn-data" class="train-note" role="status">{ ctx.t("cnn.data.loading") }</p> }
         }
         Data::Ready(d) => html! {
-            <p id="cnn-data" class="train-note" data-images={d.len().to_string()}>
+            <p id="cnn-data" class="hint" data-images={d.len().to_string()}>
                 { ctx.tf("cnn.data.ready", &[("n", &numbers::count(d.len() as u64))]) }
             </p>
         },
@@ -54,6 +54,7 @@ pub fn notices(
         (GpuState::Unavailable, _) => html! {
             <p id="cnn-gpu" class="train-note" data-state="none">{ ctx.t("cnn.gpu.unavailable") }</p>
         },
+        (GpuState::Starting, _) if matches!(data, Data::Failed(_)) => html! {},
         (GpuState::Starting, _) => html! {
             <p id="cnn-gpu" class="train-note" data-state="starting">{ ctx.t("cnn.gpu.starting") }</p>
         },
@@ -129,7 +130,15 @@ pub fn Progress(p: &ProgressProps) -> Html {
     let steps = |n: Option<u64>| n.map_or("–".to_string(), numbers::count);
     let verdict = page.verdict();
     let ratio = match verdict {
-        Verdict::Ratio { ratio, .. } => ctx.tf(verdict.key(), &[("ratio", &numbers::rate(ratio))]),
+        Verdict::Ratio { ratio, .. } => ctx.tf(
+            verdict.key(),
+            &[
+                ("ratio", &numbers::rate(ratio)),
+                ("inverse", &numbers::rate(1.0 / ratio)),
+            ],
+        ),
+        // Paused before anything was measured: nothing is being measured.
+        Verdict::Measuring { .. } if !page.running() => ctx.t("cnn.ratio.idle").to_string(),
         _ => ctx.t(verdict.key()).to_string(),
     };
     let ratio_code = match verdict {
@@ -137,7 +146,7 @@ pub fn Progress(p: &ProgressProps) -> Html {
         Verdict::Measuring { .. } => "measuring",
         Verdict::NoGpu => "no-gpu",
     };
-    let latest = page.curves.latest_test().map(|(side, step, s)| {
+    let latest = page.latest_test().map(|(side, step, s)| {
         ctx.tf(
             if side == page_models::train::run::Side::Gpu {
                 "cnn.latest.gpu"
