@@ -17,6 +17,10 @@
 //! With `--cnn DIGITS` it writes the CNN page's training step and evaluation (DIR/cnn/, see
 //! [`crate::cnn_bench::dump`]; alone, only that).
 //!
+//! With `--mlp 1024,64` it writes the train view's MLP training step at those batches
+//! (DIR/mlp/, see [`crate::mlp_bench::dump`]; alone, only that; `--mlp-verify-steps`, default
+//! 64, the twin's steps to verify against).
+//!
 //! Writes DIR/manifest.json and one DIR/in_*.bin (DIR/conv_*.bin) per distinct input buffer.
 
 use std::collections::HashMap;
@@ -287,6 +291,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut cnn_batches = vec![64usize, 256];
     let mut cnn_epochs = 300u64;
     let mut cnn_verify = 3u64;
+    let mut mlp: Vec<usize> = Vec::new();
+    let mut mlp_verify = 64u32;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -295,6 +301,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
             "--dir" => dir = Some(value.clone()),
             "--conv-shapes" => conv = conv_shapes(value)?,
             "--cnn" => cnn = Some(value.clone()),
+            "--mlp" => {
+                mlp = value
+                    .split(',')
+                    .map(|b| b.trim().parse().ok().filter(|b| (1..=8192).contains(b)))
+                    .collect::<Option<Vec<usize>>>()
+                    .ok_or_else(|| format!("--mlp wants batches of 1 to 8192: `{value}`"))?
+            }
+            "--mlp-verify-steps" => {
+                mlp_verify = value
+                    .parse()
+                    .ok()
+                    .filter(|e| (1..=1000).contains(e))
+                    .ok_or_else(|| format!("--mlp-verify-steps wants 1 to 1000: `{value}`"))?
+            }
             "--cnn-batches" => {
                 cnn_batches = value
                     .split(',')
@@ -351,12 +371,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let dir = dir.ok_or("dump-kernels needs --dir DIR")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    if !mlp.is_empty() {
+        crate::mlp_bench::dump(&dir, &mlp, mlp_verify)?;
+    }
     if let Some(digits) = &cnn {
         crate::cnn_bench::dump(&dir, digits, &cnn_batches, cnn_epochs, cnn_verify)?;
-        // Given with nothing else: only the CNN.
-        if conv.is_empty() && !matmul_given {
-            return Ok(());
-        }
+    }
+    // Given with nothing else: only the CNN and the MLP.
+    if (cnn.is_some() || !mlp.is_empty()) && conv.is_empty() && !matmul_given {
+        return Ok(());
     }
 
     let conv_only = !conv.is_empty() && !matmul_given;

@@ -48,6 +48,34 @@ use crate::workload::BufferLimits;
 /// `@workgroup_size(64)`).
 pub const WORKGROUP: u32 = 64;
 
+/// How far a session's parameters may be from the CPU twin's after `steps` steps, in units of
+/// f32's machine epsilon times max(|p|, 1), per step. Both sides run the same formulas in f32
+/// on the same data; per step each parameter is rounded once when updated (½ ulp) and its
+/// update comes from gradients that differ only by rounding (fused multiply-adds, exp/tanh a
+/// few ulps apart, the order of the batch sums), which Adam's and SGD's updates pass on without
+/// amplifying over a few dozen steps. Four ulps per step covers that with room
+/// (`tests/training_vs_cpu.rs` checks it and that planted mistakes break it).
+pub const PARAM_ULPS_PER_STEP: f32 = 4.0;
+
+/// The largest gap between `gpu` and the twin's `cpu` parameters after `steps` steps, as a
+/// multiple of its bound ([`PARAM_ULPS_PER_STEP`]; ≤ 1 passes). A non-finite parameter on
+/// either side, or lists of different lengths, give infinity.
+pub fn param_gap_ratio(gpu: &[f32], cpu: &[f32], steps: u32) -> f32 {
+    if gpu.len() != cpu.len() {
+        return f32::INFINITY;
+    }
+    gpu.iter()
+        .zip(cpu)
+        .map(|(&a, &b)| {
+            if !(a.is_finite() && b.is_finite()) {
+                return f32::INFINITY;
+            }
+            let bound = PARAM_ULPS_PER_STEP * steps as f32 * f32::EPSILON * b.abs().max(1.0);
+            (a - b).abs() / bound
+        })
+        .fold(0.0, f32::max)
+}
+
 /// One dispatch of a step: which kernel, for which layer, how many threads and workgroups,
 /// and the words of its uniform (the optimisers use twelve, the others eight and zeros).
 #[derive(Clone, Debug, PartialEq)]

@@ -177,30 +177,20 @@ const PARAM_CASES: &[&str] = &[
 ];
 const PARAM_STEPS: u32 = 50;
 
-/// How far the GPU's parameters may be from the twin's after `PARAM_STEPS` steps, in units of
-/// f32's machine epsilon times max(|p|, 1). Both sides run the same formulas in f32 on the
-/// same data; per step each parameter is rounded once when updated (½ ulp) and its update
-/// comes from gradients that differ only by rounding (fused multiply-adds, exp/tanh a few
-/// ulps apart), which Adam's and SGD's updates pass on without amplifying over so few steps.
-/// Four ulps per step covers that with room; the observed gap is about two ulps in total.
-const ULPS_PER_STEP: f32 = 4.0;
-
-/// The largest gap, over all parameters, as a multiple of its bound (≤ 1 passes).
+/// The largest gap, over all parameters, as a multiple of its bound (≤ 1 passes): the
+/// session's [`gpu_runtime::training::PARAM_ULPS_PER_STEP`] per step, which `bench mlp` and
+/// the Dawn runner also hold.
 fn worst_ratio(gpu: &[f32], cpu: &[f32]) -> f32 {
     worst_ratio_after(gpu, cpu, PARAM_STEPS)
 }
 
-/// [`worst_ratio`] after `steps` steps: the bound grows by [`ULPS_PER_STEP`] per step.
+/// [`worst_ratio`] after `steps` steps: the bound grows by four ulps per step.
 fn worst_ratio_after(gpu: &[f32], cpu: &[f32], steps: u32) -> f32 {
     assert_eq!(gpu.len(), cpu.len());
-    gpu.iter()
-        .zip(cpu)
-        .map(|(&a, &b)| {
-            assert!(a.is_finite() && b.is_finite(), "{a} vs {b}");
-            let bound = ULPS_PER_STEP * steps as f32 * f32::EPSILON * b.abs().max(1.0);
-            (a - b).abs() / bound
-        })
-        .fold(0.0, f32::max)
+    for (a, b) in gpu.iter().zip(cpu) {
+        assert!(a.is_finite() && b.is_finite(), "{a} vs {b}");
+    }
+    gpu_runtime::training::param_gap_ratio(gpu, cpu, steps)
 }
 
 /// Trains GPU and twin `PARAM_STEPS` steps, the twin first changed by `twin` (nothing, or a
@@ -216,7 +206,7 @@ fn param_gap(g: &Rc<Gpu>, q: &str, twin: impl FnOnce(&mut CpuTrainer)) -> f32 {
     worst_ratio(&gpu_params, &p.cpu.params)
 }
 
-/// Every weight and bias after 50 steps, GPU against CPU, within [`ULPS_PER_STEP`].
+/// Every weight and bias after 50 steps, GPU against CPU, within [`gpu_runtime::training::PARAM_ULPS_PER_STEP`].
 #[test]
 fn every_parameter_agrees_after_50_steps() {
     let g = gpu();
@@ -903,7 +893,7 @@ fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
 /// Wide networks on the tiled path (`training::wide`: the three products of a layer with
 /// fan-in and fan-out ≥ 64 as 64 × 64-tiled matmuls, its gradient summed over 64 batch slices
 /// then halved), against the twin after `PARAM_STEPS` steps, parameter by parameter, within
-/// the same [`ULPS_PER_STEP`] bound as the per-element kernels: the tiled kernels add the same
+/// the same [`gpu_runtime::training::PARAM_ULPS_PER_STEP`] bound as the per-element kernels: the tiled kernels add the same
 /// terms in the same order (a sum over k or n in turn; a gradient slice s holds the samples
 /// s, s + 64, … as `mlp-backward-params`'s thread s does, halved in its order), so what is
 /// left is the device's fused multiply-adds, as before. The shapes cross every tile edge:
