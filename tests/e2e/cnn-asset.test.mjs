@@ -319,7 +319,7 @@ for (const { what, route, lang, message } of [
   { what: 'a missing file (404)', route: (r) => r.fulfill({ status: 404, body: 'not found' }), lang: 'en', message: /server answered with status 404/ },
   { what: 'an HTML page instead of the digits', route: (r) => r.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>x</title>' }), lang: 'zh', message: /手写数字已损坏（magic 3c21646f）/ },
   { what: 'a truncated download', route: async (r) => { const real = await r.fetch(); r.fulfill({ response: real, body: (await real.body()).subarray(0, 1000) }); }, lang: 'en', message: /damaged \(1000 B ≠ 7850024 B\)/ },
-  { what: 'a failed connection', route: (r) => r.abort('connectionreset'), lang: 'en', message: /could not be downloaded: .+\. Check the connection/ },
+  { what: 'a failed connection', route: (r) => r.abort('connectionreset'), lang: 'en', message: /could not be downloaded \(the browser said: .+\)\. Check the connection/ },
 ]) {
   test(`#/cnn says so in words for ${what}, and nothing crashes`, async () => {
     const { page, context, errors } = await landing(route);
