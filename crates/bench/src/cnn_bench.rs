@@ -40,7 +40,7 @@ use gpu_runtime::family::cnn::{
 };
 use gpu_runtime::Gpu;
 
-use crate::dump::{js, kernel_json, num_list};
+use crate::json::{js, kernel_json, num_list};
 
 /// The page's network, settings and data, from the default `Spec`.
 pub struct Setup {

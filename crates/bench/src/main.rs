@@ -26,6 +26,7 @@ mod cpu;
 mod crossover;
 mod dump;
 mod ir_check;
+mod json;
 mod mlp_bench;
 mod summary;
 

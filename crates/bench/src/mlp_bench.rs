@@ -499,7 +499,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
 /// [`step_plan_with`] and its buffers as `TrainingSession::new_edited` makes them (the
 /// evaluation's buffer and dispatches are left out: a step never binds them).
 pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), String> {
-    use crate::dump::{js, kernel_json, num_list};
+    use crate::json::{js, kernel_json, num_list};
     use gpu_runtime::family::mlp::{bound_buffers, buffer};
     use gpu_runtime::training::{
         activation_bytes, adam_correction_table, partials_len, step_plan_with, StepOptions, LANES,
