@@ -474,32 +474,17 @@ impl TunedTrainer {
     /// Mean loss, accuracy and predicted classes over `samples`, as [`crate::Net::evaluate`]
     /// reports them (forward passes in chunks of [`EVAL_CHUNK`], on this trainer's multiply).
     pub fn evaluate(&self, samples: &Samples) -> Evaluation {
-        let px = self.net.side * self.net.side;
         let k = self.net.classes;
+        let logits = self.logits(samples);
         let (mut loss, mut correct) = (0.0f64, 0usize);
         let mut predicted = Vec::with_capacity(samples.len());
-        let mut bufs: Option<Buffers> = None;
-        let mut start = 0;
-        while start < samples.len() {
-            let rows = EVAL_CHUNK.min(samples.len() - start);
-            let fits = bufs.as_ref().is_some_and(|b| b.ws.layout.batch == rows);
-            let bufs = match bufs.as_mut() {
-                Some(b) if fits => b,
-                _ => bufs.insert(Buffers::new(&self.net, rows)),
-            };
-            let x = &samples.x[start * px..(start + rows) * px];
-            forward(&self.net, &self.layout, self.gemm, &self.params, x, bufs);
-            let l = &bufs.ws.layout;
-            for n in 0..rows {
-                let z = &bufs.ws.acts[l.logits + n * k..][..k];
-                let y = samples.y[start + n] as usize;
-                let (m, sum) = softmax_parts(z);
-                loss += (sum.ln() - (z.get(y).copied().unwrap_or(m) - m)) as f64;
-                let best = argmax_first(z);
-                correct += usize::from(best == y);
-                predicted.push(best as u32);
-            }
-            start += rows;
+        for (z, &y) in logits.chunks_exact(k.max(1)).zip(&samples.y) {
+            let y = y as usize;
+            let (m, sum) = softmax_parts(z);
+            loss += (sum.ln() - (z.get(y).copied().unwrap_or(m) - m)) as f64;
+            let best = argmax_first(z);
+            correct += usize::from(best == y);
+            predicted.push(best as u32);
         }
         let len = samples.len().max(1);
         Evaluation {
