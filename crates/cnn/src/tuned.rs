@@ -22,8 +22,8 @@ use cpu_kernels::gemm::{gemm, Scratch, View};
 
 use crate::data::{BatchOrder, Samples};
 use crate::net::{
-    apply_update, argmax_first, pool_forward, softmax_parts, Evaluation, Hyper, Net, ParamLayout,
-    Workspace, EVAL_CHUNK,
+    apply_update, pool_forward, softmax_parts, Evaluation, Hyper, Net, ParamLayout, Workspace,
+    EVAL_CHUNK,
 };
 
 /// Multiply-adds of one step × 2 in its matrix multiplies (conv forward, filter and input
@@ -474,24 +474,7 @@ impl TunedTrainer {
     /// Mean loss, accuracy and predicted classes over `samples`, as [`crate::Net::evaluate`]
     /// reports them (forward passes in chunks of [`EVAL_CHUNK`], on this trainer's multiply).
     pub fn evaluate(&self, samples: &Samples) -> Evaluation {
-        let k = self.net.classes;
-        let logits = self.logits(samples);
-        let (mut loss, mut correct) = (0.0f64, 0usize);
-        let mut predicted = Vec::with_capacity(samples.len());
-        for (z, &y) in logits.chunks_exact(k.max(1)).zip(&samples.y) {
-            let y = y as usize;
-            let (m, sum) = softmax_parts(z);
-            loss += (sum.ln() - (z.get(y).copied().unwrap_or(m) - m)) as f64;
-            let best = argmax_first(z);
-            correct += usize::from(best == y);
-            predicted.push(best as u32);
-        }
-        let len = samples.len().max(1);
-        Evaluation {
-            loss: (loss / len as f64) as f32,
-            accuracy: correct as f32 / len as f32,
-            predicted,
-        }
+        crate::net::evaluation(&self.logits(samples), &samples.y, self.net.classes)
     }
 
     /// The last step's gradients (the first block's input gradient is not computed).

@@ -22,7 +22,7 @@
 use std::rc::Rc;
 
 use cnn::data::{BatchOrder, Samples};
-use cnn::net::{softmax_parts, Evaluation, Hyper, Net, Optimiser};
+use cnn::net::{Hyper, Net, Optimiser};
 
 use crate::catalogue::{KernelSpec, Replacements};
 use crate::context::{Gpu, GpuError};
@@ -97,34 +97,9 @@ pub struct EvalReadout {
     pub acts: Vec<f32>,
 }
 
-/// Loss, accuracy and each sample's class from an evaluation's logits (rows × `classes`)
-/// and the samples' labels, with the twin's formulas (`cnn::net::Net::evaluate`: the mean
-/// loss summed in f64, the class the first largest logit), so GPU and twin evaluations read
-/// the same. Rows beyond the shorter of the two are ignored; no rows give zeros.
-pub fn evaluation(logits: &[f32], labels: &[u32], classes: usize) -> Evaluation {
-    let rows = labels.len().min(logits.len() / classes.max(1));
-    let (mut loss, mut correct) = (0.0f64, 0usize);
-    let mut predicted = Vec::with_capacity(rows);
-    for (z, &y) in logits.chunks_exact(classes.max(1)).zip(labels).take(rows) {
-        let (m, sum) = softmax_parts(z);
-        let y = (y as usize).min(classes.saturating_sub(1));
-        loss += (sum.ln() - (z[y] - m)) as f64;
-        let mut best = 0;
-        for (j, &v) in z.iter().enumerate().skip(1) {
-            if v > z[best] {
-                best = j;
-            }
-        }
-        correct += usize::from(best == y);
-        predicted.push(best as u32);
-    }
-    let len = rows.max(1);
-    Evaluation {
-        loss: (loss / len as f64) as f32,
-        accuracy: correct as f32 / len as f32,
-        predicted,
-    }
-}
+/// Loss, accuracy and each sample's class from an evaluation's logits, with the twin's
+/// formulas (one function in `cnn::net`, shared with the tuned CPU trainer).
+pub use cnn::net::evaluation;
 
 enum Pending {
     None,
