@@ -398,21 +398,11 @@ impl Driver {
                 g.add(r.rows, &r.logits);
                 let samples = self.data.samples(g.split);
                 if g.complete(samples) {
-                    let e = evaluation(&g.logits, &samples.y, self.net.classes);
-                    out.push(Action::Evaluated {
-                        network: self.network,
-                        side: Side::Gpu,
-                        step: g.step,
-                        split: g.split,
-                        score: score(&e),
-                    });
-                    if g.split == Split::Test {
-                        self.look = Some(Look {
-                            side: Side::Gpu,
-                            step: g.step,
-                            logits: std::mem::take(&mut g.logits),
-                            predicted: e.predicted,
-                        });
+                    let g = std::mem::replace(g, Gathering::new(g.split, g.step));
+                    let (action, look) = completed(self.network, &self.net, samples, Side::Gpu, g);
+                    out.push(action);
+                    if let Some(look) = look {
+                        self.look = Some(look);
                         *changed = true;
                     }
                     self.jobs.pop_front();
@@ -463,25 +453,16 @@ impl Driver {
                 g.add(r.len(), &self.cpu.logits(&chunk));
             }
             if g.complete(samples) {
-                let e = evaluation(&g.logits, &samples.y, self.net.classes);
-                out.push(Action::Evaluated {
-                    network: self.network,
-                    side: Side::Cpu,
-                    step: g.step,
-                    split: g.split,
-                    score: score(&e),
-                });
-                if g.split == Split::Test && self.gpu.is_none() {
-                    self.look = Some(Look {
-                        side: Side::Cpu,
-                        step: g.step,
-                        logits: g.logits,
-                        predicted: e.predicted,
-                    });
+                let (split, step) = (g.split, g.step);
+                let (action, look) = completed(self.network, &self.net, samples, Side::Cpu, g);
+                out.push(action);
+                // The CPU's test evaluation is what "look inside" shows only without a GPU.
+                if let Some(look) = look.filter(|_| self.gpu.is_none()) {
+                    self.look = Some(look);
                     *changed = true;
                 }
-                if g.split == Split::Test {
-                    self.cpu_gathering = Some(Gathering::new(Split::Train, g.step));
+                if split == Split::Test {
+                    self.cpu_gathering = Some(Gathering::new(Split::Train, step));
                 }
             } else {
                 self.cpu_gathering = Some(g);
@@ -517,4 +498,30 @@ impl Driver {
             self.cpu_gathering = Some(Gathering::new(Split::Test, self.cpu.step));
         }
     }
+}
+
+/// A side's evaluation of one split, gathered: its score for the page, and for the test
+/// split what "look inside" shows (its logits and classes).
+fn completed(
+    network: u64,
+    net: &Net,
+    samples: &Samples,
+    side: Side,
+    g: Gathering,
+) -> (Action, Option<Look>) {
+    let e = evaluation(&g.logits, &samples.y, net.classes);
+    let action = Action::Evaluated {
+        network,
+        side,
+        step: g.step,
+        split: g.split,
+        score: score(&e),
+    };
+    let look = (g.split == Split::Test).then_some(Look {
+        side,
+        step: g.step,
+        logits: g.logits,
+        predicted: e.predicted,
+    });
+    (action, look)
 }
