@@ -99,6 +99,7 @@ test('Train runs both sides and measures their ratio; Pause stops sending steps'
   assert.equal(later.gpuSteps, s.gpuSteps);
   assert.equal(later.cpuSteps, s.cpuSteps);
   assert.equal(await page.textContent('#cnn-play'), 'Train');
+  assert.equal(await page.locator('#cnn-stalled').count(), 0, 'a learning network has not stalled');
   console.log(`small CNN trained: ${s.gpuSteps} GPU, ${s.cpuSteps} CPU steps; ${ratio}`);
   assertNoErrors(errors);
   await context.close();
@@ -126,6 +127,57 @@ test('the learning rate changes live; a new shape restarts and says what the old
   });
   assert.match(await page.textContent('#cnn-restarted'), /channels/);
   await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
+  await page.click('#cnn-play');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('leaving the page keeps the network: it holds while away and carries on on return', async () => {
+  const { page, context, errors } = await openPage(browser, `${SMALL}&lang=en`);
+  await ready(page);
+  for (let i = 0; i < 5; i++) await page.click('#cnn-step');
+  await evaluatedAt(page, 5);
+  const away = async () => {
+    await page.click('header .nav a[href^="#/kernels"]');
+    await page.waitForFunction(() => location.hash.startsWith('#/kernels') && !document.querySelector('#cnn-status'));
+    // Back by the navigation's own link, which carries no settings.
+    await page.click('header .nav a[href^="#/cnn"]');
+    await page.waitForSelector('#cnn-returned', { timeout: 30_000 });
+  };
+  await away();
+  // The same network: its settings back in the address, its steps and its evaluations.
+  const hash = await page.evaluate(() => decodeURIComponent(location.hash));
+  assert.ok(hash.includes('ch=4,8') && hash.includes('batch=16'), `settings kept: ${hash}`);
+  let s = await status(page);
+  assert.equal(Number(s.gpuSteps), 5);
+  assert.equal(Number(s.cpuSteps), 5);
+  assert.equal(parse(s.gpuTest).step, 5);
+  assert.match(await page.textContent('#cnn-returned'), /step 5 on the GPU and 5 on the CPU/);
+  // It carries on from step 5 (a new network would be at step 1), and the note goes.
+  await page.click('#cnn-step');
+  await evaluatedAt(page, 6);
+  assert.equal(await page.locator('#cnn-returned').count(), 0);
+  // Training while leaving: held away, running again on return.
+  await page.click('#cnn-play');
+  await page.waitForFunction(() => Number(document.querySelector('#cnn-status')?.dataset.gpuSteps) >= 8, null, { timeout: 120_000 });
+  await away();
+  await page.waitForSelector('#cnn-status[data-phase="running"]', { timeout: 10_000 });
+  s = await status(page);
+  const left = Number(s.cpuSteps);
+  assert.ok(left >= 8, `kept ${left} CPU steps`);
+  await page.waitForFunction((n) => Number(document.querySelector('#cnn-status')?.dataset.cpuSteps) > n, left, { timeout: 60_000 });
+  await page.click('#cnn-play');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('a learning rate far too high stalls at chance, and the page says so', async () => {
+  const { page, context, errors } = await openPage(browser, '#/cnn?ch=4,8&k=5,5&batch=16&lr=1&lang=en');
+  await ready(page);
+  await page.click('#cnn-play');
+  // page_models::cnn::board::Curves::stalled: four test scores near ln 10 over ≥ 40 steps.
+  await page.waitForSelector('#cnn-stalled', { timeout: 180_000 });
+  assert.match(await page.textContent('#cnn-stalled'), /here 1\)/);
   await page.click('#cnn-play');
   assertNoErrors(errors);
   await context.close();

@@ -108,6 +108,10 @@ pub struct Driver {
     gpu_presses: u64,
     cpu_presses: u64,
     was_running: bool,
+    /// What [`Driver::attach`] has to tell the page, said at the next tick: the session may
+    /// arrive while the page is away (kept, `components::cnn::keep`), and the page that comes
+    /// back must still hear it.
+    announce: Option<Action>,
 }
 
 /// The driver's report of one tick: the page's actions, and whether anything it shows
@@ -159,6 +163,7 @@ impl Driver {
             gpu_presses: 0,
             cpu_presses: 0,
             was_running: false,
+            announce: None,
         })
     }
 
@@ -193,9 +198,9 @@ impl Driver {
         .await
     }
 
-    /// Takes the session (or its failure) and says so to the page.
-    pub fn attach(&mut self, result: Result<CnnSession, GpuError>, software: bool) -> Action {
-        match result {
+    /// Takes the session (or its failure); the page hears of it at the next tick.
+    pub fn attach(&mut self, result: Result<CnnSession, GpuError>, software: bool) {
+        self.announce = Some(match result {
             Ok(s) => {
                 self.gpu = Some(s);
                 Action::GpuReady {
@@ -208,7 +213,7 @@ impl Driver {
                 network: self.network,
                 error: e.to_string(),
             },
-        }
+        });
     }
 
     pub fn set_lr(&mut self, lr: f32) {
@@ -272,6 +277,7 @@ impl Driver {
         if page.network != self.network {
             return Tick { actions, changed };
         }
+        actions.extend(self.announce.take());
         if self.gpu.as_ref().is_some_and(|s| s.device_lost()) {
             self.fail(
                 GpuError::DeviceLost("reported by the browser while training".into()),

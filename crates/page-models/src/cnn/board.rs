@@ -113,6 +113,13 @@ pub fn extent(c: &Curves) -> (u64, f32) {
     (max_step, max_loss)
 }
 
+/// How many test scores at chance, over how many steps, make a stall ([`Curves::stalled`]).
+pub const STALL_EVALS: usize = 4;
+pub const STALL_STEPS: u64 = 40;
+/// Within this of ln 10 (2.303), with at most this accuracy (chance is 10 %).
+pub const STALL_BAND: f32 = 0.15;
+pub const STALL_ACCURACY: f32 = 0.2;
+
 /// Both sides' curves, each from its own evaluations.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Curves {
@@ -135,6 +142,30 @@ impl Curves {
         last(&self.gpu)
             .map(|(step, s)| (Side::Gpu, step, s))
             .or_else(|| last(&self.cpu).map(|(step, s)| (Side::Cpu, step, s)))
+    }
+
+    /// Training has stalled at chance on some side: its last [`STALL_EVALS`] test scores,
+    /// spanning at least [`STALL_STEPS`] steps, all have a loss within [`STALL_BAND`] of
+    /// ln 10 (what a network scores that gives all ten digits the same probability) and an
+    /// accuracy of at most [`STALL_ACCURACY`]. A learning rate far too high does this: after
+    /// a few large steps the ReLUs never fire and the output no longer depends on the digit
+    /// (Adam at 0.1–1 and SGD at 0.5–1 sat at 2.30–2.40 from step 40 to 120 on the default
+    /// network; a network still learning falls through that band instead of staying in it).
+    /// The steps it spans.
+    pub fn stalled(&self) -> Option<u64> {
+        [&self.gpu, &self.cpu].into_iter().find_map(|c| {
+            let tests: Vec<(u64, Score)> = c
+                .iter()
+                .filter_map(|p| p.test.map(|s| (p.step, s)))
+                .collect();
+            let recent = tests.get(tests.len().checked_sub(STALL_EVALS)?..)?;
+            let span = recent.last()?.0 - recent.first()?.0;
+            let at_chance = |s: &Score| {
+                (s.loss - std::f32::consts::LN_10).abs() <= STALL_BAND
+                    && s.accuracy <= STALL_ACCURACY
+            };
+            (span >= STALL_STEPS && recent.iter().all(|(_, s)| at_chance(s))).then_some(span)
+        })
     }
 
     /// The loss is no longer a number on some side: the weights overflowed and no later step
@@ -303,6 +334,9 @@ pub struct CnnPage {
     last_pair: (Option<f64>, Option<f64>),
     pub curves: Curves,
     pub restarted: Option<Restart>,
+    /// The learner left the page and came back: the network was kept (the GPU's and the
+    /// CPU's steps when they left). Cleared by the next press and by a new network.
+    pub returned: Option<(Option<u64>, u64)>,
     /// Step presses: each asks the driver for one step on each side (while paused).
     pub step_presses: u64,
     /// Pause ended a run: it is reported once the steps already sent have finished.
@@ -383,6 +417,7 @@ impl CnnPage {
             last_pair: (None, None),
             curves: Curves::default(),
             restarted: None,
+            returned: None,
             step_presses: 0,
             report_pending: false,
             finished: None,
@@ -488,6 +523,7 @@ impl CnnPage {
     /// that can be rebuilt is (a lost device stays lost until Reset, no WebGPU stays none).
     fn new_network(&mut self) {
         self.network = self.network.wrapping_add(1);
+        self.returned = None;
         self.gpu = GpuSteps::default();
         self.gpu_started = false;
         self.cpu_steps = 0;
@@ -554,9 +590,25 @@ impl CnnPage {
         }
     }
 
+    /// The page as kept when the learner leaves it: training holds as for a hidden tab (and
+    /// resumes when the page is shown again), and the page will say it was kept.
+    pub fn left(&self) -> Self {
+        let mut next = self.reduce(Action::Hidden(true));
+        next.returned = Some((next.gpu_steps(), next.cpu_steps));
+        next
+    }
+
+    /// Whether leaving now would lose anything worth keeping.
+    pub fn worth_keeping(&self) -> bool {
+        self.gpu.submitted > 0 || self.cpu_steps > 0 || self.playing
+    }
+
     /// The page after `action`.
     pub fn reduce(&self, action: Action) -> Self {
         let mut next = self.clone();
+        if matches!(action, Action::Play | Action::Pause | Action::Step) {
+            next.returned = None;
+        }
         match action {
             Action::Play => {
                 if !next.playing {
@@ -710,6 +762,82 @@ mod tests {
 
     fn score(loss: f32, accuracy: f32) -> Score {
         Score { loss, accuracy }
+    }
+
+    #[test]
+    fn leaving_keeps_the_network_held_and_coming_back_resumes_it() {
+        let p = gpu(&ready().reduce(Action::Play), 5, 3, 100.0).reduce(Action::CpuSteps {
+            network: 0,
+            step: 7,
+            now_ms: 100.0,
+        });
+        assert!(p.worth_keeping());
+        assert!(!CnnPage::new(Spec::default()).worth_keeping());
+        let kept = p.left();
+        assert_eq!(kept.phase(), Phase::Held);
+        assert_eq!(kept.returned, Some((Some(3), 7)));
+        assert_eq!((kept.network, kept.cpu_steps), (p.network, 7));
+        let back = kept.reduce(Action::Hidden(false));
+        assert_eq!(back.phase(), Phase::Running);
+        assert_eq!(
+            back.returned,
+            Some((Some(3), 7)),
+            "said until the next press"
+        );
+        assert_eq!(back.reduce(Action::Pause).returned, None);
+        assert_eq!(back.reduce(Action::Reset).returned, None);
+    }
+
+    #[test]
+    fn a_network_at_chance_for_long_enough_has_stalled_and_a_learning_one_has_not() {
+        let curve = |points: &[(u64, f32, f32)]| {
+            let mut c = Curves::default();
+            for &(step, loss, acc) in points {
+                push_point(&mut c.cpu, step, Split::Test, score(loss, acc));
+            }
+            c
+        };
+        // Adam at lr 1 on the default network (the probe behind `stalled`'s numbers).
+        let high = [
+            (0, 2.87, 0.09),
+            (20, 2.52, 0.11),
+            (40, 2.36, 0.12),
+            (60, 2.37, 0.11),
+        ];
+        let more = [high.as_slice(), &[(80, 2.38, 0.08)]].concat();
+        assert_eq!(
+            curve(&more).stalled(),
+            None,
+            "three at chance are not yet four"
+        );
+        let more = [more.as_slice(), &[(100, 2.40, 0.12)]].concat();
+        assert_eq!(curve(&more).stalled(), Some(60));
+        // Four at chance within too few steps, and a slow learner falling through the band.
+        let brief = [
+            (10, 2.30, 0.1),
+            (20, 2.31, 0.1),
+            (30, 2.29, 0.1),
+            (40, 2.30, 0.1),
+        ];
+        assert_eq!(curve(&brief).stalled(), None);
+        let slow = [
+            (0, 2.87, 0.09),
+            (40, 2.42, 0.15),
+            (80, 2.30, 0.19),
+            (120, 2.19, 0.25),
+        ];
+        assert_eq!(curve(&slow).stalled(), None);
+        // Learning but still near chance accuracy-wise is not a stall, nor is a good network.
+        let fine = [
+            (0, 2.87, 0.09),
+            (20, 1.97, 0.34),
+            (40, 1.38, 0.67),
+            (60, 0.89, 0.76),
+        ];
+        assert_eq!(curve(&fine).stalled(), None);
+        let mut gpu = curve(&more);
+        std::mem::swap(&mut gpu.gpu, &mut gpu.cpu);
+        assert_eq!(gpu.stalled(), Some(60), "either side");
     }
 
     fn ready() -> CnnPage {

@@ -70,6 +70,22 @@ impl Reducible for Page {
 
 pub type DriverCell = Rc<RefCell<Option<Driver>>>;
 
+thread_local! {
+    /// The network the learner left this page with (the page's state, held, and its driver),
+    /// taken back when the page is shown again: leaving a page loses nothing.
+    static KEPT: RefCell<Option<(CnnPage, DriverCell)>> = const { RefCell::new(None) };
+}
+
+/// Keeps the page's network for its return (only one worth keeping; else forgets any).
+fn keep(page: &CnnPage, driver: DriverCell) {
+    let ours = driver
+        .borrow()
+        .as_ref()
+        .is_some_and(|d| d.network == page.network);
+    let kept = (ours && page.worth_keeping()).then(|| (page.left(), driver));
+    KEPT.with(|k| *k.borrow_mut() = kept);
+}
+
 /// The engine's cells: the driver, the page as last rendered (the timer reads it) and the
 /// redraw handle (for what the driver shows outside the page's model).
 #[derive(Clone)]
@@ -158,13 +174,35 @@ pub fn Cnn() -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
     let redraw = use_force_update();
-    let driver: DriverCell = use_mut_ref(|| None);
+    // A network kept when the learner left (taken once per visit of the page).
+    let kept = use_memo((), |_| KEPT.with(|k| k.borrow_mut().take()));
+    let driver: DriverCell = (*use_memo((), {
+        let kept = kept.clone();
+        move |_| {
+            kept.as_ref()
+                .as_ref()
+                .map_or_else(Default::default, |(_, d)| d.clone())
+        }
+    }))
+    .clone();
     let latest = use_mut_ref(|| CnnPage::new(Default::default()));
-    let Settings { spec, errors } =
-        Settings::from_query(ctx.as_ref().map(|c| |k: &str| c.query.get(k)));
+    let url_has_settings = ctx
+        .as_ref()
+        .is_some_and(|c| cnn::spec::PARAMS.iter().any(|k| c.query.get(k).is_some()));
+    // Back by a link without settings (the navigation): the kept network's settings.
+    let Settings { spec, errors } = match kept.as_ref() {
+        Some((p, _)) if !url_has_settings => Settings {
+            spec: p.spec.clone(),
+            errors: Vec::new(),
+        },
+        _ => Settings::from_query(ctx.as_ref().map(|c| |k: &str| c.query.get(k))),
+    };
     let page = {
-        let spec = spec.clone();
-        use_reducer(move || Page(CnnPage::new(spec)))
+        let (spec, kept) = (spec.clone(), kept.clone());
+        use_reducer(move || match kept.as_ref() {
+            Some((p, _)) => Page(p.clone()),
+            None => Page(CnnPage::new(spec)),
+        })
     };
     let data = use_digits();
     let adapter = ctx.as_ref().map_or(Adapter::Checking, Adapter::of);
@@ -176,6 +214,10 @@ pub fn Cnn() -> Html {
         });
     }
     *latest.borrow_mut() = page.0.clone();
+    {
+        let (driver, latest) = (driver.clone(), latest.clone());
+        use_effect_with((), move |_| move || keep(&latest.borrow(), driver));
+    }
     let cells = Cells {
         driver: driver.clone(),
         latest: latest.clone(),
@@ -183,6 +225,20 @@ pub fn Cnn() -> Html {
     };
     use_driver(&cells, &page, &data, adapter, limit.is_none());
     use_run_report(&page);
+    {
+        // Back by a link without settings: the address gets the kept network's settings.
+        let (ctx, nav) = (ctx.clone(), navigator.clone());
+        let adopted = (kept.is_some() && !url_has_settings).then(|| spec.to_params());
+        use_effect_with((), move |_| {
+            if let (Some(pairs), Some(ctx), Some(nav)) = (adopted, ctx, nav) {
+                let mut q = ctx.query.clone();
+                for (k, v) in pairs {
+                    q.set(k, &v);
+                }
+                replace_query(&nav, &ctx.route, &q);
+            }
+        });
+    }
     let Some(ctx) = ctx else {
         return html! {};
     };
@@ -292,27 +348,36 @@ fn start(
         redraw,
     } = cells;
     let now_page = latest.borrow().clone();
-    let built = Driver::new(&now_page, eval_data(digits, now_page.spec.seed));
-    *driver.borrow_mut() = built.ok();
+    let kept = driver
+        .borrow()
+        .as_ref()
+        .is_some_and(|d| d.network == network);
+    if !kept {
+        let built = Driver::new(&now_page, eval_data(digits, now_page.spec.seed));
+        *driver.borrow_mut() = built.ok();
+    }
     match adapter {
+        _ if kept => {}
         Adapter::Some { software, .. } if fits && now_page.gpu_live() => {
             let parts = driver
                 .borrow_mut()
                 .as_mut()
                 .and_then(Driver::take_session_parts);
-            let (driver, redraw, page) = (driver.clone(), redraw.clone(), page.clone());
+            let driver = driver.clone();
             wasm_bindgen_futures::spawn_local(async move {
                 let Some(parts) = parts else { return };
                 let result = match session::gpu(software).await {
                     Ok((gpu, _)) => Driver::start_gpu(gpu, parts).await,
                     Err(e) => Err(e),
                 };
-                let action = match driver.borrow_mut().as_mut() {
-                    Some(d) if d.network == network => d.attach(result, software),
-                    _ => return,
-                };
-                page.dispatch(action);
-                redraw.force_update();
+                // The page hears of it at the driver's next tick (it may be away now).
+                if let Some(d) = driver
+                    .borrow_mut()
+                    .as_mut()
+                    .filter(|d| d.network == network)
+                {
+                    d.attach(result, software);
+                }
             });
         }
         Adapter::Some { .. } if !fits => page.dispatch(Action::GpuFailed {
@@ -325,7 +390,8 @@ fn start(
     let (driver, latest, redraw, page) =
         (driver.clone(), latest.clone(), redraw.clone(), page.clone());
     let last_report = Rc::new(RefCell::new(f64::NEG_INFINITY));
-    let hidden = Rc::new(RefCell::new(false));
+    // A kept page comes back held: the first tick shows it again and training resumes.
+    let hidden = Rc::new(RefCell::new(latest.borrow().hidden));
     Interval::new(TICK_MS, move || {
         let now = gpu_runtime::now_ms();
         let h = crate::visibility::page_hidden();

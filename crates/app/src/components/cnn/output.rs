@@ -99,7 +99,31 @@ pub fn notices(
             </p>
         }
     });
-    html! { <>{ bad }{ data_note }{ gpu }{ restart }{ diverged }</> }
+    let stalled = (!page.curves.diverged())
+        .then(|| page.curves.stalled())
+        .flatten()
+        .map(|span| {
+            html! {
+                <p id="cnn-stalled" class="train-note error" role="alert">
+                    { ctx.tf("cnn.stalled", &[("steps", &numbers::count(span)), ("lr", &page.spec.lr.to_string())]) }
+                </p>
+            }
+        });
+    let returned = page.returned.map(|(gpu, cpu)| {
+        let at = match gpu {
+            Some(g) => ctx.tf(
+                "cnn.returned.at",
+                &[("gpu", &numbers::count(g)), ("cpu", &numbers::count(cpu))],
+            ),
+            None => ctx.tf("cnn.returned.at_cpu", &[("cpu", &numbers::count(cpu))]),
+        };
+        html! {
+            <p id="cnn-returned" class="train-note" role="status">
+                { ctx.t("cnn.returned") }{ " " }{ at }
+            </p>
+        }
+    });
+    html! { <>{ bad }{ data_note }{ gpu }{ returned }{ restart }{ diverged }{ stalled }</> }
 }
 
 #[derive(Properties, PartialEq)]
