@@ -72,6 +72,44 @@ test('Pause sends nothing more, names the steps still finishing, and the count s
   await context.close();
 });
 
+test('leaving the page keeps the run: it holds while away and carries on on return', async () => {
+  const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
+  await waitForGpu(page);
+  await page.click('#train-play');
+  await waitSteps(page, 20);
+  await page.click('#train-play');
+  await page.waitForSelector('#train-status[data-gpu-in-flight="0"]', { timeout: 30_000 });
+  const left = await status(page);
+  // Away by the navigation, back by its own link (which carries no settings).
+  await page.click('header .nav a[href^="#/kernels"]');
+  await page.waitForFunction(() => location.hash.startsWith('#/kernels') && !document.querySelector('#train-status'));
+  await page.click('header .nav a[href^="#/train"]');
+  await page.waitForSelector('#train-returned', { timeout: 30_000 });
+  const hash = await page.evaluate(() => decodeURIComponent(location.hash));
+  assert.ok(hash.includes('data=spiral') && hash.includes('layers=8,8') && hash.includes('lr=0.03'), `settings kept: ${hash}`);
+  const back = await status(page);
+  assert.equal(back.gpuSteps, left.gpuSteps, 'the same network, at the same GPU step');
+  assert.equal(back.cpuSteps, left.cpuSteps, 'and the same CPU step');
+  assert.equal(back.gpuLoss, left.gpuLoss);
+  assert.match(await page.textContent('#train-returned'),
+    new RegExp(`step ${Number(left.gpuSteps).toLocaleString('en')} on the GPU`));
+  // Play carries on from there (a new network would start its count again), and the note goes.
+  await page.click('#train-play');
+  await waitSteps(page, Number(left.gpuSteps) + 5);
+  assert.equal(await page.locator('#train-returned').count(), 0);
+  // Training while leaving: held away, running again on return.
+  await page.click('header .nav a[href^="#/kernels"]');
+  await page.waitForFunction(() => !document.querySelector('#train-status'));
+  await page.click('header .nav a[href^="#/train"]');
+  await page.waitForSelector('#train-status[data-running="true"]', { timeout: 30_000 });
+  const n = Number((await status(page)).gpuSteps);
+  assert.ok(n > Number(left.gpuSteps), `kept ${n} steps`);
+  await waitSteps(page, n + 3);
+  await page.click('#train-play');
+  assertNoErrors(errors);
+  await context.close();
+});
+
 test('a restart names what each side had reached, with its own count', async () => {
   const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=en`);
   await waitForGpu(page);

@@ -114,19 +114,91 @@ fn write_query(ctx: &Ctx, nav: &Option<Navigator>, pairs: &[(&str, String)]) {
     }
 }
 
+thread_local! {
+    /// The run the learner left this page with, taken back when the page is shown again:
+    /// leaving a page loses nothing (training holds meanwhile, as for a hidden tab).
+    static KEPT: RefCell<Option<Kept>> = const { RefCell::new(None) };
+}
+
+/// A kept run and its network's number (a GPU session still on its way attaches only to the
+/// network it was made for).
+#[derive(Clone, Default)]
+struct Kept {
+    runner: RunnerCell,
+    generation: Rc<RefCell<u64>>,
+    /// Taken back and not yet driven: the next start drives it instead of a new network.
+    resume: Rc<RefCell<bool>>,
+}
+
+/// Keeps the page's run for its return (only one worth keeping; else forgets any).
+fn keep(kept: Kept) {
+    let runner = &kept.runner;
+    let worth = match runner.borrow_mut().as_mut() {
+        Some(r) if r.board.worth_keeping(r.reached().0) => {
+            r.board.left(r.reached());
+            true
+        }
+        _ => false,
+    };
+    KEPT.with(|k| *k.borrow_mut() = worth.then_some(kept));
+}
+
 #[function_component]
 pub fn Train() -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
     let redraw = use_force_update();
-    let runner: RunnerCell = use_mut_ref(|| None);
+    // A run kept when the learner left (taken once per visit of the page); its timer starts
+    // again without a new network unless the address asks for other settings.
+    let kept = use_memo((), |_| KEPT.with(|k| k.borrow_mut().take()));
+    let cells = (*use_memo((), {
+        let kept = kept.clone();
+        move |_| match (*kept).clone() {
+            Some(k) => {
+                *k.resume.borrow_mut() = true;
+                k
+            }
+            None => Kept::default(),
+        }
+    }))
+    .clone();
+    let runner = cells.runner.clone();
+    {
+        let cells = cells.clone();
+        use_effect_with((), move |_| move || keep(cells));
+    }
     let experiment_gen = use_mut_ref(|| 0u64);
     let boundary = use_node_ref();
     let loss_ref = use_node_ref();
     let loss_w = use_chart_width(loss_ref.clone());
 
-    let Settings { spec, errors } =
-        Settings::from_query(ctx.as_ref().map(|c| |k: &str| c.query.get(k)));
+    let url_has_settings = ctx.as_ref().is_some_and(|c| {
+        Spec::default()
+            .to_params()
+            .iter()
+            .any(|(k, _)| c.query.get(k).is_some())
+    });
+    // Back by a link without settings (the navigation): the kept run's settings.
+    let kept_spec = (*kept)
+        .as_ref()
+        .filter(|_| !url_has_settings)
+        .and_then(|k| k.runner.borrow().as_ref().map(|r| r.board.spec.clone()));
+    let Settings { spec, errors } = match kept_spec.clone() {
+        Some(spec) => Settings {
+            spec,
+            errors: Vec::new(),
+        },
+        None => Settings::from_query(ctx.as_ref().map(|c| |k: &str| c.query.get(k))),
+    };
+    {
+        // ...and the address gets them.
+        let (ctx, nav) = (ctx.clone(), navigator.clone());
+        use_effect_with((), move |_| {
+            if let (Some(spec), Some(ctx), Some(nav)) = (kept_spec, ctx, nav) {
+                write_query(&ctx, &Some(nav), &spec.to_params());
+            }
+        });
+    }
     let adapter = Adapter::of(ctx.as_ref());
     let software = adapter.software;
     let page = {
@@ -141,7 +213,7 @@ pub fn Train() -> Html {
         });
     }
     use_network(
-        &runner,
+        &cells,
         &redraw,
         page.dispatcher(),
         &spec,
@@ -186,7 +258,7 @@ pub fn Train() -> Html {
             <p class="lead">{ ctx.t("train.lead") }</p>
             <super::EmbedButton widget="train" />
             <Notices errors={errors} gpu={r.map(|r| r.gpu_state.clone())}
-                restarted={page.restarted.clone()} />
+                restarted={page.restarted.clone()} returned={r.and_then(|r| r.board.returned)} />
             <div class="train-toolbar">
                 <button id="train-play" class="button primary" onclick={on_play}>
                     { ctx.t(if r.is_some_and(|r| r.board.life.playing) { "train.pause" } else { "train.play" }) }
@@ -299,21 +371,30 @@ fn on_runner<E>(
 /// timer; none while WebGPU is still being probed.
 #[hook]
 fn use_network(
-    runner: &RunnerCell,
+    cells: &Kept,
     redraw: &UseForceUpdateHandle,
     page: UseReducerDispatcher<Page>,
     spec: &Spec,
     resets: u32,
     adapter: Adapter,
 ) {
-    let generation = use_mut_ref(|| 0u64);
-    let (runner, redraw, lr) = (runner.clone(), redraw.clone(), spec.lr);
+    let (runner, generation) = (cells.runner.clone(), cells.generation.clone());
+    let (resume, redraw, lr) = (cells.resume.clone(), redraw.clone(), spec.lr);
     use_effect_with(
         (structural(spec), resets, adapter),
         move |(key, _, adapter)| {
             let interval = (!adapter.checking).then(|| {
                 let spec = Spec { lr, ..key.clone() };
-                start_network(&runner, &generation, &redraw, &page, spec, adapter.software)
+                // A kept run with these settings carries on: only its timer is new.
+                let same = runner
+                    .borrow()
+                    .as_ref()
+                    .is_some_and(|r| structural(&r.board.spec) == *key);
+                if std::mem::take(&mut *resume.borrow_mut()) && same {
+                    drive(&runner, &redraw)
+                } else {
+                    start_network(&runner, &generation, &redraw, &page, spec, adapter.software)
+                }
             });
             move || drop(interval)
         },
@@ -371,6 +452,11 @@ fn start_network(
             redraw.force_update();
         });
     }
+    drive(runner, redraw)
+}
+
+/// The timer that drives the page's runner.
+fn drive(runner: &RunnerCell, redraw: &UseForceUpdateHandle) -> Interval {
     let (runner, redraw) = (runner.clone(), redraw.clone());
     let last_render = Rc::new(RefCell::new(0.0f64));
     Interval::new(TICK_MS, move || {

@@ -51,6 +51,9 @@ pub struct Board {
     last_cpu_step_evaluated: u64,
     /// Something changed since the last render.
     pub dirty: bool,
+    /// The learner left the page and came back: this run was kept (the GPU's and the CPU's
+    /// steps when they left). Cleared by the next Play, Pause or Step.
+    pub returned: Option<(Option<u64>, u64)>,
 }
 
 impl Board {
@@ -96,6 +99,7 @@ impl Board {
             last_cpu_eval: f64::NEG_INFINITY,
             last_cpu_step_evaluated: u64::MAX,
             dirty: true,
+            returned: None,
             spec,
         };
         b.cpu_eval(0.0, true, false);
@@ -123,6 +127,7 @@ impl Board {
 
     /// Starts or stops training; the rates start measuring afresh.
     pub fn set_playing(&mut self, playing: bool) {
+        self.returned = None;
         self.life.set_playing(playing);
         self.dirty = true;
     }
@@ -130,8 +135,22 @@ impl Board {
     /// Play or Pause (the Play button). Pausing ends a training run: an embed reports where it
     /// got to once the steps already sent have finished.
     pub fn toggle_playing(&mut self) {
+        self.returned = None;
         self.life.toggle();
         self.dirty = true;
+    }
+
+    /// The run as kept when the learner leaves the page, at `reached` (the GPU's and the
+    /// CPU's steps): training holds as for a hidden tab and resumes when the page is shown.
+    pub fn left(&mut self, reached: (Option<u64>, u64)) {
+        self.set_hidden(true);
+        self.returned = Some(reached);
+        self.dirty = true;
+    }
+
+    /// Whether leaving now would lose anything worth keeping.
+    pub fn worth_keeping(&self, gpu_steps: Option<u64>) -> bool {
+        self.cpu.step > 0 || gpu_steps.unwrap_or(0) > 0 || self.life.playing
     }
 
     /// The page was hidden or shown again; the rates start measuring afresh.
@@ -237,6 +256,23 @@ mod tests {
             points: 100,
             ..Spec::default()
         }
+    }
+
+    #[test]
+    fn leaving_holds_the_run_and_coming_back_resumes_it() {
+        let mut b = Board::new(small());
+        assert!(!b.worth_keeping(None));
+        b.set_playing(true);
+        b.cpu.step();
+        assert!(b.worth_keeping(Some(0)));
+        b.left((Some(4), 1));
+        assert!(!b.life.running(), "held while away");
+        assert_eq!(b.returned, Some((Some(4), 1)));
+        b.set_hidden(false);
+        assert!(b.life.running(), "running again on return");
+        assert_eq!(b.returned, Some((Some(4), 1)), "said until the next press");
+        b.toggle_playing();
+        assert_eq!(b.returned, None);
     }
 
     #[test]

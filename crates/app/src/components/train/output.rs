@@ -26,6 +26,8 @@ pub struct NoticesProps {
     /// The GPU side's state (None before the first network).
     pub gpu: Option<GpuState>,
     pub restarted: Option<Restart>,
+    /// Kept while the learner was away: the steps it held at.
+    pub returned: Option<(Option<u64>, u64)>,
 }
 
 #[function_component]
@@ -78,7 +80,21 @@ pub fn Notices(p: &NoticesProps) -> Html {
             </p>
         }
     });
-    html! { <>{ error_box }{ gpu_note }{ restart_note }</> }
+    let returned = p.returned.map(|(gpu, cpu)| {
+        let at = match gpu {
+            Some(g) => ctx.tf(
+                "train.returned.at",
+                &[("gpu", &numbers::count(g)), ("cpu", &numbers::count(cpu))],
+            ),
+            None => ctx.tf("train.returned.at_cpu", &[("cpu", &numbers::count(cpu))]),
+        };
+        html! {
+            <p id="train-returned" class="train-note" role="status">
+                { ctx.t("train.returned") }{ " " }{ at }
+            </p>
+        }
+    });
+    html! { <>{ error_box }{ gpu_note }{ returned }{ restart_note }</> }
 }
 
 /// The status line of a runner (its props).
