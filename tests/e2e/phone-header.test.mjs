@@ -42,3 +42,29 @@ for (const lang of ['en', 'zh']) {
     });
   }
 }
+
+// A section reached by a link (not by its tab) shows its own tab: on a phone the sections'
+// row scrolls sideways, and the current one is brought into it, for the last tabs and back
+// to the first.
+for (const lang of ['en', 'zh']) {
+  test(`a phone shows the current section's tab (${lang})`, async () => {
+    const { page, context, errors } = await openPage(browser, `#/?lang=${lang}`, { viewport: { width: 390, height: 844 } });
+    for (const route of ['#/cnn', '#/conv', '#/puzzles', '#/']) {
+      await show(page, `${route}?lang=${lang}`);
+      const onScreen = () => {
+        const a = document.querySelector("header .nav a[aria-current='page']");
+        const r = a?.getBoundingClientRect();
+        return !!r && r.left >= 0 && r.right <= window.innerWidth;
+      };
+      await page.waitForFunction(onScreen, null, { timeout: 5000 }).catch(() => {});
+      const box = await page.$eval("header .nav a[aria-current='page']", (a) => {
+        const r = a.getBoundingClientRect();
+        return { left: r.left, right: r.right, text: a.textContent };
+      });
+      assert.ok(box.left >= 0 && box.right <= 390, `${route}: its tab "${box.text}" at ${box.left}–${box.right} px of 390`);
+    }
+    await page.screenshot({ path: `${SHOTS}/header-current-${lang}-390.png`, clip: { x: 0, y: 0, width: 390, height: 200 } });
+    assertNoErrors(errors);
+    await context.close();
+  });
+}

@@ -264,6 +264,7 @@ fn Header() -> Html {
         return html! {};
     };
     let navigator = use_navigator();
+    use_effect_with((ctx.route.clone(), ctx.lang), |_| show_current_section());
     let links = Route::NAV.iter().map(|(route, key)| {
         let href = format!("#{}?lang={}", route.to_path(), ctx.lang.code());
         let current =
@@ -300,6 +301,28 @@ fn Header() -> Html {
             </nav>
             <div class="langs" role="group" aria-label={ctx.t("lang.label")}>{ for switches }</div>
         </header>
+    }
+}
+
+/// Brings the current section's link into the sections' row where that row scrolls sideways
+/// (a phone), centred where it can be: a page reached by a link or Back would otherwise leave
+/// its own tab off-screen.
+fn show_current_section() {
+    let doc = gloo::utils::document();
+    let (Ok(Some(list)), Ok(Some(link))) = (
+        doc.query_selector("header .nav"),
+        doc.query_selector("header .nav a[aria-current='page']"),
+    ) else {
+        return;
+    };
+    let (row, tab) = (
+        list.get_bounding_client_rect(),
+        link.get_bounding_client_rect(),
+    );
+    if tab.left() < row.left() || tab.right() > row.right() {
+        let centred = f64::from(list.scroll_left()) + (tab.left() - row.left())
+            - (row.width() - tab.width()) / 2.0;
+        list.set_scroll_left(centred.max(0.0) as i32);
     }
 }
 
