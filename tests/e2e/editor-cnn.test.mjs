@@ -27,6 +27,10 @@ test('the CNN input gradient: correct as shipped, wrong without its flip, named 
   const groups = await page.$$eval('.editor-group-name', (g) => g.map((e) => e.textContent));
   assert.ok(groups.includes('Training (CNN)'), JSON.stringify(groups));
   assert.match(await page.textContent('.editor-context'), /small CNN/);
+  // Explained as on the CNN page: what it computes, and how its threads map to indices.
+  const explained = await page.textContent('#editor-cnn-mapping');
+  assert.match(explained, /How threads map to indices/);
+  assert.match(explained, /One thread per input element, i = \(\(n·C_in \+ c\)·H \+ y\)·H \+ x/);
   const original = await docText(page);
   assert.ok(original.includes(ROTATED), 'the shipped kernel reads the turned tap');
 

@@ -32,12 +32,14 @@ pub enum Part {
     Train,
     /// Lesson bodies, quizzes and the glossary.
     Lessons,
-    /// The CNN page and its kernels' explanations.
+    /// The CNN page.
     Cnn,
+    /// The CNN kernels' explanations: on the CNN page and in the editor.
+    CnnKernels,
 }
 
 impl Part {
-    pub const ALL: [Part; 7] = [
+    pub const ALL: [Part; 8] = [
         Part::Core,
         Part::Race,
         Part::Conv,
@@ -45,6 +47,7 @@ impl Part {
         Part::Train,
         Part::Lessons,
         Part::Cnn,
+        Part::CnnKernels,
     ];
 
     /// The name in file names and in boot.js (`en-core`).
@@ -57,6 +60,7 @@ impl Part {
             Part::Train => "train",
             Part::Lessons => "lessons",
             Part::Cnn => "cnn",
+            Part::CnnKernels => "cnn-kernels",
         }
     }
 

@@ -65,8 +65,10 @@ impl Route {
             Route::Kernels | Route::Visualiser | Route::Conv => &[Part::Conv],
             Route::Race => &[Part::Race, Part::Conv],
             Route::Train => &[Part::Train],
-            Route::Cnn => &[Part::Cnn],
-            Route::Editor | Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
+            Route::Cnn => &[Part::Cnn, Part::CnnKernels],
+            // The editor explains a CNN kernel as the CNN page does.
+            Route::Editor => &[Part::Editor, Part::CnnKernels],
+            Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
             // Lessons embed widgets of every area.
             Route::Learn | Route::Lesson { .. } => &Part::ALL,
             Route::Embed { widget } => embed_text_parts(widget),
@@ -113,8 +115,9 @@ fn embed_text_parts(id: &str) -> &'static [Part] {
         "race" | "sweep" | "claim" => &[Part::Race],
         "conv-race" => &[Part::Race, Part::Conv],
         "train" | "batch" => &[Part::Train],
-        "cnn" => &[Part::Cnn],
-        "editor" | "puzzle" => &[Part::Editor],
+        "cnn" => &[Part::Cnn, Part::CnnKernels],
+        "editor" => &[Part::Editor, Part::CnnKernels],
+        "puzzle" => &[Part::Editor],
         // The SIMT view and the scheduling replay name the conv stages they can show.
         "simt" | "simt-compare" | "schedule" => &[Part::Conv],
         "lesson" => &Part::ALL,

@@ -20,7 +20,7 @@ pub const LANGS: [&str; 2] = ["en", "zh"];
 /// text of what it shows (an embed of one widget does not download forty lessons:
 /// docs/benchmarks.md "First load"). Every file belongs to exactly one part ([`part_of`]);
 /// the order is the app's `i18n::Part::ALL`. The first part is always loaded.
-pub const PARTS: [(&str, &[&str]); 7] = [
+pub const PARTS: [(&str, &[&str]); 8] = [
     ("core", &["core", "embed", "kernels", "learn"]),
     ("race", &["race"]),
     ("conv", &["conv", "convrun"]),
@@ -54,7 +54,9 @@ pub const PARTS: [(&str, &[&str]); 7] = [
             "quiz",
         ],
     ),
-    ("cnn", &["cnn", "cnn-kernels"]),
+    ("cnn", &["cnn"]),
+    // The CNN kernels' explanations: the CNN page's and the editor's.
+    ("cnn-kernels", &["cnn-kernels"]),
 ];
 
 /// Which part (index into [`PARTS`]) a translation file belongs to.

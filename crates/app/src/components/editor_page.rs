@@ -570,6 +570,20 @@ pub fn KernelEditor() -> Html {
         html! { <p class="editor-context">{ ctx.t(&format!("editor.context.{}", match target.family() {
             Family::Conv => "conv", Family::Mlp => "mlp", Family::Cnn => "cnn", _ => "measure" })) }</p> }
     });
+    // A CNN kernel is explained here as on the CNN page: what it computes, how threads map.
+    let explained = page_models::cnn::kernels::KERNELS
+        .iter()
+        .find(|k| k.id == target.id())
+        .map(|k| {
+            html! {
+                <details id="editor-cnn-mapping" class="editor-explained" open=true>
+                    <summary>{ ctx.t("cnn.kernel.what") }</summary>
+                    <p>{ ctx.t(&k.what_key()) }</p>
+                    <h3>{ ctx.t("cnn.kernel.mapping") }</h3>
+                    <p>{ ctx.t(&k.mapping_key()) }</p>
+                </details>
+            }
+        });
 
     html! {
         <section class="page editor-page" data-stage={target.id()}>
@@ -582,6 +596,7 @@ pub fn KernelEditor() -> Html {
             { stage_nav(&ctx, &targets, target) }
             <h2>{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
             { for context }
+            { for explained }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} external={state.external.clone()} />
             if is_matmul {
