@@ -119,6 +119,8 @@ pub const STALL_STEPS: u64 = 40;
 /// Within this of ln 10 (2.303), with at most this accuracy (chance is 10 %).
 pub const STALL_BAND: f32 = 0.15;
 pub const STALL_ACCURACY: f32 = 0.2;
+/// A test loss this far below ln 10 is learning again (twice the band: not noise at chance).
+pub const STALL_RECOVERED: f32 = 2.0 * STALL_BAND;
 
 /// Both sides' curves, each from its own evaluations.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -337,6 +339,10 @@ pub struct CnnPage {
     /// The learner left the page and came back: the network was kept (the GPU's and the
     /// CPU's steps when they left). Cleared by the next press and by a new network.
     pub returned: Option<(Option<u64>, u64)>,
+    /// This network stalled at chance ([`Curves::stalled`], the steps it spanned): said until
+    /// a test loss shows it learning again (below ln 10 − [`STALL_RECOVERED`]) or a new
+    /// network, so one noisy score at 2.46 does not take the note away and bring it back.
+    pub stalled: Option<u64>,
     /// Step presses: each asks the driver for one step on each side (while paused).
     pub step_presses: u64,
     /// Pause ended a run: it is reported once the steps already sent have finished.
@@ -418,6 +424,7 @@ impl CnnPage {
             curves: Curves::default(),
             restarted: None,
             returned: None,
+            stalled: None,
             step_presses: 0,
             report_pending: false,
             finished: None,
@@ -524,6 +531,7 @@ impl CnnPage {
     fn new_network(&mut self) {
         self.network = self.network.wrapping_add(1);
         self.returned = None;
+        self.stalled = None;
         self.gpu = GpuSteps::default();
         self.gpu_started = false;
         self.cpu_steps = 0;
@@ -587,6 +595,16 @@ impl CnnPage {
     fn remember_pair(&mut self) {
         if let (Some(g), Some(c)) = (self.gpu_rate(), self.cpu_rate()) {
             self.last_pair = (Some(g), Some(c));
+        }
+    }
+
+    /// After a test score: a stall is noted once seen, and forgotten once a score shows the
+    /// network learning again.
+    fn note_stall(&mut self, score: Score) {
+        if score.loss < std::f32::consts::LN_10 - STALL_RECOVERED {
+            self.stalled = None;
+        } else if let Some(span) = self.curves.stalled() {
+            self.stalled = Some(self.stalled.map_or(span, |s| s.max(span)));
         }
     }
 
@@ -741,6 +759,9 @@ impl CnnPage {
                 if network == next.network {
                     push_point(next.curves.side_mut(side), step, split, score);
                     next.settle_report();
+                    if split == Split::Test {
+                        next.note_stall(score);
+                    }
                 }
             }
             Action::DeviceLost(message) => {
@@ -786,6 +807,29 @@ mod tests {
         );
         assert_eq!(back.reduce(Action::Pause).returned, None);
         assert_eq!(back.reduce(Action::Reset).returned, None);
+    }
+
+    #[test]
+    fn a_stall_is_said_until_the_network_learns_again_or_restarts() {
+        let eval = |p: &CnnPage, step: u64, loss: f32, acc: f32| {
+            p.reduce(Action::Evaluated {
+                network: p.network,
+                side: Side::Cpu,
+                step,
+                split: Split::Test,
+                score: score(loss, acc),
+            })
+        };
+        let mut p = ready();
+        for (step, loss) in [(0, 2.87), (20, 2.36), (40, 2.37), (60, 2.38), (80, 2.40)] {
+            p = eval(&p, step, loss, 0.1);
+        }
+        assert_eq!(p.stalled, Some(60));
+        // One noisy score out of the band keeps the note; a learning one ends it.
+        let noisy = eval(&p, 100, 2.46, 0.1);
+        assert_eq!(noisy.stalled, Some(60));
+        assert_eq!(eval(&noisy, 120, 1.9, 0.4).stalled, None);
+        assert_eq!(p.reduce(Action::Reset).stalled, None);
     }
 
     #[test]

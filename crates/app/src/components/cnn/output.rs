@@ -99,9 +99,9 @@ pub fn notices(
             </p>
         }
     });
-    let stalled = (!page.curves.diverged())
-        .then(|| page.curves.stalled())
-        .flatten()
+    let stalled = page
+        .stalled
+        .filter(|_| !page.curves.diverged())
         .map(|span| {
             html! {
                 <p id="cnn-stalled" class="train-note error" role="alert">
