@@ -269,6 +269,26 @@ test('a smaller training share lowers a batch that no longer fits: the URL follo
   await context.close();
 });
 
+test('a paused network, not yet stepped, says when a smaller training share lowered its batch', async () => {
+  const { page, context, errors } = await openPage(browser,
+    '#/train?lang=en&data=spiral&layers=8,8&act=tanh&lr=0.03&batch=100&n=200&split=50&opt=adam&seed=1');
+  await waitForGpu(page);
+  const split = page.locator('#train-split');
+  await split.evaluate((el) => { el.value = '20'; el.dispatchEvent(new Event('change', { bubbles: true })); });
+  await page.waitForFunction(() => /split=20/.test(location.hash));
+  await page.waitForSelector('#train-batch-lowered');
+  assert.equal(await page.textContent('#train-batch-lowered'),
+    'The batch size went from 100 to 40: the training set now has only 40 points, and a batch cannot be larger than it.');
+  assert.equal(await page.$('#train-restarted'), null, 'nothing had been stepped, so no restart to name');
+  // The learner's own batch is not news: the note goes.
+  await page.fill('#train-batch', '16');
+  await page.press('#train-batch', 'Enter');
+  await page.waitForFunction(() => /batch=16/.test(location.hash));
+  await page.waitForSelector('#train-batch-lowered', { state: 'detached' });
+  assertNoErrors(errors);
+  await context.close();
+});
+
 test('a network that diverges says so in words, with its learning rate, instead of a bare "–"', async () => {
   for (const lang of ['en', 'zh']) {
     // Plain SGD at the largest learning rate the page takes, on a regression task: the

@@ -99,19 +99,22 @@ pub fn on_input(set: &SetQuery, key: &'static str) -> Callback<Event> {
     })
 }
 
-fn write_query(ctx: &Ctx, nav: &Option<Navigator>, pairs: &[(&str, String)]) {
+/// Writes `pairs` to the URL; the batch it lowered with them, if it did.
+fn write_query(ctx: &Ctx, nav: &Option<Navigator>, pairs: &[(&str, String)]) -> Option<usize> {
     let mut q = ctx.query.clone();
     for (k, v) in pairs {
         q.set(k, v);
     }
     // A change that shrank the training set below the batch lowers the batch with it.
     let after = Settings::from_query(Some(|k: &str| q.get(k)));
-    if let Some(b) = page_models::train::settings::refit_batch(pairs, &after) {
+    let lowered = page_models::train::settings::refit_batch(pairs, &after);
+    if let Some(b) = lowered {
         q.set("batch", &b.to_string());
     }
     if let Some(nav) = nav {
         replace_query(nav, &ctx.route, &q);
     }
+    lowered
 }
 
 thread_local! {
@@ -227,7 +230,12 @@ pub fn Train() -> Html {
     };
     let set_query: SetQuery = {
         let (ctx, nav) = (ctx.clone(), navigator.clone());
-        Callback::from(move |pairs: Vec<(&'static str, String)>| write_query(&ctx, &nav, &pairs))
+        let (page, from) = (page.dispatcher(), spec.batch);
+        Callback::from(move |pairs: Vec<(&'static str, String)>| {
+            if let Some(to) = write_query(&ctx, &nav, &pairs) {
+                page.dispatch(Action::BatchLowered { from, to });
+            }
+        })
     };
     let dispatch: Callback<Action> = {
         let page = page.dispatcher();
@@ -258,7 +266,8 @@ pub fn Train() -> Html {
             <p class="lead">{ ctx.t("train.lead") }</p>
             <super::EmbedButton widget="train" />
             <Notices errors={errors} gpu={r.map(|r| r.gpu_state.clone())}
-                restarted={page.restarted.clone()} returned={r.and_then(|r| r.board.returned)} />
+                restarted={page.restarted.clone()} returned={r.and_then(|r| r.board.returned)}
+                batch_lowered={page.batch_lowered} />
             <div class="train-toolbar">
                 <button id="train-play" class="button primary" onclick={on_play}>
                     { ctx.t(if r.is_some_and(|r| r.board.life.playing) { "train.pause" } else { "train.play" }) }

@@ -67,6 +67,9 @@ pub struct TrainPage {
     pub batch: String,
     /// The last restart's notice (None: nothing to say).
     pub restarted: Option<Restart>,
+    /// A change of the data shrank the training set below the batch, which was lowered with
+    /// it (from, to): said even when no restart notice is (a paused network not yet stepped).
+    pub batch_lowered: Option<(usize, usize)>,
     /// The class (regression: low or high value) a click on the picture adds.
     pub add_class: u32,
     /// The kernel whose WGSL is shown (None: the step's first).
@@ -87,6 +90,11 @@ pub enum Action {
     TypeLr(String),
     TypeBatch(String),
     Restarted(Option<Restart>),
+    /// The batch was lowered with a smaller training set (from, to).
+    BatchLowered {
+        from: usize,
+        to: usize,
+    },
     AddClass(u32),
     SelectKernel(&'static str),
     Reset,
@@ -104,6 +112,7 @@ impl TrainPage {
             lr: spec.lr.to_string(),
             batch: spec.batch.to_string(),
             restarted: None,
+            batch_lowered: None,
             add_class: 1,
             selected_kernel: None,
             resets: 0,
@@ -130,13 +139,21 @@ impl TrainPage {
                 if next.batch.trim().parse::<usize>().ok() != Some(batch) {
                     next.batch = batch.to_string();
                 }
+                // Another batch than the lowered one (the learner's, a link's): not news now.
+                if next.batch_lowered.is_some_and(|(_, to)| to != batch) {
+                    next.batch_lowered = None;
+                }
             }
+            Action::BatchLowered { from, to } => next.batch_lowered = Some((from, to)),
             Action::TypeLr(t) => next.lr = t,
             Action::TypeBatch(t) => next.batch = t,
             Action::Restarted(r) => next.restarted = r,
             Action::AddClass(c) => next.add_class = c,
             Action::SelectKernel(id) => next.selected_kernel = Some(id),
-            Action::Reset => next.resets = next.resets.wrapping_add(1),
+            Action::Reset => {
+                next.resets = next.resets.wrapping_add(1);
+                next.batch_lowered = None;
+            }
             Action::ExperimentRows(rows) => next.experiment = Experiment::Running(rows),
             Action::ExperimentCancelled => next.experiment = Experiment::Idle,
             Action::ExperimentDone(rows) => next.experiment = Experiment::Done(rows),
@@ -228,6 +245,27 @@ mod tests {
         assert_eq!(g, f.reduce(Action::Sync { lr: 0.2, batch: 16 }));
         let g = f.reduce(Action::Sync { lr: 0.5, batch: 64 });
         assert_eq!((g.lr.as_str(), g.batch.as_str()), ("0.5", "64"));
+    }
+
+    #[test]
+    fn a_lowered_batch_is_said_until_another_batch_or_reset() {
+        let f = TrainPage::new(&Spec::default()).reduce(Action::BatchLowered { from: 100, to: 40 });
+        assert_eq!(f.batch_lowered, Some((100, 40)));
+        // The URL's own echo of the lowered batch keeps it; another batch or Reset ends it.
+        let g = f.reduce(Action::Sync {
+            lr: 0.03,
+            batch: 40,
+        });
+        assert_eq!(g.batch_lowered, Some((100, 40)));
+        assert_eq!(
+            g.reduce(Action::Sync {
+                lr: 0.03,
+                batch: 16
+            })
+            .batch_lowered,
+            None
+        );
+        assert_eq!(g.reduce(Action::Reset).batch_lowered, None);
     }
 
     #[test]

@@ -28,6 +28,8 @@ pub struct NoticesProps {
     pub restarted: Option<Restart>,
     /// Kept while the learner was away: the steps it held at.
     pub returned: Option<(Option<u64>, u64)>,
+    /// The batch lowered with a smaller training set (from, to).
+    pub batch_lowered: Option<(usize, usize)>,
 }
 
 #[function_component]
@@ -94,7 +96,15 @@ pub fn Notices(p: &NoticesProps) -> Html {
             </p>
         }
     });
-    html! { <>{ error_box }{ gpu_note }{ returned }{ restart_note }</> }
+    // A restart's notice already names the batch among what changed.
+    let lowered = p.batch_lowered.filter(|_| p.restarted.is_none()).map(|(from, to)| {
+        html! {
+            <p id="train-batch-lowered" class="train-note" role="status">
+                { ctx.tf("train.batch_lowered", &[("from", &numbers::count(from as u64)), ("to", &numbers::count(to as u64))]) }
+            </p>
+        }
+    });
+    html! { <>{ error_box }{ gpu_note }{ returned }{ restart_note }{ lowered }</> }
 }
 
 /// The status line of a runner (its props).
