@@ -8,11 +8,13 @@
 // Source: matmul_regtile_common.wgsl (outer_product_8x8) and conv_common.wgsl are appended.
 // Parameters (override constants): BM × BN outputs per workgroup, BK reduction per step.
 //   The runtime picks one of a few blocks per shape (family/conv.rs, `IG_TILES`): 64×64,
-//   128×64, 64×128 and 128×128, all with BK = 16. Each invocation prefetches LA = BK·BM/4 /
+//   128×64, 64×128 and 128×128, all with BK = 16; 32×64 and 64×32 with BK = 8 (32
+//   invocations) are candidates for short, narrow layers, run only when a benchmark forces
+//   them. Each invocation prefetches LA = BK·BM/4 /
 //   threads vec4s of A and LB = BK·BN/4 / threads of B into registers (1, 2 or 4 each; the
 //   unused registers of the four are never loaded, which the compiler sees once the
 //   constants are fixed).
-// Launch geometry: workgroup_size(BN / 8, BM / 8) = 64, 128 or 256 invocations, each an 8×8
+// Launch geometry: workgroup_size(BN / 8, BM / 8) = 32, 64, 128 or 256 invocations, each an 8×8
 //   block of Y (rows m, columns k), split 4+4 as in matmul_vec4; dispatch
 //   (ceil(K / BN), ceil(N·P·Q / BM), splits). Split-K: with cv.splits > 1, workgroup layer z
 //   sums only its slice of the reduction (ceil(tiles / splits) steps of BK) and writes its

@@ -35,39 +35,65 @@ const TILED_FLOATS: u32 = 3840;
 /// Filters per invocation of the tiled stage (a `const` in its WGSL).
 const TILED_KT: u32 = 8;
 /// Implicit GEMM blocks (its header): BM × BN outputs, BK reduction per step, one kernel
-/// id each. [`ig_tile`] picks one per shape; the first is the smallest and the fallback.
+/// id each. [`ig_tile`] picks one per shape among those with `auto`; the first is the
+/// smallest of them and the fallback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IgTile {
     pub id: &'static str,
     pub bm: u32,
     pub bn: u32,
     pub bk: u32,
+    /// Whether [`ig_tile`]'s rule may choose it. The small blocks for short, narrow layers
+    /// (the 7×7 stem) are candidates only: measured through [`force_ig_tile`] (`bench conv
+    /// --ig-tiles`, `bench dump-kernels --conv-ig`) until a measurement says where they win.
+    pub auto: bool,
 }
 
-pub const IG_TILES: [IgTile; 4] = [
+pub const IG_TILES: [IgTile; 6] = [
     IgTile {
         id: "conv-implicit-gemm",
         bm: 64,
         bn: 64,
         bk: 16,
+        auto: true,
     },
     IgTile {
         id: "conv-implicit-gemm-128x64",
         bm: 128,
         bn: 64,
         bk: 16,
+        auto: true,
     },
     IgTile {
         id: "conv-implicit-gemm-64x128",
         bm: 64,
         bn: 128,
         bk: 16,
+        auto: true,
     },
     IgTile {
         id: "conv-implicit-gemm-128x128",
         bm: 128,
         bn: 128,
         bk: 16,
+        auto: true,
+    },
+    // Half-size blocks of 32 invocations (one warp on NVIDIA): twice the workgroups of the
+    // 64×64 block on a layer with few output blocks, such as the 7×7 stem (196 → 392).
+    // BK = 8 keeps each invocation at 2 and 4 vec4 loads per step (the shader's 1, 2 or 4).
+    IgTile {
+        id: "conv-implicit-gemm-32x64",
+        bm: 32,
+        bn: 64,
+        bk: 8,
+        auto: false,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-64x32",
+        bm: 64,
+        bn: 32,
+        bk: 8,
+        auto: false,
     },
 ];
 
@@ -110,6 +136,7 @@ pub fn ig_tile(m: u32, k4: u32) -> IgTile {
     let cols = k4.div_ceil(64) * 64;
     IG_TILES
         .iter()
+        .filter(|t| t.auto)
         .rev()
         .find(|t| {
             t.bn <= cols
@@ -232,6 +259,24 @@ pub static KERNELS: &[KernelSpec] = &[
         [16, 16, 1],
         "kernel.conv-implicit-gemm-128x128.title",
         "kernel.conv-implicit-gemm-128x128.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-32x64",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 32.0), ("BN", 64.0), ("BK", 8.0)],
+        [8, 4, 1],
+        "kernel.conv-implicit-gemm-32x64.title",
+        "kernel.conv-implicit-gemm-32x64.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-64x32",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 64.0), ("BN", 32.0), ("BK", 8.0)],
+        [4, 8, 1],
+        "kernel.conv-implicit-gemm-64x32.title",
+        "kernel.conv-implicit-gemm-64x32.summary",
     ),
     spec(
         "conv-splitk-reduce",
@@ -1121,6 +1166,14 @@ mod tests {
         assert_eq!(id(56 * 56, 64), "conv-implicit-gemm");
         // Never wider than the filters (rounded up to 64).
         assert_eq!(id(1 << 20, 8), "conv-implicit-gemm-128x64");
+        // The candidates (`auto: false`) are never the rule's choice, at any size: the 7×7
+        // stem (12,544 pixels, 64 filters) keeps 64×64 until a measurement says otherwise.
+        assert_eq!(id(112 * 112, 64), "conv-implicit-gemm");
+        for m in [1, 100, 12_544, 1 << 20] {
+            for k4 in [4, 32, 64, 256] {
+                assert!(IG_TILES.iter().any(|t| t.auto && t.id == id(m, k4)));
+            }
+        }
         assert!(force_ig_tile(Some("conv-implicit-gemm-64x128")));
         assert_eq!(id(56 * 56, 64), "conv-implicit-gemm-64x128");
         assert!(!force_ig_tile(Some("nope")));
