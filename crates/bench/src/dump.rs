@@ -13,6 +13,10 @@
 //! for each of `--conv-runs` runs (default 3), the elements `bench conv` checks in that run
 //! (seed 1 + run) with their f64 reference values and tolerances; `--conv-stages id,…`
 //! limits the stages. Given alone (no `--sizes`, `--kernels`), only the conv plans are written.
+//! `--conv-ig-tiles id,…` and `--conv-ig-splits n,…` add, at every conv shape, the implicit
+//! GEMM with each listed block (`gpu_runtime::conv::IG_TILES`, candidates included) and
+//! slice count forced, as `bench conv --ig-tiles … --ig-splits …` runs them, labelled alike;
+//! a combination that is the runtime's own plan is written once.
 //!
 //! With `--cnn DIGITS` it writes the CNN page's training step and evaluation (DIR/cnn/, see
 //! [`crate::cnn_bench::dump`]; alone, only that).
@@ -25,7 +29,9 @@
 
 use std::collections::HashMap;
 
-use gpu_runtime::conv::{stage_plan, ConvError, ConvStage};
+use gpu_runtime::conv::{
+    force_ig_splits, force_ig_tile, stage_plan, ConvError, ConvStage, IG_TILES,
+};
 use gpu_runtime::cpu_kernels::conv::{self as cref, ConvShape};
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::cpu_kernels::verify;
@@ -241,6 +247,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut conv: Vec<(String, ConvShape)> = Vec::new();
     let mut conv_stages: Vec<ConvStage> = ConvStage::ALL.to_vec();
     let mut conv_runs = 3u64;
+    let mut ig_tiles: Vec<Option<&'static str>> = Vec::new();
+    let mut ig_splits: Vec<Option<u32>> = Vec::new();
     let mut matmul_given = false;
     let mut cnn: Option<String> = None;
     let mut cnn_batches = vec![64usize, 256];
@@ -298,6 +306,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
                         ConvStage::from_id(id.trim()).ok_or_else(|| format!("unknown stage `{id}`"))
                     })
                     .collect::<Result<_, _>>()?
+            }
+            "--conv-ig-tiles" => {
+                ig_tiles = value
+                    .split(',')
+                    .map(|id| {
+                        IG_TILES
+                            .iter()
+                            .find(|t| t.id == id.trim())
+                            .map(|t| Some(t.id))
+                            .ok_or_else(|| format!("unknown implicit GEMM block `{id}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--conv-ig-splits" => {
+                ig_splits = value
+                    .split(',')
+                    .map(|n| {
+                        n.trim()
+                            .parse()
+                            .ok()
+                            .filter(|n| (1..=16).contains(n))
+                            .map(Some)
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("--conv-ig-splits wants 1 to 16: `{value}`"))?
             }
             "--conv-runs" => {
                 conv_runs = value
@@ -425,16 +458,52 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ));
     }
     let mut plans = Vec::new();
+    // The forced implicit GEMM variants, after the runtime's own plans.
+    let forced: Vec<(Option<&'static str>, Option<u32>)> =
+        if ig_tiles.is_empty() && ig_splits.is_empty() {
+            Vec::new()
+        } else {
+            let tiles = if ig_tiles.is_empty() {
+                vec![None]
+            } else {
+                ig_tiles
+            };
+            let splits = if ig_splits.is_empty() {
+                vec![None]
+            } else {
+                ig_splits
+            };
+            tiles
+                .iter()
+                .flat_map(|&t| splits.iter().map(move |&n| (t, n)))
+                .collect()
+        };
     for (name, shape) in &conv {
-        for &stage in &conv_stages {
-            if let Some(p) = conv_plan_json(
-                stage,
-                name,
-                shape,
-                conv_runs,
-                &mut kernels,
-                &mut write_input,
-            )? {
+        let mut labels = Vec::new();
+        let runs = conv_stages
+            .iter()
+            .map(|&st| (st, (None, None)))
+            .chain(forced.iter().map(|&v| (ConvStage::ImplicitGemm, v)));
+        for (stage, (tile, splits)) in runs {
+            force_ig_tile(tile);
+            force_ig_splits(splits);
+            let label = conv_bench::stage_label(stage, shape);
+            let plan = if labels.contains(&label) {
+                None
+            } else {
+                conv_plan_json(
+                    stage,
+                    name,
+                    shape,
+                    conv_runs,
+                    &mut kernels,
+                    &mut write_input,
+                )?
+            };
+            force_ig_tile(None);
+            force_ig_splits(None);
+            if let Some(p) = plan {
+                labels.push(label);
                 plans.push(p);
             }
         }
