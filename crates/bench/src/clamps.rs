@@ -1,5 +1,7 @@
 //! `bench clamps [--kernels id,…]`: what wgpu's runtime checks add to each conv kernel's
-//! SPIR-V (and to `matmul-vec4`, the GEMM of im2col + GEMM and of 1×1), counted in the SPIR-V
+//! SPIR-V (and to `matmul-vec4`, the GEMM of im2col + GEMM and of 1×1; then `matmul-tuned`
+//! and the tuner's candidate `matmul-deep-k`; `--kernels` may also name tile variants such as
+//! `matmul-tuned@128x128x8`), counted in the SPIR-V
 //! naga writes for Vulkan with the options wgpu 30 passes it (wgpu-hal `vulkan/adapter.rs`
 //! and `device.rs`), with the kernel's override constants applied as the pipeline does:
 //!
@@ -149,10 +151,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!("naga's SPIR-V for Vulkan (wgpu 30's options), override constants applied");
     println!("\n| kernel | UMin trusted | UMin checked | added by the checks | of them in loops | loops (each gets a counter when checked) | words trusted → checked |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for k in conv_kernels()
-        .into_iter()
-        .filter(|k| only.is_empty() || only.iter().any(|o| o == k.id))
-    {
+    let mut kernels: Vec<KernelSpec> = conv_kernels().into_iter().cloned().collect();
+    kernels.extend(gpu_runtime::kernel("matmul-tuned").cloned());
+    kernels.extend(gpu_runtime::catalogue::CANDIDATES.iter().cloned());
+    let listed = |id: &str| only.iter().any(|o| o == id);
+    kernels.extend(gpu_runtime::catalogue::tile_variants().filter(|v| listed(v.id)));
+    for k in kernels.iter().filter(|k| only.is_empty() || listed(k.id)) {
         let t = count(&spirv(k, false)?);
         let c = count(&spirv(k, true)?);
         println!(
