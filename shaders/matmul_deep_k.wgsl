@@ -6,18 +6,22 @@
 //   block can take BK = 32 within WebGPU's default 16 KiB: half the barriers per multiply-add
 //   of BK = 16, a quarter of BK = 8.
 // - Every index provable: each shared-memory and register-array index is computed in `main`
-//   from the invocation's local id, override constants and loop counters that run from 0 to a
-//   constant in steps of 1 (no index passed into a helper function), which is what Tint's
-//   integer range analysis follows, so Dawn can drop the clamp it would put on each access.
+//   from the invocation's local id, override constants and loop counters that run from 0 to an
+//   override in steps of 1 (no index passed into a helper function, no loop bound held in a
+//   `let`), which is what Tint's integer range analysis follows, so Dawn drops the clamp it
+//   would put on each access. Dawn 0.6.2's Tint (dump_shaders, on SwiftShader) keeps none on
+//   workgroup or register arrays and one loop counter (the loop over K blocks, bounded by the
+//   uniform); for matmul_tuned.wgsl it keeps 8 clamps in `step`, run 8 times per 8 K-steps.
 //   Storage loads and stores need no guard because the runtime pads M, N to multiples of 128
 //   and K to a multiple of 32 with zeros (as for the tuned stage).
 // A candidate for the tuner (`bench matmul --tune`, `crates/bench/dawn/run.mjs`), not a stage
 // of the ladder.
 //
 // Source: matmul_regtile_common.wgsl (outer_product_8x8) is appended by the catalogue.
-// Parameters (override constants): BM, BN ∈ {64, 128}, BK ∈ {16, 32} with
-//   BK·(BM + BN)·4 bytes ≤ 16 KiB; each invocation loads LA = BK·BM/4 / threads vec4s of the
-//   A block and LB = BK·BN/4 / threads of the B block per step, at most MAX_LOADS each.
+// Parameters (override constants set by the runtime): BM, BN ∈ {64, 128}, BK ∈ {16, 32} with
+//   BK·(BM + BN)·4 bytes ≤ 16 KiB. Derived overrides (never set): THREADS, and the vec4s each
+//   invocation loads per step, LA = BK·BM/4 / THREADS of the A block and LB = BK·BN/4 /
+//   THREADS of the B block, at most MAX_LOADS each.
 // Launch geometry: workgroup_size(BN / 8, BM / 8) (64–256 invocations);
 //   dispatch (ceil(N / BN), ceil(M / BM), 1). Invocation (x, y) owns rows 4y…4y+3 and
 //   BM/2+4y…, columns 4x…4x+3 and BN/2+4x… of its workgroup's BM×BN block.
@@ -42,6 +46,12 @@ override BK: u32 = 32u;
 
 // The most vec4s of a block one invocation moves per step (64×64×32: 512 / 64).
 const MAX_LOADS: u32 = 8u;
+// Derived, not set by the runtime: invocations, and vec4s of the A and B blocks each moves
+// per step. Overrides rather than `let`s so that loop bounds are constants once the pipeline
+// is built (Tint then proves the loops finite and their indices in range).
+override THREADS: u32 = (BN / 8u) * (BM / 8u);
+override LA: u32 = (BK * BM / 4u) / THREADS;
+override LB: u32 = (BK * BN / 4u) / THREADS;
 
 @group(0) @binding(0) var<storage, read> a: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> b: array<vec4<f32>>;
@@ -57,9 +67,6 @@ fn main(
     @builtin(local_invocation_id) lid: vec3<u32>,
     @builtin(local_invocation_index) tid: u32,
 ) {
-    let threads = (BN / 8u) * (BM / 8u);
-    let la = (BK * BM / 4u) / threads;
-    let lb = (BK * BN / 4u) / threads;
     let k4 = dims.k / 4u;
     let n4 = dims.n / 4u;
     let row0 = wg.y * BM;
@@ -71,17 +78,17 @@ fn main(
     // i / (BN/4), vec4 i % (BN/4) of the block's columns.
     var pa: array<vec4<f32>, MAX_LOADS>;
     var pb: array<vec4<f32>, MAX_LOADS>;
-    for (var l = 0u; l < la; l = l + 1u) {
-        let i = tid + l * threads;
+    for (var l = 0u; l < LA; l = l + 1u) {
+        let i = tid + l * THREADS;
         pa[l] = a[(row0 + i / (BK / 4u)) * k4 + i % (BK / 4u)];
     }
-    for (var l = 0u; l < lb; l = l + 1u) {
-        let i = tid + l * threads;
+    for (var l = 0u; l < LB; l = l + 1u) {
+        let i = tid + l * THREADS;
         pb[l] = b[(i / (BN / 4u)) * n4 + col4 + i % (BN / 4u)];
     }
     for (var t = 0u; t < tiles; t = t + 1u) {
-        for (var l = 0u; l < la; l = l + 1u) {
-            let i = tid + l * threads;
+        for (var l = 0u; l < LA; l = l + 1u) {
+            let i = tid + l * THREADS;
             let m = i / (BK / 4u);
             let at = (i % (BK / 4u)) * BM + m / 4u;
             let lane = m % 4u;
@@ -91,20 +98,20 @@ fn main(
             as4[at + BM / 2u][lane] = v.z;
             as4[at + 3u * (BM / 4u)][lane] = v.w;
         }
-        for (var l = 0u; l < lb; l = l + 1u) {
-            bs4[tid + l * threads] = pb[l];
+        for (var l = 0u; l < LB; l = l + 1u) {
+            bs4[tid + l * THREADS] = pb[l];
         }
         workgroupBarrier();
         // Fetch the next blocks now; they are not needed until the next iteration.
         if (t + 1u < tiles) {
             let ka = (t + 1u) * (BK / 4u);
             let kb = (t + 1u) * BK;
-            for (var l = 0u; l < la; l = l + 1u) {
-                let i = tid + l * threads;
+            for (var l = 0u; l < LA; l = l + 1u) {
+                let i = tid + l * THREADS;
                 pa[l] = a[(row0 + i / (BK / 4u)) * k4 + ka + i % (BK / 4u)];
             }
-            for (var l = 0u; l < lb; l = l + 1u) {
-                let i = tid + l * threads;
+            for (var l = 0u; l < LB; l = l + 1u) {
+                let i = tid + l * THREADS;
                 pb[l] = b[(kb + i / (BN / 4u)) * n4 + col4 + i % (BN / 4u)];
             }
         }
