@@ -101,36 +101,12 @@ fn conv_check(shape: &ConvShape, x: &[f32], f: &[f32], k_stored: u32, run: u64) 
     (check, rel_bound)
 }
 
-/// `--conv-shapes`: `bench conv`'s shapes by number, or `small` (two tiny shapes, one of
-/// them 1×1, whose implicit GEMM splits K).
+/// `--conv-shapes`: `bench conv`'s shapes by number, or `small`
+/// ([`conv_bench::SMALL_SHAPES`]).
 fn conv_shapes(value: &str) -> Result<Vec<(String, ConvShape)>, String> {
-    let mut out = Vec::new();
-    for v in value.split(',').map(str::trim) {
-        if v == "small" {
-            out.push((
-                "1x30x6x7->10 3x3".to_string(),
-                ConvShape::new(1, 30, 6, 7, 10, 3, 3).with(1, 1, 1),
-            ));
-            out.push((
-                "2x6x5x3->7 1x1".to_string(),
-                ConvShape::new(2, 6, 5, 3, 7, 1, 1),
-            ));
-            continue;
-        }
-        let i = v
-            .parse::<usize>()
-            .ok()
-            .filter(|i| (1..=conv_bench::SHAPES.len()).contains(i))
-            .ok_or_else(|| {
-                format!(
-                    "--conv-shapes wants 1 to {} or small, not `{v}`",
-                    conv_bench::SHAPES.len()
-                )
-            })?;
-        let (name, shape) = conv_bench::SHAPES[i - 1];
-        out.push((name.to_string(), shape));
-    }
-    Ok(out)
+    conv_bench::parse_shapes(value)
+        .map(|v| v.into_iter().map(|(n, s)| (n.to_string(), s)).collect())
+        .map_err(|e| format!("--conv-shapes: {e}"))
 }
 
 /// 64-bit FNV-1a, to name input files by content (stages share unpadded inputs).

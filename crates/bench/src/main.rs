@@ -11,8 +11,10 @@
 //! as the app compiles them natively: trusted, without wgpu's runtime checks (path
 //! `wgpu-trusted`; `Gpu::compiles_checked` says why); `--checked` compiles them with the checks
 //! every browser applies (path `wgpu`, what this bench measured before that change);
-//! `--unchecked`, the old flag, is the default now and accepted as such; `--tune` adds the tile variants of
-//! `matmul-tuned` and `matmul-double-buffer`; with
+//! `--unchecked`, the old flag, is the default now and accepted as such; `--tune` adds every
+//! tile variant the tuner tries (`matmul-tuned`'s, `matmul-double-buffer`'s and the candidate
+//! `matmul-deep-k`'s); `--kernels` may also name variants (`matmul-tuned@128x128x8`, or
+//! `matmul-deep-k@` for all of one kernel's); with
 //! `--copy-mib` the copy probe is measured too. With --out writes the rows as TSV
 //! (`summary::HEADER`), every pass time included.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
@@ -210,9 +212,15 @@ fn run() -> Result<(), String> {
         })
         .cloned()
         .collect();
-    if args.tune {
-        selected.extend(gpu_runtime::catalogue::tile_variants());
-    }
+    // `--tune`: every tile variant; else those `--kernels` names, by id
+    // (`matmul-tuned@128x128x8`) or all of one kernel's (`matmul-deep-k@`).
+    selected.extend(gpu_runtime::catalogue::tile_variants().filter(|v| {
+        args.tune
+            || args
+                .kernels
+                .iter()
+                .any(|i| i == v.id || (i.ends_with('@') && v.id.starts_with(i.as_str())))
+    }));
     for k in &selected {
         if !gpu.features().contains(k.required_features) {
             println!(
