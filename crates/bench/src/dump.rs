@@ -359,13 +359,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .cloned()
         .collect();
     // The tuner's candidates, unless a kernel list leaves them out: `matmul-tuned@` names all
-    // of that kernel's variants, `matmul-double-buffer@` all of that one's.
+    // of that kernel's variants, `matmul-deep-k@` all of that one's, `matmul-tuned@128x128x8`
+    // one.
     kernels.extend(gpu_runtime::catalogue::tile_variants().filter(|v| {
         !conv_only
             && (ids.is_empty()
                 || ids
                     .iter()
-                    .any(|i| i.ends_with('@') && v.id.starts_with(i.as_str())))
+                    .any(|i| i == v.id || (i.ends_with('@') && v.id.starts_with(i.as_str()))))
     }));
 
     let mut files: HashMap<String, ()> = HashMap::new();
