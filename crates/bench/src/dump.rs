@@ -515,6 +515,61 @@ mod tests {
         assert_eq!(js("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
     }
 
+    /// `--conv-ig-tiles`/`--conv-ig-splits` add the forced implicit GEMMs after the runtime's
+    /// own plans, labelled as `bench conv` labels them, the runtime's own combination once,
+    /// and leave nothing forced behind.
+    #[test]
+    fn forced_implicit_gemm_variants_are_written_once_each() {
+        let dir = std::env::temp_dir().join(format!("dump-conv-ig-{}", std::process::id()));
+        let dir_s = dir.to_string_lossy().to_string();
+        let args = |extra: &[&str]| {
+            [
+                &["--dir", dir_s.as_str(), "--conv-shapes", "small"][..],
+                &["--conv-stages", "conv-implicit-gemm", "--conv-runs", "1"],
+                extra,
+            ]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+        };
+        assert!(run(&args(&["--conv-ig-tiles", "conv-implicit-gemm-3x3"])).is_err());
+        assert!(run(&args(&["--conv-ig-splits", "0"])).is_err());
+        run(&args(&[
+            "--conv-ig-tiles",
+            "conv-implicit-gemm,conv-implicit-gemm-32x64",
+            "--conv-ig-splits",
+            "1,2",
+        ]))
+        .expect("dumps");
+        let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("written");
+        let (first, _) = conv_bench::SMALL_SHAPES[0];
+        let labels: Vec<&str> = manifest
+            .split("\"label\":\"")
+            .skip(1)
+            .zip(manifest.split("\"shape\":\"").skip(1))
+            .filter(|(_, shape)| shape.starts_with(first))
+            .filter_map(|(l, _)| l.split('"').next())
+            .collect();
+        // The runtime splits this shape's 64×64 GEMM in 2 itself: forced (64×64, 2) is not
+        // written again.
+        assert_eq!(
+            labels,
+            [
+                "conv-implicit-gemm (conv-implicit-gemm, split-K 2)",
+                "conv-implicit-gemm (conv-implicit-gemm)",
+                "conv-implicit-gemm (conv-implicit-gemm-32x64)",
+                "conv-implicit-gemm (conv-implicit-gemm-32x64, split-K 2)",
+            ]
+        );
+        let (_, small) = conv_bench::SMALL_SHAPES[0];
+        assert_eq!(
+            gpu_runtime::conv::implicit_gemm_plan(&small),
+            Some(("conv-implicit-gemm", 2))
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn checks_point_into_the_padded_output() {
         let k = gpu_runtime::kernel("matmul-tuned").expect("catalogued");
