@@ -93,7 +93,7 @@ fi
   stamp "dump the CNN plan"
   timeout 60 $B dump-kernels --dir $W/d --cnn "$D" --cnn-batches "$BATCHES" 2>&1
   NOCPU=; [ "$CPU" = 0 ] && NOCPU=--no-cpu
-  stamp "wgpu${NOCPU:- and the tuned CPU} (bench cnn)"
+  stamp "wgpu$([ -z "$NOCPU" ] && echo " and the tuned CPU") (bench cnn)"
   timeout 240 $B cnn --digits "$D" --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" --cpu-min-ms "$CPU_MIN_MS" \
     --tta-secs "$TTA" --eval-every "$EVERY" $NOCPU --out "$R/wgpu.tsv" 2>&1 || echo "bench cnn failed: $?"
   if [ "$CHECKED" = 1 ]; then

@@ -6,10 +6,12 @@
 # (3) whole runs with the fastest and slowest; every run verified. In this order (the most
 # wanted first, so a run cut short by the budget still has them):
 #   1. stem     the 7×7 stem (bench conv's shape 5) with the implicit GEMM's blocks 64×64,
-#               32×64, 64×32 and 1, 2, 3 split-K slices forced (`bench conv --ig-tiles
-#               --ig-splits`, `bench dump-kernels --conv-ig-tiles --conv-ig-splits`), cuDNN
+#               32×64, and 64×64 and 32×64 with four rows per invocation, and 1, 2, 3 split-K
+#               slices forced (`bench conv --ig-tiles --ig-splits`, `bench dump-kernels
+#               --conv-ig-tiles --conv-ig-splits`: 12 cells), cuDNN at every shape
 #   2. matmul   4096³: `matmul-tuned` (its default 64×128×8, the trusted tuner's 128×128×8,
-#               128×128×16) and the candidate `matmul-deep-k`'s five shapes; cuBLAS (TF32 off)
+#               128×128×16) and four shapes of the candidate `matmul-deep-k` (64×64×32,
+#               128×128×16, 64×128×16, 128×64×16); cuBLAS (TF32 off)
 #   3. conv     every stage at the six shapes (`bench conv`, `dump-kernels --conv-shapes`)
 #   4. mlp      the MLP training step, batch 1,024 and 64, 1 and 64 steps per submit (mlp.sh)
 #   5. cnn      the CNN training step, batch 64 and 256 (cnn.sh; no CPU, no tfjs, no
@@ -19,13 +21,10 @@
 # Then issue25_tables.py writes every table ($OUT/tables.md). The whole run is bounded by
 # BUDGET seconds (540: 9 minutes; each phase by `timeout`, cut to what is left).
 #
-# Estimated 7.5–8.5 minutes on the H200, from the logged runs in results/: conv_paths.sh did
-# cuDNN + every stage at six shapes on three paths + Tint + the training step in ~4 min
-# (15:18–15:22, 2026-12-02); matmul_vs_cublas.sh ~2 s per kernel and run at 4096³ (16 kernels,
-# 3 paths × 3 runs + cuBLAS in ~5 min), here 8 kernels → ~2.7 min; mlp.sh 33 s for two rounds
-# (here one, no robustness-off run: ~15 s); cnn.sh's wgpu and Dawn steps ~20 s each without
-# the CPU and time to accuracy (2026-12-04-cnn-bias-grad/cnn.log) plus ~20 s checked; the stem
-# variants 9 cells × 3 paths × ~2 s (≥ 500 ms warm-up per run) ≈ 1 min.
+# Estimated 8–8.5 minutes on the H200, from the logged runs in results/ (docs/benchmarks.md
+# has the sum): cuDNN ~0.4 min, the stem's 12 cells × 3 paths × ~1.7 s ~1.1 min, matmul 7
+# kernels × 3 paths × 3 runs × ~2 s + cuBLAS ~2.5 min, every conv stage ~3 min, the MLP step
+# ~0.3, the CNN step ~0.9, clamps ~0.3.
 #
 # On the H200 (no network, no Vulkan loader, no node): from the repository root, with .gl
 # (../shared/TOOLCHAIN.md §6) and the carry folder $C (default .devcarry/i25, made here by
@@ -75,10 +74,10 @@ MLP_STEPS=${MLP_STEPS:-10000}
 MLP_BATCHES=${MLP_BATCHES:-1024,64}
 CNN_BATCHES=${CNN_BATCHES:-64,256}
 CNN_MS=${CNN_MS:-1500}
-STEM_TILES=${STEM_TILES:-conv-implicit-gemm,conv-implicit-gemm-32x64,conv-implicit-gemm-64x32}
+STEM_TILES=${STEM_TILES:-conv-implicit-gemm,conv-implicit-gemm-32x64,conv-implicit-gemm-64x64-r4,conv-implicit-gemm-32x64-r4}
 STEM_SPLITS=${STEM_SPLITS:-1,2,3}
-MATMUL=${MATMUL:-matmul-tuned,matmul-tuned@128x128x8,matmul-tuned@128x128x16,matmul-deep-k@}
-TINT=${TINT:-conv-implicit-gemm,conv-implicit-gemm-32x64,conv-implicit-gemm-64x32,matmul-tuned,matmul-tuned@128x128x16,matmul-deep-k@64x64x32,matmul-deep-k@128x128x16}
+MATMUL=${MATMUL:-matmul-tuned,matmul-tuned@128x128x8,matmul-tuned@128x128x16,matmul-deep-k@64x64x32,matmul-deep-k@128x128x16,matmul-deep-k@64x128x16,matmul-deep-k@128x64x16}
+TINT=${TINT:-conv-implicit-gemm,conv-implicit-gemm-32x64,conv-implicit-gemm-64x64-r4,conv-implicit-gemm-32x64-r4,matmul-tuned,matmul-tuned@128x128x16,matmul-deep-k@64x64x32,matmul-deep-k@128x128x16}
 rm -rf "$R" "$W/d" "$W/dv" "$W/dm" "$W/mlp/r" "$W/cnn/r"
 mkdir -p "$R" "$OUT"
 export PYTHONUNBUFFERED=1

@@ -97,7 +97,7 @@ fn every_stage_matches_the_cpu_reference() {
 }
 
 /// Every implicit GEMM block (64×64, 128×64, 64×128, 128×128, which the runtime picks per
-/// shape, and the candidates 32×64 and 64×32)
+/// shape, and the candidates 32×64, 64×32 and the four-row 64×64 and 32×64)
 /// on every shape above plus shapes that cross the 128-wide edges in both directions, and
 /// each block with r and s swapped in its decoding must fail.
 #[test]

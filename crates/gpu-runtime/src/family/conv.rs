@@ -43,18 +43,21 @@ pub struct IgTile {
     pub bm: u32,
     pub bn: u32,
     pub bk: u32,
+    /// Rows of the output per invocation: 8, or 4 for twice the invocations per block.
+    pub tm: u32,
     /// Whether [`ig_tile`]'s rule may choose it. The small blocks for short, narrow layers
     /// (the 7×7 stem) are candidates only: measured through [`force_ig_tile`] (`bench conv
     /// --ig-tiles`, `bench dump-kernels --conv-ig`) until a measurement says where they win.
     pub auto: bool,
 }
 
-pub const IG_TILES: [IgTile; 6] = [
+pub const IG_TILES: [IgTile; 8] = [
     IgTile {
         id: "conv-implicit-gemm",
         bm: 64,
         bn: 64,
         bk: 16,
+        tm: 8,
         auto: true,
     },
     IgTile {
@@ -62,6 +65,7 @@ pub const IG_TILES: [IgTile; 6] = [
         bm: 128,
         bn: 64,
         bk: 16,
+        tm: 8,
         auto: true,
     },
     IgTile {
@@ -69,6 +73,7 @@ pub const IG_TILES: [IgTile; 6] = [
         bm: 64,
         bn: 128,
         bk: 16,
+        tm: 8,
         auto: true,
     },
     IgTile {
@@ -76,6 +81,7 @@ pub const IG_TILES: [IgTile; 6] = [
         bm: 128,
         bn: 128,
         bk: 16,
+        tm: 8,
         auto: true,
     },
     // Half-size blocks of 32 invocations (one warp on NVIDIA): twice the workgroups of the
@@ -86,6 +92,7 @@ pub const IG_TILES: [IgTile; 6] = [
         bm: 32,
         bn: 64,
         bk: 8,
+        tm: 8,
         auto: false,
     },
     IgTile {
@@ -93,6 +100,26 @@ pub const IG_TILES: [IgTile; 6] = [
         bm: 64,
         bn: 32,
         bk: 8,
+        tm: 8,
+        auto: false,
+    },
+    // Four rows per invocation instead of eight: twice the invocations for the same blocks,
+    // each with half the outputs and half the serial multiply-adds (the stem: 25,088
+    // invocations instead of 12,544).
+    IgTile {
+        id: "conv-implicit-gemm-64x64-r4",
+        bm: 64,
+        bn: 64,
+        bk: 16,
+        tm: 4,
+        auto: false,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-32x64-r4",
+        bm: 32,
+        bn: 64,
+        bk: 16,
+        tm: 4,
         auto: false,
     },
 ];
@@ -277,6 +304,24 @@ pub static KERNELS: &[KernelSpec] = &[
         [4, 8, 1],
         "kernel.conv-implicit-gemm-64x32.title",
         "kernel.conv-implicit-gemm-64x32.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-64x64-r4",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0), ("TM", 4.0)],
+        [8, 16, 1],
+        "kernel.conv-implicit-gemm-64x64-r4.title",
+        "kernel.conv-implicit-gemm-64x64-r4.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-32x64-r4",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 32.0), ("BN", 64.0), ("BK", 16.0), ("TM", 4.0)],
+        [8, 8, 1],
+        "kernel.conv-implicit-gemm-32x64-r4.title",
+        "kernel.conv-implicit-gemm-32x64-r4.summary",
     ),
     spec(
         "conv-splitk-reduce",
@@ -1207,9 +1252,15 @@ mod tests {
         assert_eq!(id(56 * 56, 64), "conv-implicit-gemm");
         for t in IG_TILES {
             let k = conv_kernel(t.id).expect("catalogued");
-            assert_eq!(k.workgroup_size, [t.bn / 8, t.bm / 8, 1]);
+            assert_eq!(k.workgroup_size, [t.bn / 8, t.bm / t.tm, 1]);
+            let tm = k
+                .constants
+                .iter()
+                .find(|(n, _)| *n == "TM")
+                .map_or(8, |c| c.1 as u32);
+            assert_eq!(tm, t.tm, "{}", t.id);
             // Each invocation moves 1, 2 or 4 vec4s of A and of B per step.
-            let threads = t.bn / 8 * (t.bm / 8);
+            let threads = t.bn / 8 * (t.bm / t.tm);
             for n in [t.bk * t.bm / 4, t.bk * t.bn / 4] {
                 assert_eq!(n % threads, 0);
                 assert!([1, 2, 4].contains(&(n / threads)), "{}", t.id);
