@@ -78,7 +78,7 @@ STEM_TILES=${STEM_TILES:-conv-implicit-gemm,conv-implicit-gemm-32x64,conv-implic
 STEM_SPLITS=${STEM_SPLITS:-1,2,3}
 MATMUL=${MATMUL:-matmul-tuned,matmul-tuned@128x128x8,matmul-tuned@128x128x16,matmul-deep-k@64x64x32,matmul-deep-k@128x128x16,matmul-deep-k@64x128x16,matmul-deep-k@128x64x16}
 TINT=${TINT:-conv-implicit-gemm,conv-implicit-gemm-32x64,conv-implicit-gemm-64x64-r4,conv-implicit-gemm-32x64-r4,matmul-tuned,matmul-tuned@128x128x16,matmul-deep-k@64x64x32,matmul-deep-k@128x128x16}
-rm -rf "$R" "$W/d" "$W/dv" "$W/dm" "$W/mlp/r" "$W/cnn/r"
+rm -rf "$R" "$W/d" "$W/dv" "$W/dm" "$W/mlp/r" "$W/cnn/r" "$W"/tint_*.txt
 mkdir -p "$R" "$OUT"
 export PYTHONUNBUFFERED=1
 h200_tools "$C" "$W"
