@@ -179,7 +179,10 @@ fn run() -> Result<(), String> {
     }
 
     println!("\nStatic check (naga IR): dynamically indexed private arrays");
-    for k in gpu_runtime::kernels().filter(|k| k.family == Family::Matmul) {
+    for k in gpu_runtime::kernels()
+        .filter(|k| k.family == Family::Matmul)
+        .chain(gpu_runtime::catalogue::CANDIDATES)
+    {
         let found = ir_check::dynamically_indexed_private_arrays(&k.wgsl())?;
         println!(
             "  {:<22} {}",
