@@ -141,7 +141,7 @@ def conv_cell(r, ctf):
 
 def conv_table(title, rows, cudnn, best):
     if not rows:
-        print(f"{title}: not measured.\n")
+        print(f"{title} not measured.\n")
         return
     print(f"{title} TFLOP/s of the median run (slowest–fastest run), % of cuDNN; checked and Dawn "
           "also as % of trusted.\n")
@@ -177,9 +177,12 @@ def conv(d):
             for s, r in cudnn.items()) + ".\n")
     else:
         print("cuDNN: not measured.\n")
-    best = {}
-    conv_table("**The 7×7 stem: implicit GEMM blocks and split-K slices forced**,", conv_rows(d, "stem"), cudnn, best)
-    conv_table("**Every conv stage (the runtime's own plans)**,", conv_rows(d, "conv"), cudnn, best)
+    best, own = {}, {}
+    conv_table("**The 7×7 stem: implicit GEMM blocks and split-K slices forced**:", conv_rows(d, "stem"), cudnn, best)
+    conv_table("**Every conv stage (the runtime's own plans)**:", conv_rows(d, "conv"), cudnn, own)
+    for k, v in own.items():
+        if v[0] > best.get(k, (0.0, ""))[0]:
+            best[k] = v
     shapes = []
     for (shape, _key) in best:
         if shape not in shapes:
@@ -189,7 +192,7 @@ def conv(d):
     print("**Best verified configuration per shape and path** (stem rows included), % of cuDNN:\n")
     print("| shape | cuDNN | " + " | ".join(n for _, n in PATHS) + " |")
     print("| --- | ---: | " + " | ".join("---" for _ in PATHS) + " |")
-    goal = []
+    goal, goal_own = [], []
     for shape in shapes:
         c = cudnn.get(shape)
         ctf = float(c["tflops_median"]) if c else None
@@ -203,14 +206,18 @@ def conv(d):
             cells.append(f"{num(g)}{pct} ({label})")
             if key == "dawn" and ctf and shape in RESNET:
                 goal.append((shape, g / ctf))
+                if (shape, key) in own:
+                    goal_own.append((shape, own[(shape, key)][0] / ctf))
         print(f"| {shape} | {num(ctf) if ctf else '–'} | " + " | ".join(cells) + " |")
-    if len(goal) == len(RESNET):
-        reached = all(p >= CONV_GOAL for _, p in goal)
-        print(f"\nGoal (≥ {CONV_GOAL:.0%} of cuDNN at every ResNet shape through Dawn): "
-              f"{'REACHED' if reached else 'NOT reached'}: " + ", ".join(f"{100 * p:.0f} %" for _, p in goal)
-              + ". A forced stem configuration counts only once the runtime's rule picks it.\n")
-    else:
-        print(f"\nConv goal: not judged ({len(goal)} of {len(RESNET)} ResNet shapes have cuDNN and Dawn).\n")
+    for name, g in (("with the runtime's own plans", goal_own),
+                    ("if the runtime picked the best forced stem configuration", goal)):
+        if len(g) == len(RESNET):
+            reached = all(p >= CONV_GOAL for _, p in g)
+            print(f"\nGoal (≥ {CONV_GOAL:.0%} of cuDNN at every ResNet shape through Dawn), {name}: "
+                  f"{'REACHED' if reached else 'NOT reached'}: " + ", ".join(f"{100 * p:.0f} %" for _, p in g) + ".")
+        else:
+            print(f"\nConv goal {name}: not judged ({len(g)} of {len(RESNET)} ResNet shapes have cuDNN and Dawn).")
+    print()
 
 
 def mlp(d):
