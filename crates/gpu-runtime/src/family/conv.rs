@@ -255,7 +255,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0)],
+        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0), ("TM", 8.0)],
         [8, 8, 1],
         "kernel.conv-implicit-gemm.title",
         "kernel.conv-implicit-gemm.summary",
@@ -264,7 +264,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-128x64",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 128.0), ("BN", 64.0), ("BK", 16.0)],
+        &[("BM", 128.0), ("BN", 64.0), ("BK", 16.0), ("TM", 8.0)],
         [8, 16, 1],
         "kernel.conv-implicit-gemm-128x64.title",
         "kernel.conv-implicit-gemm-128x64.summary",
@@ -273,7 +273,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-64x128",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 64.0), ("BN", 128.0), ("BK", 16.0)],
+        &[("BM", 64.0), ("BN", 128.0), ("BK", 16.0), ("TM", 8.0)],
         [16, 8, 1],
         "kernel.conv-implicit-gemm-64x128.title",
         "kernel.conv-implicit-gemm-64x128.summary",
@@ -282,7 +282,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-128x128",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0)],
+        &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0), ("TM", 8.0)],
         [16, 16, 1],
         "kernel.conv-implicit-gemm-128x128.title",
         "kernel.conv-implicit-gemm-128x128.summary",
@@ -291,7 +291,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-32x64",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 32.0), ("BN", 64.0), ("BK", 8.0)],
+        &[("BM", 32.0), ("BN", 64.0), ("BK", 8.0), ("TM", 8.0)],
         [8, 4, 1],
         "kernel.conv-implicit-gemm-32x64.title",
         "kernel.conv-implicit-gemm-32x64.summary",
@@ -300,7 +300,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-64x32",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 64.0), ("BN", 32.0), ("BK", 8.0)],
+        &[("BM", 64.0), ("BN", 32.0), ("BK", 8.0), ("TM", 8.0)],
         [4, 8, 1],
         "kernel.conv-implicit-gemm-64x32.title",
         "kernel.conv-implicit-gemm-64x32.summary",
@@ -1257,8 +1257,9 @@ mod tests {
                 .constants
                 .iter()
                 .find(|(n, _)| *n == "TM")
-                .map_or(8, |c| c.1 as u32);
-            assert_eq!(tm, t.tm, "{}", t.id);
+                .map(|c| c.1 as u32);
+            // Every block states its rows per invocation (the shader's default is not used).
+            assert_eq!(tm, Some(t.tm), "{}", t.id);
             // Each invocation moves 1, 2 or 4 vec4s of A and of B per step.
             let threads = t.bn / 8 * (t.bm / t.tm);
             for n in [t.bk * t.bm / 4, t.bk * t.bn / 4] {
