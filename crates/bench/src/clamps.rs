@@ -15,7 +15,7 @@
 //! SPIR-V words. Tint's counts for the same kernels come from Dawn's `dump_shaders`
 //! (`crates/bench/h200/conv_paths.sh`).
 
-use gpu_runtime::conv::ConvStage;
+use gpu_runtime::conv::{conv_kernel, ConvStage, IG_TILES};
 use gpu_runtime::KernelSpec;
 use naga::back::spv;
 use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
@@ -125,14 +125,21 @@ pub fn spirv(k: &KernelSpec, checked: bool) -> Result<Vec<u32>, String> {
     spv::write_vec(&module, &info, &options, Some(&pipeline)).map_err(|e| format!("{}: {e}", k.id))
 }
 
-/// The kernels every conv stage may dispatch, each once, in ladder order.
+/// The kernels every conv stage may dispatch, each once, in ladder order, then the implicit
+/// GEMM's candidate blocks (dispatched only when a benchmark forces them).
 pub fn conv_kernels() -> Vec<&'static KernelSpec> {
     let mut out: Vec<&'static KernelSpec> = Vec::new();
-    for s in ConvStage::ALL {
-        for k in s.kernels() {
-            if !out.iter().any(|o| o.id == k.id) {
-                out.push(k);
-            }
+    let candidates = IG_TILES
+        .iter()
+        .filter(|t| !t.auto)
+        .filter_map(|t| conv_kernel(t.id));
+    for k in ConvStage::ALL
+        .iter()
+        .flat_map(|s| s.kernels())
+        .chain(candidates)
+    {
+        if !out.iter().any(|o| o.id == k.id) {
+            out.push(k);
         }
     }
     out

@@ -401,6 +401,9 @@ impl ConvStage {
     }
 
     /// The kernels its plans may dispatch, in order (split-K's reduction only when needed).
+    /// The implicit GEMM's candidate blocks (`auto: false`) are not among them: only a
+    /// benchmark that forces one ([`force_ig_tile`]) dispatches it, so a page never compiles
+    /// or lists them.
     pub fn kernels(self) -> Vec<&'static KernelSpec> {
         let conv = |id| conv_kernel(id).into_iter();
         let vec4 = matmul_kernel(VEC4).into_iter();
@@ -410,6 +413,7 @@ impl ConvStage {
             ConvStage::Im2colGemm => conv("conv-im2col").chain(vec4).collect(),
             ConvStage::ImplicitGemm => IG_TILES
                 .iter()
+                .filter(|t| t.auto)
                 .filter_map(|t| conv_kernel(t.id))
                 .chain(conv("conv-splitk-reduce"))
                 .collect(),
@@ -1276,5 +1280,13 @@ mod tests {
             assert!(!s.kernels().is_empty());
         }
         assert_eq!(ConvStage::Im2colGemm.kernels().len(), 2);
+        // The four blocks the rule picks from and the reduction; no candidate.
+        let ig: Vec<&str> = ConvStage::ImplicitGemm
+            .kernels()
+            .iter()
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(ig.len(), 5, "{ig:?}");
+        assert!(IG_TILES.iter().all(|t| t.auto == ig.contains(&t.id)));
     }
 }
