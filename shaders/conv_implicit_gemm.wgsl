@@ -8,12 +8,17 @@
 // Source: matmul_regtile_common.wgsl (outer_product_8x8) and conv_common.wgsl are appended.
 // Parameters (override constants): BM × BN outputs per workgroup, BK reduction per step.
 //   The runtime picks one of a few blocks per shape (family/conv.rs, `IG_TILES`): 64×64,
-//   128×64, 64×128 and 128×128, all with BK = 16. Each invocation prefetches LA = BK·BM/4 /
+//   128×64, 64×128 and 128×128, all with BK = 16; 32×64 and 64×32 with BK = 8 (32
+//   invocations) are candidates for short, narrow layers, run only when a benchmark forces
+//   them, as are 64×64 and 32×64 with TM = 4 (below). Each invocation prefetches LA = BK·BM/4 /
 //   threads vec4s of A and LB = BK·BN/4 / threads of B into registers (1, 2 or 4 each; the
 //   unused registers of the four are never loaded, which the compiler sees once the
 //   constants are fixed).
-// Launch geometry: workgroup_size(BN / 8, BM / 8) = 64, 128 or 256 invocations, each an 8×8
-//   block of Y (rows m, columns k), split 4+4 as in matmul_vec4; dispatch
+// Launch geometry: workgroup_size(BN / 8, BM / TM) = 32, 64, 128 or 256 invocations, each a
+//   TM×8 block of Y (rows m, columns k): with TM = 8 (the default) rows 4y…4y+3 and
+//   BM/2+4y…, split 4+4 as in matmul_vec4; with TM = 4 rows 4y…4y+3 only, so the same block
+//   has twice the invocations, each with half the outputs (for layers whose few outputs would
+//   otherwise leave the GPU's SMs with one or two warps each); dispatch
 //   (ceil(K / BN), ceil(N·P·Q / BM), splits). Split-K: with cv.splits > 1, workgroup layer z
 //   sums only its slice of the reduction (ceil(tiles / splits) steps of BK) and writes its
 //   partial sums to slice z of the output buffer, which is then splits × (N·P·Q) × k4 floats;
@@ -30,6 +35,8 @@
 override BM: u32 = 64u;
 override BN: u32 = 64u;
 override BK: u32 = 16u;
+// Rows of Y per invocation: 8 or 4 (see Launch geometry).
+override TM: u32 = 8u;
 
 @group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
 @group(0) @binding(1) var<storage, read> f: array<vec4<f32>>;
@@ -38,11 +45,24 @@ override BK: u32 = 16u;
 
 // vec4s of the A and B blocks each invocation moves per step (see the header).
 fn loads_a() -> u32 {
-    return (BK * BM / 4u) / ((BN / 8u) * (BM / 8u));
+    return (BK * BM / 4u) / ((BN / 8u) * (BM / TM));
 }
 
 fn loads_b() -> u32 {
-    return (BK * BN / 4u) / ((BN / 8u) * (BM / 8u));
+    return (BK * BN / 4u) / ((BN / 8u) * (BM / TM));
+}
+
+// The TM = 4 inner step: rows 0–3 of the invocation (a) times its two groups of four columns,
+// into acc[0…7] as outer_product_8x8 lays them out.
+fn outer_product_4x8(acc: ptr<function, array<vec4<f32>, 16>>, a: vec4<f32>, b_lo: vec4<f32>, b_hi: vec4<f32>) {
+    (*acc)[0] = fma(vec4<f32>(a.x), b_lo, (*acc)[0]);
+    (*acc)[1] = fma(vec4<f32>(a.x), b_hi, (*acc)[1]);
+    (*acc)[2] = fma(vec4<f32>(a.y), b_lo, (*acc)[2]);
+    (*acc)[3] = fma(vec4<f32>(a.y), b_hi, (*acc)[3]);
+    (*acc)[4] = fma(vec4<f32>(a.z), b_lo, (*acc)[4]);
+    (*acc)[5] = fma(vec4<f32>(a.z), b_hi, (*acc)[5]);
+    (*acc)[6] = fma(vec4<f32>(a.w), b_lo, (*acc)[6]);
+    (*acc)[7] = fma(vec4<f32>(a.w), b_hi, (*acc)[7]);
 }
 
 var<workgroup> as4: array<vec4<f32>, BK * BM / 4u>;
@@ -112,12 +132,12 @@ fn store_row8(base: u32, row: u32, c4: u32, lo: vec4<f32>, hi: vec4<f32>) {
     if (c4 + BN / 8u < n4) { y[base + row * n4 + c4 + BN / 8u] = hi; }
 }
 
-@compute @workgroup_size(BN / 8u, BM / 8u, 1)
+@compute @workgroup_size(BN / 8u, BM / TM, 1)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
     @builtin(local_invocation_id) lid: vec3<u32>,
 ) {
-    let threads = (BN / 8u) * (BM / 8u);
+    let threads = (BN / 8u) * (BM / TM);
     let tid = lid.y * (BN / 8u) + lid.x;
     let row0 = wg.y * BM;
     let col0 = wg.x * BN;
@@ -193,7 +213,11 @@ fn main(
         for (var kk = 0u; kk < BK; kk = kk + 1u) {
             let ai = kk * (BM / 4u) + lid.y;
             let bi = kk * (BN / 4u) + lid.x;
-            outer_product_8x8(&acc, as4[ai], as4[ai + BM / 8u], bs4[bi], bs4[bi + BN / 8u]);
+            if (TM == 8u) {
+                outer_product_8x8(&acc, as4[ai], as4[ai + BM / 8u], bs4[bi], bs4[bi + BN / 8u]);
+            } else {
+                outer_product_4x8(&acc, as4[ai], bs4[bi], bs4[bi + BN / 8u]);
+            }
         }
         workgroupBarrier();
     }
@@ -205,8 +229,10 @@ fn main(
     store_row8(base, r + 1u, c4, acc[2], acc[3]);
     store_row8(base, r + 2u, c4, acc[4], acc[5]);
     store_row8(base, r + 3u, c4, acc[6], acc[7]);
-    store_row8(base, r_hi, c4, acc[8], acc[9]);
-    store_row8(base, r_hi + 1u, c4, acc[10], acc[11]);
-    store_row8(base, r_hi + 2u, c4, acc[12], acc[13]);
-    store_row8(base, r_hi + 3u, c4, acc[14], acc[15]);
+    if (TM == 8u) {
+        store_row8(base, r_hi, c4, acc[8], acc[9]);
+        store_row8(base, r_hi + 1u, c4, acc[10], acc[11]);
+        store_row8(base, r_hi + 2u, c4, acc[12], acc[13]);
+        store_row8(base, r_hi + 3u, c4, acc[14], acc[15]);
+    }
 }

@@ -11,6 +11,9 @@
 #   tfjs       `tfjs/cnn_tfjs.mjs` (bundled): TensorFlow.js's WebGPU backend training the same
 #              network on the same adapter through Dawn, same treatment, and a training check
 # About 5 minutes (each phase bounded by `timeout`). PROFILE=REPS: only the profile (below).
+# CHECKED=1 adds `bench cnn --checked` (wgpu's runtime checks, as Firefox; step rows
+# wgpu-checked-step in wgpu_checked.tsv), CPU=0 leaves out the tuned CPU (`--no-cpu`), TFJS=0
+# leaves out TensorFlow.js (crates/bench/h200/issue25.sh runs it so).
 #
 # Carry (../shared/TOOLCHAIN.md §6–7): .gl (the Vulkan loader and glvnd debs) and $C
 # (default .devcarry/cnn) holding bench.xz (release build), node.xz, cnn-digits.bin.xz
@@ -35,7 +38,10 @@ TTA=${TTA:-60}
 EVERY=${EVERY:-50}
 CHECK=${CHECK:-500}
 OUT=${OUT:-/tmp/cnn_out}
-W=/tmp/wcnn
+CHECKED=${CHECKED:-0}
+CPU=${CPU:-1}
+TFJS=${TFJS:-1}
+W=${W:-/tmp/wcnn}
 R=$W/r
 mkdir -p "$R" "$W" "$OUT"
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
@@ -86,15 +92,23 @@ fi
   "$NODE" --version
   stamp "dump the CNN plan"
   timeout 60 $B dump-kernels --dir $W/d --cnn "$D" --cnn-batches "$BATCHES" 2>&1
-  stamp "wgpu and the tuned CPU (bench cnn)"
+  NOCPU=; [ "$CPU" = 0 ] && NOCPU=--no-cpu
+  stamp "wgpu$([ -z "$NOCPU" ] && echo " and the tuned CPU") (bench cnn)"
   timeout 240 $B cnn --digits "$D" --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" --cpu-min-ms "$CPU_MIN_MS" \
-    --tta-secs "$TTA" --eval-every "$EVERY" --out "$R/wgpu.tsv" 2>&1 || echo "bench cnn failed: $?"
+    --tta-secs "$TTA" --eval-every "$EVERY" $NOCPU --out "$R/wgpu.tsv" 2>&1 || echo "bench cnn failed: $?"
+  if [ "$CHECKED" = 1 ]; then
+    stamp "wgpu checked (bench cnn --checked)"
+    timeout 120 $B cnn --checked --no-cpu --digits "$D" --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
+      --tta-secs 0 --out "$R/wgpu_checked.tsv" 2>&1 || echo "bench cnn --checked failed: $?"
+  fi
   stamp "Dawn (dawn/cnn.mjs)"
   timeout 150 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
     --tta-secs "$TTA" --eval-every "$EVERY" --out "$R/dawn.tsv" 2>&1 || echo "dawn failed: $?"
-  stamp "TensorFlow.js webgpu (tfjs/cnn_tfjs.mjs)"
-  timeout 120 "${NODEVK[@]}" "$NODE" "$TFJS_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
-    --check-steps "$CHECK" --out "$R/tfjs.tsv" 2>&1 || echo "tfjs failed: $?"
+  if [ "$TFJS" != 0 ]; then
+    stamp "TensorFlow.js webgpu (tfjs/cnn_tfjs.mjs)"
+    timeout 120 "${NODEVK[@]}" "$NODE" "$TFJS_JS" --dir $W/d/cnn --batches "$BATCHES" --runs "$RUNS" --min-ms "$MIN_MS" \
+      --check-steps "$CHECK" --out "$R/tfjs.tsv" 2>&1 || echo "tfjs failed: $?"
+  fi
   stamp "done"
 } 2>&1 | tee "$R/cnn.log"
 cp "$R/cnn.log" "$OUT/cnn.log"

@@ -56,7 +56,7 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,
 CUDA=
 python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null && CUDA=1
 CONV_SHAPES=$SHAPES
-[ "$SHAPES" = small ] && CONV_SHAPES=   # `bench conv` has no small shapes; dump only
+[ "$SHAPES" = small ] && CONV_SHAPES=   # small: Dawn only here (issue25.sh also runs `bench conv --shapes small`)
 
 phases() {
   if [ -n "$CUDA" ] && [ -n "$CONV_SHAPES" ]; then

@@ -11,7 +11,8 @@
 # Each (batch, steps per submit) is first verified: 64 steps next to the CPU twin, every
 # parameter within the session's bound (four ulps per step); then RUNS whole runs of STEPS
 # steps, wall clock, median and spread. ROUNDS times over, in the same call. Last, Dawn with its
-# robustness transform off (not what a browser runs: where Dawn's extra time goes).
+# robustness transform off (not what a browser runs: where Dawn's extra time goes; NOROBUST=0
+# leaves it out).
 #
 # Carry (../shared/TOOLCHAIN.md §6–7): .gl, $C (default .devcarry/mlp: bench.xz, mlp.mjs, this
 # script) and from $N (default .devcarry/cnn) node.xz and webgpu/{index.js,package.json,
@@ -29,7 +30,8 @@ ROUNDS=${ROUNDS:-2}
 STEPS=${STEPS:-10000}
 BATCHES=${BATCHES:-1024,64}
 OUT=${OUT:-/tmp/mlp_out}
-W=/tmp/wmlp
+NOROBUST=${NOROBUST:-1}
+W=${W:-/tmp/wmlp}
 R=$W/r
 mkdir -p "$R" "$W" "$OUT"
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
@@ -73,10 +75,12 @@ NODEVK=(env); [ -n "${NODE_VK_ICD:-}" ] && NODEVK=(env VK_ICD_FILENAMES="$NODE_V
     timeout 120 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/mlp --batches "$BATCHES" --per-submit 1,64 \
       --steps "$STEPS" --runs "$RUNS" --out "$R/dawn_r$round.tsv" 2>&1 || echo "dawn failed: $?"
   done
-  stamp "Dawn, robustness off (not what a browser runs)"
-  timeout 120 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/mlp --batches "$BATCHES" --per-submit 1,64 \
-    --steps "$STEPS" --runs "$RUNS" --flag enable-dawn-features=disable_robustness \
-    --out "$R/dawn_norobust.tsv" 2>&1 || echo "dawn (robustness off) failed: $?"
+  if [ "$NOROBUST" != 0 ]; then
+    stamp "Dawn, robustness off (not what a browser runs)"
+    timeout 120 "${NODEVK[@]}" "$NODE" "$DAWN_JS" --dir $W/d/mlp --batches "$BATCHES" --per-submit 1,64 \
+      --steps "$STEPS" --runs "$RUNS" --flag enable-dawn-features=disable_robustness \
+      --out "$R/dawn_norobust.tsv" 2>&1 || echo "dawn (robustness off) failed: $?"
+  fi
   stamp "done"
 } 2>&1 | tee "$R/mlp.log"
 cp "$R/mlp.log" "$OUT/mlp.log"

@@ -1,5 +1,7 @@
 //! `bench clamps [--kernels id,…]`: what wgpu's runtime checks add to each conv kernel's
-//! SPIR-V (and to `matmul-vec4`, the GEMM of im2col + GEMM and of 1×1), counted in the SPIR-V
+//! SPIR-V (and to `matmul-vec4`, the GEMM of im2col + GEMM and of 1×1; then `matmul-tuned`
+//! and the tuner's candidate `matmul-deep-k`; `--kernels` may also name tile variants such as
+//! `matmul-tuned@128x128x8`), counted in the SPIR-V
 //! naga writes for Vulkan with the options wgpu 30 passes it (wgpu-hal `vulkan/adapter.rs`
 //! and `device.rs`), with the kernel's override constants applied as the pipeline does:
 //!
@@ -13,7 +15,7 @@
 //! SPIR-V words. Tint's counts for the same kernels come from Dawn's `dump_shaders`
 //! (`crates/bench/h200/conv_paths.sh`).
 
-use gpu_runtime::conv::ConvStage;
+use gpu_runtime::conv::{conv_kernel, ConvStage, IG_TILES};
 use gpu_runtime::KernelSpec;
 use naga::back::spv;
 use naga::proc::{BoundsCheckPolicies, BoundsCheckPolicy};
@@ -123,14 +125,21 @@ pub fn spirv(k: &KernelSpec, checked: bool) -> Result<Vec<u32>, String> {
     spv::write_vec(&module, &info, &options, Some(&pipeline)).map_err(|e| format!("{}: {e}", k.id))
 }
 
-/// The kernels every conv stage may dispatch, each once, in ladder order.
+/// The kernels every conv stage may dispatch, each once, in ladder order, then the implicit
+/// GEMM's candidate blocks (dispatched only when a benchmark forces them).
 pub fn conv_kernels() -> Vec<&'static KernelSpec> {
     let mut out: Vec<&'static KernelSpec> = Vec::new();
-    for s in ConvStage::ALL {
-        for k in s.kernels() {
-            if !out.iter().any(|o| o.id == k.id) {
-                out.push(k);
-            }
+    let candidates = IG_TILES
+        .iter()
+        .filter(|t| !t.auto)
+        .filter_map(|t| conv_kernel(t.id));
+    for k in ConvStage::ALL
+        .iter()
+        .flat_map(|s| s.kernels())
+        .chain(candidates)
+    {
+        if !out.iter().any(|o| o.id == k.id) {
+            out.push(k);
         }
     }
     out
@@ -149,10 +158,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     println!("naga's SPIR-V for Vulkan (wgpu 30's options), override constants applied");
     println!("\n| kernel | UMin trusted | UMin checked | added by the checks | of them in loops | loops (each gets a counter when checked) | words trusted → checked |");
     println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for k in conv_kernels()
-        .into_iter()
-        .filter(|k| only.is_empty() || only.iter().any(|o| o == k.id))
-    {
+    let mut kernels: Vec<KernelSpec> = conv_kernels().into_iter().cloned().collect();
+    kernels.extend(gpu_runtime::kernel("matmul-tuned").cloned());
+    kernels.extend(gpu_runtime::catalogue::CANDIDATES.iter().cloned());
+    let listed = |id: &str| only.iter().any(|o| o == id);
+    kernels.extend(gpu_runtime::catalogue::tile_variants().filter(|v| listed(v.id)));
+    for k in kernels.iter().filter(|k| only.is_empty() || listed(k.id)) {
         let t = count(&spirv(k, false)?);
         let c = count(&spirv(k, true)?);
         println!(
@@ -177,8 +188,9 @@ mod tests {
     #[test]
     fn the_checks_add_clamps_and_the_trusted_path_has_none_of_them() {
         let kernels = conv_kernels();
-        // Direct, tiled, im2col, four implicit GEMM blocks, the split-K reduction, matmul-vec4.
-        assert_eq!(kernels.len(), 9);
+        // Direct, tiled, im2col, eight implicit GEMM blocks (four of them candidates), the
+        // split-K reduction, matmul-vec4.
+        assert_eq!(kernels.len(), 13);
         for k in kernels {
             let t = count(&spirv(k, false).expect("compiles"));
             let c = count(&spirv(k, true).expect("compiles"));

@@ -1,5 +1,5 @@
 //! `bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--min-ms 1500] [--cpu-min-ms 3000]
-//! [--no-cpu] [--tta-secs 60] [--eval-every 50] [--verify-steps 3] [--out FILE]`: the CNN
+//! [--no-cpu] [--tta-secs 60] [--eval-every 50] [--verify-steps 3] [--checked] [--out FILE]`: the CNN
 //! page's default network (`cnn::Spec::default()`: conv 5×5 ×6, pool, conv 5×5 ×16, pool,
 //! dense 10, Adam lr 0.001) on the real digits asset (`cargo xtask mnist`), issue 24's numbers:
 //!
@@ -23,6 +23,10 @@
 //!    runs from before the session is made (pipelines included, as pressing Train) and
 //!    includes the evaluations. Reports the first time and step at ≥ 90 % and ≥ 97 %, and
 //!    the accuracy at `--tta-secs`.
+//!
+//! `--checked` compiles the catalogue's kernels with wgpu's runtime checks (index clamps, loop
+//! counters), as Firefox runs WGSL; its step rows are named `wgpu-checked-step` (trusted, the
+//! app natively: `wgpu-step`).
 //!
 //! Rows go to `--out` as TSV (`what batch runs median min max unit extra`).
 
@@ -90,6 +94,8 @@ struct Args {
     eval_every: u32,
     verify_steps: u64,
     out: Option<String>,
+    /// wgpu's runtime checks on the catalogue's kernels, as in Firefox.
+    checked: bool,
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -104,10 +110,15 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         eval_every: 50,
         verify_steps: 3,
         out: None,
+        checked: false,
     };
     while let Some(flag) = args.next() {
         if flag == "--no-cpu" {
             a.cpu = false;
+            continue;
+        }
+        if flag == "--checked" {
+            a.checked = true;
             continue;
         }
         let v = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -426,6 +437,20 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         a.digits
     );
     let g = Rc::new(Gpu::request_blocking().map_err(|e| e.to_string())?);
+    g.set_runtime_checks(a.checked);
+    let step_row = if a.checked {
+        "wgpu-checked-step"
+    } else {
+        "wgpu-step"
+    };
+    println!(
+        "runtime checks: {}",
+        if a.checked {
+            "on (--checked: as Firefox compiles WGSL)"
+        } else {
+            "off for the catalogue's kernels (as the app natively)"
+        }
+    );
     let ad = g.adapter().clone();
     println!(
         "adapter: {} ({}, {}, driver {})",
@@ -442,7 +467,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
                 Err(e) => {
                     println!("NOT MEASURED: {e}");
                     tsv.push(format!(
-                        "wgpu-step\t{batch}\t0\tNaN\tNaN\tNaN\tms\tFAILED {e}"
+                        "{step_row}\t{batch}\t0\tNaN\tNaN\tNaN\tms\tFAILED {e}"
                     ));
                     continue;
                 }
@@ -468,7 +493,7 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             batch as f64 * 1e3 / med
         );
         tsv.push(format!(
-            "wgpu-step\t{batch}\t{}\t{med}\t{lo}\t{hi}\tms\t{verified}",
+            "{step_row}\t{batch}\t{}\t{med}\t{lo}\t{hi}\tms\t{verified}",
             a.runs
         ));
         gpu_ms.push((batch, med));
@@ -741,4 +766,18 @@ pub fn dump(
         ids.len()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_is_a_flag_without_a_value() {
+        let p = |v: &[&str]| parse(v.iter().map(|s| s.to_string()));
+        let a = p(&["--checked", "--batches", "4", "--no-cpu"]).expect("valid");
+        assert!(a.checked && !a.cpu);
+        assert_eq!(a.batches, vec![4]);
+        assert!(!p(&["--batches", "4"]).expect("valid").checked);
+    }
 }

@@ -54,11 +54,45 @@ pub const SHAPES: &[(&str, ConvShape)] = &[
     ),
 ];
 
+/// Small shapes for software adapters (`--shapes small`, `bench dump-kernels --conv-shapes
+/// small`): a 3×3 layer whose implicit GEMM splits K in 2, a 1×1 layer, and a 7×7 stride-2
+/// layer over 3 channels shaped like the stem, with sizes crossing the 32-, 64- and
+/// 128-wide block edges.
+pub const SMALL_SHAPES: &[(&str, ConvShape)] = &[
+    (
+        "1x30x6x7->10 3x3",
+        ConvShape::new(1, 30, 6, 7, 10, 3, 3).with(1, 1, 1),
+    ),
+    ("2x6x5x3->7 1x1", ConvShape::new(2, 6, 5, 3, 7, 1, 1)),
+    (
+        "1x3x45x43->70 7x7 s2",
+        ConvShape::new(1, 3, 45, 43, 70, 7, 7).with(2, 3, 1),
+    ),
+];
+
+/// `--shapes`: [`SHAPES`] by number (1-based), or `small` for [`SMALL_SHAPES`].
+pub fn parse_shapes(value: &str) -> Result<Vec<(&'static str, ConvShape)>, String> {
+    let mut out = Vec::new();
+    for v in value.split(',').map(str::trim) {
+        if v == "small" {
+            out.extend_from_slice(SMALL_SHAPES);
+            continue;
+        }
+        let i = v
+            .parse::<usize>()
+            .ok()
+            .filter(|i| (1..=SHAPES.len()).contains(i))
+            .ok_or_else(|| format!("shapes are 1 to {} or small, not `{v}`", SHAPES.len()))?;
+        out.push(SHAPES[i - 1]);
+    }
+    Ok(out)
+}
+
 struct Args {
     runs: usize,
     reps: u32,
     stages: Vec<ConvStage>,
-    shapes: Vec<usize>,
+    shapes: Vec<(&'static str, ConvShape)>,
     out: Option<String>,
     /// cuDNN's TFLOP/s per shape name, from `cudnn_conv.py --out` (for the % column).
     cudnn: Option<std::collections::HashMap<String, f64>>,
@@ -76,7 +110,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         runs: 3,
         reps: 10,
         stages: ConvStage::ALL.to_vec(),
-        shapes: (0..SHAPES.len()).collect(),
+        shapes: SHAPES.to_vec(),
         out: None,
         cudnn: None,
         ig_tiles: Vec::new(),
@@ -113,21 +147,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
                     })
                     .collect::<Result<_, _>>()?
             }
-            "--shapes" => {
-                a.shapes = value
-                    .split(',')
-                    .map(|s| {
-                        s.trim()
-                            .parse::<usize>()
-                            .ok()
-                            .filter(|&i| (1..=SHAPES.len()).contains(&i))
-                            .map(|i| i - 1)
-                            .ok_or_else(|| {
-                                format!("--shapes wants 1 to {}, not `{s}`", SHAPES.len())
-                            })
-                    })
-                    .collect::<Result<_, _>>()?
-            }
+            "--shapes" => a.shapes = parse_shapes(&value)?,
             "--out" => a.out = Some(value),
             "--warm-ms" => {
                 a.warm_ms = value
@@ -216,8 +236,7 @@ pub const TSV_HEADER: &str = "stage\tshape\tgflops_median\tms_median\tms_min\tms
 pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     let args = parse(args)?;
     let gpu = Gpu::request_blocking().map_err(|e| e.to_string())?;
-    let shapes: Vec<(&str, ConvShape)> = args.shapes.iter().map(|&i| SHAPES[i]).collect();
-    let (rows, failures) = bench(&gpu, &args, &shapes)?;
+    let (rows, failures) = bench(&gpu, &args, &args.shapes)?;
     if let Some(path) = &args.out {
         std::fs::write(path, rows.join("\n") + "\n").map_err(|e| format!("writing {path}: {e}"))?;
         println!("\nwrote {path}");
@@ -406,7 +425,10 @@ mod tests {
         assert!(p(&["--stages", "conv-nope"]).is_err());
         assert!(p(&["--shapes", "7"]).is_err());
         let a = p(&["--shapes", "2,5", "--stages", "conv-implicit-gemm"]).expect("valid");
-        assert_eq!(a.shapes, vec![1, 4]);
+        assert_eq!(a.shapes, vec![SHAPES[1], SHAPES[4]]);
+        let small = p(&["--shapes", "small"]).expect("valid");
+        assert_eq!(small.shapes, SMALL_SHAPES.to_vec());
+        assert!(SMALL_SHAPES.iter().all(|(_, s)| s.validate().is_ok()));
         assert_eq!(a.stages, vec![ConvStage::ImplicitGemm]);
         assert!(p(&["--cudnn", "/nonexistent.tsv"]).is_err());
     }

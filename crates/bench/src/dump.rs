@@ -13,6 +13,10 @@
 //! for each of `--conv-runs` runs (default 3), the elements `bench conv` checks in that run
 //! (seed 1 + run) with their f64 reference values and tolerances; `--conv-stages id,…`
 //! limits the stages. Given alone (no `--sizes`, `--kernels`), only the conv plans are written.
+//! `--conv-ig-tiles id,…` and `--conv-ig-splits n,…` add, at every conv shape, the implicit
+//! GEMM with each listed block (`gpu_runtime::conv::IG_TILES`, candidates included) and
+//! slice count forced, as `bench conv --ig-tiles … --ig-splits …` runs them, labelled alike;
+//! a combination that is the runtime's own plan is written once.
 //!
 //! With `--cnn DIGITS` it writes the CNN page's training step and evaluation (DIR/cnn/, see
 //! [`crate::cnn_bench::dump`]; alone, only that).
@@ -25,7 +29,9 @@
 
 use std::collections::HashMap;
 
-use gpu_runtime::conv::{stage_plan, ConvError, ConvStage};
+use gpu_runtime::conv::{
+    force_ig_splits, force_ig_tile, stage_plan, ConvError, ConvStage, IG_TILES,
+};
 use gpu_runtime::cpu_kernels::conv::{self as cref, ConvShape};
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::cpu_kernels::verify;
@@ -95,36 +101,12 @@ fn conv_check(shape: &ConvShape, x: &[f32], f: &[f32], k_stored: u32, run: u64) 
     (check, rel_bound)
 }
 
-/// `--conv-shapes`: `bench conv`'s shapes by number, or `small` (two tiny shapes, one of
-/// them 1×1, whose implicit GEMM splits K).
+/// `--conv-shapes`: `bench conv`'s shapes by number, or `small`
+/// ([`conv_bench::SMALL_SHAPES`]).
 fn conv_shapes(value: &str) -> Result<Vec<(String, ConvShape)>, String> {
-    let mut out = Vec::new();
-    for v in value.split(',').map(str::trim) {
-        if v == "small" {
-            out.push((
-                "1x30x6x7->10 3x3".to_string(),
-                ConvShape::new(1, 30, 6, 7, 10, 3, 3).with(1, 1, 1),
-            ));
-            out.push((
-                "2x6x5x3->7 1x1".to_string(),
-                ConvShape::new(2, 6, 5, 3, 7, 1, 1),
-            ));
-            continue;
-        }
-        let i = v
-            .parse::<usize>()
-            .ok()
-            .filter(|i| (1..=conv_bench::SHAPES.len()).contains(i))
-            .ok_or_else(|| {
-                format!(
-                    "--conv-shapes wants 1 to {} or small, not `{v}`",
-                    conv_bench::SHAPES.len()
-                )
-            })?;
-        let (name, shape) = conv_bench::SHAPES[i - 1];
-        out.push((name.to_string(), shape));
-    }
-    Ok(out)
+    conv_bench::parse_shapes(value)
+        .map(|v| v.into_iter().map(|(n, s)| (n.to_string(), s)).collect())
+        .map_err(|e| format!("--conv-shapes: {e}"))
 }
 
 /// 64-bit FNV-1a, to name input files by content (stages share unpadded inputs).
@@ -241,6 +223,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut conv: Vec<(String, ConvShape)> = Vec::new();
     let mut conv_stages: Vec<ConvStage> = ConvStage::ALL.to_vec();
     let mut conv_runs = 3u64;
+    let mut ig_tiles: Vec<Option<&'static str>> = Vec::new();
+    let mut ig_splits: Vec<Option<u32>> = Vec::new();
     let mut matmul_given = false;
     let mut cnn: Option<String> = None;
     let mut cnn_batches = vec![64usize, 256];
@@ -299,6 +283,31 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     })
                     .collect::<Result<_, _>>()?
             }
+            "--conv-ig-tiles" => {
+                ig_tiles = value
+                    .split(',')
+                    .map(|id| {
+                        IG_TILES
+                            .iter()
+                            .find(|t| t.id == id.trim())
+                            .map(|t| Some(t.id))
+                            .ok_or_else(|| format!("unknown implicit GEMM block `{id}`"))
+                    })
+                    .collect::<Result<_, _>>()?
+            }
+            "--conv-ig-splits" => {
+                ig_splits = value
+                    .split(',')
+                    .map(|n| {
+                        n.trim()
+                            .parse()
+                            .ok()
+                            .filter(|n| (1..=16).contains(n))
+                            .map(Some)
+                    })
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| format!("--conv-ig-splits wants 1 to 16: `{value}`"))?
+            }
             "--conv-runs" => {
                 conv_runs = value
                     .parse()
@@ -350,13 +359,14 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .cloned()
         .collect();
     // The tuner's candidates, unless a kernel list leaves them out: `matmul-tuned@` names all
-    // of that kernel's variants, `matmul-double-buffer@` all of that one's.
+    // of that kernel's variants, `matmul-deep-k@` all of that one's, `matmul-tuned@128x128x8`
+    // one.
     kernels.extend(gpu_runtime::catalogue::tile_variants().filter(|v| {
         !conv_only
             && (ids.is_empty()
                 || ids
                     .iter()
-                    .any(|i| i.ends_with('@') && v.id.starts_with(i.as_str())))
+                    .any(|i| i == v.id || (i.ends_with('@') && v.id.starts_with(i.as_str()))))
     }));
 
     let mut files: HashMap<String, ()> = HashMap::new();
@@ -425,16 +435,52 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ));
     }
     let mut plans = Vec::new();
+    // The forced implicit GEMM variants, after the runtime's own plans.
+    let forced: Vec<(Option<&'static str>, Option<u32>)> =
+        if ig_tiles.is_empty() && ig_splits.is_empty() {
+            Vec::new()
+        } else {
+            let tiles = if ig_tiles.is_empty() {
+                vec![None]
+            } else {
+                ig_tiles
+            };
+            let splits = if ig_splits.is_empty() {
+                vec![None]
+            } else {
+                ig_splits
+            };
+            tiles
+                .iter()
+                .flat_map(|&t| splits.iter().map(move |&n| (t, n)))
+                .collect()
+        };
     for (name, shape) in &conv {
-        for &stage in &conv_stages {
-            if let Some(p) = conv_plan_json(
-                stage,
-                name,
-                shape,
-                conv_runs,
-                &mut kernels,
-                &mut write_input,
-            )? {
+        let mut labels = Vec::new();
+        let runs = conv_stages
+            .iter()
+            .map(|&st| (st, (None, None)))
+            .chain(forced.iter().map(|&v| (ConvStage::ImplicitGemm, v)));
+        for (stage, (tile, splits)) in runs {
+            force_ig_tile(tile);
+            force_ig_splits(splits);
+            let label = conv_bench::stage_label(stage, shape);
+            let plan = if labels.contains(&label) {
+                None
+            } else {
+                conv_plan_json(
+                    stage,
+                    name,
+                    shape,
+                    conv_runs,
+                    &mut kernels,
+                    &mut write_input,
+                )?
+            };
+            force_ig_tile(None);
+            force_ig_splits(None);
+            if let Some(p) = plan {
+                labels.push(label);
                 plans.push(p);
             }
         }
@@ -467,6 +513,61 @@ mod tests {
     #[test]
     fn json_strings_are_escaped() {
         assert_eq!(js("a\"b\\c\nd\u{1}"), "\"a\\\"b\\\\c\\nd\\u0001\"");
+    }
+
+    /// `--conv-ig-tiles`/`--conv-ig-splits` add the forced implicit GEMMs after the runtime's
+    /// own plans, labelled as `bench conv` labels them, the runtime's own combination once,
+    /// and leave nothing forced behind.
+    #[test]
+    fn forced_implicit_gemm_variants_are_written_once_each() {
+        let dir = std::env::temp_dir().join(format!("dump-conv-ig-{}", std::process::id()));
+        let dir_s = dir.to_string_lossy().to_string();
+        let args = |extra: &[&str]| {
+            [
+                &["--dir", dir_s.as_str(), "--conv-shapes", "small"][..],
+                &["--conv-stages", "conv-implicit-gemm", "--conv-runs", "1"],
+                extra,
+            ]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+        };
+        assert!(run(&args(&["--conv-ig-tiles", "conv-implicit-gemm-3x3"])).is_err());
+        assert!(run(&args(&["--conv-ig-splits", "0"])).is_err());
+        run(&args(&[
+            "--conv-ig-tiles",
+            "conv-implicit-gemm,conv-implicit-gemm-32x64",
+            "--conv-ig-splits",
+            "1,2",
+        ]))
+        .expect("dumps");
+        let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("written");
+        let (first, _) = conv_bench::SMALL_SHAPES[0];
+        let labels: Vec<&str> = manifest
+            .split("\"label\":\"")
+            .skip(1)
+            .zip(manifest.split("\"shape\":\"").skip(1))
+            .filter(|(_, shape)| shape.starts_with(first))
+            .filter_map(|(l, _)| l.split('"').next())
+            .collect();
+        // The runtime splits this shape's 64×64 GEMM in 2 itself: forced (64×64, 2) is not
+        // written again.
+        assert_eq!(
+            labels,
+            [
+                "conv-implicit-gemm (conv-implicit-gemm, split-K 2)",
+                "conv-implicit-gemm (conv-implicit-gemm)",
+                "conv-implicit-gemm (conv-implicit-gemm-32x64)",
+                "conv-implicit-gemm (conv-implicit-gemm-32x64, split-K 2)",
+            ]
+        );
+        let (_, small) = conv_bench::SMALL_SHAPES[0];
+        assert_eq!(
+            gpu_runtime::conv::implicit_gemm_plan(&small),
+            Some(("conv-implicit-gemm", 2))
+        );
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

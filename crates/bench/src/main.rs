@@ -11,8 +11,10 @@
 //! as the app compiles them natively: trusted, without wgpu's runtime checks (path
 //! `wgpu-trusted`; `Gpu::compiles_checked` says why); `--checked` compiles them with the checks
 //! every browser applies (path `wgpu`, what this bench measured before that change);
-//! `--unchecked`, the old flag, is the default now and accepted as such; `--tune` adds the tile variants of
-//! `matmul-tuned` and `matmul-double-buffer`; with
+//! `--unchecked`, the old flag, is the default now and accepted as such; `--tune` adds every
+//! tile variant the tuner tries (`matmul-tuned`'s, `matmul-double-buffer`'s and the candidate
+//! `matmul-deep-k`'s); `--kernels` may also name variants (`matmul-tuned@128x128x8`, or
+//! `matmul-deep-k@` for all of one kernel's); with
 //! `--copy-mib` the copy probe is measured too. With --out writes the rows as TSV
 //! (`summary::HEADER`), every pass time included.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
@@ -60,7 +62,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench clamps [--kernels id,…] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench clamps [--kernels id,…] (got {other:?})"
             ))
         }
     }
@@ -177,7 +179,10 @@ fn run() -> Result<(), String> {
     }
 
     println!("\nStatic check (naga IR): dynamically indexed private arrays");
-    for k in gpu_runtime::kernels().filter(|k| k.family == Family::Matmul) {
+    for k in gpu_runtime::kernels()
+        .filter(|k| k.family == Family::Matmul)
+        .chain(gpu_runtime::catalogue::CANDIDATES)
+    {
         let found = ir_check::dynamically_indexed_private_arrays(&k.wgsl())?;
         println!(
             "  {:<22} {}",
@@ -210,9 +215,15 @@ fn run() -> Result<(), String> {
         })
         .cloned()
         .collect();
-    if args.tune {
-        selected.extend(gpu_runtime::catalogue::tile_variants());
-    }
+    // `--tune`: every tile variant; else those `--kernels` names, by id
+    // (`matmul-tuned@128x128x8`) or all of one kernel's (`matmul-deep-k@`).
+    selected.extend(gpu_runtime::catalogue::tile_variants().filter(|v| {
+        args.tune
+            || args
+                .kernels
+                .iter()
+                .any(|i| i == v.id || (i.ends_with('@') && v.id.starts_with(i.as_str())))
+    }));
     for k in &selected {
         if !gpu.features().contains(k.required_features) {
             println!(

@@ -7,8 +7,8 @@
 //! `KERNELS`, and add its title and summary keys to both translation tables of the app.
 
 pub use crate::family::matmul::{
-    double_buffer_tiles, double_buffer_variant, tile_variants, tuned_tiles, tuned_variant,
-    TILE_PAD_K, TILE_PAD_MN,
+    deep_k_tiles, deep_k_variant, double_buffer_tiles, double_buffer_variant, tile_variants,
+    tuned_tiles, tuned_variant, CANDIDATES, TILE_PAD_K, TILE_PAD_MN,
 };
 use crate::family::REGISTRY;
 pub use crate::spec::{Family, KernelSource, KernelSpec, Storage};
@@ -258,8 +258,40 @@ mod tests {
         assert!(double_buffer_variant(128, 128, 16).is_none());
         assert_eq!(
             tile_variants().count(),
-            tuned_tiles().count() + double_buffer_tiles().count()
+            tuned_tiles().count() + double_buffer_tiles().count() + deep_k_tiles().count()
         );
+    }
+
+    #[test]
+    fn deep_k_variants_match_their_shapes() {
+        assert_eq!(deep_k_tiles().count(), 5);
+        // A tuner's candidate, not a ladder stage: not in the registry.
+        assert!(kernel("matmul-deep-k").is_none());
+        for (bm, bn, bk) in deep_k_tiles() {
+            let k = deep_k_variant(bm, bn, bk).expect("listed shape");
+            assert_eq!(k.id, format!("matmul-deep-k@{bm}x{bn}x{bk}"));
+            assert_eq!(k.workgroup_size, [bn / 8, bm / 8, 1]);
+            assert_eq!(declared_workgroup_size(&k), k.workgroup_size, "{}", k.id);
+            let threads = bm * bn / 64;
+            for loads in [bk * bm / 4 / threads, bk * bn / 4 / threads] {
+                assert!((1..=8).contains(&loads), "{}", k.id);
+            }
+            assert_eq!(bk * bm / 4 % threads, 0, "{}", k.id);
+            assert_eq!(bk * bn / 4 % threads, 0, "{}", k.id);
+            // Both blocks exactly, within WebGPU's default workgroup storage; K padded to
+            // TILE_PAD_K splits into whole blocks of BK, eight steps per inner iteration.
+            assert!(bk * (bm + bn) * 4 <= 16384, "{}", k.id);
+            assert_eq!(TILE_PAD_K % bk, 0);
+            assert_eq!(bk % 8, 0);
+            let w = Workload::Matmul(MatmulSize::new(129, 129, 7));
+            assert_eq!(
+                k.workgroups(&w),
+                [129u32.div_ceil(bn), 129u32.div_ceil(bm), 1]
+            );
+        }
+        let base = &CANDIDATES[0];
+        assert_eq!(base.workgroup_size, declared_workgroup_size(base));
+        assert!(deep_k_variant(128, 128, 32).is_none());
     }
 
     #[test]

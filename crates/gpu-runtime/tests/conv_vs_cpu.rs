@@ -3,8 +3,8 @@
 //! (a transposed filter, an off-by-one halo) that verification must reject.
 
 use gpu_runtime::conv::{
-    conv_kernel, force_ig_tile, run_conv, run_conv_with, verify_conv, ConvError, ConvStage,
-    IG_TILES, KERNELS,
+    conv_kernel, force_ig_splits, force_ig_tile, run_conv, run_conv_with, verify_conv, ConvError,
+    ConvStage, IG_TILES, KERNELS,
 };
 use gpu_runtime::cpu_kernels::conv::ConvShape;
 use gpu_runtime::{Gpu, KernelSpec, RunControl, RunOptions};
@@ -96,7 +96,8 @@ fn every_stage_matches_the_cpu_reference() {
     assert_eq!(runs, ConvStage::ALL.len() * SHAPES.len());
 }
 
-/// Every implicit GEMM block (64×64, 128×64, 64×128, 128×128; the runtime picks one per shape)
+/// Every implicit GEMM block (64×64, 128×64, 64×128, 128×128, which the runtime picks per
+/// shape, and the candidates 32×64, 64×32 and the four-row 64×64 and 32×64)
 /// on every shape above plus shapes that cross the 128-wide edges in both directions, and
 /// each block with r and s swapped in its decoding must fail.
 #[test]
@@ -108,6 +109,10 @@ fn every_implicit_gemm_block_matches_the_cpu_reference() {
         ConvShape::new(1, 7, 15, 17, 131, 3, 3).with(1, 1, 1),
         // M = 2·23·21 = 966, K = 200, split-K with the 128×128 block
         ConvShape::new(2, 20, 23, 21, 200, 3, 3).with(1, 1, 1),
+        // The 7×7 stem's kind, odd: C = 3 (c4 = 4), stride 2, pad 3, M = 23·22 = 506,
+        // K = 70 (k4 = 72 crosses the 32- and 64-wide edges), R·S·c4 = 196: 12.25 steps of
+        // BK = 16, 24.5 of BK = 8
+        ConvShape::new(1, 3, 45, 43, 70, 7, 7).with(2, 3, 1),
     ];
     let swapped = (
         "let ih = o.ih + i32((rs / cv.s) * cv.dil);\n    let iw = o.iw + i32((rs % cv.s) * cv.dil);",
@@ -124,6 +129,18 @@ fn every_implicit_gemm_block_matches_the_cpu_reference() {
                 .unwrap_or_else(|e| panic!("{} at {shape:?}: {e}", tile.id));
             assert!(ok, "{} at {shape:?}", tile.id);
         }
+        // Split-K with slices shorter than the runtime's rule keeps (≥ 8 steps): 2 and 3
+        // slices of the stem-like shape's 13 or 25 steps, the last slice shorter.
+        let stem = wide[2];
+        for splits in [2, 3] {
+            force_ig_splits(Some(splits));
+            let kernels = ConvStage::ImplicitGemm.plan_kernels(&stem);
+            assert_eq!(kernels, Ok(vec![tile.id, "conv-splitk-reduce"]));
+            let ok = run(&gpu, ConvStage::ImplicitGemm, &stem, 40 + splits as u64)
+                .unwrap_or_else(|e| panic!("{} at {stem:?}: {e}", tile.id));
+            assert!(ok, "{} with {splits} slices at {stem:?}", tile.id);
+        }
+        force_ig_splits(None);
         let broken = mutant(tile.id, swapped.0, swapped.1);
         for shape in wide {
             assert!(

@@ -35,39 +35,92 @@ const TILED_FLOATS: u32 = 3840;
 /// Filters per invocation of the tiled stage (a `const` in its WGSL).
 const TILED_KT: u32 = 8;
 /// Implicit GEMM blocks (its header): BM × BN outputs, BK reduction per step, one kernel
-/// id each. [`ig_tile`] picks one per shape; the first is the smallest and the fallback.
+/// id each. [`ig_tile`] picks one per shape among those with `auto`; the first is the
+/// smallest of them and the fallback.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IgTile {
     pub id: &'static str,
     pub bm: u32,
     pub bn: u32,
     pub bk: u32,
+    /// Rows of the output per invocation: 8, or 4 for twice the invocations per block.
+    pub tm: u32,
+    /// Whether [`ig_tile`]'s rule may choose it. The small blocks for short, narrow layers
+    /// (the 7×7 stem) are candidates only: measured through [`force_ig_tile`] (`bench conv
+    /// --ig-tiles`, `bench dump-kernels --conv-ig`) until a measurement says where they win.
+    pub auto: bool,
 }
 
-pub const IG_TILES: [IgTile; 4] = [
+pub const IG_TILES: [IgTile; 8] = [
     IgTile {
         id: "conv-implicit-gemm",
         bm: 64,
         bn: 64,
         bk: 16,
+        tm: 8,
+        auto: true,
     },
     IgTile {
         id: "conv-implicit-gemm-128x64",
         bm: 128,
         bn: 64,
         bk: 16,
+        tm: 8,
+        auto: true,
     },
     IgTile {
         id: "conv-implicit-gemm-64x128",
         bm: 64,
         bn: 128,
         bk: 16,
+        tm: 8,
+        auto: true,
     },
     IgTile {
         id: "conv-implicit-gemm-128x128",
         bm: 128,
         bn: 128,
         bk: 16,
+        tm: 8,
+        auto: true,
+    },
+    // Half-size blocks of 32 invocations (one warp on NVIDIA): twice the workgroups of the
+    // 64×64 block on a layer with few output blocks, such as the 7×7 stem (196 → 392).
+    // BK = 8 keeps each invocation at 2 and 4 vec4 loads per step (the shader's 1, 2 or 4).
+    IgTile {
+        id: "conv-implicit-gemm-32x64",
+        bm: 32,
+        bn: 64,
+        bk: 8,
+        tm: 8,
+        auto: false,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-64x32",
+        bm: 64,
+        bn: 32,
+        bk: 8,
+        tm: 8,
+        auto: false,
+    },
+    // Four rows per invocation instead of eight: twice the invocations for the same blocks,
+    // each with half the outputs and half the serial multiply-adds (the stem: 25,088
+    // invocations instead of 12,544).
+    IgTile {
+        id: "conv-implicit-gemm-64x64-r4",
+        bm: 64,
+        bn: 64,
+        bk: 16,
+        tm: 4,
+        auto: false,
+    },
+    IgTile {
+        id: "conv-implicit-gemm-32x64-r4",
+        bm: 32,
+        bn: 64,
+        bk: 16,
+        tm: 4,
+        auto: false,
     },
 ];
 
@@ -110,6 +163,7 @@ pub fn ig_tile(m: u32, k4: u32) -> IgTile {
     let cols = k4.div_ceil(64) * 64;
     IG_TILES
         .iter()
+        .filter(|t| t.auto)
         .rev()
         .find(|t| {
             t.bn <= cols
@@ -201,7 +255,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0)],
+        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0), ("TM", 8.0)],
         [8, 8, 1],
         "kernel.conv-implicit-gemm.title",
         "kernel.conv-implicit-gemm.summary",
@@ -210,7 +264,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-128x64",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 128.0), ("BN", 64.0), ("BK", 16.0)],
+        &[("BM", 128.0), ("BN", 64.0), ("BK", 16.0), ("TM", 8.0)],
         [8, 16, 1],
         "kernel.conv-implicit-gemm-128x64.title",
         "kernel.conv-implicit-gemm-128x64.summary",
@@ -219,7 +273,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-64x128",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 64.0), ("BN", 128.0), ("BK", 16.0)],
+        &[("BM", 64.0), ("BN", 128.0), ("BK", 16.0), ("TM", 8.0)],
         [16, 8, 1],
         "kernel.conv-implicit-gemm-64x128.title",
         "kernel.conv-implicit-gemm-64x128.summary",
@@ -228,10 +282,46 @@ pub static KERNELS: &[KernelSpec] = &[
         "conv-implicit-gemm-128x128",
         "shaders/conv_implicit_gemm.wgsl",
         || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
-        &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0)],
+        &[("BM", 128.0), ("BN", 128.0), ("BK", 16.0), ("TM", 8.0)],
         [16, 16, 1],
         "kernel.conv-implicit-gemm-128x128.title",
         "kernel.conv-implicit-gemm-128x128.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-32x64",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 32.0), ("BN", 64.0), ("BK", 8.0), ("TM", 8.0)],
+        [8, 4, 1],
+        "kernel.conv-implicit-gemm-32x64.title",
+        "kernel.conv-implicit-gemm-32x64.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-64x32",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 64.0), ("BN", 32.0), ("BK", 8.0), ("TM", 8.0)],
+        [4, 8, 1],
+        "kernel.conv-implicit-gemm-64x32.title",
+        "kernel.conv-implicit-gemm-64x32.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-64x64-r4",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 64.0), ("BN", 64.0), ("BK", 16.0), ("TM", 4.0)],
+        [8, 16, 1],
+        "kernel.conv-implicit-gemm-64x64-r4.title",
+        "kernel.conv-implicit-gemm-64x64-r4.summary",
+    ),
+    spec(
+        "conv-implicit-gemm-32x64-r4",
+        "shaders/conv_implicit_gemm.wgsl",
+        || format!("{IMPLICIT}\n{REGTILE_COMMON}\n{COMMON}"),
+        &[("BM", 32.0), ("BN", 64.0), ("BK", 16.0), ("TM", 4.0)],
+        [8, 8, 1],
+        "kernel.conv-implicit-gemm-32x64-r4.title",
+        "kernel.conv-implicit-gemm-32x64-r4.summary",
     ),
     spec(
         "conv-splitk-reduce",
@@ -311,6 +401,9 @@ impl ConvStage {
     }
 
     /// The kernels its plans may dispatch, in order (split-K's reduction only when needed).
+    /// The implicit GEMM's candidate blocks (`auto: false`) are not among them: only a
+    /// benchmark that forces one ([`force_ig_tile`]) dispatches it, so a page never compiles
+    /// or lists them.
     pub fn kernels(self) -> Vec<&'static KernelSpec> {
         let conv = |id| conv_kernel(id).into_iter();
         let vec4 = matmul_kernel(VEC4).into_iter();
@@ -320,6 +413,7 @@ impl ConvStage {
             ConvStage::Im2colGemm => conv("conv-im2col").chain(vec4).collect(),
             ConvStage::ImplicitGemm => IG_TILES
                 .iter()
+                .filter(|t| t.auto)
                 .filter_map(|t| conv_kernel(t.id))
                 .chain(conv("conv-splitk-reduce"))
                 .collect(),
@@ -1121,6 +1215,14 @@ mod tests {
         assert_eq!(id(56 * 56, 64), "conv-implicit-gemm");
         // Never wider than the filters (rounded up to 64).
         assert_eq!(id(1 << 20, 8), "conv-implicit-gemm-128x64");
+        // The candidates (`auto: false`) are never the rule's choice, at any size: the 7×7
+        // stem (12,544 pixels, 64 filters) keeps 64×64 until a measurement says otherwise.
+        assert_eq!(id(112 * 112, 64), "conv-implicit-gemm");
+        for m in [1, 100, 12_544, 1 << 20] {
+            for k4 in [4, 32, 64, 256] {
+                assert!(IG_TILES.iter().any(|t| t.auto && t.id == id(m, k4)));
+            }
+        }
         assert!(force_ig_tile(Some("conv-implicit-gemm-64x128")));
         assert_eq!(id(56 * 56, 64), "conv-implicit-gemm-64x128");
         assert!(!force_ig_tile(Some("nope")));
@@ -1154,9 +1256,16 @@ mod tests {
         assert_eq!(id(56 * 56, 64), "conv-implicit-gemm");
         for t in IG_TILES {
             let k = conv_kernel(t.id).expect("catalogued");
-            assert_eq!(k.workgroup_size, [t.bn / 8, t.bm / 8, 1]);
+            assert_eq!(k.workgroup_size, [t.bn / 8, t.bm / t.tm, 1]);
+            let tm = k
+                .constants
+                .iter()
+                .find(|(n, _)| *n == "TM")
+                .map(|c| c.1 as u32);
+            // Every block states its rows per invocation (the shader's default is not used).
+            assert_eq!(tm, Some(t.tm), "{}", t.id);
             // Each invocation moves 1, 2 or 4 vec4s of A and of B per step.
-            let threads = t.bn / 8 * (t.bm / 8);
+            let threads = t.bn / 8 * (t.bm / t.tm);
             for n in [t.bk * t.bm / 4, t.bk * t.bn / 4] {
                 assert_eq!(n % threads, 0);
                 assert!([1, 2, 4].contains(&(n / threads)), "{}", t.id);
@@ -1171,5 +1280,13 @@ mod tests {
             assert!(!s.kernels().is_empty());
         }
         assert_eq!(ConvStage::Im2colGemm.kernels().len(), 2);
+        // The four blocks the rule picks from and the reduction; no candidate.
+        let ig: Vec<&str> = ConvStage::ImplicitGemm
+            .kernels()
+            .iter()
+            .map(|k| k.id)
+            .collect();
+        assert_eq!(ig.len(), 5, "{ig:?}");
+        assert!(IG_TILES.iter().all(|t| t.auto == ig.contains(&t.id)));
     }
 }

@@ -29,6 +29,7 @@ const VEC4: &str = include_str!("../../../../shaders/matmul_vec4.wgsl");
 const TUNED: &str = include_str!("../../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
 const DOUBLE_BUFFER: &str = include_str!("../../../../shaders/matmul_double_buffer.wgsl");
+const DEEP_K: &str = include_str!("../../../../shaders/matmul_deep_k.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
@@ -228,6 +229,28 @@ pub static KERNELS: &[KernelSpec] = &[
     },
 ];
 
+/// Kernels the tuner tries that are not stages of the ladder (not in [`KERNELS`], so not in
+/// the registry or the page): their tile variants join [`tile_variants`], and a device run
+/// measures them beside the ladder's (`bench matmul --tune`, `bench dump-kernels` with
+/// `matmul-deep-k@`).
+pub static CANDIDATES: &[KernelSpec] = &[KernelSpec {
+    id: "matmul-deep-k",
+    source_path: "shaders/matmul_deep_k.wgsl",
+    source: KernelSource::Built(|| format!("{DEEP_K}\n{REGTILE_COMMON}")),
+    entry_point: "main",
+    family: Family::Matmul,
+    // Not measured yet: 64×64×32 is the shape the tuned stage cannot hold (its rows are
+    // fixed at 32 vec4s).
+    constants: &[("BM", 64.0), ("BN", 64.0), ("BK", 32.0)],
+    workgroup_size: [8, 8, 1],
+    grid: grid_blocks::<64, 64>,
+    storage: Storage::F32Vec4Tiles,
+    required_features: wgpu::Features::empty(),
+    precision: Precision::F32,
+    title_key: "kernel.matmul-deep-k.title",
+    summary_key: "kernel.matmul-deep-k.summary",
+}];
+
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
 type TunedShape = (u32, u32, u32, &'static str, &'static [(&'static str, f64)]);
 
@@ -290,7 +313,7 @@ fn variant(
     workgroup_size: [u32; 3],
 ) -> Option<KernelSpec> {
     let &(_, _, _, id, constants) = shapes.iter().find(|s| (s.0, s.1, s.2) == (bm, bn, bk))?;
-    let base = KERNELS.iter().find(|k| k.id == base)?;
+    let base = KERNELS.iter().chain(CANDIDATES).find(|k| k.id == base)?;
     Some(KernelSpec {
         id,
         constants,
@@ -340,12 +363,40 @@ pub fn double_buffer_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
     )
 }
 
+/// Tile shapes `matmul-deep-k` accepts: exactly BK·(BM + BN)·4 bytes of shared memory within
+/// WebGPU's default 16 KiB, at most 8 vec4 loads per invocation per block, BK a multiple of
+/// 8 dividing the padded K (32).
+static DEEP_K_SHAPES: [TunedShape; 5] = [
+    tile_shape!("matmul-deep-k", 64, 64, 32),
+    tile_shape!("matmul-deep-k", 128, 128, 16),
+    tile_shape!("matmul-deep-k", 128, 64, 16),
+    tile_shape!("matmul-deep-k", 64, 128, 16),
+    tile_shape!("matmul-deep-k", 64, 64, 16),
+];
+
+/// The (BM, BN, BK) shapes of [`deep_k_variant`].
+pub fn deep_k_tiles() -> impl Iterator<Item = (u32, u32, u32)> {
+    DEEP_K_SHAPES.iter().map(|&(m, n, k, _, _)| (m, n, k))
+}
+
+/// `matmul-deep-k` with other tile sizes (id `matmul-deep-k@BMxBNxBK`); `None` for a shape
+/// outside [`deep_k_tiles`].
+pub fn deep_k_variant(bm: u32, bn: u32, bk: u32) -> Option<KernelSpec> {
+    variant(
+        &DEEP_K_SHAPES,
+        "matmul-deep-k",
+        (bm, bn, bk),
+        [bn / 8, bm / 8, 1],
+    )
+}
+
 /// Every tile variant the tuner tries (`bench matmul --tune`, `bench dump-kernels`): those of
-/// `matmul-tuned`, then those of `matmul-double-buffer`.
+/// `matmul-tuned`, then those of `matmul-double-buffer`, then the candidates'.
 pub fn tile_variants() -> impl Iterator<Item = KernelSpec> {
     tuned_tiles()
         .filter_map(|(m, n, k)| tuned_variant(m, n, k))
         .chain(double_buffer_tiles().filter_map(|(m, n, k)| double_buffer_variant(m, n, k)))
+        .chain(deep_k_tiles().filter_map(|(m, n, k)| deep_k_variant(m, n, k)))
 }
 
 fn round_up4(x: u32) -> u32 {
