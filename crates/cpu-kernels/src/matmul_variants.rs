@@ -26,10 +26,16 @@ pub const MR: usize = 4;
 pub const NR: usize = 8;
 /// 4-lane vectors per row of a tile.
 const NV: usize = NR / 4;
-/// Depth of a K block: an MR×KC panel of A plus a KC×NR strip of B stay in L1.
+/// Depth of a K block: an MR×KC panel of A (4 KiB) plus a KC×NR strip of B (8 KiB) stay in a
+/// 32 KiB L1 with room to spare. Measured at 512³ in V8 by CPU time (docs/benchmarks.md, round
+/// three): 384 and 512 were within 3 % of 256, inside the run-to-run spread, and 512 would fill
+/// two thirds of a 32 KiB L1.
 const KC: usize = 256;
 /// Columns per N block: a KC×NC block of packed B (256 KiB) stays in L2.
 const NC: usize = 256;
+/// Rows of A packed at a time for one K block (MC×KC values, 128 KiB): the panels are packed
+/// once and reused by every N block, instead of once per N block.
+const MC: usize = 128;
 
 /// Whether this build's SIMD micro-kernel multiplies and adds in one rounding step: a wasm
 /// build with `relaxed-simd` (`f32x4.relaxed_madd`, which the engine may also run as a
@@ -415,34 +421,44 @@ pub fn multiply_packed_with<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32
 }
 
 /// Register-tiled multiply of `rows` rows of A by packed B into C. For each K block and each
-/// block of NC columns, MR rows of A are packed into a panel (p-major, MR values per step, so
-/// the kernel reads one stream), then multiplied by every strip of the block.
+/// block of up to MC rows, the rows are packed into MR-row panels (p-major, MR values per step,
+/// so the kernel reads one stream; rows past the end are zeros), once; then for each block of NC
+/// columns, every panel is multiplied by every strip of the block.
 fn simd<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
     let (n, k, strips) = (packed.n, packed.k, packed.strips);
     let strips_per_block = NC / NR;
-    let mut panel = vec![[0f32; MR]; KC.min(k)];
+    let kc_max = KC.min(k);
+    let mut panels = vec![[0f32; MR]; MC.min(rows.next_multiple_of(MR)) / MR * kc_max];
     for pc in (0..k).step_by(KC) {
         let kc = KC.min(k - pc);
         let block = &packed.data[pc * strips..pc * strips + strips * kc];
-        for s0 in (0..strips).step_by(strips_per_block) {
-            let s1 = (s0 + strips_per_block).min(strips);
-            for i in (0..rows).step_by(MR) {
+        for i0 in (0..rows).step_by(MC) {
+            let mc = MC.min(rows - i0);
+            let tiles = mc.div_ceil(MR);
+            for (t, panel) in panels.chunks_exact_mut(kc).take(tiles).enumerate() {
+                let i = i0 + t * MR;
                 let mr = MR.min(rows - i);
-                // Rows past the end are zeros (computed, never written).
-                for (p, slot) in panel[..kc].iter_mut().enumerate() {
+                for (p, slot) in panel.iter_mut().enumerate() {
                     for (r, v) in slot.iter_mut().enumerate() {
                         *v = if r < mr { a[(i + r) * k + pc + p] } else { 0.0 };
                     }
                 }
-                for s in s0..s1 {
-                    let strip = &block[s * kc..(s + 1) * kc];
-                    let tile = micro_kernel::<M>(&panel[..kc], strip);
-                    let col0 = s * NR;
-                    let cols = NR.min(n - col0);
-                    for (r, tile_row) in tile.iter().enumerate().take(mr) {
-                        let c_row = &mut c[(i + r) * n + col0..(i + r) * n + col0 + cols];
-                        for (cv, &t) in c_row.iter_mut().zip(tile_row) {
-                            *cv += t;
+            }
+            for s0 in (0..strips).step_by(strips_per_block) {
+                let s1 = (s0 + strips_per_block).min(strips);
+                for (t, panel) in panels.chunks_exact(kc).take(tiles).enumerate() {
+                    let i = i0 + t * MR;
+                    let mr = MR.min(rows - i);
+                    for s in s0..s1 {
+                        let strip = &block[s * kc..(s + 1) * kc];
+                        let tile = micro_kernel::<M>(panel, strip);
+                        let col0 = s * NR;
+                        let cols = NR.min(n - col0);
+                        for (r, tile_row) in tile.iter().enumerate().take(mr) {
+                            let c_row = &mut c[(i + r) * n + col0..(i + r) * n + col0 + cols];
+                            for (cv, &t) in c_row.iter_mut().zip(tile_row) {
+                                *cv += t;
+                            }
                         }
                     }
                 }
@@ -599,6 +615,36 @@ mod tests {
         ] {
             check(MatmulSize::new(m, n, k), (m * 31 + n * 7 + k) as u64);
         }
+    }
+
+    /// One shape past every block edge of the SIMD kernel at once, derived from the constants so
+    /// it follows a retuning: M = MC + MR + 1 (a second row block whose last tile is partial),
+    /// N = NC + NR + 3 (a second column block ending in a partial strip), K = KC + 5 (a short
+    /// second K block); with both roundings, whole and stepped in chunks that end mid-tile and
+    /// mid-row-block.
+    #[test]
+    fn the_simd_kernel_is_exact_past_every_block_edge() {
+        let (m, n, k) = (MC + MR + 1, NC + NR + 3, KC + 5);
+        let size = MatmulSize::new(m as u32, n as u32, k as u32);
+        let (a, b) = size.inputs(77);
+        let r = reference(size, &a, &b);
+        let packed = PackedB::new(&b, k, n);
+        for fused in [false, true] {
+            let mut c = vec![0f32; size.c_len()];
+            if fused {
+                multiply_packed_with::<Fused>(&a, &packed, &mut c, m);
+            } else {
+                multiply_packed_with::<Separate>(&a, &packed, &mut c, m);
+            }
+            let v = compare(&c, &r, Precision::F32);
+            assert!(v.ok, "fused {fused} at {size:?}: {v:?}");
+        }
+        let mut job = RowJob::new(CpuVariant::Simd, size, 0, m, a.clone(), b.clone()).expect("ok");
+        while !job.is_done() {
+            job.step(MC / 2 + 3);
+        }
+        let v = compare(job.result(), &r, Precision::F32);
+        assert!(v.ok, "stepped at {size:?}: {v:?}");
     }
 
     /// The packed kernel with a separate multiply and add and with a fused multiply-add (the
