@@ -32,6 +32,10 @@ let s = 0x9e3779b9;
 const rnd = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2 - 1; };
 const a = Float32Array.from({ length: n * n }, rnd);
 const b = Float32Array.from({ length: n * n }, rnd);
+// jax-js starts a pool of workers where SharedArrayBuffer exists (Node; a browser page only when
+// cross-origin isolated, which wasm_matmul.mjs's page is not): hidden, so it runs on one thread
+// as in the browser and as the race's kernel in one worker.
+delete globalThis.SharedArrayBuffer;
 const jax = await import(join(root, 'crates', 'bench', 'web', 'node_modules', '@jax-js', 'jax', 'dist', 'index.js'));
 if (!(await jax.init('wasm')).includes('wasm')) throw new Error('jax-js: no wasm device');
 jax.defaultDevice('wasm');
