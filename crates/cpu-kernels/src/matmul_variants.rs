@@ -19,8 +19,10 @@ use crate::matmul::MatmulSize;
 /// of them, plus [`NV`] B vectors and the broadcasts of A, which LLVM computes once per step
 /// and keeps (x86-64 has 16 vector registers; V8 keeps one for itself). 4×8 needs 8 + 2 + 4 =
 /// 14 and is the largest tile that never spills: 6×8 (20 live), 5×8, 4×12 and 6×8 with the
-/// columns outermost all measured slower, 3×12 and 2×16 a little slower (docs/benchmarks.md).
-/// Eight independent accumulators also cover the FMA latency (4 cycles × 2 units).
+/// columns outermost all measured slower, 3×12 and 2×16 a little slower (docs/benchmarks.md;
+/// re-measured in round three, in V8 by CPU time at load 11: 4×8 41.4, 3×12 40.7, 5×8 33.5,
+/// 6×8 31.5 GFLOP/s at 512³, relaxed build). Eight independent accumulators also cover the FMA
+/// latency (4 cycles × 2 units).
 pub const MR: usize = 4;
 /// Columns of C per micro-kernel tile (two 4-lane vectors).
 pub const NR: usize = 8;
