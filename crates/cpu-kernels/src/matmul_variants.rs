@@ -458,9 +458,7 @@ fn simd<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
                         let cols = NR.min(n - col0);
                         for (r, tile_row) in tile.iter().enumerate().take(mr) {
                             let c_row = &mut c[(i + r) * n + col0..(i + r) * n + col0 + cols];
-                            for (cv, &t) in c_row.iter_mut().zip(tile_row) {
-                                *cv += t;
-                            }
+                            add_row(c_row, tile_row);
                         }
                     }
                 }
@@ -473,7 +471,7 @@ fn simd<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
 /// accumulators. Both operands are arrays of known length per step, so the hot loop has no
 /// bounds checks (the difference between a fast and a slow wasm kernel).
 #[inline(always)]
-fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[f32; NR]; MR] {
+fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[lanes::F4; NV]; MR] {
     use lanes::F4;
     let mut acc = [[F4::zero(); NV]; MR];
     for (x, b) in panel.iter().zip(strip) {
@@ -485,13 +483,28 @@ fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[f32; N
             }
         }
     }
-    let mut out = [[0f32; NR]; MR];
-    for (o, v) in out.iter_mut().zip(acc) {
-        for (v, o) in v.iter().zip(o.chunks_exact_mut(4)) {
-            v.store(o);
+    acc
+}
+
+/// `c_row += tile_row` for one row of a tile (`c_row` holds 1 to NR values): whole vectors where
+/// the row is a full strip, one value at a time at the partial strip past N. Each value is one
+/// rounded f32 add either way.
+#[inline(always)]
+fn add_row(c_row: &mut [f32], tile_row: &[lanes::F4; NV]) {
+    use lanes::F4;
+    if c_row.len() == NR {
+        for (c4, &t) in c_row.chunks_exact_mut(4).zip(tile_row) {
+            F4::load(c4).plus(t).store(c4);
+        }
+    } else {
+        let mut t = [0f32; NR];
+        for (t4, v) in t.chunks_exact_mut(4).zip(tile_row) {
+            v.store(t4);
+        }
+        for (cv, &t) in c_row.iter_mut().zip(&t) {
+            *cv += t;
         }
     }
-    out
 }
 
 /// A 4-lane f32 vector: wasm SIMD128 where available, plain arrays otherwise (same results:
@@ -526,6 +539,10 @@ pub mod lanes {
                 assert!(s.len() >= 4);
                 // SAFETY: 16 writable bytes, checked above; unaligned stores are allowed.
                 unsafe { v128_store(s.as_mut_ptr() as *mut v128, self.0) }
+            }
+            #[inline(always)]
+            pub fn plus(self, x: Self) -> Self {
+                F4(f32x4_add(self.0, x.0))
             }
             /// self + x·y as a multiply, then an add (two roundings).
             #[inline(always)]
@@ -562,6 +579,14 @@ pub mod lanes {
             #[inline(always)]
             pub fn store(self, s: &mut [f32]) {
                 s[..4].copy_from_slice(&self.0);
+            }
+            #[inline(always)]
+            pub fn plus(self, x: Self) -> Self {
+                let mut r = self.0;
+                for (r, x) in r.iter_mut().zip(x.0) {
+                    *r += x;
+                }
+                F4(r)
             }
             #[inline(always)]
             pub fn mul_then_add(self, x: Self, y: Self) -> Self {
