@@ -1,5 +1,6 @@
-// Cross-check for wasm_matmul.mjs on a loaded machine: the same wasm (TensorFlow.js's wasm
-// backend, both race kernel modules) in Node's V8, timed by this process's CPU time
+// Cross-check for wasm_matmul.mjs on a loaded machine: the same wasm (TensorFlow.js's and
+// jax-js's wasm backends, both race kernel modules, the same treatment: inputs in, C out, every
+// multiply) in Node's V8, timed by this process's CPU time
 // (process.cpuUsage) rather than the wall clock, so other processes' load counts less. Node's
 // V8 is older than Chromium's: this is a check of the ratios, not the browser figure. Then
 // `bench cpu --runs --cpu-time` (native matrixmultiply, this thread's CPU time).
@@ -31,10 +32,23 @@ let s = 0x9e3779b9;
 const rnd = () => { s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0; return (s / 2 ** 32) * 2 - 1; };
 const a = Float32Array.from({ length: n * n }, rnd);
 const b = Float32Array.from({ length: n * n }, rnd);
-const ta = tf.tensor2d(a, [n, n]);
-const tb = tf.tensor2d(b, [n, n]);
+// jax-js starts a pool of workers where SharedArrayBuffer exists (Node; a browser page only when
+// cross-origin isolated, which wasm_matmul.mjs's page is not): hidden, so it runs on one thread
+// as in the browser and as the race's kernel in one worker.
+delete globalThis.SharedArrayBuffer;
+const jax = await import(join(root, 'crates', 'bench', 'web', 'node_modules', '@jax-js', 'jax', 'dist', 'index.js'));
+if (!(await jax.init('wasm')).includes('wasm')) throw new Error('jax-js: no wasm device');
+jax.defaultDevice('wasm');
+const np = jax.numpy;
 const contenders = {
-  tfjs: () => { const t = tf.matMul(ta, tb); const c = t.dataSync(); t.dispose(); return c; },
+  tfjs: () => {
+    const [ta, tb] = [tf.tensor2d(a, [n, n]), tf.tensor2d(b, [n, n])];
+    const t = tf.matMul(ta, tb);
+    const c = t.dataSync();
+    tf.dispose([ta, tb, t]);
+    return c;
+  },
+  jax: () => np.matmul(np.array(a).reshape([n, n]), np.array(b).reshape([n, n])).dataSync(),
 };
 for (const kind of ['relaxed', 'simd']) {
   const { instance } = await WebAssembly.instantiate(readFileSync(join(kernels, `race_kernel_${kind}.wasm`)), {});
@@ -78,4 +92,5 @@ for (const [name, g] of Object.entries(res)) {
   med[name] = v[(v.length - 1) >> 1];
   console.log(`${name}\tmedian ${med[name].toFixed(1)}\tmin ${v[0].toFixed(1)}\tmax ${v[v.length - 1].toFixed(1)}`);
 }
-console.log(`relaxed / tfjs ${(med.relaxed / med.tfjs).toFixed(2)}×; relaxed / native ${((100 * med.relaxed) / med.native).toFixed(0)} %`);
+const peer = Math.max(med.tfjs, med.jax);
+console.log(`relaxed / best peer ${(med.relaxed / peer).toFixed(2)}×; relaxed / native ${((100 * med.relaxed) / med.native).toFixed(0)} %`);

@@ -19,17 +19,25 @@ use crate::matmul::MatmulSize;
 /// of them, plus [`NV`] B vectors and the broadcasts of A, which LLVM computes once per step
 /// and keeps (x86-64 has 16 vector registers; V8 keeps one for itself). 4×8 needs 8 + 2 + 4 =
 /// 14 and is the largest tile that never spills: 6×8 (20 live), 5×8, 4×12 and 6×8 with the
-/// columns outermost all measured slower, 3×12 and 2×16 a little slower (docs/benchmarks.md).
-/// Eight independent accumulators also cover the FMA latency (4 cycles × 2 units).
+/// columns outermost all measured slower, 3×12 and 2×16 a little slower (docs/benchmarks.md;
+/// re-measured in round three, in V8 by CPU time at load 11: 4×8 41.4, 3×12 40.7, 5×8 33.5,
+/// 6×8 31.5 GFLOP/s at 512³, relaxed build). Eight independent accumulators also cover the FMA
+/// latency (4 cycles × 2 units).
 pub const MR: usize = 4;
 /// Columns of C per micro-kernel tile (two 4-lane vectors).
 pub const NR: usize = 8;
 /// 4-lane vectors per row of a tile.
 const NV: usize = NR / 4;
-/// Depth of a K block: an MR×KC panel of A plus a KC×NR strip of B stay in L1.
+/// Depth of a K block: an MR×KC panel of A (4 KiB) plus a KC×NR strip of B (8 KiB) stay in a
+/// 32 KiB L1 with room to spare. Measured at 512³ in V8 by CPU time (docs/benchmarks.md, round
+/// three): 384 and 512 were within 3 % of 256, inside the run-to-run spread, and 512 would fill
+/// two thirds of a 32 KiB L1.
 const KC: usize = 256;
 /// Columns per N block: a KC×NC block of packed B (256 KiB) stays in L2.
 const NC: usize = 256;
+/// Rows of A packed at a time for one K block (MC×KC values, 128 KiB): the panels are packed
+/// once and reused by every N block, instead of once per N block.
+const MC: usize = 128;
 
 /// Whether this build's SIMD micro-kernel multiplies and adds in one rounding step: a wasm
 /// build with `relaxed-simd` (`f32x4.relaxed_madd`, which the engine may also run as a
@@ -415,34 +423,42 @@ pub fn multiply_packed_with<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32
 }
 
 /// Register-tiled multiply of `rows` rows of A by packed B into C. For each K block and each
-/// block of NC columns, MR rows of A are packed into a panel (p-major, MR values per step, so
-/// the kernel reads one stream), then multiplied by every strip of the block.
+/// block of up to MC rows, the rows are packed into MR-row panels (p-major, MR values per step,
+/// so the kernel reads one stream; rows past the end are zeros), once; then for each block of NC
+/// columns, every panel is multiplied by every strip of the block.
 fn simd<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
     let (n, k, strips) = (packed.n, packed.k, packed.strips);
     let strips_per_block = NC / NR;
-    let mut panel = vec![[0f32; MR]; KC.min(k)];
+    let kc_max = KC.min(k);
+    let mut panels = vec![[0f32; MR]; MC.min(rows.next_multiple_of(MR)) / MR * kc_max];
     for pc in (0..k).step_by(KC) {
         let kc = KC.min(k - pc);
         let block = &packed.data[pc * strips..pc * strips + strips * kc];
-        for s0 in (0..strips).step_by(strips_per_block) {
-            let s1 = (s0 + strips_per_block).min(strips);
-            for i in (0..rows).step_by(MR) {
+        for i0 in (0..rows).step_by(MC) {
+            let mc = MC.min(rows - i0);
+            let tiles = mc.div_ceil(MR);
+            for (t, panel) in panels.chunks_exact_mut(kc).take(tiles).enumerate() {
+                let i = i0 + t * MR;
                 let mr = MR.min(rows - i);
-                // Rows past the end are zeros (computed, never written).
-                for (p, slot) in panel[..kc].iter_mut().enumerate() {
+                for (p, slot) in panel.iter_mut().enumerate() {
                     for (r, v) in slot.iter_mut().enumerate() {
                         *v = if r < mr { a[(i + r) * k + pc + p] } else { 0.0 };
                     }
                 }
-                for s in s0..s1 {
-                    let strip = &block[s * kc..(s + 1) * kc];
-                    let tile = micro_kernel::<M>(&panel[..kc], strip);
-                    let col0 = s * NR;
-                    let cols = NR.min(n - col0);
-                    for (r, tile_row) in tile.iter().enumerate().take(mr) {
-                        let c_row = &mut c[(i + r) * n + col0..(i + r) * n + col0 + cols];
-                        for (cv, &t) in c_row.iter_mut().zip(tile_row) {
-                            *cv += t;
+            }
+            for s0 in (0..strips).step_by(strips_per_block) {
+                let s1 = (s0 + strips_per_block).min(strips);
+                for (t, panel) in panels.chunks_exact(kc).take(tiles).enumerate() {
+                    let i = i0 + t * MR;
+                    let mr = MR.min(rows - i);
+                    for s in s0..s1 {
+                        let strip = &block[s * kc..(s + 1) * kc];
+                        let tile = micro_kernel::<M>(panel, strip);
+                        let col0 = s * NR;
+                        let cols = NR.min(n - col0);
+                        for (r, tile_row) in tile.iter().enumerate().take(mr) {
+                            let c_row = &mut c[(i + r) * n + col0..(i + r) * n + col0 + cols];
+                            add_row(c_row, tile_row);
                         }
                     }
                 }
@@ -455,7 +471,7 @@ fn simd<M: MulAdd>(a: &[f32], packed: &PackedB, c: &mut [f32], rows: usize) {
 /// accumulators. Both operands are arrays of known length per step, so the hot loop has no
 /// bounds checks (the difference between a fast and a slow wasm kernel).
 #[inline(always)]
-fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[f32; NR]; MR] {
+fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[lanes::F4; NV]; MR] {
     use lanes::F4;
     let mut acc = [[F4::zero(); NV]; MR];
     for (x, b) in panel.iter().zip(strip) {
@@ -467,13 +483,28 @@ fn micro_kernel<M: MulAdd>(panel: &[[f32; MR]], strip: &[[f32; NR]]) -> [[f32; N
             }
         }
     }
-    let mut out = [[0f32; NR]; MR];
-    for (o, v) in out.iter_mut().zip(acc) {
-        for (v, o) in v.iter().zip(o.chunks_exact_mut(4)) {
-            v.store(o);
+    acc
+}
+
+/// `c_row += tile_row` for one row of a tile (`c_row` holds 1 to NR values): whole vectors where
+/// the row is a full strip, one value at a time at the partial strip past N. Each value is one
+/// rounded f32 add either way.
+#[inline(always)]
+fn add_row(c_row: &mut [f32], tile_row: &[lanes::F4; NV]) {
+    use lanes::F4;
+    if c_row.len() == NR {
+        for (c4, &t) in c_row.chunks_exact_mut(4).zip(tile_row) {
+            F4::load(c4).plus(t).store(c4);
+        }
+    } else {
+        let mut t = [0f32; NR];
+        for (t4, v) in t.chunks_exact_mut(4).zip(tile_row) {
+            v.store(t4);
+        }
+        for (cv, &t) in c_row.iter_mut().zip(&t) {
+            *cv += t;
         }
     }
-    out
 }
 
 /// A 4-lane f32 vector: wasm SIMD128 where available, plain arrays otherwise (same results:
@@ -508,6 +539,10 @@ pub mod lanes {
                 assert!(s.len() >= 4);
                 // SAFETY: 16 writable bytes, checked above; unaligned stores are allowed.
                 unsafe { v128_store(s.as_mut_ptr() as *mut v128, self.0) }
+            }
+            #[inline(always)]
+            pub fn plus(self, x: Self) -> Self {
+                F4(f32x4_add(self.0, x.0))
             }
             /// self + x·y as a multiply, then an add (two roundings).
             #[inline(always)]
@@ -544,6 +579,14 @@ pub mod lanes {
             #[inline(always)]
             pub fn store(self, s: &mut [f32]) {
                 s[..4].copy_from_slice(&self.0);
+            }
+            #[inline(always)]
+            pub fn plus(self, x: Self) -> Self {
+                let mut r = self.0;
+                for (r, x) in r.iter_mut().zip(x.0) {
+                    *r += x;
+                }
+                F4(r)
             }
             #[inline(always)]
             pub fn mul_then_add(self, x: Self, y: Self) -> Self {
@@ -599,6 +642,36 @@ mod tests {
         ] {
             check(MatmulSize::new(m, n, k), (m * 31 + n * 7 + k) as u64);
         }
+    }
+
+    /// One shape past every block edge of the SIMD kernel at once, derived from the constants so
+    /// it follows a retuning: M = MC + MR + 1 (a second row block whose last tile is partial),
+    /// N = NC + NR + 3 (a second column block ending in a partial strip), K = KC + 5 (a short
+    /// second K block); with both roundings, whole and stepped in chunks that end mid-tile and
+    /// mid-row-block.
+    #[test]
+    fn the_simd_kernel_is_exact_past_every_block_edge() {
+        let (m, n, k) = (MC + MR + 1, NC + NR + 3, KC + 5);
+        let size = MatmulSize::new(m as u32, n as u32, k as u32);
+        let (a, b) = size.inputs(77);
+        let r = reference(size, &a, &b);
+        let packed = PackedB::new(&b, k, n);
+        for fused in [false, true] {
+            let mut c = vec![0f32; size.c_len()];
+            if fused {
+                multiply_packed_with::<Fused>(&a, &packed, &mut c, m);
+            } else {
+                multiply_packed_with::<Separate>(&a, &packed, &mut c, m);
+            }
+            let v = compare(&c, &r, Precision::F32);
+            assert!(v.ok, "fused {fused} at {size:?}: {v:?}");
+        }
+        let mut job = RowJob::new(CpuVariant::Simd, size, 0, m, a.clone(), b.clone()).expect("ok");
+        while !job.is_done() {
+            job.step(MC / 2 + 3);
+        }
+        let v = compare(job.result(), &r, Precision::F32);
+        assert!(v.ok, "stepped at {size:?}: {v:?}");
     }
 
     /// The packed kernel with a separate multiply and add and with a fused multiply-add (the
