@@ -43,6 +43,10 @@ pub enum Storage {
     /// to a multiple of 32 (`family::matmul::TILE_PAD_*`), so a kernel whose tiles divide them
     /// needs no bounds tests; the padding is dropped on readback.
     F32Vec4Tiles,
+    /// A and B uploaded as IEEE binary16 and padded with zeros like [`Storage::F32Vec4Tiles`]
+    /// (M and N to multiples of 128, K of 32), C f32 with the same padding, dropped on
+    /// readback: the Tensor Core stage's whole 16×16 tiles need no bounds tests.
+    F16Tiles,
 }
 
 /// Where a kernel's WGSL comes from: built from files in `shaders/` (built-in kernels), or

@@ -29,6 +29,7 @@ const VEC4: &str = include_str!("../../../../shaders/matmul_vec4.wgsl");
 const TUNED: &str = include_str!("../../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
 const DOUBLE_BUFFER: &str = include_str!("../../../../shaders/matmul_double_buffer.wgsl");
+const TENSOR_CORE: &str = include_str!("../../../../shaders/matmul_tensor_core.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
@@ -226,7 +227,60 @@ pub static KERNELS: &[KernelSpec] = &[
         title_key: "kernel.matmul-double-buffer.title",
         summary_key: "kernel.matmul-double-buffer.summary",
     },
+    KernelSpec {
+        id: "matmul-tensor-core",
+        source_path: "shaders/matmul_tensor_core.wgsl",
+        source: KernelSource::Built(|| TENSOR_CORE.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [128, 1, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F16Tiles,
+        // Also needs the adapter to offer 16×16×16 f16 → f32 tiles ([`tensor_core_tile`],
+        // `Gpu::cannot_run`).
+        required_features: wgpu::Features::SHADER_F16
+            .union(wgpu::Features::SUBGROUP)
+            .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+        precision: Precision::F16Products,
+        title_key: "kernel.matmul-tensor-core.title",
+        summary_key: "kernel.matmul-tensor-core.summary",
+    },
 ];
+
+/// The Tensor Core stage's id in the ladder (16×16×16 tiles).
+pub const TENSOR_CORE_ID: &str = "matmul-tensor-core";
+/// Its variant with 8×8×8 tiles (not in the ladder): the same kernel for adapters whose
+/// cooperative matrices are 8×8 only (Mesa's lavapipe), so the kernel's scheme is checked
+/// against the CPU where no 16×16 tile is offered.
+pub const TENSOR_CORE_8_ID: &str = "matmul-tensor-core@8x8x8";
+
+fn tensor_core_8_source() -> String {
+    TENSOR_CORE
+        .replace("coop_mat16x16", "coop_mat8x8")
+        .replace("const T: u32 = 16u;", "const T: u32 = 8u;")
+}
+
+/// The Tensor Core kernel with 8×8×8 tiles (64×64 blocks), id [`TENSOR_CORE_8_ID`].
+pub fn tensor_core_8() -> Option<KernelSpec> {
+    let base = KERNELS.iter().find(|k| k.id == TENSOR_CORE_ID)?;
+    Some(KernelSpec {
+        id: TENSOR_CORE_8_ID,
+        source: KernelSource::Built(tensor_core_8_source),
+        grid: grid_blocks::<64, 64>,
+        ..base.clone()
+    })
+}
+
+/// The cooperative-matrix tile side (M = N = K) a Tensor Core kernel is written for, `None`
+/// for every other kernel.
+pub fn tensor_core_tile(kernel: &KernelSpec) -> Option<u32> {
+    match kernel.id {
+        TENSOR_CORE_ID => Some(16),
+        TENSOR_CORE_8_ID => Some(8),
+        _ => None,
+    }
+}
 
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
 type TunedShape = (u32, u32, u32, &'static str, &'static [(&'static str, f64)]);
@@ -431,6 +485,20 @@ pub(crate) fn layout<'a>(
                 padded_rows: (np_ != n || mp_ != m).then_some((m, np_, n)),
             }
         }
+        Storage::F16Tiles => {
+            let (mp, np, kp) = tile_padded(size);
+            let (mp_, np_, kp_) = (mp as usize, np as usize, kp as usize);
+            let mut a_p = pad_columns(a, m, k, kp_);
+            a_p.resize(mp_ * kp_, 0.0);
+            let mut b_p = pad_columns(b, k, n, np_);
+            b_p.resize(kp_ * np_, 0.0);
+            Layout {
+                inputs: vec![Cow::Owned(f16_bytes(&a_p)), Cow::Owned(f16_bytes(&b_p))],
+                uniform: vec![mp, np, kp, 0],
+                output_len: mp_ * np_,
+                padded_rows: (np_ != n || mp_ != m).then_some((m, np_, n)),
+            }
+        }
         Storage::F16Inputs => Layout {
             inputs: vec![Cow::Owned(f16_bytes(a)), Cow::Owned(f16_bytes(b))],
             uniform: vec![size.m, size.n, size.k, 0],
@@ -478,11 +546,15 @@ pub(crate) fn plan<'a>(
             (4 * kp as u64, 4 * np as u64)
         }
         Storage::F16Inputs => (2 * size.k as u64, 4 * size.n as u64),
+        Storage::F16Tiles => {
+            let (_, np, kp) = tile_padded(size);
+            (2 * kp as u64, 4 * np as u64)
+        }
     };
     // Padded to whole tiles, the kernel tests no row index: every range covers whole
     // 128-row tiles of the padded M (the last one too, as M is padded to a multiple).
     let (units, tile_rows) = match kernel.storage {
-        Storage::F32Vec4Tiles => (tile_padded(size).0, TILE_PAD_MN as u64),
+        Storage::F32Vec4Tiles | Storage::F16Tiles => (tile_padded(size).0, TILE_PAD_MN as u64),
         _ => (size.m, 1),
     };
     let lcm = |x: u64, y: u64| x / gcd(x, y) * y;
@@ -516,7 +588,8 @@ pub(crate) fn plan<'a>(
     l.into_plan(kernel, groups, size.flops() / 2.0, Some(split))
 }
 
-/// Checks C against the f64 reference, with the bound of the kernel's precision.
+/// Checks C against the f64 reference, with the bound of the kernel's precision (for the
+/// Tensor Core stage, the reference of the f16-rounded inputs: see [`Precision`]).
 pub(crate) fn verify(
     kernel: &KernelSpec,
     size: MatmulSize,
@@ -524,7 +597,25 @@ pub(crate) fn verify(
     b: &[f32],
     got: &[f32],
 ) -> Verdict {
-    verify::compare(got, &matmul::reference(size, a, b), kernel.precision)
+    let (a, b) = judged_inputs(kernel.precision, a, b);
+    verify::compare(got, &matmul::reference(size, &a, &b), kernel.precision)
+}
+
+/// The inputs a kernel's result is judged against: rounded to f16 where its precision says
+/// the reference is of the rounded inputs, else as they are.
+pub fn judged_inputs<'a>(
+    precision: Precision,
+    a: &'a [f32],
+    b: &'a [f32],
+) -> (Cow<'a, [f32]>, Cow<'a, [f32]>) {
+    if precision.rounds_inputs_to_f16() {
+        (
+            Cow::Owned(verify::round_to_f16(a)),
+            Cow::Owned(verify::round_to_f16(b)),
+        )
+    } else {
+        (Cow::Borrowed(a), Cow::Borrowed(b))
+    }
 }
 
 #[cfg(test)]
