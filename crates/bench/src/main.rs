@@ -14,7 +14,12 @@
 //! `--unchecked`, the old flag, is the default now and accepted as such; `--tune` adds the tile variants of
 //! `matmul-tuned` and `matmul-double-buffer`; with
 //! `--copy-mib` the copy probe is measured too. With --out writes the rows as TSV
-//! (`summary::HEADER`), every pass time included.
+//! (`summary::HEADER`), every pass time included. A kernel the device cannot run is printed
+//! as `skipped:` with the reason (the Tensor Core stage: what the adapter lacks). The table
+//! also gives each kernel's largest error relative to Σ|terms| and, beside it, its error
+//! against the problem as posed (f32 inputs): the same figure for every stage but the Tensor
+//! Core one, which is judged on its f16-rounded inputs (`VerifiedRun::posed_error`).
+//! `--kernels matmul-tensor-core@8x8x8` adds that stage's 8×8×8 variant (Mesa's lavapipe 26).
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
 //! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
@@ -201,8 +206,8 @@ fn run() -> Result<(), String> {
         }
     );
     let mut rows = vec![summary::HEADER.to_string()];
-    println!("\n| kernel | size | GFLOP/s (median pass) | best pass | ms | warm-up passes | timing | verified |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |");
+    println!("\n| kernel | size | GFLOP/s (median pass) | best pass | ms | warm-up passes | timing | verified | max rel. error | vs the f32 problem |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |");
     let mut selected: Vec<KernelSpec> = gpu_runtime::kernels()
         .filter(|k| {
             k.family == Family::Matmul
@@ -213,11 +218,17 @@ fn run() -> Result<(), String> {
     if args.tune {
         selected.extend(gpu_runtime::catalogue::tile_variants());
     }
+    // The Tensor Core kernel's 8×8×8 variant (lavapipe's tiles), only when named.
+    if let Some(k) = gpu_runtime::family::matmul::tensor_core_8()
+        .filter(|k| args.kernels.iter().any(|id| id == k.id))
+    {
+        selected.push(k);
+    }
     for k in &selected {
-        if !gpu.features().contains(k.required_features) {
+        if let Some(why) = gpu.cannot_run(k) {
             println!(
-                "| {} | – | – | – | – | – | unavailable: needs {:?} | – |",
-                k.id, k.required_features
+                "| {} | – | – | – | – | – | skipped: {why} | – | – | – |",
+                k.id
             );
             continue;
         }
@@ -247,11 +258,17 @@ fn run() -> Result<(), String> {
             };
             let ms = median_pass_ms(&run.timing);
             let gflops = run.flops / (ms * 1e6);
+            // The error against the problem as posed (f32 inputs): the verdict's own for
+            // every stage judged on unrounded inputs, the second figure for the Tensor Core
+            // stage, which is judged on its f16-rounded inputs.
+            let posed = run.posed_error.unwrap_or(run.verdict.max_rel_error);
             println!(
-                "| {} | {n} | {gflops:.1} | {:.1} | {ms:.3} | {warmup} | {method} | {} |",
+                "| {} | {n} | {gflops:.1} | {:.1} | {ms:.3} | {warmup} | {method} | {} | {:.2e} (bound {:.2e}) | {posed:.2e} |",
                 k.id,
                 run.gflops(),
-                if run.verdict.ok { "yes" } else { "NO" }
+                if run.verdict.ok { "yes" } else { "NO" },
+                run.verdict.max_rel_error,
+                run.verdict.rel_bound,
             );
             rows.push(format!(
                 "{path}\t{}\t{n}\t{gflops:.3}\tGFLOP/s\t{ms:.5}\t{method}\t{}\t{}",
