@@ -10,7 +10,20 @@
 //   problem or two (fresh buffers, same pipeline; or `reuse`: the first problem's buffers
 //   rewritten, a new bind group), one Dawn instance or two; plus controls: a plain f32
 //   kernel under the same toggles (4096³ × 50, and two problems), and f16 without
-//   `vulkan_enable_f16_on_nvidia`.
+//   `vulkan_enable_f16_on_nvidia`; and, after one problem's readback, ONE more action (a
+//   dispatch, a writeBuffer, an empty submission), with and without the subgroup-matrix
+//   kernel and the toggles: on Mesa 26's lavapipe (2026-12-04) a second problem crashed the
+//   process (SIGSEGV) with the plain f32 kernel too, so the trigger looked like "work after a
+//   readback", not subgroup matrices (`waited` variants, reading back as run.mjs does, died
+//   too). The cause found next (2026-12-04, lavapipe 26, node 20, `webgpu` 0.6.2): the
+//   object `create()` returns is NOT kept alive by its adapter or device. Once nothing in
+//   JavaScript refers to it, V8 may collect it, and the next submission or wait on the
+//   device crashes (SIGSEGV; with `node --expose-gc` and gc() right after requestDevice,
+//   every time; without, whenever a collection happens to run, so larger problems, which
+//   allocate more, die sooner). Every variant below therefore KEEPS the instance
+//   (globalThis) unless it says `instance-dropped`; those drop it, and `-gc` ones force a
+//   collection after requestDevice and after every dispatch, so the H200 run shows whether
+//   this one lifetime bug explains all of the issue's crashes.
 // Per variant it prints the outcome: exit code or signal, timed out or not, how far the child
 // got (its last STEP line, written synchronously so a crash cannot swallow it), whether every
 // checked element was EXACT (inputs are small integers, so every product and sum is exact in
@@ -50,16 +63,37 @@ function variants() {
     c('1024-two-problems', { problems: 2 });
     c('1024-two-problems-destroy', { problems: 2, destroy: true });
     c('1024-two-problems-reuse', { problems: 2, reuse: true });
+    // After one problem's readback (mapAsync, copy, unmap): one more action, then wait.
+    c('1024-readback-then-dispatch', { after: 'dispatch' });
+    c('1024-readback-then-write', { after: 'write' });
+    c('1024-readback-then-empty-submit', { after: 'empty' });
+    c('1024-readback-destroyed-then-dispatch', { after: 'dispatch', destroyReadback: true });
+    // As crates/bench/dawn/run.mjs reads back: onSubmittedWorkDone BEFORE mapAsync.
+    c('1024-waited-readback-then-dispatch', { after: 'dispatch', waitBeforeMap: true });
+    c('1024-waited-two-problems', { problems: 2, waitBeforeMap: true });
     c('2048-d1', { size: 2048 });
     c('2048-d50', { size: 2048, dispatches: 50 });
     c('4096-d1', { size: 4096 });
     c('4096-d1-noreadback', { size: 4096, readback: false });
     c('4096-d50', { size: 4096, dispatches: 50 });
   }
+  // The instance's lifetime: dropped (as a script whose `create()` result is a dead local),
+  // with and without forced collections, for the plain kernel and both configs.
+  for (const [config, kernel, f] of [['f16', 'plain', [UNSAFE_F16]], ['f16', 'matrix', [UNSAFE_F16]], ['i8', 'matrix', [UNSAFE]]]) {
+    const tag = kernel === 'plain' ? 'plain' : config;
+    list.push(v(`instance-dropped-gc-${tag}-1024-d1`, { config, kernel, flags: f, dropInstance: true, gc: true }));
+    list.push(v(`instance-kept-gc-${tag}-1024-d50`, { config, kernel, flags: f, dispatches: 50, gc: true }));
+    list.push(v(`instance-dropped-${tag}-4096-d50`, { config, kernel, flags: f, size: 4096, dispatches: 50, dropInstance: true }));
+    list.push(v(`instance-dropped-${tag}-1024-two-problems`, { config, kernel, flags: f, problems: 2, dropInstance: true }));
+  }
   // Controls: the same process and toggles without subgroup matrices; f16 without the f16
   // toggle (expected: no shader-f16, so the variant says so); two Dawn instances.
   list.push(v('control-f32-plain-4096-d50', { kernel: 'plain', size: 4096, dispatches: 50 }));
   list.push(v('control-f32-plain-1024-two-problems', { kernel: 'plain', problems: 2 }));
+  list.push(v('control-f32-plain-1024-readback-then-dispatch', { kernel: 'plain', after: 'dispatch' }));
+  list.push(v('control-f32-plain-1024-readback-then-empty-submit', { kernel: 'plain', after: 'empty' }));
+  list.push(v('control-f32-plain-no-toggles-readback-then-dispatch', { kernel: 'plain', after: 'dispatch', flags: [] }));
+  list.push(v('control-f32-plain-no-toggles-waited-readback-then-dispatch', { kernel: 'plain', after: 'dispatch', flags: [], waitBeforeMap: true }));
   list.push(v('control-f16-no-f16-toggle', { flags: [UNSAFE] }));
   list.push(v('control-i8-two-instances', { config: 'i8', flags: [UNSAFE], instances: 2 }));
   return list;
@@ -177,7 +211,14 @@ async function child(variant) {
     globalThis.firstInstance = gpu;
     gpu = create(variant.flags);
   }
+  // Dawn's device does not keep its instance alive: without this reference V8 may collect
+  // it and the next submission crashes (see the header).
+  if (!variant.dropInstance) globalThis.keptDawnInstance = gpu;
+  const collect = (why) => {
+    if (variant.gc && typeof global.gc === 'function') { global.gc(); step(`forced a garbage collection (${why})`); }
+  };
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  gpu = null;
   if (!adapter) return result({ outcome: 'no adapter' });
   const info = adapter.info ?? {};
   step(`adapter ${info.vendor} ${info.device} ${info.description}; subgroups ${info.subgroupMinSize}-${info.subgroupMaxSize}`);
@@ -194,6 +235,7 @@ async function child(variant) {
   const requiredLimits = {};
   for (const k of ['maxStorageBufferBindingSize', 'maxBufferSize']) requiredLimits[k] = adapter.limits[k];
   const device = await adapter.requestDevice({ requiredFeatures: features, requiredLimits });
+  collect('after requestDevice');
   const errors = [];
   device.addEventListener('uncapturederror', (e) => errors.push(String(e.error?.message ?? e)));
   const sg = info.subgroupMaxSize || 32;
@@ -212,6 +254,7 @@ async function child(variant) {
   const problems = [];
   let allExact = true;
   let kept = null;
+  let kept2 = null;
   for (let p = 0; p < variant.problems; p++) {
     const { a, b } = inputs(n, variant.config, 7 + p);
     const kind = plain ? 'plain' : variant.config;
@@ -241,6 +284,7 @@ async function child(variant) {
       device.queue.submit([enc.finish()]);
       await device.queue.onSubmittedWorkDone();
       step(`problem ${p + 1}: dispatch ${d + 1}/${variant.dispatches} done`);
+      collect(`after dispatch ${d + 1}`);
     }
     const ms = (performance.now() - t0) / variant.dispatches;
     let check = null;
@@ -249,11 +293,12 @@ async function child(variant) {
       const enc = device.createCommandEncoder();
       enc.copyBufferToBuffer(bc, 0, rb, 0, outBytes);
       device.queue.submit([enc.finish()]);
+      if (variant.waitBeforeMap) await device.queue.onSubmittedWorkDone();
       await rb.mapAsync(GPUMapMode.READ);
       const got = variant.config === 'i8' && !plain ? new Int32Array(rb.getMappedRange().slice(0))
         : new Float32Array(rb.getMappedRange().slice(0));
       rb.unmap();
-      if (variant.destroy) rb.destroy();
+      if (variant.destroy || variant.destroyReadback) rb.destroy();
       step(`problem ${p + 1}: read back`);
       // Corners, the last row and column, and 4,096 seeded elements: exact integer products.
       const idx = [0, n - 1, (n - 1) * n, n * n - 1];
@@ -276,8 +321,27 @@ async function child(variant) {
       allExact &&= wrong === 0;
     }
     if (variant.destroy) { ba.destroy(); bb.destroy(); bc.destroy(); step(`problem ${p + 1}: buffers destroyed`); }
+    kept2 = { ba, bb, bc, bind };
     problems.push({ msPerDispatch: Number(ms.toFixed(3)),
       tflops: Number((2 * n ** 3 / (ms * 1e9)).toPrecision(3)), check });
+  }
+  if (variant.after && kept2) {
+    step(`after the readback: ${variant.after}`);
+    if (variant.after === 'dispatch') {
+      const enc = device.createCommandEncoder();
+      const pass = enc.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, kept2.bind);
+      pass.dispatchWorkgroups(grid[0], grid[1]);
+      pass.end();
+      device.queue.submit([enc.finish()]);
+    } else if (variant.after === 'write') {
+      device.queue.writeBuffer(kept2.ba, 0, new Uint8Array(256));
+    } else {
+      device.queue.submit([device.createCommandEncoder().finish()]);
+    }
+    await device.queue.onSubmittedWorkDone();
+    step(`after the readback: ${variant.after} done`);
   }
   result({ outcome: 'completed', exact: variant.readback ? allExact : 'not read back', problems, errors });
 }
@@ -288,7 +352,7 @@ function runChild(variant, timeoutS) {
     // REPRO_LOADER (local testing only): a dynamic loader command to start each child under,
     // e.g. a private sysroot's `ld-linux-x86-64.so.2 --library-path DIR` (REPRO_NODE: node's path).
     const loader = (process.env.REPRO_LOADER ?? '').split(' ').filter(Boolean);
-    const cmd = [...loader, process.env.REPRO_NODE ?? process.execPath, new URL(import.meta.url).pathname, '--child', JSON.stringify(variant)];
+    const cmd = [...loader, process.env.REPRO_NODE ?? process.execPath, '--expose-gc', new URL(import.meta.url).pathname, '--child', JSON.stringify(variant)];
     const proc = spawn(cmd[0], cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
     let out = '';
     let err = '';

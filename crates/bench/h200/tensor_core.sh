@@ -100,7 +100,7 @@ fi
 
 if [ -n "$NODE" ]; then
   stamp "C: Dawn subgroup-matrix reproduction (each variant its own process)"
-  timeout 270 "$NODE" crates/bench/dawn/subgroup_matrix_repro.mjs --timeout-s 40 --budget-s 255 \
+  timeout 300 "$NODE" crates/bench/dawn/subgroup_matrix_repro.mjs --timeout-s 25 --budget-s 285 \
     --out "$R/repro.jsonl" 2>&1 | tee "$R/repro.md"
 else
   stamp "C skipped: no node with Dawn's binding (carry node.xz and nm/webgpu)"

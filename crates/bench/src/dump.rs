@@ -53,7 +53,7 @@ fn matmul_check(k: &KernelSpec, size: MatmulSize, a: &[f32], b: &[f32]) -> Check
         .unwrap_or_else(|| (0..size.c_len()).collect());
     // The reference of what the kernel multiplies (f16-rounded inputs for the Tensor Core
     // stage), as the runtime's check.
-    let (ja, jb) = gpu_runtime::family::matmul::judged_inputs(k.precision, a, b);
+    let (ja, jb) = verify::judged_inputs(k.precision, a, b);
     let reference = matmul::reference_at(size, &ja, &jb, &idx);
     // The same bound as verify::compare: it is held per element as tol = rel·mag + floor.
     let probe = verify::compare(&[0.0], &reference, k.precision);

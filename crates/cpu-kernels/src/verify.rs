@@ -60,6 +60,22 @@ impl Precision {
     }
 }
 
+/// The inputs a kernel's result is judged against: rounded to f16 where its precision says
+/// the reference is of the rounded inputs ([`Precision::rounds_inputs_to_f16`]), else as
+/// they are.
+pub fn judged_inputs<'a>(
+    precision: Precision,
+    a: &'a [f32],
+    b: &'a [f32],
+) -> (std::borrow::Cow<'a, [f32]>, std::borrow::Cow<'a, [f32]>) {
+    use std::borrow::Cow;
+    if precision.rounds_inputs_to_f16() {
+        (Cow::Owned(round_to_f16(a)), Cow::Owned(round_to_f16(b)))
+    } else {
+        (Cow::Borrowed(a), Cow::Borrowed(b))
+    }
+}
+
 /// The inputs rounded to the nearest binary16 (ties to even) and back: exactly the values an
 /// f16 kernel multiplies.
 pub fn round_to_f16(v: &[f32]) -> Vec<f32> {

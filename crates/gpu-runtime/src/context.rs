@@ -300,7 +300,7 @@ impl Gpu {
                 _ => Some(format!("the device lacks {missing:?}")),
             };
         }
-        let t = crate::family::matmul::tensor_core_tile(kernel)?;
+        let t = kernel.cooperative_tile()?;
         (!offers_tensor_core_tile(&self.coop_configs, t)).then(|| {
             format!(
                 "the adapter's cooperative matrices include no {t}x{t}x{t} f16->f32 tile \

@@ -96,6 +96,20 @@ impl KernelSpec {
         }
     }
 
+    /// The side T of the T×T×T cooperative-matrix tiles (f16 inputs, f32 accumulators) the
+    /// kernel's WGSL declares (`coop_mat16x16`, `coop_mat8x8`), `None` where it uses none:
+    /// what an adapter must offer besides the feature (`Gpu::cannot_run`).
+    pub fn cooperative_tile(&self) -> Option<u32> {
+        let src = self.wgsl();
+        if src.contains("coop_mat16x16") {
+            Some(16)
+        } else if src.contains("coop_mat8x8") {
+            Some(8)
+        } else {
+            None
+        }
+    }
+
     /// Workgroups to dispatch for this workload.
     pub fn workgroups(&self, w: &Workload) -> [u32; 3] {
         (self.grid)(w)

@@ -5,7 +5,6 @@ use cpu_kernels::matmul::{self, MatmulSize};
 use cpu_kernels::verify::{self, Precision, Verdict};
 
 use crate::context::{Gpu, GpuError};
-use crate::family::matmul::judged_inputs;
 use crate::plan::{RunControl, RunOptions, Timing};
 use crate::spec::KernelSpec;
 use crate::workload::{Job, Workload};
@@ -78,7 +77,7 @@ pub async fn run_matmul_verified_with(
             verify::compare(&got, &matmul::reference_at(size, a, b, idx), precision)
         }
     };
-    let (ja, jb) = judged_inputs(kernel.precision, &a, &b);
+    let (ja, jb) = verify::judged_inputs(kernel.precision, &a, &b);
     let verdict = judge(&ja, &jb, kernel.precision);
     let posed_error = kernel
         .precision

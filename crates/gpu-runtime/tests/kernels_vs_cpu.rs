@@ -329,6 +329,25 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
                 );
             }
         }
+        // Cut into row ranges (whole 128-row blocks, A and C bound at an offset), as a long
+        // run is: 300 rows in at least three pieces.
+        let size = MatmulSize::new(300, 33, 29);
+        let (a, b) = size.inputs(3);
+        let job = Job::Matmul { size, a: &a, b: &b };
+        let ctl = gpu_runtime::RunControl {
+            chunk_cap: Some(1.0),
+            ..Default::default()
+        };
+        let out = pollster::block_on(gpu.run_with(&kernel, &job, &RunOptions::default(), &ctl))
+            .unwrap_or_else(|e| panic!("{} in row ranges: {e}", kernel.id));
+        assert!(
+            out.timing.submissions >= 3,
+            "{}: {:?}",
+            kernel.id,
+            out.timing
+        );
+        let v = kernel.verify(&job, &out.output);
+        assert!(v.ok, "{} in row ranges: {v:?}", kernel.id);
     }
     gpu.set_runtime_checks(false);
 }

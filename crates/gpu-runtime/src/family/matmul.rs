@@ -237,8 +237,8 @@ pub static KERNELS: &[KernelSpec] = &[
         workgroup_size: [128, 1, 1],
         grid: grid_blocks::<128, 128>,
         storage: Storage::F16Tiles,
-        // Also needs the adapter to offer 16×16×16 f16 → f32 tiles ([`tensor_core_tile`],
-        // `Gpu::cannot_run`).
+        // Also needs the adapter to offer 16×16×16 f16 → f32 tiles
+        // (`KernelSpec::cooperative_tile`, `Gpu::cannot_run`).
         required_features: wgpu::Features::SHADER_F16
             .union(wgpu::Features::SUBGROUP)
             .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
@@ -270,16 +270,6 @@ pub fn tensor_core_8() -> Option<KernelSpec> {
         grid: grid_blocks::<64, 64>,
         ..base.clone()
     })
-}
-
-/// The cooperative-matrix tile side (M = N = K) a Tensor Core kernel is written for, `None`
-/// for every other kernel.
-pub fn tensor_core_tile(kernel: &KernelSpec) -> Option<u32> {
-    match kernel.id {
-        TENSOR_CORE_ID => Some(16),
-        TENSOR_CORE_8_ID => Some(8),
-        _ => None,
-    }
 }
 
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
@@ -597,25 +587,8 @@ pub(crate) fn verify(
     b: &[f32],
     got: &[f32],
 ) -> Verdict {
-    let (a, b) = judged_inputs(kernel.precision, a, b);
+    let (a, b) = verify::judged_inputs(kernel.precision, a, b);
     verify::compare(got, &matmul::reference(size, &a, &b), kernel.precision)
-}
-
-/// The inputs a kernel's result is judged against: rounded to f16 where its precision says
-/// the reference is of the rounded inputs, else as they are.
-pub fn judged_inputs<'a>(
-    precision: Precision,
-    a: &'a [f32],
-    b: &'a [f32],
-) -> (Cow<'a, [f32]>, Cow<'a, [f32]>) {
-    if precision.rounds_inputs_to_f16() {
-        (
-            Cow::Owned(verify::round_to_f16(a)),
-            Cow::Owned(verify::round_to_f16(b)),
-        )
-    } else {
-        (Cow::Borrowed(a), Cow::Borrowed(b))
-    }
 }
 
 #[cfg(test)]
