@@ -30,6 +30,10 @@
 # 8×8×8 tiles make the 16×16 stage report "skipped" with its reason — the script still runs
 # end to end): cargo build -p bench && BENCH=target/debug/bench SIZES=256 SWEEP=128,256 \
 #   RUNS=1 REPS=2 OUT=/tmp/tc bash crates/bench/h200/tensor_core.sh
+# (REPRO_ARGS passes flags to the repro, e.g. "--only f16-1024-d1"; Dawn 0.6.2 runs on that
+# lavapipe too when node is started under the sysroot's loader: NODE=a wrapper script that
+# does so, REPRO_NODE=/usr/bin/node and REPRO_LOADER="<sysroot>/ld-linux-x86-64.so.2
+# --library-path <sysroot lib dir>" for the children.)
 set -u
 C=${C:-.devcarry}
 SIZES=${SIZES:-4096}
@@ -101,7 +105,7 @@ fi
 if [ -n "$NODE" ]; then
   stamp "C: Dawn subgroup-matrix reproduction (each variant its own process)"
   timeout 300 "$NODE" crates/bench/dawn/subgroup_matrix_repro.mjs --timeout-s 25 --budget-s 285 \
-    --out "$R/repro.jsonl" 2>&1 | tee "$R/repro.md"
+    --out "$R/repro.jsonl" ${REPRO_ARGS:-} 2>&1 | tee "$R/repro.md"
 else
   stamp "C skipped: no node with Dawn's binding (carry node.xz and nm/webgpu)"
 fi
