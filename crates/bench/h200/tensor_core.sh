@@ -67,7 +67,7 @@ fi
 command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$R/gpu.txt"
 CUDA=
 python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null && CUDA=1
-TC=matmul-tensor-core
+TC=${TC:-matmul-tensor-core}   # locally on lavapipe 26: TC=matmul-tensor-core@8x8x8
 
 stamp "A0: what the adapter offers (a skipped stage prints its reason)"
 timeout 60 $B matmul --sizes 256 --reps 1 --warm-ms 0 --kernels $TC > "$R/offer.log" 2>&1
@@ -114,8 +114,8 @@ stamp "summary"
 {
   echo "## Tensor Core stage vs cuBLAS HGEMM ($(cat "$R/gpu.txt" 2> /dev/null))"
   echo "(% of cuBLAS: of the first cuBLAS row at each size, cublas-hgemm: f16 in and out)"
-  ls "$R"/wgpu[0-9]*.tsv "$R"/cublas[0-9]*.tsv > /dev/null 2>&1 && \
-    $B summarise $(ls "$R"/wgpu[0-9]*.tsv "$R"/cublas[0-9]*.tsv 2> /dev/null)
+  files=$(ls "$R"/wgpu[0-9]*.tsv "$R"/cublas[0-9]*.tsv 2> /dev/null)
+  [ -n "$files" ] && $B summarise $files
   echo; echo "### errors (max rel. error, bound, and against the f32 problem), run 1"
   grep -E "^\| ($TC|matmul-tuned) \|" "$R/wgpu1.log" 2> /dev/null
   echo; echo "### sweep"; grep -E "^\| $TC \|" "$R/sweep.log" 2> /dev/null
