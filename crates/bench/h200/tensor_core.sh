@@ -6,7 +6,8 @@
 #      skipped), then RUNS whole runs of `bench matmul` at 4096³ (warm-up ≥ 500 ms of GPU
 #      time, REPS timed passes, a run's figure = its median pass, every run verified against
 #      the f64 reference of the f16-rounded inputs) with `matmul-tuned` (the best f32 stage)
-#      beside it for the error and speed comparison; then one sweep 1024…8192 and odd sizes;
+#      beside it for the error and speed comparison, and `matmul-tensor-core-direct` (the same
+#      warp tiles loaded straight from storage, no shared memory: what staging costs or saves); then one sweep 1024…8192 and odd sizes;
 #      and the checked path (`--checked`, as a browser would compile it) at 4096³;
 #   B. cuBLAS HGEMM through torch at 4096³, RUNS whole runs: f16 in/out (torch's defaults),
 #      f16 in/out with reduced-precision reduction off, and f16 in with f32 accumulation and
@@ -68,6 +69,8 @@ command -v nvidia-smi > /dev/null && nvidia-smi --query-gpu=name,driver_version,
 CUDA=
 python3 -c "import torch; assert torch.cuda.is_available()" 2> /dev/null && CUDA=1
 TC=${TC:-matmul-tensor-core}   # locally on lavapipe 26: TC=matmul-tensor-core@8x8x8
+# The control without shared memory (every tile loaded from storage), same tiles as $TC.
+TC_DIRECT=${TC/matmul-tensor-core/matmul-tensor-core-direct}
 
 stamp "A0: what the adapter offers (a skipped stage prints its reason)"
 timeout 60 $B matmul --sizes 256 --reps 1 --warm-ms 0 --kernels $TC > "$R/offer.log" 2>&1
@@ -75,9 +78,9 @@ grep -E "adapter:|$TC" "$R/offer.log"
 if grep -q "| $TC | 256 |" "$R/offer.log"; then
   for i in $(seq 1 "$RUNS"); do
     stamp "A$i: wgpu trusted, $TC and matmul-tuned at $SIZES"
-    timeout 120 $B matmul --sizes "$SIZES" --reps "$REPS" --kernels $TC,matmul-tuned \
+    timeout 120 $B matmul --sizes "$SIZES" --reps "$REPS" --kernels $TC,$TC_DIRECT,matmul-tuned \
       --out "$R/wgpu$i.tsv" > "$R/wgpu$i.log" 2>&1 || { echo "run $i failed:"; tail -3 "$R/wgpu$i.log"; }
-    grep -E "^\| ($TC|matmul-tuned) \|" "$R/wgpu$i.log"
+    grep -E "^\| ($TC|$TC_DIRECT|matmul-tuned) \|" "$R/wgpu$i.log"
   done
   stamp "A4: sweep (one run)"
   timeout 150 $B matmul --sizes "$SWEEP" --reps "$REPS" --kernels $TC --out "$R/sweep.tsv" > "$R/sweep.log" 2>&1 \
@@ -117,7 +120,7 @@ stamp "summary"
   files=$(ls "$R"/wgpu[0-9]*.tsv "$R"/cublas[0-9]*.tsv 2> /dev/null)
   [ -n "$files" ] && $B summarise $files
   echo; echo "### errors (max rel. error, bound, and against the f32 problem), run 1"
-  grep -E "^\| ($TC|matmul-tuned) \|" "$R/wgpu1.log" 2> /dev/null
+  grep -E "^\| ($TC|$TC_DIRECT|matmul-tuned) \|" "$R/wgpu1.log" 2> /dev/null
   echo; echo "### sweep"; grep -E "^\| $TC \|" "$R/sweep.log" 2> /dev/null
   echo; echo "### checked path"; grep -E "^\| $TC \|" "$R/checked.log" 2> /dev/null
   echo; echo "### Dawn subgroup-matrix variants"; cat "$R/repro.md" 2> /dev/null

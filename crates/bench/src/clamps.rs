@@ -197,8 +197,11 @@ mod tests {
     /// it. `TENSOR_CORE_SPIRV_OUT=dir` also writes both modules there (for `spirv-val`).
     #[test]
     fn the_tensor_core_kernel_compiles_to_spirv_both_ways() {
-        let k = gpu_runtime::kernel("matmul-tensor-core").expect("catalogued");
-        for checked in [false, true] {
+        let ladder = gpu_runtime::kernel("matmul-tensor-core").expect("catalogued");
+        let all: Vec<KernelSpec> = std::iter::once(ladder.clone())
+            .chain(gpu_runtime::family::matmul::tensor_core_variants())
+            .collect();
+        for (k, checked) in all.iter().flat_map(|k| [(k, false), (k, true)]) {
             let words = spirv(k, checked).unwrap_or_else(|e| panic!("{e}"));
             // OpCapability CooperativeMatrixKHR (6022).
             assert!(
@@ -208,7 +211,8 @@ mod tests {
             if let Some(dir) = std::env::var_os("TENSOR_CORE_SPIRV_OUT") {
                 let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
                 let name = format!(
-                    "tensor_core_{}.spv",
+                    "{}_{}.spv",
+                    k.id.replace('@', "_"),
                     if checked { "checked" } else { "trusted" }
                 );
                 std::fs::write(std::path::Path::new(&dir).join(name), bytes).expect("written");

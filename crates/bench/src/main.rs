@@ -19,7 +19,9 @@
 //! also gives each kernel's largest error relative to Σ|terms| and, beside it, its error
 //! against the problem as posed (f32 inputs): the same figure for every stage but the Tensor
 //! Core one, which is judged on its f16-rounded inputs (`VerifiedRun::posed_error`).
-//! `--kernels matmul-tensor-core@8x8x8` adds that stage's 8×8×8 variant (Mesa's lavapipe 26).
+//! `--kernels` may also name the Tensor Core kernels outside the ladder:
+//! `matmul-tensor-core@8x8x8` (Mesa's lavapipe 26 tiles), `matmul-tensor-core-direct` (the
+//! control that loads its tiles straight from storage) and `matmul-tensor-core-direct@8x8x8`.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
 //! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
@@ -218,12 +220,13 @@ fn run() -> Result<(), String> {
     if args.tune {
         selected.extend(gpu_runtime::catalogue::tile_variants());
     }
-    // The Tensor Core kernel's 8×8×8 variant (lavapipe's tiles), only when named.
-    if let Some(k) = gpu_runtime::family::matmul::tensor_core_8()
-        .filter(|k| args.kernels.iter().any(|id| id == k.id))
-    {
-        selected.push(k);
-    }
+    // The Tensor Core kernels outside the ladder (8×8×8 tiles, the control without shared
+    // memory), only when named.
+    selected.extend(
+        gpu_runtime::family::matmul::tensor_core_variants()
+            .into_iter()
+            .filter(|k| args.kernels.iter().any(|id| id == k.id)),
+    );
     for k in &selected {
         if let Some(why) = gpu.cannot_run(k) {
             println!(

@@ -264,7 +264,8 @@ fn the_schedule_probe_sees_every_workgroup_exactly_once() {
 }
 
 /// The Tensor Core kernels: the ladder's `matmul-tensor-core` (16×16×16 tiles, what NVIDIA's
-/// Vulkan driver offers) and its `@8x8x8` variant (what Mesa's lavapipe 26 offers), each on
+/// Vulkan driver offers), its `@8x8x8` variant (what Mesa's lavapipe 26 offers) and the
+/// benchmark's control without shared memory at both tile sizes, each on
 /// sizes that cut through every tile and block edge, compiled trusted and with runtime
 /// checks. A kernel the adapter cannot run is reported as skipped with the adapter's reason
 /// (no VK_KHR_cooperative_matrix, no such tile); `cargo xtask test` counts it.
@@ -285,7 +286,8 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
     let ladder = gpu_runtime::kernel("matmul-tensor-core")
         .expect("catalogued")
         .clone();
-    let eight = gpu_runtime::family::matmul::tensor_core_8().expect("a variant");
+    let variants = gpu_runtime::family::matmul::tensor_core_variants();
+    assert_eq!(variants.len(), 3);
     let shapes = [
         (1, 1, 1),
         (7, 13, 5),
@@ -295,7 +297,7 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
         (1, 512, 33),
         (256, 128, 64),
     ];
-    for kernel in [ladder, eight] {
+    for kernel in std::iter::once(ladder).chain(variants) {
         if let Some(why) = gpu.cannot_run(&kernel) {
             skipped(&format!(
                 "the_tensor_core_kernels_match_the_f16_reference_or_say_why_not: {} on {} ({why})",

@@ -30,6 +30,7 @@ const TUNED: &str = include_str!("../../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
 const DOUBLE_BUFFER: &str = include_str!("../../../../shaders/matmul_double_buffer.wgsl");
 const TENSOR_CORE: &str = include_str!("../../../../shaders/matmul_tensor_core.wgsl");
+const TENSOR_CORE_DIRECT: &str = include_str!("../../../../shaders/matmul_tensor_core_direct.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
@@ -254,22 +255,59 @@ pub const TENSOR_CORE_ID: &str = "matmul-tensor-core";
 /// cooperative matrices are 8×8 only (Mesa's lavapipe), so the kernel's scheme is checked
 /// against the CPU where no 16×16 tile is offered.
 pub const TENSOR_CORE_8_ID: &str = "matmul-tensor-core@8x8x8";
+/// The benchmark's control without shared memory (`matmul_tensor_core_direct.wgsl`).
+pub const TENSOR_CORE_DIRECT_ID: &str = "matmul-tensor-core-direct";
+/// That control with 8×8×8 tiles.
+pub const TENSOR_CORE_DIRECT_8_ID: &str = "matmul-tensor-core-direct@8x8x8";
 
-fn tensor_core_8_source() -> String {
-    TENSOR_CORE
-        .replace("coop_mat16x16", "coop_mat8x8")
+/// A Tensor Core source with 8×8×8 tiles instead of 16×16×16.
+fn with_8x8(src: &str) -> String {
+    src.replace("coop_mat16x16", "coop_mat8x8")
         .replace("const T: u32 = 16u;", "const T: u32 = 8u;")
 }
 
 /// The Tensor Core kernel with 8×8×8 tiles (64×64 blocks), id [`TENSOR_CORE_8_ID`].
 pub fn tensor_core_8() -> Option<KernelSpec> {
-    let base = KERNELS.iter().find(|k| k.id == TENSOR_CORE_ID)?;
-    Some(KernelSpec {
-        id: TENSOR_CORE_8_ID,
-        source: KernelSource::Built(tensor_core_8_source),
-        grid: grid_blocks::<64, 64>,
+    tensor_core_variants()
+        .into_iter()
+        .find(|k| k.id == TENSOR_CORE_8_ID)
+}
+
+/// The Tensor Core kernels outside the ladder, each its own spec and pipeline: the stage with
+/// 8×8×8 tiles, and the control that loads every tile straight from storage (16×16×16 and
+/// 8×8×8). `bench matmul --kernels id,…` runs those named; the native test runs them all.
+pub fn tensor_core_variants() -> Vec<KernelSpec> {
+    let Some(base) = KERNELS.iter().find(|k| k.id == TENSOR_CORE_ID) else {
+        return Vec::new();
+    };
+    let spec = |id, source: fn() -> String, grid: fn(&Workload) -> [u32; 3]| KernelSpec {
+        id,
+        source: KernelSource::Built(source),
+        source_path: if id.starts_with(TENSOR_CORE_DIRECT_ID) {
+            "shaders/matmul_tensor_core_direct.wgsl"
+        } else {
+            base.source_path
+        },
+        grid,
         ..base.clone()
-    })
+    };
+    vec![
+        spec(
+            TENSOR_CORE_8_ID,
+            || with_8x8(TENSOR_CORE),
+            grid_blocks::<64, 64>,
+        ),
+        spec(
+            TENSOR_CORE_DIRECT_ID,
+            || TENSOR_CORE_DIRECT.to_string(),
+            grid_blocks::<128, 128>,
+        ),
+        spec(
+            TENSOR_CORE_DIRECT_8_ID,
+            || with_8x8(TENSOR_CORE_DIRECT),
+            grid_blocks::<64, 64>,
+        ),
+    ]
 }
 
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
