@@ -14,7 +14,8 @@
 #   SYSROOT=dir (default ~/.cache/gpu-playground/lavapipe-coopmat)
 #
 # Measured on the 2-core dev machine (2026-12-04): first run ~25 s to fetch and unpack
-# (~70 MB of packages, 340 MB unpacked), then only the test (~3 s once built).
+# (~70 MB of packages, 340 MB unpacked), then only the test (15–70 s: four kernels at seven
+# sizes, trusted and checked, on a CPU).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=${SYSROOT:-$HOME/.cache/gpu-playground/lavapipe-coopmat}
