@@ -11,7 +11,7 @@ import { QUEUE_SPY, queueState, clickAndCount } from './queue-spy.mjs';
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
   'matmul-blocktile-2d', 'matmul-vec4', 'matmul-subgroup', 'matmul-f16', 'matmul-tuned',
-  'matmul-double-buffer',
+  'matmul-double-buffer', 'matmul-tensor-core',
 ];
 
 let browser;
@@ -38,10 +38,13 @@ test('every stage at 257×129×65: verified where it runs, explained where it ca
     verified.push(id);
   }
   // SwiftShader offers subgroups (size 4), which the page requests itself (wgpu cannot), so
-  // the subgroup stage runs; it has no shader-f16, and the f16 stage says so.
-  assert.deepEqual(verified, STAGES.filter((s) => s !== 'matmul-f16'));
-  assert.deepEqual(unavailable.map(([id]) => id), ['matmul-f16']);
+  // the subgroup stage runs; it has no shader-f16, and the f16 stage says so. The Tensor
+  // Core stage needs wgpu's native cooperative matrices, which no browser gives wgpu.
+  const off = ['matmul-f16', 'matmul-tensor-core'];
+  assert.deepEqual(verified, STAGES.filter((s) => !off.includes(s)));
+  assert.deepEqual(unavailable.map(([id]) => id), off);
   assert.match(Object.fromEntries(unavailable)['matmul-f16'], /shader-f16/);
+  assert.match(Object.fromEntries(unavailable)['matmul-tensor-core'], /cooperative matrices/);
   assertNoErrors(errors);
   await context.close();
 });
@@ -77,7 +80,7 @@ for (const lang of ['en', 'zh']) {
     const skippedRows = await page.$$eval('.chart .row.skipped', (rs) => rs.map((r) => r.dataset.stage));
     assert.equal(verifiedRows.length, 9, verifiedRows.join());
     assert.ok(verifiedRows.includes('matmul-subgroup'), 'the subgroup stage runs in the browser');
-    assert.deepEqual(skippedRows.sort(), ['matmul-f16']);
+    assert.deepEqual(skippedRows.sort(), ['matmul-f16', 'matmul-tensor-core']);
     const widths = await page.$$eval('.chart .row.verified rect', (rs) => rs.map((r) => Number(r.getAttribute('width'))));
     assert.ok(widths.every((w) => w > 0), `every verified stage has a bar: ${widths}`);
     assert.match(await page.textContent('.run-all'), lang === 'en' ? /software adapter/ : /软件适配器/);

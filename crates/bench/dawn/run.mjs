@@ -280,6 +280,9 @@ async function main() {
   const { create, globals } = await import(modPath ? pathToFileURL(modPath).href : 'webgpu');
   Object.assign(globalThis, globals);
   const gpu = create(args.flags);
+  // Dawn's Node binding does not keep the instance alive from its device: once this local is
+  // dead V8 may collect it, and the next submission crashes (subgroup_matrix_repro.mjs).
+  globalThis.keptDawnInstance = gpu;
   const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
   if (!adapter) throw new Error('Dawn offered no adapter');
   const info = adapter.info ?? {};

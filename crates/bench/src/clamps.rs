@@ -203,6 +203,35 @@ mod tests {
         }
     }
 
+    /// The Tensor Core stage runs only where a driver offers cooperative matrices, which the
+    /// test machines may lack; its WGSL is still compiled here, both ways, to the SPIR-V
+    /// wgpu would hand the driver, so a shader naga rejects never waits for a GPU to show
+    /// it. `TENSOR_CORE_SPIRV_OUT=dir` also writes both modules there (for `spirv-val`).
+    #[test]
+    fn the_tensor_core_kernel_compiles_to_spirv_both_ways() {
+        let ladder = gpu_runtime::kernel("matmul-tensor-core").expect("catalogued");
+        let all: Vec<KernelSpec> = std::iter::once(ladder.clone())
+            .chain(gpu_runtime::family::matmul::tensor_core_variants())
+            .collect();
+        for (k, checked) in all.iter().flat_map(|k| [(k, false), (k, true)]) {
+            let words = spirv(k, checked).unwrap_or_else(|e| panic!("{e}"));
+            // OpCapability CooperativeMatrixKHR (6022).
+            assert!(
+                words.windows(2).any(|w| w == [(2 << 16) | 17, 6022]),
+                "no CooperativeMatrixKHR capability"
+            );
+            if let Some(dir) = std::env::var_os("TENSOR_CORE_SPIRV_OUT") {
+                let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+                let name = format!(
+                    "{}_{}.spv",
+                    k.id.replace('@', "_"),
+                    if checked { "checked" } else { "trusted" }
+                );
+                std::fs::write(std::path::Path::new(&dir).join(name), bytes).expect("written");
+            }
+        }
+    }
+
     #[test]
     fn counts_only_glsl_umin() {
         // Header, OpExtInstImport %1 "GLSL.std.450", OpExtInst %t %r %1 UMin a b,

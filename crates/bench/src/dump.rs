@@ -57,11 +57,14 @@ struct Check {
 fn matmul_check(k: &KernelSpec, size: MatmulSize, a: &[f32], b: &[f32]) -> Check {
     let idx: Vec<usize> = matmul::check_indices(size, FULL_CHECK_MACS, SAMPLED_ELEMENTS, SEED)
         .unwrap_or_else(|| (0..size.c_len()).collect());
-    let reference = matmul::reference_at(size, a, b, &idx);
+    // The reference of what the kernel multiplies (f16-rounded inputs for the Tensor Core
+    // stage), as the runtime's check.
+    let (ja, jb) = verify::judged_inputs(k.precision, a, b);
+    let reference = matmul::reference_at(size, &ja, &jb, &idx);
     // The same bound as verify::compare: it is held per element as tol = rel·mag + floor.
     let probe = verify::compare(&[0.0], &reference, k.precision);
     let floor = match k.precision {
-        verify::Precision::F32 => 0.0,
+        verify::Precision::F32 | verify::Precision::F16Products => 0.0,
         verify::Precision::F16Inputs => {
             2.0 * size.k as f64 * (1.0 / (1u64 << 24) as f64) * reference.max_abs_input
         }

@@ -16,7 +16,14 @@
 //! `matmul-deep-k`'s); `--kernels` may also name variants (`matmul-tuned@128x128x8`, or
 //! `matmul-deep-k@` for all of one kernel's); with
 //! `--copy-mib` the copy probe is measured too. With --out writes the rows as TSV
-//! (`summary::HEADER`), every pass time included.
+//! (`summary::HEADER`), every pass time included. A kernel the device cannot run is printed
+//! as `skipped:` with the reason (the Tensor Core stage: what the adapter lacks). The table
+//! also gives each kernel's largest error relative to Σ|terms| and, beside it, its error
+//! against the problem as posed (f32 inputs): the same figure for every stage but the Tensor
+//! Core one, which is judged on its f16-rounded inputs (`VerifiedRun::posed_error`).
+//! `--kernels` may also name the Tensor Core kernels outside the ladder:
+//! `matmul-tensor-core@8x8x8` (Mesa's lavapipe 26 tiles), `matmul-tensor-core-direct` (the
+//! control that loads its tiles straight from storage) and `matmul-tensor-core-direct@8x8x8`.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
 //! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
@@ -206,8 +213,8 @@ fn run() -> Result<(), String> {
         }
     );
     let mut rows = vec![summary::HEADER.to_string()];
-    println!("\n| kernel | size | GFLOP/s (median pass) | best pass | ms | warm-up passes | timing | verified |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- |");
+    println!("\n| kernel | size | GFLOP/s (median pass) | best pass | ms | warm-up passes | timing | verified | max rel. error | vs the f32 problem |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: |");
     let mut selected: Vec<KernelSpec> = gpu_runtime::kernels()
         .filter(|k| {
             k.family == Family::Matmul
@@ -224,11 +231,18 @@ fn run() -> Result<(), String> {
                 .iter()
                 .any(|i| i == v.id || (i.ends_with('@') && v.id.starts_with(i.as_str())))
     }));
+    // The Tensor Core kernels outside the ladder (8×8×8 tiles, the control without shared
+    // memory), only when named.
+    selected.extend(
+        gpu_runtime::family::matmul::tensor_core_variants()
+            .into_iter()
+            .filter(|k| args.kernels.iter().any(|id| id == k.id)),
+    );
     for k in &selected {
-        if !gpu.features().contains(k.required_features) {
+        if let Some(why) = gpu.cannot_run(k) {
             println!(
-                "| {} | – | – | – | – | – | unavailable: needs {:?} | – |",
-                k.id, k.required_features
+                "| {} | – | – | – | – | – | skipped: {why} | – | – | – |",
+                k.id
             );
             continue;
         }
@@ -258,11 +272,17 @@ fn run() -> Result<(), String> {
             };
             let ms = median_pass_ms(&run.timing);
             let gflops = run.flops / (ms * 1e6);
+            // The error against the problem as posed (f32 inputs): the verdict's own for
+            // every stage judged on unrounded inputs, the second figure for the Tensor Core
+            // stage, which is judged on its f16-rounded inputs.
+            let posed = run.posed_error.unwrap_or(run.verdict.max_rel_error);
             println!(
-                "| {} | {n} | {gflops:.1} | {:.1} | {ms:.3} | {warmup} | {method} | {} |",
+                "| {} | {n} | {gflops:.1} | {:.1} | {ms:.3} | {warmup} | {method} | {} | {:.2e} (bound {:.2e}) | {posed:.2e} |",
                 k.id,
                 run.gflops(),
-                if run.verdict.ok { "yes" } else { "NO" }
+                if run.verdict.ok { "yes" } else { "NO" },
+                run.verdict.max_rel_error,
+                run.verdict.rel_bound,
             );
             rows.push(format!(
                 "{path}\t{}\t{n}\t{gflops:.3}\tGFLOP/s\t{ms:.5}\t{method}\t{}\t{}",

@@ -101,12 +101,20 @@ pub fn cells(rows: &[Row]) -> Vec<Cell> {
 }
 
 /// The tuner's choice: the fastest variant of `prefix` (by median over runs) on one path at
-/// one size; only verified variants count.
+/// one size; only verified variants count. The Tensor Core stage (f16 tiles on the matrix
+/// units) is never "the best matmul" here, whose percentage is of cuBLAS SGEMM's f32
+/// arithmetic; its own comparison is with HGEMM (`crates/bench/h200/tensor_core.sh`), unless
+/// `prefix` names it.
 pub fn fastest<'a>(cells: &'a [Cell], path: &str, prefix: &str, size: u64) -> Option<&'a Cell> {
+    const TENSOR_CORE: &str = "matmul-tensor-core";
     cells
         .iter()
         .filter(|c| {
-            c.path == path && c.size == size && c.kernel.starts_with(prefix) && c.all_verified
+            c.path == path
+                && c.size == size
+                && c.kernel.starts_with(prefix)
+                && c.all_verified
+                && (prefix.starts_with(TENSOR_CORE) || !c.kernel.starts_with(TENSOR_CORE))
         })
         .max_by(|a, b| a.median.total_cmp(&b.median))
 }
@@ -232,6 +240,19 @@ mod tests {
         let c = cells(&parse(&text).unwrap());
         let best = fastest(&c, "dawn", "matmul-tuned@", 4096).map(|c| c.kernel.as_str());
         assert_eq!(best, Some("matmul-tuned@64x64x8"));
+    }
+
+    #[test]
+    fn the_tensor_core_stage_is_not_the_best_f32_matmul() {
+        let text = [
+            row("wgpu", "matmul-tuned", 40.0, true),
+            row("wgpu", "matmul-tensor-core", 200.0, true),
+        ]
+        .join("\n");
+        let c = cells(&parse(&text).unwrap());
+        let best = |prefix| fastest(&c, "wgpu", prefix, 4096).map(|c| c.kernel.as_str());
+        assert_eq!(best("matmul-"), Some("matmul-tuned"));
+        assert_eq!(best("matmul-tensor-core"), Some("matmul-tensor-core"));
     }
 
     #[test]

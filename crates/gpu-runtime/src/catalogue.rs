@@ -80,13 +80,18 @@ impl<'a> Replacements<'a> {
 }
 
 /// WebGPU names of the optional features the catalogue's kernels may need.
-const FEATURE_NAMES: [(wgpu::Features, &str); 2] = [
+const FEATURE_NAMES: [(wgpu::Features, &str); 3] = [
     (wgpu::Features::SHADER_F16, "shader-f16"),
     (wgpu::Features::SUBGROUP, "subgroups"),
+    (
+        wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX,
+        "wgpu-cooperative-matrix",
+    ),
 ];
 
 impl KernelSpec {
-    /// The WebGPU names of the features this kernel needs (`shader-f16`, `subgroups`).
+    /// The WebGPU names of the features this kernel needs (`shader-f16`, `subgroups`; wgpu's
+    /// own name for its native cooperative matrices, which WebGPU does not have).
     pub fn feature_names(&self) -> Vec<&'static str> {
         FEATURE_NAMES
             .iter()
@@ -193,7 +198,8 @@ mod tests {
         let ids: Vec<&str> = KernelSpec::ladder(Family::Matmul)
             .map(|(_, k)| k.id)
             .collect();
-        assert_eq!(ids.len(), 10);
+        assert_eq!(ids.len(), 11);
+        assert_eq!(ids[10], "matmul-tensor-core");
         assert_eq!(ids[0], "matmul-naive");
         assert!(kernel("matmul-naive").and_then(|k| k.previous()).is_none());
         assert_eq!(
@@ -304,5 +310,6 @@ mod tests {
         assert_eq!(grid("matmul-tuned"), Some([1, 3, 1]));
         assert_eq!(grid("matmul-double-buffer"), Some([1, 2, 1]));
         assert_eq!(grid("matmul-subgroup"), Some([2, 129, 1]));
+        assert_eq!(grid("matmul-tensor-core"), Some([1, 2, 1]));
     }
 }

@@ -121,11 +121,85 @@ pub struct Gpu {
     /// In a browser: the device was granted WebGPU's `subgroups`, which wgpu cannot request
     /// there itself (`crate::web_subgroups`). Always false natively, where wgpu reports it.
     web_subgroups: bool,
+    /// Why this device has no Tensor Core kernel (`matmul-tensor-core`), or `None` where it
+    /// has one of them ([`tensor_cores`]).
+    tensor_cores_missing: Option<String>,
+    /// The adapter's cooperative-matrix configurations (empty where it has none).
+    coop_configs: Vec<wgpu::CooperativeMatrixProperties>,
 }
 
 /// Optional features the playground uses when present; none is required.
 fn wanted_features() -> wgpu::Features {
     wgpu::Features::TIMESTAMP_QUERY | wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP
+}
+
+/// Whether the adapter offers the cooperative-matrix configuration the Tensor Core kernels
+/// are written for: T×T×T tiles, f16 A and B, f32 accumulator and result.
+pub fn offers_tensor_core_tile(configs: &[wgpu::CooperativeMatrixProperties], t: u32) -> bool {
+    configs.iter().any(|c| {
+        (c.m_size, c.n_size, c.k_size) == (t, t, t)
+            && c.ab_type == wgpu::CooperativeScalarType::F16
+            && c.cr_type == wgpu::CooperativeScalarType::F32
+    })
+}
+
+/// Whether an adapter can run the Tensor Core stage: `Ok` with the features to request for
+/// it, or `Err` saying what it lacks (shown where the stage is skipped, never silently).
+///
+/// wgpu's cooperative matrices are native only (a browser's WebGPU has no such feature in
+/// wgpu 30) and experimental: wgpu offers `EXPERIMENTAL_COOPERATIVE_MATRIX` on Vulkan where
+/// the driver has VK_KHR_cooperative_matrix and `vulkanMemoryModelDeviceScope`, and lists the
+/// driver's subgroup-scoped configurations of 8 or 16.
+pub fn tensor_cores(
+    features: wgpu::Features,
+    configs: &[wgpu::CooperativeMatrixProperties],
+) -> Result<wgpu::Features, String> {
+    let coop = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+    if cfg!(target_arch = "wasm32") {
+        return Err(
+            "wgpu's cooperative matrices are native only: a browser's WebGPU \
+                    offers them to wgpu 30 under no name"
+                .into(),
+        );
+    }
+    let listed: Vec<String> = configs
+        .iter()
+        .map(|c| {
+            format!(
+                "{}x{}x{} {:?}->{:?}",
+                c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
+            )
+        })
+        .collect();
+    if !features.contains(coop) {
+        return Err(if configs.is_empty() {
+            "the adapter offers no cooperative matrices (Vulkan: no VK_KHR_cooperative_matrix \
+             configuration wgpu can use)"
+                .into()
+        } else {
+            format!(
+                "the adapter lists cooperative matrices ({}) but wgpu does not offer them \
+                 (Vulkan: vulkanMemoryModelDeviceScope missing)",
+                listed.join(", ")
+            )
+        });
+    }
+    if ![8, 16].iter().any(|&t| offers_tensor_core_tile(configs, t)) {
+        return Err(format!(
+            "the adapter's cooperative matrices ({}) include no 16x16x16 or 8x8x8 \
+             f16->f32 tile",
+            listed.join(", ")
+        ));
+    }
+    let also = wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP;
+    if !features.contains(also) {
+        return Err(format!(
+            "the adapter lacks {:?}, which the Tensor Core stage needs beside cooperative \
+             matrices",
+            also - features
+        ));
+    }
+    Ok(coop | also)
 }
 
 impl Gpu {
@@ -145,12 +219,27 @@ impl Gpu {
             })
             .await
             .map_err(|_| GpuError::NoAdapter)?;
-        let features = adapter.features() & wanted_features();
+        let mut features = adapter.features() & wanted_features();
+        let coop_configs = adapter.cooperative_matrix_properties();
+        let tensor = tensor_cores(adapter.features(), &coop_configs);
+        let experimental = match &tensor {
+            Ok(needs) => {
+                features |= *needs;
+                // SAFETY: wgpu asks the caller to accept that its experimental features may
+                // have bugs with undefined behaviour. Only the Tensor Core stage's shader
+                // uses cooperative matrices; it is checked against the CPU on odd sizes by
+                // the native tests wherever a driver offers them, and the feature is asked
+                // for only natively, where the adapter offers the tile it is written for.
+                unsafe { wgpu::ExperimentalFeatures::enabled() }
+            }
+            Err(_) => wgpu::ExperimentalFeatures::disabled(),
+        };
         let request = || {
             adapter.request_device(&wgpu::DeviceDescriptor {
                 label: Some("gpu-playground"),
                 required_features: features,
                 required_limits: adapter.limits(),
+                experimental_features: experimental,
                 ..Default::default()
             })
         };
@@ -182,6 +271,49 @@ impl Gpu {
             pipelines: RefCell::new(HashMap::new()),
             catalogue_checks: std::cell::Cell::new(false),
             web_subgroups,
+            tensor_cores_missing: tensor.err(),
+            coop_configs,
+        })
+    }
+
+    /// Why the Tensor Core stage cannot run on this device (`None` where it can): what the
+    /// adapter lacks, in words, for a skipped stage's report.
+    pub fn tensor_cores_missing(&self) -> Option<&str> {
+        self.tensor_cores_missing.as_deref()
+    }
+
+    /// The adapter's cooperative-matrix configurations, as wgpu lists them.
+    pub fn cooperative_matrix_configs(&self) -> &[wgpu::CooperativeMatrixProperties] {
+        &self.coop_configs
+    }
+
+    /// Why `kernel` cannot run on this device, or `None` where it can: the features it needs
+    /// that the device lacks, the Tensor Core kernels' own reason where that is one, and for
+    /// those kernels the tile the adapter must offer.
+    pub fn cannot_run(&self, kernel: &crate::KernelSpec) -> Option<String> {
+        let missing = kernel.required_features - self.features();
+        if !missing.is_empty() {
+            return match &self.tensor_cores_missing {
+                Some(why) if missing.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX) => {
+                    Some(why.clone())
+                }
+                _ => Some(format!("the device lacks {missing:?}")),
+            };
+        }
+        let t = kernel.cooperative_tile()?;
+        (!offers_tensor_core_tile(&self.coop_configs, t)).then(|| {
+            format!(
+                "the adapter's cooperative matrices include no {t}x{t}x{t} f16->f32 tile \
+                 (it has {})",
+                self.coop_configs
+                    .iter()
+                    .map(|c| format!(
+                        "{}x{}x{} {:?}->{:?}",
+                        c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         })
     }
 

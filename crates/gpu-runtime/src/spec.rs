@@ -43,6 +43,10 @@ pub enum Storage {
     /// to a multiple of 32 (`family::matmul::TILE_PAD_*`), so a kernel whose tiles divide them
     /// needs no bounds tests; the padding is dropped on readback.
     F32Vec4Tiles,
+    /// A and B uploaded as IEEE binary16 and padded with zeros like [`Storage::F32Vec4Tiles`]
+    /// (M and N to multiples of 128, K of 32), C f32 with the same padding, dropped on
+    /// readback: the Tensor Core stage's whole 16×16 tiles need no bounds tests.
+    F16Tiles,
 }
 
 /// Where a kernel's WGSL comes from: built from files in `shaders/` (built-in kernels), or
@@ -89,6 +93,20 @@ impl KernelSpec {
         match &self.source {
             KernelSource::Built(f) => f(),
             KernelSource::Text(s) => s.clone(),
+        }
+    }
+
+    /// The side T of the T×T×T cooperative-matrix tiles (f16 inputs, f32 accumulators) the
+    /// kernel's WGSL declares (`coop_mat16x16`, `coop_mat8x8`), `None` where it uses none:
+    /// what an adapter must offer besides the feature (`Gpu::cannot_run`).
+    pub fn cooperative_tile(&self) -> Option<u32> {
+        let src = self.wgsl();
+        if src.contains("coop_mat16x16") {
+            Some(16)
+        } else if src.contains("coop_mat8x8") {
+            Some(8)
+        } else {
+            None
         }
     }
 

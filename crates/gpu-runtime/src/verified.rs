@@ -2,7 +2,7 @@
 //! race all show ("verified (max rel. error …)").
 
 use cpu_kernels::matmul::{self, MatmulSize};
-use cpu_kernels::verify::{self, Verdict};
+use cpu_kernels::verify::{self, Precision, Verdict};
 
 use crate::context::{Gpu, GpuError};
 use crate::plan::{RunControl, RunOptions, Timing};
@@ -26,6 +26,12 @@ pub struct VerifiedRun {
     pub timing: Timing,
     /// Floating-point operations of one run.
     pub flops: f64,
+    /// For a kernel judged against the reference of its f16-rounded inputs (the Tensor Core
+    /// stage, `Precision::F16Products`): its largest error relative to Σ|terms| against the
+    /// problem as posed (the f32 inputs, unrounded), on the same elements: the figure to set
+    /// beside the f32 stages' `verdict.max_rel_error`. `None` for the others, whose verdict
+    /// already is against the problem as posed.
+    pub posed_error: Option<f64>,
 }
 
 impl VerifiedRun {
@@ -61,24 +67,29 @@ pub async fn run_matmul_verified_with(
     let (a, b) = size.inputs(seed);
     let job = Job::Matmul { size, a: &a, b: &b };
     let out = gpu.run_with(kernel, &job, opts, ctl).await?;
-    let (verdict, checked) =
-        match matmul::check_indices(size, FULL_CHECK_MACS, SAMPLED_ELEMENTS, seed) {
-            None => (kernel.verify(&job, &out.output), size.c_len()),
-            Some(idx) => {
-                let reference = matmul::reference_at(size, &a, &b, &idx);
-                let got: Vec<f32> = idx.iter().map(|&i| out.output[i]).collect();
-                (
-                    verify::compare(&got, &reference, kernel.precision),
-                    idx.len(),
-                )
-            }
-        };
+    let indices = matmul::check_indices(size, FULL_CHECK_MACS, SAMPLED_ELEMENTS, seed);
+    // The reference of what the kernel multiplied, and (where that differs) of the problem
+    // as posed: both on the same elements.
+    let judge = |a: &[f32], b: &[f32], precision| match &indices {
+        None => verify::compare(&out.output, &matmul::reference(size, a, b), precision),
+        Some(idx) => {
+            let got: Vec<f32> = idx.iter().map(|&i| out.output[i]).collect();
+            verify::compare(&got, &matmul::reference_at(size, a, b, idx), precision)
+        }
+    };
+    let (ja, jb) = verify::judged_inputs(kernel.precision, &a, &b);
+    let verdict = judge(&ja, &jb, kernel.precision);
+    let posed_error = kernel
+        .precision
+        .rounds_inputs_to_f16()
+        .then(|| judge(&a, &b, Precision::F16Inputs).max_rel_error);
     Ok(VerifiedRun {
         verdict,
-        checked,
+        checked: indices.as_ref().map_or(size.c_len(), Vec::len),
         total: size.c_len(),
         timing: out.timing,
         flops: size.flops(),
+        posed_error,
     })
 }
 

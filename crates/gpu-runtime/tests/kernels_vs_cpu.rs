@@ -262,3 +262,94 @@ fn the_schedule_probe_sees_every_workgroup_exactly_once() {
         assert!(rec.events.iter().all(|&(s, e)| s < e));
     }
 }
+
+/// The Tensor Core kernels: the ladder's `matmul-tensor-core` (16×16×16 tiles, what NVIDIA's
+/// Vulkan driver offers), its `@8x8x8` variant (what Mesa's lavapipe 26 offers) and the
+/// benchmark's control without shared memory at both tile sizes, each on
+/// sizes that cut through every tile and block edge, compiled trusted and with runtime
+/// checks. A kernel the adapter cannot run is reported as skipped with the adapter's reason
+/// (no VK_KHR_cooperative_matrix, no such tile); `cargo xtask test` counts it.
+#[test]
+fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
+    let gpu = gpu();
+    let configs: Vec<String> = gpu
+        .cooperative_matrix_configs()
+        .iter()
+        .map(|c| {
+            format!(
+                "{}x{}x{} {:?}->{:?}",
+                c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
+            )
+        })
+        .collect();
+    eprintln!("{}: cooperative matrices {configs:?}", gpu.adapter().name);
+    let ladder = gpu_runtime::kernel("matmul-tensor-core")
+        .expect("catalogued")
+        .clone();
+    let variants = gpu_runtime::family::matmul::tensor_core_variants();
+    assert_eq!(variants.len(), 3);
+    let shapes = [
+        (1, 1, 1),
+        (7, 13, 5),
+        (129, 65, 257),
+        (130, 131, 9),
+        (200, 300, 70),
+        (1, 512, 33),
+        (256, 128, 64),
+    ];
+    for kernel in std::iter::once(ladder).chain(variants) {
+        if let Some(why) = gpu.cannot_run(&kernel) {
+            skipped(&format!(
+                "the_tensor_core_kernels_match_the_f16_reference_or_say_why_not: {} on {} ({why})",
+                kernel.id,
+                gpu.adapter().name
+            ));
+            continue;
+        }
+        for checked in [false, true] {
+            gpu.set_runtime_checks(checked);
+            for (seed, &(m, n, k)) in shapes.iter().enumerate() {
+                let size = MatmulSize::new(m, n, k);
+                let run = pollster::block_on(gpu_runtime::run_matmul_verified(
+                    &gpu,
+                    &kernel,
+                    size,
+                    seed as u64 + 21,
+                    &RunOptions::default(),
+                ))
+                .unwrap_or_else(|e| panic!("{} {m}x{n}x{k}: {e}", kernel.id));
+                assert!(
+                    run.verdict.ok,
+                    "{} at {m}x{n}x{k}, runtime checks {checked}: {:?}",
+                    kernel.id, run.verdict
+                );
+                let posed = run.posed_error.expect("judged on rounded inputs");
+                eprintln!(
+                    "{} {m}x{n}x{k} checked={checked}: max rel. error {:.2e} (bound {:.2e}), \
+                     against the f32 problem {posed:.2e}",
+                    kernel.id, run.verdict.max_rel_error, run.verdict.rel_bound
+                );
+            }
+        }
+        // Cut into row ranges (whole 128-row blocks, A and C bound at an offset), as a long
+        // run is: 300 rows in at least three pieces.
+        let size = MatmulSize::new(300, 33, 29);
+        let (a, b) = size.inputs(3);
+        let job = Job::Matmul { size, a: &a, b: &b };
+        let ctl = gpu_runtime::RunControl {
+            chunk_cap: Some(1.0),
+            ..Default::default()
+        };
+        let out = pollster::block_on(gpu.run_with(&kernel, &job, &RunOptions::default(), &ctl))
+            .unwrap_or_else(|e| panic!("{} in row ranges: {e}", kernel.id));
+        assert!(
+            out.timing.submissions >= 3,
+            "{}: {:?}",
+            kernel.id,
+            out.timing
+        );
+        let v = kernel.verify(&job, &out.output);
+        assert!(v.ok, "{} in row ranges: {v:?}", kernel.id);
+    }
+    gpu.set_runtime_checks(false);
+}

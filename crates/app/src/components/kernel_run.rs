@@ -205,6 +205,13 @@ pub fn unavailable_reason(ctx: &Ctx, kernel: &gpu_runtime::KernelSpec) -> Option
         WebGpuStatus::Unavailable(_) => return Some(ctx.t("ladder.unavailable.no_webgpu").into()),
     };
     let has = |name: &str| adapter.features.iter().any(|(f, yes)| *f == name && *yes);
+    // wgpu's cooperative matrices are not a WebGPU feature: no browser adapter lists them.
+    if kernel
+        .required_features
+        .contains(gpu_runtime::wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
+    {
+        return Some(ctx.t("ladder.unavailable.tensor_cores").into());
+    }
     // An adapter's feature is one the page's device asks for (subgroups too, through
     // gpu_runtime's web_subgroups), so the adapter's list decides.
     kernel

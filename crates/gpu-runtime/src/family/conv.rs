@@ -1105,6 +1105,7 @@ pub async fn run_conv_verified_with(
         total: shape.y_len(),
         timing: out.timing,
         flops: shape.flops(),
+        posed_error: None,
     })
 }
 

@@ -30,6 +30,8 @@ const TUNED: &str = include_str!("../../../../shaders/matmul_tuned.wgsl");
 const SUBGROUP: &str = include_str!("../../../../shaders/matmul_subgroup.wgsl");
 const DOUBLE_BUFFER: &str = include_str!("../../../../shaders/matmul_double_buffer.wgsl");
 const DEEP_K: &str = include_str!("../../../../shaders/matmul_deep_k.wgsl");
+const TENSOR_CORE: &str = include_str!("../../../../shaders/matmul_tensor_core.wgsl");
+const TENSOR_CORE_DIRECT: &str = include_str!("../../../../shaders/matmul_tensor_core_direct.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
@@ -227,6 +229,25 @@ pub static KERNELS: &[KernelSpec] = &[
         title_key: "kernel.matmul-double-buffer.title",
         summary_key: "kernel.matmul-double-buffer.summary",
     },
+    KernelSpec {
+        id: "matmul-tensor-core",
+        source_path: "shaders/matmul_tensor_core.wgsl",
+        source: KernelSource::Built(|| TENSOR_CORE.to_string()),
+        entry_point: "main",
+        family: Family::Matmul,
+        constants: &[],
+        workgroup_size: [128, 1, 1],
+        grid: grid_blocks::<128, 128>,
+        storage: Storage::F16Tiles,
+        // Also needs the adapter to offer 16×16×16 f16 → f32 tiles
+        // (`KernelSpec::cooperative_tile`, `Gpu::cannot_run`).
+        required_features: wgpu::Features::SHADER_F16
+            .union(wgpu::Features::SUBGROUP)
+            .union(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+        precision: Precision::F16Products,
+        title_key: "kernel.matmul-tensor-core.title",
+        summary_key: "kernel.matmul-tensor-core.summary",
+    },
 ];
 
 /// Kernels the tuner tries that are not stages of the ladder (not in [`KERNELS`], so not in
@@ -250,6 +271,67 @@ pub static CANDIDATES: &[KernelSpec] = &[KernelSpec {
     title_key: "kernel.matmul-deep-k.title",
     summary_key: "kernel.matmul-deep-k.summary",
 }];
+
+/// The Tensor Core stage's id in the ladder (16×16×16 tiles).
+pub const TENSOR_CORE_ID: &str = "matmul-tensor-core";
+/// Its variant with 8×8×8 tiles (not in the ladder): the same kernel for adapters whose
+/// cooperative matrices are 8×8 only (Mesa's lavapipe), so the kernel's scheme is checked
+/// against the CPU where no 16×16 tile is offered.
+pub const TENSOR_CORE_8_ID: &str = "matmul-tensor-core@8x8x8";
+/// The benchmark's control without shared memory (`matmul_tensor_core_direct.wgsl`).
+pub const TENSOR_CORE_DIRECT_ID: &str = "matmul-tensor-core-direct";
+/// That control with 8×8×8 tiles.
+pub const TENSOR_CORE_DIRECT_8_ID: &str = "matmul-tensor-core-direct@8x8x8";
+
+/// A Tensor Core source with 8×8×8 tiles instead of 16×16×16.
+fn with_8x8(src: &str) -> String {
+    src.replace("coop_mat16x16", "coop_mat8x8")
+        .replace("const T: u32 = 16u;", "const T: u32 = 8u;")
+}
+
+/// The Tensor Core kernel with 8×8×8 tiles (64×64 blocks), id [`TENSOR_CORE_8_ID`].
+pub fn tensor_core_8() -> Option<KernelSpec> {
+    tensor_core_variants()
+        .into_iter()
+        .find(|k| k.id == TENSOR_CORE_8_ID)
+}
+
+/// The Tensor Core kernels outside the ladder, each its own spec and pipeline: the stage with
+/// 8×8×8 tiles, and the control that loads every tile straight from storage (16×16×16 and
+/// 8×8×8). `bench matmul --kernels id,…` runs those named; the native test runs them all.
+pub fn tensor_core_variants() -> Vec<KernelSpec> {
+    let Some(base) = KERNELS.iter().find(|k| k.id == TENSOR_CORE_ID) else {
+        return Vec::new();
+    };
+    let spec = |id, source: fn() -> String, grid: fn(&Workload) -> [u32; 3]| KernelSpec {
+        id,
+        source: KernelSource::Built(source),
+        source_path: if id.starts_with(TENSOR_CORE_DIRECT_ID) {
+            "shaders/matmul_tensor_core_direct.wgsl"
+        } else {
+            base.source_path
+        },
+        grid,
+        ..base.clone()
+    };
+    vec![
+        spec(
+            TENSOR_CORE_8_ID,
+            || with_8x8(TENSOR_CORE),
+            grid_blocks::<64, 64>,
+        ),
+        spec(
+            TENSOR_CORE_DIRECT_ID,
+            || TENSOR_CORE_DIRECT.to_string(),
+            grid_blocks::<128, 128>,
+        ),
+        spec(
+            TENSOR_CORE_DIRECT_8_ID,
+            || with_8x8(TENSOR_CORE_DIRECT),
+            grid_blocks::<64, 64>,
+        ),
+    ]
+}
 
 /// One `matmul-tuned` tile shape: BM, BN, BK, its variant's id and override constants.
 type TunedShape = (u32, u32, u32, &'static str, &'static [(&'static str, f64)]);
@@ -482,6 +564,20 @@ pub(crate) fn layout<'a>(
                 padded_rows: (np_ != n || mp_ != m).then_some((m, np_, n)),
             }
         }
+        Storage::F16Tiles => {
+            let (mp, np, kp) = tile_padded(size);
+            let (mp_, np_, kp_) = (mp as usize, np as usize, kp as usize);
+            let mut a_p = pad_columns(a, m, k, kp_);
+            a_p.resize(mp_ * kp_, 0.0);
+            let mut b_p = pad_columns(b, k, n, np_);
+            b_p.resize(kp_ * np_, 0.0);
+            Layout {
+                inputs: vec![Cow::Owned(f16_bytes(&a_p)), Cow::Owned(f16_bytes(&b_p))],
+                uniform: vec![mp, np, kp, 0],
+                output_len: mp_ * np_,
+                padded_rows: (np_ != n || mp_ != m).then_some((m, np_, n)),
+            }
+        }
         Storage::F16Inputs => Layout {
             inputs: vec![Cow::Owned(f16_bytes(a)), Cow::Owned(f16_bytes(b))],
             uniform: vec![size.m, size.n, size.k, 0],
@@ -529,11 +625,15 @@ pub(crate) fn plan<'a>(
             (4 * kp as u64, 4 * np as u64)
         }
         Storage::F16Inputs => (2 * size.k as u64, 4 * size.n as u64),
+        Storage::F16Tiles => {
+            let (_, np, kp) = tile_padded(size);
+            (2 * kp as u64, 4 * np as u64)
+        }
     };
     // Padded to whole tiles, the kernel tests no row index: every range covers whole
     // 128-row tiles of the padded M (the last one too, as M is padded to a multiple).
     let (units, tile_rows) = match kernel.storage {
-        Storage::F32Vec4Tiles => (tile_padded(size).0, TILE_PAD_MN as u64),
+        Storage::F32Vec4Tiles | Storage::F16Tiles => (tile_padded(size).0, TILE_PAD_MN as u64),
         _ => (size.m, 1),
     };
     let lcm = |x: u64, y: u64| x / gcd(x, y) * y;
@@ -567,7 +667,8 @@ pub(crate) fn plan<'a>(
     l.into_plan(kernel, groups, size.flops() / 2.0, Some(split))
 }
 
-/// Checks C against the f64 reference, with the bound of the kernel's precision.
+/// Checks C against the f64 reference, with the bound of the kernel's precision (for the
+/// Tensor Core stage, the reference of the f16-rounded inputs: see [`Precision`]).
 pub(crate) fn verify(
     kernel: &KernelSpec,
     size: MatmulSize,
@@ -575,7 +676,8 @@ pub(crate) fn verify(
     b: &[f32],
     got: &[f32],
 ) -> Verdict {
-    verify::compare(got, &matmul::reference(size, a, b), kernel.precision)
+    let (a, b) = verify::judged_inputs(kernel.precision, a, b);
+    verify::compare(got, &matmul::reference(size, &a, &b), kernel.precision)
 }
 
 #[cfg(test)]

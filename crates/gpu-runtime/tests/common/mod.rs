@@ -23,13 +23,13 @@ pub fn skipped(what: &str) {
 pub fn runnable_matmul_kernels(gpu: &Gpu, test: &str) -> Vec<&'static KernelSpec> {
     let (can, cannot): (Vec<_>, Vec<_>) = kernels()
         .filter(|k| k.family == Family::Matmul)
-        .partition(|k| gpu.features().contains(k.required_features));
+        .partition(|k| gpu.cannot_run(k).is_none());
     for k in cannot {
         skipped(&format!(
-            "{test}: {} on {} (adapter lacks {:?})",
+            "{test}: {} on {} ({})",
             k.id,
             gpu.adapter().name,
-            k.required_features - gpu.features()
+            gpu.cannot_run(k).unwrap_or_default()
         ));
     }
     can

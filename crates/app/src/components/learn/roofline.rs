@@ -45,7 +45,7 @@ fn tiling(k: &KernelSpec) -> Tiling {
 }
 
 fn input_bytes(k: &KernelSpec) -> u32 {
-    if k.storage == Storage::F16Inputs {
+    if matches!(k.storage, Storage::F16Inputs | Storage::F16Tiles) {
         2
     } else {
         4
