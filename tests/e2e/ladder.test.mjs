@@ -7,6 +7,7 @@ import {
   launch, openPage, goto, waitForProbe, screenshot, assertNoErrors, runAndWait,
 } from './helpers.mjs';
 import { QUEUE_SPY, queueState, clickAndCount } from './queue-spy.mjs';
+import { checkAtWidths } from './chart-faults.mjs';
 
 const STAGES = [
   'matmul-naive', 'matmul-coalesced', 'matmul-tiled', 'matmul-blocktile-1d',
@@ -64,9 +65,12 @@ test('the source shows what changed since the previous stage', async () => {
 });
 
 for (const lang of ['en', 'zh']) {
-  test(`Run all draws a verified bar per available stage (${lang})`, async () => {
+  // Opened at 390 px: after its own checks the run's chart text is checked at 390, 1280 and
+  // 1920 px (≥ 11 px, inside the svg, no overlaps; chart-faults.mjs), as chart-text.test.mjs
+  // checks the other charts, on this run instead of a second Run all.
+  test(`Run all draws a verified bar per available stage; its labels are ≥ 11 px (${lang})`, async () => {
     const { page, context, errors } = await openPage(
-      browser, `#/kernels?lang=${lang}&m=96&n=80&k=72&stage=matmul-tiled`,
+      browser, `#/kernels?lang=${lang}&m=96&n=80&k=72&stage=matmul-tiled`, { viewport: { width: 390, height: 900 } },
     );
     await waitForProbe(page);
     await page.click('#run-all-button');
@@ -83,6 +87,7 @@ for (const lang of ['en', 'zh']) {
     assert.match(await page.textContent('.run-all'), lang === 'en' ? /software adapter/ : /软件适配器/);
     assert.ok(!(await page.isDisabled('#run-all-button')), 'the page is ready for another run');
     await screenshot(page, `ladder-run-all-${lang}`);
+    await checkAtWidths(page, '.chart svg', 'run-all', lang);
     assertNoErrors(errors);
     await context.close();
   });
