@@ -10,7 +10,7 @@
 // their own runs instead of a second run of the same GPU work.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, assertNoErrors, trainingSettled } from './helpers.mjs';
+import { launch, openPage, assertNoErrors, trainingSettled } from './helpers.mjs';
 import { MIN_PX, checkAtWidths } from './chart-faults.mjs';
 
 let browser;
