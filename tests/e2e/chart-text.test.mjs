@@ -1,78 +1,21 @@
-// Chart text stays readable on a phone: every `svg text` of the thermal, roofline, systolic,
-// Run all and race sweep charts, the train page's network and loss charts and the diagrams of
+// Chart text stays readable on a phone: every `svg text` of the thermal, roofline and systolic
+// charts, the train page's network and loss charts and the diagrams of
 // the memory, precision, utilisation, simt, latency-throughput, multi-gpu, occupancy and vram
 // lessons renders at ≥ 11 CSS px (computed font-size × the svg's CSS width / its viewBox
 // width), inside the svg's box and clear of the svg's other texts, at 390 px in en and zh and
 // again at 1280 and 1920 px after the window is resized (the charts measure their width and
 // redraw). Runs use the smallest settings each page allows, so they stay short on SwiftShader.
+// The Run all chart, the race sweep chart and (in zh) the roofline chart are checked the same
+// way (chart-faults.mjs) by ladder.test.mjs, race.test.mjs and lessons-measured.test.mjs, on
+// their own runs instead of a second run of the same GPU work.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, screenshot, assertNoErrors, trainingSettled } from './helpers.mjs';
-
-const MIN_PX = 11;
-const WIDTHS = [390, 1280, 1920];
+import { launch, openPage, assertNoErrors, trainingSettled } from './helpers.mjs';
+import { MIN_PX, checkAtWidths } from './chart-faults.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-/**
- * Every text of the svgs matched by `sel` that renders below `minPx`, outside its svg or over
- * another text of its svg (boxes overlapping by more than 2 px both ways: a text's box is a
- * little taller than its glyphs, so lines set close together may touch).
- */
-function faults({ sel, minPx }) {
-  const out = [];
-  const svgs = [...document.querySelectorAll(sel)];
-  if (svgs.length === 0) return [`no svg matches ${sel}`];
-  for (const svg of svgs) {
-    const box = svg.getBoundingClientRect();
-    const vb = svg.viewBox.baseVal;
-    const scale = vb && vb.width > 0 ? box.width / vb.width : 1;
-    const seen = [];
-    for (const t of svg.querySelectorAll('text')) {
-      if (!t.textContent.trim()) continue;
-      const px = parseFloat(getComputedStyle(t).fontSize) * scale;
-      const r = t.getBoundingClientRect();
-      const what = JSON.stringify(t.textContent.trim().slice(0, 30));
-      if (px < minPx - 0.01) out.push(`${what} renders at ${px.toFixed(1)} px`);
-      if (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1 || r.bottom > box.bottom + 1) {
-        const f = (a, b) => `${a.toFixed(0)}–${b.toFixed(0)}`;
-        out.push(`${what} overflows the svg: ${f(r.left, r.right)} × ${f(r.top, r.bottom)} in ${f(box.left, box.right)} × ${f(box.top, box.bottom)}`);
-      }
-      for (const [other, o] of seen) {
-        const dx = Math.min(r.right, o.right) - Math.max(r.left, o.left);
-        const dy = Math.min(r.bottom, o.bottom) - Math.max(r.top, o.top);
-        if (dx > 2 && dy > 2) out.push(`${what} overlaps ${other}`);
-      }
-      seen.push([what, r]);
-    }
-  }
-  return out;
-}
-
-/**
- * At each width: resize, wait until the charts have redrawn for it (their text checks out, or
- * 10 s pass and the assertion names what is wrong), then assert and take a screenshot.
- */
-async function checkAtWidths(page, sel, name, lang) {
-  const arg = { sel, minPx: MIN_PX };
-  for (const width of WIDTHS) {
-    await page.setViewportSize({ width, height: 900 });
-    await page.waitForFunction(`(${faults})(${JSON.stringify(arg)}).length === 0`, null, { timeout: 10_000 }).catch(() => {});
-    const bad = await page.evaluate(faults, arg);
-    assert.deepEqual(bad, [], `${name} at ${width} px (${lang}): ${bad.join('; ')}`);
-    const full = await screenshot(page, `chart-text-${name}-${width}-${lang}`);
-    // Each chart alone, at its own size, to read its text.
-    const parent = sel === '.systolic-svg' ? '.systolic-views' : sel;
-    const charts = page.locator(parent);
-    const n = parent === sel ? await charts.count() : 1;
-    for (let i = 0; i < n; i++) {
-      if (parent === sel && await charts.nth(i).locator('text').count() === 0) continue;
-      await charts.nth(i).screenshot({ path: full.replace(/\.png$/, i === 0 ? '-chart.png' : `-chart${i + 1}.png`) });
-    }
-  }
-}
 
 for (const lang of ['en', 'zh']) {
   test(`systolic 8×8 labels are ≥ ${MIN_PX} px (${lang})`, async () => {
@@ -104,18 +47,10 @@ for (const lang of ['en', 'zh']) {
     await context.close();
   });
 
-  test(`Run all bar labels are ≥ ${MIN_PX} px (${lang})`, async () => {
-    const { page, context, errors } = await openPage(browser, `#/kernels?lang=${lang}&m=32&n=32&k=32&stage=matmul-tiled`, { viewport: { width: 390, height: 900 } });
-    await waitForProbe(page);
-    await page.click('#run-all-button');
-    await page.waitForFunction(() => Number(document.querySelector('.chart')?.dataset.runs) > 0, null, { timeout: 180_000 });
-    await checkAtWidths(page, '.chart svg', 'run-all', lang);
-    assertNoErrors(errors);
-    await context.close();
-  });
 }
 
-for (const lang of ['en', 'zh']) {
+// In zh the roofline chart's text is checked on lessons-measured.test.mjs's measurement.
+for (const lang of ['en']) {
   test(`roofline axes are ≥ ${MIN_PX} px (${lang})`, async () => {
     const { page, context, errors } = await openPage(browser, `#/learn/roofline?lang=${lang}`, { viewport: { width: 390, height: 900 } });
     await page.waitForSelector('[data-probe="available"], [data-probe="unavailable"]', { timeout: 30_000, state: 'attached' });
@@ -133,17 +68,6 @@ for (const lang of ['en', 'zh']) {
 }
 
 for (const lang of ['en', 'zh']) {
-  test(`race sweep axes are ≥ ${MIN_PX} px (${lang})`, async () => {
-    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&view=sweep&from=16&to=128&workers=2`, { viewport: { width: 390, height: 900 } });
-    await waitForProbe(page);
-    await page.waitForSelector('#sweep-start:not([disabled])');
-    await page.click('#sweep-start');
-    await page.waitForSelector('.sweep-chart[data-done="true"]', { timeout: 180_000 });
-    await checkAtWidths(page, '.sweep-chart svg', 'race-sweep', lang);
-    assertNoErrors(errors);
-    await context.close();
-  });
-
   test(`train network and loss chart are ≥ ${MIN_PX} px (${lang})`, async () => {
     const url = `#/train?data=spiral&layers=4&act=tanh&lr=0.03&batch=16&opt=adam&features=x,y,sinx,siny&noise=0.1&seed=1&lang=${lang}`;
     const { page, context, errors } = await openPage(browser, url, { viewport: { width: 390, height: 900 } });

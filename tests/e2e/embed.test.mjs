@@ -668,8 +668,10 @@ test('run-finished: training reports loss and accuracy when the host stops it wi
   await finish(opened);
 });
 
-// The experiment itself (its rates, its chart) is train.test.mjs's; here the embed's part:
-// `run` starts it, and `run-finished` carries what the page shows, on the smallest network.
+// The one run of the batch-size experiment to its end in the suite (it was also run on the
+// training page, 8,8 relu, in train.test.mjs): `run` starts it, `run-finished` carries what
+// the page shows, and the page's own table, chart and verdict are checked here, on the
+// smallest network.
 test('run-finished: the batch-size experiment reports samples per second per batch and its verdict', async () => {
   const o = await runFromHost('batch?lang=zh&hide=playground&layers=1&features=x', { timeout: 300_000 });
   const r = o.results;
@@ -694,6 +696,37 @@ test('run-finished: the batch-size experiment reports samples per second per bat
     : changes === 0 ? (wins[0][1] ? 'gpu-everywhere' : 'cpu-everywhere')
       : changes === 1 && !wins[0][1] ? 'gpu-from' : 'mixed';
   assert.equal(r.verdict, expected, JSON.stringify(r));
+  // The page's table: the batch sizes as counts, and every cell a measured number — a whole
+  // count, above 0 (a "0" would be under half a sample per second, more than the 300 s this
+  // whole run is given allows at any batch), and under 10⁹ samples per second, which no
+  // machine trains this network at (a figure that large means the steps were not timed). How
+  // fast this machine is belongs in docs/benchmarks.md, not in a check.
+  assert.equal(table[0][0], '1');
+  assert.equal(table[6][0], '4,096');
+  const num = (t) => Number(t.replace(/,/g, ''));
+  for (const row of table) {
+    for (const t of [row[1], row[2]]) assert.match(t, /^[\d,]+$/, `batch ${row[0]}: ${row.join(' | ')}`);
+    for (const v of [num(row[1]), num(row[2])]) assert.ok(v > 0 && v <= 1e9, `batch ${row[0]}: ${row.join(' | ')}`);
+  }
+  // Larger batches amortise per-step costs: the CPU's rate at 4,096 beats its rate at 1.
+  assert.ok(num(table[6][2]) > num(table[0][2]), `CPU ${table[0][2]} → ${table[6][2]}`);
+  // The chart draws one point per batch size on each line.
+  for (const line of ['gpu-train', 'cpu-train']) {
+    const points = await o.frame.getAttribute(`.train-exp-chart polyline.${line}`, 'points');
+    assert.equal(points.trim().split(/\s+/).length, 7, `${line}: ${points}`);
+  }
+  // Item 13: the conclusion the page writes is the one the numbers in its table support.
+  const numOrNull = (t) => (/^[\d,]+$/.test(t) ? num(t) : null);
+  const shownWins = table.filter((t) => numOrNull(t[1]) !== null).map((t) => numOrNull(t[1]) > numOrNull(t[2]));
+  const shownChanges = shownWins.slice(1).filter((w, i) => w !== shownWins[i]).length;
+  const pageVerdict = shownWins.length === 0 ? 'no-gpu'
+    : shownChanges === 0 ? (shownWins[0] ? 'gpu-all' : 'cpu-all')
+      : shownChanges === 1 && !shownWins[0] ? 'gpu-from' : 'mixed';
+  await o.frame.waitForSelector('.train-experiment .lesson');
+  const lesson = await o.frame.textContent('.train-experiment .lesson');
+  assert.equal(await o.frame.getAttribute('.train-experiment .lesson', 'data-verdict'), pageVerdict, lesson);
+  if (pageVerdict === 'cpu-all') assert.match(lesson, /CPU 孪生都更快/);
+  await screenshot(o.page, 'train-experiment-zh');
   await finish(o);
 });
 

@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openPage, goto, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
 import { QUEUE_SPY, queueState, clickAndCount } from './queue-spy.mjs';
+import { checkAtWidths, faults } from './chart-faults.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -78,9 +79,13 @@ test('cancel mid-race leaves the page usable, and the next race works', async ()
   await context.close();
 });
 
-test('the sweep draws a log-log chart and marks the crossover (or says there is none)', async () => {
+// Opened at 390 px: after its own checks the sweep chart's text is checked at 390, 1280 and
+// 1920 px (≥ 11 px, inside the svg, no overlaps; chart-faults.mjs) on this sweep, instead of
+// a second sweep per language in chart-text.test.mjs.
+test('the sweep draws a log-log chart and marks the crossover (or says there is none); its text is ≥ 11 px', async () => {
   for (const lang of ['en', 'zh']) {
-    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&view=sweep&from=16&to=128&workers=2`);
+    const { page, context, errors } = await openPage(browser, `#/race?lang=${lang}&view=sweep&from=16&to=128&workers=2`,
+      { viewport: { width: 390, height: 900 } });
     await waitForProbe(page);
     await page.waitForSelector('#sweep-start:not([disabled])');
     await page.click('#sweep-start');
@@ -98,6 +103,27 @@ test('the sweep draws a log-log chart and marks the crossover (or says there is 
     } else {
       assert.equal(await page.$('.sweep-chart .crossover'), null);
       assert.ok(['None', 'GpuEverywhere'].includes(summary), summary);
+    }
+    await checkAtWidths(page, '.sweep-chart svg', 'race-sweep', lang);
+    await page.setViewportSize({ width: 1280, height: 900 });
+    // Back at 1280 px (the chart redrawn for it: its text checks out again), the y-axis labels
+    // are readable and formatted one way.
+    await page.waitForFunction(() => window.innerWidth === 1280);
+    await page.waitForFunction(`(${faults})(${JSON.stringify({ sel: '.sweep-chart svg', minPx: 11 })}).length === 0`);
+    const ticks = await page.$$eval('.sweep-chart text.tick.y', (ts) => ts.map((t) => {
+      const s = getComputedStyle(t);
+      return { text: t.textContent, size: t.getBoundingClientRect().height, fill: s.fill, opacity: s.opacity, stroke: s.stroke };
+    }));
+    assert.ok(ticks.length >= 2, JSON.stringify(ticks));
+    for (const t of ticks) {
+      // Decades are whole numbers of one unit: "0.01 ms", "1 ms", "100 ms", "1 s", never "10.00 ms".
+      assert.match(t.text, /^(0\.0*1|1|10|100) (µs|ms|s)$/, `tick "${t.text}"`);
+      assert.ok(t.size >= 11, `tick "${t.text}" is ${t.size} px tall`);
+      const rgb = t.fill.match(/\d+/g).map(Number);
+      const lum = (0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]) / 255;
+      assert.ok(lum <= 0.45 && Number(t.opacity) === 1, `tick "${t.text}" is faint: ${t.fill} × ${t.opacity}`);
+      // A light outline (the gridlines' stroke, inherited) blurs the glyphs into the background.
+      assert.equal(t.stroke, 'none', `tick "${t.text}" is outlined in ${t.stroke}`);
     }
     await screenshot(page, `race-sweep-${lang}`);
     assertNoErrors(errors);
