@@ -16,11 +16,20 @@
 # Measured on the 2-core dev machine (2026-12-04): the first run fetches and unpacks in
 # 12–25 s (~70 MB of packages, 340 MB unpacked); the test itself takes 0.5 s on an idle
 # machine, about a minute at load 18 (four kernels, seven sizes, trusted and checked).
+#
+# Debian's archive is outside the project: if the driver cannot be fetched or its libraries no
+# longer resolve (a newer Mesa in trixie-backports needing another LLVM), the run says
+# "SKIPPED:" with the reason, which `cargo xtask test` counts and prints as a skip, instead of
+# failing the suite for a change elsewhere. A test that runs and fails still fails.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=${SYSROOT:-$HOME/.cache/gpu-playground/lavapipe-coopmat}
 lib=$root/sysroot/usr/lib/x86_64-linux-gnu
-if [ ! -e "$lib/libvulkan_lvp.so" ]; then
+skip() {
+  echo "SKIPPED: the Tensor Core kernels on Mesa 26's lavapipe: $*"
+  exit 0
+}
+fetch() {
   mkdir -p "$root/lists/partial" "$root/cache/archives/partial" "$root/debs"
   printf '%s\n' 'deb http://deb.debian.org/debian trixie main' \
     'deb http://deb.debian.org/debian trixie-backports main' > "$root/sources.list"
@@ -37,10 +46,14 @@ if [ ! -e "$lib/libvulkan_lvp.so" ]; then
   for p in "${pkgs[@]}"; do case $p in */*) spec+=("$p") ;; *) spec+=("$p/trixie") ;; esac; done
   (cd "$root/debs" && apt-get "${apt_opts[@]}" download -qq "${spec[@]}" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
   for f in "$root"/debs/*.deb; do dpkg -x "$f" "$root/sysroot"; done
+}
+if [ ! -e "$lib/libvulkan_lvp.so" ]; then
+  (fetch) || skip "could not fetch or unpack Mesa 26 and its libraries from Debian's archive"
+  [ -e "$lib/libvulkan_lvp.so" ] || skip "no libvulkan_lvp.so after unpacking (packages changed?)"
 fi
 # The loader resolves every library inside the sysroot, or says which one is missing.
 missing=$("$lib/ld-linux-x86-64.so.2" --library-path "$lib" --list "$lib/libvulkan_lvp.so" 2>&1 | grep -E 'not found|cannot open' || true)
-if [ -n "$missing" ]; then echo "the sysroot lacks: $missing" >&2; exit 1; fi
+if [ -n "$missing" ]; then rm -rf "$root/sysroot"; skip "the sysroot lacks: $missing"; fi
 printf '{"ICD":{"api_version":"1.4.0","library_path":"%s"},"file_format_version":"1.0.0"}\n' \
   "$lib/libvulkan_lvp.so" > "$root/lvp_icd.json"
 xdg=$(mktemp -d); chmod 700 "$xdg"
