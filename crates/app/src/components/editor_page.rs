@@ -570,20 +570,7 @@ pub fn KernelEditor() -> Html {
         html! { <p class="editor-context">{ ctx.t(&format!("editor.context.{}", match target.family() {
             Family::Conv => "conv", Family::Mlp => "mlp", Family::Cnn => "cnn", _ => "measure" })) }</p> }
     });
-    // A CNN kernel is explained here as on the CNN page: what it computes, how threads map.
-    let explained = page_models::cnn::kernels::KERNELS
-        .iter()
-        .find(|k| k.id == target.id())
-        .map(|k| {
-            html! {
-                <details id="editor-cnn-mapping" class="editor-explained" open=true>
-                    <summary>{ ctx.t("cnn.kernel.what") }</summary>
-                    <p>{ ctx.t(&k.what_key()) }</p>
-                    <h3>{ ctx.t("cnn.kernel.mapping") }</h3>
-                    <p>{ ctx.t(&k.mapping_key()) }</p>
-                </details>
-            }
-        });
+    let explained = cnn_explanation(&ctx, target.id());
 
     html! {
         <section class="page editor-page" data-stage={target.id()}>
@@ -1255,4 +1242,22 @@ fn stage_nav(ctx: &Ctx, targets: &[Target], target: Target) -> Html {
     html! {
         <nav aria-label={ctx.t("editor.stages")}><ul class="editor-groups">{ for groups }</ul></nav>
     }
+}
+
+/// A CNN kernel explained as on the CNN page: what it computes, how its threads map (None for
+/// another family's kernel).
+fn cnn_explanation(ctx: &Ctx, id: &str) -> Option<Html> {
+    page_models::cnn::kernels::KERNELS
+        .iter()
+        .find(|k| k.id == id)
+        .map(|k| {
+            html! {
+                <details id="editor-cnn-mapping" class="editor-explained" open=true>
+                    <summary>{ ctx.t("cnn.kernel.what") }</summary>
+                    <p>{ ctx.t(&k.what_key()) }</p>
+                    <h3>{ ctx.t("cnn.kernel.mapping") }</h3>
+                    <p>{ ctx.t(&k.mapping_key()) }</p>
+                </details>
+            }
+        })
 }
