@@ -102,7 +102,12 @@ pub fn test() -> Result<(), String> {
             // the Tensor Core kernels as skipped; Mesa 26's has (8×8×8 f16 tiles). The script
             // unpacks it with a newer glibc into a private sysroot (nothing is installed) and
             // runs that one test there, so the kernel's scheme is checked on every run.
-            counted(Command::new("bash").arg("tools/lavapipe-coopmat/run.sh"))
+            // The step above's compiler wrapper too, so the test binary it built is reused
+            // rather than every workspace crate compiled again.
+            let mut cmd = Command::new("bash");
+            cmd.arg("tools/lavapipe-coopmat/run.sh");
+            lint_while_building(&mut cmd)?;
+            counted(&mut cmd)
         },
     );
     let mut wasm_size = String::new();
