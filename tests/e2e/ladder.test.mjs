@@ -416,6 +416,16 @@ for (const lang of ['en', 'zh']) {
       const fields = await page.$eval('.conv-sizes', (f) => f.scrollWidth <= f.clientWidth + 1);
       assert.ok(fields, `the ten fields fit at ${width} px (page ${scroll})`);
     }
+    if (lang === 'en') {
+      // Switched to Chinese after the run: the skipped stage's reason follows (it was said
+      // once in the run's language and stayed English).
+      await page.click('button.lang[data-lang="zh"]');
+      await page.waitForFunction(() => /1×1 阶段只运行/.test(
+        document.querySelector('.skipped-reasons li[data-stage="conv-pointwise"]')?.textContent ?? ''),
+      null, { timeout: 10_000 }).catch(async () => {
+        throw new Error(`after the switch: ${await page.textContent('.skipped-reasons li[data-stage="conv-pointwise"]')}`);
+      });
+    }
     assertNoErrors(errors);
     await context.close();
   });

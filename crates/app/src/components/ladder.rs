@@ -208,18 +208,23 @@ struct RunAllProps {
     family: RunFamily,
 }
 
-/// Each stage of `family` at `size`: pending, or skipped with why (a missing feature, a limit).
+/// Why stage `k` cannot run at `size` here (a missing feature, a limit), in the page's
+/// language; None when it can.
+fn skip_reason(ctx: &Ctx, k: &Stage, size: &Problem) -> Option<String> {
+    let refused = super::kernel_run::adapter_limits(ctx)
+        .as_ref()
+        .and_then(|l| page_models::run_family::check_limits(k, size, l))
+        .map(|e| super::kernel_run::limit_message(ctx, &e));
+    stage_unavailable(ctx, k).or(refused)
+}
+
+/// Each stage of `family` at `size`: pending, or skipped with why.
 fn plan_rows(ctx: &Ctx, family: RunFamily, size: &Problem) -> Vec<(usize, Stage, RowState)> {
-    let limits = super::kernel_run::adapter_limits(ctx);
     family
         .stages()
         .into_iter()
         .map(|(n, k)| {
-            let refused = limits
-                .as_ref()
-                .and_then(|l| page_models::run_family::check_limits(&k, size, l))
-                .map(|e| super::kernel_run::limit_message(ctx, &e));
-            let state = match stage_unavailable(ctx, &k).or(refused) {
+            let state = match skip_reason(ctx, &k, size) {
                 Some(why) => RowState::Skipped(why),
                 None => RowState::Pending,
             };
@@ -388,8 +393,9 @@ fn run_all_chart(
 }
 
 /// Why stages failed and why stages were skipped (the conv ladder's 1×1 stage at a 3×3 shape,
-/// a missing feature).
-fn run_all_reasons(ctx: &Ctx, rows: &[(usize, Stage, RowState)]) -> Html {
+/// a missing feature). A skip's reason is said again in the page's language (the learner may
+/// have switched since the run, at `size`, planned its rows).
+fn run_all_reasons(ctx: &Ctx, rows: &[(usize, Stage, RowState)], size: Option<&Problem>) -> Html {
     let failures = rows.iter().filter_map(|(n, k, st)| match st {
         RowState::Failed(e) => Some(html! {
             <li>{ format!("{n}. {}: ", ctx.t(&k.title_key())) }{ e.clone() }</li>
@@ -400,7 +406,10 @@ fn run_all_reasons(ctx: &Ctx, rows: &[(usize, Stage, RowState)]) -> Html {
         .iter()
         .filter_map(|(n, k, st)| match st {
             RowState::Skipped(why) => Some(html! {
-                <li data-stage={k.id()}>{ format!("{n}. {}: ", ctx.t(&k.title_key())) }{ why.clone() }</li>
+                <li data-stage={k.id()}>
+                    { format!("{n}. {}: ", ctx.t(&k.title_key())) }
+                    { size.and_then(|s| skip_reason(ctx, k, s)).unwrap_or_else(|| why.clone()) }
+                </li>
             }),
             _ => None,
         })
@@ -496,7 +505,7 @@ fn RunAll(props: &RunAllProps) -> Html {
             }
             if !rows.is_empty() {
                 { run_all_chart(&ctx, rows, &shape, *view.finished, (&chart_ref, chart_w)) }
-                { run_all_reasons(&ctx, rows) }
+                { run_all_reasons(&ctx, rows, runs.last_settings().as_ref()) }
                 if software {
                     <p class="note">{ ctx.t("ladder.software_note") }</p>
                 }
