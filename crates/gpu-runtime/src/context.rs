@@ -150,6 +150,20 @@ pub fn offers_tensor_core_tile(configs: &[wgpu::CooperativeMatrixProperties], t:
 /// wgpu 30) and experimental: wgpu offers `EXPERIMENTAL_COOPERATIVE_MATRIX` on Vulkan where
 /// the driver has VK_KHR_cooperative_matrix and `vulkanMemoryModelDeviceScope`, and lists the
 /// driver's subgroup-scoped configurations of 8 or 16.
+/// Cooperative-matrix configurations as a reason or a log names them: "16x16x16 F16->F32, …".
+pub fn coop_configs_text(configs: &[wgpu::CooperativeMatrixProperties]) -> String {
+    configs
+        .iter()
+        .map(|c| {
+            format!(
+                "{}x{}x{} {:?}->{:?}",
+                c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn tensor_cores(
     features: wgpu::Features,
     configs: &[wgpu::CooperativeMatrixProperties],
@@ -162,15 +176,6 @@ pub fn tensor_cores(
                 .into(),
         );
     }
-    let listed: Vec<String> = configs
-        .iter()
-        .map(|c| {
-            format!(
-                "{}x{}x{} {:?}->{:?}",
-                c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
-            )
-        })
-        .collect();
     if !features.contains(coop) {
         return Err(if configs.is_empty() {
             "the adapter offers no cooperative matrices (Vulkan: no VK_KHR_cooperative_matrix \
@@ -180,7 +185,7 @@ pub fn tensor_cores(
             format!(
                 "the adapter lists cooperative matrices ({}) but wgpu does not offer them \
                  (Vulkan: vulkanMemoryModelDeviceScope missing)",
-                listed.join(", ")
+                coop_configs_text(configs)
             )
         });
     }
@@ -188,7 +193,7 @@ pub fn tensor_cores(
         return Err(format!(
             "the adapter's cooperative matrices ({}) include no 16x16x16 or 8x8x8 \
              f16->f32 tile",
-            listed.join(", ")
+            coop_configs_text(configs)
         ));
     }
     let also = wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP;
@@ -305,14 +310,7 @@ impl Gpu {
             format!(
                 "the adapter's cooperative matrices include no {t}x{t}x{t} f16->f32 tile \
                  (it has {})",
-                self.coop_configs
-                    .iter()
-                    .map(|c| format!(
-                        "{}x{}x{} {:?}->{:?}",
-                        c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                coop_configs_text(&self.coop_configs)
             )
         })
     }

@@ -29,7 +29,7 @@ pub mod workload;
 
 pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};
 pub use clock::now_ms;
-pub use context::{looks_like_software, AdapterSummary, Gpu, GpuError};
+pub use context::{coop_configs_text, looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::RunOutput;
 pub use family::conv;
 pub use family::numeric;

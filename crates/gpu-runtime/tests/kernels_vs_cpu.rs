@@ -272,17 +272,8 @@ fn the_schedule_probe_sees_every_workgroup_exactly_once() {
 #[test]
 fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
     let gpu = gpu();
-    let configs: Vec<String> = gpu
-        .cooperative_matrix_configs()
-        .iter()
-        .map(|c| {
-            format!(
-                "{}x{}x{} {:?}->{:?}",
-                c.m_size, c.n_size, c.k_size, c.ab_type, c.cr_type
-            )
-        })
-        .collect();
-    eprintln!("{}: cooperative matrices {configs:?}", gpu.adapter().name);
+    let configs = gpu_runtime::coop_configs_text(gpu.cooperative_matrix_configs());
+    eprintln!("{}: cooperative matrices [{configs}]", gpu.adapter().name);
     let ladder = gpu_runtime::kernel("matmul-tensor-core")
         .expect("catalogued")
         .clone();
