@@ -50,6 +50,14 @@ const MAX_PASSES: u32 = 1024;
 /// submission of the same run adds nothing to them.
 const IN_FLIGHT: usize = 2;
 
+/// Whether an open batch of `passes` must be submitted before the next pass: it has passes
+/// and either the next would take it `over` its time budget or its timestamp queries are all
+/// taken (every pass of a submission needs two; a split step's chunks count too, so many
+/// cheap warm-up passes cannot run past the query set).
+fn batch_full(passes: usize, over: bool) -> bool {
+    passes > 0 && (over || passes >= MAX_PASSES as usize)
+}
+
 /// How often to run the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunOptions {
@@ -735,7 +743,7 @@ impl Gpu {
                             }
                             .min(ctl.chunk_cap.unwrap_or(f64::INFINITY));
                             let room = budget - batch.cost;
-                            if !batch.passes.is_empty() && room < piece {
+                            if batch_full(batch.passes.len(), room < piece) {
                                 self.flush(&mut batch, &queries, &mut st, ctl, &mut pending)
                                     .await?;
                                 continue;
@@ -774,9 +782,7 @@ impl Gpu {
                         let over = st
                             .ms_per_cost
                             .is_some_and(|r| (batch.cost + step.cost) * r > target_ms);
-                        if !batch.passes.is_empty()
-                            && (over || batch.passes.len() as u32 >= MAX_PASSES)
-                        {
+                        if batch_full(batch.passes.len(), over) {
                             self.flush(&mut batch, &queries, &mut st, ctl, &mut pending)
                                 .await?;
                         }
@@ -1224,7 +1230,19 @@ async fn map_read_until(
 
 #[cfg(test)]
 mod tests {
-    use super::le_words;
+    use super::{batch_full, le_words, MAX_PASSES};
+
+    #[test]
+    fn a_batch_is_submitted_before_its_queries_run_out() {
+        let max = MAX_PASSES as usize;
+        // Within budget and queries: keep filling; an empty batch always takes a pass.
+        assert!(!batch_full(0, true));
+        assert!(!batch_full(max - 1, false));
+        assert!(batch_full(5, true));
+        // Every query pair taken: submit, whatever the time budget says (the H100 sweep's
+        // "Query 3306 is out of bounds for a query set of size 2048").
+        assert!(batch_full(max, false));
+    }
 
     #[test]
     fn read_back_words_are_little_endian_and_drop_a_partial_word() {
