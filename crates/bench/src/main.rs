@@ -61,6 +61,11 @@ struct Args {
     checked: bool,
     tune: bool,
     copy_mib: u32,
+    /// `--wgsl ID=FILE`: a catalogued kernel's spec with its WGSL replaced by FILE's, as a
+    /// kernel of its own (id `ID+FILE`), to try a variant on a lent device without a rebuild.
+    replaced: Vec<(String, String)>,
+    /// `--keep-going`: a cell that fails verification is reported and the run goes on.
+    keep_going: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -69,7 +74,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench clamps [--kernels id,…] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] [--wgsl ID=FILE] [--keep-going] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench clamps [--kernels id,…] (got {other:?})"
             ))
         }
     }
@@ -82,6 +87,8 @@ fn parse_args() -> Result<Args, String> {
         checked: false,
         tune: false,
         copy_mib: 0,
+        replaced: Vec::new(),
+        keep_going: false,
     };
     while let Some(flag) = args.next() {
         match flag.as_str() {
@@ -96,6 +103,10 @@ fn parse_args() -> Result<Args, String> {
             }
             "--tune" => {
                 parsed.tune = true;
+                continue;
+            }
+            "--keep-going" => {
+                parsed.keep_going = true;
                 continue;
             }
             _ => {}
@@ -139,6 +150,12 @@ fn parse_args() -> Result<Args, String> {
                     .ok_or_else(|| format!("--copy-mib wants 1 to 2048, not `{value}`"))?;
             }
             "--kernels" => parsed.kernels = value.split(',').map(str::to_string).collect(),
+            "--wgsl" => {
+                let (id, file) = value
+                    .split_once('=')
+                    .ok_or_else(|| format!("--wgsl wants ID=FILE, not `{value}`"))?;
+                parsed.replaced.push((id.to_string(), file.to_string()));
+            }
             _ => return Err(format!("unknown flag {flag}")),
         }
     }
@@ -238,6 +255,21 @@ fn run() -> Result<(), String> {
             .into_iter()
             .filter(|k| args.kernels.iter().any(|id| id == k.id)),
     );
+    for (id, file) in &args.replaced {
+        let base = gpu_runtime::kernels()
+            .cloned()
+            .chain(gpu_runtime::catalogue::tile_variants())
+            .chain(gpu_runtime::family::matmul::tensor_core_variants())
+            .find(|k| k.id == id.as_str())
+            .ok_or_else(|| format!("--wgsl: no matmul kernel `{id}`"))?;
+        let text = std::fs::read_to_string(file).map_err(|e| format!("--wgsl {file}: {e}"))?;
+        selected.push(KernelSpec {
+            // Leaked once per flag: spec ids are &'static str.
+            id: Box::leak(format!("{id}+{file}").into_boxed_str()),
+            source: gpu_runtime::KernelSource::Text(text),
+            ..base
+        });
+    }
     for k in &selected {
         if let Some(why) = gpu.cannot_run(k) {
             println!(
@@ -290,7 +322,9 @@ fn run() -> Result<(), String> {
                 run.verdict.ok,
                 pass_list(&run.timing.pass_ms)
             ));
-            if !run.verdict.ok {
+            if !run.verdict.ok && args.keep_going {
+                println!("  ^ failed verification: {:?}", run.verdict);
+            } else if !run.verdict.ok {
                 return Err(format!(
                     "{} at {n} failed verification: {:?}",
                     k.id, run.verdict
