@@ -72,6 +72,7 @@
 
 use crate::data::{BatchOrder, Samples};
 use cpu_kernels::data::SplitMix64;
+use cpu_kernels::optim;
 
 /// The side of every max-pool window and its stride.
 pub const POOL: usize = 2;
@@ -103,25 +104,10 @@ impl Optimiser {
     }
 }
 
-pub const BETA1: f32 = 0.9;
-pub const BETA2: f32 = 0.999;
-/// 1 − β₁ and 1 − β₂ as f32 arithmetic gives them (0.999 is not exact in f32, so
-/// `ONE_MINUS_BETA2` is 0.001 − 1.3e-8). Hand these to the kernel in its uniform: WGSL folds
-/// `1.0 - 0.999` in abstract-float precision and would get the nearest f32 to 0.001 instead.
-pub const ONE_MINUS_BETA1: f32 = 1.0 - BETA1;
-pub const ONE_MINUS_BETA2: f32 = 1.0 - BETA2;
-/// TensorFlow's default, so a comparison with tfjs trains the same thing.
-pub const EPSILON: f32 = 1e-7;
-
-/// Adam's bias corrections (1 − β₁ᵗ, 1 − β₂ᵗ) for step t ≥ 1: computed once per step in f64
-/// and rounded, so the twin and the kernel divide by the same two numbers.
-pub fn adam_corrections(t: u64) -> (f32, f32) {
-    let t = t.clamp(1, i32::MAX as u64) as i32;
-    (
-        (1.0 - (BETA1 as f64).powi(t)) as f32,
-        (1.0 - (BETA2 as f64).powi(t)) as f32,
-    )
-}
+// One set of optimiser constants and one update for every model: `cpu_kernels::optim`.
+pub use cpu_kernels::optim::{
+    adam_corrections, BETA1, BETA2, EPSILON, ONE_MINUS_BETA1, ONE_MINUS_BETA2,
+};
 
 /// Learning settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -827,23 +813,9 @@ pub fn apply_update(
     m: &mut [f32],
     v: &mut [f32],
 ) {
-    let lr = hyper.lr;
     match hyper.optimiser {
-        Optimiser::Sgd => {
-            let mu = hyper.momentum;
-            for ((p, &g), m) in params.iter_mut().zip(grads).zip(m.iter_mut()) {
-                *m = mu * *m + g;
-                *p -= lr * *m;
-            }
-        }
-        Optimiser::Adam => {
-            let (c1, c2) = adam_corrections(step);
-            for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(m.iter_mut()).zip(v) {
-                *m = BETA1 * *m + ONE_MINUS_BETA1 * g;
-                *v = BETA2 * *v + ONE_MINUS_BETA2 * g * g;
-                *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPSILON);
-            }
-        }
+        Optimiser::Sgd => optim::sgd_update(hyper.lr, hyper.momentum, params, grads, m),
+        Optimiser::Adam => optim::adam_update(hyper.lr, step, params, grads, m, v),
     }
 }
 

@@ -11,5 +11,6 @@ pub mod df64;
 pub mod gemm;
 pub mod matmul;
 pub mod matmul_variants;
+pub mod optim;
 pub mod quant;
 pub mod verify;
