@@ -31,6 +31,7 @@ pub use catalogue::{kernel, kernels, Family, KernelSource, KernelSpec, Storage};
 pub use clock::now_ms;
 pub use context::{coop_configs_text, looks_like_software, AdapterSummary, Gpu, GpuError};
 pub use dispatch::RunOutput;
+pub use family::attention;
 pub use family::conv;
 pub use family::numeric;
 pub use launch_schedule::{record_schedule, ScheduleRecord};
@@ -46,5 +47,6 @@ pub use workload::{parse_dim, BufferLimits, Job, MeasureSize, ScheduleSize, Size
 
 pub use cnn;
 pub use cpu_kernels;
+pub use gpt;
 pub use mlp;
 pub use wgpu;

@@ -27,6 +27,9 @@ pub enum Family {
     /// The CNN page's training kernels (`family/cnn.rs`); run by a `cnn_training` session,
     /// no `Job`.
     Cnn,
+    /// Causal self-attention, naive and fused (`family/attention.rs`); run as plans by
+    /// `attention::run_attention`, no `Job`.
+    Attention,
 }
 
 /// How the inputs and output are laid out in GPU buffers.

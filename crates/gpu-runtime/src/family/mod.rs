@@ -14,6 +14,7 @@ use crate::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, Split, Step};
 use crate::spec::{Family, KernelSpec};
 use crate::workload::Job;
 
+pub mod attention;
 pub mod cnn;
 pub mod conv;
 pub mod matmul;
@@ -31,6 +32,7 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Conv, conv::KERNELS),
     (Family::Numeric, numeric::KERNELS),
     (Family::Cnn, cnn::KERNELS),
+    (Family::Attention, attention::KERNELS),
 ];
 
 /// The buffers and uniform of a one-kernel job: inputs at bindings 0, 1, …, the output next,
