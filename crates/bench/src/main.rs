@@ -25,9 +25,10 @@
 //! `matmul-tensor-core@8x8x8` (Mesa's lavapipe 26 tiles), `matmul-tensor-core-direct` (the
 //! control that loads its tiles straight from storage) and `matmul-tensor-core-direct@8x8x8`.
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
-//! `bench mlp`: see `mlp_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
+//! `bench mlp`: see `mlp_bench.rs`. `bench attention`: see `attention_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
 //! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
 
+mod attention_bench;
 mod clamps;
 mod cnn_bench;
 mod conv_bench;
@@ -74,7 +75,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] [--wgsl ID=FILE] [--keep-going] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench clamps [--kernels id,…] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] [--wgsl ID=FILE] [--keep-going] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench clamps [--kernels id,…] | bench attention [--seqs 64,…] [--bh 32] [--d 64] [--rows 64,32] [--runs 3] [--reps 5] [--checked] [--out FILE] (got {other:?})"
             ))
         }
     }
@@ -165,6 +166,7 @@ fn parse_args() -> Result<Args, String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
+        Some("attention") => attention_bench::run(args.into_iter().skip(1)),
         Some("cpu") => cpu::run(&args[1..]),
         Some("cnn") => cnn_bench::run(args.into_iter().skip(1)),
         Some("conv") => conv_bench::run(args.into_iter().skip(1)),
