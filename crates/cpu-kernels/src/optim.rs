@@ -26,7 +26,21 @@ pub fn adam_corrections(t: u64) -> (f32, f32) {
 
 /// SGD with momentum μ (plain SGD is μ = 0): v ← μ·v + g; p ← p − lr·v.
 pub fn sgd_update(lr: f32, mu: f32, params: &mut [f32], grads: &[f32], velocity: &mut [f32]) {
+    sgd_update_with(lr, mu, params, grads, velocity, |g, _| g);
+}
+
+/// [`sgd_update`] with the gradient each parameter uses computed from (g, p) by `grad`, e.g.
+/// with a regularisation term added (the MLP's `regularised`).
+pub fn sgd_update_with(
+    lr: f32,
+    mu: f32,
+    params: &mut [f32],
+    grads: &[f32],
+    velocity: &mut [f32],
+    grad: impl Fn(f32, f32) -> f32,
+) {
     for ((p, &g), v) in params.iter_mut().zip(grads).zip(velocity) {
+        let g = grad(g, *p);
         *v = mu * *v + g;
         *p -= lr * *v;
     }
@@ -42,11 +56,28 @@ pub fn adam_update(
     m: &mut [f32],
     v: &mut [f32],
 ) {
+    adam_update_with(lr, step, EPSILON, params, grads, m, v, |g, _| g);
+}
+
+/// [`adam_update`] with ε given and the gradient each parameter uses computed from (g, p) by
+/// `grad` (the MLP adds its regularisation there, and a test hands its twin a wrong ε).
+#[allow(clippy::too_many_arguments)]
+pub fn adam_update_with(
+    lr: f32,
+    step: u64,
+    epsilon: f32,
+    params: &mut [f32],
+    grads: &[f32],
+    m: &mut [f32],
+    v: &mut [f32],
+    grad: impl Fn(f32, f32) -> f32,
+) {
     let (c1, c2) = adam_corrections(step);
     for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(m).zip(v) {
+        let g = grad(g, *p);
         *m = BETA1 * *m + ONE_MINUS_BETA1 * g;
         *v = BETA2 * *v + ONE_MINUS_BETA2 * g * g;
-        *p -= lr * (*m / c1) / ((*v / c2).sqrt() + EPSILON);
+        *p -= lr * (*m / c1) / ((*v / c2).sqrt() + epsilon);
     }
 }
 

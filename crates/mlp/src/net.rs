@@ -8,6 +8,7 @@
 //! - deltas (dLoss/dz): the same layout as the activations.
 
 use cpu_kernels::data::SplitMix64;
+use cpu_kernels::optim;
 
 /// The activation of the hidden layers (the output layer is linear). The number is what the
 /// kernels receive in their uniform.
@@ -133,18 +134,13 @@ impl Optimiser {
 /// workgroup size); the CPU twin sums in the same order.
 pub const REDUCE: usize = 64;
 
-pub const BETA1: f32 = 0.9;
-pub const BETA2: f32 = 0.999;
-pub const EPSILON: f32 = 1e-7;
+// One set of optimiser constants and one update for every model: `cpu_kernels::optim`.
+pub use cpu_kernels::optim::{BETA1, BETA2, EPSILON};
 
 /// Adam's bias corrections (1 − β₁ᵗ, 1 − β₂ᵗ) for step t ≥ 1, computed once on the CPU and
-/// handed to the kernel, so both sides use the same two numbers.
+/// handed to the kernel, so both sides use the same two numbers (`cpu_kernels::optim`'s).
 pub fn adam_corrections(t: u32) -> (f32, f32) {
-    let t = t.max(1) as i32;
-    (
-        (1.0 - (BETA1 as f64).powi(t)) as f32,
-        (1.0 - (BETA2 as f64).powi(t)) as f32,
-    )
+    cpu_kernels::optim::adam_corrections(t.max(1) as u64)
 }
 
 /// Learning settings.
@@ -442,26 +438,22 @@ pub fn apply_update(
     v: &mut [f32],
 ) {
     let (lr, l1, l2) = (hyper.lr, hyper.l1, hyper.l2);
+    let reg = |g, p| regularised(g, p, l1, l2);
     match hyper.optimiser {
         Optimiser::Sgd | Optimiser::Momentum => {
-            let mu = hyper.optimiser.momentum();
-            for ((p, &g), m) in params.iter_mut().zip(grads).zip(m.iter_mut()) {
-                let g = regularised(g, *p, l1, l2);
-                *m = mu * *m + g;
-                *p -= lr * *m;
-            }
+            optim::sgd_update_with(lr, hyper.optimiser.momentum(), params, grads, m, reg)
         }
-        Optimiser::Adam => {
-            let (c1, c2) = adam_corrections(step as u32);
-            for (((p, &g), m), v) in params.iter_mut().zip(grads).zip(m.iter_mut()).zip(v) {
-                let g = regularised(g, *p, l1, l2);
-                *m = BETA1 * *m + (1.0 - BETA1) * g;
-                *v = BETA2 * *v + (1.0 - BETA2) * g * g;
-                let mh = *m / c1;
-                let vh = *v / c2;
-                *p -= lr * mh / (vh.sqrt() + epsilon);
-            }
-        }
+        // Steps past u32::MAX use the last correction, as the kernel's table does.
+        Optimiser::Adam => optim::adam_update_with(
+            lr,
+            step.min(u32::MAX as u64),
+            epsilon,
+            params,
+            grads,
+            m,
+            v,
+            reg,
+        ),
     }
 }
 
