@@ -9,8 +9,10 @@
 // (the check's bound is order-free and counts those exps).
 //
 // Launch: workgroup_size(BR) (override, default 64); dispatch (ceil(n / BR), bh, 1):
-//   workgroup (x, z) computes queries BR·x… of problem z; it reads keys 0 … min(n, BR·x + BR) − 1
-//   (the causal part of its last row); invocation l is query BR·x + l.
+//   workgroup (x, z) computes query block b = ceil(n / BR) − 1 − x of problem z (the last
+//   blocks, which read the most keys, are started first, so they do not finish last); it
+//   reads keys 0 … min(n, BR·b + BR) − 1 (the causal part of its last row); invocation l is
+//   query BR·b + l.
 // Overrides: D = head width (≤ 64), D4 = ceil(D / 4), BR = queries per workgroup.
 // Buffers: 0 = qkv (read; Q, K, V as addressed by attention_common.wgsl), 1 = out
 //   (read_write, addressed by out_at), 2 = uniform Attn (its d must equal D).
@@ -45,10 +47,12 @@ fn load4(base: u32, c: u32) -> vec4<f32> {
 @compute @workgroup_size(BR)
 fn main(
     @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
     @builtin(local_invocation_index) lid: u32,
 ) {
     let bh = wg.y;
-    let i = wg.x * BR + lid;
+    let block = groups.x - 1u - wg.x;
+    let i = block * BR + lid;
     let row = min(i, u.n - 1u);
     var q: array<vec4<f32>, MAX_D4>;
     var o: array<vec4<f32>, MAX_D4>;
@@ -59,7 +63,7 @@ fn main(
     }
     var m = NEG;
     var l = 0.0;
-    let keys = min(u.n, wg.x * BR + BR);
+    let keys = min(u.n, block * BR + BR);
     for (var kb = 0u; kb < keys; kb += BC) {
         for (var t = lid; t < BC * D4; t += BR) {
             let r = t / D4;
