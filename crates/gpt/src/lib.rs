@@ -15,9 +15,11 @@
 //!   shares) over seeded batches of windows.
 //! - [`data`]: the character vocabulary, documents as windows of the context, the seeded split.
 //! - [`bigram`]: the counting baseline the model must beat, computed on the same split.
+//! - [`memory`]: what training and decoding keep, from the shape alone, up to GPT-3's.
 
 pub mod bigram;
 pub mod data;
+pub mod memory;
 pub mod model;
 pub mod ops;
 pub mod real;
