@@ -33,6 +33,7 @@ pub use context::{coop_configs_text, looks_like_software, AdapterSummary, Gpu, G
 pub use dispatch::RunOutput;
 pub use family::attention;
 pub use family::conv;
+pub use family::gpt as gpt_layers;
 pub use family::numeric;
 pub use launch_schedule::{record_schedule, ScheduleRecord};
 pub use plan::{

@@ -30,6 +30,9 @@ pub enum Family {
     /// Causal self-attention, naive and fused (`family/attention.rs`); run as plans by
     /// `attention::run_attention`, no `Job`.
     Attention,
+    /// The GPT's LayerNorm and GELU kernels (`family/gpt.rs`); run as plans by its `run_*`
+    /// functions, no `Job`.
+    Gpt,
 }
 
 /// How the inputs and output are laid out in GPU buffers.

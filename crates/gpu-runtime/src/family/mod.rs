@@ -17,6 +17,7 @@ use crate::workload::Job;
 pub mod attention;
 pub mod cnn;
 pub mod conv;
+pub mod gpt;
 pub mod matmul;
 pub mod measure;
 pub mod mlp;
@@ -33,6 +34,7 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Numeric, numeric::KERNELS),
     (Family::Cnn, cnn::KERNELS),
     (Family::Attention, attention::KERNELS),
+    (Family::Gpt, gpt::KERNELS),
 ];
 
 /// The buffers and uniform of a one-kernel job: inputs at bindings 0, 1, …, the output next,

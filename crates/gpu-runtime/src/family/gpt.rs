@@ -1,0 +1,282 @@
+//! The GPT's layer kernels other than its matrix products and attention (issue 39):
+//! LayerNorm forward, its backward to the input and to γ and β, and GELU forward and backward.
+//! Each follows its CPU twin in `gpt::ops` sum for sum (one invocation per row or per column,
+//! ascending order) and is checked against the twin run in f64, within bounds derived from the
+//! arithmetic ([`ln_bound`], [`gelu_bound`]).
+//!
+//! Like conv, the family has no `Job`: each `run_*` builds a one-step plan and calls
+//! [`Gpu::run_plan`]. The GPT's training session will put the same dispatches in its resident
+//! plan.
+
+use crate::context::{Gpu, GpuError};
+use crate::plan::{Binding, Dispatch, Init, Plan, PlanBuffer, RunControl, RunOptions, Step};
+use crate::spec::{Family, KernelSource, KernelSpec, Storage};
+use crate::workload::Workload;
+use cpu_kernels::verify::Precision;
+
+const LN: &str = include_str!("../../../../shaders/gpt_layernorm.wgsl");
+const LN_BACK: &str = include_str!("../../../../shaders/gpt_layernorm_backward.wgsl");
+const LN_PARAMS: &str = include_str!("../../../../shaders/gpt_layernorm_param_grad.wgsl");
+const GELU: &str = include_str!("../../../../shaders/gpt_gelu.wgsl");
+const GELU_BACK: &str = include_str!("../../../../shaders/gpt_gelu_backward.wgsl");
+
+fn no_grid(_: &Workload) -> [u32; 3] {
+    [0, 0, 0]
+}
+
+macro_rules! gpt_kernel {
+    ($id:literal, $path:literal, $src:ident) => {
+        KernelSpec {
+            id: $id,
+            source_path: $path,
+            source: KernelSource::Built(|| $src.to_string()),
+            entry_point: "main",
+            family: Family::Gpt,
+            constants: &[],
+            workgroup_size: [64, 1, 1],
+            grid: no_grid,
+            storage: Storage::F32,
+            required_features: wgpu::Features::empty(),
+            precision: Precision::F32,
+            title_key: concat!("kernel.", $id, ".title"),
+            summary_key: concat!("kernel.", $id, ".summary"),
+        }
+    };
+}
+
+pub static KERNELS: &[KernelSpec] = &[
+    gpt_kernel!("gpt-layernorm", "shaders/gpt_layernorm.wgsl", LN),
+    gpt_kernel!(
+        "gpt-layernorm-backward",
+        "shaders/gpt_layernorm_backward.wgsl",
+        LN_BACK
+    ),
+    gpt_kernel!(
+        "gpt-layernorm-param-grad",
+        "shaders/gpt_layernorm_param_grad.wgsl",
+        LN_PARAMS
+    ),
+    gpt_kernel!("gpt-gelu", "shaders/gpt_gelu.wgsl", GELU),
+    gpt_kernel!(
+        "gpt-gelu-backward",
+        "shaders/gpt_gelu_backward.wgsl",
+        GELU_BACK
+    ),
+];
+
+fn kernel(id: &str) -> Result<&'static KernelSpec, GpuError> {
+    KERNELS
+        .iter()
+        .find(|k| k.id == id)
+        .ok_or_else(|| GpuError::Shader(format!("no kernel {id}")))
+}
+
+/// Runs `kernel` once over `buffers` (bound in order, then the uniform) and returns the
+/// read-back buffers' contents in order.
+async fn run_one(
+    gpu: &Gpu,
+    kernel: &KernelSpec,
+    buffers: Vec<(&'static str, Init<'_>, bool)>,
+    uniform: Vec<u32>,
+    groups: u32,
+) -> Result<Vec<Vec<f32>>, GpuError> {
+    let max = gpu.limits().max_compute_workgroups_per_dimension;
+    if groups > max {
+        return Err(GpuError::Shader(format!(
+            "{groups} workgroups exceed maxComputeWorkgroupsPerDimension ({max})"
+        )));
+    }
+    let mut bindings: Vec<Binding> = buffers.iter().map(|b| Binding::whole(b.0)).collect();
+    bindings.push(Binding::Uniform);
+    let names: Vec<&'static str> = buffers.iter().filter(|b| b.2).map(|b| b.0).collect();
+    let plan = Plan {
+        buffers: buffers
+            .into_iter()
+            .map(|(name, init, read_back)| PlanBuffer {
+                name,
+                init,
+                read_back,
+            })
+            .collect(),
+        steps: vec![Step {
+            kernel,
+            dispatch: Dispatch {
+                bindings,
+                uniform,
+                workgroups: [groups.max(1), 1, 1],
+            },
+            cost: 1.0,
+            split: None,
+        }],
+    };
+    let out = gpu
+        .run_plan(&plan, &RunOptions::default(), &RunControl::default())
+        .await?;
+    names
+        .iter()
+        .map(|n| {
+            out.bytes(n)
+                .map(bytemuck::pod_collect_to_vec)
+                .ok_or_else(|| GpuError::Readback(format!("{n} was not read back")))
+        })
+        .collect()
+}
+
+fn bytes(v: &[f32]) -> Init<'_> {
+    Init::Bytes(bytemuck::cast_slice(v).into())
+}
+
+/// LayerNorm's uniform: rows, c, γ and β offsets in the parameter buffer, ε.
+fn ln_uniform(rows: usize, c: usize, gamma: usize, beta: usize) -> Vec<u32> {
+    vec![
+        rows as u32,
+        c as u32,
+        gamma as u32,
+        beta as u32,
+        (gpt::ops::LN_EPS as f32).to_bits(),
+        0,
+        0,
+        0,
+    ]
+}
+
+/// LayerNorm forward of `rows` rows of width `c`; γ and β at `gamma`, `beta` in `params`:
+/// (y, stats as mean and rstd per row).
+pub async fn run_layernorm(
+    gpu: &Gpu,
+    x: &[f32],
+    params: &[f32],
+    (gamma, beta): (usize, usize),
+    rows: usize,
+    c: usize,
+) -> Result<(Vec<f32>, Vec<f32>), GpuError> {
+    let out = run_one(
+        gpu,
+        kernel("gpt-layernorm")?,
+        vec![
+            ("x", bytes(x), false),
+            ("params", bytes(params), false),
+            ("y", Init::Zeroed(4 * (rows * c) as u64), true),
+            ("stats", Init::Zeroed(8 * rows as u64), true),
+        ],
+        ln_uniform(rows, c, gamma, beta),
+        rows.div_ceil(64) as u32,
+    )
+    .await?;
+    let mut it = out.into_iter();
+    Ok((it.next().unwrap_or_default(), it.next().unwrap_or_default()))
+}
+
+/// LayerNorm's backward to its input, added to `dx`.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_layernorm_backward(
+    gpu: &Gpu,
+    x: &[f32],
+    params: &[f32],
+    gamma: usize,
+    stats: &[f32],
+    dy: &[f32],
+    dx: &[f32],
+    (rows, c): (usize, usize),
+) -> Result<Vec<f32>, GpuError> {
+    let out = run_one(
+        gpu,
+        kernel("gpt-layernorm-backward")?,
+        vec![
+            ("x", bytes(x), false),
+            ("params", bytes(params), false),
+            ("stats", bytes(stats), false),
+            ("dy", bytes(dy), false),
+            ("dx", bytes(dx), true),
+        ],
+        ln_uniform(rows, c, gamma, 0),
+        rows.div_ceil(64) as u32,
+    )
+    .await?;
+    Ok(out.into_iter().next().unwrap_or_default())
+}
+
+/// LayerNorm's backward to γ and β, added to `grads` at `gamma` and `beta`.
+#[allow(clippy::too_many_arguments)]
+pub async fn run_layernorm_param_grad(
+    gpu: &Gpu,
+    x: &[f32],
+    stats: &[f32],
+    dy: &[f32],
+    grads: &[f32],
+    (gamma, beta): (usize, usize),
+    (rows, c): (usize, usize),
+) -> Result<Vec<f32>, GpuError> {
+    let out = run_one(
+        gpu,
+        kernel("gpt-layernorm-param-grad")?,
+        vec![
+            ("x", bytes(x), false),
+            ("stats", bytes(stats), false),
+            ("dy", bytes(dy), false),
+            ("grads", bytes(grads), true),
+        ],
+        ln_uniform(rows, c, gamma, beta),
+        c.div_ceil(64) as u32,
+    )
+    .await?;
+    Ok(out.into_iter().next().unwrap_or_default())
+}
+
+/// GELU forward (`dy` = None: y) or backward (dx = `out` + dy·GELU'(x)).
+pub async fn run_gelu(
+    gpu: &Gpu,
+    x: &[f32],
+    dy: Option<&[f32]>,
+    out: &[f32],
+) -> Result<Vec<f32>, GpuError> {
+    let mut buffers = vec![("x", bytes(x), false)];
+    let id = match dy {
+        Some(d) => {
+            buffers.push(("dy", bytes(d), false));
+            "gpt-gelu-backward"
+        }
+        None => "gpt-gelu",
+    };
+    buffers.push(("out", bytes(out), true));
+    let res = run_one(
+        gpu,
+        kernel(id)?,
+        buffers,
+        vec![x.len() as u32, 0, 0, 0],
+        x.len().div_ceil(64) as u32,
+    )
+    .await?;
+    Ok(res.into_iter().next().unwrap_or_default())
+}
+
+const U: f64 = f32::EPSILON as f64 / 2.0;
+
+/// The allowance for one WGSL `tanh`, absolute: WGSL states no accuracy of its own for it,
+/// and NVIDIA's hardware tanh has a largest error near 2⁻¹¹, so 2⁻¹⁰.
+pub const TANH_ABS: f64 = 1.0 / 1024.0;
+
+/// LayerNorm forward's bound per output element, from the f64 reference's row: mean and
+/// variance are sums of c terms (c·u of Σ|x| and of Σ(x − mean)²), rstd adds a square root, a
+/// division and ε (≤ (c/2 + 4)·u relative), then three roundings for y; twice that.
+pub fn ln_bound(x_row: &[f64], gamma: f64, beta: f64, i: usize, mean: f64, rstd: f64) -> f64 {
+    let c = x_row.len() as f64;
+    let abs_mean = x_row.iter().map(|v| v.abs()).sum::<f64>() / c;
+    let mean_err = c * U * abs_mean;
+    let rstd_rel = (c / 2.0 + 4.0) * U + c * U;
+    let d = (x_row[i] - mean).abs();
+    2.0 * (gamma.abs() * rstd * (mean_err + d * (rstd_rel + 3.0 * U)) + beta.abs() * U) + 1e-30
+}
+
+/// GELU's bound per element: the tanh allowance times 0.5·|x| (its weight in y), or in dx
+/// times |dy|·(0.5 + |x|·√(2/π)·(1 + 3·0.044715·x²)) (where tanh enters), and a few roundings.
+pub fn gelu_bound(x: f64, dy: Option<f64>) -> f64 {
+    let c = 0.797_884_560_802_865_4;
+    match dy {
+        None => 0.5 * x.abs() * (TANH_ABS + 8.0 * U) + 4.0 * U * x.abs(),
+        Some(d) => {
+            let weight = 0.5 + x.abs() * c * (1.0 + 3.0 * 0.044_715 * x * x);
+            d.abs() * weight * (2.0 * TANH_ABS + 16.0 * U)
+        }
+    }
+}

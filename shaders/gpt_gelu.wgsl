@@ -1,0 +1,30 @@
+// GELU in its tanh form, element-wise, forward: y = 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+// WGSL states no accuracy of its own for tanh, so the check gives it an absolute allowance.
+//
+// Launch: workgroup_size(64); dispatch (ceil(len / 64), 1, 1) (len ≤ 4,194,240), one
+//   invocation per element.
+// Buffers: 0 = x (read), 1 = y (read_write), 2 = uniform {len, 0, 0, 0}.
+
+struct Len {
+    len: u32,
+    _p0: u32,
+    _p1: u32,
+    _p2: u32,
+}
+
+@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(1) var<storage, read_write> y: array<f32>;
+@group(0) @binding(2) var<uniform> u: Len;
+
+const C: f32 = 0.7978845608028654;
+const A: f32 = 0.044715;
+
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= u.len {
+        return;
+    }
+    let v = x[i];
+    y[i] = 0.5 * v * (1.0 + tanh(C * (v + A * v * v * v)));
+}
