@@ -113,7 +113,7 @@ fn layers(ctx: &Ctx, d: &Driver) -> Html {
     };
     let truth = d.data.test.y.get(index).copied().unwrap_or(0);
     html! {
-        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-layers={views.len().to_string()}>
+        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-label={truth.to_string()} data-layers={views.len().to_string()}>
             <h3>{ ctx.tf("cnn.layers", &[("n", &(index + 1).to_string()), ("label", &truth.to_string())]) }</h3>
             <p class="hint">{ ctx.t("cnn.layers.hint") }{ " " }{ note }</p>
             { layer_maps(ctx, &views) }

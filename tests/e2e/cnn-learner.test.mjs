@@ -1,0 +1,69 @@
+// What a newcomer misread on #/cnn (issue 41, round three), at 390 and 1280 px in English and
+// Chinese: the layers' heading names a test image by its number and its label, never "digit 1"
+// for a 7.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { launch, openPage, assertNoErrors } from './helpers.mjs';
+
+const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
+const SMALL = '#/cnn?ch=4,8&k=5,5&batch=16&lr=0.01';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function ready(page) {
+  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
+  await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
+}
+
+/** Waits until both sides' last test evaluation is of step `n`. */
+async function evaluatedAt(page, n) {
+  await page.waitForFunction((n) => {
+    const d = document.querySelector('#cnn-status')?.dataset ?? {};
+    return ['gpu', 'cpu'].every((s) => d[`${s}Test`] !== undefined && Number(d[`${s}Test`].split(' ')[0]) === n);
+  }, n, { timeout: 180_000, polling: 100 });
+}
+
+/** A page one step in, its look inside drawn from the GPU's readback. */
+async function oneStepIn(lang, width) {
+  const opened = await openPage(browser, `${SMALL}&lang=${lang}`, { viewport: { width, height: 900 } });
+  const { page } = opened;
+  await ready(page);
+  await page.click('#cnn-step');
+  await evaluatedAt(page, 1);
+  await page.waitForSelector('#cnn-layers[data-layers="7"]', { timeout: 60_000 });
+  await page.waitForSelector('#cnn-confusion[data-step="1"]');
+  return opened;
+}
+
+const shot = (page, selector, name) => page.locator(selector).screenshot({ path: join(OUT, `${name}.png`) });
+
+const WORDS = {
+  en: {
+    layers: (label) => `Test image #1, a handwritten ${label}, through every layer`,
+  },
+  zh: {
+    layers: (label) => `第 1 张测试图像（手写数字 ${label}）经过每一层`,
+  },
+};
+
+test('the layers\' heading reads right at 390 and 1280 px, in English and Chinese', async () => {
+  for (const lang of ['en', 'zh']) {
+    for (const width of [390, 1280]) {
+      const where = `${lang} ${width}`;
+      const { page, context, errors } = await oneStepIn(lang, width);
+      const w = WORDS[lang];
+
+      // The heading: test image #1 and the digit it shows, not "digit 1" for a 7.
+      const label = await page.getAttribute('#cnn-layers', 'data-label');
+      assert.match(label, /^\d$/);
+      assert.equal((await page.textContent('#cnn-layers h3')).trim(), w.layers(label), where);
+
+      await shot(page, '#cnn-layers h3', `cnn-learner-layers-${lang}-${width}`);
+      assertNoErrors(errors);
+      await context.close();
+    }
+  }
+});
