@@ -1,10 +1,10 @@
 // What a newcomer misread on #/cnn (issue 41, round three), at 390 and 1280 px in English and
 // Chinese: the layers' heading names a test image by its number and its label, never "digit 1"
-// for a 7.
+// for a 7; the CNN kernels the editor opens name no project issue.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, openPage, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, assertNoErrors, goto, editorReady, docText } from './helpers.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 const SMALL = '#/cnn?ch=4,8&k=5,5&batch=16&lr=0.01';
@@ -66,4 +66,27 @@ test('the layers\' heading reads right at 390 and 1280 px, in English and Chines
       await context.close();
     }
   }
+});
+
+test('the CNN kernels the editor opens from #/cnn name no project issue', async () => {
+  const { page, context, errors } = await openPage(browser, `${SMALL}&lang=en`);
+  // The links sit in closed <details>: present, not visible.
+  await page.waitForSelector('.cnn-kernels a[href*="#/editor"]', { state: 'attached', timeout: 60_000 });
+  const links = await page.$$eval('.cnn-kernels a[href*="#/editor"]', (as) => [...new Set(as.map((a) => a.getAttribute('href')))]);
+  assert.ok(links.length >= 10, `only ${links.length} kernels to edit`);
+  for (const href of links) {
+    // A page of its own for each: the editor's text is then this kernel's, never the last one's.
+    const tab = await context.newPage();
+    tab.on('pageerror', (err) => errors.push(`pageerror: ${err.message}`));
+    await goto(tab, href);
+    const stage = new URLSearchParams(href.split('?')[1]).get('stage');
+    await tab.waitForSelector(`.editor-page[data-stage="${stage}"]`);
+    await editorReady(tab);
+    const source = await docText(tab);
+    assert.ok(source.length > 100, `${stage}: ${source}`);
+    assert.doesNotMatch(source, /\bissues?\s*#?\d|(^|\W)#\d+\b/im, `${stage} names an issue`);
+    await tab.close();
+  }
+  assertNoErrors(errors);
+  await context.close();
 });
