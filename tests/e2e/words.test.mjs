@@ -201,11 +201,14 @@ for (const lang of ['en', 'zh']) {
     await goto(page, `#/learn/int8?lang=${lang}`);
     await page.waitForSelector('[data-widget="int8"] [data-dp4="false"]');
     await expectLink('[data-widget="int8"] [data-dp4="false"]', 'docs/fact-check.html#fc-158', 'FC-158');
-    // The GPU table's sources: each id a link to its row.
+    // The GPU table's sources: each id a link to its row, reading as what it checked
+    // (issue 41: a bare "FC-05" read as jargon).
     await goto(page, `#/learn/choosing?lang=${lang}`);
-    const ids = await page.locator('td.source a.doc-link').allInnerTexts();
-    assert.ok(ids.length >= 8 && ids.every((t) => /^FC-\d+$/.test(t)), `source ids: ${ids}`);
-    await expectLink('td.source', `docs/fact-check.html#${ids[0].toLowerCase()}`, ids[0]);
+    const ids = await page.locator('td.source a.doc-link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    assert.ok(ids.length >= 8 && ids.every((h) => /^docs\/fact-check\.html#fc-\d+$/.test(h)), `source ids: ${ids}`);
+    const words = await page.locator('td.source a.doc-link').allInnerTexts();
+    assert.ok(words.every((t) => !/FC-\d/.test(t) && (lang === 'en' ? / checked$/ : /已核实$/).test(t)), `source words: ${words}`);
+    await expectLink('td.source', ids[0], words[0]);
     // Every lesson: no reference left as plain text.
     await goto(page, `#/learn?lang=${lang}`);
     const lessons = await page.locator('a[href*="#/learn/"]').evaluateAll(

@@ -1,0 +1,58 @@
+// Where a lesson cites the fact-check (issue 41, round three): a learner took the bare "FC-05"
+// for jargon, so each link reads as what was checked and against what, in English and Chinese,
+// and keeps the id only in its address (docs/fact-check.html#fc-05).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { launch, openPage, assertNoErrors } from './helpers.mjs';
+
+const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+// The lessons the newcomer read, and the ids each must still link to.
+const LESSONS = {
+  choosing: ['fc-05', 'fc-20'],
+  systolic: ['fc-05', 'fc-07', 'fc-15', 'fc-16'],
+  roofline: ['fc-20', 'fc-21'],
+  precision: ['fc-05', 'fc-07'],
+};
+const CHECKED = { en: /checked against|checked$|likewise|no source gives/, zh: /对照.*核实|已核实$|同样核实过|没有来源/ };
+
+test('fact-check links say what was checked against what, in English and Chinese', async () => {
+  for (const lang of ['en', 'zh']) {
+    for (const width of [390, 1280]) {
+      for (const [lesson, ids] of Object.entries(LESSONS)) {
+        const where = `${lesson} ${lang} ${width}`;
+        const { page, context, errors } = await openPage(browser, `#/learn/${lesson}?lang=${lang}`, { viewport: { width, height: 900 } });
+        // The prose's links and the GPU table's (its source column names the source, each id
+        // says what was checked against it).
+        const links = await page.$$eval('main a.doc-link[href*="fact-check.html#fc-"]', (as) =>
+          as.map((a) => ({ text: a.textContent, id: a.getAttribute('href').split('#')[1] })));
+        assert.ok(links.length > 0, `${where}: no fact-check links`);
+        for (const l of links) {
+          assert.doesNotMatch(l.text, /^\s*(fact-check\s*)?FC-\d/i, `${where}: a bare id ${JSON.stringify(l)}`);
+          assert.match(l.text, CHECKED[lang], `${where}: ${JSON.stringify(l)}`);
+        }
+        const linked = links.map((l) => l.id);
+        for (const id of ids) assert.ok(linked.includes(id), `${where}: no link to ${id} in ${linked}`);
+        // No id left bare in the text, and no link markup shown as text.
+        const text = await page.textContent('main');
+        assert.doesNotMatch(text, /\bFC-\d|\]\(/, `${where}: ${text.match(/.{40}(FC-\d|\]\().{40}/)?.[0]}`);
+        if (width === 390 || lesson === 'systolic') {
+          // The paragraph, list item or table cell holding each A100 citation (fc-05 or fc-20).
+          const cites = page.locator(`main a.doc-link[href$="#${ids[0]}"]`);
+          for (const [n, at] of [['first', cites.first()], ['last', cites.last()]]) {
+            const box = at.locator('xpath=..');
+            await box.scrollIntoViewIfNeeded();
+            await box.screenshot({ path: join(OUT, `fact-links-${lesson}-${n}-${lang}-${width}.png`) });
+          }
+        }
+        assertNoErrors(errors);
+        await context.close();
+      }
+    }
+  }
+});
