@@ -1,6 +1,7 @@
-// Where a lesson cites the fact-check (issue 41, round three): a learner took the bare "FC-05"
-// for jargon, so each link reads as what was checked and against what, in English and Chinese,
-// and keeps the id only in its address (docs/fact-check.html#fc-05).
+// Where a lesson or the race cites the fact-check (issue 41, round three): a learner took the
+// bare "FC-05" for jargon, so each link reads as what was checked and against what, in English
+// and Chinese, and keeps the id only in its address (docs/fact-check.html#fc-05); the race's
+// claim names the article it comes from instead of "the article".
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -53,6 +54,33 @@ test('fact-check links say what was checked against what, in English and Chinese
         assertNoErrors(errors);
         await context.close();
       }
+    }
+  }
+});
+
+test('the race names the article whose "1/100" claim it checks', async () => {
+  const TITLE = { en: '“How GPUs became the bedrock of large-model training”', zh: '《GPU如何成为AI大模型训练的算力基石》' };
+  for (const lang of ['en', 'zh']) {
+    for (const width of [390, 1280]) {
+      const where = `${lang} ${width}`;
+      const { page, context, errors } = await openPage(browser, `#/race?view=claim&lang=${lang}`, { viewport: { width, height: 900 } });
+      const heading = await page.textContent('#claim-heading');
+      assert.ok(heading.includes(TITLE[lang]), `${where}: ${heading}`);
+      assert.doesNotMatch(heading, /the article's claim|文章的说法$/, where);
+      const source = page.locator('blockquote.claim-quote footer');
+      const link = source.locator('a.doc-link');
+      assert.equal(await link.getAttribute('href'), 'docs/fact-check.html#fc-45', where);
+      assert.doesNotMatch(await link.textContent(), /FC-\d/, where);
+      assert.match(await source.textContent(), /GPU如何成为AI大模型训练的算力基石/, where);
+      await page.locator('blockquote.claim-quote').screenshot({ path: join(OUT, `fact-links-race-claim-${lang}-${width}.png`) });
+      // The tabs and the heading, where the long title has to fit a phone.
+      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(overflow <= 0, `${where}: the page scrolls sideways by ${overflow} px`);
+      const top = await page.locator('nav.race-tabs').boundingBox();
+      const h = await page.locator('#claim-heading').boundingBox();
+      await page.screenshot({ path: join(OUT, `fact-links-race-tabs-${lang}-${width}.png`), clip: { x: 0, y: top.y, width, height: Math.min(600, h.y + h.height - top.y + 8) } });
+      assertNoErrors(errors);
+      await context.close();
     }
   }
 });
