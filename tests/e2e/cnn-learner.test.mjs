@@ -1,6 +1,8 @@
 // What a newcomer misread on #/cnn (issue 41, round three), at 390 and 1280 px in English and
 // Chinese: the layers' heading names a test image by its number and its label, never "digit 1"
-// for a 7; the CNN kernels the editor opens name no project issue.
+// for a 7; each chart's title, key and axis name sit above or on its own chart (on a phone the
+// loss title read as the accuracy chart's); the CNN kernels the editor opens name no project
+// issue.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -43,13 +45,15 @@ const shot = (page, selector, name) => page.locator(selector).screenshot({ path:
 const WORDS = {
   en: {
     layers: (label) => `Test image #1, a handwritten ${label}, through every layer`,
+    loss: 'Loss', accuracy: 'Accuracy', steps: 'training steps',
   },
   zh: {
     layers: (label) => `第 1 张测试图像（手写数字 ${label}）经过每一层`,
+    loss: '损失', accuracy: '准确率', steps: '训练步数',
   },
 };
 
-test('the layers\' heading reads right at 390 and 1280 px, in English and Chinese', async () => {
+test('the layers and charts read right at 390 and 1280 px, in English and Chinese', async () => {
   for (const lang of ['en', 'zh']) {
     for (const width of [390, 1280]) {
       const where = `${lang} ${width}`;
@@ -61,6 +65,36 @@ test('the layers\' heading reads right at 390 and 1280 px, in English and Chines
       assert.match(label, /^\d$/);
       assert.equal((await page.textContent('#cnn-layers h3')).trim(), w.layers(label), where);
 
+      // Each chart: its title and key above its own chart, the x axis named on it, "%" on the
+      // accuracy axis.
+      const charts = await page.evaluate(() => ['#cnn-loss-chart', '#cnn-acc-chart'].map((id) => {
+        const fig = document.querySelector(id);
+        const r = (e) => e.getBoundingClientRect();
+        const title = fig.querySelector('figcaption strong');
+        const keys = [...fig.querySelectorAll('.key')];
+        const svg = fig.querySelector('svg');
+        const texts = [...svg.querySelectorAll('text')].map((t) => t.textContent);
+        return {
+          title: title.textContent,
+          titleBottom: r(title).bottom,
+          keysBottom: Math.max(...keys.map((k) => r(k).bottom)),
+          svgTop: r(svg).top,
+          svgBottom: r(svg).bottom,
+          axisName: svg.querySelector('text.cnn-axis-name')?.textContent,
+          texts,
+        };
+      }));
+      const [loss, acc] = charts;
+      assert.deepEqual([loss.title, acc.title], [w.loss, w.accuracy], where);
+      for (const c of charts) {
+        assert.ok(c.titleBottom <= c.svgTop && c.keysBottom <= c.svgTop, `${where} ${c.title}: its title and key sit above its chart ${JSON.stringify(c)}`);
+        assert.equal(c.axisName, w.steps, where);
+      }
+      // The accuracy chart's title is below the loss chart, so "Loss" never sits right above it.
+      assert.ok(acc.titleBottom > loss.svgBottom, `${where}: ${JSON.stringify(charts)}`);
+      assert.ok(acc.texts.includes('100 %') && acc.texts.includes('0 %'), `${where}: ${acc.texts}`);
+
+      await shot(page, '.cnn-progress', `cnn-learner-charts-${lang}-${width}`);
       await shot(page, '#cnn-layers h3', `cnn-learner-layers-${lang}-${width}`);
       assertNoErrors(errors);
       await context.close();
