@@ -1,8 +1,9 @@
 // What a newcomer misread on #/cnn (issue 41, round three), at 390 and 1280 px in English and
 // Chinese: the layers' heading names a test image by its number and its label, never "digit 1"
 // for a 7; each chart's title, key and axis name sit above or on its own chart (on a phone the
-// loss title read as the accuracy chart's); the CNN kernels the editor opens name no project
-// issue.
+// loss title read as the accuracy chart's); the confusion matrix fits a 390 px phone with its
+// per-digit accuracy in view and no fade over empty space; the CNN kernels the editor opens
+// name no project issue.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -45,15 +46,15 @@ const shot = (page, selector, name) => page.locator(selector).screenshot({ path:
 const WORDS = {
   en: {
     layers: (label) => `Test image #1, a handwritten ${label}, through every layer`,
-    loss: 'Loss', accuracy: 'Accuracy', steps: 'training steps',
+    loss: 'Loss', accuracy: 'Accuracy', steps: 'training steps', right: 'right, %',
   },
   zh: {
     layers: (label) => `第 1 张测试图像（手写数字 ${label}）经过每一层`,
-    loss: '损失', accuracy: '准确率', steps: '训练步数',
+    loss: '损失', accuracy: '准确率', steps: '训练步数', right: '正确率（%）',
   },
 };
 
-test('the layers and charts read right at 390 and 1280 px, in English and Chinese', async () => {
+test('the layers, charts and confusion matrix read right at 390 and 1280 px, in English and Chinese', async () => {
   for (const lang of ['en', 'zh']) {
     for (const width of [390, 1280]) {
       const where = `${lang} ${width}`;
@@ -94,8 +95,48 @@ test('the layers and charts read right at 390 and 1280 px, in English and Chines
       assert.ok(acc.titleBottom > loss.svgBottom, `${where}: ${JSON.stringify(charts)}`);
       assert.ok(acc.texts.includes('100 %') && acc.texts.includes('0 %'), `${where}: ${acc.texts}`);
 
+      // The confusion matrix: all of it in its box, the per-digit accuracy column in view.
+      const box = await page.evaluate(() => {
+        const panel = document.querySelector('#cnn-confusion');
+        const scroll = panel.querySelector('.table-scroll');
+        const table = panel.querySelector('table');
+        const last = table.querySelector('thead th:last-child');
+        const r = (e) => e.getBoundingClientRect();
+        const style = getComputedStyle(scroll);
+        return {
+          scrollWidth: scroll.scrollWidth,
+          clientWidth: scroll.clientWidth,
+          lastRight: r(last).right,
+          boxRight: r(scroll).right,
+          lastText: last.textContent,
+          cover: style.getPropertyValue('--cover').trim(),
+          panel: getComputedStyle(document.documentElement).getPropertyValue('--panel').trim(),
+          page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        };
+      });
+      assert.ok(box.scrollWidth <= box.clientWidth, `${where}: the confusion matrix scrolls ${JSON.stringify(box)}`);
+      assert.ok(box.lastRight <= box.boxRight + 0.5, `${where}: the accuracy column is cut ${JSON.stringify(box)}`);
+      assert.equal(box.lastText, w.right, where);
+      // Nothing hidden, no fade: the scroll box's cover is the panel's own colour.
+      assert.equal(box.cover, box.panel, `${where}: the fade's cover is not the panel's colour`);
+      assert.ok(box.page <= 0, `${where}: the page scrolls sideways by ${box.page} px`);
+      assert.match(await page.textContent('#cnn-confusion tbody tr:first-child td:last-child'), /^([\d.]+|–)$/);
+
       await shot(page, '.cnn-progress', `cnn-learner-charts-${lang}-${width}`);
       await shot(page, '#cnn-layers h3', `cnn-learner-layers-${lang}-${width}`);
+      await shot(page, '#cnn-confusion', `cnn-learner-confusion-${lang}-${width}`);
+      // A trained network has three-digit counts (about 100 test images a digit): with every
+      // cell that wide the table still fits (the corner and the last header wrap).
+      const widest = await page.evaluate(() => {
+        const scroll = document.querySelector('#cnn-confusion .table-scroll');
+        // The page's own text nodes, rewritten in place (nothing of the app's DOM replaced).
+        scroll.querySelectorAll('tbody td').forEach((td) => {
+          if (td.firstChild) td.firstChild.data = td.matches(':last-child') ? '88.8' : '888';
+        });
+        return { scrollWidth: scroll.scrollWidth, clientWidth: scroll.clientWidth };
+      });
+      assert.ok(widest.scrollWidth <= widest.clientWidth, `${where}: three-digit counts scroll ${JSON.stringify(widest)}`);
+      await shot(page, '#cnn-confusion', `cnn-learner-confusion-widest-${lang}-${width}`);
       assertNoErrors(errors);
       await context.close();
     }
