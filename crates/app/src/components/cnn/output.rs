@@ -99,9 +99,30 @@ pub fn notices(
             </p>
         }
     });
+    let collapse = page.curves.collapsed().filter(|_| !page.curves.diverged());
+    let collapsed = collapse.map(|c| {
+        let (pct, loss) = (
+            |s: Score| numbers::percent(f64::from(s.accuracy)),
+            |s: Score| numbers::number(f64::from(s.loss)),
+        );
+        html! {
+            <p id="cnn-collapsed" class="train-note error" role="alert" data-side={c.side.code()}>
+                { ctx.tf("cnn.collapsed", &[
+                    ("lr", &page.spec.lr.to_string()),
+                    ("best", &pct(c.best.1)),
+                    ("from", &numbers::count(c.best.0)),
+                    ("now", &pct(c.now.1)),
+                    ("to", &numbers::count(c.now.0)),
+                    ("loss_then", &loss(c.best.1)),
+                    ("loss_now", &loss(c.now.1)),
+                ]) }
+            </p>
+        }
+    });
+    // A collapse says more than the stall it ends in: one note, not two.
     let stalled = page
         .stalled
-        .filter(|_| !page.curves.diverged())
+        .filter(|_| !page.curves.diverged() && collapse.is_none())
         .map(|span| {
             html! {
                 <p id="cnn-stalled" class="train-note error" role="alert">
@@ -123,7 +144,7 @@ pub fn notices(
             </p>
         }
     });
-    html! { <>{ bad }{ data_note }{ gpu }{ returned }{ restart }{ diverged }{ stalled }</> }
+    html! { <>{ bad }{ data_note }{ gpu }{ returned }{ restart }{ diverged }{ collapsed }{ stalled }</> }
 }
 
 #[derive(Properties, PartialEq)]
