@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, openPage, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, assertNoErrors } from './helpers.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 
@@ -82,5 +82,30 @@ test('the race names the article whose "1/100" claim it checks', async () => {
       assertNoErrors(errors);
       await context.close();
     }
+  }
+});
+
+test('no lesson or stage text shows a bare fact-check id as a link, in English and Chinese', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/learn?lang=${lang}`);
+    const lessons = await page.locator('a[href*="#/learn/"]').evaluateAll(
+      (as) => [...new Set(as.map((a) => new URL(a.href).hash.match(/^#\/learn\/([a-z0-9-]+)/)?.[1]).filter(Boolean))]);
+    assert.ok(lessons.length >= 20, `lessons found: ${lessons}`);
+    const pages = [
+      ...lessons.map((id) => `#/learn/${id}?lang=${lang}`),
+      `#/kernels?lang=${lang}&stage=matmul-blocktile-1d`,
+      `#/kernels?lang=${lang}&family=conv&stage=conv-im2col-gemm`,
+    ];
+    let seen = 0;
+    for (const path of pages) {
+      await goto(page, path);
+      const links = await page.$$eval('main a.doc-link[href*="fact-check.html#fc-"]', (as) => as.map((a) => a.textContent));
+      seen += links.length;
+      const bare = links.filter((t) => /FC-\d/.test(t) || !t.trim());
+      assert.deepEqual(bare, [], `${path}: bare ids`);
+    }
+    assert.ok(seen >= 80, `${lang}: only ${seen} fact-check links seen`);
+    assertNoErrors(errors);
+    await context.close();
   }
 });
