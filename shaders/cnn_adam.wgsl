@@ -1,4 +1,4 @@
-// CNN Adam over every parameter at once (issue 24), as the CPU twin
+// CNN Adam over every parameter at once, as the CPU twin
 // (`cnn::net::apply_update`): m ← β₁·m + (1 − β₁)·g; v ← β₂·v + ((1 − β₂)·g)·g;
 // p ← p − (lr·(m / c₁)) / (√(v / c₂) + ε). 1 − β₁ and 1 − β₂ come in the uniform as the
 // twin's f32 constants (WGSL would fold `1.0 - 0.999` in abstract float and get a different

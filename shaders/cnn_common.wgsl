@@ -1,4 +1,4 @@
-// Shared by the CNN's kernels (issue 24): their uniform blocks, one per kind of launch. Not a
+// Shared by the CNN's kernels: their uniform blocks, one per kind of launch. Not a
 // kernel on its own; the CNN family (crates/gpu-runtime/src/family/cnn/mod.rs) appends it to
 // every CNN kernel (WGSL has no #include, and module-scope order does not matter), so a
 // kernel's own lines keep their numbers. The words are the ones the family's uniform encoders

@@ -1,4 +1,4 @@
-// CNN conv bias gradient (issue 24): db[o] = Σ_n (Σ_y Σ_x dz[n, o, y, x]), the per-sample sums
+// CNN conv bias gradient: db[o] = Σ_n (Σ_y Σ_x dz[n, o, y, x]), the per-sample sums
 // first (y outer, x inner) and then their sum over n ascending, each from 0: the CPU twin's
 // two stages (`cnn::net`). A block has only C_out biases, so each gets a workgroup: its 64
 // invocations sum 64 samples' maps at a time, each map in the twin's order, and invocation 0

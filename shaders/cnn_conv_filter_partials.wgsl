@@ -1,4 +1,4 @@
-// CNN conv filter gradient, stage 1 of 2 (issue 24): each sample's share of every filter
+// CNN conv filter gradient, stage 1 of 2: each sample's share of every filter
 // tap's gradient, part_n[o, c, r, s] = Σ_y Σ_x dz[n, o, y, x] · in[n, c, y + r, x + s],
 // y outer, x inner, one accumulator from 0 (the CPU twin's order, `cnn::net`). As a GEMM:
 // for each sample, dW_n = dZ_n · im2col(in_n), M = C_out, N = C_in·K·K, reduced over the

@@ -1,4 +1,4 @@
-// CNN conv filter gradient, stage 2 of 2 (issue 24): dW[t] = Σ_n part_n[t], n ascending, one
+// CNN conv filter gradient, stage 2 of 2: dW[t] = Σ_n part_n[t], n ascending, one
 // accumulator from 0, for every filter tap t of a block (the CPU twin's order, `cnn::net`).
 // Splitting the sum over the batch from the sum over pixels lets stage 1 spread B times more
 // invocations over the GPU while the twin can still follow it exactly.

@@ -1,4 +1,4 @@
-// CNN conv forward with bias and ReLU (issue 24): an implicit GEMM over the CNN's NCHW/OIHW
+// CNN conv forward with bias and ReLU: an implicit GEMM over the CNN's NCHW/OIHW
 // layout (`cnn::net`). Row m of the GEMM is an output pixel (n, y, x), M = B·OH·OW; column
 // o is an output channel, N = C_out; the reduction index is k = (c·K + r)·K + s, K_red =
 // C_in·K·K, so A[m, k] = in[n, c, y + r, x + s] (im2col, never built) and B[k, o] =

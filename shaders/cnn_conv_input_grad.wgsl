@@ -1,4 +1,4 @@
-// CNN conv input gradient (issue 24), a transposed convolution: the conv output's delta dz,
+// CNN conv input gradient, a transposed convolution: the conv output's delta dz,
 // padded by K − 1 on every side, correlated with each filter rotated by 180°:
 //   d_in[n, c, y, x] = Σ_o Σ_r' Σ_s' dz[n, o, y + r' − (K − 1), x + s' − (K − 1)]
 //                                    · W[o, c, K − 1 − r', K − 1 − s'],

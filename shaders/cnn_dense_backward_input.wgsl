@@ -1,4 +1,4 @@
-// CNN dense backward, input (issue 24): dp[n, i] = Σ_j delta[n, j] · Wd[j, i], j ascending,
+// CNN dense backward, input: dp[n, i] = Σ_j delta[n, j] · Wd[j, i], j ascending,
 // one accumulator from 0 (the CPU twin's order, `cnn::net`): the last pool's delta, the
 // logits' delta sent back through the dense weights.
 //

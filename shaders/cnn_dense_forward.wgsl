@@ -1,4 +1,4 @@
-// CNN dense forward (issue 24): logit[n, j] = (Σ_i p[n, i] · Wd[j, i]) + bd[j], i ascending,
+// CNN dense forward: logit[n, j] = (Σ_i p[n, i] · Wd[j, i]) + bd[j], i ascending,
 // one accumulator from 0, the bias added once after the sum (the CPU twin's order,
 // `cnn::net`). p is the last pool's output: one sample's CHW block is its dense input row.
 //

@@ -1,4 +1,4 @@
-// CNN dense backward, parameters (issue 24): dWd[j, i] = Σ_n delta[n, j] · p[n, i] and
+// CNN dense backward, parameters: dWd[j, i] = Σ_n delta[n, j] · p[n, i] and
 // dbd[j] = Σ_n delta[n, j], n ascending, one accumulator from 0 (the CPU twin's order,
 // `cnn::net`); delta is the logits' delta (already divided by B), p the last pool's output.
 //

@@ -1,4 +1,4 @@
-// CNN max-pool backward (issue 24): the ReLU region's delta is zero except at each window's
+// CNN max-pool backward: the ReLU region's delta is zero except at each window's
 // winner, which gets the pool output's delta. The CPU twin (`cnn::net`) zeroes the region and
 // then scatters to the argmax; here each ReLU element looks up its own window instead and
 // writes either that delta or zero. Windows do not overlap and a winner lies in its own

@@ -1,4 +1,4 @@
-// CNN 2×2 max-pool forward with stride 2, keeping the winner (issue 24). Each window is read
+// CNN 2×2 max-pool forward with stride 2, keeping the winner. Each window is read
 // (0,0), (0,1), (1,0), (1,1) and a later value wins only if strictly greater, so ties keep the
 // first, as the CPU twin (`cnn::net`) does; an odd last row and column of the map are not
 // pooled. The winner's index within the block's ReLU region (batch included) goes to the

@@ -1,4 +1,4 @@
-// CNN ReLU backward (issue 24): the conv output's delta is the ReLU output's where the
+// CNN ReLU backward: the conv output's delta is the ReLU output's where the
 // pre-ReLU value z is positive, else 0 (z = 0 passes nothing, as in the CPU twin,
 // `cnn::net`). z is read from the conv region, which the forward pass keeps.
 //

@@ -1,4 +1,4 @@
-// CNN SGD with momentum over every parameter at once (issue 24): v ← μ·v + g; p ← p − lr·v,
+// CNN SGD with momentum over every parameter at once: v ← μ·v + g; p ← p − lr·v,
 // as the CPU twin (`cnn::net::apply_update`). Plain SGD is μ = 0.
 //
 // Launch: workgroup_size(64); one invocation per parameter; workgroups

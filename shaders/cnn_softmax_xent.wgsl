@@ -1,4 +1,4 @@
-// CNN softmax cross-entropy (issue 24), one sample per invocation, in the CPU twin's order
+// CNN softmax cross-entropy, one sample per invocation, in the CPU twin's order
 // (`cnn::net`): m = max_j z_j; s = Σ_j exp(z_j − m) (j ascending, from 0);
 // prob_j = exp(z_j − m) / s; loss = ln(s) − (z_y − m); the logits' delta is
 // (prob_j − [j = y]) · (1/B), with 1/B rounded once on the CPU (inv_batch). The max keeps

@@ -1,8 +1,8 @@
 // Tensor Core matrix multiply without shared memory: the Tensor Core stage
 // (matmul_tensor_core.wgsl) with every cooperative load straight from the storage buffers, as
-// the plain Dawn probe of issue 25 did. Not a ladder stage: a control for the benchmark, so
-// one run separates what the matrix units give from what staging through shared memory costs
-// (or saves: each 64×64 warp tile reads its A rows and B columns from L1/L2 on its own).
+// the first plain probe of the matrix units through Dawn did. Not a ladder stage: a control for
+// the benchmark, so one run separates what the matrix units give from what staging through
+// shared memory costs (or saves: each 64×64 warp tile reads its own A rows and B columns via L1/L2).
 //
 // Scheme: as the stage (T = 16, or 8 in the catalogue's `@8x8x8` copy of this file): each
 // workgroup computes an 8T×8T block of C, each of four warps a 4×4 grid of T×T tiles kept in

@@ -116,7 +116,8 @@ test('the corrected facts: sectors, 141 GB, "may" spill, cuDNN\'s implicit GEMM 
   assert.match(memory, /141 GB on an H200/);
   assert.doesNotMatch(memory, /tens of gigabytes at 1 to 5 TB\/s/);
   await goto(page, '#/learn/memory?lang=zh');
-  assert.match(await text(page, '.lesson'), /32 字节扇区.*FC-170/s);
+  // FC-170's link reads as what was checked against what (issue 41), not the bare id.
+  assert.match(await text(page, '.lesson'), /32 字节扇区.*扇区大小已对照 Nsight Compute 性能分析指南核实/s);
   await goto(page, '#/kernels?lang=en&stage=matmul-blocktile-1d');
   const ladder = await text(page, '.stage-detail p.why');
   assert.match(ladder, /may be placed in slow local memory/);
@@ -132,7 +133,7 @@ test('the corrected facts: sectors, 141 GB, "may" spill, cuDNN\'s implicit GEMM 
 test('document references are links to the documents the site carries: docs/….md and FC-… (en, zh)', async () => {
   const { page, context, errors } = await openPage(browser, '#/learn/cost?lang=en');
   const link = page.locator('#cost-sources a.doc-link[href="docs/fact-check.html#fc-131"]');
-  assert.equal(await link.innerText(), 'FC-131');
+  assert.equal(await link.innerText(), 'the presets checked against each source');
   assert.equal(await page.locator('#cost-sources a.doc-link[href="docs/fact-check.html"]').innerText(), 'docs/fact-check.md');
   assert.equal(await link.getAttribute('target'), '_blank');
   await goto(page, '#/learn/memory?lang=zh');
@@ -190,8 +191,10 @@ for (const lang of ['en', 'zh']) {
     for (const [path, href, label] of [
       ['stage=matmul-tuned', 'docs/benchmarks.html', 'docs/benchmarks.md'],
       ['stage=matmul-double-buffer', 'docs/benchmarks.html', 'docs/benchmarks.md'],
-      ['stage=matmul-blocktile-1d', 'docs/fact-check.html#fc-173', 'FC-173'],
-      ['family=conv&stage=conv-im2col-gemm', 'docs/fact-check.html#fc-174', 'FC-174'],
+      ['stage=matmul-blocktile-1d', 'docs/fact-check.html#fc-173',
+        { en: "checked against NVIDIA's CUDA C++ Programming Guide", zh: '已对照 NVIDIA CUDA C++ 编程指南核实' }[lang]],
+      ['family=conv&stage=conv-im2col-gemm', 'docs/fact-check.html#fc-174',
+        { en: 'checked against the cuDNN and Caffe papers', zh: '已对照 cuDNN 与 Caffe 论文核实' }[lang]],
     ]) {
       await show(page, `#/kernels?lang=${lang}&${path}`);
       await expectLink('.stage-detail p.why', href, label);
@@ -200,12 +203,16 @@ for (const lang of ['en', 'zh']) {
     // The int8 lesson without the packed dot product says so, with its fact-check id.
     await goto(page, `#/learn/int8?lang=${lang}`);
     await page.waitForSelector('[data-widget="int8"] [data-dp4="false"]');
-    await expectLink('[data-widget="int8"] [data-dp4="false"]', 'docs/fact-check.html#fc-158', 'FC-158');
-    // The GPU table's sources: each id a link to its row.
+    await expectLink('[data-widget="int8"] [data-dp4="false"]', 'docs/fact-check.html#fc-158',
+      { en: "checked against the WGSL specification and Chrome's release notes", zh: '已对照 WGSL 规范和 Chrome 发布说明核实' }[lang]);
+    // The GPU table's sources: each id a link to its row, reading as what it checked
+    // (issue 41: a bare "FC-05" read as jargon).
     await goto(page, `#/learn/choosing?lang=${lang}`);
-    const ids = await page.locator('td.source a.doc-link').allInnerTexts();
-    assert.ok(ids.length >= 8 && ids.every((t) => /^FC-\d+$/.test(t)), `source ids: ${ids}`);
-    await expectLink('td.source', `docs/fact-check.html#${ids[0].toLowerCase()}`, ids[0]);
+    const ids = await page.locator('td.source a.doc-link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
+    assert.ok(ids.length >= 8 && ids.every((h) => /^docs\/fact-check\.html#fc-\d+$/.test(h)), `source ids: ${ids}`);
+    const words = await page.locator('td.source a.doc-link').allInnerTexts();
+    assert.ok(words.every((t) => !/FC-\d/.test(t) && (lang === 'en' ? / checked$/ : /已核实$/).test(t)), `source words: ${words}`);
+    await expectLink('td.source', ids[0], words[0]);
     // Every lesson: no reference left as plain text.
     await goto(page, `#/learn?lang=${lang}`);
     const lessons = await page.locator('a[href*="#/learn/"]').evaluateAll(

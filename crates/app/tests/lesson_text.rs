@@ -87,6 +87,12 @@ fn keys_built_at_run_time_exist() {
     for (name, _) in Breakdown::default().parts() {
         assert!(has(&format!("lesson.vram.part.{name}")), "{name}");
     }
+    // The GPU table's fact-check ids, each read as what it checked.
+    for id in lessons::gpus::GPUS.iter().flat_map(|g| g.fc_ids()) {
+        let key = format!("lesson.choosing.checked.{}", id.to_ascii_lowercase());
+        assert!(has(&key), "{key}");
+        assert_ne!(t(Lang::En, &key), t(Lang::Zh, &key), "{key} untranslated");
+    }
 }
 
 #[test]

@@ -140,6 +140,17 @@ pub const GPUS: [Gpu; 10] = [
     },
 ];
 
+impl Gpu {
+    /// The fact-check ids one by one (`"FC-05, FC-20"` → `FC-05`, `FC-20`); none when empty.
+    /// The page labels each with what it checked (`lesson.choosing.checked.<id>`).
+    pub fn fc_ids(&self) -> impl Iterator<Item = &'static str> {
+        self.fc
+            .split(',')
+            .map(str::trim)
+            .filter(|id| !id.is_empty())
+    }
+}
+
 pub fn gpu(id: &str) -> Option<&'static Gpu> {
     GPUS.iter().find(|g| g.id == id)
 }
@@ -188,6 +199,17 @@ pub fn ridge_flops_per_byte(g: &Gpu) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fact_check_ids_split_one_by_one() {
+        let a = gpu("a100-40").unwrap();
+        assert_eq!(a.fc_ids().collect::<Vec<_>>(), ["FC-05", "FC-20"]);
+        assert_eq!(gpu("h200").unwrap().fc_ids().count(), 0);
+        assert!(GPUS
+            .iter()
+            .flat_map(|g| g.fc_ids())
+            .all(|id| id.starts_with("FC-") && id.len() > 3));
+    }
 
     #[test]
     fn corrected_figures() {

@@ -1,6 +1,9 @@
 //! Where a text names one of the project's documents — `docs/benchmarks.md`, or a fact-check id
 //! such as `FC-103` — the page links it to the document the site carries (`docs/<name>.html`,
 //! rendered by `cargo xtask dist`; a fact-check id to its row, `docs/fact-check.html#fc-103`).
+//! A reference may carry its own words, `[checked against the NVIDIA A100 datasheet](FC-05)`:
+//! the link then reads as those words and keeps the id only in its address, so a learner reads
+//! what was checked and against what, not a bare code.
 //! Pure: splits a text into plain runs and links; `Ctx::linked` renders them.
 
 /// A piece of a text: plain, or a document reference with its address on the site.
@@ -40,8 +43,36 @@ fn doc_at(s: &str) -> Option<(usize, &'static str)> {
         .map(|d| ("docs/".len() + d.len() + 3, *d))
 }
 
+/// The address of a whole reference (`FC-05`, `docs/benchmarks.md`), if `r` is exactly one.
+fn href_of(r: &str) -> Option<String> {
+    if let Some(n) = fc_len(r).filter(|&n| n == r.len()) {
+        return Some(format!(
+            "docs/fact-check.html#fc-{}",
+            r[3..n].to_ascii_lowercase()
+        ));
+    }
+    doc_at(r)
+        .filter(|&(n, _)| n == r.len())
+        .map(|(_, d)| format!("docs/{d}.html"))
+}
+
+/// `[words](REF)` at the start of `s`, REF one whole reference: its length, words and address.
+fn labelled_at(s: &str) -> Option<(usize, &str, String)> {
+    let rest = s.strip_prefix('[')?;
+    let close = rest.find("](")?;
+    let words = &rest[..close];
+    let after = &rest[close + 2..];
+    let end = after.find(')')?;
+    let href = href_of(&after[..end])?;
+    (!words.trim().is_empty() && !words.contains('[')).then_some((
+        1 + close + 2 + end + 1,
+        words,
+        href,
+    ))
+}
+
 /// Splits `text` into plain runs and document links. A reference counts only at a word start
-/// (not inside `XFC-1` or `mydocs/…`).
+/// (not inside `XFC-1` or `mydocs/…`); `[words](REF)` is a link reading `words`.
 pub fn pieces(text: &str) -> Vec<Piece<'_>> {
     let mut out = Vec::new();
     let mut plain = 0;
@@ -52,25 +83,25 @@ pub fn pieces(text: &str) -> Vec<Piece<'_>> {
             .chars()
             .next_back()
             .is_none_or(|c| !c.is_alphanumeric() && c != '/' && c != '-');
-        let found = if !word_start {
+        let found = if let Some((n, words, href)) = labelled_at(at) {
+            Some((n, words, href))
+        } else if !word_start {
             None
         } else if let Some(n) = fc_len(at) {
             Some((
                 n,
+                &at[..n],
                 format!("docs/fact-check.html#fc-{}", at[3..n].to_ascii_lowercase()),
             ))
         } else {
-            doc_at(at).map(|(n, d)| (n, format!("docs/{d}.html")))
+            doc_at(at).map(|(n, d)| (n, &at[..n], format!("docs/{d}.html")))
         };
         match found {
-            Some((n, href)) => {
+            Some((n, words, href)) => {
                 if plain < i {
                     out.push(Piece::Text(&text[plain..i]));
                 }
-                out.push(Piece::Link {
-                    text: &text[i..i + n],
-                    href,
-                });
+                out.push(Piece::Link { text: words, href });
                 i += n;
                 plain = i;
             }
@@ -136,6 +167,47 @@ mod tests {
                 Piece::Text(" compares"),
             ]
         );
+    }
+
+    #[test]
+    fn a_reference_with_its_own_words_reads_as_them() {
+        assert_eq!(
+            pieces("624 is sparse ([checked against the NVIDIA A100 datasheet](FC-05)); see [the benchmarks](docs/benchmarks.md)."),
+            [
+                Piece::Text("624 is sparse ("),
+                Piece::Link {
+                    text: "checked against the NVIDIA A100 datasheet",
+                    href: "docs/fact-check.html#fc-05".into()
+                },
+                Piece::Text("); see "),
+                Piece::Link {
+                    text: "the benchmarks",
+                    href: "docs/benchmarks.html".into()
+                },
+                Piece::Text("."),
+            ]
+        );
+        assert_eq!(
+            pieces("（[对照 NVIDIA A100 数据手册核实](FC-20)）"),
+            [
+                Piece::Text("（"),
+                Piece::Link {
+                    text: "对照 NVIDIA A100 数据手册核实",
+                    href: "docs/fact-check.html#fc-20".into()
+                },
+                Piece::Text("）"),
+            ]
+        );
+        // Not a reference inside the brackets, or no words: as before.
+        for s in ["[a](FC-5xy)", "[a](https://example.com)", "[](FC-05)"] {
+            assert!(
+                !pieces(s)
+                    .iter()
+                    .any(|p| matches!(p, Piece::Link { text, .. } if text.starts_with('a') || text.is_empty())),
+                "{s}: {:?}",
+                pieces(s)
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,8 @@ mod mnist;
 mod module_graph;
 mod names;
 mod serve;
+#[cfg(test)]
+mod shader_comments;
 mod test;
 mod tools;
 mod util;

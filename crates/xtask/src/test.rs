@@ -484,6 +484,8 @@ fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
 const LONGEST_FILES: &[&str] = &[
     "embed.test.mjs",
     "cnn.test.mjs",
+    // About 100 s here (2026-12-07): a CNN page trained 40 steps twice, 13 editor pages.
+    "cnn-learner.test.mjs",
     "ladder.test.mjs",
     "train-settings.test.mjs",
     "train.test.mjs",

@@ -122,6 +122,20 @@ pub const STALL_ACCURACY: f32 = 0.2;
 /// A test loss this far below ln 10 is learning again (twice the band: not noise at chance).
 pub const STALL_RECOVERED: f32 = 2.0 * STALL_BAND;
 
+/// A collapse ([`Curves::collapsed`]): a side's best test accuracy was at least this…
+pub const COLLAPSE_FROM: f32 = 0.5;
+/// …and its latest one is below this share of that best.
+pub const COLLAPSE_SHARE: f32 = 0.5;
+
+/// A side's network that had learned and then lost it: its best test score before the latest
+/// and the latest, each with its step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Collapse {
+    pub side: Side,
+    pub best: (u64, Score),
+    pub now: (u64, Score),
+}
+
 /// Both sides' curves, each from its own evaluations.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Curves {
@@ -168,6 +182,30 @@ impl Curves {
             };
             (span >= STALL_STEPS && recent.iter().all(|(_, s)| at_chance(s))).then_some(span)
         })
+    }
+
+    /// Training diverged after it had learned, on some side (the GPU's first): its latest test
+    /// accuracy is below [`COLLAPSE_SHARE`] of its best earlier one, which was at least
+    /// [`COLLAPSE_FROM`]. A learning rate raised too far does this within a few steps (lr 1
+    /// on a network at 91 % took it to 9 % in 16 s): each step jumps past the minimum it
+    /// aims for and the loss climbs instead of falling. Seen at the first test score after
+    /// the fall, so the page can say so at once instead of waiting for a stall at chance; a
+    /// latest loss that is not a number is [`Curves::diverged`]'s, not this.
+    pub fn collapsed(&self) -> Option<Collapse> {
+        [(Side::Gpu, &self.gpu), (Side::Cpu, &self.cpu)]
+            .into_iter()
+            .find_map(|(side, c)| {
+                let mut tests = c.iter().filter_map(|p| p.test.map(|s| (p.step, s)));
+                let now = tests.next_back()?;
+                let best = tests.fold(None::<(u64, Score)>, |b, t| match b {
+                    Some(b) if b.1.accuracy >= t.1.accuracy => Some(b),
+                    _ => Some(t),
+                })?;
+                (now.1.loss.is_finite()
+                    && best.1.accuracy >= COLLAPSE_FROM
+                    && now.1.accuracy < COLLAPSE_SHARE * best.1.accuracy)
+                    .then_some(Collapse { side, best, now })
+            })
     }
 
     /// The loss is no longer a number on some side: the weights overflowed and no later step
@@ -1317,5 +1355,43 @@ mod tests {
         assert!(!c.diverged());
         push_point(&mut c.gpu, 4, Split::Train, score(f32::NAN, 0.1));
         assert!(c.diverged());
+    }
+
+    #[test]
+    fn a_collapse_after_learning_is_seen_at_the_first_score_after_it() {
+        let curve = |side: Side, points: &[(u64, f32, f32)]| {
+            let mut c = Curves::default();
+            for &(step, loss, acc) in points {
+                push_point(c.side_mut(side), step, Split::Test, score(loss, acc));
+            }
+            c
+        };
+        // The run: 91.3 % at lr 0.01, then lr 1 typed live.
+        let learned = [(0, 2.9, 0.09), (200, 0.4, 0.88), (240, 0.3, 0.913)];
+        assert_eq!(curve(Side::Gpu, &learned).collapsed(), None);
+        let fell = [learned.as_slice(), &[(260, 9.7, 0.088)]].concat();
+        assert_eq!(
+            curve(Side::Gpu, &fell).collapsed(),
+            Some(Collapse {
+                side: Side::Gpu,
+                best: (240, score(0.3, 0.913)),
+                now: (260, score(9.7, 0.088)),
+            })
+        );
+        assert_eq!(
+            curve(Side::Cpu, &fell).collapsed().map(|c| c.side),
+            Some(Side::Cpu),
+            "either side"
+        );
+        // Noise on a good network, a network that never learned (a stall is its own note),
+        // learning back, and a loss that is no longer a number (`diverged`) are not collapses.
+        let noisy = [learned.as_slice(), &[(260, 0.5, 0.84)]].concat();
+        assert_eq!(curve(Side::Gpu, &noisy).collapsed(), None);
+        let never = [(0, 2.9, 0.09), (40, 2.4, 0.3), (80, 2.36, 0.1)];
+        assert_eq!(curve(Side::Gpu, &never).collapsed(), None);
+        let back = [fell.as_slice(), &[(300, 0.6, 0.8)]].concat();
+        assert_eq!(curve(Side::Gpu, &back).collapsed(), None);
+        let nan = [learned.as_slice(), &[(260, f32::NAN, 0.098)]].concat();
+        assert_eq!(curve(Side::Gpu, &nan).collapsed(), None);
     }
 }

@@ -113,7 +113,7 @@ fn layers(ctx: &Ctx, d: &Driver) -> Html {
     };
     let truth = d.data.test.y.get(index).copied().unwrap_or(0);
     html! {
-        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-layers={views.len().to_string()}>
+        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-label={truth.to_string()} data-layers={views.len().to_string()}>
             <h3>{ ctx.tf("cnn.layers", &[("n", &(index + 1).to_string()), ("label", &truth.to_string())]) }</h3>
             <p class="hint">{ ctx.t("cnn.layers.hint") }{ " " }{ note }</p>
             { layer_maps(ctx, &views) }
@@ -156,7 +156,7 @@ fn confusion(ctx: &Ctx, d: &Driver) -> Html {
             <div class="table-scroll">
                 <table class="cnn-confusion">
                     <thead><tr>
-                        <th scope="col">{ ctx.t("cnn.confusion.corner") }</th>
+                        <th scope="col" class="corner"><span>{ ctx.t("cnn.confusion.corner.rows") }</span>{ " " }<span>{ ctx.t("cnn.confusion.corner.cols") }</span></th>
                         { for (0..c.classes).map(|p| html! { <th scope="col">{ p }</th> }) }
                         <th scope="col">{ ctx.t("cnn.confusion.right") }</th>
                     </tr></thead>
@@ -169,7 +169,7 @@ fn confusion(ctx: &Ctx, d: &Driver) -> Html {
                                     let class = if t == p { "hit" } else if n > 0 { "miss" } else { "" };
                                     html! { <td class={class}>{ n }</td> }
                                 }) }
-                                <td>{ per[t].map_or("–".to_string(), |a| format!("{} %", numbers::percent(f64::from(a)))) }</td>
+                                <td class="right">{ per[t].map_or("–".to_string(), |a| numbers::percent(f64::from(a))) }</td>
                             </tr>
                         }) }
                     </tbody>

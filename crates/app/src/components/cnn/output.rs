@@ -99,9 +99,30 @@ pub fn notices(
             </p>
         }
     });
+    let collapse = page.curves.collapsed().filter(|_| !page.curves.diverged());
+    let collapsed = collapse.map(|c| {
+        let (pct, loss) = (
+            |s: Score| numbers::percent(f64::from(s.accuracy)),
+            |s: Score| numbers::number(f64::from(s.loss)),
+        );
+        html! {
+            <p id="cnn-collapsed" class="train-note error" role="alert" data-side={c.side.code()}>
+                { ctx.tf("cnn.collapsed", &[
+                    ("lr", &page.spec.lr.to_string()),
+                    ("best", &pct(c.best.1)),
+                    ("from", &numbers::count(c.best.0)),
+                    ("now", &pct(c.now.1)),
+                    ("to", &numbers::count(c.now.0)),
+                    ("loss_then", &loss(c.best.1)),
+                    ("loss_now", &loss(c.now.1)),
+                ]) }
+            </p>
+        }
+    });
+    // A collapse says more than the stall it ends in: one note, not two.
     let stalled = page
         .stalled
-        .filter(|_| !page.curves.diverged())
+        .filter(|_| !page.curves.diverged() && collapse.is_none())
         .map(|span| {
             html! {
                 <p id="cnn-stalled" class="train-note error" role="alert">
@@ -123,7 +144,7 @@ pub fn notices(
             </p>
         }
     });
-    html! { <>{ bad }{ data_note }{ gpu }{ returned }{ restart }{ diverged }{ stalled }</> }
+    html! { <>{ bad }{ data_note }{ gpu }{ returned }{ restart }{ diverged }{ collapsed }{ stalled }</> }
 }
 
 #[derive(Properties, PartialEq)]
@@ -247,7 +268,7 @@ fn curve(
             Some((p.step as f64, value(s)))
         }))
     };
-    let (id, label, top_text) = match metric {
+    let (id, label, top_text, zero_text) = match metric {
         Metric::Loss => (
             "cnn-loss-chart",
             "cnn.chart.loss",
@@ -256,30 +277,39 @@ fn curve(
             } else {
                 format!("{top}")
             },
+            "0".to_string(),
         ),
-        Metric::Accuracy => ("cnn-acc-chart", "cnn.chart.accuracy", "100 %".to_string()),
+        Metric::Accuracy => (
+            "cnn-acc-chart",
+            "cnn.chart.accuracy",
+            "100 %".to_string(),
+            "0 %".to_string(),
+        ),
     };
     let c = &page.curves;
+    // The title and the key come first, so on a phone a chart's title sits above its own
+    // chart, never under the one before; the x axis is named under it.
     html! {
         <figure class="train-loss cnn-chart" id={id}>
+            <figcaption>
+                <strong class="cnn-chart-title">{ ctx.t(label) }</strong>{ " " }
+                <span class="key gpu-train">{ ctx.t("cnn.curve.gpu_train") }</span>
+                <span class="key gpu-test">{ ctx.t("cnn.curve.gpu_test") }</span>
+                <span class="key cpu-train">{ ctx.t("cnn.curve.cpu_train") }</span>
+                <span class="key cpu-test">{ ctx.t("cnn.curve.cpu_test") }</span>
+            </figcaption>
             <svg ref={svg_ref.clone()} viewBox={format!("0 0 {w} 150")} role="img" aria-label={ctx.t(label)}>
                 <line class="axis" x1="40" y1="128" x2={(w - 8.0).to_string()} y2="128" />
                 <line class="axis" x1="40" y1="8" x2="40" y2="128" />
                 <text x="36" y="16" text-anchor="end">{ top_text }</text>
-                <text x="36" y="128" text-anchor="end">{ "0" }</text>
+                <text x="36" y="128" text-anchor="end">{ zero_text }</text>
+                <text class="cnn-axis-name" x={(40.0 + (w - 48.0) / 2.0).to_string()} y="144" text-anchor="middle">{ ctx.t("cnn.chart.steps") }</text>
                 <text x={(w - 8.0).to_string()} y="144" text-anchor="end">{ numbers::count(max_step) }</text>
                 <polyline class="gpu-train" points={line(&c.gpu, false)} />
                 <polyline class="gpu-test" points={line(&c.gpu, true)} />
                 <polyline class="cpu-train" points={line(&c.cpu, false)} />
                 <polyline class="cpu-test" points={line(&c.cpu, true)} />
             </svg>
-            <figcaption>
-                <strong>{ ctx.t(label) }</strong>{ " " }
-                <span class="key gpu-train">{ ctx.t("cnn.curve.gpu_train") }</span>
-                <span class="key gpu-test">{ ctx.t("cnn.curve.gpu_test") }</span>
-                <span class="key cpu-train">{ ctx.t("cnn.curve.cpu_train") }</span>
-                <span class="key cpu-test">{ ctx.t("cnn.curve.cpu_test") }</span>
-            </figcaption>
         </figure>
     }
 }

@@ -114,7 +114,7 @@ pub fn Body() -> Html {
                 <td>{ format!("{} W", g.tdp_w) }</td>
                 <td class="fit-cell">{ ctx.t(fit_key) }</td>
                 <td>{ tokens.filter(|_| *fits).map(number).unwrap_or_else(|| "–".into()) }</td>
-                <td class="source">{ ctx.t(&format!("lesson.choosing.source.{}", g.id)) }{ if g.fc.is_empty() { html! {} } else { crate::components::linked(&format!(" · {}", g.fc)) } }</td>
+                <td class="source">{ ctx.t(&format!("lesson.choosing.source.{}", g.id)) }{ for g.fc_ids().map(|id| checked(&ctx, id)) }</td>
             </tr>
         }
     });
@@ -170,4 +170,14 @@ fn urlish(s: &str) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || ".-".contains(*c))
         .take(30)
         .collect()
+}
+
+/// A fact-check id of a table row, as a link reading what was checked against the row's
+/// source (`lesson.choosing.checked.<id>`), never the bare id.
+fn checked(ctx: &Ctx, id: &str) -> Html {
+    let words = ctx.t(&format!(
+        "lesson.choosing.checked.{}",
+        id.to_ascii_lowercase()
+    ));
+    crate::components::linked(&format!(" · [{words}]({id})"))
 }
