@@ -349,7 +349,9 @@ fn counted_by(cmd: &mut Command, parse: fn(&str, &mut Tally)) -> Result<Tally, S
 }
 
 /// pytest's last line with `-q`: `1 failed, 13 passed, 2 skipped in 0.30s` (errors count as
-/// failed).
+/// failed). Only tests that did not run count as skipped (`skipped`, and `xfailed`: a test
+/// marked as expected to fail checks nothing); `xpassed` ran and passed; `warnings` are not
+/// tests, and `deselected` ones were never part of the run, so neither is counted.
 fn parse_pytest(line: &str, tally: &mut Tally) {
     let l = line.trim().trim_matches('=').trim();
     let Some((counts, time)) = l.rsplit_once(" in ") else {
@@ -367,11 +369,10 @@ fn parse_pytest(line: &str, tally: &mut Tally) {
             return;
         };
         match what {
-            "passed" => found.passed += n,
             "failed" | "error" | "errors" => found.failed += n,
-            "skipped" | "deselected" | "xfailed" | "xpassed" | "warning" | "warnings" => {
-                found.skipped += n
-            }
+            "passed" | "xpassed" => found.passed += n,
+            "skipped" | "xfailed" => found.skipped += n,
+            "deselected" | "warning" | "warnings" => {}
             _ => return,
         }
     }
@@ -660,6 +661,20 @@ mod tests {
             parse_pytest(line, &mut t);
         }
         assert_eq!((t.passed, t.failed, t.skipped), (16, 2, 2));
+    }
+
+    /// Warnings are not tests and deselected tests were never part of the run: neither is a
+    /// skip. An xpassed test ran and passed; an xfailed one checked nothing.
+    #[test]
+    fn counts_only_pytests_real_skips() {
+        let mut t = Tally::default();
+        parse_pytest(
+            "4 passed, 2 skipped, 3 deselected, 1 xfailed, 1 xpassed, 5 warnings in 0.40s",
+            &mut t,
+        );
+        assert_eq!((t.passed, t.failed, t.skipped), (5, 0, 3));
+        parse_pytest("== 2 passed, 1 warning in 0.10s ==", &mut t);
+        assert_eq!((t.passed, t.failed, t.skipped), (7, 0, 3));
     }
 
     #[test]
