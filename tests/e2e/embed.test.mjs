@@ -708,8 +708,9 @@ test('run-finished: the batch-size experiment reports samples per second per bat
     for (const t of [row[1], row[2]]) assert.match(t, /^[\d,]+$/, `batch ${row[0]}: ${row.join(' | ')}`);
     for (const v of [num(row[1]), num(row[2])]) assert.ok(v > 0 && v <= 1e9, `batch ${row[0]}: ${row.join(' | ')}`);
   }
-  // Larger batches amortise per-step costs: the CPU's rate at 4,096 beats its rate at 1.
-  assert.ok(num(table[6][2]) > num(table[0][2]), `CPU ${table[0][2]} → ${table[6][2]}`);
+  // Which batch size trains fastest is this machine's business, not the page's: no rate is
+  // compared with another here (that once asserted the CPU's rate at 4,096 beat its rate at
+  // 1). The verdict below is checked against whatever the table says.
   // The chart draws one point per batch size on each line.
   for (const line of ['gpu-train', 'cpu-train']) {
     const points = await o.frame.getAttribute(`.train-exp-chart polyline.${line}`, 'points');

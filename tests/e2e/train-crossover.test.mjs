@@ -2,9 +2,9 @@
 // (SwiftShader here) and of the tuned CPU (the race's SIMD kernel in wasm) over widths × batch
 // sizes. The page's own grid (4 widths × 5 batches up to 512 × 4,096) takes minutes per point on
 // SwiftShader, so the whole run is checked on a 2 × 2 grid the link asks for (`xwidths`,
-// `xbatches`): one width past 65,535 parameters, batches 1 and 256. Checks every point's numbers
-// against what the arithmetic allows, the chart's points, the per-width verdicts against the
-// table; Cancel on the page's full grid; bad grid lists named; screenshots at 390, 1280 and
+// `xbatches`): one width past 65,535 parameters, batches 1 and 256. Checks that every point
+// was measured (or names why not) and how the table writes it, the chart's points, the
+// per-width verdicts against the table (no speed is asserted: that is docs/benchmarks.md's); Cancel on the page's full grid; bad grid lists named; screenshots at 390, 1280 and
 // 1920 px in English and Chinese. The full grid's figures come from `bench crossover`.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -25,13 +25,6 @@ after(async () => { await browser?.close(); });
 
 async function waitForGpu(page) {
   await page.waitForSelector('#train-status[data-gpu="ready"]', { timeout: 60_000 });
-}
-
-// FLOP of one training step of 2-w-w-2 (mlp::tuned::flops_per_step, written out again):
-// forward and weight gradients for every layer, deltas for every layer but the first.
-function flops(width, batch) {
-  const layers = [[2, width], [width, width], [width, 2]];
-  return layers.reduce((f, [i, o], l) => f + (l === 0 ? 2 : 3) * 2 * i * o * batch, 0);
 }
 
 async function rows(page) {
@@ -86,14 +79,12 @@ test('crossover: every point measured on both sides, plausible numbers, chart an
     for (const b of BATCHES) {
       const r = got[i++];
       assert.deepEqual([r.width, r.batch], [w, b]);
-      // The tuned CPU: one wasm core does at most 4 lanes × 2 FLOP × 6 GHz ≈ 50 GFLOP/s, and
-      // a step takes at least the time of its FLOPs; at least one step per 60 s was measured.
-      const cpuFlops = r.cpu * flops(w, b);
-      assert.ok(r.cpu > 1 / 60 && cpuFlops <= 50e9, `CPU ${w}/${b}: ${r.cpu} steps/s = ${cpuFlops / 1e9} GFLOP/s`);
-      // The GPU: a number under the same kind of ceiling (SwiftShader is this CPU; even a
-      // real GPU does not pass 10¹⁴ FLOP/s here), or a named reason in the cell.
+      // Each side measured a rate (a finite number of steps per second above 0); how fast
+      // either is belongs in docs/benchmarks.md, not in a check, so no speed is bounded here.
+      assert.ok(Number.isFinite(r.cpu) && r.cpu > 0, `CPU ${w}/${b}: ${r.cpu} steps/s`);
+      // The GPU: a measured rate, or a named reason in the cell.
       if (r.gpu !== null) {
-        assert.ok(r.gpu > 1 / 60 && r.gpu * flops(w, b) <= 1e14, `GPU ${w}/${b}: ${r.gpu}`);
+        assert.ok(Number.isFinite(r.gpu) && r.gpu > 0, `GPU ${w}/${b}: ${r.gpu}`);
         assert.match(r.cells[2], /^[\d,.]+ ±\d+ %$/);
         // The ratio as the chart's axis writes it, and equal to the two medians' quotient.
         const q = r.gpu / r.cpu;
@@ -111,9 +102,6 @@ test('crossover: every point measured on both sides, plausible numbers, chart an
         if (n) assert.match(await page.textContent(`.train-x-failure[data-note="${n}"]`), /^Note \d+: the GPU step failed: .+/);
       }
     }
-    // A larger batch is a larger step: the CPU's steps/s at 256 are below its rate at 1.
-    const own = got.filter((r) => r.width === w);
-    assert.ok(own.at(-1).cpu < own[0].cpu, `width ${w}: CPU ${own[0].cpu} → ${own.at(-1).cpu}`);
   }
   // Every width runs on the GPU (past 65,535 parameters the per-parameter kernels wrap their
   // grid into y); only a point too large for the device's buffers may be refused, by name.

@@ -33,6 +33,10 @@ pub struct Runner {
     /// GPU steps completed at the last tick: a change redraws the counters even while the
     /// page is hidden (steps submitted before it was hidden still finish).
     seen_gpu_steps: u64,
+    /// The queue's limit when steps were last sent: until the next sending, no more than
+    /// this many are in flight (the status line says it, so a test checks the queue against
+    /// the page's own limit instead of a rate it measures).
+    sent_under: Option<u64>,
 }
 
 impl Runner {
@@ -63,6 +67,7 @@ impl Runner {
             plan,
             last_requested: 0,
             seen_gpu_steps: 0,
+            sent_under: None,
         }
     }
 
@@ -183,7 +188,11 @@ impl Runner {
 
     /// What the status line shows.
     pub fn status(&self) -> Status {
-        status(&self.board.life, self.gpu_steps(), &self.gpu_state)
+        let s = status(&self.board.life, self.gpu_steps(), &self.gpu_state);
+        Status {
+            gpu_queue_limit: self.sent_under.unwrap_or(s.gpu_queue_limit),
+            ..s
+        }
     }
 
     /// The step each side had reached (the GPU's: completed steps; None without a session).
@@ -228,6 +237,7 @@ impl Runner {
                 while s.steps_submitted() - s.steps_completed() < limit
                     && now_ms() - start < SLICE_MS
                 {
+                    self.sent_under = Some(limit);
                     if let Err(e) = s.step() {
                         failed = Some(e);
                         break;

@@ -2,11 +2,45 @@
 //! split and trained on by the twin for a few hundred steps.
 //!
 //! Needs the asset at `$CNN_DIGITS` or `target/cnn-digits.bin` (`cargo xtask mnist --out
-//! target/cnn-digits.bin`); without it the test says so and passes.
+//! target/cnn-digits.bin`); without it each test reports itself skipped (see [`skipped`]) and
+//! passes. `cargo xtask test` writes the asset first, so there they run.
 
 use cnn::data::{decode, split};
 use cnn::{CpuTrainer, Spec};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Says that a check did not run, as `gpu-runtime`'s native tests do: written to the
+/// process's stdout directly, because the test harness captures `print!` and would hide it
+/// from `cargo xtask test`, which counts `SKIPPED:` lines as skips.
+fn skipped(what: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "SKIPPED: {what}");
+    let _ = out.flush();
+}
+
+/// The asset at `$CNN_DIGITS` or `target/cnn-digits.bin`.
+fn asset_path() -> PathBuf {
+    std::env::var_os("CNN_DIGITS").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/cnn-digits.bin"),
+        PathBuf::from,
+    )
+}
+
+/// The asset's bytes, or `None` after reporting `test` skipped.
+fn asset_or_skip(path: &Path, test: &str) -> Option<Vec<u8>> {
+    match std::fs::read(path) {
+        Ok(bytes) => Some(bytes),
+        Err(e) => {
+            skipped(&format!(
+                "{test}: no digits asset at {} ({e}; write it with `cargo xtask mnist --out {}`)",
+                path.display(),
+                path.display()
+            ));
+            None
+        }
+    }
+}
 
 /// Steps of the default batch (64): 150 steps see about 9,600 images, a little over one
 /// epoch, and take the default from 8.5 % to 86 % on the test set (the twin is ~0.1–0.2 s a
@@ -15,16 +49,7 @@ const STEPS: u64 = 150;
 
 #[test]
 fn the_default_network_learns_real_digits() {
-    let path = std::env::var_os("CNN_DIGITS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/cnn-digits.bin"),
-        PathBuf::from,
-    );
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!(
-            "SKIPPED: no digits asset at {} (write it with `cargo xtask mnist --out {}`)",
-            path.display(),
-            path.display()
-        );
+    let Some(bytes) = asset_or_skip(&asset_path(), "the_default_network_learns_real_digits") else {
         return;
     };
     let digits = decode(&bytes).expect("the asset decodes");
@@ -59,12 +84,7 @@ fn the_default_network_learns_real_digits() {
 /// far below the 2 % the browser test allows, so the test's bound is the twin's loss + 2 %.
 #[test]
 fn the_browser_tests_small_network_learns() {
-    let path = std::env::var_os("CNN_DIGITS").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/cnn-digits.bin"),
-        PathBuf::from,
-    );
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("SKIPPED: no digits asset at {}", path.display());
+    let Some(bytes) = asset_or_skip(&asset_path(), "the_browser_tests_small_network_learns") else {
         return;
     };
     let digits = decode(&bytes).expect("the asset decodes");
@@ -103,8 +123,7 @@ fn the_browser_tests_small_network_learns() {
 #[ignore]
 fn steps_to_90_percent_at_the_default() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/cnn-digits.bin");
-    let Ok(bytes) = std::fs::read(&path) else {
-        println!("SKIPPED: no digits asset at {}", path.display());
+    let Some(bytes) = asset_or_skip(&path, "steps_to_90_percent_at_the_default") else {
         return;
     };
     let digits = decode(&bytes).expect("the asset decodes");

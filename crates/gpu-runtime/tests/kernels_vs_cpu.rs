@@ -269,11 +269,32 @@ fn the_schedule_probe_sees_every_workgroup_exactly_once() {
 /// sizes that cut through every tile and block edge, compiled trusted and with runtime
 /// checks. A kernel the adapter cannot run is reported as skipped with the adapter's reason
 /// (no VK_KHR_cooperative_matrix, no such tile); `cargo xtask test` counts it.
+///
+/// Skips alone would let every Tensor Core kernel go unchecked while the suite is green, so
+/// the run meant to have cooperative matrices (`tools/lavapipe-coopmat/run.sh`, Mesa 26's
+/// lavapipe) names the tile its adapter has in [`REQUIRE_TILE_VAR`]; the test then fails
+/// unless the adapter offers that tile and every kernel built for it ran.
 #[test]
 fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
     let gpu = gpu();
     let configs = gpu_runtime::coop_configs_text(gpu.cooperative_matrix_configs());
     eprintln!("{}: cooperative matrices [{configs}]", gpu.adapter().name);
+    let required = required_tensor_core_tile();
+    if let Some(t) = required {
+        let offered = gpu.cooperative_matrix_configs().iter().any(|c| {
+            (c.m_size, c.n_size, c.k_size) == (t, t, t)
+                && c.ab_type == gpu_runtime::wgpu::CooperativeScalarType::F16
+                && c.cr_type == gpu_runtime::wgpu::CooperativeScalarType::F32
+        });
+        assert!(
+            offered,
+            "{REQUIRE_TILE_VAR}={t}, but the adapter {} ({}) offers no {t}x{t}x{t} f16->f32 \
+             cooperative matrix (it has [{configs}]): the run did not get the driver it set up",
+            gpu.adapter().name,
+            gpu.adapter().driver,
+        );
+    }
+    let mut ran: Vec<(&'static str, Option<u32>)> = Vec::new();
     let ladder = gpu_runtime::kernel("matmul-tensor-core")
         .expect("catalogued")
         .clone();
@@ -288,7 +309,16 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
         (1, 512, 33),
         (256, 128, 64),
     ];
-    for kernel in std::iter::once(ladder).chain(variants) {
+    let kernels: Vec<_> = std::iter::once(ladder).chain(variants).collect();
+    let built_for = |t: u32| -> Vec<&'static str> {
+        kernels
+            .iter()
+            .filter(|k| k.cooperative_tile() == Some(t))
+            .map(|k| k.id)
+            .collect()
+    };
+    let expected = required.map(built_for).unwrap_or_default();
+    for kernel in kernels.iter().cloned() {
         if let Some(why) = gpu.cannot_run(&kernel) {
             skipped(&format!(
                 "the_tensor_core_kernels_match_the_f16_reference_or_say_why_not: {} on {} ({why})",
@@ -341,6 +371,33 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
         );
         let v = kernel.verify(&job, &out.output);
         assert!(v.ok, "{} in row ranges: {v:?}", kernel.id);
+        ran.push((kernel.id, kernel.cooperative_tile()));
     }
     gpu.set_runtime_checks(false);
+    if let Some(t) = required {
+        let at_tile: Vec<&str> = ran
+            .iter()
+            .filter(|(_, tile)| *tile == Some(t))
+            .map(|(id, _)| *id)
+            .collect();
+        assert!(
+            !expected.is_empty() && at_tile == expected,
+            "{REQUIRE_TILE_VAR}={t}: on {} the kernels built for {t}x{t}x{t} are {expected:?} \
+             but only {at_tile:?} ran; the others were skipped above",
+            gpu.adapter().name,
+        );
+    }
+}
+
+/// Set by `tools/lavapipe-coopmat/run.sh` to the tile side its adapter offers (8 on Mesa 26's
+/// lavapipe): the Tensor Core test must then run every kernel of that tile, not skip it.
+const REQUIRE_TILE_VAR: &str = "GPU_PLAYGROUND_REQUIRE_TENSOR_CORE_TILE";
+
+/// The tile side [`REQUIRE_TILE_VAR`] names, `None` where it is unset; any other value fails.
+fn required_tensor_core_tile() -> Option<u32> {
+    let v = std::env::var(REQUIRE_TILE_VAR).ok()?;
+    match v.trim().parse::<u32>() {
+        Ok(t @ (8 | 16)) => Some(t),
+        _ => panic!("{REQUIRE_TILE_VAR}={v:?}: expected 8 or 16"),
+    }
 }

@@ -579,6 +579,16 @@ fn two_micro_batches_of_b_equal_one_batch_of_2b() {
 /// `PARAM_STEPS` steps of a session whose kernel `replacement.id` is `replacement` (as the
 /// editor runs a learner's edit), against the twin: [`worst_ratio`] of their parameters.
 fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> f32 {
+    replaced_gap_after(g, q, replacement, PARAM_STEPS)
+}
+
+/// [`replaced_gap`] after `steps` steps; the replaced kernel must be in the session's step.
+fn replaced_gap_after(
+    g: &Rc<Gpu>,
+    q: &str,
+    replacement: &gpu_runtime::KernelSpec,
+    steps: u32,
+) -> f32 {
     let s = spec(q);
     let net = s.net();
     let (train, _) = s.data();
@@ -594,13 +604,77 @@ fn replaced_gap(g: &Rc<Gpu>, q: &str, replacement: &gpu_runtime::KernelSpec) -> 
         &[replacement],
     ))
     .unwrap_or_else(|e| panic!("{}: {e}", replacement.id));
+    assert!(
+        session.plan().iter().any(|p| p.kernel_id == replacement.id),
+        "{q}: {} is not in the step",
+        replacement.id
+    );
     let mut cpu = CpuTrainer::new(net, s.hyper(), params, s.batch, x, train.label, order);
-    for _ in 0..PARAM_STEPS {
+    for _ in 0..steps {
         session.step().expect("step");
         cpu.step();
     }
     let r = session.eval_blocking().expect("eval");
-    worst_ratio(&r.params, &cpu.params)
+    worst_ratio_after(&r.params, &cpu.params, steps)
+}
+
+/// The optimiser's formula is written four times: `mlp-sgd` and `mlp-adam` (the per-layer
+/// path with accumulation or wide layers), and inline in `mlp-step-reduce` (the default small
+/// network's step) and `mlp-step-params` (the per-layer and whole-step paths). Momentum's
+/// velocity and Adam's second moment start at zero, so a mistake in how they are carried
+/// shows only from step 2. Each kernel, with each optimiser that has such state, trains like
+/// the twin for `PARAM_STEPS` steps; a copy with the velocity's or the second moment's decay
+/// wrong (μ² for μ; β₁ for β₂) agrees after step 1 and is caught at step 2.
+#[test]
+fn every_optimiser_kernel_is_checked_past_its_first_step() {
+    let g = gpu();
+    let q =
+        |opt: &str| format!("data=circle&layers=8,8&act=tanh&lr=0.03&batch=16&opt={opt}&seed=3");
+    let momentum = (
+        "u.momentum * velocity[i] + g",
+        "u.momentum * u.momentum * velocity[i] + g",
+    );
+    let inline_momentum = (
+        "u.hyper1.z * m[i] + g",
+        "u.hyper1.z * u.hyper1.z * m[i] + g",
+    );
+    let second_moment = ("u.beta2 * v[i] +", "u.beta1 * v[i] +");
+    let inline_second_moment = ("beta2 * v[i] +", "beta1 * v[i] +");
+    for (id, opt, (from, to)) in [
+        ("mlp-sgd", "momentum", momentum),
+        ("mlp-adam", "adam", second_moment),
+        ("mlp-step-reduce", "momentum", inline_momentum),
+        ("mlp-step-reduce", "adam", inline_second_moment),
+        ("mlp-step-params", "momentum", inline_momentum),
+        ("mlp-step-params", "adam", inline_second_moment),
+    ] {
+        let k = gpu_runtime::kernel(id).expect("catalogued");
+        let wgsl = k.wgsl();
+        assert_eq!(
+            wgsl.matches(from).count(),
+            1,
+            "{id}: `{from}` once in its source"
+        );
+        let r = replaced_gap(&g, &q(opt), &k.with_source(wgsl.clone()));
+        eprintln!("{id} {opt}: unchanged copy, {PARAM_STEPS} steps, worst gap {r:.4} of its bound");
+        assert!(r <= 1.0, "{id} {opt}: {r}× the bound");
+        let broken = k.with_source(wgsl.replacen(from, to, 1));
+        let (first, second) = (
+            replaced_gap_after(&g, &q(opt), &broken, 1),
+            replaced_gap_after(&g, &q(opt), &broken, 2),
+        );
+        eprintln!(
+            "{id} {opt}: `{to}`, worst gap {first:.4} after step 1, {second:.1} after step 2"
+        );
+        assert!(
+            first <= 1.0,
+            "{id} {opt}: `{to}` shows at step 1 ({first}), so this checks no later step"
+        );
+        assert!(
+            second > 1.0,
+            "{id} {opt}: `{to}` went unnoticed at step 2 ({second})"
+        );
+    }
 }
 
 /// Every MLP kernel the editor offers, replaced by an unchanged copy of itself, trains as the

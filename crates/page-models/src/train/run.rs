@@ -335,6 +335,9 @@ pub struct Status {
     pub gpu_steps: Option<u64>,
     pub gpu_submitted: u64,
     pub gpu_in_flight: u64,
+    /// How many steps may be in flight ([`Lifecycle::in_flight_limit`]; the page shows the
+    /// one its last sending obeyed).
+    pub gpu_queue_limit: u64,
     pub gpu_rate: Option<f64>,
     pub cpu_rate: Option<f64>,
     pub gpu_view: RateView,
@@ -363,6 +366,7 @@ pub fn status(life: &Lifecycle, gpu: Option<GpuSteps>, state: &GpuState) -> Stat
         gpu_steps: gpu.map(|g| g.completed),
         gpu_submitted: gpu.map_or(0, |g| g.submitted),
         gpu_in_flight: finishing,
+        gpu_queue_limit: life.in_flight_limit(),
         gpu_rate: gpu.and(life.gpu_rate.per_second()),
         cpu_rate: life.cpu_rate.per_second(),
         gpu_view,
@@ -533,6 +537,8 @@ mod tests {
             (s.gpu_steps, s.gpu_submitted, s.gpu_in_flight),
             (Some(20), 30, 10)
         );
+        // A quarter second at 20 steps/s.
+        assert_eq!(s.gpu_queue_limit, 5);
         assert!(s.running);
         // Paused with ten steps still finishing, then done.
         life.toggle();

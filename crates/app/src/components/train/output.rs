@@ -154,6 +154,7 @@ pub fn StatusLine(p: &StatusProps) -> Html {
             data-gpu-steps={s.gpu_steps.unwrap_or(0).to_string()}
             data-gpu-submitted={s.gpu_submitted.to_string()}
             data-gpu-in-flight={s.gpu_in_flight.to_string()}
+            data-gpu-queue-limit={s.gpu_queue_limit.to_string()}
             data-cpu-steps={p.cpu_steps.to_string()}
             data-gpu-loss={num(p.gpu_loss)}
             data-first-gpu-loss={num(p.first_gpu_loss)}
