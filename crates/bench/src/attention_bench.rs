@@ -1,4 +1,4 @@
-//! `bench attention [--seqs 64,256,1024,2048,4096] [--bh 32] [--d 64] [--rows 64,32]
+//! `bench attention [--seqs 64,256,1024,2048,4096] [--bh 32] [--d 64]
 //! [--runs 3] [--reps 5] [--warm-ms 300] [--checked] [--out FILE]`: causal attention, naive
 //! (scores and probabilities in memory) and fused (online softmax), at each sequence length,
 //! through the same plans as the app ([`gpu_runtime::attention::run_attention`]). The memory
@@ -22,7 +22,6 @@ struct Args {
     seqs: Vec<u32>,
     bh: u32,
     d: u32,
-    rows: Vec<u32>,
     runs: usize,
     reps: u32,
     warm_ms: f64,
@@ -52,7 +51,6 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         seqs: vec![64, 256, 1024, 2048, 4096],
         bh: 32,
         d: 64,
-        rows: vec![64, 32],
         runs: 3,
         reps: 5,
         warm_ms: 300.0,
@@ -69,7 +67,6 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--seqs" => a.seqs = numbers(&flag, &value, 1..=65_535)?,
             "--bh" => a.bh = numbers(&flag, &value, 1..=65_535)?[0],
             "--d" => a.d = numbers(&flag, &value, 1..=64)?[0],
-            "--rows" => a.rows = numbers(&flag, &value, 1..=256)?,
             "--runs" => a.runs = numbers(&flag, &value, 1..=50)?[0] as usize,
             "--reps" => a.reps = numbers(&flag, &value, 1..=200)?[0],
             "--warm-ms" => {
@@ -112,19 +109,14 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
         let l = AttnLayout::separate(a.bh, n, a.d);
         let qkv = random_vec(l.qkv_len(), 0xA77E + n as u64);
         let sample = rows_to_check(&l, 512, n as u64);
-        let mut variants: Vec<(AttentionPath, Option<u32>, String)> =
-            vec![(AttentionPath::Naive, None, "naive".to_string())];
-        for &r in &a.rows {
-            variants.push((AttentionPath::Fused, Some(r), format!("fused@{r}")));
-        }
-        for (path, rows, name) in variants {
+        for path in AttentionPath::ALL {
+            let name = path.id();
             let buffer = l.largest_buffer(path);
             let run_once = |opts: &RunOptions| {
                 pollster::block_on(run_attention(
                     &gpu,
                     path,
                     &l,
-                    rows,
                     &qkv,
                     opts,
                     &RunControl::default(),

@@ -39,8 +39,6 @@ const FUSED: &str = include_str!("../../../../shaders/attention_fused.wgsl");
 
 /// The fused kernel's largest head width (its registers and shared tiles hold 16 vec4s).
 pub const MAX_HEAD: u32 = 64;
-/// The fused kernel's default queries per workgroup.
-pub const FUSED_ROWS: u32 = 64;
 
 fn no_grid(_: &Workload) -> [u32; 3] {
     [0, 0, 0]
@@ -88,13 +86,13 @@ pub static KERNELS: &[KernelSpec] = &[
         PV,
         [16, 16, 1]
     ),
-    // Catalogued with the default head width 64 and 64 rows; a run sets D, D4 and BR.
+    // Catalogued with the default head width 64; a run sets D and D4.
     attention_kernel!(
         "attention-fused",
         "shaders/attention_fused.wgsl",
         FUSED,
-        [64, 1, 1],
-        &[("D", 64.0), ("D4", 16.0), ("BR", 64.0)]
+        [256, 1, 1],
+        &[("D", 64.0), ("D4", 16.0)]
     ),
 ];
 
@@ -108,25 +106,20 @@ fn kernel(id: &str) -> Result<&'static KernelSpec, GpuError> {
 /// A kernel's override constants, as a spec holds them.
 type Constants = &'static [(&'static str, f64)];
 
-/// The fused kernel for head width `d` and `rows` queries per workgroup: its override
-/// constants, made once per pair (a spec's constants are `'static`).
-pub fn fused_kernel(d: u32, rows: u32) -> Result<KernelSpec, GpuError> {
-    static MADE: OnceLock<Mutex<HashMap<(u32, u32), Constants>>> = OnceLock::new();
+/// The fused kernel for head width `d`: its override constants, made once per width (a
+/// spec's constants are `'static`).
+pub fn fused_kernel(d: u32) -> Result<KernelSpec, GpuError> {
+    static MADE: OnceLock<Mutex<HashMap<u32, Constants>>> = OnceLock::new();
     let base = kernel("attention-fused")?;
     let made = MADE.get_or_init(Default::default);
     let mut made = made
         .lock()
         .map_err(|_| GpuError::Shader("attention constants poisoned".into()))?;
-    let constants = *made.entry((d, rows)).or_insert_with(|| {
-        Box::leak(Box::new([
-            ("D", d as f64),
-            ("D4", d.div_ceil(4) as f64),
-            ("BR", rows as f64),
-        ]))
-    });
+    let constants = *made
+        .entry(d)
+        .or_insert_with(|| Box::leak(Box::new([("D", d as f64), ("D4", d.div_ceil(4) as f64)])));
     Ok(KernelSpec {
         constants,
-        workgroup_size: [rows, 1, 1],
         ..base.clone()
     })
 }
@@ -345,7 +338,7 @@ fn plan<'a>(
                     Binding::Uniform,
                 ],
                 uniform: u,
-                workgroups: [l.n.div_ceil(fused.workgroup_size[0]), l.bh, 1],
+                workgroups: [l.n.div_ceil(16), l.bh, 1],
             },
             cost: macs,
             split: None,
@@ -404,12 +397,11 @@ fn plan<'a>(
 }
 
 /// Runs one path on `qkv` (laid out as `l`): the output (laid out as `l`'s output) and the
-/// timing. The fused path runs `rows` queries per workgroup ([`FUSED_ROWS`] by default).
+/// timing.
 pub async fn run_attention(
     gpu: &Gpu,
     path: AttentionPath,
     l: &AttnLayout,
-    rows: Option<u32>,
     qkv: &[f32],
     opts: &RunOptions,
     ctl: &RunControl,
@@ -418,7 +410,7 @@ pub async fn run_attention(
     if qkv.len() != l.qkv_len() {
         return Err(GpuError::WrongJob);
     }
-    let fused = fused_kernel(l.d, rows.unwrap_or(FUSED_ROWS))?;
+    let fused = fused_kernel(l.d)?;
     let plan = plan(path, l, qkv, &fused)?;
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out
