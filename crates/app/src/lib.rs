@@ -2,7 +2,7 @@
 //! lives in plain crates (`page-models` for each page's, `gpu-runtime`, `cpu-kernels`,
 //! `simt-model`). What stays here holds the browser or the device: the text tables (`i18n`),
 //! the page's one device (`session`), the training driver (`train_runner`), the race's
-//! workers (`race`) and what the browser offers (`probe`).
+//! workers (`race_workers`) and what the browser offers (`probe`).
 
 pub mod cnn_driver;
 pub mod components;

@@ -1,7 +1,8 @@
 //! GPU runtime and kernel catalogue of GPU Playground.
 //!
-//! - [`family`]: one module per kernel family (matmul, conv, schedule, mlp, measure, numeric, cnn), each owning its
-//!   kernels, grid, buffer layout, CPU reference and check; [`catalogue`] looks kernels up.
+//! - [`family`]: one module per kernel family (matmul, conv, schedule, mlp, measure, numeric,
+//!   cnn, attention, gpt), each owning its kernels, grid, buffer layout, CPU reference and
+//!   check; [`catalogue`] looks kernels up.
 //! - [`plan`]: the one dispatch path — named buffers and ordered dispatches, uploaded, run
 //!   (cut into cancellable submissions, after the queue has drained) and read back.
 //!   [`Gpu::run`] is a one-step plan; every consumer (run widget, ladder, race, lessons,
