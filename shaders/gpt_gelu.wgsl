@@ -5,19 +5,11 @@
 //   invocation per element.
 // Buffers: 0 = x (read), 1 = y (read_write), 2 = uniform {len, 0, 0, 0}.
 
-struct Len {
-    len: u32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
+// Len, GELU_C and GELU_A: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read_write> y: array<f32>;
 @group(0) @binding(2) var<uniform> u: Len;
-
-const C: f32 = 0.7978845608028654;
-const A: f32 = 0.044715;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -26,5 +18,5 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let v = x[i];
-    y[i] = 0.5 * v * (1.0 + tanh(C * (v + A * v * v * v)));
+    y[i] = 0.5 * v * (1.0 + tanh(GELU_C * (v + GELU_A * v * v * v)));
 }

@@ -8,20 +8,12 @@
 // Buffers: 0 = x (read), 1 = dy (read), 2 = dx (read_write, added to), 3 = uniform
 //   {len, 0, 0, 0}.
 
-struct Len {
-    len: u32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
+// Len, GELU_C and GELU_A: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> dy: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 @group(0) @binding(3) var<uniform> u: Len;
-
-const C: f32 = 0.7978845608028654;
-const A: f32 = 0.044715;
 
 @compute @workgroup_size(64)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -30,7 +22,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let v = x[i];
-    let th = tanh(C * (v + A * v * v * v));
-    let du = C * (1.0 + 3.0 * A * v * v);
+    let th = tanh(GELU_C * (v + GELU_A * v * v * v));
+    let du = GELU_C * (1.0 + 3.0 * GELU_A * v * v);
     dx[i] += dy[i] * (0.5 * (1.0 + th) + 0.5 * v * (1.0 - th * th) * du);
 }

@@ -6,18 +6,9 @@
 // Launch: workgroup_size(64); dispatch (ceil(rows / 64), 1, 1): invocation r is row r.
 // Buffers: 0 = x (read, rows × c), 1 = params (read; γ at u.gamma, β at u.beta, c each),
 //   2 = y (read_write, rows × c), 3 = stats (read_write, rows × 2: mean, rstd),
-//   4 = uniform Ln {rows, c, gamma, beta: u32, eps: f32, 0, 0, 0}.
+//   4 = uniform Ln (gpt_common.wgsl).
 
-struct Ln {
-    rows: u32,
-    c: u32,
-    gamma: u32,
-    beta: u32,
-    eps: f32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
+// Ln: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<f32>;

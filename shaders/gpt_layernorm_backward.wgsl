@@ -6,18 +6,9 @@
 //
 // Launch: workgroup_size(64); dispatch (ceil(rows / 64), 1, 1): invocation r is row r.
 // Buffers: 0 = x (read), 1 = params (read; γ at u.gamma), 2 = stats (read: mean, rstd per
-//   row), 3 = dy (read), 4 = dx (read_write, added to), 5 = uniform Ln (gpt_layernorm.wgsl's).
+//   row), 3 = dy (read), 4 = dx (read_write, added to), 5 = uniform Ln (gpt_common.wgsl).
 
-struct Ln {
-    rows: u32,
-    c: u32,
-    gamma: u32,
-    beta: u32,
-    eps: f32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
+// Ln: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<f32>;

@@ -4,18 +4,9 @@
 //
 // Launch: workgroup_size(64); dispatch (ceil(c / 64), 1, 1): invocation i is column i.
 // Buffers: 0 = x (read), 1 = stats (read: mean, rstd per row), 2 = dy (read), 3 = grads
-//   (read_write; dγ at u.gamma, dβ at u.beta), 4 = uniform Ln (gpt_layernorm.wgsl's).
+//   (read_write; dγ at u.gamma, dβ at u.beta), 4 = uniform Ln (gpt_common.wgsl).
 
-struct Ln {
-    rows: u32,
-    c: u32,
-    gamma: u32,
-    beta: u32,
-    eps: f32,
-    _p0: u32,
-    _p1: u32,
-    _p2: u32,
-}
+// Ln: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> stats: array<f32>;

@@ -14,6 +14,7 @@ use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 use crate::workload::Workload;
 use cpu_kernels::verify::Precision;
 
+const COMMON: &str = include_str!("../../../../shaders/gpt_common.wgsl");
 const LN: &str = include_str!("../../../../shaders/gpt_layernorm.wgsl");
 const LN_BACK: &str = include_str!("../../../../shaders/gpt_layernorm_backward.wgsl");
 const LN_PARAMS: &str = include_str!("../../../../shaders/gpt_layernorm_param_grad.wgsl");
@@ -29,7 +30,7 @@ macro_rules! gpt_kernel {
         KernelSpec {
             id: $id,
             source_path: $path,
-            source: KernelSource::Built(|| $src.to_string()),
+            source: KernelSource::Built(|| format!("{}\n{COMMON}", $src)),
             entry_point: "main",
             family: Family::Gpt,
             constants: &[],
