@@ -83,6 +83,12 @@ test('leaving the page keeps the run: it holds while away and carries on on retu
   await waitSteps(page, 20);
   await page.click('#train-play');
   await page.waitForSelector('#train-status[data-gpu-in-flight="0"]', { timeout: 30_000 });
+  // The evaluation of the last step sent (its loss and picture) is read back after the step
+  // finishes: wait for it, so that what is compared below is the network as it was left.
+  await page.waitForFunction(() => {
+    const d = document.querySelector('#train-status')?.dataset;
+    return d && d.gpuEvalStep === d.gpuSteps;
+  }, null, { timeout: 30_000 });
   const left = await status(page);
   // Away by the navigation, back by its own link (which carries no settings).
   await page.click('header .nav a[href^="#/kernels"]');
