@@ -1,7 +1,7 @@
 //! Causal attention, naive and fused, against the f64 reference on a real wgpu device
 //! (lavapipe under `cargo xtask test`): sequence lengths and head widths that are not
-//! multiples of any tile (the naive kernels' 16, the fused kernel's 16 keys and 64 or 32
-//! queries, its vec4 head columns), separate and packed layouts; and the reference against
+//! multiples of any tile (the 16-wide tiles of every kernel, the fused kernel's vec4 head
+//! columns), separate and packed layouts; and the reference against
 //! the GPT's CPU twin.
 
 use gpu_runtime::attention::{
