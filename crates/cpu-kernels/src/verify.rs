@@ -102,6 +102,9 @@ pub struct Verdict {
     pub rel_bound: f64,
     /// The first element outside its bound, if any: (index, gpu value, reference value).
     pub first_failure: Option<(usize, f32, f64)>,
+    /// How many elements are outside their bound: with the first failure, it tells a
+    /// wholly wrong result from a few wrong tiles or one bad edge.
+    pub wrong: usize,
 }
 
 /// Compares `got` with `reference` element by element.
@@ -111,6 +114,7 @@ pub fn compare(got: &[f32], reference: &Reference, precision: Precision) -> Verd
     let abs_floor = SAFETY * precision.absolute(k, reference.max_abs_input);
     let mut max_rel_error = 0f64;
     let mut first_failure = None;
+    let mut wrong = 0;
     let len_ok = got.len() == reference.value.len();
     for (i, (&g, (&r, &mag))) in got
         .iter()
@@ -144,8 +148,9 @@ pub fn compare(got: &[f32], reference: &Reference, precision: Precision) -> Verd
         if rel > max_rel_error {
             max_rel_error = rel;
         }
-        if !inside && first_failure.is_none() {
-            first_failure = Some((i, g, r));
+        if !inside {
+            wrong += 1;
+            first_failure.get_or_insert((i, g, r));
         }
     }
     Verdict {
@@ -153,6 +158,7 @@ pub fn compare(got: &[f32], reference: &Reference, precision: Precision) -> Verd
         max_rel_error,
         rel_bound,
         first_failure,
+        wrong,
     }
 }
 

@@ -490,6 +490,7 @@ pub fn rows_to_check(l: &AttnLayout, max_rows: usize, seed: u64) -> Vec<(u32, u3
 pub fn verify(l: &AttnLayout, qkv: &[f32], got: &[f32], rows: &[(u32, u32)]) -> Verdict {
     let mut worst = 0.0f64;
     let mut first_failure = None;
+    let mut wrong = 0;
     for &(z, i) in rows {
         let (want, bound) = reference_row(l, qkv, z, i);
         let at = l.out_at(z, i);
@@ -502,8 +503,9 @@ pub fn verify(l: &AttnLayout, qkv: &[f32], got: &[f32], rows: &[(u32, u32)]) -> 
             } else {
                 f64::INFINITY
             });
-            if !inside && first_failure.is_none() {
-                first_failure = Some((at + e, g, w));
+            if !inside {
+                wrong += 1;
+                first_failure.get_or_insert((at + e, g, w));
             }
         }
     }
@@ -513,5 +515,6 @@ pub fn verify(l: &AttnLayout, qkv: &[f32], got: &[f32], rows: &[(u32, u32)]) -> 
         max_rel_error: worst,
         rel_bound: 1.0,
         first_failure,
+        wrong,
     }
 }

@@ -217,6 +217,7 @@ pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) ->
     };
     let mut max_rel_error = 0f64;
     let mut first_failure = None;
+    let mut wrong = 0;
     if want.len() != got.len() || want.is_empty() {
         first_failure = Some((0, got.first().copied().unwrap_or(f32::NAN), f64::NAN));
     }
@@ -228,8 +229,9 @@ pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) ->
         if err.is_finite() {
             max_rel_error = max_rel_error.max(err);
         }
-        if bad && first_failure.is_none() {
-            first_failure = Some((i, g, w as f64));
+        if bad {
+            wrong += 1;
+            first_failure.get_or_insert((i, g, w as f64));
         }
     }
     Verdict {
@@ -237,6 +239,7 @@ pub fn verify(kernel_id: &str, size: MeasureSize, input: &[f32], got: &[f32]) ->
         max_rel_error,
         rel_bound,
         first_failure,
+        wrong,
     }
 }
 

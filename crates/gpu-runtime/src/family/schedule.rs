@@ -56,13 +56,15 @@ pub(crate) fn verify_tickets(got: &[f32]) -> Verdict {
     let words: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
     let mut seen = vec![false; words.len()];
     let mut first_failure = None;
+    let mut wrong = 0;
     for (i, &w) in words.iter().enumerate() {
         let fresh = seen.get(w as usize).is_some_and(|s| !s);
         let ordered = i % 2 == 0 || words[i - 1] < w;
         if fresh && ordered {
             seen[w as usize] = true;
-        } else if first_failure.is_none() {
-            first_failure = Some((i, got[i], w as f64));
+        } else {
+            wrong += 1;
+            first_failure.get_or_insert((i, got[i], w as f64));
         }
     }
     Verdict {
@@ -70,5 +72,6 @@ pub(crate) fn verify_tickets(got: &[f32]) -> Verdict {
         max_rel_error: 0.0,
         rel_bound: 0.0,
         first_failure,
+        wrong,
     }
 }
