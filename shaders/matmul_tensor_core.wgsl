@@ -19,7 +19,11 @@
 //   (s + p·S) mod 4, and ceil(4 / S) passes cover all four. Matrix operations and barriers
 //   must be in uniform control flow, so no subgroup sits one out: where S > 4 the extra ones
 //   compute a tile another one computes too, in the same order, and store the same bits.
-//   The number of passes is read through workgroupUniformLoad, which makes it uniform.
+//   The number of passes comes from num_subgroups, the same in every invocation.
+// - No workgroup variable besides the two tiles (each a multiple of 16 bytes): on an H100
+//   (driver 580.159), with one u32 declared after them, C came back as zeros (the tiles'
+//   cooperative loads were most likely misaligned) while lavapipe was exact. crates/bench/h200/tc_probes/ holds the
+//   probes that found it (b5 is this fix, b6 a 16-byte variable declared first, also right).
 // - Shared rows are padded by 8 halves (16 bytes) so the rows of one tile fall in different
 //   banks; every row start and tile is 16-byte aligned, as cooperative loads require.
 //
@@ -64,7 +68,6 @@ const WARP_TILES: u32 = 4u;
 
 var<workgroup> tile_a: array<f16, BM * AS>;
 var<workgroup> tile_b: array<f16, BK * BS>;
-var<workgroup> subgroups_here: u32;
 
 alias TileA = coop_mat16x16<f16, A>;
 alias TileB = coop_mat16x16<f16, B>;
@@ -81,11 +84,7 @@ fn main(
     let n4 = dims.n / 4u;
     let row0 = wg.y * BM;
     let col0 = wg.x * BN;
-    if lid == 0u {
-        subgroups_here = sg_count;
-    }
-    let passes = (WARP_TILES + workgroupUniformLoad(&subgroups_here) - 1u)
-        / workgroupUniformLoad(&subgroups_here);
+    let passes = (WARP_TILES + sg_count - 1u) / sg_count;
 
     for (var p = 0u; p < passes; p++) {
         let warp = (sg + p * sg_count) % WARP_TILES;
