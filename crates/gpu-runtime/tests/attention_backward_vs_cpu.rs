@@ -123,3 +123,20 @@ fn the_bound_is_tight_enough_to_catch_a_wrong_gradient() {
         "widest bound {widest:e}, typical gradient {typical:e}"
     );
 }
+
+#[test]
+fn both_backwards_give_the_same_bits_on_every_run() {
+    // No float atomics: every gradient element has one owner summing in a fixed order.
+    let gpu = gpu();
+    let l = AttnLayout::packed(2, 45, 2, 11);
+    let qkv = random_vec(l.qkv_len(), 11);
+    let dy = random_vec(l.out_len(), 12);
+    let dqkv0 = random_vec(l.qkv_len(), 13);
+    for path in AttentionPath::ALL {
+        let run = || {
+            pollster::block_on(run_attention_backward(&gpu, path, &l, &qkv, &dy, &dqkv0))
+                .unwrap_or_else(|e| panic!("{path:?}: {e}"))
+        };
+        assert_eq!(run(), run(), "{path:?}");
+    }
+}
