@@ -8,7 +8,9 @@
 // output columns 4c … 4c + 3. After the last tile it divides by the running sum. Memory
 // grows with n, not n²; the price is a rescale per tile, and sums in an order the CPU twin
 // does not use (the check's bound is order-free and counts those exps). Every accumulator is
-// a named variable: no private array, so nothing spills to local memory.
+// a named variable: no private array, so nothing spills to local memory. Each row's
+// log-sum-exp, m + ln l, is saved for the backward (attention_fused_backward_*.wgsl), which
+// recomputes every probability from it as exp(s − lse) without a running maximum.
 //
 // Launch: workgroup_size(256); dispatch (ceil(n / 16), bh, 1): workgroup (x, z) computes query
 //   block b = ceil(n / 16) − 1 − x of problem z (the blocks that read the most keys start
@@ -16,7 +18,8 @@
 //   0 … min(n, 16b + 16) − 1. Invocation l is (r, c) = (l / 16, l % 16).
 // Overrides: D = head width (≤ 64), D4 = ceil(D / 4).
 // Buffers: 0 = qkv (read; Q, K, V as addressed by attention_common.wgsl), 1 = out
-//   (read_write, addressed by out_at), 2 = uniform Attn (its d must equal D).
+//   (read_write, addressed by out_at), 2 = lse (read_write, bh·n f32: problem z's row i at
+//   z·n + i), 3 = uniform Attn (its d must equal D).
 // Shared memory: Q, K and V tiles (16 rows × 16 vec4; K's rows padded to 17 so the 16 keys
 //   of one score step fall in different banks) and the 16 × 16 scores: 13.3 KiB.
 
@@ -30,7 +33,8 @@ const NEG: f32 = -3.0e38;
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
-@group(0) @binding(2) var<uniform> u: Attn;
+@group(0) @binding(2) var<storage, read_write> lse: array<f32>;
+@group(0) @binding(3) var<uniform> u: Attn;
 
 var<workgroup> qs: array<vec4<f32>, 256>;
 var<workgroup> ks: array<vec4<f32>, 272>;
@@ -107,6 +111,9 @@ fn main(
         }
         m = tile_max;
         workgroupBarrier();
+    }
+    if i < u.n && c == 0u {
+        lse[bh * u.n + i] = m + log(l);
     }
     if i < u.n && c < D4 {
         let v = o / l;

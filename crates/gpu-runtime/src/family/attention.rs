@@ -11,6 +11,14 @@
 //! [`Gpu::run_plan`]. One [`AttnLayout`] addresses Q, K, V and the output, so the same kernels
 //! read the benchmark's separate (bh, n, d) tensors and the GPT's packed rows [q | k | v].
 //!
+//! The backward ([`run_attention_backward`]) runs a path's forward and then its backward in
+//! one plan: the naive one from the stored probabilities (`attention_naive_backward_dp` →
+//! `_ds` → `_dq` → `_dkv`, a second n² buffer for dP and dS), the fused one FlashAttention-2's
+//! way (`attention_fused_backward_delta` → `_dkv` → `_dq`), recomputing every score and
+//! probability per tile from Q, K and the row log-sum-exp the fused forward saves. Each
+//! gradient element has one owner, so neither uses atomics. [`backward_bounds`] gives each
+//! gradient element's order-free bound; the values come from `gpt::ops::attention_backward`.
+//!
 //! The check ([`verify`]) compares sampled rows (every row of small problems) with an f64
 //! reference computed here from the definition, within an order-free bound derived per
 //! element: the scores' dot products (d products, one more rounding for the pre-scaled q),
@@ -36,6 +44,13 @@ const SCORES: &str = include_str!("../../../../shaders/attention_naive_scores.wg
 const SOFTMAX: &str = include_str!("../../../../shaders/attention_naive_softmax.wgsl");
 const PV: &str = include_str!("../../../../shaders/attention_naive_pv.wgsl");
 const FUSED: &str = include_str!("../../../../shaders/attention_fused.wgsl");
+const NAIVE_DP: &str = include_str!("../../../../shaders/attention_naive_backward_dp.wgsl");
+const NAIVE_DS: &str = include_str!("../../../../shaders/attention_naive_backward_ds.wgsl");
+const NAIVE_DQ: &str = include_str!("../../../../shaders/attention_naive_backward_dq.wgsl");
+const NAIVE_DKV: &str = include_str!("../../../../shaders/attention_naive_backward_dkv.wgsl");
+const FUSED_DELTA: &str = include_str!("../../../../shaders/attention_fused_backward_delta.wgsl");
+const FUSED_DKV: &str = include_str!("../../../../shaders/attention_fused_backward_dkv.wgsl");
+const FUSED_DQ: &str = include_str!("../../../../shaders/attention_fused_backward_dq.wgsl");
 
 /// The fused kernel's largest head width (its registers and shared tiles hold 16 vec4s).
 pub const MAX_HEAD: u32 = 64;
@@ -94,6 +109,51 @@ pub static KERNELS: &[KernelSpec] = &[
         [256, 1, 1],
         &[("D", 64.0), ("D4", 16.0)]
     ),
+    attention_kernel!(
+        "attention-naive-backward-dp",
+        "shaders/attention_naive_backward_dp.wgsl",
+        NAIVE_DP,
+        [16, 16, 1]
+    ),
+    attention_kernel!(
+        "attention-naive-backward-ds",
+        "shaders/attention_naive_backward_ds.wgsl",
+        NAIVE_DS,
+        [128, 1, 1]
+    ),
+    attention_kernel!(
+        "attention-naive-backward-dq",
+        "shaders/attention_naive_backward_dq.wgsl",
+        NAIVE_DQ,
+        [16, 16, 1]
+    ),
+    attention_kernel!(
+        "attention-naive-backward-dkv",
+        "shaders/attention_naive_backward_dkv.wgsl",
+        NAIVE_DKV,
+        [16, 16, 1]
+    ),
+    attention_kernel!(
+        "attention-fused-backward-delta",
+        "shaders/attention_fused_backward_delta.wgsl",
+        FUSED_DELTA,
+        [64, 1, 1]
+    ),
+    // Catalogued with the default head width 64; a run sets D and D4.
+    attention_kernel!(
+        "attention-fused-backward-dkv",
+        "shaders/attention_fused_backward_dkv.wgsl",
+        FUSED_DKV,
+        [256, 1, 1],
+        &[("D", 64.0), ("D4", 16.0)]
+    ),
+    attention_kernel!(
+        "attention-fused-backward-dq",
+        "shaders/attention_fused_backward_dq.wgsl",
+        FUSED_DQ,
+        [256, 1, 1],
+        &[("D", 64.0), ("D4", 16.0)]
+    ),
 ];
 
 fn kernel(id: &str) -> Result<&'static KernelSpec, GpuError> {
@@ -109,8 +169,13 @@ type Constants = &'static [(&'static str, f64)];
 /// The fused kernel for head width `d`: its override constants, made once per width (a
 /// spec's constants are `'static`).
 pub fn fused_kernel(d: u32) -> Result<KernelSpec, GpuError> {
+    with_width("attention-fused", d)
+}
+
+/// Kernel `id` (one with the overrides D and D4) for head width `d`.
+fn with_width(id: &str, d: u32) -> Result<KernelSpec, GpuError> {
     static MADE: OnceLock<Mutex<HashMap<u32, Constants>>> = OnceLock::new();
-    let base = kernel("attention-fused")?;
+    let base = kernel(id)?;
     let made = MADE.get_or_init(Default::default);
     let mut made = made
         .lock()
@@ -307,92 +372,184 @@ fn check(gpu: &Gpu, path: AttentionPath, l: &AttnLayout) -> Result<(), GpuError>
     Ok(())
 }
 
-/// The plan of one path on `qkv`.
+/// The kernels a path's plan dispatches that carry the head width as an override.
+struct Widths {
+    fused: KernelSpec,
+    fused_dkv: KernelSpec,
+    fused_dq: KernelSpec,
+}
+
+impl Widths {
+    fn new(d: u32) -> Result<Self, GpuError> {
+        Ok(Self {
+            fused: with_width("attention-fused", d)?,
+            fused_dkv: with_width("attention-fused-backward-dkv", d)?,
+            fused_dq: with_width("attention-fused-backward-dq", d)?,
+        })
+    }
+}
+
+/// The backward's inputs: the output's gradient (laid out as the output) and the gradient
+/// buffer it adds into (laid out as qkv).
+#[derive(Clone, Copy)]
+struct Backward<'a> {
+    dy: &'a [f32],
+    dqkv: &'a [f32],
+}
+
+fn buffer<'a>(name: &'static str, init: Init<'a>, read_back: bool) -> PlanBuffer<'a> {
+    PlanBuffer {
+        name,
+        init,
+        read_back,
+    }
+}
+
+fn step<'a>(
+    kernel: &'a KernelSpec,
+    names: &[&'static str],
+    uniform: &[u32],
+    workgroups: [u32; 3],
+    cost: f64,
+) -> Step<'a> {
+    let mut bindings: Vec<Binding> = names.iter().map(|n| Binding::whole(n)).collect();
+    bindings.push(Binding::Uniform);
+    Step {
+        kernel,
+        dispatch: Dispatch {
+            bindings,
+            uniform: uniform.to_vec(),
+            workgroups,
+        },
+        cost,
+        split: None,
+    }
+}
+
+/// The plan of one path on `qkv`: its forward, then its backward when `back` is given.
 fn plan<'a>(
     path: AttentionPath,
     l: &AttnLayout,
     qkv: &'a [f32],
-    fused: &'a KernelSpec,
+    widths: &'a Widths,
+    back: Option<Backward<'a>>,
 ) -> Result<Plan<'a>, GpuError> {
     let u = l.uniform();
+    let per_row = l.bh as u64 * l.n as u64 * 4;
+    let n2 = per_row * l.n as u64;
     let mut buffers = vec![
-        PlanBuffer {
-            name: "qkv",
-            init: Init::Bytes(bytemuck::cast_slice(qkv).into()),
-            read_back: false,
-        },
-        PlanBuffer {
-            name: "out",
-            init: Init::Zeroed(l.out_len() as u64 * 4),
-            read_back: true,
-        },
+        buffer("qkv", Init::Bytes(bytemuck::cast_slice(qkv).into()), false),
+        buffer("out", Init::Zeroed(l.out_len() as u64 * 4), true),
     ];
+    if let Some(bk) = back {
+        buffers.push(buffer(
+            "dy",
+            Init::Bytes(bytemuck::cast_slice(bk.dy).into()),
+            false,
+        ));
+        buffers.push(buffer(
+            "dqkv",
+            Init::Bytes(bytemuck::cast_slice(bk.dqkv).into()),
+            true,
+        ));
+    }
     let macs = l.flops() / 2.0;
-    let steps = match path {
-        AttentionPath::Fused => vec![Step {
-            kernel: fused,
-            dispatch: Dispatch {
-                bindings: vec![
-                    Binding::whole("qkv"),
-                    Binding::whole("out"),
-                    Binding::Uniform,
-                ],
-                uniform: u,
-                workgroups: [l.n.div_ceil(16), l.bh, 1],
-            },
-            cost: macs,
-            split: None,
-        }],
-        AttentionPath::Naive => {
-            buffers.push(PlanBuffer {
-                name: "scores",
-                init: Init::Zeroed(l.bh as u64 * (l.n as u64).pow(2) * 4),
-                read_back: false,
-            });
-            let tiles = l.n.div_ceil(16);
-            vec![
-                Step {
-                    kernel: kernel("attention-naive-scores")?,
-                    dispatch: Dispatch {
-                        bindings: vec![
-                            Binding::whole("qkv"),
-                            Binding::whole("scores"),
-                            Binding::Uniform,
-                        ],
-                        uniform: u.clone(),
-                        workgroups: [tiles, tiles, l.bh],
-                    },
-                    cost: macs / 2.0,
-                    split: None,
-                },
-                Step {
-                    kernel: kernel("attention-naive-softmax")?,
-                    dispatch: Dispatch {
-                        bindings: vec![Binding::whole("scores"), Binding::Uniform],
-                        uniform: u.clone(),
-                        workgroups: [l.n, l.bh, 1],
-                    },
-                    cost: l.bh as f64 * (l.n as f64).powi(2) / 2.0,
-                    split: None,
-                },
-                Step {
-                    kernel: kernel("attention-naive-pv")?,
-                    dispatch: Dispatch {
-                        bindings: vec![
-                            Binding::whole("qkv"),
-                            Binding::whole("scores"),
-                            Binding::whole("out"),
-                            Binding::Uniform,
-                        ],
-                        uniform: u,
-                        workgroups: [l.d.div_ceil(16), tiles, l.bh],
-                    },
-                    cost: macs / 2.0,
-                    split: None,
-                },
-            ]
+    let tiles = l.n.div_ceil(16);
+    let mut steps = Vec::new();
+    match path {
+        AttentionPath::Fused => {
+            buffers.push(buffer("lse", Init::Zeroed(per_row), false));
+            steps.push(step(
+                &widths.fused,
+                &["qkv", "out", "lse"],
+                &u,
+                [tiles, l.bh, 1],
+                macs,
+            ));
+            if back.is_some() {
+                buffers.push(buffer("delta", Init::Zeroed(per_row), false));
+                steps.push(step(
+                    kernel("attention-fused-backward-delta")?,
+                    &["out", "dy", "delta"],
+                    &u,
+                    [l.n.div_ceil(64), l.bh, 1],
+                    (l.bh * l.n * l.d) as f64,
+                ));
+                let grads = ["qkv", "dy", "lse", "delta", "dqkv"];
+                // dK and dV recompute the scores and dp (two products) and sum two more;
+                // dQ recomputes both and sums one.
+                steps.push(step(
+                    &widths.fused_dkv,
+                    &grads,
+                    &u,
+                    [tiles, l.bh, 1],
+                    2.0 * macs,
+                ));
+                steps.push(step(
+                    &widths.fused_dq,
+                    &grads,
+                    &u,
+                    [tiles, l.bh, 1],
+                    1.5 * macs,
+                ));
+            }
         }
-    };
+        AttentionPath::Naive => {
+            buffers.push(buffer("scores", Init::Zeroed(n2), false));
+            steps.push(step(
+                kernel("attention-naive-scores")?,
+                &["qkv", "scores"],
+                &u,
+                [tiles, tiles, l.bh],
+                macs / 2.0,
+            ));
+            steps.push(step(
+                kernel("attention-naive-softmax")?,
+                &["scores"],
+                &u,
+                [l.n, l.bh, 1],
+                l.bh as f64 * (l.n as f64).powi(2) / 2.0,
+            ));
+            steps.push(step(
+                kernel("attention-naive-pv")?,
+                &["qkv", "scores", "out"],
+                &u,
+                [l.d.div_ceil(16), tiles, l.bh],
+                macs / 2.0,
+            ));
+            if back.is_some() {
+                buffers.push(buffer("dscores", Init::Zeroed(n2), false));
+                steps.push(step(
+                    kernel("attention-naive-backward-dp")?,
+                    &["qkv", "dy", "dscores"],
+                    &u,
+                    [tiles, tiles, l.bh],
+                    macs / 2.0,
+                ));
+                steps.push(step(
+                    kernel("attention-naive-backward-ds")?,
+                    &["scores", "dscores"],
+                    &u,
+                    [l.n, l.bh, 1],
+                    l.bh as f64 * (l.n as f64).powi(2) / 2.0,
+                ));
+                steps.push(step(
+                    kernel("attention-naive-backward-dq")?,
+                    &["qkv", "dscores", "dqkv"],
+                    &u,
+                    [l.d.div_ceil(16), tiles, l.bh],
+                    macs / 2.0,
+                ));
+                steps.push(step(
+                    kernel("attention-naive-backward-dkv")?,
+                    &["qkv", "dy", "scores", "dscores", "dqkv"],
+                    &u,
+                    [l.d.div_ceil(16), tiles, l.bh],
+                    macs,
+                ));
+            }
+        }
+    }
     Ok(Plan { buffers, steps })
 }
 
@@ -410,8 +567,8 @@ pub async fn run_attention(
     if qkv.len() != l.qkv_len() {
         return Err(GpuError::WrongJob);
     }
-    let fused = fused_kernel(l.d)?;
-    let plan = plan(path, l, qkv, &fused)?;
+    let widths = Widths::new(l.d)?;
+    let plan = plan(path, l, qkv, &widths, None)?;
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out
         .bytes("out")
@@ -419,6 +576,44 @@ pub async fn run_attention(
     Ok(RunOutput {
         output: bytemuck::pod_collect_to_vec(bytes),
         timing: out.timing,
+    })
+}
+
+/// What [`run_attention_backward`] reads back: the forward's output and the gradient buffer
+/// with the backward's gradients added.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttnGrads {
+    pub out: Vec<f32>,
+    pub dqkv: Vec<f32>,
+}
+
+/// Runs one path's forward on `qkv` and then its backward from `dy` (laid out as the output),
+/// adding dQ, dK and dV into a copy of `dqkv` (laid out as qkv).
+pub async fn run_attention_backward(
+    gpu: &Gpu,
+    path: AttentionPath,
+    l: &AttnLayout,
+    qkv: &[f32],
+    dy: &[f32],
+    dqkv: &[f32],
+) -> Result<AttnGrads, GpuError> {
+    check(gpu, path, l)?;
+    if qkv.len() != l.qkv_len() || dqkv.len() != l.qkv_len() || dy.len() != l.out_len() {
+        return Err(GpuError::WrongJob);
+    }
+    let widths = Widths::new(l.d)?;
+    let plan = plan(path, l, qkv, &widths, Some(Backward { dy, dqkv }))?;
+    let out = gpu
+        .run_plan(&plan, &RunOptions::default(), &RunControl::default())
+        .await?;
+    let read = |name: &str| {
+        out.bytes(name)
+            .map(bytemuck::pod_collect_to_vec)
+            .ok_or_else(|| GpuError::Readback(format!("{name} was not read back")))
+    };
+    Ok(AttnGrads {
+        out: read("out")?,
+        dqkv: read("dqkv")?,
     })
 }
 
@@ -466,6 +661,129 @@ pub fn reference_row(l: &AttnLayout, qkv: &[f32], z: u32, i: u32) -> (Vec<f64>, 
         .map(|&m| rel * m + f32::MIN_POSITIVE as f64)
         .collect();
     (out, bound)
+}
+
+/// Each gradient element's allowed error (laid out as qkv) for the backward of either path
+/// from `qkv`, `dy` and the gradient buffer `dqkv` it adds into, derived in f64 per problem,
+/// order-free and first-order, then doubled for the terms left out (u = 2⁻²⁴):
+///
+/// - each probability p_ij is relatively off by ρ_i: its score's error twice (the score and
+///   the row's maximum or log-sum-exp; (d + 2)·u of the largest Σ|q·k|/√d), WGSL's `exp`
+///   (3 + 2·|x| ulps, x up to the row's range plus ln n, per tile of the online rescale too),
+///   the row's sum and division ((2n + 8)·u) and, for the fused path's log-sum-exp, `log`
+///   (2⁻²¹ absolute, or 3 ulps of ln n) and the rounding of m + ln l;
+/// - dp_ij = dy_i·v_j errs by (d + 1)·u·A_ij, A_ij = Σ_e |dy_i[e]·v_j[e]|;
+/// - D_i (Σ_j p·dp, or dy_i·out_i) by (ρ_i + (n + 2d + 4)·u)·W_i, W_i = Σ_j p_ij·A_ij;
+/// - ds_ij = p_ij·(dp_ij − D_i)/√d by E_ij = p_ij/√d·((ρ_i + 3u)·|dp_ij − D_i| + err dp + err D);
+/// - dq_i = Σ_j ds·k_j by Σ_j E_ij·|k_j| + (n + 2)·u·Σ_j |ds·k_j|, dk_j likewise over i with q_i,
+///   dv_j = Σ_i p·dy_i by Σ_i p_ij·(ρ_i + (n + 2)·u)·|dy_i|;
+/// - adding into `dqkv`: u·(|dqkv| + Σ|terms|).
+pub fn backward_bounds(l: &AttnLayout, qkv: &[f32], dy: &[f32], dqkv: &[f32]) -> Vec<f64> {
+    let (n, d) = (l.n as usize, l.d as usize);
+    let u = f32::EPSILON as f64 / 2.0;
+    let scale = 1.0 / (l.d as f64).sqrt();
+    let nf = n as f64;
+    let mut bound = vec![0.0f64; l.qkv_len()];
+    // |terms| summed per element, for the final addition.
+    let mut mag = vec![0.0f64; l.qkv_len()];
+    let row = |off: u32, z: u32, i: usize| -> Vec<f64> {
+        qkv[off as usize + l.in_at(z, i as u32)..][..d]
+            .iter()
+            .map(|&v| v as f64)
+            .collect()
+    };
+    for z in 0..l.bh {
+        let q: Vec<Vec<f64>> = (0..n).map(|i| row(l.q_off, z, i)).collect();
+        let k: Vec<Vec<f64>> = (0..n).map(|i| row(l.k_off, z, i)).collect();
+        let v: Vec<Vec<f64>> = (0..n).map(|i| row(l.v_off, z, i)).collect();
+        let g: Vec<Vec<f64>> = (0..n)
+            .map(|i| {
+                dy[l.out_at(z, i as u32)..][..d]
+                    .iter()
+                    .map(|&x| x as f64)
+                    .collect()
+            })
+            .collect();
+        // Per (i, j ≤ i): p, dp, A, E and ds.
+        let mut p = vec![vec![0.0f64; n]; n];
+        let mut ds = vec![vec![0.0f64; n]; n];
+        let mut e_ds = vec![vec![0.0f64; n]; n];
+        let mut rho = vec![0.0f64; n];
+        for i in 0..n {
+            let mut s = vec![0.0f64; i + 1];
+            let mut dot_mag = 0.0f64;
+            for j in 0..=i {
+                let (mut dot, mut m) = (0.0, 0.0);
+                for e in 0..d {
+                    dot += q[i][e] * k[j][e];
+                    m += (q[i][e] * k[j][e]).abs();
+                }
+                s[j] = dot * scale;
+                dot_mag = dot_mag.max(m * scale);
+            }
+            let max = s.iter().copied().fold(f64::MIN, f64::max);
+            let w: Vec<f64> = s.iter().map(|&x| (x - max).exp()).collect();
+            let zsum: f64 = w.iter().sum();
+            let range = s.iter().map(|&x| max - x).fold(0.0, f64::max) + zsum.ln() + 1.0;
+            let score = (d as f64 + 2.0) * u * dot_mag;
+            let tiles = (i / 16 + 2) as f64;
+            let log_err = (1.0 / 2_097_152.0f64).max(6.0 * u * zsum.ln());
+            rho[i] = 2.0
+                * (2.0 * score
+                    + (3.0 * tiles + 6.0 * range) * 2.0 * u
+                    + (2.0 * nf + 8.0) * u
+                    + log_err
+                    + u * (max.abs() + zsum.ln()));
+            let mut dp = vec![0.0f64; i + 1];
+            let mut a = vec![0.0f64; i + 1];
+            let (mut dd, mut wsum) = (0.0f64, 0.0f64);
+            for j in 0..=i {
+                p[i][j] = w[j] / zsum;
+                for e in 0..d {
+                    dp[j] += g[i][e] * v[j][e];
+                    a[j] += (g[i][e] * v[j][e]).abs();
+                }
+                dd += p[i][j] * dp[j];
+                wsum += p[i][j] * a[j];
+            }
+            let err_d = (rho[i] + (nf + 2.0 * d as f64 + 4.0) * u) * wsum;
+            for j in 0..=i {
+                let diff = dp[j] - dd;
+                ds[i][j] = p[i][j] * diff * scale;
+                let err_dp = (d as f64 + 1.0) * u * a[j];
+                e_ds[i][j] = p[i][j] * scale * ((rho[i] + 3.0 * u) * diff.abs() + err_dp + err_d);
+            }
+        }
+        let sum_u = (nf + 2.0) * u;
+        for e in 0..d {
+            for i in 0..n {
+                let at = l.q_off as usize + l.in_at(z, i as u32) + e;
+                for j in 0..=i {
+                    let t = (ds[i][j] * k[j][e]).abs();
+                    bound[at] += e_ds[i][j] * k[j][e].abs() + sum_u * t;
+                    mag[at] += t;
+                }
+            }
+            for j in 0..n {
+                let kat = l.k_off as usize + l.in_at(z, j as u32) + e;
+                let vat = l.v_off as usize + l.in_at(z, j as u32) + e;
+                for i in j..n {
+                    let t = (ds[i][j] * q[i][e]).abs();
+                    bound[kat] += e_ds[i][j] * q[i][e].abs() + sum_u * t;
+                    mag[kat] += t;
+                    let t = (p[i][j] * g[i][e]).abs();
+                    bound[vat] += (rho[i] + sum_u) * t;
+                    mag[vat] += t;
+                }
+            }
+        }
+    }
+    bound
+        .iter()
+        .zip(&mag)
+        .zip(dqkv)
+        .map(|((&b, &m), &g0)| 2.0 * (b + u * (m + (g0 as f64).abs())) + f32::MIN_POSITIVE as f64)
+        .collect()
 }
 
 /// The rows (problem, position) to check: all of them up to `max_rows`, else a seeded sample of

@@ -1,8 +1,11 @@
 //! The GPT's layer kernels other than its matrix products and attention (issue 39):
-//! LayerNorm forward, its backward to the input and to γ and β, and GELU forward and backward.
-//! Each follows its CPU twin in `gpt::ops` sum for sum (one invocation per row or per column,
-//! ascending order) and is checked against the twin run in f64, within bounds derived from the
-//! arithmetic ([`ln_bound`], [`gelu_bound`]).
+//! LayerNorm forward, its backward to the input and to γ and β, GELU forward and backward, the
+//! token and position embeddings (a gather forward, a deterministic scatter-add backward) and
+//! the softmax cross-entropy head (loss and logits gradient in one pass).
+//! Each follows its CPU twin in `gpt::ops` (or `gpt::model` for the embeddings) sum for sum
+//! (one invocation per row, per column or per gradient element, ascending order) and is
+//! checked against the twin run in f64, within bounds derived from the arithmetic
+//! ([`ln_bound`], [`gelu_bound`], [`embed_bound`], [`xent_bounds`]).
 //!
 //! Like conv, the family has no `Job`: each `run_*` builds a one-step plan and calls
 //! [`Gpu::run_plan`]. The GPT's training session will put the same dispatches in its resident
@@ -20,6 +23,9 @@ const LN_BACK: &str = include_str!("../../../../shaders/gpt_layernorm_backward.w
 const LN_PARAMS: &str = include_str!("../../../../shaders/gpt_layernorm_param_grad.wgsl");
 const GELU: &str = include_str!("../../../../shaders/gpt_gelu.wgsl");
 const GELU_BACK: &str = include_str!("../../../../shaders/gpt_gelu_backward.wgsl");
+const EMBED: &str = include_str!("../../../../shaders/gpt_embed.wgsl");
+const EMBED_BACK: &str = include_str!("../../../../shaders/gpt_embed_backward.wgsl");
+const XENT: &str = include_str!("../../../../shaders/gpt_softmax_xent.wgsl");
 
 fn no_grid(_: &Workload) -> [u32; 3] {
     [0, 0, 0]
@@ -63,6 +69,13 @@ pub static KERNELS: &[KernelSpec] = &[
         "shaders/gpt_gelu_backward.wgsl",
         GELU_BACK
     ),
+    gpt_kernel!("gpt-embed", "shaders/gpt_embed.wgsl", EMBED),
+    gpt_kernel!(
+        "gpt-embed-backward",
+        "shaders/gpt_embed_backward.wgsl",
+        EMBED_BACK
+    ),
+    gpt_kernel!("gpt-softmax-xent", "shaders/gpt_softmax_xent.wgsl", XENT),
 ];
 
 fn kernel(id: &str) -> Result<&'static KernelSpec, GpuError> {
@@ -251,7 +264,222 @@ pub async fn run_gelu(
     Ok(res.into_iter().next().unwrap_or_default())
 }
 
+/// The embeddings' shape: `rows` rows of width `c`, row r at position r % `t`, `vocab`
+/// tokens; the token table at `wte` and the position table at `wpe` of the parameter (or
+/// gradient) buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EmbedShape {
+    pub rows: usize,
+    pub c: usize,
+    pub t: usize,
+    pub vocab: usize,
+    pub wte: usize,
+    pub wpe: usize,
+}
+
+impl EmbedShape {
+    fn uniform(&self) -> Vec<u32> {
+        vec![
+            self.rows as u32,
+            self.c as u32,
+            self.t as u32,
+            self.vocab as u32,
+            self.wte as u32,
+            self.wpe as u32,
+            0,
+            0,
+        ]
+    }
+
+    /// Why the shape cannot run on `tokens` and a parameter buffer of `len` floats.
+    fn check(&self, tokens: &[u32], len: usize) -> Result<(), GpuError> {
+        let (c, t) = (self.c, self.t);
+        if c == 0 || t == 0 || tokens.len() != self.rows {
+            return Err(GpuError::WrongJob);
+        }
+        if let Some(bad) = tokens.iter().find(|&&k| k as usize >= self.vocab) {
+            return Err(GpuError::Shader(format!(
+                "token {bad} is outside the vocabulary of {}",
+                self.vocab
+            )));
+        }
+        if self.wte + self.vocab * c > len || self.wpe + t * c > len {
+            return Err(GpuError::WrongJob);
+        }
+        Ok(())
+    }
+}
+
+/// The embeddings forward: x = wte[token] + wpe[position], rows × c.
+pub async fn run_embed(
+    gpu: &Gpu,
+    tokens: &[u32],
+    params: &[f32],
+    s: EmbedShape,
+) -> Result<Vec<f32>, GpuError> {
+    s.check(tokens, params.len())?;
+    let out = run_one(
+        gpu,
+        kernel("gpt-embed")?,
+        vec![
+            (
+                "tokens",
+                Init::Bytes(bytemuck::cast_slice(tokens).into()),
+                false,
+            ),
+            ("params", bytes(params), false),
+            ("x", Init::Zeroed(4 * (s.rows * s.c) as u64), true),
+        ],
+        s.uniform(),
+        (s.rows * s.c).div_ceil(64) as u32,
+    )
+    .await?;
+    Ok(out.into_iter().next().unwrap_or_default())
+}
+
+/// The embeddings backward: dx scattered into `grads` (added to what is there) at the token
+/// table's and the position table's offsets.
+pub async fn run_embed_backward(
+    gpu: &Gpu,
+    tokens: &[u32],
+    dx: &[f32],
+    grads: &[f32],
+    s: EmbedShape,
+) -> Result<Vec<f32>, GpuError> {
+    s.check(tokens, grads.len())?;
+    if dx.len() != s.rows * s.c {
+        return Err(GpuError::WrongJob);
+    }
+    let out = run_one(
+        gpu,
+        kernel("gpt-embed-backward")?,
+        vec![
+            (
+                "tokens",
+                Init::Bytes(bytemuck::cast_slice(tokens).into()),
+                false,
+            ),
+            ("dx", bytes(dx), false),
+            ("grads", bytes(grads), true),
+        ],
+        s.uniform(),
+        ((s.vocab + s.t) * s.c).div_ceil(64) as u32,
+    )
+    .await?;
+    Ok(out.into_iter().next().unwrap_or_default())
+}
+
+/// What the loss head returns: each row's −ln p[target] (0 on IGNORE rows) and the loss
+/// gradient on the logits.
+#[derive(Clone, Debug, PartialEq)]
+pub struct XentOut {
+    pub losses: Vec<f32>,
+    pub dlogits: Vec<f32>,
+}
+
+impl XentOut {
+    /// The loss: the rows' losses summed by ascending row, over the rows counted (the twin's
+    /// mean; 0 when none is).
+    pub fn mean(&self, targets: &[u32]) -> f64 {
+        let counted = targets.iter().filter(|&&t| t != gpt::ops::IGNORE).count();
+        let sum: f64 = self.losses.iter().map(|&l| l as f64).sum();
+        if counted == 0 {
+            0.0
+        } else {
+            sum / counted as f64
+        }
+    }
+}
+
+/// Softmax cross-entropy of `targets.len()` rows of `vocab` logits: loss and gradient.
+pub async fn run_softmax_xent(
+    gpu: &Gpu,
+    logits: &[f32],
+    targets: &[u32],
+    vocab: usize,
+) -> Result<XentOut, GpuError> {
+    let rows = targets.len();
+    if vocab == 0 || logits.len() != rows * vocab {
+        return Err(GpuError::WrongJob);
+    }
+    if let Some(bad) = targets
+        .iter()
+        .find(|&&k| k != gpt::ops::IGNORE && k as usize >= vocab)
+    {
+        return Err(GpuError::Shader(format!(
+            "target {bad} is outside the vocabulary of {vocab}"
+        )));
+    }
+    let out = run_one(
+        gpu,
+        kernel("gpt-softmax-xent")?,
+        vec![
+            ("logits", bytes(logits), false),
+            (
+                "targets",
+                Init::Bytes(bytemuck::cast_slice(targets).into()),
+                false,
+            ),
+            ("losses", Init::Zeroed(4 * rows as u64), true),
+            ("dlogits", Init::Zeroed(4 * logits.len() as u64), true),
+        ],
+        vec![rows as u32, vocab as u32, 0, 0],
+        rows.div_ceil(64) as u32,
+    )
+    .await?;
+    let mut it = out.into_iter();
+    Ok(XentOut {
+        losses: it.next().unwrap_or_default(),
+        dlogits: it.next().unwrap_or_default(),
+    })
+}
+
 const U: f64 = f32::EPSILON as f64 / 2.0;
+
+/// WGSL's `log` inside [0.5, 2]: an absolute error below 2⁻²¹ (outside it, 3 ulps).
+const LOG_ABS: f64 = 1.0 / 2_097_152.0;
+
+/// The embeddings' bound per element of a sum of `terms` (the f64 values added, in any
+/// order: the forward's two, or a gradient's initial value and its rows): recursive summation
+/// of k terms errs by at most (k − 1)·u/(1 − (k − 1)·u)·Σ|term|, under 1.01·(k − 1)·u·Σ|term|
+/// for the k < 10⁵ here.
+pub fn embed_bound(terms: &[f64]) -> f64 {
+    let k = terms.len().saturating_sub(1) as f64;
+    1.01 * k * U * terms.iter().map(|v| v.abs()).sum::<f64>()
+}
+
+/// The loss head's bounds for one row of logits (f64 from the f32 inputs) with a counted
+/// target `tg` out of `counted`: (the row's loss, each dlogit).
+///
+/// Each exp(x − m) errs relatively by u·|x − m| (the subtraction) plus WGSL's 3 + 2·|x − m|
+/// ulps (2u each), so by ≤ (7 + 5·R)·u with R the row's range; z, a sum of v such terms,
+/// by that plus (v − 1)·u. The loss ln z − (x_t − m) adds `log`'s own error (2⁻²¹ absolute
+/// for z ≤ 2, else 3 ulps of ln z), the subtraction's u·|x_t − m| and a final rounding. Each
+/// p = exp/z errs by both relative errors and the division's u, p − 1 and the product with
+/// 1/N (itself rounded) add 3 roundings. Twice each, for the second-order terms left out.
+pub fn xent_bounds(row: &[f64], tg: usize, counted: usize) -> (f64, Vec<f64>) {
+    let v = row.len() as f64;
+    let m = row.iter().copied().fold(f64::MIN, f64::max);
+    let range = row.iter().map(|&x| m - x).fold(0.0, f64::max);
+    let z: f64 = row.iter().map(|&x| (x - m).exp()).sum();
+    let exp_rel = (7.0 + 5.0 * range) * U;
+    let z_rel = exp_rel + (v - 1.0) * U;
+    let lnz = z.ln();
+    let loss = lnz - (row[tg] - m);
+    let log_err = if z <= 2.0 { LOG_ABS } else { 6.0 * U * lnz };
+    let loss_bound = 2.0 * (z_rel + log_err + U * (m - row[tg]) + U * loss.abs());
+    let inv = 1.0 / counted.max(1) as f64;
+    let dl = row
+        .iter()
+        .enumerate()
+        .map(|(j, &x)| {
+            let p = (x - m).exp() / z;
+            let d = if j == tg { p - 1.0 } else { p };
+            2.0 * inv * (p * (exp_rel + z_rel + U) + 3.0 * U * d.abs()) + 1e-30
+        })
+        .collect();
+    (loss_bound, dl)
+}
 
 /// The allowance for one WGSL `tanh`, absolute: WGSL states no accuracy of its own for it,
 /// and NVIDIA's hardware tanh has a largest error near 2⁻¹¹, so 2⁻¹⁰.
