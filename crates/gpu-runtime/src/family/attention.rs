@@ -52,6 +52,9 @@ const FUSED_DELTA: &str = include_str!("../../../../shaders/attention_fused_back
 const FUSED_DKV: &str = include_str!("../../../../shaders/attention_fused_backward_dkv.wgsl");
 const FUSED_DQ: &str = include_str!("../../../../shaders/attention_fused_backward_dq.wgsl");
 
+/// Query rows per workgroup of the fused forward (one per invocation): `R` in its WGSL.
+const FUSED_ROWS: u32 = 64;
+
 /// The fused kernel's largest head width (its registers and shared tiles hold 16 vec4s).
 pub const MAX_HEAD: u32 = 64;
 
@@ -106,7 +109,7 @@ pub static KERNELS: &[KernelSpec] = &[
         "attention-fused",
         "shaders/attention_fused.wgsl",
         FUSED,
-        [256, 1, 1],
+        [FUSED_ROWS, 1, 1],
         &[("D", 64.0), ("D4", 16.0)]
     ),
     attention_kernel!(
@@ -463,7 +466,7 @@ fn plan<'a>(
                 &widths.fused,
                 &["qkv", "out", "lse"],
                 &u,
-                [tiles, l.bh, 1],
+                [l.n.div_ceil(FUSED_ROWS), l.bh, 1],
                 macs,
             ));
             if back.is_some() {
