@@ -33,7 +33,7 @@
 
 use std::rc::Rc;
 
-use mlp::net::{adam_corrections, BETA1, BETA2, EPSILON};
+use mlp::net::{adam_corrections, LayerOffsets, Layout, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
 use crate::catalogue::{KernelSpec, Replacements};
@@ -185,14 +185,54 @@ pub fn lane_chunk(net: &Net, batch: usize) -> usize {
         .max(1)
 }
 
-/// The uniform of `mlp-step-lanes` and `mlp-step-reduce`: [`step_net_uniform`] with each
-/// layer's in/out offsets in workgroup memory for one chunk, C and the parameter count.
-fn lanes_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Uniform {
-    let mut w = step_net_uniform(net, hyper, batch, rows);
+/// What the planner reads of one network for one plan, worked out once per plan: the
+/// parameter layout ([`Net::layout`]) and each layer's activation offset for the plan's rows,
+/// with the kernels the caller pins and the paths it asked for. Every planning function below
+/// reads it instead of asking the network again.
+struct Shape<'a> {
+    net: &'a Net,
+    layout: Layout,
+    /// Samples the plan's dispatches run over (a step's batch, an evaluation's rows).
+    rows: usize,
+    /// Where each layer's activations (and deltas) start for `rows` samples; the last entry is
+    /// the output layer's.
+    offs: Vec<usize>,
+    pinned: &'a [&'a str],
+    paths: PathOptions,
+}
+
+impl<'a> Shape<'a> {
+    fn new(net: &'a Net, rows: usize, pinned: &'a [&'a str], paths: PathOptions) -> Self {
+        Self {
+            net,
+            layout: net.layout(),
+            rows,
+            offs: net.act_offsets(rows).0,
+            pinned,
+            paths,
+        }
+    }
+
+    /// Layer `l`'s (1-based) parameter offsets.
+    fn layer(&self, l: usize) -> LayerOffsets {
+        self.layout.layers[l - 1]
+    }
+
+    fn wide(&self, l: usize) -> bool {
+        wide_layer(self.layout.layers.get(l.wrapping_sub(1)), self.paths)
+    }
+}
+
+/// The uniform of `mlp-step-lanes` and `mlp-step-reduce`: the whole-step uniform `u`
+/// ([`step_net_uniform`]) with each layer's in/out offsets in workgroup memory for one chunk,
+/// C and the parameter count.
+fn lanes_uniform(s: &Shape<'_>, mut w: Uniform) -> Uniform {
+    let (net, batch) = (s.net, s.rows);
     let chunk = lane_chunk(net, batch);
+    // Offsets for one chunk of samples (in workgroup memory), not the batch's.
     let (offs, _) = net.act_offsets(chunk);
     w.set("chunk", chunk as u32);
-    w.set("param_count", net.layout().param_count as u32);
+    w.set("param_count", s.layout.param_count as u32);
     let table = STEP_NET.index("layers").unwrap_or(16);
     for l in 0..net.depth() {
         // Layer l's second vec4: {b_off, in_off, out_off, first group}.
@@ -202,10 +242,10 @@ fn lanes_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Uniform
     w
 }
 
-/// The uniform both whole-step kernels read (`StepNet` in `shaders/mlp_step_samples.wgsl`).
-fn step_net_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Uniform {
-    let layout = net.layout();
-    let (offs, _) = net.act_offsets(batch);
+/// The uniform both whole-step kernels read (`StepNet` in `shaders/mlp_step_samples.wgsl`),
+/// for a training set of `rows` samples.
+fn step_net_uniform(s: &Shape<'_>, hyper: &Hyper, rows: usize) -> Uniform {
+    let (net, batch, layout, offs) = (s.net, s.rows, &s.layout, &s.offs);
     let (opt, momentum) = match hyper.optimiser {
         Optimiser::Adam => (1, 0.0),
         o => (0, o.momentum()),
@@ -277,15 +317,15 @@ pub fn forward_plan_with(
     pinned: &[&str],
     paths: PathOptions,
 ) -> Vec<PlannedDispatch> {
-    let mut plan = plain_forward_plan(net, rows);
-    tile_wide_layers(net, rows, pinned, paths, &mut plan);
+    let shape = Shape::new(net, rows, pinned, paths);
+    let mut plan = plain_forward_plan(&shape);
+    tile_wide_layers(&shape, &mut plan);
     plan
 }
 
-fn plain_forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
-    let layout = net.layout();
-    let (offs, _) = net.act_offsets(rows);
-    layout
+fn plain_forward_plan(s: &Shape<'_>) -> Vec<PlannedDispatch> {
+    let (net, rows, offs) = (s.net, s.rows, &s.offs);
+    s.layout
         .layers
         .iter()
         .enumerate()
@@ -404,8 +444,8 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<Pla
 
 /// The `mlp-step-params` dispatch: one workgroup per parameter of every layer, its gradient
 /// summed over the batch from the deltas already in place, then the optimiser's update.
-fn step_params_dispatch(net: &Net, u: Uniform) -> PlannedDispatch {
-    let groups = net.layout().param_count as u32;
+fn step_params_dispatch(s: &Shape<'_>, u: Uniform) -> PlannedDispatch {
+    let groups = s.layout.param_count as u32;
     PlannedDispatch {
         kernel_id: "mlp-step-params",
         layer: 0,
@@ -433,19 +473,21 @@ pub fn step_plan_with(
     rows: usize,
     opts: StepOptions<'_>,
 ) -> Vec<PlannedDispatch> {
-    let layout = net.layout();
-    let pinned = opts.pinned;
+    let (pinned, paths) = (opts.pinned, opts.paths);
+    // The network's layout and the batch's offsets, once for the whole plan.
+    let shape = Shape::new(net, batch, pinned, paths);
+    let s = &shape;
+    let layout = &s.layout;
     // The two whole-step kernels when asked for, or when the per-sample one is pinned (it
     // runs nowhere else).
-    let paths = opts.paths;
     let whole_step = (fused(net, paths) || pinned.contains(&"mlp-step-samples"))
         && whole_step_fits(net)
         && may_fuse("mlp-step-samples", pinned);
-    let u = step_net_uniform(net, hyper, batch, rows);
+    let u = step_net_uniform(s, hyper, rows);
     if whole_step {
         let mut samples = planned("mlp-step-samples", 0, batch, u.clone());
         samples.workgroups = [(batch as u32).div_ceil(WORKGROUP).max(1), 1, 1];
-        return vec![samples, step_params_dispatch(net, u)];
+        return vec![samples, step_params_dispatch(s, u)];
     }
     // The default for small networks: the whole step in two dispatches, activations in
     // workgroup memory, unless an edit pins a kernel these two stand in for.
@@ -453,8 +495,8 @@ pub fn step_plan_with(
         && may_fuse("mlp-step-lanes", pinned)
         && may_fuse("mlp-step-reduce", pinned)
     {
-        let u = lanes_uniform(net, hyper, batch, rows);
-        let count = net.layout().param_count as u32;
+        let u = lanes_uniform(s, u);
+        let count = layout.param_count as u32;
         // One workgroup per lane that has a sample: a lane t ≥ batch would only write zeros,
         // and its sums stay the zeros the partials buffer is created with (a session's batch
         // never changes). On SwiftShader each idle 256-thread workgroup still cost its setup:
@@ -477,9 +519,9 @@ pub fn step_plan_with(
             },
         ];
     }
-    let (offs, _) = net.act_offsets(batch);
+    let offs = &s.offs;
     let depth = net.depth();
-    let mut plan = plain_forward_plan(net, batch);
+    let mut plan = plain_forward_plan(s);
     // The first layer picks its batch on the GPU.
     // Its uniform: the first layer's, with the training set's rows.
     let gather_uniform =
@@ -539,7 +581,7 @@ pub fn step_plan_with(
     let step_params = opts.accum <= 1
         && depth <= FUSED_MAX_DEPTH
         && may_fuse("mlp-step-params", pinned)
-        && (1..=depth).all(|l| !tiled_grad(net, l, pinned, paths));
+        && (1..=depth).all(|l| !tiled_grad(s, l));
     // The fused output layer already sent the gradient below the last layer.
     let below_last_done = plan.iter().any(|p| p.kernel_id == "mlp-forward-loss");
     let needs_backward_input = |l: usize| l > 1 && !(l == depth && below_last_done);
@@ -547,14 +589,14 @@ pub fn step_plan_with(
         for l in (2..=depth).rev().filter(|&l| needs_backward_input(l)) {
             plan.push(backward_input(l));
         }
-        plan.push(step_params_dispatch(net, u));
-        tile_wide_layers(net, batch, pinned, paths, &mut plan);
+        plan.push(step_params_dispatch(s, u));
+        tile_wide_layers(s, &mut plan);
         return plan;
     }
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
-        if tiled_grad(net, l, pinned, paths) {
-            plan.extend(tiled_grad_plan(net, batch, l));
+        if tiled_grad(s, l) {
+            plan.extend(tiled_grad_plan(s, l));
             if needs_backward_input(l) {
                 plan.push(backward_input(l));
             }
@@ -582,7 +624,7 @@ pub fn step_plan_with(
         }
     }
     plan.push(optimiser_dispatch(layout.param_count, hyper));
-    tile_wide_layers(net, batch, pinned, paths, &mut plan);
+    tile_wide_layers(s, &mut plan);
     plan
 }
 
@@ -615,7 +657,12 @@ const PARTIALS_MAX_BYTES: u64 = 128 << 20;
 /// Whether layer `l` (1-based) of `net` is wide on `paths`: its products run as tiled
 /// matmuls unless an edited kernel they stand for is pinned.
 pub fn wide(net: &Net, l: usize, paths: PathOptions) -> bool {
-    let Some(lo) = net.layout().layers.get(l.wrapping_sub(1)).copied() else {
+    wide_layer(net.layout().layers.get(l.wrapping_sub(1)), paths)
+}
+
+/// [`wide`] of a layer's offsets (None: no such layer).
+fn wide_layer(lo: Option<&LayerOffsets>, paths: PathOptions) -> bool {
+    let Some(lo) = lo else {
         return false;
     };
     match paths.tiled {
@@ -624,34 +671,36 @@ pub fn wide(net: &Net, l: usize, paths: PathOptions) -> bool {
     }
 }
 
-/// Floats of layer `l`'s partial sums for `batch`: one slice per sample up to 64.
-fn partials_of(net: &Net, l: usize, batch: usize) -> usize {
-    let lo = net.layout().layers[l - 1];
-    GRAD_SLICES.min(batch.max(1)) * lo.fan_out * (lo.fan_in + 1)
+/// Floats of layer `l`'s partial sums for the plan's batch: one slice per sample up to 64.
+fn partials_of(s: &Shape<'_>, l: usize) -> usize {
+    let lo = s.layer(l);
+    GRAD_SLICES.min(s.rows.max(1)) * lo.fan_out * (lo.fan_in + 1)
 }
 
 /// Whether layer `l`'s gradient is the tiled pair (`mlp-grad-tiled`, `mlp-grad-reduce`).
-fn tiled_grad(net: &Net, l: usize, pinned: &[&str], paths: PathOptions) -> bool {
+fn tiled_grad(s: &Shape<'_>, l: usize) -> bool {
+    let pinned = s.pinned;
     let asked = pinned.contains(&"mlp-grad-tiled") || pinned.contains(&"mlp-grad-reduce");
-    let lo = net.layout().layers[l - 1];
+    let lo = s.layer(l);
     let fits = (GRAD_SLICES * lo.fan_out * (lo.fan_in + 1)) as u64 * 4 <= PARTIALS_MAX_BYTES;
-    (asked || wide(net, l, paths)) && fits && may_fuse("mlp-grad-tiled", pinned)
+    (asked || s.wide(l)) && fits && may_fuse("mlp-grad-tiled", pinned)
 }
 
 /// Floats the session's partial-sum buffer needs: the largest tiled layer's.
 pub fn partials_len(net: &Net, batch: usize, pinned: &[&str], paths: PathOptions) -> usize {
+    let s = Shape::new(net, batch, pinned, paths);
     (1..=net.depth())
-        .filter(|&l| tiled_grad(net, l, pinned, paths))
-        .map(|l| partials_of(net, l, batch))
+        .filter(|&l| tiled_grad(&s, l))
+        .map(|l| partials_of(&s, l))
         .max()
         .unwrap_or(0)
 }
 
 /// Layer `l`'s gradient as the two tiled dispatches: the per-slice partial sums, then their
 /// halving, added to the gradient buffer.
-fn tiled_grad_plan(net: &Net, batch: usize, l: usize) -> [PlannedDispatch; 2] {
-    let lo = net.layout().layers[l - 1];
-    let (offs, _) = net.act_offsets(batch);
+fn tiled_grad_plan(s: &Shape<'_>, l: usize) -> [PlannedDispatch; 2] {
+    let (batch, offs) = (s.rows, &s.offs);
+    let lo = s.layer(l);
     let slices = GRAD_SLICES.min(batch.max(1));
     let cols = lo.fan_in + 1;
     let words = Uniform::new(&GRAD_TILED)
@@ -679,24 +728,15 @@ fn tiled_grad_plan(net: &Net, batch: usize, l: usize) -> [PlannedDispatch; 2] {
 /// Swaps `mlp-forward` and `mlp-backward-input` of wide layers for their tiled kernels (same
 /// uniform, a 2-D grid of 64 × 64 tiles), where no pinned kernel forbids it; a pinned tiled
 /// kernel runs on every layer its plain kernel would.
-fn tile_wide_layers(
-    net: &Net,
-    rows: usize,
-    pinned: &[&str],
-    paths: PathOptions,
-    plan: &mut [PlannedDispatch],
-) {
-    let layout = net.layout();
+fn tile_wide_layers(s: &Shape<'_>, plan: &mut [PlannedDispatch]) {
+    let (rows, pinned) = (s.rows, s.pinned);
     for p in plan.iter_mut() {
         let (tiled_id, width) = match p.kernel_id {
-            "mlp-forward" => ("mlp-forward-tiled", layout.layers[p.layer - 1].fan_out),
-            "mlp-backward-input" => (
-                "mlp-backward-input-tiled",
-                layout.layers[p.layer - 1].fan_in,
-            ),
+            "mlp-forward" => ("mlp-forward-tiled", s.layer(p.layer).fan_out),
+            "mlp-backward-input" => ("mlp-backward-input-tiled", s.layer(p.layer).fan_in),
             _ => continue,
         };
-        if (wide(net, p.layer, paths) || pinned.contains(&tiled_id)) && may_fuse(tiled_id, pinned) {
+        if (s.wide(p.layer) || pinned.contains(&tiled_id)) && may_fuse(tiled_id, pinned) {
             p.kernel_id = tiled_id;
             p.workgroups = [
                 (width as u32).div_ceil(TILE),
