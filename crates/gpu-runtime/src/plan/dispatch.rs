@@ -20,17 +20,28 @@ pub const MAX_GROUPS_PER_DIM: u32 = 65_535;
 /// in its uniform, and skips the few past the end). Even rows leave at most `rows − 1` groups
 /// idle: 65,536 groups run as 32,768 × 2, not 65,535 × 2. Zero groups still launch one.
 pub fn grid(groups: u32) -> [u32; 3] {
+    grid_within(groups, MAX_GROUPS_PER_DIM)
+}
+
+/// [`grid`] with at most `max_x` workgroups per row (a test passes a small limit to cross the
+/// wrap with a few elements).
+pub fn grid_within(groups: u32, max_x: u32) -> [u32; 3] {
     let groups = groups.max(1);
-    let rows = groups.div_ceil(MAX_GROUPS_PER_DIM);
+    let rows = groups.div_ceil(max_x.max(1));
     [groups.div_ceil(rows), rows, 1]
 }
 
 /// The [`grid`] for `invocations` of `workgroup` threads each, and the invocations per grid
 /// row (what a kernel multiplies `y` by).
 pub fn grid_for(invocations: usize, workgroup: u32) -> ([u32; 3], u32) {
+    grid_for_within(invocations, workgroup, MAX_GROUPS_PER_DIM)
+}
+
+/// [`grid_for`] with at most `max_x` workgroups per row.
+pub fn grid_for_within(invocations: usize, workgroup: u32, max_x: u32) -> ([u32; 3], u32) {
     let groups = invocations.div_ceil(workgroup.max(1) as usize).max(1);
     let groups = u32::try_from(groups).unwrap_or(u32::MAX);
-    let g = grid(groups);
+    let g = grid_within(groups, max_x);
     (g, g[0] * workgroup)
 }
 
@@ -196,6 +207,9 @@ mod tests {
         assert_eq!(grid(65_536), [32_768, 2, 1]);
         assert_eq!(grid(3 * 65_535 + 1), [49_152, 4, 1]);
         assert_eq!(grid(0), [1, 1, 1]);
+        // A small limit: 1,000 invocations are 16 groups, 3 to a row, 6 rows.
+        assert_eq!(grid_for_within(1000, 64, 3), ([3, 6, 1], 192));
+        assert_eq!(grid_within(7, 3), [3, 3, 1]);
         assert_eq!(grid_for(1, 64), ([1, 1, 1], 64));
         assert_eq!(grid_for(64 * 65_535, 64), ([65_535, 1, 1], 64 * 65_535));
         assert_eq!(grid_for(64 * 65_535 + 1, 64), ([32_768, 2, 1], 64 * 32_768));
