@@ -7,7 +7,7 @@
 // them before each step.
 //
 // Launch: workgroup_size(64); one invocation per parameter; workgroups
-//   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
+//   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read_write), 1 = grads (read), 2 = m (read_write), 3 = v
 //          (read_write), all in the parameter layout; 4 = uniform Opt (16 words, see the
 //          struct).

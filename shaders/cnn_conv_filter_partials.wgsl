@@ -7,7 +7,7 @@
 //
 // Launch: workgroup_size(64); one invocation per (sample, filter tap),
 //   i = n·(C_out·C_in·K·K) + ((o·C_in + c)·K + r)·K + s; workgroups
-//   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
+//   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = acts (read: the block's input at in_off), 1 = deltas (read: the conv
 //          region's delta dz at conv_off), 2 = partials (read_write: B × C_out·C_in·K·K,
 //          sample-major), 3 = uniform Block (16 words; count = B·C_out·C_in·K·K).

@@ -4,7 +4,7 @@
 // invocations over the GPU while the twin can still follow it exactly.
 //
 // Launch: workgroup_size(64); one invocation per filter tap t = ((o·C_in + c)·K + r)·K + s;
-//   workgroups (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); t = x + y·row.
+//   workgroups (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); t = x + y·row.
 // Buffers: 0 = partials (read: B × C_out·C_in·K·K, sample-major, from
 //          cnn_conv_filter_partials.wgsl), 1 = grads (read_write: writes w_off + t),
 //          2 = uniform Block (16 words; count = C_out·C_in·K·K).

@@ -13,7 +13,7 @@
 //
 // Launch: workgroup_size(64); one invocation per element of the conv output, in its NCHW
 //   order i = ((n·C_out + o)·OH + y)·OW + x (neighbours write neighbours); workgroups
-//   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
+//   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read: the parameter layout, filters at w_off, biases at b_off),
 //          1 = acts (read_write: the batch's activations; reads in_off, writes conv_off and
 //              relu_off),

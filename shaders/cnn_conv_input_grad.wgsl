@@ -8,7 +8,7 @@
 // C_out·K·K, the padded dz read in place (never built).
 //
 // Launch: workgroup_size(64); one invocation per element of the block's input, in its NCHW
-//   order i = ((n·C_in + c)·H + y)·W + x; workgroups (min(g, 65535), ceil(g / 65535), 1) for
+//   order i = ((n·C_in + c)·H + y)·W + x; workgroups (ceil(g / r), r = ceil(g / 65535), 1) for
 //   g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read: filters at w_off), 1 = deltas (read_write: reads conv_off,
 //          writes in_off: the previous block's pool region, or the input's),

@@ -3,7 +3,7 @@
 // logits' delta sent back through the dense weights.
 //
 // Launch: workgroup_size(64); one invocation per (sample n, input i), t = n·inputs + i;
-//   workgroups (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); t = x + y·row.
+//   workgroups (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); t = x + y·row.
 // Buffers: 0 = params (read: Wd at w_off), 1 = deltas (read_write: reads logits_off, writes
 //          in_off), 2 = uniform Dense (16 words; count = B·inputs).
 

@@ -3,7 +3,7 @@
 // `cnn::net`). p is the last pool's output: one sample's CHW block is its dense input row.
 //
 // Launch: workgroup_size(64); one invocation per (sample n, class j), i = n·classes + j;
-//   workgroups (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
+//   workgroups (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read: Wd at w_off, classes × inputs row-major; bd at b_off),
 //          1 = acts (read_write: reads in_off, writes logits_off),
 //          2 = uniform Dense (16 words, see cnn_common.wgsl; count = B·classes).

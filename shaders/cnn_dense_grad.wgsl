@@ -4,7 +4,7 @@
 //
 // Launch: workgroup_size(64); one invocation per dense parameter t, t < classes·inputs a
 //   weight (j = t / inputs, i = t % inputs), the next classes the biases; workgroups
-//   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); t = x + y·row.
+//   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); t = x + y·row.
 // Buffers: 0 = acts (read: in_off), 1 = deltas (read: logits_off), 2 = grads (read_write:
 //          writes w_off + t; the biases follow the weights, so b_off = w_off + classes·inputs),
 //          3 = uniform Dense (16 words; count = classes·inputs + classes).

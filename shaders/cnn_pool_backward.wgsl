@@ -6,7 +6,7 @@
 // race; elements of an unpooled odd last row or column get zero.
 //
 // Launch: workgroup_size(64); one invocation per element of the block's ReLU region, in its
-//   NCHW order i = ((n·C + c)·CS + y)·CS + x; workgroups (min(g, 65535), ceil(g / 65535), 1)
+//   NCHW order i = ((n·C + c)·CS + y)·CS + x; workgroups (ceil(g / r), r = ceil(g / 65535), 1)
 //   for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = argmax (read, u32: argmax_off + pool index → index in the ReLU region),
 //          1 = deltas (read_write: reads pool_off, writes relu_off),

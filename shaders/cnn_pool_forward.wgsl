@@ -5,7 +5,7 @@
 // argmax buffer, so pool backward is a plain lookup.
 //
 // Launch: workgroup_size(64); one invocation per pool output, in its NCHW order
-//   i = ((n·C + c)·PS + py)·PS + px; workgroups (min(g, 65535), ceil(g / 65535), 1) for
+//   i = ((n·C + c)·PS + py)·PS + px; workgroups (ceil(g / r), r = ceil(g / 65535), 1) for
 //   g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = acts (read_write: reads relu_off, writes pool_off),
 //          1 = argmax (read_write, u32: writes argmax_off + i),

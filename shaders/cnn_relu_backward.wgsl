@@ -3,7 +3,7 @@
 // `cnn::net`). z is read from the conv region, which the forward pass keeps.
 //
 // Launch: workgroup_size(64); one invocation per element of the block's conv region, in its
-//   NCHW order; workgroups (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64);
+//   NCHW order; workgroups (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64);
 //   i = x + y·row.
 // Buffers: 0 = acts (read: conv_off), 1 = deltas (read_write: reads relu_off, writes
 //          conv_off), 2 = uniform Block (16 words; count = B·C_out·CS·CS).

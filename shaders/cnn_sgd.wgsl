@@ -2,7 +2,7 @@
 // as the CPU twin (`cnn::net::apply_update`). Plain SGD is μ = 0.
 //
 // Launch: workgroup_size(64); one invocation per parameter; workgroups
-//   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
+//   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); i = x + y·row.
 // Buffers: 0 = params (read_write), 1 = grads (read), 2 = velocity (read_write), all in the
 //          parameter layout; 3 = uniform Opt (16 words, see cnn_common.wgsl).
 

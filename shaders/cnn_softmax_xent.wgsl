@@ -7,7 +7,7 @@
 // The step's loss, (Σ_n loss_n) / B, is summed on the CPU from the losses read back.
 //
 // Launch: workgroup_size(64); one invocation per sample n; workgroups
-//   (min(g, 65535), ceil(g / 65535), 1) for g = ceil(count / 64); n = x + y·row.
+//   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); n = x + y·row.
 // Buffers: 0 = acts (read_write: reads logits_off, writes probs_off), 1 = labels (read, u32,
 //          B), 2 = deltas (read_write: writes logits_off), 3 = losses (read_write, B),
 //          4 = uniform Dense (16 words; count = B).

@@ -9,7 +9,7 @@
 //! file holds the GPU session and drives both.
 
 use gpu_runtime::training::{
-    step_plan_with, PlannedDispatch, SessionConfig, StepOptions, TrainingSession,
+    step_plan_with, PathOptions, PlannedDispatch, SessionConfig, StepOptions, TrainingSession,
 };
 use gpu_runtime::{Gpu, GpuError};
 use mlp::Spec;
@@ -47,6 +47,8 @@ impl Runner {
         let opts = StepOptions {
             accum: board.spec.accum,
             pinned: &[],
+            // The page runs the default paths; the session below is made on the same.
+            paths: PathOptions::default(),
         };
         let plan = step_plan_with(
             &board.net,
@@ -94,6 +96,7 @@ impl Runner {
                 labels,
                 order,
                 eval_features: &eval,
+                paths: PathOptions::default(),
             },
         )
         .await

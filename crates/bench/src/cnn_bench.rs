@@ -608,10 +608,10 @@ fn dispatch_json(p: &PlannedDispatch, eval: bool) -> String {
     format!(
         "{{\"kernel\":{},\"block\":{},\"buffers\":[{}],\"workgroups\":{},\"uniform\":{}}}",
         js(p.kernel_id),
-        p.block,
+        p.layer,
         names.join(","),
         num_list(p.workgroups),
-        num_list(p.uniform)
+        num_list(p.uniform.words())
     )
 }
 

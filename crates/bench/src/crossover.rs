@@ -8,7 +8,7 @@
 //! finished. The twin is skipped where one of its steps would exceed `--twin-max-gflop`.
 //! Prints a Markdown table and, per width, the batch size from which the GPU wins, and the
 //! goal: GPU ÷ tuned CPU for 2-256-256-2 at batch 4,096 (≥ 20×). `--wide` pins the GPU's
-//! wide-layer path (`training::force_wide_path`: `auto` tiles layers of ≥ 64 × 64, `off` keeps
+//! wide-layer path (`training::PathOptions::tiled`: `auto` tiles layers of ≥ 64 × 64, `off` keeps
 //! every layer on the per-element kernels, `on` tiles every layer) to compare them.
 
 use std::rc::Rc;
@@ -123,6 +123,7 @@ fn gpu_runs(
         width,
         batch,
         runs,
+        gpu_runtime::training::PathOptions::tiled(a.wide),
         &CancelToken::default(),
     ))
     .map_err(|e| e.to_string())?
@@ -139,7 +140,6 @@ fn cell(runs: &[f64]) -> String {
 
 pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     let a = parse(args)?;
-    gpu_runtime::training::force_wide_path(a.wide);
     let start = Instant::now();
     let gpu = Rc::new(Gpu::request_blocking().map_err(|e| e.to_string())?);
     let ad = gpu.adapter().clone();
@@ -261,7 +261,6 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             None => println!("\nGoal: no GPU figure for 2-256-256-2 at batch 4096"),
         }
     }
-    gpu_runtime::training::force_wide_path(None);
     println!("\n(whole run: {:.1} s)", start.elapsed().as_secs_f64());
     Ok(())
 }

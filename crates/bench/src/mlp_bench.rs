@@ -52,9 +52,9 @@ enum Path {
     /// The plan the app uses (for 2-16-16-2: the two workgroup-memory dispatches,
     /// `mlp-step-lanes` and `mlp-step-reduce`).
     Default,
-    /// The two per-sample whole-step kernels (`force_step_path(Some(StepPath::Samples))`).
+    /// The two per-sample whole-step kernels (`PathOptions::step(StepPath::Samples)`).
     Fused,
-    /// Per layer (`force_step_path(Some(StepPath::Layers))`): the default before the
+    /// Per layer (`PathOptions::step(StepPath::Layers)`): the default before the
     /// workgroup-memory step, 5 dispatches for 2-16-16-2 (the optimiser inside
     /// `mlp-step-params`).
     Layers,
@@ -231,12 +231,15 @@ fn measure(
     cpu_budget_s: f64,
     verify_steps: Option<u32>,
 ) -> Result<Result<Measured, f32>, String> {
-    use gpu_runtime::training::StepPath;
-    gpu_runtime::training::force_step_path(match path {
-        Path::Fused => Some(StepPath::Samples),
-        Path::Layers => Some(StepPath::Layers),
-        Path::Default | Path::Separate => None,
-    });
+    use gpu_runtime::training::{PathOptions, StepPath};
+    let paths = PathOptions {
+        step: match path {
+            Path::Fused => Some(StepPath::Samples),
+            Path::Layers => Some(StepPath::Layers),
+            Path::Default | Path::Separate => None,
+        },
+        tiled: None,
+    };
     let copies: Vec<gpu_runtime::KernelSpec> = match path {
         Path::Separate => ["mlp-backward-params", "mlp-adam"]
             .iter()
@@ -267,6 +270,7 @@ fn measure(
             labels: labels.clone(),
             order: order.clone(),
             eval_features: &eval,
+            paths,
         },
         &replacements,
     ))
@@ -433,7 +437,6 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
             }
         }
     }
-    gpu_runtime::training::force_step_path(None);
     if let Some(out) = &args.out {
         let checks = if args.checked { "checked" } else { "trusted" };
         let mut tsv =
@@ -538,13 +541,14 @@ pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), Strin
         let opts = StepOptions {
             accum: 1,
             pinned: &[],
+            ..StepOptions::default()
         };
         let mut plan = step_plan_with(&s.net, &s.hyper, batch, rows, opts);
         if let Some(gather) = plan
             .iter_mut()
             .find(|p| matches!(p.kernel_id, "mlp-forward-gather" | "mlp-gather"))
         {
-            gather.uniform[9] = 1;
+            gather.uniform.set("accum", 1);
         }
         let clear_grads = plan
             .iter()
@@ -578,7 +582,7 @@ pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), Strin
             file(buffer::CORRECTIONS, "corrections.bin", corr.len() * 8),
             zero(
                 buffer::PARTIALS,
-                lane_sums.max(partials_len(&s.net, batch, &[]) as u64 * 4),
+                lane_sums.max(partials_len(&s.net, batch, &[], Default::default()) as u64 * 4),
             ),
         ];
         let step: Vec<String> = plan
@@ -601,7 +605,7 @@ pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), Strin
                     js(p.kernel_id),
                     p.layer,
                     num_list(p.workgroups),
-                    num_list(p.uniform),
+                    num_list(p.uniform.words()),
                     variants.join(",")
                 )
             })

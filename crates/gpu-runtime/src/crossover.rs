@@ -14,7 +14,7 @@ use mlp::crossover::{self, steps_for, Data};
 use crate::clock::now_ms;
 use crate::context::{Gpu, GpuError};
 use crate::plan::CancelToken;
-use crate::training::{SessionConfig, TrainingSession};
+use crate::training::{PathOptions, SessionConfig, TrainingSession};
 
 /// How many runs, and how long each.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -28,13 +28,14 @@ pub struct Runs {
 }
 
 /// Steps per second of each timed run of the crossover network at `width` × `batch` on
-/// `gpu`, trained on `d`; `None` when `cancel` was set.
+/// `gpu`, trained on `d` along `paths` (the page: the defaults); `None` when `cancel` was set.
 pub async fn gpu_runs(
     gpu: &Rc<Gpu>,
     d: &Data,
     width: usize,
     batch: usize,
     runs: Runs,
+    paths: PathOptions,
     cancel: &CancelToken,
 ) -> Result<Option<Vec<f64>>, GpuError> {
     let net = crossover::net(width);
@@ -51,6 +52,7 @@ pub async fn gpu_runs(
             labels: d.labels.clone(),
             order: d.order.clone(),
             eval_features: &[],
+            paths,
         },
     )
     .await?;

@@ -32,7 +32,12 @@ use crate::clock::now_ms;
 use crate::context::{Gpu, GpuError};
 use crate::spec::KernelSpec;
 
+pub mod dispatch;
 mod resident;
+pub use dispatch::{
+    grid, grid_for, grid_for_within, grid_within, PlannedDispatch, Uniform, UniformLayout,
+    MAX_GROUPS_PER_DIM,
+};
 pub use resident::{Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
 
 /// Work per submission the chunking aims for (wall clock): short enough that Cancel acts

@@ -33,14 +33,19 @@
 
 use std::rc::Rc;
 
-use mlp::net::{adam_corrections, BETA1, BETA2, EPSILON};
+use mlp::net::{adam_corrections, LayerOffsets, Layout, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
 use crate::catalogue::{KernelSpec, Replacements};
 use crate::context::{Gpu, GpuError};
+use crate::family::mlp::uniform::{
+    ADAM, BACK, DENSE, GATHER, GRAD, GRAD_TILED, HEAD, LOSS, SGD, STEP_NET,
+};
 use crate::family::mlp::{bound_buffers, buffer};
+pub use crate::plan::PlannedDispatch;
 use crate::plan::{
-    Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, LOOP_FLAG,
+    grid, Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, Uniform,
+    LOOP_FLAG,
 };
 use crate::workload::BufferLimits;
 
@@ -76,18 +81,8 @@ pub fn param_gap_ratio(gpu: &[f32], cpu: &[f32], steps: u32) -> f32 {
         .fold(0.0, f32::max)
 }
 
-/// One dispatch of a step: which kernel, for which layer, how many threads and workgroups,
-/// and the words of its uniform (the optimisers use twelve, the others eight and zeros).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PlannedDispatch {
-    pub kernel_id: &'static str,
-    /// The layer (1-based) it works on; 0 for the optimiser, which updates all of them.
-    pub layer: usize,
-    pub threads: u32,
-    pub workgroups: [u32; 3],
-    pub uniform: [u32; UNIFORM_WORDS],
-}
-
+/// Words of the whole-step kernels' uniform (`StepNet`); every other kernel's uniform is its
+/// own struct's size ([`crate::family::mlp::uniform`]).
 pub const UNIFORM_WORDS: usize = 80;
 
 /// The whole-step kernels (`mlp-step-samples`, `mlp-step-params`) walk one sample through
@@ -109,24 +104,32 @@ pub enum StepPath {
     Samples,
 }
 
-thread_local! {
-    /// 0: the default; 1: whole-step samples kernels where they apply; 2: per layer;
-    /// 3: the workgroup-memory kernels where they apply (the default's choice for small nets).
-    static FORCED_PATH: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+/// Which of its equivalent paths a plan takes: options of the plan, set by whoever makes it
+/// (the page leaves them at their defaults; benchmarks and tests pin one to compare).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathOptions {
+    /// The step path (None: the default, [`StepPath::Lanes`] where it fits, else per layer).
+    /// A path the network does not fit falls back to per layer.
+    pub step: Option<StepPath>,
+    /// The wide-layer path: Some(true) tiles every layer (tests run the tiled kernels' edges on
+    /// small networks), Some(false) none (benchmarks and tests compare with the per-element
+    /// kernels), None by width ([`WIDE_MIN`]).
+    pub tiled: Option<bool>,
 }
 
-/// Pins the step path for sessions and plans made on this thread (None: the default —
-/// [`StepPath::Lanes`] where it fits, else per layer). A path the network does not fit falls
-/// back to per layer. For benchmarks and tests comparing them.
-pub fn force_step_path(path: Option<StepPath>) {
-    FORCED_PATH.with(|f| {
-        f.set(match path {
-            None => 0,
-            Some(StepPath::Samples) => 1,
-            Some(StepPath::Layers) => 2,
-            Some(StepPath::Lanes) => 3,
-        })
-    });
+impl PathOptions {
+    /// The default paths with the step path pinned.
+    pub fn step(step: StepPath) -> Self {
+        Self {
+            step: Some(step),
+            tiled: None,
+        }
+    }
+
+    /// The default paths with the wide-layer path pinned (None: by width).
+    pub fn tiled(tiled: Option<bool>) -> Self {
+        Self { step: None, tiled }
+    }
 }
 
 /// Whether a network is small enough for the whole-step kernels: at most
@@ -139,13 +142,13 @@ fn whole_step_fits(net: &Net) -> bool {
 }
 
 /// Whether a training step of `net` runs as the two per-sample whole-step dispatches
-/// (`mlp-step-samples`). Only when asked for ([`force_step_path`]): on the H200 (2026-12-01,
+/// (`mlp-step-samples`). Only when asked for ([`PathOptions::step`]): on the H200 (2026-12-01,
 /// `bench mlp --path`) they were SLOWER than the nine per-layer ones at every batch from 1 to
 /// 1,024 (2-16-16-2: 64.6 vs 43.3 µs per step at batch 1, 83.4 vs 58.8 at 1,024; equal at
 /// 4,096): one thread walking its sample through every layer is a chain of dependent memory
 /// accesses longer than the seven launches it saves.
-pub fn fused(net: &Net) -> bool {
-    FORCED_PATH.with(|f| f.get()) == 1 && whole_step_fits(net)
+pub fn fused(net: &Net, paths: PathOptions) -> bool {
+    paths.step == Some(StepPath::Samples) && whole_step_fits(net)
 }
 
 /// Lanes of the gradient's sum over the batch ([`mlp::net::REDUCE`]): `mlp-step-lanes` runs one
@@ -164,12 +167,12 @@ const _: () = assert!(LANE_MEM_FLOATS * 4 <= 16_384);
 /// Whether the default step of `net` is the workgroup-memory one ([`StepPath::Lanes`]): the
 /// network fits the whole-step kernels (so one sample's activations and deltas, 2 · Σ widths ≤
 /// 2 · 9 · 64 = 1,152 floats, fit [`LANE_MEM_FLOATS`] at least three times), no other path is
-/// forced (nor tiled matmuls on every layer, [`force_wide_path`]), and there is no gradient
-/// accumulation (the per-layer path adds micro-batches).
-pub fn lanes_fit(net: &Net, accum: usize) -> bool {
-    let forced = FORCED_PATH.with(|f| f.get());
-    let all_tiled = FORCED_WIDE.with(|f| f.get()) == 1;
-    (forced == 0 || forced == 3) && !all_tiled && accum <= 1 && whole_step_fits(net)
+/// asked for (nor tiled matmuls on every layer, [`PathOptions::tiled`]), and there is no
+/// gradient accumulation (the per-layer path adds micro-batches).
+pub fn lanes_fit(net: &Net, accum: usize, paths: PathOptions) -> bool {
+    let lanes = matches!(paths.step, None | Some(StepPath::Lanes));
+    let all_tiled = paths.tiled == Some(true);
+    lanes && !all_tiled && accum <= 1 && whole_step_fits(net)
 }
 
 /// Samples of one lane that `mlp-step-lanes` keeps in workgroup memory at once: as many as fit
@@ -182,49 +185,88 @@ pub fn lane_chunk(net: &Net, batch: usize) -> usize {
         .max(1)
 }
 
-/// The uniform of `mlp-step-lanes` and `mlp-step-reduce`: [`step_net_uniform`] with each
-/// layer's in/out offsets in workgroup memory for one chunk, C and the parameter count.
-fn lanes_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> [u32; UNIFORM_WORDS] {
-    let mut w = step_net_uniform(net, hyper, batch, rows);
-    let chunk = lane_chunk(net, batch);
-    let (offs, _) = net.act_offsets(chunk);
-    w[6] = chunk as u32;
-    w[7] = net.layout().param_count as u32;
-    for l in 0..net.depth() {
-        w[16 + 8 * l + 5] = offs[l] as u32;
-        w[16 + 8 * l + 6] = offs[l + 1] as u32;
-    }
-    w.try_into().expect("UNIFORM_WORDS words")
+/// What the planner reads of one network for one plan, worked out once per plan: the
+/// parameter layout ([`Net::layout`]) and each layer's activation offset for the plan's rows,
+/// with the kernels the caller pins and the paths it asked for. Every planning function below
+/// reads it instead of asking the network again.
+struct Shape<'a> {
+    net: &'a Net,
+    layout: Layout,
+    /// Samples the plan's dispatches run over (a step's batch, an evaluation's rows).
+    rows: usize,
+    /// Where each layer's activations (and deltas) start for `rows` samples; the last entry is
+    /// the output layer's.
+    offs: Vec<usize>,
+    pinned: &'a [&'a str],
+    paths: PathOptions,
 }
 
-/// The uniform both whole-step kernels read (`StepNet` in `shaders/mlp_step_samples.wgsl`).
-fn step_net_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<u32> {
-    let layout = net.layout();
-    let (offs, _) = net.act_offsets(batch);
-    let depth = net.depth();
-    let f = f32::to_bits;
+impl<'a> Shape<'a> {
+    fn new(net: &'a Net, rows: usize, pinned: &'a [&'a str], paths: PathOptions) -> Self {
+        Self {
+            net,
+            layout: net.layout(),
+            rows,
+            offs: net.act_offsets(rows).0,
+            pinned,
+            paths,
+        }
+    }
+
+    /// Layer `l`'s (1-based) parameter offsets.
+    fn layer(&self, l: usize) -> LayerOffsets {
+        self.layout.layers[l - 1]
+    }
+
+    fn wide(&self, l: usize) -> bool {
+        wide_layer(self.layout.layers.get(l.wrapping_sub(1)), self.paths)
+    }
+}
+
+/// The uniform of `mlp-step-lanes` and `mlp-step-reduce`: the whole-step uniform `u`
+/// ([`step_net_uniform`]) with each layer's in/out offsets in workgroup memory for one chunk,
+/// C and the parameter count.
+fn lanes_uniform(s: &Shape<'_>, mut w: Uniform) -> Uniform {
+    let (net, batch) = (s.net, s.rows);
+    let chunk = lane_chunk(net, batch);
+    // Offsets for one chunk of samples (in workgroup memory), not the batch's.
+    let (offs, _) = net.act_offsets(chunk);
+    w.set("chunk", chunk as u32);
+    w.set("param_count", s.layout.param_count as u32);
+    let table = STEP_NET.index("layers").unwrap_or(16);
+    for l in 0..net.depth() {
+        // Layer l's second vec4: {b_off, in_off, out_off, first group}.
+        w[table + 8 * l + 5] = offs[l] as u32;
+        w[table + 8 * l + 6] = offs[l + 1] as u32;
+    }
+    w
+}
+
+/// The uniform both whole-step kernels read (`StepNet` in `shaders/mlp_step_samples.wgsl`),
+/// for a training set of `rows` samples.
+fn step_net_uniform(s: &Shape<'_>, hyper: &Hyper, rows: usize) -> Uniform {
+    let (net, batch, layout, offs) = (s.net, s.rows, &s.layout, &s.offs);
     let (opt, momentum) = match hyper.optimiser {
         Optimiser::Adam => (1, 0.0),
         o => (0, o.momentum()),
     };
-    let mut w = vec![
-        batch as u32,
-        rows as u32,
-        depth as u32,
-        net.loss as u32,
-        opt,
-        adam_correction_table().len() as u32,
-        0,
-        0,
-        f(hyper.lr),
-        f(BETA1),
-        f(BETA2),
-        f(EPSILON),
-        f(hyper.l1),
-        f(hyper.l2),
-        f(momentum),
-        0,
-    ];
+    let head = Uniform::new(&STEP_NET)
+        .with("batch", batch as u32)
+        .with("rows", rows as u32)
+        .with("depth", net.depth() as u32)
+        .with("loss", net.loss as u32)
+        .with("optimiser", opt)
+        .with("corr_len", adam_correction_table().len() as u32)
+        .with_f32("lr", hyper.lr)
+        .with_f32("beta1", BETA1)
+        .with_f32("beta2", BETA2)
+        .with_f32("eps", EPSILON)
+        .with_f32("l1", hyper.l1)
+        .with_f32("l2", hyper.l2)
+        .with_f32("momentum", momentum);
+    // The layer table, two vec4 per layer in the struct's order.
+    let table = STEP_NET.index("layers").unwrap_or(16);
+    let mut w = head[..table].to_vec();
     let mut first_group = 0usize;
     for (i, l) in layout.layers.iter().enumerate() {
         w.extend([
@@ -239,18 +281,19 @@ fn step_net_uniform(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<
         ]);
         first_group += l.fan_out * (l.fan_in + 1);
     }
-    w.resize(UNIFORM_WORDS, 0);
-    w
+    // A network deeper than the table is never planned on these kernels
+    // ([`FUSED_MAX_DEPTH`]); its table is cut where the struct ends.
+    w.truncate(STEP_NET.words.len());
+    Uniform::from_words(&STEP_NET, &w)
 }
 
-fn planned<const N: usize>(
+/// A dispatch of one thread per element, 64 to a workgroup, along x.
+fn planned(
     kernel_id: &'static str,
     layer: usize,
     threads: usize,
-    words: [u32; N],
+    uniform: Uniform,
 ) -> PlannedDispatch {
-    let mut uniform = [0; UNIFORM_WORDS];
-    uniform[..N].copy_from_slice(&words);
     let threads = threads as u32;
     PlannedDispatch {
         kernel_id,
@@ -263,21 +306,26 @@ fn planned<const N: usize>(
 
 /// The forward dispatches for `rows` samples (wide layers tiled, [`forward_plan_with`]).
 pub fn forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
-    forward_plan_with(net, rows, &[])
+    forward_plan_with(net, rows, &[], PathOptions::default())
 }
 
 /// [`forward_plan`] where the kernels in `pinned` must run (an edited `mlp-forward` keeps
-/// every layer on it; a pinned `mlp-forward-tiled` runs on every layer).
-pub fn forward_plan_with(net: &Net, rows: usize, pinned: &[&str]) -> Vec<PlannedDispatch> {
-    let mut plan = plain_forward_plan(net, rows);
-    tile_wide_layers(net, rows, pinned, &mut plan);
+/// every layer on it; a pinned `mlp-forward-tiled` runs on every layer), on `paths`.
+pub fn forward_plan_with(
+    net: &Net,
+    rows: usize,
+    pinned: &[&str],
+    paths: PathOptions,
+) -> Vec<PlannedDispatch> {
+    let shape = Shape::new(net, rows, pinned, paths);
+    let mut plan = plain_forward_plan(&shape);
+    tile_wide_layers(&shape, &mut plan);
     plan
 }
 
-fn plain_forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
-    let layout = net.layout();
-    let (offs, _) = net.act_offsets(rows);
-    layout
+fn plain_forward_plan(s: &Shape<'_>) -> Vec<PlannedDispatch> {
+    let (net, rows, offs) = (s.net, s.rows, &s.offs);
+    s.layout
         .layers
         .iter()
         .enumerate()
@@ -286,29 +334,30 @@ fn plain_forward_plan(net: &Net, rows: usize) -> Vec<PlannedDispatch> {
                 "mlp-forward",
                 i + 1,
                 rows * l.fan_out,
-                [
-                    rows as u32,
-                    l.fan_in as u32,
-                    l.fan_out as u32,
-                    net.activation_of(i + 1) as u32,
-                    l.w_off as u32,
-                    l.b_off as u32,
-                    offs[i] as u32,
-                    offs[i + 1] as u32,
-                ],
+                Uniform::new(&DENSE)
+                    .with("batch", rows as u32)
+                    .with("fan_in", l.fan_in as u32)
+                    .with("fan_out", l.fan_out as u32)
+                    .with("act", net.activation_of(i + 1) as u32)
+                    .with("w_off", l.w_off as u32)
+                    .with("b_off", l.b_off as u32)
+                    .with("in_off", offs[i] as u32)
+                    .with("out_off", offs[i + 1] as u32),
             )
         })
         .collect()
 }
 
-/// What a step plan must respect besides the network: gradient accumulation, and the kernels
-/// the caller runs in place of the catalogue's (the editor's edited copy, a test's override).
+/// What a step plan must respect besides the network: gradient accumulation, the kernels
+/// the caller runs in place of the catalogue's (the editor's edited copy, a test's override),
+/// and the paths it takes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StepOptions<'a> {
     /// Micro-batches per update (0 or 1: none).
     pub accum: usize,
     /// Kernel ids that must run as separate dispatches: no fused kernel replaces them.
     pub pinned: &'a [&'a str],
+    pub paths: PathOptions,
 }
 
 /// Each fused kernel and the separate kernels whose work it does. A plan uses a fused kernel
@@ -379,18 +428,12 @@ fn may_fuse(fused_id: &str, pinned: &[&str]) -> bool {
         .all(|part| !pinned.contains(part))
 }
 
-/// Most workgroups a dispatch may have along one dimension on every WebGPU device (the default
-/// `maxComputeWorkgroupsPerDimension`).
-const MAX_GROUPS_PER_DIM: u32 = 65_535;
-
-/// The grid of a kernel with one workgroup per parameter: along x, wrapping into y past
-/// [`MAX_GROUPS_PER_DIM`] (the kernels read their index as `x + y · num_workgroups.x` and skip
+/// The grid of a kernel with one workgroup per parameter: the one grid rule
+/// ([`crate::plan::grid`]; the kernels read their index as `x + y · num_workgroups.x` and skip
 /// the few groups past the last parameter), so a 2-256-256-2 network (66,562 parameters) runs
 /// like a small one instead of being refused.
 fn per_param_grid(groups: u32) -> [u32; 3] {
-    let groups = groups.max(1);
-    let rows = groups.div_ceil(MAX_GROUPS_PER_DIM);
-    [groups.div_ceil(rows), rows, 1]
+    grid(groups)
 }
 
 /// Every dispatch of one training step, in the order they run, for a training set of `rows`
@@ -401,8 +444,8 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize, rows: usize) -> Vec<Pla
 
 /// The `mlp-step-params` dispatch: one workgroup per parameter of every layer, its gradient
 /// summed over the batch from the deltas already in place, then the optimiser's update.
-fn step_params_dispatch(net: &Net, u: [u32; UNIFORM_WORDS]) -> PlannedDispatch {
-    let groups = net.layout().param_count as u32;
+fn step_params_dispatch(s: &Shape<'_>, u: Uniform) -> PlannedDispatch {
+    let groups = s.layout.param_count as u32;
     PlannedDispatch {
         kernel_id: "mlp-step-params",
         layer: 0,
@@ -430,29 +473,30 @@ pub fn step_plan_with(
     rows: usize,
     opts: StepOptions<'_>,
 ) -> Vec<PlannedDispatch> {
-    let layout = net.layout();
-    let pinned = opts.pinned;
+    let (pinned, paths) = (opts.pinned, opts.paths);
+    // The network's layout and the batch's offsets, once for the whole plan.
+    let shape = Shape::new(net, batch, pinned, paths);
+    let s = &shape;
+    let layout = &s.layout;
     // The two whole-step kernels when asked for, or when the per-sample one is pinned (it
     // runs nowhere else).
-    let whole_step = (fused(net) || pinned.contains(&"mlp-step-samples"))
+    let whole_step = (fused(net, paths) || pinned.contains(&"mlp-step-samples"))
         && whole_step_fits(net)
         && may_fuse("mlp-step-samples", pinned);
-    let u: [u32; UNIFORM_WORDS] = step_net_uniform(net, hyper, batch, rows)
-        .try_into()
-        .expect("UNIFORM_WORDS words");
+    let u = step_net_uniform(s, hyper, rows);
     if whole_step {
-        let mut samples = planned("mlp-step-samples", 0, batch, u);
+        let mut samples = planned("mlp-step-samples", 0, batch, u.clone());
         samples.workgroups = [(batch as u32).div_ceil(WORKGROUP).max(1), 1, 1];
-        return vec![samples, step_params_dispatch(net, u)];
+        return vec![samples, step_params_dispatch(s, u)];
     }
     // The default for small networks: the whole step in two dispatches, activations in
     // workgroup memory, unless an edit pins a kernel these two stand in for.
-    if lanes_fit(net, opts.accum)
+    if lanes_fit(net, opts.accum, paths)
         && may_fuse("mlp-step-lanes", pinned)
         && may_fuse("mlp-step-reduce", pinned)
     {
-        let u = lanes_uniform(net, hyper, batch, rows);
-        let count = net.layout().param_count as u32;
+        let u = lanes_uniform(s, u);
+        let count = layout.param_count as u32;
         // One workgroup per lane that has a sample: a lane t ≥ batch would only write zeros,
         // and its sums stay the zeros the partials buffer is created with (a session's batch
         // never changes). On SwiftShader each idle 256-thread workgroup still cost its setup:
@@ -464,7 +508,7 @@ pub fn step_plan_with(
                 layer: 0,
                 threads: lanes * LANE_THREADS,
                 workgroups: [lanes, 1, 1],
-                uniform: u,
+                uniform: u.clone(),
             },
             PlannedDispatch {
                 kernel_id: "mlp-step-reduce",
@@ -475,19 +519,19 @@ pub fn step_plan_with(
             },
         ];
     }
-    let (offs, _) = net.act_offsets(batch);
+    let offs = &s.offs;
     let depth = net.depth();
-    let mut plan = plain_forward_plan(net, batch);
+    let mut plan = plain_forward_plan(s);
     // The first layer picks its batch on the GPU.
+    // Its uniform: the first layer's, with the training set's rows.
+    let gather_uniform =
+        Uniform::from_words(&GATHER, plan[0].uniform.words()).with("rows", rows as u32);
     if may_fuse("mlp-forward-gather", pinned) {
         let first = &mut plan[0];
         first.kernel_id = "mlp-forward-gather";
-        first.uniform[8] = rows as u32;
+        first.uniform = gather_uniform;
     } else {
-        let first = plan[0].clone();
-        let mut gather = planned("mlp-gather", 1, batch * net.inputs(), [0u32; 0]);
-        gather.uniform = first.uniform;
-        gather.uniform[8] = rows as u32;
+        let gather = planned("mlp-gather", 1, batch * net.inputs(), gather_uniform);
         plan.insert(0, gather);
     }
     let first_is_output = depth < 2;
@@ -495,66 +539,39 @@ pub fn step_plan_with(
         // The output layer, the loss and the gradient one layer down in one dispatch, one
         // thread per sample.
         let out = plan.pop().expect("depth ≥ 2 layers");
-        let u = out.uniform;
-        plan.push(planned(
-            "mlp-forward-loss",
-            depth,
-            batch,
-            [
-                u[0],
-                u[1],
-                u[2],
-                u[3],
-                u[4],
-                u[5],
-                u[6],
-                u[7],
-                offs[depth] as u32,
-                net.loss as u32,
-                // The mean is over this many samples and the losses start at 0: a session
-                // with gradient accumulation makes one copy per micro-batch (`micro_loss`).
-                batch as u32,
-                0,
-                net.activation_of(depth - 1) as u32,
-                0,
-                0,
-                0,
-            ],
-        ));
+        // The output layer's dense words (its fan-out is the classes), then the loss's.
+        let u = Uniform::from_words(&HEAD, out.uniform.words())
+            .with("delta_off", offs[depth] as u32)
+            .with("kind", net.loss as u32)
+            // The mean is over this many samples and the losses start at 0: a session
+            // with gradient accumulation makes one copy per micro-batch (`micro_loss`).
+            .with("mean_over", batch as u32)
+            .with("loss_off", 0)
+            .with("below_act", net.activation_of(depth - 1) as u32);
+        plan.push(planned("mlp-forward-loss", depth, batch, u));
     } else {
-        plan.push(planned(
-            "mlp-loss",
-            depth,
-            batch,
-            [
-                batch as u32,
-                net.classes() as u32,
-                offs[depth] as u32,
-                offs[depth] as u32,
-                net.loss as u32,
-                batch as u32,
-                0,
-                0,
-            ],
-        ));
+        let u = Uniform::new(&LOSS)
+            .with("batch", batch as u32)
+            .with("classes", net.classes() as u32)
+            .with("logits_off", offs[depth] as u32)
+            .with("delta_off", offs[depth] as u32)
+            .with("kind", net.loss as u32)
+            .with("mean_over", batch as u32)
+            .with("loss_off", 0);
+        plan.push(planned("mlp-loss", depth, batch, u));
     }
     let backward_input = |l: usize| {
         let lo = layout.layers[l - 1];
-        planned(
-            "mlp-backward-input",
-            l,
-            batch * lo.fan_in,
-            [
-                batch as u32,
-                lo.fan_in as u32,
-                lo.fan_out as u32,
-                net.activation_of(l - 1) as u32,
-                lo.w_off as u32,
-                offs[l - 1] as u32,
-                offs[l - 1] as u32,
-                offs[l] as u32,
-            ],
-        )
+        let u = Uniform::new(&BACK)
+            .with("batch", batch as u32)
+            .with("fan_in", lo.fan_in as u32)
+            .with("fan_out", lo.fan_out as u32)
+            .with("act", net.activation_of(l - 1) as u32)
+            .with("w_off", lo.w_off as u32)
+            .with("in_off", offs[l - 1] as u32)
+            .with("in_delta_off", offs[l - 1] as u32)
+            .with("out_delta_off", offs[l] as u32);
+        planned("mlp-backward-input", l, batch * lo.fan_in, u)
     };
     // The optimiser inside the gradient kernel: every delta first (each backward-input reads
     // its layer's weights before any is updated), then one workgroup per parameter sums its
@@ -564,7 +581,7 @@ pub fn step_plan_with(
     let step_params = opts.accum <= 1
         && depth <= FUSED_MAX_DEPTH
         && may_fuse("mlp-step-params", pinned)
-        && (1..=depth).all(|l| !tiled_grad(net, l, pinned));
+        && (1..=depth).all(|l| !tiled_grad(s, l));
     // The fused output layer already sent the gradient below the last layer.
     let below_last_done = plan.iter().any(|p| p.kernel_id == "mlp-forward-loss");
     let needs_backward_input = |l: usize| l > 1 && !(l == depth && below_last_done);
@@ -572,34 +589,33 @@ pub fn step_plan_with(
         for l in (2..=depth).rev().filter(|&l| needs_backward_input(l)) {
             plan.push(backward_input(l));
         }
-        plan.push(step_params_dispatch(net, u));
-        tile_wide_layers(net, batch, pinned, &mut plan);
+        plan.push(step_params_dispatch(s, u));
+        tile_wide_layers(s, &mut plan);
         return plan;
     }
     for l in (1..=depth).rev() {
         let lo = layout.layers[l - 1];
-        if tiled_grad(net, l, pinned) {
-            plan.extend(tiled_grad_plan(net, batch, l));
+        if tiled_grad(s, l) {
+            plan.extend(tiled_grad_plan(s, l));
             if needs_backward_input(l) {
                 plan.push(backward_input(l));
             }
             continue;
         }
         // One workgroup of 64 threads per weight or bias (a reduction over the batch).
+        let u = Uniform::new(&GRAD)
+            .with("batch", batch as u32)
+            .with("fan_in", lo.fan_in as u32)
+            .with("fan_out", lo.fan_out as u32)
+            .with("in_off", offs[l - 1] as u32)
+            .with("delta_off", offs[l] as u32)
+            .with("w_off", lo.w_off as u32)
+            .with("b_off", lo.b_off as u32);
         let mut params = planned(
             "mlp-backward-params",
             l,
             lo.fan_out * (lo.fan_in + 1) * WORKGROUP as usize,
-            [
-                batch as u32,
-                lo.fan_in as u32,
-                lo.fan_out as u32,
-                offs[l - 1] as u32,
-                offs[l] as u32,
-                lo.w_off as u32,
-                lo.b_off as u32,
-                0,
-            ],
+            u,
         );
         params.workgroups = per_param_grid(params.workgroups[0]);
         plan.push(params);
@@ -608,7 +624,7 @@ pub fn step_plan_with(
         }
     }
     plan.push(optimiser_dispatch(layout.param_count, hyper));
-    tile_wide_layers(net, batch, pinned, &mut plan);
+    tile_wide_layers(s, &mut plan);
     plan
 }
 
@@ -638,72 +654,65 @@ const TILE: u32 = 64;
 /// (the default `maxStorageBufferBindingSize`, 128 MiB): up to 64 × 512 × 513 floats.
 const PARTIALS_MAX_BYTES: u64 = 128 << 20;
 
-thread_local! {
-    /// 0: by width ([`WIDE_MIN`]); 1: tiled on every layer; 2: never tiled.
-    static FORCED_WIDE: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+/// Whether layer `l` (1-based) of `net` is wide on `paths`: its products run as tiled
+/// matmuls unless an edited kernel they stand for is pinned.
+pub fn wide(net: &Net, l: usize, paths: PathOptions) -> bool {
+    wide_layer(net.layout().layers.get(l.wrapping_sub(1)), paths)
 }
 
-/// Pins the wide-layer path for plans made on this thread: Some(true) tiles every layer (tests
-/// run the tiled kernels' edges on small networks), Some(false) none (benchmarks and tests
-/// compare with the per-element kernels), None by width.
-pub fn force_wide_path(tiled: Option<bool>) {
-    FORCED_WIDE.with(|f| f.set(tiled.map_or(0, |x| if x { 1 } else { 2 })));
-}
-
-/// Whether layer `l` (1-based) of `net` is wide: its products run as tiled matmuls unless an
-/// edited kernel they stand for is pinned.
-pub fn wide(net: &Net, l: usize) -> bool {
-    let Some(lo) = net.layout().layers.get(l.wrapping_sub(1)).copied() else {
+/// [`wide`] of a layer's offsets (None: no such layer).
+fn wide_layer(lo: Option<&LayerOffsets>, paths: PathOptions) -> bool {
+    let Some(lo) = lo else {
         return false;
     };
-    match FORCED_WIDE.with(|f| f.get()) {
-        1 => true,
-        2 => false,
-        _ => lo.fan_in >= WIDE_MIN && lo.fan_out >= WIDE_MIN,
+    match paths.tiled {
+        Some(tiled) => tiled,
+        None => lo.fan_in >= WIDE_MIN && lo.fan_out >= WIDE_MIN,
     }
 }
 
-/// Floats of layer `l`'s partial sums for `batch`: one slice per sample up to 64.
-fn partials_of(net: &Net, l: usize, batch: usize) -> usize {
-    let lo = net.layout().layers[l - 1];
-    GRAD_SLICES.min(batch.max(1)) * lo.fan_out * (lo.fan_in + 1)
+/// Floats of layer `l`'s partial sums for the plan's batch: one slice per sample up to 64.
+fn partials_of(s: &Shape<'_>, l: usize) -> usize {
+    let lo = s.layer(l);
+    GRAD_SLICES.min(s.rows.max(1)) * lo.fan_out * (lo.fan_in + 1)
 }
 
 /// Whether layer `l`'s gradient is the tiled pair (`mlp-grad-tiled`, `mlp-grad-reduce`).
-fn tiled_grad(net: &Net, l: usize, pinned: &[&str]) -> bool {
+fn tiled_grad(s: &Shape<'_>, l: usize) -> bool {
+    let pinned = s.pinned;
     let asked = pinned.contains(&"mlp-grad-tiled") || pinned.contains(&"mlp-grad-reduce");
-    let lo = net.layout().layers[l - 1];
+    let lo = s.layer(l);
     let fits = (GRAD_SLICES * lo.fan_out * (lo.fan_in + 1)) as u64 * 4 <= PARTIALS_MAX_BYTES;
-    (asked || wide(net, l)) && fits && may_fuse("mlp-grad-tiled", pinned)
+    (asked || s.wide(l)) && fits && may_fuse("mlp-grad-tiled", pinned)
 }
 
 /// Floats the session's partial-sum buffer needs: the largest tiled layer's.
-pub fn partials_len(net: &Net, batch: usize, pinned: &[&str]) -> usize {
+pub fn partials_len(net: &Net, batch: usize, pinned: &[&str], paths: PathOptions) -> usize {
+    let s = Shape::new(net, batch, pinned, paths);
     (1..=net.depth())
-        .filter(|&l| tiled_grad(net, l, pinned))
-        .map(|l| partials_of(net, l, batch))
+        .filter(|&l| tiled_grad(&s, l))
+        .map(|l| partials_of(&s, l))
         .max()
         .unwrap_or(0)
 }
 
 /// Layer `l`'s gradient as the two tiled dispatches: the per-slice partial sums, then their
 /// halving, added to the gradient buffer.
-fn tiled_grad_plan(net: &Net, batch: usize, l: usize) -> [PlannedDispatch; 2] {
-    let lo = net.layout().layers[l - 1];
-    let (offs, _) = net.act_offsets(batch);
+fn tiled_grad_plan(s: &Shape<'_>, l: usize) -> [PlannedDispatch; 2] {
+    let (batch, offs) = (s.rows, &s.offs);
+    let lo = s.layer(l);
     let slices = GRAD_SLICES.min(batch.max(1));
     let cols = lo.fan_in + 1;
-    let words = [
-        batch as u32,
-        lo.fan_in as u32,
-        lo.fan_out as u32,
-        offs[l - 1] as u32,
-        offs[l] as u32,
-        lo.w_off as u32,
-        lo.b_off as u32,
-        slices as u32,
-    ];
-    let mut sums = planned("mlp-grad-tiled", l, 0, words);
+    let words = Uniform::new(&GRAD_TILED)
+        .with("batch", batch as u32)
+        .with("fan_in", lo.fan_in as u32)
+        .with("fan_out", lo.fan_out as u32)
+        .with("in_off", offs[l - 1] as u32)
+        .with("delta_off", offs[l] as u32)
+        .with("w_off", lo.w_off as u32)
+        .with("b_off", lo.b_off as u32)
+        .with("slices", slices as u32);
+    let mut sums = planned("mlp-grad-tiled", l, 0, words.clone());
     sums.workgroups = [
         (cols as u32).div_ceil(TILE),
         (lo.fan_out as u32).div_ceil(TILE),
@@ -719,18 +728,15 @@ fn tiled_grad_plan(net: &Net, batch: usize, l: usize) -> [PlannedDispatch; 2] {
 /// Swaps `mlp-forward` and `mlp-backward-input` of wide layers for their tiled kernels (same
 /// uniform, a 2-D grid of 64 × 64 tiles), where no pinned kernel forbids it; a pinned tiled
 /// kernel runs on every layer its plain kernel would.
-fn tile_wide_layers(net: &Net, rows: usize, pinned: &[&str], plan: &mut [PlannedDispatch]) {
-    let layout = net.layout();
+fn tile_wide_layers(s: &Shape<'_>, plan: &mut [PlannedDispatch]) {
+    let (rows, pinned) = (s.rows, s.pinned);
     for p in plan.iter_mut() {
         let (tiled_id, width) = match p.kernel_id {
-            "mlp-forward" => ("mlp-forward-tiled", layout.layers[p.layer - 1].fan_out),
-            "mlp-backward-input" => (
-                "mlp-backward-input-tiled",
-                layout.layers[p.layer - 1].fan_in,
-            ),
+            "mlp-forward" => ("mlp-forward-tiled", s.layer(p.layer).fan_out),
+            "mlp-backward-input" => ("mlp-backward-input-tiled", s.layer(p.layer).fan_in),
             _ => continue,
         };
-        if (wide(net, p.layer) || pinned.contains(&tiled_id)) && may_fuse(tiled_id, pinned) {
+        if (s.wide(p.layer) || pinned.contains(&tiled_id)) && may_fuse(tiled_id, pinned) {
             p.kernel_id = tiled_id;
             p.workgroups = [
                 (width as u32).div_ceil(TILE),
@@ -758,22 +764,17 @@ pub fn adam_correction_table() -> Vec<[f32; 2]> {
 }
 
 fn optimiser_dispatch(count: usize, hyper: &Hyper) -> PlannedDispatch {
-    let f = f32::to_bits;
     match hyper.optimiser {
         Optimiser::Sgd | Optimiser::Momentum => planned(
             "mlp-sgd",
             0,
             count,
-            [
-                count as u32,
-                f(hyper.lr),
-                f(hyper.optimiser.momentum()),
-                0,
-                f(hyper.l1),
-                f(hyper.l2),
-                0,
-                0,
-            ],
+            Uniform::new(&SGD)
+                .with("count", count as u32)
+                .with_f32("lr", hyper.lr)
+                .with_f32("momentum", hyper.optimiser.momentum())
+                .with_f32("l1", hyper.l1)
+                .with_f32("l2", hyper.l2),
         ),
         Optimiser::Adam => {
             let corr_len = adam_correction_table().len() as u32;
@@ -781,20 +782,15 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper) -> PlannedDispatch {
                 "mlp-adam",
                 0,
                 count,
-                [
-                    count as u32,
-                    f(hyper.lr),
-                    f(BETA1),
-                    f(BETA2),
-                    f(EPSILON),
-                    corr_len,
-                    0,
-                    0,
-                    f(hyper.l1),
-                    f(hyper.l2),
-                    0,
-                    0,
-                ],
+                Uniform::new(&ADAM)
+                    .with("count", count as u32)
+                    .with_f32("lr", hyper.lr)
+                    .with_f32("beta1", BETA1)
+                    .with_f32("beta2", BETA2)
+                    .with_f32("eps", EPSILON)
+                    .with("corr_len", corr_len)
+                    .with_f32("l1", hyper.l1)
+                    .with_f32("l2", hyper.l2),
             )
         }
     }
@@ -806,14 +802,10 @@ fn optimiser_dispatch(count: usize, hyper: &Hyper) -> PlannedDispatch {
 /// accumulation keeps one such dispatch (and uniform) per micro-batch, so nothing is written
 /// between micro-batches.
 pub fn micro_loss(loss: &PlannedDispatch, batch: usize, accum: usize, j: usize) -> PlannedDispatch {
-    let (mean_over, loss_off) = if loss.kernel_id == "mlp-forward-loss" {
-        (10, 11)
-    } else {
-        (5, 6)
-    };
+    // `mlp-loss` and `mlp-forward-loss` both name these words.
     let mut d = loss.clone();
-    d.uniform[mean_over] = (accum.max(1) * batch) as u32;
-    d.uniform[loss_off] = (j * batch) as u32;
+    d.uniform.set("mean_over", (accum.max(1) * batch) as u32);
+    d.uniform.set("loss_off", (j * batch) as u32);
     d
 }
 
@@ -873,6 +865,8 @@ pub struct SessionConfig<'a> {
     pub order: Vec<u32>,
     /// Rows the evaluation forward pass runs on (rows × inputs); may be empty.
     pub eval_features: &'a [f32],
+    /// The paths the step and the evaluation take (the defaults but to compare them).
+    pub paths: PathOptions,
 }
 
 impl<'a> SessionConfig<'a> {
@@ -896,6 +890,7 @@ impl<'a> SessionConfig<'a> {
             labels: train.label.clone(),
             order: mlp::net::batch_order(train.len(), spec.seed),
             eval_features,
+            paths: PathOptions::default(),
         }
     }
 }
@@ -939,6 +934,8 @@ pub struct TrainingSession {
     rows: usize,
     /// The ids of the kernels run in place of the catalogue's (they shape the plan).
     pinned: Vec<&'static str>,
+    /// The paths the plan was made on.
+    paths: PathOptions,
     eval_rows: usize,
     eval_out_off: u64,
     read_step: u64,
@@ -1006,9 +1003,11 @@ impl TrainingSession {
         }
         let rows = cfg.labels.len();
         let pinned: Vec<&'static str> = replacements.iter().map(|k| k.id).collect();
+        let paths = cfg.paths;
         let opts = StepOptions {
             accum,
             pinned: &pinned,
+            paths,
         };
         let mut plan = step_plan_with(&net, &cfg.hyper, batch, rows, opts);
         let sums_into_grads = plan
@@ -1024,9 +1023,9 @@ impl TrainingSession {
             .iter_mut()
             .find(|p| matches!(p.kernel_id, "mlp-forward-gather" | "mlp-gather"))
         {
-            gather.uniform[9] = accum as u32;
+            gather.uniform.set("accum", accum as u32);
         }
-        let eval_plan = forward_plan_with(&net, eval_rows.max(1), &pinned);
+        let eval_plan = forward_plan_with(&net, eval_rows.max(1), &pinned, paths);
         // A replacement that no dispatch runs would be silently ignored: refused by name.
         let chosen = Replacements::checked(replacements, |id| {
             plan.iter().chain(&eval_plan).any(|p| p.kernel_id == id)
@@ -1088,7 +1087,7 @@ impl TrainingSession {
             // One buffer serves both users of the slot (a plan has one or the other).
             (
                 buffer::PARTIALS,
-                zeroed(lane_sums.max(partials_len(&net, batch, &pinned) as u64 * 4)),
+                zeroed(lane_sums.max(partials_len(&net, batch, &pinned, paths) as u64 * 4)),
             ),
             (buffer::EVAL_ACTS, bytes(eval_acts)),
         ]
@@ -1158,6 +1157,7 @@ impl TrainingSession {
             clear_grads: sums_into_grads,
             rows,
             pinned,
+            paths,
             eval_rows,
             eval_out_off: last,
             read_step: 0,
@@ -1181,6 +1181,7 @@ impl TrainingSession {
         let opts = StepOptions {
             accum: self.accum,
             pinned: &self.pinned,
+            paths: self.paths,
         };
         let plan = step_plan_with(&self.net, &self.hyper, self.batch, self.rows, opts);
         for (p, &index) in plan
@@ -1413,10 +1414,14 @@ mod tests {
             loss: LossKind::CrossEntropy,
         };
         // Only when asked for (it measured slower on the H200).
-        assert!(!fused(&net));
-        force_step_path(Some(StepPath::Samples));
-        assert!(fused(&net));
-        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        let samples = PathOptions::step(StepPath::Samples);
+        assert!(!fused(&net, PathOptions::default()));
+        assert!(fused(&net, samples));
+        let opts = StepOptions {
+            paths: samples,
+            ..StepOptions::default()
+        };
+        let plan = step_plan_with(&net, &hyper(), 1024, 5000, opts);
         let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();
         assert_eq!(ids, ["mlp-step-samples", "mlp-step-params"]);
         assert_eq!(plan[0].workgroups, [16, 1, 1]); // one thread per sample
@@ -1464,13 +1469,12 @@ mod tests {
             sizes: vec![2, 65, 2],
             ..net.clone()
         };
-        assert!(!fused(&wide));
+        assert!(!fused(&wide, samples));
         let deep = Net {
             sizes: vec![2; 10],
             ..net
         };
-        assert!(!fused(&deep));
-        force_step_path(None);
+        assert!(!fused(&deep, samples));
     }
 
     #[test]
@@ -1484,6 +1488,7 @@ mod tests {
         let opts = StepOptions {
             accum: 2,
             pinned: &[],
+            ..StepOptions::default()
         };
         let plan = step_plan_with(&net, &hyper(), 1024, 5000, opts);
         let ids: Vec<&str> = plan.iter().map(|p| p.kernel_id).collect();
@@ -1556,7 +1561,8 @@ mod tests {
             activation: Activation::Relu,
             loss: LossKind::CrossEntropy,
         };
-        assert!(lanes_fit(&net, 1));
+        let default = PathOptions::default();
+        assert!(lanes_fit(&net, 1, default));
         let plan = step_plan(&net, &hyper(), 1024, 5000);
         assert_eq!(ids_of(&plan), ["mlp-step-lanes", "mlp-step-reduce"]);
         let count = net.layout().param_count as u32;
@@ -1592,7 +1598,7 @@ mod tests {
             sizes: vec![64; 9],
             ..net.clone()
         };
-        assert!(lanes_fit(&widest, 1));
+        assert!(lanes_fit(&widest, 1, default));
         assert_eq!(lane_chunk(&widest, 1024), 3);
         assert_eq!(lane_chunk(&net, 1), 1);
         assert_eq!(lane_chunk(&net, 65), 2);
@@ -1609,25 +1615,31 @@ mod tests {
             assert!(kernel(p.kernel_id).is_some(), "{}", p.kernel_id);
         }
         // Not with accumulation, not past 64 neurons or 8 layers, not when per layer is forced.
-        assert!(!lanes_fit(&net, 2));
+        assert!(!lanes_fit(&net, 2, default));
         let wide = Net {
             sizes: vec![2, 65, 2],
             ..net.clone()
         };
-        assert!(!lanes_fit(&wide, 1));
+        assert!(!lanes_fit(&wide, 1, default));
         assert!(!lanes_fit(
             &Net {
                 sizes: vec![2; 10],
                 ..net.clone()
             },
-            1
+            1,
+            default
         ));
-        force_step_path(Some(StepPath::Layers));
-        assert!(!lanes_fit(&net, 1));
-        assert_eq!(ids_of(&step_plan(&net, &hyper(), 1024, 5000)).len(), 5);
-        force_step_path(Some(StepPath::Lanes));
-        assert!(lanes_fit(&net, 1));
-        force_step_path(None);
+        let layers = PathOptions::step(StepPath::Layers);
+        assert!(!lanes_fit(&net, 1, layers));
+        let opts = StepOptions {
+            paths: layers,
+            ..StepOptions::default()
+        };
+        assert_eq!(
+            ids_of(&step_plan_with(&net, &hyper(), 1024, 5000, opts)).len(),
+            5
+        );
+        assert!(lanes_fit(&net, 1, PathOptions::step(StepPath::Lanes)));
         // Past 65,535 parameters the reduce grid wraps (a 64-wide, 8-layer net has fewer).
         assert_eq!(per_param_grid(widest.layout().param_count as u32)[1], 1);
     }
@@ -1639,8 +1651,11 @@ mod tests {
             activation: Activation::Relu,
             loss: LossKind::CrossEntropy,
         };
-        force_step_path(Some(StepPath::Layers));
-        let plan = step_plan(&net, &hyper(), 1024, 5000);
+        let layers = StepOptions {
+            paths: PathOptions::step(StepPath::Layers),
+            ..StepOptions::default()
+        };
+        let plan = step_plan_with(&net, &hyper(), 1024, 5000, layers);
         // Every delta before any parameter changes (the output layer's dispatch also sends
         // the gradient one layer down), then one workgroup per parameter.
         assert_eq!(
@@ -1669,12 +1684,20 @@ mod tests {
         assert_eq!(plan[3].uniform[7], offs[2] as u32); // backward-input 2 reads them
                                                         // Wide layers kept on the per-element kernels (as an edit of one of them would):
                                                         // the per-parameter kernel still takes every parameter.
-        force_wide_path(Some(false));
+        let untiled = StepOptions {
+            paths: PathOptions {
+                step: Some(StepPath::Layers),
+                tiled: Some(false),
+            },
+            ..StepOptions::default()
+        };
         let wide = Net {
             sizes: vec![2, 128, 128, 2],
             ..net.clone()
         };
-        assert!(ids_of(&step_plan(&wide, &hyper(), 64, 100)).contains(&"mlp-step-params"));
+        assert!(
+            ids_of(&step_plan_with(&wide, &hyper(), 64, 100, untiled)).contains(&"mlp-step-params")
+        );
         let wider = Net {
             sizes: vec![2, 256, 256, 2],
             ..net.clone()
@@ -1682,24 +1705,22 @@ mod tests {
         // Past 65,535 parameters the per-parameter grid wraps into y instead.
         let count = wider.layout().param_count as u32;
         assert!(count > 65_535);
-        let plan = step_plan(&wider, &hyper(), 64, 100);
+        let plan = step_plan_with(&wider, &hyper(), 64, 100, untiled);
         let last = plan.last().map(|p| (p.kernel_id, p.workgroups));
         assert_eq!(last, Some(("mlp-step-params", [count.div_ceil(2), 2, 1])));
         assert_eq!(per_param_grid(65_535), [65_535, 1, 1]);
         assert_eq!(per_param_grid(65_536), [32_768, 2, 1]);
         assert_eq!(per_param_grid(3 * 65_535 + 1), [49_152, 4, 1]);
         assert_eq!(per_param_grid(0), [1, 1, 1]);
-        force_wide_path(None);
         // Too deep for its table: per layer.
         let deep = Net {
             sizes: vec![2; 10],
             ..net
         };
         assert_eq!(
-            ids_of(&step_plan(&deep, &hyper(), 64, 100)).last(),
+            ids_of(&step_plan_with(&deep, &hyper(), 64, 100, layers)).last(),
             Some(&"mlp-adam")
         );
-        force_step_path(None);
     }
 
     #[test]
@@ -1710,7 +1731,11 @@ mod tests {
             loss: LossKind::CrossEntropy,
         };
         let plan_with = |pinned: &[&str]| {
-            let opts = StepOptions { accum: 1, pinned };
+            let opts = StepOptions {
+                accum: 1,
+                pinned,
+                ..StepOptions::default()
+            };
             ids_of(&step_plan_with(&net, &hyper(), 16, 100, opts))
         };
         // The edited loss: the output layer and the loss as two dispatches.
@@ -1785,6 +1810,7 @@ mod tests {
         let opts = StepOptions {
             accum: 1,
             pinned: &["mlp-forward"],
+            ..StepOptions::default()
         };
         let plan = step_plan_with(&net, &hyper(), 16, 100, opts);
         assert_eq!(plan[0].workgroups, [1, 1, 1]); // 16 × 2 inputs
@@ -1817,7 +1843,9 @@ mod tests {
                 "mlp-adam"
             ]
         );
-        assert!((1..=3).map(|l| wide(&net, l)).eq([false, true, false]));
+        assert!((1..=3)
+            .map(|l| wide(&net, l, PathOptions::default()))
+            .eq([false, true, false]));
         let (offs, _) = net.act_offsets(4096);
         let l2 = net.layout().layers[1];
         // 64 × 64 output tiles: 4 × 64 for 4,096 × 256.
@@ -1841,7 +1869,10 @@ mod tests {
         );
         assert_eq!(plan[5].uniform, plan[4].uniform);
         assert_eq!(plan[5].workgroups, [(256 * 257u32).div_ceil(64), 1, 1]);
-        assert_eq!(partials_len(&net, 4096, &[]), 64 * 256 * 257);
+        assert_eq!(
+            partials_len(&net, 4096, &[], PathOptions::default()),
+            64 * 256 * 257
+        );
         // A batch under 64: one slice per sample.
         let small = step_plan(&net, &hyper(), 37, 5000);
         assert_eq!(small[4].workgroups, [5, 4, 37]);
@@ -1862,7 +1893,11 @@ mod tests {
         assert_eq!(eval[1].workgroups, [4, 25, 1]);
         // An edited per-element kernel keeps its layer off the tiled one; the others stay tiled.
         fn opts<'a>(pinned: &'a [&'a str]) -> StepOptions<'a> {
-            StepOptions { accum: 1, pinned }
+            StepOptions {
+                accum: 1,
+                pinned,
+                ..StepOptions::default()
+            }
         }
         let ids = ids_of(&step_plan_with(
             &net,
@@ -1881,7 +1916,10 @@ mod tests {
             opts(&["mlp-backward-params"]),
         ));
         assert!(!ids.contains(&"mlp-grad-tiled") && ids.contains(&"mlp-forward-tiled"));
-        assert_eq!(partials_len(&net, 64, &["mlp-backward-params"]), 0);
+        assert_eq!(
+            partials_len(&net, 64, &["mlp-backward-params"], PathOptions::default()),
+            0
+        );
         // A pinned tiled kernel runs on a narrow network too (the editor's edited copy).
         let narrow = Net {
             sizes: vec![2, 8, 8, 2],
@@ -1905,10 +1943,12 @@ mod tests {
         let ids = ids_of(&step_plan(&huge, &hyper(), 64, 100));
         assert!(!ids.contains(&"mlp-grad-tiled") && ids.contains(&"mlp-forward-tiled"));
         // Forced on: every layer tiled, the output layer's gradient and all.
-        force_wide_path(Some(true));
-        let ids = ids_of(&step_plan(&narrow, &hyper(), 16, 100));
+        let all_tiled = StepOptions {
+            paths: PathOptions::tiled(Some(true)),
+            ..StepOptions::default()
+        };
+        let ids = ids_of(&step_plan_with(&narrow, &hyper(), 16, 100, all_tiled));
         assert_eq!(ids.iter().filter(|&&i| i == "mlp-grad-tiled").count(), 3);
-        force_wide_path(None);
     }
 
     #[test]

@@ -326,7 +326,7 @@ fn gpu_learns_a_regression_surface() {
 /// across steps within one submission and across submissions.
 #[test]
 fn both_step_paths_and_batched_submits_agree_with_the_twin() {
-    use gpu_runtime::training::{force_step_path, fused, StepPath};
+    use gpu_runtime::training::{fused, PathOptions, StepPath};
     let g = gpu();
     let s = spec("data=spiral&layers=8,8&act=tanh&lr=0.03&batch=70&opt=adam&noise=0.1&seed=5");
     let (train, _) = s.data();
@@ -352,9 +352,12 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
         (small, 6, None, "mlp-step-lanes"),
         (wide, 6, None, "mlp-forward-gather"),
     ] {
-        force_step_path(path);
+        let paths = PathOptions {
+            step: path,
+            tiled: None,
+        };
         assert_eq!(
-            fused(&net),
+            fused(&net, paths),
             path == Some(StepPath::Samples),
             "{:?}",
             net.sizes
@@ -373,6 +376,7 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
                 order: order.clone(),
                 eval_features: &x,
                 accum: 1,
+                paths,
             },
         ))
         .expect("session");
@@ -406,7 +410,6 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
             (PARAM_STEPS / per_submit * per_submit) as u64
         );
     }
-    force_step_path(None);
 }
 
 /// Gradient accumulation: with `accum=k` the GPU runs k micro-batches of `batch` per update,
@@ -793,17 +796,16 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
         (Some(false), &[][..]),
         (None, &[&copy][..]),
     ] {
-        gpu_runtime::training::force_wide_path(tiled);
         let mut session = pollster::block_on(TrainingSession::new_with(
             g.clone(),
             SessionConfig {
                 accum: 1,
+                paths: gpu_runtime::training::PathOptions::tiled(tiled),
                 ..SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()])
             },
             pinned,
         ))
         .expect("session");
-        gpu_runtime::training::force_wide_path(None);
         let tiles = session
             .plan()
             .iter()
@@ -977,7 +979,7 @@ fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
 /// also train against a twin with a planted mistake (frozen biases), which must fail.
 #[test]
 fn wide_layers_on_tiled_matmuls_train_like_the_twin() {
-    use gpu_runtime::training::force_wide_path;
+    use gpu_runtime::training::PathOptions;
     let g = gpu();
     for (sizes, q, forced) in [
         (
@@ -1008,16 +1010,15 @@ fn wide_layers_on_tiled_matmuls_train_like_the_twin() {
         let params = net.init_params(s.seed);
         let order = batch_order(train.len(), s.seed);
         let run = |twin: &dyn Fn(&mut CpuTrainer)| {
-            force_wide_path(forced);
             let mut session = pollster::block_on(TrainingSession::new(
                 g.clone(),
                 SessionConfig {
                     accum: 1,
+                    paths: PathOptions::tiled(forced),
                     ..SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()])
                 },
             ))
             .expect("session");
-            force_wide_path(None);
             let tiled = session
                 .plan()
                 .iter()

@@ -251,6 +251,45 @@ pub fn interface(source: &str, entry: &str) -> Option<Interface> {
     })
 }
 
+/// The words of the uniform block `entry` binds, one name per 32-bit word in memory order: a
+/// scalar member's own name, a vector's or array's name once per word it holds, padding the
+/// struct's layout adds as `""`. None when naga rejects the source, `entry` binds no uniform,
+/// or the uniform is not a struct. A planner fills the block by these names, so a test can
+/// hold the two together.
+pub fn uniform_words(source: &str, entry: &str) -> Option<Vec<String>> {
+    let module = naga::front::wgsl::parse_str(source).ok()?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .ok()?;
+    let index = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == entry && matches!(e.stage, naga::ShaderStage::Compute))?;
+    let uses = info.get_entry_point(index);
+    let (_, g) = module.global_variables.iter().find(|(h, g)| {
+        g.binding.is_some()
+            && matches!(g.space, naga::AddressSpace::Uniform)
+            && !uses[*h].is_empty()
+    })?;
+    let naga::TypeInner::Struct { members, span } = &module.types[g.ty].inner else {
+        return None;
+    };
+    let mut words = vec![String::new(); (*span / 4) as usize];
+    for m in members {
+        let name = m.name.clone().unwrap_or_default();
+        let bytes = module.types[m.ty].inner.size(module.to_ctx());
+        for w in (m.offset / 4)..((m.offset + bytes) / 4) {
+            if let Some(slot) = words.get_mut(w as usize) {
+                slot.clone_from(&name);
+            }
+        }
+    }
+    Some(words)
+}
+
 /// Why an edited kernel cannot run where the original ran, in terms the learner can fix.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mismatch {
@@ -359,6 +398,25 @@ mod tests {
         fn main(@builtin(global_invocation_id) id: vec3<u32>) {\n\
             if (id.x < arrayLength(&a)) { a[id.x] = a[id.x] * 2.0; }\n\
         }\n";
+
+    #[test]
+    fn uniform_words_name_every_word_in_memory_order() {
+        let src = "struct U { n: u32, v: vec2<f32>, s: f32, t: array<vec4<u32>, 2> }\n\
+            @group(0) @binding(0) var<storage, read_write> a: array<f32>;\n\
+            @group(0) @binding(1) var<uniform> u: U;\n\
+            @group(0) @binding(2) var<uniform> unused: U;\n\
+            @compute @workgroup_size(64)\n\
+            fn main(@builtin(global_invocation_id) id: vec3<u32>) {\n\
+                a[id.x] = f32(u.n) + u.v.x + u.s + f32(u.t[1].y);\n\
+            }\n";
+        // v is 8-byte aligned (a padding word after n); t is 16-byte aligned (one after s).
+        let words = uniform_words(src, "main").unwrap_or_default();
+        let mut want = vec!["n", "", "v", "v", "s", "", "", ""];
+        want.extend(["t"; 8]);
+        assert_eq!(words, want);
+        assert_eq!(uniform_words(GOOD, "main"), None);
+        assert_eq!(uniform_words(src, "other"), None);
+    }
 
     #[test]
     fn valid_source_has_no_diagnostics() {

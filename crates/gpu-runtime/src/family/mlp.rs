@@ -85,6 +85,153 @@ const fn sized_kernel(
     }
 }
 
+/// The MLP kernels' uniform structs, word by word as each file declares it
+/// (`tests/dispatch_interfaces.rs` checks them against the WGSL).
+pub mod uniform {
+    use crate::plan::UniformLayout;
+
+    /// `mlp-forward`, `mlp-forward-tiled`.
+    pub static DENSE: UniformLayout = UniformLayout {
+        name: "Dense",
+        words: &[
+            "batch", "fan_in", "fan_out", "act", "w_off", "b_off", "in_off", "out_off",
+        ],
+    };
+    /// `mlp-forward-gather`, `mlp-gather`: a dense layer's words, the training set's rows
+    /// and the micro-batches per update.
+    pub static GATHER: UniformLayout = UniformLayout {
+        name: "Gather",
+        words: &[
+            "batch", "fan_in", "fan_out", "act", "w_off", "b_off", "in_off", "out_off", "rows",
+            "accum", "pad1", "pad2",
+        ],
+    };
+    /// `mlp-forward-loss`.
+    pub static HEAD: UniformLayout = UniformLayout {
+        name: "Head",
+        words: &[
+            "batch",
+            "fan_in",
+            "classes",
+            "act",
+            "w_off",
+            "b_off",
+            "in_off",
+            "out_off",
+            "delta_off",
+            "kind",
+            "mean_over",
+            "loss_off",
+            "below_act",
+            "pad0",
+            "pad1",
+            "pad2",
+        ],
+    };
+    /// `mlp-loss`.
+    pub static LOSS: UniformLayout = UniformLayout {
+        name: "Loss",
+        words: &[
+            "batch",
+            "classes",
+            "logits_off",
+            "delta_off",
+            "kind",
+            "mean_over",
+            "loss_off",
+            "pad",
+        ],
+    };
+    /// `mlp-backward-input`, `mlp-backward-input-tiled`.
+    pub static BACK: UniformLayout = UniformLayout {
+        name: "Back",
+        words: &[
+            "batch",
+            "fan_in",
+            "fan_out",
+            "act",
+            "w_off",
+            "in_off",
+            "in_delta_off",
+            "out_delta_off",
+        ],
+    };
+    /// `mlp-backward-params`.
+    pub static GRAD: UniformLayout = UniformLayout {
+        name: "Grad",
+        words: &[
+            "batch",
+            "fan_in",
+            "fan_out",
+            "in_off",
+            "delta_off",
+            "w_off",
+            "b_off",
+            "pad",
+        ],
+    };
+    /// `mlp-grad-tiled`, `mlp-grad-reduce`: [`GRAD`] with the batch slices last.
+    pub static GRAD_TILED: UniformLayout = UniformLayout {
+        name: "Grad",
+        words: &[
+            "batch",
+            "fan_in",
+            "fan_out",
+            "in_off",
+            "delta_off",
+            "w_off",
+            "b_off",
+            "slices",
+        ],
+    };
+    /// `mlp-sgd`.
+    pub static SGD: UniformLayout = UniformLayout {
+        name: "Sgd",
+        words: &["count", "lr", "momentum", "pad", "l1", "l2", "pad1", "pad2"],
+    };
+    /// `mlp-adam`.
+    pub static ADAM: UniformLayout = UniformLayout {
+        name: "Adam",
+        words: &[
+            "count", "lr", "beta1", "beta2", "eps", "corr_len", "pad", "pad0", "l1", "l2", "pad1",
+            "pad2",
+        ],
+    };
+    /// The whole-step kernels' `StepNet` (`mlp_common.wgsl`): four vec4 headers, then a
+    /// table of two vec4 per layer ([`crate::training::step_plan`] walks it in order).
+    pub static STEP_NET: UniformLayout = UniformLayout {
+        name: "StepNet",
+        words: &STEP_NET_WORDS,
+    };
+    const STEP_NET_WORDS: [&str; 80] = {
+        let head = [
+            "batch",
+            "rows",
+            "depth",
+            "loss",
+            "optimiser",
+            "corr_len",
+            "chunk",
+            "param_count",
+            "lr",
+            "beta1",
+            "beta2",
+            "eps",
+            "l1",
+            "l2",
+            "momentum",
+            "pad",
+        ];
+        let mut w = ["layers"; 80];
+        let mut i = 0;
+        while i < head.len() {
+            w[i] = head[i];
+            i += 1;
+        }
+        w
+    };
+}
+
 /// The buffers an MLP kernel binds, in binding order (its uniform block comes last, always).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {

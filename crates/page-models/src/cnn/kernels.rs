@@ -252,7 +252,7 @@ mod tests {
                 let blocks: Vec<usize> = step_plan(&net, &hyper, 3)
                     .iter()
                     .filter(|p| p.kernel_id == k.id)
-                    .map(|p| p.block)
+                    .map(|p| p.layer)
                     .collect();
                 assert_eq!(k.per_block, blocks != [0], "{}", k.id);
             }

@@ -157,14 +157,17 @@ async fn run(
             let gpu_cell = match &gpu {
                 None => GpuCell::NoGpu,
                 Some(g) if max_batch(&net, &g.buffer_limits()) < batch as u64 => GpuCell::TooLarge,
-                Some(g) => match gpu_runs(g, &d, width, batch, GPU_RUNS, &cancel).await {
-                    Ok(Some(r)) => median_spread(&r)
-                        .map_or(GpuCell::Failed("no time measured".into()), |(m, s)| {
-                            GpuCell::Rate(m, s)
-                        }),
-                    Ok(None) => return false,
-                    Err(e) => GpuCell::Failed(e.to_string()),
-                },
+                Some(g) => {
+                    match gpu_runs(g, &d, width, batch, GPU_RUNS, Default::default(), &cancel).await
+                    {
+                        Ok(Some(r)) => median_spread(&r)
+                            .map_or(GpuCell::Failed("no time measured".into()), |(m, s)| {
+                                GpuCell::Rate(m, s)
+                            }),
+                        Ok(None) => return false,
+                        Err(e) => GpuCell::Failed(e.to_string()),
+                    }
+                }
             };
             let Some(cpu) = cpu_runs(&d, width, batch, &cancel).await else {
                 return false;

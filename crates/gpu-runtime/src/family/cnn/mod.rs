@@ -15,6 +15,8 @@ use cnn::net::{
 };
 use cpu_kernels::verify::Precision;
 
+pub use crate::plan::PlannedDispatch;
+use crate::plan::{grid_for, Uniform, UniformLayout};
 use crate::spec::{Family, KernelSource, KernelSpec, Storage};
 use crate::workload::Workload;
 
@@ -42,8 +44,79 @@ const CNN_COMMON: &str = include_str!("../../../../../shaders/cnn_common.wgsl");
 pub const WORKGROUP: u32 = 64;
 /// Words of every CNN kernel's uniform block.
 pub const UNIFORM_WORDS: usize = 16;
-/// WebGPU's guaranteed maxComputeWorkgroupsPerDimension: wider grids get a second row.
-const MAX_GROUPS_X: u32 = 65_535;
+
+/// The CNN kernels' uniform structs (`cnn_common.wgsl`), word by word
+/// (`tests/dispatch_interfaces.rs` checks them against the WGSL).
+pub mod uniform {
+    use super::UniformLayout;
+
+    /// A conv block's launches.
+    pub static BLOCK: UniformLayout = UniformLayout {
+        name: "Block",
+        words: &[
+            "batch",
+            "c_in",
+            "c_out",
+            "k",
+            "in_side",
+            "conv_side",
+            "pool_side",
+            "in_off",
+            "conv_off",
+            "relu_off",
+            "pool_off",
+            "argmax_off",
+            "w_off",
+            "b_off",
+            "count",
+            "row",
+        ],
+    };
+    /// The dense layer's and the loss's launches.
+    pub static DENSE: UniformLayout = UniformLayout {
+        name: "Dense",
+        words: &[
+            "batch",
+            "inputs",
+            "classes",
+            "in_off",
+            "logits_off",
+            "probs_off",
+            "w_off",
+            "b_off",
+            "inv_batch",
+            "pad0",
+            "pad1",
+            "pad2",
+            "pad3",
+            "pad4",
+            "count",
+            "row",
+        ],
+    };
+    /// The optimisers'.
+    pub static OPT: UniformLayout = UniformLayout {
+        name: "Opt",
+        words: &[
+            "lr",
+            "momentum",
+            "beta1",
+            "beta2",
+            "one_minus_beta1",
+            "one_minus_beta2",
+            "eps",
+            "c1",
+            "c2",
+            "pad0",
+            "pad1",
+            "pad2",
+            "pad3",
+            "pad4",
+            "count",
+            "row",
+        ],
+    };
+}
 
 /// The session sizes every grid itself ([`grid`]), so a workload gives none.
 fn no_grid(_: &Workload) -> [u32; 3] {
@@ -157,45 +230,32 @@ pub fn bound_buffers(kernel_id: &str, eval: bool) -> Vec<&'static str> {
     bindings(kernel_id).iter().map(|s| s.buffer(eval)).collect()
 }
 
-/// One dispatch of a step or an evaluation.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PlannedDispatch {
-    pub kernel_id: &'static str,
-    /// The conv block (1-based) it works on; 0 for the dense layer, the loss and the
-    /// optimiser.
-    pub block: usize,
-    pub workgroups: [u32; 3],
-    pub uniform: [u32; UNIFORM_WORDS],
-}
-
-/// Workgroups for `count` invocations and the invocations per grid row: one row up to
-/// 65,535 workgroups, more rows beyond (a kernel's index is x + y·row).
+/// Workgroups for `count` invocations and the invocations per grid row: the one grid rule
+/// ([`crate::plan::grid`]; a kernel's index is x + y·row).
 pub fn grid(count: usize) -> ([u32; 3], u32) {
-    let groups = (count.div_ceil(WORKGROUP as usize)).max(1) as u64;
-    let x = groups.min(MAX_GROUPS_X as u64) as u32;
-    let y = groups.div_ceil(x as u64) as u32;
-    ([x, y, 1], x * WORKGROUP)
+    grid_for(count, WORKGROUP)
 }
 
+/// A dispatch of `count` invocations on block `block` (1-based; 0 for the dense layer, the
+/// loss and the optimiser), its uniform's last two words the count and the row.
 fn planned(
     kernel_id: &'static str,
     block: usize,
     count: usize,
-    mut uniform: [u32; UNIFORM_WORDS],
+    uniform: Uniform,
 ) -> PlannedDispatch {
     let (workgroups, row) = grid(count);
-    uniform[14] = count as u32;
-    uniform[15] = row;
     PlannedDispatch {
         kernel_id,
-        block,
+        layer: block,
+        threads: workgroups.iter().product::<u32>() * WORKGROUP,
         workgroups,
-        uniform,
+        uniform: uniform.with("count", count as u32).with("row", row),
     }
 }
 
 /// The `Block` uniform of block `b` (0-based) for a batch laid out as `l`.
-fn block_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout, b: usize) -> [u32; UNIFORM_WORDS] {
+fn block_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout, b: usize) -> Uniform {
     let s = &net.shapes[b];
     let a = &l.blocks[b];
     let in_off = if b == 0 {
@@ -203,74 +263,57 @@ fn block_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout, b: usize) -> [u32; 
     } else {
         l.blocks[b - 1].pool
     };
-    let mut w = [0u32; UNIFORM_WORDS];
-    let vals = [
-        l.batch,
-        s.block.c_in,
-        s.block.c_out,
-        s.block.kernel,
-        s.in_side,
-        s.conv_side,
-        s.pool_side,
-        in_off,
-        a.conv,
-        a.relu,
-        a.pool,
-        a.argmax,
-        pl.conv[b].w,
-        pl.conv[b].b,
-    ];
-    for (dst, v) in w.iter_mut().zip(vals) {
-        *dst = v as u32;
-    }
-    w
+    let u = |v: usize| v as u32;
+    Uniform::new(&uniform::BLOCK)
+        .with("batch", u(l.batch))
+        .with("c_in", u(s.block.c_in))
+        .with("c_out", u(s.block.c_out))
+        .with("k", u(s.block.kernel))
+        .with("in_side", u(s.in_side))
+        .with("conv_side", u(s.conv_side))
+        .with("pool_side", u(s.pool_side))
+        .with("in_off", u(in_off))
+        .with("conv_off", u(a.conv))
+        .with("relu_off", u(a.relu))
+        .with("pool_off", u(a.pool))
+        .with("argmax_off", u(a.argmax))
+        .with("w_off", u(pl.conv[b].w))
+        .with("b_off", u(pl.conv[b].b))
 }
 
 /// The `Dense` uniform for a batch laid out as `l`.
-fn dense_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout) -> [u32; UNIFORM_WORDS] {
+fn dense_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout) -> Uniform {
     let in_off = l.blocks.last().map_or(l.input, |a| a.pool);
-    let mut w = [0u32; UNIFORM_WORDS];
-    let vals = [
-        l.batch,
-        net.dense_inputs(),
-        net.classes,
-        in_off,
-        l.logits,
-        l.probs,
-        pl.dense_w,
-        pl.dense_b,
-    ];
-    for (dst, v) in w.iter_mut().zip(vals) {
-        *dst = v as u32;
-    }
-    // 1/B rounded once, as the twin rounds it.
-    w[8] = (1.0 / l.batch.max(1) as f32).to_bits();
-    w
+    let u = |v: usize| v as u32;
+    Uniform::new(&uniform::DENSE)
+        .with("batch", u(l.batch))
+        .with("inputs", u(net.dense_inputs()))
+        .with("classes", u(net.classes))
+        .with("in_off", u(in_off))
+        .with("logits_off", u(l.logits))
+        .with("probs_off", u(l.probs))
+        .with("w_off", u(pl.dense_w))
+        .with("b_off", u(pl.dense_b))
+        // 1/B rounded once, as the twin rounds it.
+        .with_f32("inv_batch", 1.0 / l.batch.max(1) as f32)
 }
 
 /// The optimisers' `Opt` uniform for step `step` (≥ 1; Adam's bias corrections).
-pub fn opt_uniform(hyper: &Hyper, params: usize, step: u64) -> [u32; UNIFORM_WORDS] {
+pub fn opt_uniform(hyper: &Hyper, params: usize, step: u64) -> Uniform {
     let (c1, c2) = adam_corrections(step);
-    let f = f32::to_bits;
-    let mut w = [0u32; UNIFORM_WORDS];
-    let vals = [
-        hyper.lr,
-        hyper.momentum,
-        BETA1,
-        BETA2,
-        ONE_MINUS_BETA1,
-        ONE_MINUS_BETA2,
-        EPSILON,
-        c1,
-        c2,
-    ];
-    for (dst, v) in w.iter_mut().zip(vals) {
-        *dst = f(v);
-    }
     let (_, row) = grid(params);
-    w[14] = params as u32;
-    w[15] = row;
-    w
+    Uniform::new(&uniform::OPT)
+        .with_f32("lr", hyper.lr)
+        .with_f32("momentum", hyper.momentum)
+        .with_f32("beta1", BETA1)
+        .with_f32("beta2", BETA2)
+        .with_f32("one_minus_beta1", ONE_MINUS_BETA1)
+        .with_f32("one_minus_beta2", ONE_MINUS_BETA2)
+        .with_f32("eps", EPSILON)
+        .with_f32("c1", c1)
+        .with_f32("c2", c2)
+        .with("count", params as u32)
+        .with("row", row)
 }
 
 /// The forward pass of a batch of `batch`: per block conv (with its bias and ReLU) and pool,
@@ -283,7 +326,7 @@ pub fn forward_plan(net: &Net, batch: usize) -> Vec<PlannedDispatch> {
         let u = block_uniform(net, &pl, &l, b);
         let conv = l.batch * s.block.c_out * s.conv_side * s.conv_side;
         let pool = l.batch * s.block.c_out * s.pool_side * s.pool_side;
-        plan.push(planned("cnn-conv-forward", b + 1, conv, u));
+        plan.push(planned("cnn-conv-forward", b + 1, conv, u.clone()));
         plan.push(planned("cnn-pool-forward", b + 1, pool, u));
     }
     let du = dense_uniform(net, &pl, &l);
@@ -302,8 +345,8 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
     let du = dense_uniform(net, &pl, &l);
     let k = net.classes;
     let d = net.dense_inputs();
-    plan.push(planned("cnn-softmax-xent", 0, l.batch, du));
-    plan.push(planned("cnn-dense-grad", 0, k * d + k, du));
+    plan.push(planned("cnn-softmax-xent", 0, l.batch, du.clone()));
+    plan.push(planned("cnn-dense-grad", 0, k * d + k, du.clone()));
     plan.push(planned("cnn-dense-backward-input", 0, l.batch * d, du));
     for (b, s) in net.shapes.iter().enumerate().rev() {
         let u = block_uniform(net, &pl, &l, b);
@@ -311,18 +354,19 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
         let conv = l.batch * blk.c_out * s.conv_side * s.conv_side;
         let taps = blk.c_out * blk.c_in * blk.kernel * blk.kernel;
         let input = l.batch * blk.c_in * s.in_side * s.in_side;
-        plan.push(planned("cnn-pool-backward", b + 1, conv, u));
-        plan.push(planned("cnn-relu-backward", b + 1, conv, u));
+        plan.push(planned("cnn-pool-backward", b + 1, conv, u.clone()));
+        plan.push(planned("cnn-relu-backward", b + 1, conv, u.clone()));
         plan.push(planned(
             "cnn-conv-filter-partials",
             b + 1,
             l.batch * taps,
-            u,
+            u.clone(),
         ));
-        plan.push(planned("cnn-conv-filter-reduce", b + 1, taps, u));
+        plan.push(planned("cnn-conv-filter-reduce", b + 1, taps, u.clone()));
         // One workgroup per channel (the kernel's header: its 64 invocations share the maps).
-        let mut bias = planned("cnn-conv-bias-grad", b + 1, blk.c_out, u);
+        let mut bias = planned("cnn-conv-bias-grad", b + 1, blk.c_out, u.clone());
         bias.workgroups = [blk.c_out.max(1) as u32, 1, 1];
+        bias.threads = bias.workgroups[0] * WORKGROUP;
         plan.push(bias);
         plan.push(planned("cnn-conv-input-grad", b + 1, input, u));
     }
@@ -333,7 +377,8 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
     let (workgroups, _) = grid(pl.len);
     plan.push(PlannedDispatch {
         kernel_id: opt,
-        block: 0,
+        layer: 0,
+        threads: workgroups.iter().product::<u32>() * WORKGROUP,
         workgroups,
         uniform: opt_uniform(hyper, pl.len, 1),
     });
@@ -513,6 +558,7 @@ mod tests {
     fn wide_grids_get_rows() {
         assert_eq!(grid(1), ([1, 1, 1], 64));
         assert_eq!(grid(64 * 65_535), ([65_535, 1, 1], 64 * 65_535));
-        assert_eq!(grid(64 * 65_535 + 1), ([65_535, 2, 1], 64 * 65_535));
+        // Past 65,535 workgroups the rows are even (the one grid rule, `plan::grid`).
+        assert_eq!(grid(64 * 65_535 + 1), ([32_768, 2, 1], 64 * 32_768));
     }
 }
