@@ -21,7 +21,7 @@ pub const KERNEL_DIR: &str = "kernels";
 /// The cargo profile of the site's wasm (Cargo.toml: release, tuned for size).
 /// `GPU_PLAYGROUND_WEB_PROFILE=web-fast` builds the same site in a fraction of the time
 /// (larger module, no fat LTO) for iterating on browser tests; CI always builds `web`.
-pub fn web_profile() -> String {
+fn web_profile() -> String {
     std::env::var("GPU_PLAYGROUND_WEB_PROFILE").unwrap_or_else(|_| "web".into())
 }
 
@@ -97,9 +97,11 @@ pub fn dist(out: &Path, base: Option<&str>) -> Result<BuildReport, String> {
                 KERNEL_PACKAGE,
             ])
             .current_dir(root());
-        let built = match toolchain
-            .configure_relaxed(&mut relaxed, &[KERNEL_PACKAGE, "cpu-kernels"])
-        {
+        let built = match toolchain.configure_relaxed(
+            &mut relaxed,
+            &web_profile(),
+            &[KERNEL_PACKAGE, "cpu-kernels"],
+        ) {
             Some(dir) => {
                 step("Building the race's kernel module with relaxed SIMD (its own target dir)");
                 dir.join("wasm32-unknown-unknown")

@@ -61,7 +61,7 @@ impl WasmToolchain {
         }
     }
 
-    /// As [`WasmToolchain::configure`], for a build of `packages` with relaxed SIMD as well as
+    /// As [`WasmToolchain::configure`], for a build of `packages` in cargo profile `profile` with relaxed SIMD as well as
     /// SIMD128: the race's relaxed-SIMD kernel module, apart from the app, whose module every
     /// browser must be able to load. Returns the target dir it builds into when that is not
     /// [`WasmToolchain::target_dir`].
@@ -75,7 +75,12 @@ impl WasmToolchain {
     ///   app's target dir: only those crates recompile (52 s there), and the app's next build
     ///   recompiles them with its own flags (cargo's fingerprint holds the flags), so the
     ///   app's module never gets relaxed SIMD.
-    pub fn configure_relaxed(self, cmd: &mut Command, packages: &[&str]) -> Option<PathBuf> {
+    pub fn configure_relaxed(
+        self,
+        cmd: &mut Command,
+        profile: &str,
+        packages: &[&str],
+    ) -> Option<PathBuf> {
         self.configure(cmd);
         match self {
             WasmToolchain::Rustup => {
@@ -93,8 +98,7 @@ impl WasmToolchain {
                     cmd.args([
                         "--config",
                         &format!(
-                            "profile.{}.package.{p}.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]",
-                            crate::build::web_profile()
+                            "profile.{profile}.package.{p}.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]"
                         ),
                     ]);
                 }
@@ -387,4 +391,52 @@ pub fn setup_all() -> Result<(), String> {
     ensure_browser()?;
     step("All tools are installed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On the Debian path the relaxed flag reaches only the named crates, in the app's target
+    /// dir (a dir of its own would build std again); rustup's build keeps its own dir.
+    #[test]
+    fn the_relaxed_kernel_build_gives_its_flag_to_its_crates_only() {
+        let mut cmd = Command::new("cargo");
+        let dir = WasmToolchain::DebianWeb.configure_relaxed(
+            &mut cmd,
+            "web",
+            &["race-kernel", "cpu-kernels"],
+        );
+        assert_eq!(dir, None);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-Zprofile-rustflags",
+                "--config",
+                "profile.web.package.race-kernel.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]",
+                "--config",
+                "profile.web.package.cpu-kernels.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]",
+            ]
+        );
+        let env = |key: &str| {
+            cmd.get_envs()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+        };
+        assert_eq!(
+            env("CARGO_TARGET_DIR"),
+            Some(root().join("target/web-debian").display().to_string())
+        );
+        assert!(env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS")
+            .is_some_and(|f| !f.contains("relaxed")));
+
+        let mut cmd = Command::new("cargo");
+        let dir = WasmToolchain::Rustup.configure_relaxed(&mut cmd, "web", &["race-kernel"]);
+        assert_eq!(dir, Some(root().join("target/web-relaxed")));
+        assert_eq!(cmd.get_args().count(), 0);
+    }
 }
