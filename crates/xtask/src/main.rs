@@ -18,6 +18,7 @@ mod serve;
 #[cfg(test)]
 mod shader_comments;
 mod test;
+mod times;
 mod tools;
 mod util;
 
@@ -66,6 +67,10 @@ Environment:
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // cargo's target runner during the native test step (times.rs), not a command for people.
+    if args.first().map(String::as_str) == Some(times::RUNNER_COMMAND) {
+        return times::run_test_binary(&args[1..]);
+    }
     let result = match args.first().map(String::as_str) {
         Some("serve") => parse_port(&args[1..]).and_then(serve::serve),
         Some("dist") => parse_dist(&args[1..])

@@ -50,9 +50,11 @@ pub fn test() -> Result<(), String> {
                 )
             }
         };
+        let seconds = t.elapsed().as_secs_f64();
+        info(&format!("step took {seconds:.0} s"));
         results.push(StepResult {
             name,
-            seconds: t.elapsed().as_secs_f64(),
+            seconds,
             tally,
             error,
         });
@@ -72,6 +74,9 @@ pub fn test() -> Result<(), String> {
     // one-codegen-unit link of the app runs on one core for minutes, and the native steps
     // fill the other. It uses its own target dir, so neither waits on the other's lock.
     let mut wasm_build = BackgroundBuild::start(&site);
+    // Each test's time, for the ten slowest of each kind in the summary (times.rs).
+    let mut native_times: Vec<crate::times::Timed> = Vec::new();
+    let mut browser_times: Vec<crate::times::Timed> = Vec::new();
     record("Format check (cargo fmt --check)", &mut || {
         check(Command::new("cargo").args(["fmt", "--all", "--check"]))
     });
@@ -91,8 +96,20 @@ pub fn test() -> Result<(), String> {
             let mut cmd = Command::new("cargo");
             cmd.args(["test", "--workspace", "--no-fail-fast"])
                 .env("XDG_RUNTIME_DIR", &xdg);
+            let times = root().join("test-output/native-test-times.txt");
+            let _ = std::fs::create_dir_all(root().join("test-output"));
+            let _ = std::fs::remove_file(&times);
+            match crate::times::runner_config(&times) {
+                Some((config, (var, file))) => {
+                    cmd.args(config).env(var, file);
+                }
+                None => info("no per-test times: the host triple or this binary's path is unknown"),
+            }
             lint_while_building(&mut cmd)?;
-            counted(&mut cmd)
+            let tally = counted(&mut cmd);
+            native_times =
+                crate::times::native_times(&std::fs::read_to_string(&times).unwrap_or_default());
+            tally
         },
     );
     record(
@@ -134,7 +151,9 @@ pub fn test() -> Result<(), String> {
             if !site_built || !site.join("index.html").exists() {
                 return Err("the site was not built".into());
             }
-            e2e(&site)
+            let (tally, times) = e2e(&site);
+            browser_times = times;
+            tally
         },
     );
 
@@ -159,6 +178,17 @@ pub fn test() -> Result<(), String> {
     if !wasm_size.is_empty() {
         println!("    wasm module: {wasm_size}");
     }
+    if let Some(s) = wasm_build.took {
+        println!("    the release wasm build took {s:.0} s from its start beside the native steps");
+    }
+    for (kind, times) in [("native", &native_times), ("browser", &browser_times)] {
+        if !times.is_empty() {
+            crate::times::print_slowest(
+                &format!("The ten slowest {kind} tests (of {})", times.len()),
+                &crate::times::slowest(times, 10),
+            );
+        }
+    }
     println!("{}", total.line());
     if total.failed > 0 || results.iter().any(|r| r.error.is_some()) {
         Err("some checks failed (see above)".into())
@@ -173,12 +203,16 @@ struct BackgroundBuild {
     child: Result<Child, String>,
     log: PathBuf,
     started: Instant,
+    started_at: std::time::SystemTime,
+    /// Seconds from its start to its end, once it has ended.
+    took: Option<f64>,
 }
 
 impl BackgroundBuild {
     fn start(site: &Path) -> Self {
         let log = root().join("target/e2e-site-build.log");
         let started = Instant::now();
+        let started_at = std::time::SystemTime::now();
         let child = (|| {
             let exe = std::env::current_exe().map_err(|e| format!("no xtask binary: {e}"))?;
             let _ = std::fs::create_dir_all(root().join("target"));
@@ -205,6 +239,8 @@ impl BackgroundBuild {
             child,
             log,
             started,
+            started_at,
+            took: None,
         }
     }
 
@@ -214,9 +250,15 @@ impl BackgroundBuild {
         let status = child.wait().map_err(|e| e.to_string())?;
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         println!("{text}");
+        // Its log's last write is its end, even when it ended before the native steps did.
+        let took = std::fs::metadata(&self.log)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|end| end.duration_since(self.started_at).ok())
+            .map_or_else(|| self.started.elapsed().as_secs_f64(), |d| d.as_secs_f64());
+        self.took = Some(took);
         info(&format!(
-            "the build took {:.0} s from its start beside the native steps",
-            self.started.elapsed().as_secs_f64()
+            "the build took {took:.0} s from its start beside the native steps"
         ));
         if !status.success() {
             return Err(format!(
@@ -447,7 +489,12 @@ pub fn e2e_only(args: &[String]) -> Result<(), String> {
     if build || !site.join("index.html").exists() {
         crate::build::dist(&site, None)?;
     }
-    let tally = e2e_files(&site, &only)?;
+    let (tally, times) = e2e_files(&site, &only);
+    let tally = tally?;
+    crate::times::print_slowest(
+        &format!("The ten slowest tests (of {})", times.len()),
+        &crate::times::slowest(&times, 10),
+    );
     println!("{}", tally.line());
     if tally.failed > 0 {
         Err("some browser tests failed".into())
@@ -463,7 +510,7 @@ pub fn soak(args: &[String]) -> Result<(), String> {
     if !args.iter().any(|a| a == "--no-build") || !site.join("index.html").exists() {
         crate::build::dist(&site, None)?;
     }
-    let tally = node_tests(&site, "tests/soak", &[])?;
+    let tally = node_tests(&site, "tests/soak", &[]).0?;
     println!("{}", tally.line());
     if tally.failed > 0 {
         Err("the soak failed".into())
@@ -473,12 +520,12 @@ pub fn soak(args: &[String]) -> Result<(), String> {
 }
 
 /// Serves the built site on a free port and runs the node test files against it.
-fn e2e(site: &Path) -> Result<Tally, String> {
+fn e2e(site: &Path) -> (Result<Tally, String>, Vec<crate::times::Timed>) {
     e2e_files(site, &[])
 }
 
 /// Like [`e2e`], limited to the files named in `only` (all when empty).
-fn e2e_files(site: &Path, only: &[String]) -> Result<Tally, String> {
+fn e2e_files(site: &Path, only: &[String]) -> (Result<Tally, String>, Vec<crate::times::Timed>) {
     node_tests(site, "tests/e2e", only)
 }
 
@@ -519,8 +566,24 @@ fn in_run_order(files: &mut [String]) {
 /// on a software adapter), so twice that is stuck, not slow.
 const E2E_TEST_TIMEOUT_MS: u64 = 600_000;
 
-/// Serves the site and runs the `*.test.mjs` files of `dir` named in `only` (all when empty).
-fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> {
+/// Serves the site and runs the `*.test.mjs` files of `dir` named in `only` (all when empty);
+/// with each test's time as far as the tests got.
+fn node_tests(
+    site: &Path,
+    dir: &str,
+    only: &[String],
+) -> (Result<Tally, String>, Vec<crate::times::Timed>) {
+    let mut times = Vec::new();
+    let tally = node_tests_timed(site, dir, only, &mut times);
+    (tally, times)
+}
+
+fn node_tests_timed(
+    site: &Path,
+    dir: &str,
+    only: &[String],
+    test_times: &mut Vec<crate::times::Timed>,
+) -> Result<Tally, String> {
     let chromium = tools::ensure_browser()?;
     let base = crate::serve::spawn_background(site.to_path_buf(), "/course/gpu-playground/")?;
     info(&format!("site served at {base}"));
@@ -589,15 +652,19 @@ fn node_tests(site: &Path, dir: &str, only: &[String]) -> Result<Tally, String> 
         for (file, ms, tests) in file_times(&text) {
             println!("    {:>6.0} s {tests:>4} tests  {file}", ms / 1000.0);
         }
+        *test_times = crate::times::browser_times(&text);
     }
     tally
 }
 
-/// The reporter's lines ("<ms>\t<file>", one per top-level test) summed per file, slowest
-/// first: (file, milliseconds, tests). Lines that do not parse are skipped.
+/// The reporter's lines ("<ms>\t<file>\t<test>", one per top-level test) summed per file,
+/// slowest first: (file, milliseconds, tests). Lines that do not parse are skipped.
 fn file_times(text: &str) -> Vec<(String, f64, u32)> {
     let mut sums: Vec<(String, f64, u32)> = Vec::new();
-    for (ms, file) in text.lines().filter_map(|l| l.split_once('\t')) {
+    for (ms, file) in text.lines().filter_map(|l| {
+        let mut parts = l.split('\t');
+        Some((parts.next()?, parts.next()?))
+    }) {
         let Ok(ms) = ms.trim().parse::<f64>() else {
             continue;
         };
@@ -619,7 +686,7 @@ mod tests {
 
     #[test]
     fn file_times_sum_each_files_tests_slowest_first() {
-        let text = "1200\ta.test.mjs\n300\tb.test.mjs\nnoise\n2000\tb.test.mjs\nx\tc.test.mjs\n";
+        let text = "1200\ta.test.mjs\tone\n300\tb.test.mjs\ttwo\nnoise\n2000\tb.test.mjs\tthree\nx\tc.test.mjs\tfour\n";
         assert_eq!(
             file_times(text),
             vec![

@@ -61,20 +61,50 @@ impl WasmToolchain {
         }
     }
 
-    /// As [`WasmToolchain::configure`], but with the wasm target features `features` (e.g.
-    /// `+simd128,+relaxed-simd`) and its own target dir `target/<dir>`: the race's
-    /// relaxed-SIMD kernel module is built this way, apart from the app, whose module every
-    /// browser must be able to load.
-    pub fn configure_features(self, cmd: &mut Command, features: &str, dir: &str) {
+    /// As [`WasmToolchain::configure`], for a build of `packages` in cargo profile `profile` with relaxed SIMD as well as
+    /// SIMD128: the race's relaxed-SIMD kernel module, apart from the app, whose module every
+    /// browser must be able to load. Returns the target dir it builds into when that is not
+    /// [`WasmToolchain::target_dir`].
+    ///
+    /// - rustup: its own target dir `target/web-relaxed` with the flags for every crate (std
+    ///   comes prebuilt, so only the kernel's crates compile there).
+    /// - Debian: std is built from source, and a target dir of its own built std a second
+    ///   time for the new flags (193 s against the app build's 1,046 s on the loaded 2-core
+    ///   machine, 2026-12-07). So the flags go to `packages` alone, through cargo's
+    ///   `profile-rustflags` (this path runs cargo with `RUSTC_BOOTSTRAP` already), in the
+    ///   app's target dir: only those crates recompile (52 s there), and the app's next build
+    ///   recompiles them with its own flags (cargo's fingerprint holds the flags), so the
+    ///   app's module never gets relaxed SIMD.
+    pub fn configure_relaxed(
+        self,
+        cmd: &mut Command,
+        profile: &str,
+        packages: &[&str],
+    ) -> Option<PathBuf> {
         self.configure(cmd);
-        let flags = match self {
-            WasmToolchain::Rustup => format!("-C target-feature={features}"),
-            WasmToolchain::DebianWeb => {
-                format!("-C target-feature={features} -Zunstable-options -Cpanic=immediate-abort")
+        match self {
+            WasmToolchain::Rustup => {
+                let dir = root().join("target/web-relaxed");
+                cmd.env(
+                    "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+                    "-C target-feature=+simd128,+relaxed-simd",
+                )
+                .env("CARGO_TARGET_DIR", &dir);
+                Some(dir)
             }
-        };
-        cmd.env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", flags)
-            .env("CARGO_TARGET_DIR", root().join("target").join(dir));
+            WasmToolchain::DebianWeb => {
+                cmd.arg("-Zprofile-rustflags");
+                for p in packages {
+                    cmd.args([
+                        "--config",
+                        &format!(
+                            "profile.{profile}.package.{p}.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]"
+                        ),
+                    ]);
+                }
+                None
+            }
+        }
     }
 
     pub fn target_dir(self) -> PathBuf {
@@ -361,4 +391,52 @@ pub fn setup_all() -> Result<(), String> {
     ensure_browser()?;
     step("All tools are installed");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On the Debian path the relaxed flag reaches only the named crates, in the app's target
+    /// dir (a dir of its own would build std again); rustup's build keeps its own dir.
+    #[test]
+    fn the_relaxed_kernel_build_gives_its_flag_to_its_crates_only() {
+        let mut cmd = Command::new("cargo");
+        let dir = WasmToolchain::DebianWeb.configure_relaxed(
+            &mut cmd,
+            "web",
+            &["race-kernel", "cpu-kernels"],
+        );
+        assert_eq!(dir, None);
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-Zprofile-rustflags",
+                "--config",
+                "profile.web.package.race-kernel.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]",
+                "--config",
+                "profile.web.package.cpu-kernels.rustflags=[\"-Ctarget-feature=+relaxed-simd\"]",
+            ]
+        );
+        let env = |key: &str| {
+            cmd.get_envs()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| v.map(|v| v.to_string_lossy().into_owned()))
+        };
+        assert_eq!(
+            env("CARGO_TARGET_DIR"),
+            Some(root().join("target/web-debian").display().to_string())
+        );
+        assert!(env("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS")
+            .is_some_and(|f| !f.contains("relaxed")));
+
+        let mut cmd = Command::new("cargo");
+        let dir = WasmToolchain::Rustup.configure_relaxed(&mut cmd, "web", &["race-kernel"]);
+        assert_eq!(dir, Some(root().join("target/web-relaxed")));
+        assert_eq!(cmd.get_args().count(), 0);
+    }
 }
