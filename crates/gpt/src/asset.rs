@@ -76,7 +76,9 @@ pub struct CorpusAsset {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AssetError {
     /// Not UTF-8 (the byte offset of the first bad byte).
-    NotUtf8 { at: usize },
+    NotUtf8 {
+        at: usize,
+    },
     /// No header line ending in `\n`, or its first word is not [`MAGIC`] (an HTML error page).
     BadMagic,
     WrongVersion(String),
@@ -84,19 +86,35 @@ pub enum AssetError {
     BadHeader(String),
     /// The file does not end with `\n` (a truncated download).
     Truncated,
-    ChecksumMismatch { stored: u32, computed: u32 },
+    ChecksumMismatch {
+        stored: u32,
+        computed: u32,
+    },
     /// The header's document count is not the number of document lines.
-    WrongCount { stated: usize, found: usize },
+    WrongCount {
+        stated: usize,
+        found: usize,
+    },
     /// The vocabulary line is not sorted, repeats a character, or holds a space or line break.
-    VocabNotSorted { at: usize },
+    VocabNotSorted {
+        at: usize,
+    },
     /// The vocabulary line's length is not the header's.
-    VocabLength { stated: usize, found: usize },
+    VocabLength {
+        stated: usize,
+        found: usize,
+    },
     /// A document uses a character the vocabulary lacks (document index, character).
-    UnknownChar { doc: usize, ch: char },
+    UnknownChar {
+        doc: usize,
+        ch: char,
+    },
     /// The vocabulary has a character no document uses.
     UnusedChar(char),
     /// Document `doc` is empty (documents are counted from 0).
-    EmptyDoc { doc: usize },
+    EmptyDoc {
+        doc: usize,
+    },
     /// A name with spaces or line breaks, or a document with a line break (at encoding).
     BadText(String),
 }
@@ -145,14 +163,18 @@ impl CorpusAsset {
     /// documents that are empty or hold a line break (they could not be read back as lines).
     pub fn new(name: &str, docs: Vec<String>) -> Result<Self, AssetError> {
         if name.is_empty() || name.chars().any(char::is_whitespace) {
-            return Err(AssetError::BadText(format!("name {name:?} is empty or spaced")));
+            return Err(AssetError::BadText(format!(
+                "name {name:?} is empty or spaced"
+            )));
         }
         for (i, d) in docs.iter().enumerate() {
             if d.is_empty() {
                 return Err(AssetError::EmptyDoc { doc: i });
             }
             if d.contains(['\n', '\r']) {
-                return Err(AssetError::BadText(format!("document {i} has a line break")));
+                return Err(AssetError::BadText(format!(
+                    "document {i} has a line break"
+                )));
             }
         }
         let vocab = Vocab::from_docs(docs.iter().map(String::as_str));
@@ -223,9 +245,9 @@ impl CorpusAsset {
         let mut lines = body[..body.len() - 1].split('\n');
         let vocab_line = lines.next().unwrap_or("");
         let chars: Vec<char> = vocab_line.chars().collect();
-        if let Some(at) = (0..chars.len()).find(|&i| {
-            chars[i].is_whitespace() || (i > 0 && chars[i - 1] >= chars[i])
-        }) {
+        if let Some(at) = (0..chars.len())
+            .find(|&i| chars[i].is_whitespace() || (i > 0 && chars[i - 1] >= chars[i]))
+        {
             return Err(AssetError::VocabNotSorted { at });
         }
         if chars.len() != stated_chars {
@@ -334,9 +356,10 @@ mod tests {
             (b"gpt-corpus 1 x 1 1 00000000\n\xff\n".to_vec(), |e| {
                 matches!(e, AssetError::NotUtf8 { .. })
             }),
-            (b"gpt-corpus 2 x 1 1 00000000\na\na\n".to_vec(), |e| {
-                matches!(e, AssetError::WrongVersion(v) if v == "2")
-            }),
+            (
+                b"gpt-corpus 2 x 1 1 00000000\na\na\n".to_vec(),
+                |e| matches!(e, AssetError::WrongVersion(v) if v == "2"),
+            ),
             (b"gpt-corpus 1 x one 1 00000000\na\na\n".to_vec(), |e| {
                 matches!(e, AssetError::BadHeader(_))
             }),
@@ -351,7 +374,9 @@ mod tests {
             (good[..good.len() - 4].to_vec(), |e| {
                 matches!(e, AssetError::ChecksumMismatch { .. })
             }),
-            (flipped, |e| matches!(e, AssetError::ChecksumMismatch { .. })),
+            (flipped, |e| {
+                matches!(e, AssetError::ChecksumMismatch { .. })
+            }),
             (resealed("x 2 2", "ab\nab\n"), |e| {
                 *e == AssetError::WrongCount {
                     stated: 2,
@@ -414,7 +439,11 @@ mod tests {
         let (a, b) = (asset.corpus(), decoded.corpus());
         assert_eq!(a, b, "the same split from the same asset");
         assert_eq!(a.vocab, asset.vocab);
-        assert_eq!((a.train.len(), a.val.len()), (225, 25), "10 % for validation");
+        assert_eq!(
+            (a.train.len(), a.val.len()),
+            (225, 25),
+            "10 % for validation"
+        );
         // The seed matters: another one puts other documents in validation.
         let other = Corpus::new(asset.docs.iter().map(String::as_str), SPLIT_SEED + 1);
         assert_ne!(other.val, a.val);
