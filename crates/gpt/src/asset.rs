@@ -348,7 +348,8 @@ mod tests {
         let mut flipped = good.clone();
         let last = flipped.len() - 3;
         flipped[last] ^= 1;
-        let cases: Vec<(Vec<u8>, fn(&AssetError) -> bool)> = vec![
+        type Expect = fn(&AssetError) -> bool;
+        let cases: Vec<(Vec<u8>, Expect)> = vec![
             (Vec::new(), |e| *e == AssetError::BadMagic),
             (b"<!doctype html><title>404</title>".to_vec(), |e| {
                 *e == AssetError::BadMagic
