@@ -178,8 +178,8 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     // visit should not download what most visitors never open. The service worker caches
     // them when the editor first loads them (network-first requests are stored), so the
     // editor works offline after it has been opened once. The same for the CNN page's digits
-    // (7.5 MiB): kept once fetched (`ON_USE` in sw.js), and carried into the next version's
-    // cache while their hashed name stays the same.
+    // (7.5 MiB) and the GPT page's text: kept once fetched (`ON_USE` in sw.js), and carried
+    // into the next version's cache while their hashed name stays the same.
     let (on_use, mut precache): (Vec<String>, Vec<String>) = list_files(out)?
         .into_iter()
         .filter(|f| f != "sw.js")
