@@ -1,11 +1,12 @@
 // Service worker: GPU Playground works offline after the first visit (a classroom with bad
 // Wi-Fi). `cargo xtask dist` writes the version and the precache list (every file of the
-// site but the editor's and the CNN page's digits) below. Content-hashed files
-// (pkg/*.<hash>.js|wasm, boot.<hash>.js, locales/*.<hash>.txt, cnn-digits.<hash>.bin) never
+// site but the editor's and the data assets) below. Content-hashed files (pkg/*.<hash>.js|wasm,
+// boot.<hash>.js, locales/*.<hash>.txt, cnn-digits.<hash>.bin, gpt-*.<hash>.txt) never
 // change, so they are served from the cache first; everything else (index.html, styles, the
 // worker script) from the network first, falling back to the cache when offline or slow. A new
 // version installs beside the old one and takes over on the next visit; the page says so.
-// The digits (ON_USE, 7.5 MiB) are fetched only by the page that trains on them: stored on
+// The data assets (ON_USE: the CNN's digits, 7.5 MiB; the GPT's names and poems) are fetched
+// only by the page that trains on them: stored on
 // that first fetch, so the page works offline after one visit, and carried into a new
 // version's cache while their name (their content) is unchanged.
 const VERSION = '__BUILD_VERSION__';

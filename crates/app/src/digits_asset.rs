@@ -79,32 +79,38 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Digits, AssetError> {
 type Outcome = Result<Rc<Digits>, AssetError>;
 
 /// One value fetched at most once at a time and kept once it arrived: what [`load`] shares
-/// between its callers, apart from the fetching so that it is tested natively.
-#[derive(Default)]
-struct Memo {
-    state: RefCell<State>,
+/// between its callers (and `gpt_data_asset::load` between its own), apart from the fetching so
+/// that it is tested natively.
+pub(crate) struct Memo<T, E> {
+    state: RefCell<State<T, E>>,
 }
 
-#[derive(Default)]
-enum State {
-    #[default]
+impl<T, E> Default for Memo<T, E> {
+    fn default() -> Self {
+        Self {
+            state: RefCell::new(State::Idle),
+        }
+    }
+}
+
+enum State<T, E> {
     Idle,
     /// A fetch is under way; these callers wait for it.
-    Loading(Vec<oneshot::Sender<Outcome>>),
-    Ready(Rc<Digits>),
+    Loading(Vec<oneshot::Sender<Result<Rc<T>, E>>>),
+    Ready(Rc<T>),
 }
 
-enum Joined {
-    Ready(Rc<Digits>),
+pub(crate) enum Joined<T, E> {
+    Ready(Rc<T>),
     /// Wait on the receiver; `start`: this caller must start the fetch (nobody else has).
     Wait {
-        answer: oneshot::Receiver<Outcome>,
+        answer: oneshot::Receiver<Result<Rc<T>, E>>,
         start: bool,
     },
 }
 
-impl Memo {
-    fn join(&self) -> Joined {
+impl<T, E: Clone> Memo<T, E> {
+    pub(crate) fn join(&self) -> Joined<T, E> {
         let mut state = self.state.borrow_mut();
         let (tx, answer) = oneshot::channel();
         match &mut *state {
@@ -128,7 +134,7 @@ impl Memo {
 
     /// The fetch ended: every waiting caller gets `outcome`; kept when it is the digits,
     /// forgotten when it is an error (the next caller fetches again).
-    fn finish(&self, outcome: Outcome) {
+    pub(crate) fn finish(&self, outcome: Result<Rc<T>, E>) {
         let next = match &outcome {
             Ok(d) => State::Ready(d.clone()),
             Err(_) => State::Idle,
@@ -145,7 +151,7 @@ impl Memo {
 
 thread_local! {
     static URL: RefCell<Option<String>> = const { RefCell::new(None) };
-    static MEMO: Memo = Memo::default();
+    static MEMO: Memo<Digits, AssetError> = Memo::default();
 }
 
 /// Takes the assets' URLs from boot.js (`{'cnn-digits': "cnn-digits.<hash>.bin"}`); an
@@ -203,7 +209,7 @@ async fn fetch_and_decode() -> Outcome {
 /// the worker never sees them and they would not be there offline. Hand the worker the bytes
 /// once it is active (no second download); it keeps them only under an ON_USE name. Nothing to
 /// do when a worker already controls the page (it kept its own copy) or without one.
-fn keep_on_first_visit(url: &str, bytes: &[u8]) {
+pub(crate) fn keep_on_first_visit(url: &str, bytes: &[u8]) {
     use js_sys::{Function, Object, Reflect, Uint8Array};
     use wasm_bindgen::{JsCast, JsValue};
     let Ok(sw) = Reflect::get(&gloo::utils::window().navigator(), &"serviceWorker".into()) else {
@@ -239,7 +245,7 @@ fn keep_on_first_visit(url: &str, bytes: &[u8]) {
 /// Deletes `url` from the site's caches (`caches.keys()`, each `open(k).delete(url)`), through
 /// `Reflect` so that no web-sys features are needed. `None` when a step failed; nothing to do
 /// without `caches` (an insecure context, where no service worker runs either).
-async fn forget_cached(url: &str) -> Option<()> {
+pub(crate) async fn forget_cached(url: &str) -> Option<()> {
     use js_sys::{Array, Function, Promise, Reflect};
     use wasm_bindgen::{JsCast, JsValue};
     use wasm_bindgen_futures::JsFuture;
@@ -260,7 +266,7 @@ async fn forget_cached(url: &str) -> Option<()> {
     Some(())
 }
 
-async fn fetch_bytes(url: &str) -> Result<Vec<u8>, AssetError> {
+pub(crate) async fn fetch_bytes(url: &str) -> Result<Vec<u8>, AssetError> {
     use wasm_bindgen::JsCast;
     use wasm_bindgen_futures::JsFuture;
     let network = |e: wasm_bindgen::JsValue| AssetError::Network(js_message(&e));
@@ -345,7 +351,7 @@ mod tests {
 
     #[test]
     fn one_fetch_is_shared_kept_on_success_and_retried_after_a_failure() {
-        let memo = Memo::default();
+        let memo = Memo::<Digits, AssetError>::default();
         let Joined::Wait {
             answer: first,
             start: true,
@@ -392,7 +398,7 @@ mod tests {
 
     #[test]
     fn a_caller_that_went_away_does_not_stop_the_others() {
-        let memo = Memo::default();
+        let memo = Memo::<Digits, AssetError>::default();
         let Joined::Wait { answer: gone, .. } = memo.join() else {
             panic!()
         };

@@ -36,10 +36,12 @@ pub enum Part {
     Cnn,
     /// The CNN kernels' explanations: on the CNN page and in the editor.
     CnnKernels,
+    /// The GPT page (its training text's credit, loading and error lines so far).
+    Gpt,
 }
 
 impl Part {
-    pub const ALL: [Part; 8] = [
+    pub const ALL: [Part; 9] = [
         Part::Core,
         Part::Race,
         Part::Conv,
@@ -48,6 +50,7 @@ impl Part {
         Part::Lessons,
         Part::Cnn,
         Part::CnnKernels,
+        Part::Gpt,
     ];
 
     /// The name in file names and in boot.js (`en-core`).
@@ -61,6 +64,7 @@ impl Part {
             Part::Lessons => "lessons",
             Part::Cnn => "cnn",
             Part::CnnKernels => "cnn-kernels",
+            Part::Gpt => "gpt",
         }
     }
 

@@ -7,6 +7,7 @@
 pub mod cnn_driver;
 pub mod components;
 pub mod digits_asset;
+pub mod gpt_data_asset;
 pub mod i18n;
 pub mod probe;
 pub mod race_workers;
@@ -20,8 +21,8 @@ use wasm_bindgen::JsCast;
 
 /// Entry point, called by boot.js once the module is instantiated, with the language files'
 /// URLs (`{en: "locales/en.<hash>.txt", …}`, written by `cargo xtask dist`) and the data
-/// assets' (`{'cnn-digits': "cnn-digits.<hash>.bin"}`, fetched only by the page that uses them:
-/// `digits_asset.rs`): fetches the text
+/// assets' (`{'cnn-digits': "cnn-digits.<hash>.bin", 'gpt-names': …}`, fetched only by the page
+/// that uses them: `digits_asset.rs`, `gpt_data_asset.rs`): fetches the text
 /// of the language the page will show, then renders. A rejection (the text could not be
 /// fetched) reaches boot.js, which shows its could-not-start message. The race's CPU workers
 /// load this same module and never call it.
@@ -33,6 +34,7 @@ pub async fn boot(locales: JsValue, assets: JsValue) -> Result<(), JsValue> {
     route::guard_hash();
     i18n::set_sources(&locales);
     digits_asset::set_sources(&assets);
+    gpt_data_asset::set_sources(&assets);
     let (lang, parts) = components::initial_text();
     i18n::load(lang, parts)
         .await

@@ -14,9 +14,12 @@
 //! - [`train`]: the twin's training loop (Adam from `cpu_kernels::optim`, the update every model
 //!   shares) over seeded batches of windows.
 //! - [`data`]: the character vocabulary, documents as windows of the context, the seeded split.
+//! - [`asset`]: the site asset a data set ships in (names, Tang quatrains), its checks, and the
+//!   split every user of it makes.
 //! - [`bigram`]: the counting baseline the model must beat, computed on the same split.
 //! - [`memory`]: what training and decoding keep, from the shape alone, up to GPT-3's.
 
+pub mod asset;
 pub mod bigram;
 pub mod data;
 pub mod memory;

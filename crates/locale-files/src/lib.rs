@@ -20,7 +20,7 @@ pub const LANGS: [&str; 2] = ["en", "zh"];
 /// text of what it shows (an embed of one widget does not download forty lessons:
 /// docs/benchmarks.md "First load"). Every file belongs to exactly one part ([`part_of`]);
 /// the order is the app's `i18n::Part::ALL`. The first part is always loaded.
-pub const PARTS: [(&str, &[&str]); 8] = [
+pub const PARTS: [(&str, &[&str]); 9] = [
     ("core", &["core", "embed", "kernels", "learn"]),
     ("race", &["race"]),
     ("conv", &["conv", "convrun"]),
@@ -57,6 +57,8 @@ pub const PARTS: [(&str, &[&str]); 8] = [
     ("cnn", &["cnn"]),
     // The CNN kernels' explanations: the CNN page's and the editor's.
     ("cnn-kernels", &["cnn-kernels"]),
+    // The GPT page: its training text's credit, loading and error lines.
+    ("gpt", &["gpt"]),
 ];
 
 /// Which part (index into [`PARTS`]) a translation file belongs to.

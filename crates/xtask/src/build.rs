@@ -174,7 +174,10 @@ pub fn dist(out: &Path, base: Option<&str>) -> Result<BuildReport, String> {
     // The CNN page's digits from the pinned npm package, under a content-hashed name that
     // boot.js hands to the app; fetched by that page only, never precached.
     let digits = crate::mnist::write_site_asset(out)?;
-    crate::hosting::name_assets(out, &[(crate::names::DIGITS_ASSET, digits)])?;
+    // The GPT page's corpora, the same way: fetched by that page only, never precached.
+    let mut assets = vec![(crate::names::DIGITS_ASSET, digits)];
+    assets.extend(crate::gpt_data::write_site_assets(out)?);
+    crate::hosting::name_assets(out, &assets)?;
     // Not run through wasm-opt: they are small, and the kernel is what LLVM scheduled.
     let kernels = out.join(KERNEL_DIR);
     std::fs::create_dir_all(&kernels)

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::names::{APP_LIB, DIGITS_ASSET, EMBED_LIB};
+use crate::names::{APP_LIB, DIGITS_ASSET, EMBED_LIB, GPT_ASSETS};
 
 /// The Content Security Policy: the header `cargo xtask serve` sends (`serve.rs`), a meta tag
 /// in `www/index.html` (a test keeps the two equal) and in the widget pages (`embed_site.rs`).
@@ -83,17 +83,22 @@ pub fn name_assets(out: &Path, entries: &[(&str, String)]) -> Result<(), String>
 }
 
 /// Whether `file` (relative to the site) is fetched only by the pages that use it and cached by
-/// the service worker then, instead of being precached: the editor's files and the digits.
+/// the service worker then, instead of being precached: the editor's files, the digits and the
+/// GPT page's corpora.
 pub fn cached_on_use(file: &str) -> bool {
-    file.starts_with(EDITOR_DIR) || is_digits_asset(file)
+    file.starts_with(EDITOR_DIR) || is_data_asset(file)
 }
 
-/// `cnn-digits.<16 hex digits>.bin` at the site's root.
-fn is_digits_asset(file: &str) -> bool {
-    file.strip_prefix(DIGITS_ASSET)
-        .and_then(|rest| rest.strip_prefix('.'))
-        .and_then(|rest| rest.strip_suffix(".bin"))
-        .is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+/// A data asset at the site's root: `cnn-digits.<16 hex digits>.bin` or
+/// `gpt-names.<16 hex digits>.txt` (and the other GPT corpora, `names::GPT_ASSETS`).
+fn is_data_asset(file: &str) -> bool {
+    let named = |key: &str, ext: &str| {
+        file.strip_prefix(key)
+            .and_then(|rest| rest.strip_prefix('.'))
+            .and_then(|rest| rest.strip_suffix(ext))
+            .is_some_and(|hash| hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+    };
+    named(DIGITS_ASSET, ".bin") || GPT_ASSETS.iter().any(|d| named(d.key(), ".txt"))
 }
 
 /// Gives the wasm modules (the whole app's and the embed module), their JS glue and `boot.js`
@@ -173,8 +178,8 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
     // visit should not download what most visitors never open. The service worker caches
     // them when the editor first loads them (network-first requests are stored), so the
     // editor works offline after it has been opened once. The same for the CNN page's digits
-    // (7.5 MiB): kept once fetched (`ON_USE` in sw.js), and carried into the next version's
-    // cache while their hashed name stays the same.
+    // (7.5 MiB) and the GPT page's text: kept once fetched (`ON_USE` in sw.js), and carried
+    // into the next version's cache while their hashed name stays the same.
     let (on_use, mut precache): (Vec<String>, Vec<String>) = list_files(out)?
         .into_iter()
         .filter(|f| f != "sw.js")
@@ -187,7 +192,7 @@ pub fn finish_site(out: &Path) -> Result<String, String> {
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let on_use: Vec<String> = on_use.into_iter().filter(|f| is_digits_asset(f)).collect();
+    let on_use: Vec<String> = on_use.into_iter().filter(|f| is_data_asset(f)).collect();
     let sw = out.join("sw.js");
     let sw_text = rewrite(&sw, "'__BUILD_VERSION__'", &format!("'{version}'"))?;
     let sw_text = sw_text.replace("  // __PRECACHE__", &quoted(&precache));
@@ -410,17 +415,23 @@ mod tests {
     }
 
     #[test]
-    fn only_the_hashed_digits_and_the_editor_are_cached_on_use() {
-        assert!(is_digits_asset("cnn-digits.0123456789abcdef.bin"));
+    fn only_the_hashed_data_assets_and_the_editor_are_cached_on_use() {
+        assert!(is_data_asset("cnn-digits.0123456789abcdef.bin"));
         for not in [
             "cnn-digits.bin",
             "cnn-digits.0123456789abcdeg.bin",
             "cnn-digits.0123456789abcdef0.bin",
             "cnn-digits.0123456789abcdef.bin.txt",
             "x/cnn-digits.0123456789abcdef.bin",
+            "gpt-names.txt",
+            "gpt-names.0123456789abcdef.bin",
+            "gpt-poems.0123456789abcdefa.txt",
+            "gpt-other.0123456789abcdef.txt",
         ] {
-            assert!(!is_digits_asset(not), "{not}");
+            assert!(!is_data_asset(not), "{not}");
         }
+        assert!(is_data_asset("gpt-names.0123456789abcdef.txt"));
+        assert!(is_data_asset("gpt-poems.fedcba9876543210.txt"));
         assert!(cached_on_use("editor/editor.js"));
         assert!(cached_on_use("cnn-digits.0123456789abcdef.bin"));
         assert!(!cached_on_use(
@@ -484,6 +495,8 @@ mod tests {
         w("sw.js", sw_template);
         let digits = "cnn-digits.0123456789abcdef.bin";
         w(digits, "GPMD");
+        let names = "gpt-names.0123456789abcdef.txt";
+        w(names, "gpt-corpus");
         let version = finish_site(&dir).unwrap();
         let files = list_files(&dir).unwrap();
         let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
@@ -523,6 +536,9 @@ mod tests {
         let (precached, on_use) = sw.split_once("const ON_USE").unwrap();
         assert!(!precached.contains(digits), "the digits are precached");
         assert!(on_use.contains(&format!("'{digits}'")), "{on_use}");
+        // So are the GPT page's corpora.
+        assert!(!precached.contains(names), "the names are precached");
+        assert!(on_use.contains(&format!("'{names}'")), "{on_use}");
         // A service worker without the list of files kept on use fails the build.
         let fresh = |sw: &str| {
             for (lib, bytes) in modules {

