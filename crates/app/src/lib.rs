@@ -4,8 +4,10 @@
 //! the page's one device (`session`), the training driver (`train_runner`), the race's
 //! workers (`race_workers`) and what the browser offers (`probe`).
 
+#[cfg(feature = "cnn-page")]
 pub mod cnn_driver;
 pub mod components;
+#[cfg(feature = "cnn-page")]
 pub mod digits_asset;
 pub mod i18n;
 pub mod probe;
@@ -32,7 +34,11 @@ pub async fn boot(locales: JsValue, assets: JsValue) -> Result<(), JsValue> {
     }
     route::guard_hash();
     i18n::set_sources(&locales);
+    // Only the CNN page fetches data (the embed module has no CNN page).
+    #[cfg(feature = "cnn-page")]
     digits_asset::set_sources(&assets);
+    #[cfg(not(feature = "cnn-page"))]
+    let _ = assets;
     let (lang, parts) = components::initial_text();
     i18n::load(lang, parts)
         .await

@@ -59,6 +59,10 @@ impl Route {
     /// it renders. A key outside them is reported in the console (the browser tests fail on
     /// it) and fetched late.
     pub fn text_parts(&self) -> &'static [Part] {
+        if !self.in_this_build() {
+            // Its stand-in reloads into the whole app at once, which fetches the text.
+            return &[];
+        }
         match self {
             Route::Home | Route::EmbedIndex | Route::NotFound => &[],
             // The kernel pages, the SIMT view and the race carry the conv stages too.
@@ -72,6 +76,27 @@ impl Route {
             // Lessons embed widgets of every area.
             Route::Learn | Route::Lesson { .. } => &Part::ALL,
             Route::Embed { widget } => embed_text_parts(widget),
+        }
+    }
+
+    /// Whether this build has the route's page. The embed module (the app built without its
+    /// default features, which boot.js starts for the landing page and most embeds) leaves out
+    /// the lessons, the CNN page and the editor's pages; there they are stand-ins that reload
+    /// into the whole app (`components/elsewhere.rs`).
+    pub fn in_this_build(&self) -> bool {
+        match self {
+            Route::Learn | Route::Lesson { .. } => cfg!(feature = "lessons"),
+            Route::Cnn => cfg!(feature = "cnn-page"),
+            Route::Editor | Route::Puzzles | Route::Puzzle { .. } => {
+                cfg!(feature = "editor-pages")
+            }
+            Route::Embed { widget } => match widget.as_str() {
+                "lesson" => cfg!(feature = "lessons"),
+                "cnn" => cfg!(feature = "cnn-page"),
+                "editor" | "puzzle" => cfg!(feature = "editor-pages"),
+                _ => true,
+            },
+            _ => true,
         }
     }
 
