@@ -59,10 +59,6 @@ impl Route {
     /// it renders. A key outside them is reported in the console (the browser tests fail on
     /// it) and fetched late.
     pub fn text_parts(&self) -> &'static [Part] {
-        if !self.in_this_build() {
-            // Its stand-in reloads into the whole app at once, which fetches the text.
-            return &[];
-        }
         match self {
             Route::Home | Route::EmbedIndex | Route::NotFound => &[],
             // The kernel pages, the SIMT view and the race carry the conv stages too.
@@ -84,16 +80,17 @@ impl Route {
     /// the lessons, the CNN page and the editor's pages; there they are stand-ins that reload
     /// into the whole app (`components/elsewhere.rs`).
     pub fn in_this_build(&self) -> bool {
+        let lessons = cfg!(feature = "lessons");
+        let cnn = cfg!(feature = "cnn-page");
+        let editor = cfg!(feature = "editor-pages");
         match self {
-            Route::Learn | Route::Lesson { .. } => cfg!(feature = "lessons"),
-            Route::Cnn => cfg!(feature = "cnn-page"),
-            Route::Editor | Route::Puzzles | Route::Puzzle { .. } => {
-                cfg!(feature = "editor-pages")
-            }
+            Route::Learn | Route::Lesson { .. } => lessons,
+            Route::Cnn => cnn,
+            Route::Editor | Route::Puzzles | Route::Puzzle { .. } => editor,
             Route::Embed { widget } => match widget.as_str() {
-                "lesson" => cfg!(feature = "lessons"),
-                "cnn" => cfg!(feature = "cnn-page"),
-                "editor" | "puzzle" => cfg!(feature = "editor-pages"),
+                "lesson" => lessons,
+                "cnn" => cnn,
+                "editor" | "puzzle" => editor,
                 _ => true,
             },
             _ => true,
