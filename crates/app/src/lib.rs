@@ -16,6 +16,7 @@ pub mod route;
 pub mod session;
 pub mod train_runner;
 pub mod visibility;
+pub mod visits;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;

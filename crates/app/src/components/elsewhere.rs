@@ -4,7 +4,7 @@
 //! load"), so these stand-ins only run when such a page is reached from inside it (a link
 //! followed from the landing page or in an embed's iframe): they reload the page, and boot.js
 //! then starts the whole app. The shell gives their page no ready signal, and the visit count
-//! goes on across the reload (`shell::HANDOFF`), so a test that waits for the next visit's page
+//! goes on across the reload (`crate::visits`), so a test that waits for the next visit's page
 //! waits for the whole app's.
 
 use yew::prelude::*;
@@ -68,14 +68,8 @@ pub fn PuzzlePage(_props: &PuzzleProps) -> Html {
 #[function_component]
 fn Reload() -> Html {
     use_effect_with((), |_| {
-        let window = gloo::utils::window();
-        if let Ok(Some(s)) = window.session_storage() {
-            let _ = s.set_item(
-                super::shell::HANDOFF,
-                &super::shell::visits_so_far().to_string(),
-            );
-        }
-        let _ = window.location().reload();
+        crate::visits::hand_over();
+        let _ = gloo::utils::window().location().reload();
     });
     let text = use_context::<Ctx>().map_or("", |ctx| ctx.t("app.loading"));
     html! { <p class="boot" aria-busy="true">{ text }</p> }

@@ -62,34 +62,7 @@ pub fn initial_text() -> (Lang, &'static [crate::i18n::Part]) {
     (resolve_lang(&Query::parse(query)), parts)
 }
 
-/// Session storage key: the visit number the shell had reached when a page this build leaves
-/// out reloaded into the whole app (`elsewhere.rs`), so the count goes on across the reload.
-pub const HANDOFF: &str = "gpu-playground.visit-before-reload";
-
-/// The visit number reached so far in this document (handed over by the stand-ins of the pages
-/// a build leaves out).
-#[cfg(not(all(feature = "lessons", feature = "cnn-page", feature = "editor-pages")))]
-pub fn visits_so_far() -> u32 {
-    VISITS.with(|v| v.get())
-}
-
-/// The visit number handed over by a reload from the embed module (0 on any other load); read
-/// once.
-fn visits_before_reload() -> u32 {
-    let Ok(Some(s)) = gloo::utils::window().session_storage() else {
-        return 0;
-    };
-    let n = s
-        .get_item(HANDOFF)
-        .ok()
-        .flatten()
-        .and_then(|v| v.parse().ok());
-    let _ = s.remove_item(HANDOFF);
-    n.unwrap_or(0)
-}
-
 thread_local! {
-    static VISITS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
     /// The instructor switch as this tab last set it (by a link or the switch), so it holds
     /// after `instructor=` left the address even where storage is refused.
     static INSTRUCTOR_CHOICE: std::cell::Cell<Option<bool>> = const { std::cell::Cell::new(None) };
@@ -196,13 +169,13 @@ fn Root() -> Html {
         .as_ref()
         .map(|l| format!("{}?{}", l.path(), l.query_str()))
         .unwrap_or_default();
-    let visits = use_mut_ref(|| (String::new(), visits_before_reload()));
+    let visits = use_mut_ref(|| (String::new(), crate::visits::before_reload()));
     if visits.borrow().0 != location_key {
         let mut v = visits.borrow_mut();
         v.0 = location_key;
         v.1 += 1;
     }
-    VISITS.with(|v| v.set(visits.borrow().1));
+    crate::visits::set(visits.borrow().1);
     // A page this build leaves out is never ready here: it reloads into the whole app.
     let ready = (lang == wanted && crate::i18n::is_ready(lang, parts) && route.in_this_build())
         .then(|| format!("{} {} {}", route.to_path(), lang.code(), visits.borrow().1));
