@@ -4,12 +4,13 @@
 //   are checked, and that no key of a part it did not fetch was asked for (the app logs a
 //   console error then, which fails `assertNoErrors`); a part failing to arrive gives a
 //   message and a working "Try again", not "Loading…" for good.
-// - An embedded widget (all but a lesson) runs the embed module, the app without its
-//   lessons; everything else the whole app; a lesson reached inside the embed module
-//   reloads into the whole app.
+// - The landing page and an embedded widget (all but a lesson, the CNN and the editor's) run
+//   the embed module, the app without its lessons, CNN page and editor pages; everything else
+//   the whole app; one of those pages reached inside the embed module reloads into the whole
+//   app, and the visit count goes on across the reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForRoute, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, waitForRoute, navigatedBy, screenshot, assertNoErrors } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -90,7 +91,11 @@ for (const [path, want] of [
   ['#/embed/matmul?lang=en', ['gpu_playground_embed']],
   ['#/embed/race?lang=zh', ['gpu_playground_embed']],
   ['#/embed/lesson?lesson=occupancy&lang=en', ['gpu_playground']],
-  ['#/?lang=en', ['gpu_playground']],
+  ['#/embed/cnn?lang=en', ['gpu_playground']],
+  ['#/embed/editor?lang=en', ['gpu_playground']],
+  ['#/embed/puzzle?lang=en', ['gpu_playground']],
+  ['#/?lang=en', ['gpu_playground_embed']],
+  ['#/kernels?lang=en', ['gpu_playground']],
   ['#/learn/roofline?lang=zh', ['gpu_playground']],
 ]) {
   test(`${path}: runs the ${want[0] === 'gpu_playground' ? 'whole app' : 'embed module'}`, async () => {
@@ -106,8 +111,8 @@ test('a lesson reached inside the embed module reloads into the whole app', asyn
   const { page, context, errors, requests } = await openPage(browser, '#/embed/matmul?lang=en');
   await page.waitForSelector('#run-button');
   assert.deepEqual(modulesFetched(requests), ['gpu_playground_embed']);
-  // The embed module shows its "reloading" page for the lesson (ready too), then reloads: the
-  // route is read on the new document, the whole app's.
+  // The embed module shows its "reloading" page for the lesson (never ready), then reloads:
+  // the route is read on the new document, the whole app's.
   const reloaded = page.waitForEvent('load', { timeout: 60_000 });
   await page.evaluate(() => { location.hash = '#/learn/occupancy?lang=en'; });
   await reloaded;
@@ -115,6 +120,29 @@ test('a lesson reached inside the embed module reloads into the whole app', asyn
   assert.equal(await page.$('[data-text]'), null, 'no loading or failure notice');
   assert.deepEqual(modulesFetched(requests), ['gpu_playground', 'gpu_playground_embed']);
   assert.match(await page.textContent('main'), /Lesson/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+// The landing page runs the embed module: a page it leaves out, reached by the navigation,
+// reloads into the whole app, and the next visit's ready signal is the whole app's (the visit
+// count goes on across the reload, so a test waiting for the next page never reads the
+// stand-in's). Pages the embed module has stay in it.
+test('from the landing page, Kernels stays in the embed module and the CNN, editor and Learn pages reload into the whole app', async () => {
+  const { page, context, errors, requests } = await openPage(browser, '#/?lang=en');
+  assert.deepEqual(modulesFetched(requests), ['gpu_playground_embed']);
+  await navigatedBy(page, () => page.click('nav a[href^="#/kernels?"]'), { path: '/kernels' });
+  assert.deepEqual(modulesFetched(requests), ['gpu_playground_embed'], 'Kernels is in the embed module');
+  const visit = await page.evaluate(() => Number(document.querySelector('main').dataset.routeReady.split(' ')[2]));
+  await navigatedBy(page, () => page.click('nav a[href^="#/cnn?"]'), { path: '/cnn' });
+  assert.deepEqual(modulesFetched(requests), ['gpu_playground', 'gpu_playground_embed']);
+  const after = await page.evaluate(() => Number(document.querySelector('main').dataset.routeReady.split(' ')[2]));
+  assert.ok(after > visit, `the visit count went on across the reload (${visit} → ${after})`);
+  assert.equal(await page.$('main p.boot'), null, 'the CNN page, not the stand-in that reloads');
+  // In the whole app now: the editor and Learn need no other reload.
+  await navigatedBy(page, () => page.click('nav a[href^="#/puzzles?"]'), { path: '/puzzles' });
+  await navigatedBy(page, () => page.click('nav a[href^="#/learn?"]'), { path: '/learn' });
+  assert.match(await page.textContent('main'), /Short lessons/);
   assertNoErrors(errors);
   await context.close();
 });

@@ -190,7 +190,8 @@ test('row 12: the language text failing to load: a message, not "Loading…" for
 test('row 12: the JS glue failing to load: a message, not "Loading…" forever', async () => {
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.route(/gpu_playground(\.[0-9a-f]{16})?\.js$/, (r) => r.abort('failed'));
+  // Either module's glue: the landing page runs the embed module's.
+  await page.route(/gpu_playground(_embed)?(\.[0-9a-f]{16})?\.js$/, (r) => r.abort('failed'));
   await page.goto(new URL('#/?lang=en', BASE_URL).href);
   await page.waitForSelector('#boot.error', { timeout: 30_000 });
   assert.match(await page.textContent('#boot'), /could not start/);

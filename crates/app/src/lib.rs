@@ -4,9 +4,13 @@
 //! the page's one device (`session`), the training driver (`train_runner`), the race's
 //! workers (`race_workers`) and what the browser offers (`probe`).
 
+#[cfg(feature = "cnn-page")]
 pub mod cnn_driver;
 pub mod components;
+#[cfg(feature = "cnn-page")]
 pub mod digits_asset;
+// The data assets ship in the whole app only, with the pages that fetch them.
+#[cfg(feature = "cnn-page")]
 pub mod gpt_data_asset;
 pub mod i18n;
 pub mod probe;
@@ -15,6 +19,7 @@ pub mod route;
 pub mod session;
 pub mod train_runner;
 pub mod visibility;
+pub mod visits;
 
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -33,8 +38,13 @@ pub async fn boot(locales: JsValue, assets: JsValue) -> Result<(), JsValue> {
     }
     route::guard_hash();
     i18n::set_sources(&locales);
+    // Only the CNN page (and the GPT page to come) fetch data; the embed module has neither.
+    #[cfg(feature = "cnn-page")]
     digits_asset::set_sources(&assets);
+    #[cfg(feature = "cnn-page")]
     gpt_data_asset::set_sources(&assets);
+    #[cfg(not(feature = "cnn-page"))]
+    let _ = assets;
     let (lang, parts) = components::initial_text();
     i18n::load(lang, parts)
         .await

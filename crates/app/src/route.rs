@@ -75,6 +75,28 @@ impl Route {
         }
     }
 
+    /// Whether this build has the route's page. The embed module (the app built without its
+    /// default features, which boot.js starts for the landing page and most embeds) leaves out
+    /// the lessons, the CNN page and the editor's pages; there they are stand-ins that reload
+    /// into the whole app (`components/elsewhere.rs`).
+    pub fn in_this_build(&self) -> bool {
+        let lessons = cfg!(feature = "lessons");
+        let cnn = cfg!(feature = "cnn-page");
+        let editor = cfg!(feature = "editor-pages");
+        match self {
+            Route::Learn | Route::Lesson { .. } => lessons,
+            Route::Cnn => cnn,
+            Route::Editor | Route::Puzzles | Route::Puzzle { .. } => editor,
+            Route::Embed { widget } => match widget.as_str() {
+                "lesson" => lessons,
+                "cnn" => cnn,
+                "editor" | "puzzle" => editor,
+                _ => true,
+            },
+            _ => true,
+        }
+    }
+
     /// Embedded widgets are shown without the header and navigation.
     pub fn is_embedded(&self) -> bool {
         matches!(self, Route::Embed { .. })

@@ -188,7 +188,7 @@ pub fn Conv(props: &ConvProps) -> Html {
                     {on_image} {on_file} />
                 <controls::FilterControls form={page.0.form.clone()} on_form={on_form.clone()} />
                 <controls::Arithmetic form={page.0.form.clone()} {on_form} size={(input.width, input.height)} />
-                <p class="summary">{ ctx.t(&settings.stage.text_keys()[1]) }{ " " }{ super::editor_page::edit_link(&ctx, settings.stage.id()) }</p>
+                <p class="summary">{ ctx.t(&settings.stage.text_keys()[1]) }{ " " }{ super::edit_link::edit_link(&ctx, settings.stage.id()) }</p>
                 if gpu.is_none() && !checking {
                     <p class="message" id="conv-cpu-note">{ ctx.t("conv.cpu_note") }</p>
                 }

@@ -34,6 +34,7 @@ use gpu_runtime::{CancelToken, Family, GpuError, RunControl};
 use wasm_bindgen::JsCast;
 
 use super::code_editor::CodeEditor;
+use super::edit_link::href;
 use super::edit_run::{run_target, Budgeted, Edge, EditedRun, Problem, Tick};
 use super::matmul_run::sizes_from_query;
 use super::Ctx;
@@ -325,10 +326,6 @@ pub fn run_with_watchdog<F, T>(
     });
 }
 
-fn href(ctx: &Ctx, id: &str) -> String {
-    format!("#/editor?lang={}&stage={id}", ctx.lang.code())
-}
-
 /// `run-finished` of an edited kernel (docs/embedding.md): its time beside the original's and
 /// how many output elements differ from the CPU reference.
 fn editor_report(
@@ -392,30 +389,6 @@ fn edge_code(outcome: &Outcome) -> &'static str {
             None => "",
         },
         _ => "",
-    }
-}
-
-/// "Edit this kernel": the link every page that shows a kernel puts beside it (`id` is a
-/// kernel's id, or a conv stage's).
-pub fn edit_link(ctx: &Ctx, id: &str) -> Html {
-    let title = Target::from_id(id)
-        .map(|t| ctx.tf("editor.edit_named", &[("title", ctx.t(&t.title_key()))]))
-        .unwrap_or_default();
-    html! {
-        <a class="button edit-kernel" href={href(ctx, id)} data-edit={id.to_string()} title={title.clone()} aria-label={title}>{ ctx.t("editor.edit_this") }</a>
-    }
-}
-
-/// Like [`edit_link`], but the button's text names the kernel: for a place that offers more
-/// than one kernel to edit, so the buttons do not read the same. Only lessons use it (the
-/// embed module is built without them).
-#[cfg(feature = "lessons")]
-pub fn edit_link_named(ctx: &Ctx, id: &str) -> Html {
-    let title = Target::from_id(id)
-        .map(|t| ctx.tf("editor.edit_named", &[("title", ctx.t(&t.title_key()))]))
-        .unwrap_or_else(|| ctx.t("editor.edit_this").to_string());
-    html! {
-        <a class="button edit-kernel" href={href(ctx, id)} data-edit={id.to_string()}>{ title }</a>
     }
 }
 

@@ -5,7 +5,6 @@
 use yew::prelude::*;
 use yew_router::prelude::*;
 
-use cpu_kernels::matmul::MatmulSize;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -190,7 +189,10 @@ pub struct KernelRunProps {
 }
 
 /// The M, N, K sizes in the URL, parsed as the widget does (for the editor's runs).
-pub fn sizes_from_query(query: &page_models::query::Query) -> Option<MatmulSize> {
+#[cfg(feature = "editor-pages")]
+pub fn sizes_from_query(
+    query: &page_models::query::Query,
+) -> Option<cpu_kernels::matmul::MatmulSize> {
     match RunFamily::Matmul.problem_from_query(query) {
         Some(Problem::Matmul(s)) => Some(s),
         _ => None,

@@ -2,13 +2,22 @@
 //! crates; they hold no user-visible strings and no kernel logic.
 
 mod chart_width;
+#[cfg(feature = "cnn-page")]
 mod cnn;
+#[cfg(feature = "editor-pages")]
 mod code_editor;
 mod conv;
 mod cssom;
 mod draft_input;
+mod edit_link;
+#[cfg(feature = "editor-pages")]
 mod edit_run;
+#[cfg(feature = "editor-pages")]
 mod editor_page;
+/// Stand-ins for the pages a build leaves out (the embed module's): they reload into the
+/// whole app.
+#[cfg(not(all(feature = "lessons", feature = "cnn-page", feature = "editor-pages")))]
+mod elsewhere;
 mod embed_button;
 pub mod embed_host;
 mod gpu_panel;
@@ -16,24 +25,33 @@ mod kernel_run;
 mod ladder;
 #[cfg(feature = "lessons")]
 mod learn;
-#[cfg(not(feature = "lessons"))]
-mod no_lessons;
 mod pages;
 mod playback;
+#[cfg(feature = "editor-pages")]
 mod progress_transfer;
+#[cfg(feature = "editor-pages")]
 mod puzzle_page;
 mod race;
 mod run_lifecycle;
 mod schedule_replay;
+#[cfg(feature = "editor-pages")]
 mod scratch_page;
 mod shell;
 mod train;
 mod update_notice;
 mod visualiser;
 
+#[cfg(feature = "cnn-page")]
 pub use cnn::Cnn;
 pub use conv::Conv;
+#[cfg(feature = "editor-pages")]
 pub use editor_page::KernelEditor;
+#[cfg(not(feature = "cnn-page"))]
+pub use elsewhere::Cnn;
+#[cfg(not(feature = "editor-pages"))]
+pub use elsewhere::{KernelEditor, PuzzleList, PuzzlePage, ScratchEditor};
+#[cfg(not(feature = "lessons"))]
+pub use elsewhere::{Learn, Lesson};
 pub use embed_button::EmbedButton;
 pub use gpu_panel::GpuPanel;
 /// The Run widget's former module name, kept for the pages that import its helpers by it.
@@ -42,10 +60,10 @@ pub use kernel_run::KernelRun;
 pub use ladder::Ladder;
 #[cfg(feature = "lessons")]
 pub use learn::{Learn, Lesson};
-#[cfg(not(feature = "lessons"))]
-pub use no_lessons::{Learn, Lesson};
+#[cfg(feature = "editor-pages")]
 pub use puzzle_page::{PuzzleList, PuzzlePage};
 pub use race::Race;
+#[cfg(feature = "editor-pages")]
 pub use scratch_page::ScratchEditor;
 pub use shell::{initial_text, App};
 pub use train::Train;

@@ -169,13 +169,15 @@ fn Root() -> Html {
         .as_ref()
         .map(|l| format!("{}?{}", l.path(), l.query_str()))
         .unwrap_or_default();
-    let visits = use_mut_ref(|| (String::new(), 0u32));
+    let visits = use_mut_ref(|| (String::new(), crate::visits::before_reload()));
     if visits.borrow().0 != location_key {
         let mut v = visits.borrow_mut();
         v.0 = location_key;
         v.1 += 1;
     }
-    let ready = (lang == wanted && crate::i18n::is_ready(lang, parts))
+    crate::visits::set(visits.borrow().1);
+    // A page this build leaves out is never ready here: it reloads into the whole app.
+    let ready = (lang == wanted && crate::i18n::is_ready(lang, parts) && route.in_this_build())
         .then(|| format!("{} {} {}", route.to_path(), lang.code(), visits.borrow().1));
 
     // This tab's last choice, then the saved one (storage may be refused: private mode).

@@ -102,7 +102,7 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="strided">
                 <h2>{ ctx.t("lesson.memory.widget") }</h2>
                 <p>{ ctx.tf("lesson.memory.widget_intro", &[("size", &numbers::bytes(elements(software) as u64 * 4))]) }</p>
-                <p class="source"><code>{ gpu_runtime::kernel("measure-strided").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-strided") }</p>
+                <p class="source"><code>{ gpu_runtime::kernel("measure-strided").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::edit_link::edit_link(&ctx, "measure-strided") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.memory.p4"]) }

@@ -217,7 +217,7 @@ pub fn Body() -> Html {
                 <h2>{ ctx.t("lesson.roofline.widget") }</h2>
                 <p>{ ctx.t("lesson.roofline.widget_intro") }</p>
                 // Two kernels, so each button is labelled with the kernel it opens.
-                <p class="source">{ crate::components::editor_page::edit_link_named(&ctx, "measure-copy") }{ " " }{ crate::components::editor_page::edit_link_named(&ctx, "measure-fma") }</p>
+                <p class="source">{ crate::components::edit_link::edit_link_named(&ctx, "measure-copy") }{ " " }{ crate::components::edit_link::edit_link_named(&ctx, "measure-fma") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.roofline.p5"]) }

@@ -96,7 +96,7 @@ pub fn Body() -> Html {
             <section class="panel widget" data-widget="divergence">
                 <h2>{ ctx.t("lesson.simt.widget") }</h2>
                 <p>{ ctx.t("lesson.simt.widget_intro") }</p>
-                <p class="source"><code>{ gpu_runtime::kernel("measure-divergent").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::editor_page::edit_link(&ctx, "measure-divergent") }</p>
+                <p class="source"><code>{ gpu_runtime::kernel("measure-divergent").map(|k| k.source_path).unwrap_or_default() }</code>{ " " }{ crate::components::edit_link::edit_link(&ctx, "measure-divergent") }</p>
                 { common::measure_controls(&ctx, &phase, onclick, true, done) }
             </section>
             { common::paras(&ctx, &["lesson.simt.p5"]) }

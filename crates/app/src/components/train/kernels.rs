@@ -78,7 +78,7 @@ fn kernel_source(ctx: &Ctx, id: Option<&'static str>) -> Html {
     html! {
         <div class="source-view">
             <h4>{ ctx.t(k.title_key) }{ " — " }<code>{ k.source_path }</code></h4>
-            <p>{ ctx.t(k.summary_key) }{ " " }{ crate::components::editor_page::edit_link(ctx, k.id) }</p>
+            <p>{ ctx.t(k.summary_key) }{ " " }{ crate::components::edit_link::edit_link(ctx, k.id) }</p>
             <pre class="source" tabindex="0"><code>
                 { for src.lines().enumerate().map(|(i, line)| html! {
                     <span class="line">
