@@ -66,7 +66,7 @@ fn filters(ctx: &Ctx, d: &Driver) -> Html {
     };
     let images = first_filters(&d.net, params);
     html! {
-        <div id="cnn-filters" class="cnn-panel" data-count={images.len().to_string()}>
+        <div id="cnn-filters" class="cnn-panel" data-count={images.len().to_string()} data-step={step.to_string()}>
             <h3>{ ctx.t("cnn.filters") }</h3>
             <p class="hint">{ ctx.t("cnn.filters.hint") }{ " " }{ side_note(ctx, side, step) }</p>
             <div class="cnn-maps">
@@ -100,20 +100,20 @@ fn layer_name(ctx: &Ctx, l: &LayerView) -> String {
 /// The chosen test digit's way through the network.
 fn layers(ctx: &Ctx, d: &Driver) -> Html {
     let index = d.inspect.unwrap_or(0);
-    let (views, note): (Vec<LayerView>, String) = match &d.gpu_layers {
-        Some((i, step, l)) if *i == index => (l.clone(), side_note(ctx, Side::Gpu, *step)),
-        _ if d.gpu.is_some() => (Vec::new(), ctx.t("cnn.layers.waiting").to_string()),
+    let (views, note, step): (Vec<LayerView>, String, u64) = match &d.gpu_layers {
+        Some((i, step, l)) if *i == index => (l.clone(), side_note(ctx, Side::Gpu, *step), *step),
+        _ if d.gpu.is_some() => (Vec::new(), ctx.t("cnn.layers.waiting").to_string(), 0),
         _ => {
             let image = page_models::cnn::evals::images(&d.data.test, index..index + 1).to_vec();
             match classify(&d.net, &d.cpu.params, Ok(image)) {
-                Ok(ins) => (ins.layers, side_note(ctx, Side::Cpu, d.cpu.step)),
-                Err(_) => (Vec::new(), String::new()),
+                Ok(ins) => (ins.layers, side_note(ctx, Side::Cpu, d.cpu.step), d.cpu.step),
+                Err(_) => (Vec::new(), String::new(), 0),
             }
         }
     };
     let truth = d.data.test.y.get(index).copied().unwrap_or(0);
     html! {
-        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-label={truth.to_string()} data-layers={views.len().to_string()}>
+        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-label={truth.to_string()} data-layers={views.len().to_string()} data-step={step.to_string()}>
             <h3>{ ctx.tf("cnn.layers", &[("n", &(index + 1).to_string()), ("label", &truth.to_string())]) }</h3>
             <p class="hint">{ ctx.t("cnn.layers.hint") }{ " " }{ note }</p>
             { layer_maps(ctx, &views) }
