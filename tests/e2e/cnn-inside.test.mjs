@@ -59,7 +59,7 @@ for (const lang of ['en', 'zh']) {
       const { page, context, errors } = await openPage(browser, `${SMALL}&lang=${lang}`, { viewport: { width, height: 900 } });
       await ready(page);
       await page.click('#cnn-play');
-      // Checked at every change of the page while training, until three networks have been
+      // Checked at every frame while training, until three networks have been
       // shown and one side's evaluations are at least two steps past the other's: any moment
       // with two steps on the panels is kept and reported.
       const seen = await (await page.waitForFunction(() => {
@@ -71,7 +71,7 @@ for (const lang of ['en', 'zh']) {
         const d = document.querySelector('#cnn-status')?.dataset ?? {};
         const apart = Math.abs(Number((d.gpuTest ?? '').split(' ')[0]) - Number((d.cpuTest ?? '').split(' ')[0]));
         return w.steps.length >= 3 && apart >= 2 ? w : false;
-      }, null, { timeout: 300_000, polling: 'mutation' })).jsonValue();
+      }, null, { timeout: 300_000, polling: 'raf' })).jsonValue();
       await page.click('#cnn-play');
       await page.waitForSelector('#cnn-status[data-phase="paused"]', { timeout: 60_000 });
       // Paused: each side's last evaluation is of where it stopped.
