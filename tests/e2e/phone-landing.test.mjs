@@ -51,6 +51,10 @@ test('the landing leads to the ladder, the race and the CNN in its first screen'
 async function editFrom(lang, [width, height], from, within, name) {
   const where = `${lang} ${width} from ${from}`;
   const { page, context, errors } = await openPage(browser, `${from}${from.includes('?') ? '&' : '?'}lang=${lang}`, { viewport: { width, height } });
+  // A kernel's link may sit in a folded explanation (the CNN's kernels): unfold the first.
+  await page.locator(within).first().waitFor({ timeout: 60_000 });
+  const folded = page.locator(`${within} details:has(a[href^="#/editor?"]) > summary`).first();
+  if (await folded.count()) await folded.click();
   const link = page.locator(`${within} a[href^="#/editor?"]`).first();
   await link.waitFor({ timeout: 60_000 });
   const stage = new URLSearchParams((await link.getAttribute('href')).split('?')[1]).get('stage');
@@ -59,8 +63,8 @@ async function editFrom(lang, [width, height], from, within, name) {
   await page.waitForSelector(`.editor-page[data-stage="${stage}"]`);
   await editorReady(page);
   // The heading that names the kernel, and the kernel's first lines, are in the first screen.
-  assert.ok(await inView(page, '#editor-editing'), `${where}: the editor's heading is in view`);
   assert.ok(await inView(page, '.cm-content .cm-line'), `${where}: the kernel's first line is in view`);
+  assert.ok(await inView(page, '#editor-editing'), `${where}: the editor's heading is in view`);
   await page.screenshot({ path: join(OUT, `${name}-${lang}-${width}.png`) });
   assertNoErrors(errors);
   await context.close();
