@@ -601,9 +601,9 @@ pub fn KernelEditor() -> Html {
             { stage_nav(&ctx, &targets, target) }
             <h2 id="editor-editing">{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
             { for context }
-            { for explained }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} external={state.external.clone()} />
+            { for explained }
             if is_matmul {
                 <EditorSizes />
             }
