@@ -13,8 +13,9 @@
 //! - The CPU side takes steps for [`SLICE_MS`] of each tick (at least one). Its rate counts
 //!   only the time spent on its steps: the thread is shared with the page and the GPU's
 //!   submissions, and a rate over wall time would charge it for their work.
-//! - Each side is evaluated every `EVAL_EVERY_MS` while training, and once more when its step
-//!   count changed while paused (after Pause, Step), so the curves end where training did.
+//! - Each side is evaluated every `EVAL_EVERY_MS` while training (the GPU: that long after its
+//!   last evaluation's readbacks ended), and once more when its step count changed while
+//!   paused (after Pause, Step), so the curves end where training did.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -369,8 +370,14 @@ impl Driver {
                 self.jobs.push_back(Job::Inspect(i));
             }
         }
+        let reading = !self.jobs.is_empty();
         if let Err(e) = self.gpu_readback(out, changed) {
             self.fail(e, out);
+        } else if reading && self.jobs.is_empty() {
+            // No step is sent while an evaluation's readbacks are queued: the next one is due
+            // an interval after this one ended, so a slow adapter (a software one, where an
+            // evaluation takes about as long as the interval) still trains between them.
+            self.gpu_evals.last_ms = Some(now_ms());
         }
     }
 
