@@ -1,6 +1,7 @@
 // The browser's own WGSL compiler's messages join naga's in the error list under the editor
 // (one list, tap to jump): a kernel naga accepts and the browser (Tint) refuses — a barrier in
-// non-uniform control flow — lists the browser's error at its line and column after Run.
+// non-uniform control flow — lists the browser's error at its line and column after Run, and
+// shows it only there: once on the page, not again in the run's message list.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -34,6 +35,10 @@ for (const lang of ['en', 'zh']) {
     assert.match(text, FROM[lang]);
     assert.ok(text.includes(PLACE[lang](lineNo, column)), text);
     assert.match(text, /uniform/);
+    // Shown once: the error's text is nowhere else on the page.
+    const message = (await entry.locator('.text').textContent()).trim();
+    const times = await page.evaluate((m) => document.querySelector('main').innerText.split(m).length - 1, message);
+    assert.equal(times, 1, `"${message}" is shown ${times} times`);
     for (const width of [390, 1280, 1920]) {
       await page.setViewportSize({ width, height: 900 });
       await page.locator('.code-editor').screenshot({ path: out(`editor-errors-browser-${width}-${lang}`) });

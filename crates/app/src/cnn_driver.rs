@@ -6,20 +6,22 @@
 //!
 //! - The GPU side submits steps up to the page's allowance (each one submission; the GPU
 //!   works on them asynchronously) and reads back one thing at a time, never waiting: the
-//!   test split's logits a chunk at a time (no step is sent between chunks, so every chunk
-//!   sees the same network), the training sample's, the parameters (filters, the drawn
-//!   digit), and a chosen test digit's activations at every layer.
+//!   test split's logits a chunk at a time, the training sample's, the parameters (filters,
+//!   the drawn digit), and a chosen test digit's activations at every layer. No step is sent
+//!   while any of these is queued, so all of them see one network: "look inside" shows them
+//!   together as one `page_models::cnn::snapshot::Snapshot`.
 //! - The CPU side takes steps for [`SLICE_MS`] of each tick (at least one). Its rate counts
 //!   only the time spent on its steps: the thread is shared with the page and the GPU's
 //!   submissions, and a rate over wall time would charge it for their work.
-//! - Each side is evaluated every `EVAL_EVERY_MS` while training, and once more when its step
-//!   count changed while paused (after Pause, Step), so the curves end where training did.
+//! - Each side is evaluated every `EVAL_EVERY_MS` while training (the GPU: that long after its
+//!   last evaluation's readbacks ended), and once more when its step count changed while
+//!   paused (after Pause, Step), so the curves end where training did.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
 
 use cnn::data::Samples;
-use cnn::net::{Hyper, LayerView, Net};
+use cnn::net::{Hyper, Net};
 use cnn::tuned::TunedTrainer;
 use cnn::Spec;
 use cpu_kernels::gemm::Gemm;
@@ -28,16 +30,8 @@ use gpu_runtime::{now_ms, Gpu, GpuError};
 use page_models::cnn::board::{Action, CnnPage, Split};
 use page_models::cnn::evals::{due, evaluation, images, score, EvalData, Gathering};
 use page_models::cnn::inspect::layers_from_acts;
+use page_models::cnn::snapshot::{add_layers, Pending, Snapshot};
 use page_models::train::run::{GpuSteps, Side, SLICE_MS};
-
-/// One side's latest test evaluation: what the confusion matrix and the mistakes show.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Look {
-    pub side: Side,
-    pub step: u64,
-    pub logits: Vec<f32>,
-    pub predicted: Vec<u32>,
-}
 
 /// A readback the GPU side waits for.
 #[derive(Clone, Debug, PartialEq)]
@@ -92,16 +86,17 @@ pub struct Driver {
     gpu_evals: Evals,
     /// The GPU network's parameters after `.0` steps (the last readback).
     pub gpu_params: Option<(u64, Vec<f32>)>,
-    /// The test image whose layers the page shows, and the GPU's last reading of them.
+    /// The test image whose layers the page shows.
     pub inspect: Option<usize>,
-    pub gpu_layers: Option<(usize, u64, Vec<LayerView>)>,
+    /// The GPU's readbacks of the step being gathered.
+    pending: Pending,
     pub cpu: TunedTrainer,
     /// Milliseconds the CPU spent on its steps: its rate's clock.
     cpu_busy_ms: f64,
     cpu_gathering: Option<Gathering>,
     cpu_evals: Evals,
-    /// The latest test evaluation (the GPU's when it has one, else the CPU's).
-    pub look: Option<Look>,
+    /// What "look inside" shows: one network (the GPU's when it has one, else the CPU's).
+    pub inside: Option<Snapshot>,
     /// Step presses seen, and those each side has still to take (a side busy evaluating
     /// takes its step after).
     step_presses: u64,
@@ -153,12 +148,12 @@ impl Driver {
             gpu_params: None,
             // The first test digit is shown until the learner picks another.
             inspect: Some(0),
-            gpu_layers: None,
+            pending: Pending::default(),
             cpu,
             cpu_busy_ms: 0.0,
             cpu_gathering: None,
             cpu_evals: Evals::default(),
-            look: None,
+            inside: None,
             step_presses: page.step_presses,
             gpu_presses: 0,
             cpu_presses: 0,
@@ -224,13 +219,20 @@ impl Driver {
         }
     }
 
-    /// Shows test image `index`'s layers (the GPU's reading is asked for at once).
+    /// Shows test image `index`'s layers: in the network "look inside" shows now (through
+    /// its parameters), and from the GPU's own reading at the next snapshot.
     pub fn set_inspect(&mut self, index: usize) {
         if index >= self.data.test.len() {
             return;
         }
         self.inspect = Some(index);
-        if !self.jobs.iter().any(|j| matches!(j, Job::Inspect(_))) {
+        // Still at the snapshot's step (paused): the GPU reads this image's maps back from
+        // that same network.
+        let same = match (&self.gpu, &self.inside) {
+            (Some(s), Some(snap)) => snap.side == Side::Gpu && s.steps_submitted() == snap.step,
+            _ => false,
+        };
+        if same && !self.jobs.iter().any(|j| matches!(j, Job::Inspect(_))) {
             self.jobs.push_back(Job::Inspect(index));
         }
     }
@@ -265,9 +267,10 @@ impl Driver {
         }
     }
 
-    /// Whether a multi-chunk evaluation is part-way: no step may be sent until it is done.
+    /// Whether readbacks of one step are queued: no step may be sent until they are done,
+    /// so the evaluation, the parameters and the activations all see the same network.
     fn gathering(&self) -> bool {
-        matches!(self.jobs.front(), Some(Job::Eval(g)) if g.done > 0 || self.requested)
+        !self.jobs.is_empty()
     }
 
     /// One tick at `now` for the page as it is.
@@ -367,8 +370,14 @@ impl Driver {
                 self.jobs.push_back(Job::Inspect(i));
             }
         }
+        let reading = !self.jobs.is_empty();
         if let Err(e) = self.gpu_readback(out, changed) {
             self.fail(e, out);
+        } else if reading && self.jobs.is_empty() {
+            // No step is sent while an evaluation's readbacks are queued: the next one is due
+            // an interval after this one ended, so a slow adapter (a software one, where an
+            // evaluation takes about as long as the interval) still trains between them.
+            self.gpu_evals.last_ms = Some(now_ms());
         }
     }
 
@@ -405,10 +414,13 @@ impl Driver {
                 let samples = self.data.samples(g.split);
                 if g.complete(samples) {
                     let g = std::mem::replace(g, Gathering::new(g.split, g.step));
+                    let step = g.step;
                     let (action, look) = completed(self.network, &self.net, samples, Side::Gpu, g);
                     out.push(action);
-                    if let Some(look) = look {
-                        self.look = Some(look);
+                    if let Some((logits, predicted)) = look {
+                        if let Some(snapshot) = self.pending.eval(step, logits, predicted) {
+                            self.inside = Some(snapshot);
+                        }
                         *changed = true;
                     }
                     self.jobs.pop_front();
@@ -419,9 +431,12 @@ impl Driver {
                     return Ok(());
                 };
                 self.requested = false;
-                self.gpu_params = Some((r.step, r.params));
+                self.gpu_params = Some((r.step, r.params.clone()));
                 *changed = true;
                 self.jobs.pop_front();
+                if let Some(snapshot) = self.pending.params(r.step, r.params) {
+                    self.inside = Some(snapshot);
+                }
             }
             Job::Inspect(i) => {
                 let i = *i;
@@ -431,16 +446,10 @@ impl Driver {
                 self.requested = false;
                 let layout = self.net.act_layout(cnn::net::EVAL_CHUNK);
                 if let Some(layers) = layers_from_acts(&self.net, &layout, &r.acts, 0) {
-                    self.gpu_layers = Some((i, s.steps_submitted(), layers));
+                    add_layers(&mut self.inside, s.steps_submitted(), i, layers);
                     *changed = true;
                 }
                 self.jobs.pop_front();
-                // Another digit was picked while this one was on its way.
-                if self.inspect != Some(i)
-                    && !self.jobs.iter().any(|j| matches!(j, Job::Inspect(_)))
-                {
-                    self.jobs.push_back(Job::Inspect(0));
-                }
             }
         }
         Ok(())
@@ -462,9 +471,17 @@ impl Driver {
                 let (split, step) = (g.split, g.step);
                 let (action, look) = completed(self.network, &self.net, samples, Side::Cpu, g);
                 out.push(action);
-                // The CPU's test evaluation is what "look inside" shows only without a GPU.
-                if let Some(look) = look.filter(|_| self.gpu.is_none()) {
-                    self.look = Some(look);
+                // The CPU's test evaluation is what "look inside" shows only without a GPU;
+                // the CPU's network does not move while it is evaluated.
+                if let Some((logits, predicted)) = look.filter(|_| self.gpu.is_none()) {
+                    self.inside = Some(Snapshot {
+                        side: Side::Cpu,
+                        step,
+                        params: self.cpu.params.clone(),
+                        logits,
+                        predicted,
+                        layers: None,
+                    });
                     *changed = true;
                 }
                 if split == Split::Test {
@@ -506,6 +523,9 @@ impl Driver {
     }
 }
 
+/// A test evaluation's logits and each image's predicted class.
+type TestLook = (Vec<f32>, Vec<u32>);
+
 /// A side's evaluation of one split, gathered: its score for the page, and for the test
 /// split what "look inside" shows (its logits and classes).
 fn completed(
@@ -514,7 +534,7 @@ fn completed(
     samples: &Samples,
     side: Side,
     g: Gathering,
-) -> (Action, Option<Look>) {
+) -> (Action, Option<TestLook>) {
     let e = evaluation(&g.logits, &samples.y, net.classes);
     let action = Action::Evaluated {
         network,
@@ -523,11 +543,6 @@ fn completed(
         split: g.split,
         score: score(&e),
     };
-    let look = (g.split == Split::Test).then_some(Look {
-        side,
-        step: g.step,
-        logits: g.logits,
-        predicted: e.predicted,
-    });
+    let look = (g.split == Split::Test).then_some((g.logits, e.predicted));
     (action, look)
 }

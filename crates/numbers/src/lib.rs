@@ -106,9 +106,11 @@ pub fn ms(x: f64) -> String {
     }
 }
 
-/// Throughputs (steps/s, GFLOP/s, GB/s) as a bare number: "51300", "2.35", "0.00123".
+/// Throughputs (steps/s, GFLOP/s, GB/s) as a bare number: "51,300", "2.35", "0.00123"
+/// (separators as every other count of thousands on the site: 51300 steps/s beside
+/// "9,569 steps" read as two kinds of number).
 pub fn rate(x: f64) -> String {
-    ms(x)
+    number(x)
 }
 
 /// A percentage of a fraction (0.4321 → "43.2"): three significant digits, whole from 100.
@@ -277,11 +279,21 @@ mod tests {
         assert_eq!(ms(21.0), "21.0");
         assert_eq!(ms(148.2), "148");
         assert_eq!(ms(1234.0), "1234");
-        assert_eq!(rate(51300.0), "51300");
         assert_eq!(rate(2.345), "2.35");
         assert_eq!(rate(0.00123), "0.00123");
         assert_eq!(sci(2.44e-8), "2.4e-8");
         assert_eq!(sci(0.0), "0");
+    }
+
+    #[test]
+    fn rates_from_a_thousand_up_have_separators() {
+        assert_eq!(rate(51300.0), "51,300");
+        assert_eq!(rate(1_234_567.4), "1,234,567");
+        assert_eq!(rate(999.4), "999");
+        // 999.5 rounds to a thousand: written as one, with its separator.
+        assert_eq!(rate(999.5), "1,000");
+        assert_eq!(rate(-51300.0), "-51,300");
+        assert_eq!(rate(f64::NAN), "–");
     }
 
     #[test]

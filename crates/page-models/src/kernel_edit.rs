@@ -1,6 +1,7 @@
 //! The editor page's logic, without DOM or GPU: share links (the source deflated and
-//! base64url-encoded into the URL, with a limit), local-storage draft keys, and the
-//! explanation of a wrong matmul result (which elements differ, expected and got).
+//! base64url-encoded into the URL, with a limit), local-storage draft keys, the explanation
+//! of a wrong matmul result (which elements differ, expected and got), and where the page
+//! opens ([`land_on_editor`]).
 
 use cpu_kernels::matmul::{MatmulSize, Reference};
 use cpu_kernels::verify::{compare, Precision};
@@ -198,21 +199,28 @@ pub fn listed(naga: &[LintError], browser: &[PlacedMessage]) -> Vec<Listed> {
             message: e.message.clone(),
             from: ListedFrom::Naga,
         })
-        .chain(
-            browser
-                .iter()
-                .filter(|m| m.line > 0 && !m.note)
-                .map(|m| Listed {
-                    line: m.line,
-                    column: m.column,
-                    message: m.message.clone(),
-                    from: ListedFrom::Browser { warning: m.warning },
-                }),
-        )
+        .chain(browser.iter().filter(|m| in_list(m)).map(|m| Listed {
+            line: m.line,
+            column: m.column,
+            message: m.message.clone(),
+            from: ListedFrom::Browser { warning: m.warning },
+        }))
         .collect();
     // A stable sort: naga's entries stay before the browser's at the same place.
     out.sort_by_key(|l| (l.line, l.column));
     out
+}
+
+/// Whether the editor's error list ([`listed`]) shows this message of the browser's compiler.
+fn in_list(m: &PlacedMessage) -> bool {
+    m.line > 0 && !m.note
+}
+
+/// The browser compiler's messages the editor's error list does not show (notes, messages
+/// without a place): the only ones the run's own message list repeats, so no message is shown
+/// twice.
+pub fn unlisted(browser: &[PlacedMessage]) -> Vec<PlacedMessage> {
+    browser.iter().filter(|m| !in_list(m)).cloned().collect()
 }
 
 /// A message of the browser's WGSL compiler that names a place: `:line:column error: text`
@@ -315,8 +323,37 @@ pub fn placed_messages(text: &str) -> Vec<PlacedMessage> {
         .collect()
 }
 
+/// Where the editor's heading ("Editing …") may start, as a share of the viewport's height,
+/// for the page to open at its top: below this the kernel would start out of view.
+pub const EDITOR_IN_VIEW: f64 = 0.4;
+
+/// Whether the editor page, just opened, scrolls its heading to the top: when the heading
+/// starts below [`EDITOR_IN_VIEW`] of the viewport (on a phone the intro and about 60 stage
+/// links come first) or above it (the scroll of the page before), the learner lands on the
+/// kernel they asked to edit rather than on the list of the others.
+pub fn land_on_editor(heading_top: f64, viewport_height: f64) -> bool {
+    viewport_height > 0.0 && (heading_top < 0.0 || heading_top > EDITOR_IN_VIEW * viewport_height)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_page_scrolls_to_the_editor_only_when_it_starts_out_of_the_way() {
+        // A phone, 844 px high: the heading 2,400 px down (after the stage links) is scrolled
+        // to; one 300 px down (a laptop, the links in a few rows) is left where it is.
+        assert!(land_on_editor(2_400.0, 844.0));
+        assert!(!land_on_editor(300.0, 844.0));
+        // The bound itself: 40 % of the height.
+        assert!(!land_on_editor(400.0, 1_000.0));
+        assert!(land_on_editor(400.5, 1_000.0));
+        // Above the viewport (the last page's scroll kept): brought back.
+        assert!(land_on_editor(-1.0, 844.0));
+        assert!(!land_on_editor(0.0, 844.0));
+        // No viewport measured (0 or NaN): nothing moves.
+        assert!(!land_on_editor(2_400.0, 0.0));
+        assert!(!land_on_editor(f64::NAN, 844.0));
+    }
+
     #[test]
     fn a_uniformity_error_gets_its_hint_and_a_warning_does_not() {
         let m = |message: &str, warning| PlacedMessage {
@@ -374,6 +411,11 @@ mod tests {
             ]
         );
         assert!(listed(&[], &[]).is_empty());
+        // The rest, and only the rest, is left for the run's message list: each message is
+        // shown once.
+        let rest: Vec<String> = unlisted(&browser).into_iter().map(|m| m.message).collect();
+        assert_eq!(rest, ["explains it", "nowhere"]);
+        assert_eq!(l.len() + rest.len(), browser.len() + naga.len());
     }
 
     use super::*;

@@ -403,10 +403,28 @@ fn group_key(f: Family) -> &'static str {
     }
 }
 
+/// Opens the page on the editor (`#editor-editing` scrolled to the top) when the intro and
+/// the stage links would push it out of view (`page_models::kernel_edit::land_on_editor`).
+#[hook]
+fn use_land_on_editor() {
+    use_effect_with((), |_| {
+        let window = gloo::utils::window();
+        let height = window.inner_height().ok().and_then(|h| h.as_f64());
+        let heading = gloo::utils::document().get_element_by_id("editor-editing");
+        if let (Some(h), Some(height)) = (heading, height) {
+            if page_models::kernel_edit::land_on_editor(h.get_bounding_client_rect().top(), height)
+            {
+                h.scroll_into_view();
+            }
+        }
+    });
+}
+
 #[function_component]
 pub fn KernelEditor() -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
+    use_land_on_editor();
     let targets = Target::all();
     let requested = ctx
         .as_ref()
@@ -554,11 +572,11 @@ pub fn KernelEditor() -> Html {
             { for unknown }
             { for shared_error }
             { stage_nav(&ctx, &targets, target) }
-            <h2>{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
+            <h2 id="editor-editing">{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
             { for context }
-            { for explained }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}
                 on_change={on_change} on_errors={on_errors} external={state.external.clone()} />
+            { for explained }
             if is_matmul {
                 <EditorSizes />
             }
@@ -739,16 +757,22 @@ fn share_view(ctx: &Ctx, share: &Option<Result<String, ShareError>>) -> Html {
     }
 }
 
-/// The browser's own compiler messages from the last run, each with its place.
+/// The browser's own compiler messages from the last run that the editor's error list does
+/// not show (`page_models::kernel_edit::unlisted`: notes, messages without a place; the
+/// others are listed there once, with their place), and the hint for all of them.
 pub(super) fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
-    if list.is_empty() {
+    let rest = page_models::kernel_edit::unlisted(list);
+    let hint = page_models::kernel_edit::compiler_hint(list);
+    if rest.is_empty() && hint.is_none() {
         return html! {};
     }
     html! {
         <div class="browser-messages" role="status">
-            <p>{ ctx.tf("editor.browser.heading", &[("n", &list.len().to_string())]) }</p>
+            if !rest.is_empty() {
+                <p>{ ctx.tf("editor.browser.heading", &[("n", &rest.len().to_string())]) }</p>
+            }
             <ul>
-                { for list.iter().map(|m| {
+                { for rest.iter().map(|m| {
                     let kind = if m.note {
                         ctx.t("editor.browser.note")
                     } else if m.warning {
@@ -769,7 +793,7 @@ pub(super) fn browser_messages_view(ctx: &Ctx, list: &[PlacedMessage]) -> Html {
                     }
                 }) }
             </ul>
-            { for page_models::kernel_edit::compiler_hint(list).map(|h| html! {
+            { for hint.map(|h| html! {
                 <p class="hint" data-hint={format!("{h:?}")}>{ ctx.t(h.key()) }</p>
             }) }
         </div>

@@ -40,15 +40,23 @@ fn link(ctx: &Ctx, route: Route) -> String {
     format!("#{}?lang={}", route.to_path(), ctx.lang.code())
 }
 
+/// The landing: the three strongest experiences (the matmul ladder, the race, the CNN) as
+/// the first things under the introduction, so a phone shows all three without scrolling;
+/// then every area as a card, those three first.
 fn home(ctx: &Ctx) -> Html {
+    let starts = [
+        (Route::Kernels, "home.go.ladder", "button primary"),
+        (Route::Race, "home.go.race", "button"),
+        (Route::Cnn, "home.go.cnn", "button"),
+    ];
     let cards = [
-        (Route::Learn, "nav.learn", "home.card.learn"),
         (Route::Kernels, "nav.kernels", "home.card.kernels"),
-        (Route::Visualiser, "nav.visualiser", "home.card.visualiser"),
         (Route::Race, "nav.race", "home.card.race"),
+        (Route::Cnn, "nav.cnn", "home.card.cnn"),
+        (Route::Learn, "nav.learn", "home.card.learn"),
+        (Route::Visualiser, "nav.visualiser", "home.card.visualiser"),
         (Route::Train, "nav.train", "home.card.train"),
         (Route::Conv, "nav.conv", "home.card.conv"),
-        (Route::Cnn, "nav.cnn", "home.card.cnn"),
         (Route::Puzzles, "nav.puzzles", "home.card.puzzles"),
     ];
     html! {
@@ -56,7 +64,11 @@ fn home(ctx: &Ctx) -> Html {
             <section class="hero">
                 <h1>{ ctx.t("home.heading") }</h1>
                 <p class="lead">{ ctx.t("home.intro") }</p>
-                <a class="button primary" href={link(ctx, Route::Kernels)}>{ ctx.t("home.start") }</a>
+                <nav class="home-starts" aria-label={ctx.t("home.go")}>
+                    { for starts.iter().map(|(route, label, class)| html! {
+                        <a class={*class} href={link(ctx, route.clone())}>{ ctx.t(label) }</a>
+                    }) }
+                </nav>
             </section>
             <div class="columns">
                 <section class="cards">

@@ -90,27 +90,87 @@ pub fn thin<T: Copy>(curve: &mut Vec<T>) {
     *curve = kept;
 }
 
-/// The chart's extent: the last step both sides' curves reach (so they compare; the faster
-/// side's later points are left out), or the one side's, at least 1; and the largest finite
-/// loss up to it (0 with none).
-pub fn extent(c: &Curves) -> (u64, f32) {
-    let reached = |v: &[Point]| v.last().map(|p| p.step);
-    let max_step = match (reached(&c.gpu), reached(&c.cpu)) {
-        (Some(g), Some(k)) => g.min(k),
-        (g, k) => g.or(k).unwrap_or(1),
+/// What the charts span: every point of both sides' curves on one x axis, from step 0 to the
+/// further side's last step (at least 1), and the largest finite loss on them (0 with none).
+/// A side far ahead (the CPU takes thousands of steps while a software GPU takes a hundred)
+/// shows how far ahead by where the other side's lines stop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    pub max_step: u64,
+    pub max_loss: f32,
+    /// Each side's last evaluated step (None: no point yet).
+    pub gpu_end: Option<u64>,
+    pub cpu_end: Option<u64>,
+}
+
+/// Which side's lines go further, and by how many steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lead {
+    /// Both end at the same step (or neither has a point).
+    Even,
+    /// Only this side has points.
+    Alone(Side),
+    /// `side` ends `by` steps past the other side's last step `behind_at`.
+    Ahead { side: Side, by: u64, behind_at: u64 },
+}
+
+impl Lead {
+    /// Its translation key (with `{ahead}`, `{behind}`, `{by}` for `Ahead`); None for `Even`.
+    pub fn key(self) -> Option<&'static str> {
+        match self {
+            Lead::Even => None,
+            Lead::Alone(Side::Cpu) => Some("cnn.chart.cpu_alone"),
+            Lead::Alone(Side::Gpu) => Some("cnn.chart.gpu_alone"),
+            Lead::Ahead {
+                side: Side::Cpu, ..
+            } => Some("cnn.chart.cpu_ahead"),
+            Lead::Ahead {
+                side: Side::Gpu, ..
+            } => Some("cnn.chart.gpu_ahead"),
+        }
     }
-    .max(1);
+}
+
+impl Span {
+    pub fn lead(&self) -> Lead {
+        match (self.gpu_end, self.cpu_end) {
+            (Some(g), Some(c)) if c > g => Lead::Ahead {
+                side: Side::Cpu,
+                by: c - g,
+                behind_at: g,
+            },
+            (Some(g), Some(c)) if g > c => Lead::Ahead {
+                side: Side::Gpu,
+                by: g - c,
+                behind_at: c,
+            },
+            (Some(_), None) => Lead::Alone(Side::Gpu),
+            (None, Some(_)) => Lead::Alone(Side::Cpu),
+            _ => Lead::Even,
+        }
+    }
+}
+
+/// The charts' [`Span`] over both curves.
+pub fn extent(c: &Curves) -> Span {
+    let reached = |v: &[Point]| v.last().map(|p| p.step);
+    let (gpu_end, cpu_end) = (reached(&c.gpu), reached(&c.cpu));
+    let max_step = gpu_end.max(cpu_end).unwrap_or(1).max(1);
     let max_loss = c
         .gpu
         .iter()
         .chain(&c.cpu)
-        .filter(|p| p.step <= max_step)
         .flat_map(|p| [p.train, p.test])
         .flatten()
         .map(|s| s.loss)
         .filter(|l| l.is_finite())
         .fold(0.0f32, f32::max);
-    (max_step, max_loss)
+    Span {
+        max_step,
+        max_loss,
+        gpu_end,
+        cpu_end,
+    }
 }
 
 /// How many test scores at chance, over how many steps, make a stall ([`Curves::stalled`]).
@@ -1331,16 +1391,49 @@ mod tests {
     }
 
     #[test]
-    fn the_chart_spans_the_steps_both_sides_reached() {
+    fn the_chart_spans_both_sides_curves_and_says_which_is_ahead() {
         let mut c = Curves::default();
-        assert_eq!(extent(&c), (1, 0.0));
+        let e = extent(&c);
+        assert_eq!((e.max_step, e.max_loss, e.lead()), (1, 0.0, Lead::Even));
         push_point(&mut c.cpu, 0, Split::Test, score(2.3, 0.1));
         push_point(&mut c.cpu, 40, Split::Train, score(0.9, 0.7));
-        assert_eq!(extent(&c), (40, 2.3), "the CPU alone");
+        let e = extent(&c);
+        assert_eq!((e.max_step, e.max_loss), (40, 2.3), "the CPU alone");
+        assert_eq!(e.lead(), Lead::Alone(Side::Cpu));
+        assert_eq!(e.lead().key(), Some("cnn.chart.cpu_alone"));
         push_point(&mut c.gpu, 0, Split::Test, score(2.4, 0.1));
         push_point(&mut c.gpu, 30, Split::Test, score(f32::INFINITY, 0.1));
-        // Both reach 30: the CPU's step 40 is left out, and the infinite loss too.
-        assert_eq!(extent(&c), (30, 2.4));
+        // The CPU's step 40 stays on the chart, 10 steps past the GPU's 30; the infinite
+        // loss is left out of the scale.
+        let e = extent(&c);
+        assert_eq!((e.max_step, e.max_loss), (40, 2.4));
+        assert_eq!((e.gpu_end, e.cpu_end), (Some(30), Some(40)));
+        assert_eq!(
+            e.lead(),
+            Lead::Ahead {
+                side: Side::Cpu,
+                by: 10,
+                behind_at: 30
+            }
+        );
+        // A loss only past the GPU's last step still sets the scale.
+        push_point(&mut c.cpu, 9_569, Split::Test, score(3.1, 0.9));
+        assert_eq!(extent(&c).max_loss, 3.1);
+        push_point(&mut c.gpu, 10_000, Split::Test, score(0.5, 0.9));
+        let e = extent(&c);
+        assert_eq!(e.max_step, 10_000);
+        assert_eq!(
+            e.lead(),
+            Lead::Ahead {
+                side: Side::Gpu,
+                by: 431,
+                behind_at: 9_569
+            }
+        );
+        assert_eq!(e.lead().key(), Some("cnn.chart.gpu_ahead"));
+        push_point(&mut c.cpu, 10_000, Split::Test, score(0.5, 0.9));
+        assert_eq!(extent(&c).lead(), Lead::Even);
+        assert_eq!(Lead::Even.key(), None);
     }
 
     #[test]

@@ -11,6 +11,8 @@
 //!   evaluation gathered a chunk at a time.
 //! - `inspect`: the confusion matrix, the digits it gets wrong, first-layer filters and
 //!   feature maps as grey images, and a drawn digit prepared like MNIST's.
+//! - `snapshot`: one network for all of "look inside", gathered from the GPU's readbacks of
+//!   one step.
 //! - `kernels`: every kernel of a step in step order, with its layer and phase, the keys of
 //!   what it computes and of its threads' index mapping, and its editor link.
 
@@ -19,6 +21,7 @@ pub mod evals;
 pub mod inspect;
 pub mod kernels;
 pub mod settings;
+pub mod snapshot;
 
 /// Every translation key this module's models can hand the component (the `cnn.err.*` keys
 /// of the settings parser are `cnn::SpecError::key`'s): the page's locale file must hold each.
@@ -32,6 +35,10 @@ pub const TEXT_KEYS: &[&str] = &[
     "cnn.caveat.one_core",
     "cnn.caveat.small_batch",
     "cnn.caveat.software",
+    "cnn.chart.cpu_ahead",
+    "cnn.chart.cpu_alone",
+    "cnn.chart.gpu_ahead",
+    "cnn.chart.gpu_alone",
     "cnn.claim.faster",
     "cnn.claim.not_faster",
     "cnn.claim.reproduced",
@@ -54,10 +61,11 @@ pub const TEXT_KEYS: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
-    use super::board::{caveats, verdict, Claim, Verdict};
+    use super::board::{caveats, verdict, Claim, Lead, Verdict};
     use super::inspect::DrawError;
     use super::settings::{structural_changes, LimitError, BUFFER_KEYS};
     use super::TEXT_KEYS;
+    use crate::train::run::Side;
     use ::cnn::net::Optimiser;
     use ::cnn::Spec;
 
@@ -81,6 +89,15 @@ mod tests {
             produced.push(c.key());
         }
         produced.push(verdict(false, None, None).key());
+        for side in [Side::Gpu, Side::Cpu] {
+            produced.extend(Lead::Alone(side).key());
+            let ahead = Lead::Ahead {
+                side,
+                by: 1,
+                behind_at: 0,
+            };
+            produced.extend(ahead.key());
+        }
         produced.push(
             Verdict::Measuring {
                 gpu: true,

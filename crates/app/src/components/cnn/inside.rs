@@ -1,11 +1,13 @@
-//! "Look inside": the first layer's filters, a test digit's maps at every layer (from the
-//! GPU's readback of its activations, or the CPU trainer's network without a GPU), the
-//! confusion matrix of the latest test evaluation and the digits it gets wrong.
+//! "Look inside": the first layer's filters, a test digit's maps at every layer, the
+//! confusion matrix of the latest test evaluation and the digits it gets wrong, all of one
+//! network (`page_models::cnn::snapshot`: the GPU's as read back at one step, or the CPU
+//! trainer's without a GPU), labelled once with its step.
 
 use yew::prelude::*;
 
 use cnn::net::{LayerKind, LayerView};
-use page_models::cnn::inspect::{classify, feature_maps, first_filters, grey, mistakes, Confusion};
+use page_models::cnn::inspect::{feature_maps, first_filters, grey, mistakes, Confusion};
+use page_models::cnn::snapshot::{MapsFrom, Snapshot};
 use page_models::train::run::Side;
 
 use super::grey::GreyImage;
@@ -36,39 +38,46 @@ pub fn view(
             redraw.force_update();
         })
     };
+    let snap = d.inside.as_ref();
     html! {
         <section class="cnn-inside" aria-labelledby="cnn-inside-h">
             <h2 id="cnn-inside-h">{ ctx.t("cnn.inside") }</h2>
-            { filters(ctx, d) }
-            { layers(ctx, d) }
-            { confusion(ctx, d) }
-            { wrong(ctx, d, &pick) }
+            { step_label(ctx, snap) }
+            { filters(ctx, d, snap) }
+            { layers(ctx, d, snap) }
+            { confusion(ctx, d, snap) }
+            { wrong(ctx, d, snap, &pick) }
         </section>
     }
 }
 
-fn side_note(ctx: &Ctx, side: Side, step: u64) -> String {
-    ctx.tf(
-        if side == Side::Gpu {
-            "cnn.from.gpu"
-        } else {
-            "cnn.from.cpu"
-        },
-        &[("step", &numbers::count(step))],
-    )
+/// The one label of every panel below: whose network, after how many steps.
+fn step_label(ctx: &Ctx, snap: Option<&Snapshot>) -> Html {
+    let Some(s) = snap else {
+        return html! { <p id="cnn-inside-step" class="train-note">{ ctx.t("cnn.confusion.none") }</p> };
+    };
+    let key = match s.side {
+        Side::Gpu => "cnn.inside.step.gpu",
+        Side::Cpu => "cnn.inside.step.cpu",
+    };
+    html! {
+        <p id="cnn-inside-step" class="train-note" data-step={s.step.to_string()} data-side={s.side.code()}>
+            { ctx.tf(key, &[("step", &numbers::count(s.step))]) }
+        </p>
+    }
 }
 
-fn filters(ctx: &Ctx, d: &Driver) -> Html {
-    let (side, params) = d.params();
-    let step = match side {
-        Side::Gpu => d.gpu_params.as_ref().map_or(0, |p| p.0),
-        Side::Cpu => d.cpu.step,
-    };
-    let images = first_filters(&d.net, params);
+/// `data-step` of a panel: the snapshot's step, none without one.
+fn step_of(snap: Option<&Snapshot>) -> Option<String> {
+    snap.map(|s| s.step.to_string())
+}
+
+fn filters(ctx: &Ctx, d: &Driver, snap: Option<&Snapshot>) -> Html {
+    let images = snap.map_or_else(Vec::new, |s| first_filters(&d.net, &s.params));
     html! {
-        <div id="cnn-filters" class="cnn-panel" data-count={images.len().to_string()}>
+        <div id="cnn-filters" class="cnn-panel" data-count={images.len().to_string()} data-step={step_of(snap)}>
             <h3>{ ctx.t("cnn.filters") }</h3>
-            <p class="hint">{ ctx.t("cnn.filters.hint") }{ " " }{ side_note(ctx, side, step) }</p>
+            <p class="hint">{ ctx.t("cnn.filters.hint") }</p>
             <div class="cnn-maps">
                 { for images.into_iter().enumerate().map(|(i, g)| html! {
                     <GreyImage grey={g} class="cnn-filter"
@@ -97,23 +106,21 @@ fn layer_name(ctx: &Ctx, l: &LayerView) -> String {
     )
 }
 
-/// The chosen test digit's way through the network.
-fn layers(ctx: &Ctx, d: &Driver) -> Html {
+/// The chosen test digit's way through the snapshot's network.
+fn layers(ctx: &Ctx, d: &Driver, snap: Option<&Snapshot>) -> Html {
     let index = d.inspect.unwrap_or(0);
-    let (views, note): (Vec<LayerView>, String) = match &d.gpu_layers {
-        Some((i, step, l)) if *i == index => (l.clone(), side_note(ctx, Side::Gpu, *step)),
-        _ if d.gpu.is_some() => (Vec::new(), ctx.t("cnn.layers.waiting").to_string()),
-        _ => {
-            let image = page_models::cnn::evals::images(&d.data.test, index..index + 1).to_vec();
-            match classify(&d.net, &d.cpu.params, Ok(image)) {
-                Ok(ins) => (ins.layers, side_note(ctx, Side::Cpu, d.cpu.step)),
-                Err(_) => (Vec::new(), String::new()),
-            }
-        }
+    let image = page_models::cnn::evals::images(&d.data.test, index..index + 1);
+    let (views, from) = snap
+        .and_then(|s| s.layers_of(&d.net, index, image))
+        .map_or((Vec::new(), None), |(v, f)| (v, Some(f)));
+    let note = match (snap.map(|s| s.side), from) {
+        (Some(Side::Gpu), Some(MapsFrom::Twin)) => ctx.t("cnn.layers.twin"),
+        _ => "",
     };
     let truth = d.data.test.y.get(index).copied().unwrap_or(0);
     html! {
-        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-label={truth.to_string()} data-layers={views.len().to_string()}>
+        <div id="cnn-layers" class="cnn-panel" data-index={index.to_string()} data-label={truth.to_string()}
+            data-layers={views.len().to_string()} data-step={step_of(snap)}>
             <h3>{ ctx.tf("cnn.layers", &[("n", &(index + 1).to_string()), ("label", &truth.to_string())]) }</h3>
             <p class="hint">{ ctx.t("cnn.layers.hint") }{ " " }{ note }</p>
             { layer_maps(ctx, &views) }
@@ -143,8 +150,8 @@ pub fn layer_maps(ctx: &Ctx, views: &[LayerView]) -> Html {
     }
 }
 
-fn confusion(ctx: &Ctx, d: &Driver) -> Html {
-    let Some(look) = &d.look else {
+fn confusion(ctx: &Ctx, d: &Driver, snap: Option<&Snapshot>) -> Html {
+    let Some(look) = snap else {
         return html! { <div id="cnn-confusion" class="cnn-panel"><h3>{ ctx.t("cnn.confusion") }</h3><p>{ ctx.t("cnn.confusion.none") }</p></div> };
     };
     let c = Confusion::new(&look.predicted, &d.data.test.y, d.net.classes);
@@ -152,7 +159,7 @@ fn confusion(ctx: &Ctx, d: &Driver) -> Html {
     html! {
         <div id="cnn-confusion" class="cnn-panel" data-step={look.step.to_string()}>
             <h3>{ ctx.t("cnn.confusion") }</h3>
-            <p class="hint">{ ctx.t("cnn.confusion.hint") }{ " " }{ side_note(ctx, look.side, look.step) }</p>
+            <p class="hint">{ ctx.t("cnn.confusion.hint") }</p>
             <div class="table-scroll">
                 <table class="cnn-confusion">
                     <thead><tr>
@@ -179,8 +186,8 @@ fn confusion(ctx: &Ctx, d: &Driver) -> Html {
     }
 }
 
-fn wrong(ctx: &Ctx, d: &Driver, pick: &Callback<usize>) -> Html {
-    let Some(look) = &d.look else { return html! {} };
+fn wrong(ctx: &Ctx, d: &Driver, snap: Option<&Snapshot>, pick: &Callback<usize>) -> Html {
+    let Some(look) = snap else { return html! {} };
     let list = mistakes(&look.logits, &d.data.test.y, d.net.classes, MAX_MISTAKES);
     let side = d.data.test.side;
     html! {

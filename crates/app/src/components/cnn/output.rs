@@ -7,7 +7,7 @@ use std::rc::Rc;
 use yew::prelude::*;
 
 use cnn::SpecError;
-use page_models::cnn::board::{caveats, extent, CnnPage, Point, Score, Verdict};
+use page_models::cnn::board::{caveats, extent, CnnPage, Lead, Point, Score, Verdict};
 use page_models::cnn::settings::LimitError;
 use page_models::diagram::drawn_width;
 use page_models::train::picture::{nice_ceiling, Frame};
@@ -223,6 +223,7 @@ pub fn Progress(p: &ProgressProps) -> Html {
                 { for caveats(&page.spec, page.software_adapter).into_iter().map(|k| html! { <li>{ ctx.t(k) }</li> }) }
             </ul>
             { latest.map(|t| html! { <p id="cnn-latest">{ t }</p> }) }
+            { lead_note(&ctx, page) }
             { curve(&ctx, page, Metric::Loss, (&loss_ref, loss_w)) }
             { curve(&ctx, page, Metric::Accuracy, (&acc_ref, acc_w)) }
         </section>
@@ -235,7 +236,30 @@ enum Metric {
     Accuracy,
 }
 
-/// One chart: train and test of both sides over the steps both have reached.
+/// How far one side's lines go past the other's, said once above both charts.
+fn lead_note(ctx: &Ctx, page: &CnnPage) -> Html {
+    let span = extent(&page.curves);
+    let lead = span.lead();
+    let Some(key) = lead.key() else {
+        return html! {};
+    };
+    let (by, behind) = match lead {
+        Lead::Ahead { by, behind_at, .. } => (by, behind_at),
+        _ => (0, 0),
+    };
+    let text = ctx.tf(
+        key,
+        &[
+            ("ahead", &numbers::count(span.max_step)),
+            ("by", &numbers::count(by)),
+            ("behind", &numbers::count(behind)),
+        ],
+    );
+    html! { <p id="cnn-chart-lead" class="hint" data-by={by.to_string()}>{ text }</p> }
+}
+
+/// One chart: train and test of both sides on one x axis up to the further side's step; a
+/// dashed line marks where the side behind stops.
 fn curve(
     ctx: &Ctx,
     page: &CnnPage,
@@ -243,7 +267,8 @@ fn curve(
     (svg_ref, svg_w): (&NodeRef, Option<f64>),
 ) -> Html {
     let w = drawn_width(svg_w, 320.0, 200.0);
-    let (max_step, max_loss) = extent(&page.curves);
+    let span = extent(&page.curves);
+    let (max_step, max_loss) = (span.max_step, span.max_loss);
     let top = match metric {
         Metric::Loss => nice_ceiling(f64::from(max_loss)),
         Metric::Accuracy => 1.0,
@@ -263,7 +288,7 @@ fn curve(
         Metric::Accuracy => f64::from(s.accuracy),
     };
     let line = |c: &[Point], test: bool| {
-        f.path(c.iter().filter(|p| p.step <= max_step).filter_map(|p| {
+        f.path(c.iter().filter_map(|p| {
             let s = if test { p.test } else { p.train }?;
             Some((p.step as f64, value(s)))
         }))
@@ -287,10 +312,15 @@ fn curve(
         ),
     };
     let c = &page.curves;
+    let behind = match span.lead() {
+        Lead::Ahead { behind_at, .. } => Some(f.x(behind_at as f64)),
+        _ => None,
+    };
     // The title and the key come first, so on a phone a chart's title sits above its own
     // chart, never under the one before; the x axis is named under it.
     html! {
-        <figure class="train-loss cnn-chart" id={id}>
+        <figure class="train-loss cnn-chart" id={id} data-max-step={max_step.to_string()}
+            data-gpu-end={span.gpu_end.map(|s| s.to_string())} data-cpu-end={span.cpu_end.map(|s| s.to_string())}>
             <figcaption>
                 <strong class="cnn-chart-title">{ ctx.t(label) }</strong>{ " " }
                 <span class="key gpu-train">{ ctx.t("cnn.curve.gpu_train") }</span>
@@ -305,6 +335,9 @@ fn curve(
                 <text x="36" y="128" text-anchor="end">{ zero_text }</text>
                 <text class="cnn-axis-name" x={(40.0 + (w - 48.0) / 2.0).to_string()} y="144" text-anchor="middle">{ ctx.t("cnn.chart.steps") }</text>
                 <text x={(w - 8.0).to_string()} y="144" text-anchor="end">{ numbers::count(max_step) }</text>
+                { behind.map(|x| html! {
+                    <line class="cnn-behind" x1={x.to_string()} y1="8" x2={x.to_string()} y2="128" />
+                }) }
                 <polyline class="gpu-train" points={line(&c.gpu, false)} />
                 <polyline class="gpu-test" points={line(&c.gpu, true)} />
                 <polyline class="cpu-train" points={line(&c.cpu, false)} />

@@ -18,6 +18,7 @@ use crate::race_workers::pool;
 use crate::race_workers::worker_api::now_ms;
 use page_models::diagram::text_width;
 use page_models::progress::ProgressClock;
+use page_models::race::doubt::{doubts, Doubt, Runs};
 use page_models::race::params::{crossover, sweep_sizes, Crossover, SEED, SWEEP_MAX, SWEEP_MIN};
 use page_models::race::plot::{self, LogLog};
 
@@ -40,7 +41,8 @@ pub struct SweepProps {
 #[derive(Clone, Debug, PartialEq)]
 enum Cell {
     Pending,
-    Time(f64),
+    /// The fastest and the slowest verified run.
+    Time(f64, f64),
     /// Measured but the result did not verify: not plotted.
     Wrong(f64),
     Skipped,
@@ -274,11 +276,11 @@ fn start_sweep(
                     return;
                 }
                 let cell = match r {
-                    Ok((ms, true)) => {
+                    Ok((ms, slowest, true)) => {
                         last[ci] = Some((n, ms));
-                        Cell::Time(ms)
+                        Cell::Time(ms, slowest)
                     }
-                    Ok((ms, false)) => Cell::Wrong(ms),
+                    Ok((ms, _, false)) => Cell::Wrong(ms),
                     Err(MeasureError::Cancelled) => return,
                     Err(MeasureError::Lost(e)) => {
                         gpu_gone = true;
@@ -310,7 +312,8 @@ fn start_sweep(
 }
 
 /// Small sizes are noisy (timer and message latency): measure up to [`REPEATS`] times while
-/// the total stays under [`REPEAT_BUDGET_MS`] and keep the fastest verified run.
+/// the total stays under [`REPEAT_BUDGET_MS`] and keep the fastest verified run, and the
+/// slowest (their spread is what `page_models::race::doubt` judges).
 async fn best_of(
     c: Contender,
     size: MatmulSize,
@@ -319,28 +322,65 @@ async fn best_of(
     software: bool,
     cancel: &gpu_runtime::CancelToken,
     progress: Rc<dyn Fn(f64)>,
-) -> Result<(f64, bool), MeasureError> {
-    let (mut best, mut spent) = (f64::INFINITY, 0.0);
+) -> Result<(f64, f64, bool), MeasureError> {
+    let (mut best, mut slowest, mut spent) = (f64::INFINITY, 0.0f64, 0.0);
     // Repeats happen only while the point is quick, so the first run's progress is the one
     // worth showing.
     for _ in 0..REPEATS {
         let (ms, ok) = measure_one(c, size, a, b, software, cancel, progress.clone()).await?;
         if !ok {
-            return Ok((ms, false));
+            return Ok((ms, ms, false));
         }
         best = best.min(ms);
+        slowest = slowest.max(ms);
         spent += ms;
         if spent > REPEAT_BUDGET_MS {
             break;
         }
     }
-    Ok((best, true))
+    Ok((best, slowest, true))
 }
 
 fn time_of(c: &Cell) -> Option<f64> {
     match c {
-        Cell::Time(ms) => Some(*ms),
+        Cell::Time(ms, _) => Some(*ms),
         _ => None,
+    }
+}
+
+/// Each cell's doubt (`page_models::race::doubt`), cells[size][contender] as the model's.
+fn doubts_of(m: &Model) -> Vec<Vec<Option<Doubt>>> {
+    let per_contender: Vec<Vec<Option<Doubt>>> = (0..m.contenders.len())
+        .map(|ci| {
+            let runs: Vec<Option<Runs>> = m
+                .cells
+                .iter()
+                .map(|row| match row.get(ci) {
+                    Some(Cell::Time(fastest, slowest)) => Some(Runs {
+                        fastest: *fastest,
+                        slowest: *slowest,
+                    }),
+                    _ => None,
+                })
+                .collect();
+            doubts(&m.sizes, &runs)
+        })
+        .collect();
+    (0..m.sizes.len())
+        .map(|si| {
+            per_contender
+                .iter()
+                .map(|d| d.get(si).copied().flatten())
+                .collect()
+        })
+        .collect()
+}
+
+/// A doubted cell's explanation.
+fn doubt_text(ctx: &Ctx, d: Doubt) -> String {
+    match d {
+        Doubt::Spread { spread } => ctx.tf(d.key(), &[("spread", &numbers::percent(spread))]),
+        Doubt::Order { n, ms } => ctx.tf(d.key(), &[("n", &n.to_string()), ("ms", &duration(ms))]),
     }
 }
 
@@ -372,7 +412,7 @@ fn sweep_report(m: &Model) -> page_models::embed::Report {
     for (&n, row) in m.sizes.iter().zip(&m.cells) {
         for (cell, c) in row.iter().zip(&m.contenders) {
             let (ms, verified) = match cell {
-                Cell::Time(ms) => (*ms, true),
+                Cell::Time(ms, _) => (*ms, true),
                 Cell::Wrong(ms) => (*ms, false),
                 _ => continue,
             };
@@ -412,6 +452,7 @@ fn chart(ctx: &Ctx, m: &Model, done: bool, chart_ref: &NodeRef, chart_w: Option<
     let gpu_col = m.contenders.iter().position(|c| c.is_gpu());
     let points = best_times(m);
     let cross = crossover(&points);
+    let doubted = doubts_of(m);
     let lines = m.contenders.iter().enumerate().map(|(ci, c)| {
         let pts: Vec<(f64, Option<f64>)> = m
             .sizes
@@ -419,11 +460,16 @@ fn chart(ctx: &Ctx, m: &Model, done: bool, chart_ref: &NodeRef, chart_w: Option<
             .zip(&m.cells)
             .map(|(&n, row)| (n as f64, time_of(&row[ci])))
             .collect();
-        let dots = pts.iter().filter_map(|&(n, t)| p.dot(n, t));
+        // A doubted point is drawn hollow: there, but not to be read.
+        let dots = pts.iter().zip(&doubted).filter_map(|(&(n, t), d)| {
+            p.dot(n, t).map(|xy| (xy, d.get(ci).copied().flatten().is_some()))
+        });
         html! {
             <g class={classes!("series", c.key(), format!("s{ci}"))} data-series={c.key()}>
                 <path d={p.path(&pts)} />
-                { for dots.map(|(x, y)| html! { <circle cx={format!("{x:.1}")} cy={format!("{y:.1}")} r="3.5" /> }) }
+                { for dots.map(|((x, y), doubt)| html! {
+                    <circle class={doubt.then_some("doubt")} cx={format!("{x:.1}")} cy={format!("{y:.1}")} r="3.5" />
+                }) }
             </g>
         }
     });
@@ -474,16 +520,23 @@ fn chart(ctx: &Ctx, m: &Model, done: bool, chart_ref: &NodeRef, chart_w: Option<
         .contenders
         .iter()
         .map(|c| html! { <th scope="col">{ c.label(ctx) }</th> });
-    let rows = m.sizes.iter().zip(&m.cells).map(|(&n, row)| {
+    let rows = m.sizes.iter().zip(&m.cells).zip(&doubted).map(|((&n, row), doubt)| {
         html! {
             <tr>
                 <th scope="row">{ n.to_string() }</th>
-                { for row.iter().map(|cell| match cell {
+                { for row.iter().zip(doubt).map(|(cell, d)| match (cell, d) {
+                    (Cell::Time(ms, _), Some(d)) => html! {
+                        <td class="doubt" data-doubt={d.key()}>{ duration(*ms) }{ " " }
+                            <span class="cant-tell">{ ctx.t("race.sweep.cant_tell") }</span>
+                            <span class="why">{ doubt_text(ctx, *d) }</span></td>
+                    },
+                    (cell, _) => match cell {
                     Cell::Pending => html! { <td></td> },
-                    Cell::Time(ms) => html! { <td>{ duration(*ms) }</td> },
+                    Cell::Time(ms, _) => html! { <td>{ duration(*ms) }</td> },
                     Cell::Wrong(ms) => html! { <td class="bad">{ ctx.tf("race.sweep.wrong", &[("ms", &duration(*ms))]) }</td> },
                     Cell::Skipped => html! { <td class="skipped">{ ctx.t("race.sweep.skipped") }</td> },
                     Cell::Failed(e) => html! { <td class="bad" title={e.clone()}>{ ctx.t("race.sweep.failed") }</td> },
+                    },
                 }) }
             </tr>
         }
@@ -514,6 +567,9 @@ fn chart(ctx: &Ctx, m: &Model, done: bool, chart_ref: &NodeRef, chart_w: Option<
                     <tbody>{ for rows }</tbody>
                 </table>
             }) }
+            if doubted.iter().flatten().any(Option::is_some) {
+                <p class="note" id="sweep-doubt-note">{ ctx.t("race.sweep.doubt_note") }</p>
+            }
             <p class="note">{ ctx.tf("race.sweep.skip_note", &[("s", &format!("{:.0}", SKIP_MS / 1000.0))]) }</p>
         </>
     }
