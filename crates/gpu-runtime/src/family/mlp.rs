@@ -19,8 +19,6 @@ const MLP_STEP_REDUCE: &str = include_str!("../../../../shaders/mlp_step_reduce.
 const MLP_LOSS: &str = include_str!("../../../../shaders/mlp_loss.wgsl");
 const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward_params.wgsl");
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
-const MLP_SGD: &str = include_str!("../../../../shaders/mlp_sgd.wgsl");
-const MLP_ADAM: &str = include_str!("../../../../shaders/mlp_adam.wgsl");
 const MLP_FORWARD_TILED: &str = include_str!("../../../../shaders/mlp_forward_tiled.wgsl");
 const MLP_BACKWARD_INPUT_TILED: &str =
     include_str!("../../../../shaders/mlp_backward_input_tiled.wgsl");
@@ -165,8 +163,10 @@ pub fn bindings(kernel_id: &str) -> &'static [Slot] {
         "mlp-forward-loss" => &[Params, Acts, Labels, Deltas, Losses],
         "mlp-backward-params" => &[Acts, Deltas, Grads],
         "mlp-backward-input" => &[Params, Acts, Deltas],
-        "mlp-sgd" => &[Params, Grads, M],
-        "mlp-adam" => &[Params, Grads, M, V, Corrections, State],
+        // The optimiser family's (`family::optim`): the gathering kernel advances the step
+        // state, so Adam only reads it.
+        "optim-sgd" => &[Params, Grads, M],
+        "optim-adam" => &[Params, Grads, M, V, Corrections, State, NextState],
         "mlp-step-samples" => &[Params, Acts, Deltas, Losses, DataX, DataY, State, NextState],
         "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
         "mlp-step-lanes" => &[Params, Losses, DataX, DataY, State, NextState, Partials],
@@ -266,20 +266,6 @@ pub static KERNELS: &[KernelSpec] = &[
         || format!("{MLP_BACKWARD_INPUT}\n{MLP_COMMON}"),
         "kernel.mlp-backward-input.title",
         "kernel.mlp-backward-input.summary",
-    ),
-    mlp_kernel(
-        "mlp-sgd",
-        "shaders/mlp_sgd.wgsl",
-        || MLP_SGD.to_string(),
-        "kernel.mlp-sgd.title",
-        "kernel.mlp-sgd.summary",
-    ),
-    mlp_kernel(
-        "mlp-adam",
-        "shaders/mlp_adam.wgsl",
-        || format!("{MLP_ADAM}\n{MLP_COMMON}"),
-        "kernel.mlp-adam.title",
-        "kernel.mlp-adam.summary",
     ),
     tiled_kernel(
         "mlp-forward-tiled",
