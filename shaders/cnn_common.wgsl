@@ -41,22 +41,3 @@ struct Dense {
     count: u32,
     row: u32,
 }
-
-struct Opt {
-    lr: f32,
-    momentum: f32,
-    beta1: f32,
-    beta2: f32,
-    one_minus_beta1: f32,
-    one_minus_beta2: f32,
-    eps: f32,
-    c1: f32,
-    c2: f32,
-    pad0: u32,
-    pad1: u32,
-    pad2: u32,
-    pad3: u32,
-    pad4: u32,
-    count: u32,
-    row: u32,
-}

@@ -6,7 +6,7 @@
 // dbias[n] = Σ_b dz[b, n], exactly as mlp_backward_params.wgsl does (64 threads each sum every
 // 64th sample, then halve the 64 partial sums in workgroup memory; the CPU twin sums in the
 // same order), and its thread 0 then updates that parameter with the optimiser, exactly as
-// mlp_adam.wgsl / mlp_sgd.wgsl do: g ← g + (l1·sign(p) + l2·p); Adam: m ← β₁m + (1 − β₁)g,
+// optim_adam.wgsl / optim_sgd.wgsl do: g ← g + (l1·sign(p) + l2·p); Adam: m ← β₁m + (1 − β₁)g,
 // v ← β₂v + (1 − β₂)g², p ← p − lr·(m / c₁) / (√(v / c₂) + ε), with (c₁, c₂) from the correction
 // table at the step counter; SGD with momentum μ: v ← μv + g, p ← p − lr·v. No workgroup reads
 // a parameter another one writes (the forward and backward passes that read them are the

@@ -3,7 +3,7 @@
 // gradient dW[n, k] = Σ_b dz[b, n] · in[b, k] or dbias[n] = Σ_b dz[b, n], by halving them
 // pairwise in workgroup memory (32, 16, …, 1: the order of mlp_backward_params.wgsl and of the
 // CPU twin, whose lane t holds samples t, t + 64, …), and its thread 0 then updates the
-// parameter with the optimiser, exactly as mlp_adam.wgsl / mlp_sgd.wgsl do:
+// parameter with the optimiser, exactly as optim_adam.wgsl / optim_sgd.wgsl do:
 // g ← g + (l1·sign(p) + l2·p); Adam: m ← β₁m + (1 − β₁)g, v ← β₂v + (1 − β₂)g²,
 // p ← p − lr·(m / c₁) / (√(v / c₂) + ε), with (c₁, c₂) from the correction table at the step
 // counter; SGD with momentum μ: v ← μv + g, p ← p − lr·v. Nothing in this dispatch reads a

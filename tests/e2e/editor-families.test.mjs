@@ -66,7 +66,7 @@ test('every kernel page links to the editor, and each link opens that kernel', a
   assert.deepEqual(groups, ['Matrix multiply', 'Convolution', 'Training (MLP)', 'Training (CNN)', 'Measuring kernels']);
   const ids = await page.$$eval('.editor-groups a', (as) => as.map((a) => new URL(a.href).hash.match(/stage=([^&]+)/)[1]));
   for (const id of ['conv-direct', 'conv-tiled', 'conv-im2col-gemm', 'conv-implicit-gemm', 'conv-pointwise',
-    'mlp-forward', 'mlp-gather', 'mlp-loss', 'mlp-backward-params', 'mlp-backward-input', 'mlp-sgd', 'mlp-adam',
+    'mlp-forward', 'mlp-gather', 'mlp-loss', 'mlp-backward-params', 'mlp-backward-input', 'optim-sgd', 'optim-adam',
     'measure-copy', 'measure-strided', 'measure-fma', 'measure-divergent', 'measure-uniform']) {
     assert.ok(ids.includes(id), `${id} missing from the editor's list`);
   }
@@ -133,7 +133,7 @@ test('measuring kernel: a copy that adds one is wrong everywhere it is not exact
 });
 
 test('MLP: the SGD kernel stepping uphill is caught against the CPU twin', async () => {
-  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=mlp-sgd');
+  const { page, context, errors } = await openPage(browser, '#/editor?lang=en&stage=optim-sgd');
   await editorReady(page, { runnable: true });
   const { wrong, rows, map } = await originalPassesEditFails(page,
     (src) => src.replace('params[i] = p - u.lr * v;', 'params[i] = p + u.lr * v;'));

@@ -107,7 +107,7 @@ function atEntry(original, code) {
 
 // Conv stages run a multi-kernel plan and MLP kernels a training session: the flag buffer is
 // bound in the step (or dispatches) that run the learner's kernel, not only in one-step runs.
-for (const stage of ['conv-direct', 'conv-implicit-gemm', 'mlp-sgd']) {
+for (const stage of ['conv-direct', 'conv-implicit-gemm', 'optim-sgd']) {
   test(`an endless loop in ${stage} stops at its budget with its line; the unmodified kernel then verifies`, async () => {
     const { page, context, errors } = await openPage(browser, `#/editor?lang=en&stage=${stage}`);
     await editorReady(page, { runnable: true });

@@ -190,7 +190,7 @@ fn every_budgeted_catalogue_kernel_is_still_correct_and_never_trips() {
         "matmul-tiled",
         "conv-direct",
         "conv-implicit-gemm",
-        "mlp-sgd",
+        "optim-sgd",
         "mlp-forward",
         "cnn-conv-input-grad",
     ] {
@@ -227,7 +227,7 @@ fn endless_loops_in_every_family_end_and_name_their_line() {
         ("matmul-tiled", nested, Some(MatmulSize::new(32, 32, 32))),
         ("conv-direct", endless, None),
         ("conv-implicit-gemm", nested, None),
-        ("mlp-sgd", endless, None),
+        ("optim-sgd", endless, None),
         ("mlp-forward", nested, None),
         ("cnn-conv-input-grad", endless, None),
         ("cnn-conv-filter-reduce", nested, None),

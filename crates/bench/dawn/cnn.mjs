@@ -7,8 +7,11 @@
 //
 // A step, as the session: gather the step's batch in the twin's order (epoch permutations from
 // order.bin; step s takes entries s·B … s·B + B − 1), write its images at the activations'
-// input and its labels, rewrite the optimiser's uniform with this step's Adam corrections, then
-// one command buffer with one compute pass running every dispatch of the step in order.
+// input and its labels, then one command buffer with one compute pass running every dispatch of
+// the step in order, bound for the step's parity (Adam reads its step number from the
+// double-buffered step state it advances on the GPU; nothing else is written per step). The
+// session stages several steps' batches and submits them together; here each step is its own
+// submission, as before.
 //
 // 1. Verify (each batch): `verify.steps` steps in lockstep with the twin — each step starts from
 //    the twin's parameters and moments (verify_B_before.bin) — and every parameter, moment and
@@ -74,7 +77,6 @@ const trainY = bin('train_y.bin', Uint32Array);
 const testX = bin('test_x.bin', Float32Array);
 const testY = bin('test_y.bin', Uint32Array);
 const order = bin('order.bin', Uint32Array);
-const corrections = bin('corrections.bin', Float32Array);
 const paramsInit = bin('params_init.bin', Float32Array);
 const px = J.side * J.side;
 const P = J.params;
@@ -113,7 +115,7 @@ function makeSession(plan) {
   const bufs = new Map();
   for (const b of plan.buffers) {
     const buf = device.createBuffer({ size: Math.ceil(b.bytes / 4) * 4, usage: STORAGE });
-    if (b.init) device.queue.writeBuffer(buf, 0, paramsInit);
+    if (b.init) device.queue.writeBuffer(buf, 0, b.init === 'params_init.bin' ? paramsInit : bin(b.init, Float32Array));
     bufs.set(b.name, buf);
   }
   const record = (d) => {
@@ -121,10 +123,15 @@ function makeSession(plan) {
     const words = new Uint32Array(d.uniform);
     device.queue.writeBuffer(uniform, 0, words);
     const pipeline = pipelines.get(d.kernel);
-    const entries = d.buffers.map((n, i) => ({ binding: i, resource: { buffer: bufs.get(n) } }));
-    entries.push({ binding: d.buffers.length, resource: { buffer: uniform } });
-    const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-    return { pipeline, group, wg: d.workgroups, uniform, words };
+    const groupOf = (names) => {
+      const entries = names.map((n, i) => ({ binding: i, resource: { buffer: bufs.get(n) } }));
+      entries.push({ binding: names.length, resource: { buffer: uniform } });
+      return device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    };
+    const group = groupOf(d.buffers);
+    // Odd steps swap the step state's two buffers (only Adam binds them).
+    const odd = d.buffers_odd && d.buffers_odd.join() !== d.buffers.join() ? groupOf(d.buffers_odd) : group;
+    return { pipeline, group, groups: [group, odd], wg: d.workgroups, uniform, words };
   };
   const step = plan.step.map(record);
   const evalD = J.eval.dispatches.map(record);
@@ -139,12 +146,12 @@ function destroy(s) {
   s.read.destroy();
 }
 
-function encodePass(ds) {
+function encodePass(ds, parity = 0) {
   const enc = device.createCommandEncoder();
   const pass = enc.beginComputePass();
   for (const d of ds) {
     pass.setPipeline(d.pipeline);
-    pass.setBindGroup(0, d.group);
+    pass.setBindGroup(0, d.groups ? d.groups[parity] : d.group);
     pass.dispatchWorkgroups(d.wg[0], d.wg[1], d.wg[2]);
   }
   pass.end();
@@ -164,12 +171,7 @@ function step(s) {
   }
   device.queue.writeBuffer(s.bufs.get('cnn acts'), s.plan.input_offset * 4, s.x);
   device.queue.writeBuffer(s.bufs.get('cnn labels'), 0, s.y);
-  const opt = s.step[s.plan.opt_index];
-  const t = s.steps + 1; // Adam's step number
-  const f = new Float32Array(opt.words.buffer);
-  if (t <= J.correction_steps) { f[7] = corrections[2 * (t - 1)]; f[8] = corrections[2 * (t - 1) + 1]; } else { f[7] = 1; f[8] = 1; }
-  device.queue.writeBuffer(opt.uniform, 0, opt.words);
-  device.queue.submit([encodePass(s.step).finish()]);
+  device.queue.submit([encodePass(s.step, s.steps % 2).finish()]);
   s.steps++;
 }
 

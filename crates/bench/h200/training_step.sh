@@ -6,7 +6,7 @@
 # gradient's sum and the optimiser), the previous default "layers" (5 dispatches: the output
 # layer, loss and first backward step in mlp-forward-loss, the optimiser inside
 # mlp-step-params) and the "separate" one (8 dispatches + a gradient clear: a gradient kernel
-# per layer, then mlp-adam — what runs while one of those is edited in the editor). RUNS
+# per layer, then optim-adam — what runs while one of those is edited in the editor). RUNS
 # whole runs
 # (fresh session each) of STEPS steps per combination; prints each run, then a table of medians
 # and spreads. Wall clock, so CPU-side encoding and submits count.

@@ -34,13 +34,13 @@ use std::rc::Rc;
 use std::time::Instant;
 
 use cnn::data::{decode, split, BatchOrder, Samples};
-use cnn::net::{adam_corrections, CpuTrainer, Hyper, Net, EVAL_CHUNK};
+use cnn::net::{CpuTrainer, Hyper, Net, EVAL_CHUNK};
 use cnn::tuned::{Gemm, TunedTrainer};
 use cnn::Spec;
 use gpu_runtime::cnn_training::{evaluation, CnnConfig, CnnSession, Part};
 use gpu_runtime::family::cnn::bound::{step_bound, StateBound, TwinStep};
 use gpu_runtime::family::cnn::{
-    bound_buffers, buffer, forward_plan, partials_len, step_plan, PlannedDispatch,
+    bound_buffers_at, buffer, forward_plan, partials_len, step_plan, PlannedDispatch,
 };
 use gpu_runtime::Gpu;
 
@@ -585,9 +585,6 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     Ok(())
 }
 
-/// Steps whose Adam corrections `dump` writes; later steps have (1, 1) (checked).
-pub const CORRECTION_STEPS: u64 = 20_000;
-
 fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
@@ -601,15 +598,19 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
 }
 
 fn dispatch_json(p: &PlannedDispatch, eval: bool) -> String {
-    let names: Vec<String> = bound_buffers(p.kernel_id, eval)
-        .iter()
-        .map(|n| js(n))
-        .collect();
+    let names = |parity| {
+        bound_buffers_at(p.kernel_id, eval, parity)
+            .iter()
+            .map(|n| js(n))
+            .collect::<Vec<String>>()
+            .join(",")
+    };
     format!(
-        "{{\"kernel\":{},\"block\":{},\"buffers\":[{}],\"workgroups\":{},\"uniform\":{}}}",
+        "{{\"kernel\":{},\"block\":{},\"buffers\":[{}],\"buffers_odd\":[{}],\"workgroups\":{},\"uniform\":{}}}",
         js(p.kernel_id),
         p.layer,
-        names.join(","),
+        names(0),
+        names(1),
         num_list(p.workgroups),
         num_list(p.uniform.words())
     )
@@ -625,8 +626,10 @@ fn dispatch_json(p: &PlannedDispatch, eval: bool) -> String {
 /// forward dispatches (`EVAL_CHUNK` images, its own buffers) and where its logits are — and
 /// the binary files: the seeded train and test split as f32 pixels and u32 labels, the batch
 /// order (the first `--cnn-epochs` epochs' permutations of the train set: step s's batch is
-/// entries s·B … s·B + B − 1 of their concatenation, as `BatchOrder`), Adam's corrections
-/// (words 7 and 8 of the optimiser's uniform) for steps 1 … 20,000, and per batch the
+/// entries s·B … s·B + B − 1 of their concatenation, as `BatchOrder`), Adam's correction
+/// table (the initial contents of the session's corrections buffer; the step counter that
+/// indexes it is the double-buffered step state, so a dispatch lists its buffers for even
+/// steps, `buffers`, and odd ones, `buffers_odd`), and per batch the
 /// twin's first `--cnn-verify-steps` steps in lockstep ([`twin_lockstep`]): `verify_B_before.bin`
 /// and `verify_B_after.bin` (per step: parameters, m, v as f32) and `verify_B_bound.bin` (the
 /// same as f64 bounds), the losses and their bounds in the JSON.
@@ -654,14 +657,12 @@ pub fn dump(
         perms.extend(order.epoch(e));
     }
     write("order.bin", u32_bytes(&perms))?;
-    if adam_corrections(CORRECTION_STEPS + 1) != (1.0, 1.0) {
-        return Err("Adam's corrections are not (1, 1) after the dumped steps".into());
-    }
-    let mut corr = Vec::with_capacity(2 * CORRECTION_STEPS as usize);
-    for t in 1..=CORRECTION_STEPS {
-        let (c1, c2) = adam_corrections(t);
-        corr.extend([c1, c2]);
-    }
+    // Adam's correction table, as the session's buffer holds it (the GPU indexes it by the
+    // step counter it keeps).
+    let corr: Vec<f32> = gpu_runtime::family::optim::correction_table()
+        .into_iter()
+        .flatten()
+        .collect();
     write("corrections.bin", f32_bytes(&corr))?;
     let pl = s.net.param_layout();
     let words = |n: usize| n.max(1) * 4;
@@ -690,6 +691,9 @@ pub fn dump(
             (buffer::PARTIALS, words(partials_len(&s.net, batch)), "null"),
             (buffer::EVAL_ACTS, words(eval_layout.len), "null"),
             (buffer::EVAL_ARGMAX, words(eval_layout.argmax_len), "null"),
+            (buffer::CORRECTIONS, corr.len() * 4, "\"corrections.bin\""),
+            (buffer::STATES[0], 16, "null"),
+            (buffer::STATES[1], 16, "null"),
         ];
         let bufs: Vec<String> = bufs
             .iter()
@@ -699,7 +703,7 @@ pub fn dump(
             .collect();
         let opt_index = plan
             .iter()
-            .position(|p| matches!(p.kernel_id, "cnn-sgd" | "cnn-adam"))
+            .position(|p| matches!(p.kernel_id, "optim-sgd" | "optim-adam"))
             .ok_or("no optimiser dispatch")?;
         let twin = twin_lockstep(&s, batch, verify_steps)?;
         let mut before = Vec::new();
@@ -740,7 +744,7 @@ pub fn dump(
     let eval: Vec<String> = eval_plan.iter().map(|p| dispatch_json(p, true)).collect();
     let json = format!(
         "{{\"spec\":{{\"channels\":{},\"kernels\":{},\"optimiser\":{},\"lr\":{:e},\"momentum\":{:e},\"batch\":{},\"seed\":{}}},\
-         \"side\":{},\"classes\":{},\"params\":{},\"train\":{},\"test\":{},\"epochs\":{epochs},\"correction_steps\":{CORRECTION_STEPS},\
+         \"side\":{},\"classes\":{},\"params\":{},\"train\":{},\"test\":{},\"epochs\":{epochs},\
          \"kernels\":[{}],\"batches\":[{}],\"eval\":{{\"images\":{EVAL_CHUNK},\"dispatches\":[{}],\"logits_offset\":{},\"input_offset\":{}}}}}\n",
         num_list(s.spec.channels.iter()),
         num_list(s.spec.kernels.iter()),

@@ -59,7 +59,7 @@ enum Path {
     /// `mlp-step-params`).
     Layers,
     /// Per layer with a gradient kernel per layer and a separate optimiser: the step an edit of
-    /// `mlp-backward-params` or `mlp-adam` costs, since an edited kernel always runs and nothing
+    /// `mlp-backward-params` or `optim-adam` costs, since an edited kernel always runs and nothing
     /// is fused around it. Unchanged copies of both are pinned, as an edit in the editor would
     /// pin them.
     Separate,
@@ -241,7 +241,7 @@ fn measure(
         tiled: None,
     };
     let copies: Vec<gpu_runtime::KernelSpec> = match path {
-        Path::Separate => ["mlp-backward-params", "mlp-adam"]
+        Path::Separate => ["mlp-backward-params", "optim-adam"]
             .iter()
             .filter_map(|id| gpu_runtime::kernel(id))
             .map(|k| k.with_source(k.wgsl()))

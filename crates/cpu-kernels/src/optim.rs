@@ -1,7 +1,7 @@
 //! The optimisers' CPU update, one copy for every model the app trains: SGD with momentum and
 //! Adam over a flat parameter buffer, with the constants the kernels receive. Each update is
-//! element-wise and its order of operations is the kernels' (`shaders/*_sgd.wgsl`,
-//! `shaders/*_adam.wgsl`), so a twin and a GPU session that start from the same numbers stay
+//! element-wise and its order of operations is the kernels' (`shaders/optim_sgd.wgsl`,
+//! `shaders/optim_adam.wgsl`), so a twin and a GPU session that start from the same numbers stay
 //! within a few roundings of each other.
 
 pub const BETA1: f32 = 0.9;
@@ -22,6 +22,23 @@ pub fn adam_corrections(t: u64) -> (f32, f32) {
         (1.0 - (BETA1 as f64).powi(t)) as f32,
         (1.0 - (BETA2 as f64).powi(t)) as f32,
     )
+}
+
+/// Adam's bias corrections for steps 1, 2, … ([`adam_corrections`]), up to the first step where
+/// both are exactly 1.0 in f32 (step 17,331 or so); every later step uses that last entry, which
+/// is what [`adam_corrections`] returns for it too. The GPU reads entry min(t, len − 1) for the
+/// step after t completed steps, t being a step counter it keeps itself, so any number of steps
+/// can go in one submission and still divide by the twin's numbers.
+pub fn adam_correction_table() -> Vec<[f32; 2]> {
+    let mut table = Vec::new();
+    for t in 1..=(1u64 << 20) {
+        let (c1, c2) = adam_corrections(t);
+        table.push([c1, c2]);
+        if c1 == 1.0 && c2 == 1.0 {
+            break;
+        }
+    }
+    table
 }
 
 /// SGD with momentum μ (plain SGD is μ = 0): v ← μ·v + g; p ← p − lr·v.
@@ -115,6 +132,23 @@ mod tests {
         let p1 = -0.1 * 1.0 / (1.0 + 1e-7);
         let p2 = p1 - 0.1 * (m2 / (1.0 - b1 * b1)) / ((v2 / (1.0 - b2 * b2)).sqrt() + 1e-7);
         assert!((p[0] as f64 - p2).abs() < 1e-6, "{} vs {p2}", p[0]);
+    }
+
+    #[test]
+    fn the_correction_table_ends_where_both_corrections_are_one() {
+        let table = adam_correction_table();
+        assert_eq!(table[0], {
+            let (a, b) = adam_corrections(1);
+            [a, b]
+        });
+        let last = table.len() as u64;
+        assert_eq!(table[last as usize - 1], [1.0, 1.0]);
+        assert_ne!(table[last as usize - 2], [1.0, 1.0]);
+        assert_eq!(adam_corrections(last + 1000), (1.0, 1.0));
+        for (t, c) in table.iter().enumerate().step_by(997) {
+            let (a, b) = adam_corrections(t as u64 + 1);
+            assert_eq!(*c, [a, b], "step {}", t + 1);
+        }
     }
 
     #[test]

@@ -3,16 +3,19 @@
 //! list of dispatches ([`crate::family::cnn::step_plan`]) and submitted as often as asked, and
 //! whose readbacks are requested and polled, never waited for (natively, tests may block).
 //!
-//! A step, one submission: the CPU gathers the step's batch in the CPU twin's seeded order
-//! (`cnn::data::BatchOrder`, the twin's `gather`) and writes its images into the start of the
-//! activations and its labels; for Adam it rewrites the optimiser's uniform with this step's
-//! bias corrections (`cnn::net::adam_corrections`). Then one compute pass runs, per block,
+//! Steps, up to [`CnnSession::steps_per_submit`] in one submission: the CPU gathers each step's
+//! batch in the CPU twin's seeded order (`cnn::data::BatchOrder`, the twin's `gather`) and
+//! writes all of them at once into a staging buffer; per step the submission copies its images
+//! into the start of the activations and its labels, then one compute pass runs, per block,
 //! `cnn-conv-forward` (bias and ReLU in its epilogue) and `cnn-pool-forward`, then
 //! `cnn-dense-forward`, `cnn-softmax-xent`, `cnn-dense-grad`, `cnn-dense-backward-input`, per
 //! block last first `cnn-pool-backward`, `cnn-relu-backward`, `cnn-conv-filter-partials`,
-//! `cnn-conv-filter-reduce`, `cnn-conv-bias-grad` and `cnn-conv-input-grad`, and `cnn-sgd` or
-//! `cnn-adam` over every parameter. Uploading each batch (B·side² floats, 200 KB at batch 64)
-//! keeps the session simple; a resident training set gathered on the GPU can replace it.
+//! `cnn-conv-filter-reduce`, `cnn-conv-bias-grad` and `cnn-conv-input-grad`, and `optim-sgd` or
+//! `optim-adam` (the optimiser family every model shares) over every parameter. Adam's bias
+//! corrections come from a table indexed by a step counter on the GPU, which Adam's dispatch
+//! advances (double-buffered: even steps read the first state buffer), so nothing is written
+//! per step but the batch. Uploading each batch (B·side² floats, 200 KB at batch 64) keeps the
+//! session simple; a resident training set gathered on the GPU can replace it.
 //!
 //! An evaluation runs the forward pass on up to `eval_batch` images in its own activation
 //! buffer (its own layout) and reads back the logits (and, for the page's "look inside",
@@ -27,11 +30,17 @@ use cnn::net::{Hyper, Net, Optimiser};
 use crate::catalogue::{KernelSpec, Replacements};
 use crate::context::{Gpu, GpuError};
 use crate::family::cnn::{
-    bound_buffers, buffer, forward_plan, opt_uniform, partials_len, step_plan, PlannedDispatch,
+    bound_buffers_at, buffer, forward_plan, optim_hyper, partials_len, step_plan, PlannedDispatch,
 };
+use crate::family::optim;
 use crate::plan::{
     Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, LOOP_FLAG,
 };
+
+/// Bytes of batches one submission may stage (images and labels of its steps).
+pub const STAGING_BYTES: u64 = 16 << 20;
+/// Steps one submission carries at most.
+pub const MAX_STEPS_PER_SUBMIT: u32 = 32;
 
 /// What a session trains and on what.
 #[derive(Clone, Debug)]
@@ -114,8 +123,10 @@ pub struct CnnSession {
     batch: usize,
     plan: Vec<PlannedDispatch>,
     resident: ResidentPlan,
-    /// The optimiser's dispatch number (its uniform holds lr and Adam's corrections).
+    /// The optimiser's dispatch number (its uniform holds the learning rate).
     opt_index: usize,
+    /// Steps whose batches fit the staging buffer: the most one submission carries.
+    per_submit: u32,
     /// Dispatch numbers of the evaluation's forward pass.
     eval_first: usize,
     eval_count: usize,
@@ -219,6 +230,16 @@ impl CnnSession {
         let p_bytes = pl.len as u64 * 4;
         // Storage buffers may not be empty: at least one word each.
         let words = |n: usize| n.max(1) as u64 * 4;
+        // Each step's batch (images, then labels) waits in the staging buffer; as many steps
+        // as fit STAGING_BYTES, at most MAX_STEPS_PER_SUBMIT, at least one.
+        let step_words = batch * (px + 1);
+        let per_submit =
+            (STAGING_BYTES / (step_words as u64 * 4)).clamp(1, MAX_STEPS_PER_SUBMIT as u64) as u32;
+        if step_words as u64 * 4 > ceiling {
+            return Err(GpuError::Dispatch(format!(
+                "a batch of {batch} images needs more than this device's {ceiling}-byte buffers"
+            )));
+        }
         let buffers = vec![
             (buffer::PARAMS, Init::Bytes(bytes_of(cfg.params).into())),
             (buffer::GRADS, Init::Zeroed(p_bytes)),
@@ -238,6 +259,21 @@ impl CnnSession {
                 buffer::EVAL_ARGMAX,
                 Init::Zeroed(words(eval_layout.argmax_len)),
             ),
+            (
+                buffer::CORRECTIONS,
+                Init::Bytes(
+                    bytemuck::cast_slice(&optim::correction_table())
+                        .to_vec()
+                        .into(),
+                ),
+            ),
+            // The step state {0, t, 0, 0}: step 1 reads the first (t = 0), writes the second.
+            (buffer::STATES[0], Init::Zeroed(16)),
+            (buffer::STATES[1], Init::Zeroed(16)),
+            (
+                buffer::BATCHES,
+                Init::Zeroed(words(per_submit as usize * step_words)),
+            ),
         ]
         .into_iter()
         .chain(flag.map(|f| (LOOP_FLAG, Init::Zeroed(words(f.words)))))
@@ -249,11 +285,14 @@ impl CnnSession {
             .map(|p| (p, false))
             .chain(eval_plan.iter().map(|p| (p, true)))
         {
-            let names = bound_buffers(p.kernel_id, eval);
-            let after_uniform = chosen.after_uniform(flag, p.kernel_id, names.len())?;
+            // Both parities' bindings (the same but for Adam's step state).
+            let variants: Vec<Vec<&'static str>> = (0..2)
+                .map(|parity| bound_buffers_at(p.kernel_id, eval, parity))
+                .collect();
+            let after_uniform = chosen.after_uniform(flag, p.kernel_id, variants[0].len())?;
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
-                variants: vec![names],
+                variants,
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
                 after_uniform,
@@ -261,7 +300,7 @@ impl CnnSession {
         }
         let opt_index = plan
             .iter()
-            .position(|p| matches!(p.kernel_id, "cnn-sgd" | "cnn-adam"))
+            .position(|p| matches!(p.kernel_id, optim::SGD_ID | optim::ADAM_ID))
             .ok_or_else(|| GpuError::Dispatch("no optimiser dispatch".into()))?;
         // The largest readback: every part of a step, or an evaluation's activations.
         let flag_words = flag.map_or(0, |f| f.words.max(1));
@@ -280,6 +319,7 @@ impl CnnSession {
             plan,
             resident,
             opt_index,
+            per_submit,
             eval_batch,
             indices: Vec::new(),
             x: Vec::new(),
@@ -314,9 +354,20 @@ impl CnnSession {
         self.resident.gpu().is_lost()
     }
 
-    /// Changes the learning rate from the next step on.
+    /// Changes the learning rate from the next step on (the only uniform word a step's
+    /// kernels get from the CPU after the session is made).
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;
+        let params = self.net.param_layout().len;
+        let words = optim::uniform(&optim_hyper(&self.hyper), params, optim::MAX_GROUPS_X);
+        let words = words.words();
+        // The index is the plan's own optimiser dispatch, so it is always in range.
+        let _ = self.resident.write_uniform(self.opt_index, &words);
+    }
+
+    /// The most steps one submission carries ([`CnnSession::steps`] cuts longer runs).
+    pub fn steps_per_submit(&self) -> u32 {
+        self.per_submit
     }
 
     /// Steps submitted so far.
@@ -345,40 +396,74 @@ impl CnnSession {
 
     /// Submits one training step (see the module documentation); never waits.
     pub fn step(&mut self) -> Result<(), GpuError> {
-        self.order.batch(self.steps, self.batch, &mut self.indices);
-        self.x.clear();
-        self.y.clear();
-        let px = self.net.side * self.net.side;
-        for &i in &self.indices {
-            let i = i as usize;
-            let (Some(img), Some(&label)) =
-                (self.train.x.get(i * px..(i + 1) * px), self.train.y.get(i))
-            else {
-                return Err(GpuError::WrongJob);
-            };
-            self.x.extend_from_slice(img);
-            self.y.push(label);
+        self.steps(1)
+    }
+
+    /// Submits `count` steps, [`CnnSession::steps_per_submit`] to a submission: their batches
+    /// are written to the staging buffer at once, and each step copies its own before its
+    /// pass. Never waits.
+    pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
+        if self.resident.gpu().is_lost() {
+            return Err(GpuError::DeviceLost("lost while training".into()));
         }
-        self.resident
-            .write(buffer::ACTS, 0, bytemuck::cast_slice(&self.x))?;
-        self.resident
-            .write(buffer::LABELS, 0, bytemuck::cast_slice(&self.y))?;
-        let pl_len = self.net.param_layout().len;
-        let uniform = opt_uniform(&self.hyper, pl_len, self.steps + 1);
-        self.resident.write_uniform(self.opt_index, &uniform)?;
-        let ops: Vec<Op> = (0..self.plan.len())
-            .map(|index| Op::Dispatch { index, variant: 0 })
-            .collect();
-        self.resident.submit(&ops, 1)?;
-        self.steps += 1;
+        let mut left = count;
+        while left > 0 {
+            let n = left.min(self.per_submit);
+            self.submit_steps(n)?;
+            left -= n;
+        }
         Ok(())
     }
 
-    /// Submits `count` steps, one submission each (each writes its own batch first).
-    pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
-        for _ in 0..count {
-            self.step()?;
+    /// `n` (≤ `per_submit`) steps in one submission.
+    fn submit_steps(&mut self, n: u32) -> Result<(), GpuError> {
+        let px = self.net.side * self.net.side;
+        let b = self.batch;
+        let image_bytes = (b * px) as u64 * 4;
+        let step_bytes = (b * (px + 1)) as u64 * 4;
+        self.x.clear();
+        for s in 0..n as u64 {
+            self.order.batch(self.steps + s, b, &mut self.indices);
+            self.y.clear();
+            for &i in &self.indices {
+                let i = i as usize;
+                let (Some(img), Some(&label)) =
+                    (self.train.x.get(i * px..(i + 1) * px), self.train.y.get(i))
+                else {
+                    return Err(GpuError::WrongJob);
+                };
+                self.x.extend_from_slice(img);
+                self.y.push(label);
+            }
+            // Labels as their bits, after the step's images.
+            self.x.extend(self.y.iter().map(|&l| f32::from_bits(l)));
         }
+        self.resident
+            .write(buffer::BATCHES, 0, bytemuck::cast_slice(&self.x))?;
+        let input = self.net.act_layout(b).input as u64 * 4;
+        let mut ops = Vec::with_capacity(n as usize * (self.plan.len() + 2));
+        for s in 0..n as u64 {
+            let at = s * step_bytes;
+            ops.push(Op::Copy {
+                from: buffer::BATCHES,
+                from_offset: at,
+                to: buffer::ACTS,
+                to_offset: input,
+                bytes: image_bytes,
+            });
+            ops.push(Op::Copy {
+                from: buffer::BATCHES,
+                from_offset: at + image_bytes,
+                to: buffer::LABELS,
+                to_offset: 0,
+                bytes: b as u64 * 4,
+            });
+            // Adam's step state: even steps read the first buffer and write the second.
+            let variant = ((self.steps + s) % 2) as usize;
+            ops.extend((0..self.plan.len()).map(|index| Op::Dispatch { index, variant }));
+        }
+        self.resident.submit(&ops, n as u64)?;
+        self.steps += n as u64;
         Ok(())
     }
 

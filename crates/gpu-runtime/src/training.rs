@@ -13,7 +13,7 @@
 //! offset and advancing the step state), `mlp-forward` per hidden layer, `mlp-forward-loss`
 //! (the output layer and the loss, one thread per sample; `mlp-loss` after the gathering
 //! layer when the network has no hidden layer), `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
-//! `mlp-backward-input` between layers, and one optimiser dispatch (`mlp-sgd` or `mlp-adam`)
+//! `mlp-backward-input` between layers, and one optimiser dispatch (`optim-sgd` or `optim-adam`)
 //! over all parameters (Adam reads its bias corrections from a table, indexed by the step
 //! counter the GPU keeps). A wide layer (fan-in and fan-out ≥ [`WIDE_MIN`]) runs its forward,
 //! backward and gradient products as register-tiled matmuls instead (`mlp-forward-tiled`,
@@ -33,15 +33,14 @@
 
 use std::rc::Rc;
 
-use mlp::net::{adam_corrections, LayerOffsets, Layout, BETA1, BETA2, EPSILON};
+use mlp::net::{LayerOffsets, Layout, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
 use crate::catalogue::{KernelSpec, Replacements};
 use crate::context::{Gpu, GpuError};
-use crate::family::mlp::uniform::{
-    ADAM, BACK, DENSE, GATHER, GRAD, GRAD_TILED, HEAD, LOSS, SGD, STEP_NET,
-};
+use crate::family::mlp::uniform::{BACK, DENSE, GATHER, GRAD, GRAD_TILED, HEAD, LOSS, STEP_NET};
 use crate::family::mlp::{bound_buffers, buffer};
+use crate::family::optim;
 pub use crate::plan::PlannedDispatch;
 use crate::plan::{
     grid, Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, Uniform,
@@ -375,7 +374,7 @@ pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
     ),
     (
         "mlp-step-params",
-        &["mlp-backward-params", "mlp-sgd", "mlp-adam"],
+        &["mlp-backward-params", "optim-sgd", "optim-adam"],
     ),
     (
         "mlp-step-samples",
@@ -412,8 +411,8 @@ pub const FUSED_REPLACES: &[(&str, &[&str])] = &[
         &[
             "mlp-backward-params",
             "mlp-step-params",
-            "mlp-sgd",
-            "mlp-adam",
+            "optim-sgd",
+            "optim-adam",
             "mlp-grad-reduce",
         ],
     ),
@@ -463,7 +462,7 @@ fn step_params_dispatch(s: &Shape<'_>, u: Uniform) -> PlannedDispatch {
 /// `mlp-forward` then `mlp-loss` when either is pinned, or when the first layer is the output
 /// layer), then `mlp-backward-input` from the last layer down, then ONE `mlp-step-params` that
 /// sums every parameter's gradient and applies the optimiser to it — or, with accumulation or a
-/// pinned gradient/optimiser kernel, `mlp-backward-params` per layer and `mlp-sgd`/`mlp-adam`.
+/// pinned gradient/optimiser kernel, `mlp-backward-params` per layer and `optim-sgd`/`optim-adam`.
 /// The optimiser's uniform holds the learning rate of `hyper`; a session rewrites it only
 /// when the rate changes.
 pub fn step_plan_with(
@@ -748,52 +747,34 @@ fn tile_wide_layers(s: &Shape<'_>, plan: &mut [PlannedDispatch]) {
     }
 }
 
-/// Adam's bias corrections for steps 1, 2, … (`adam_corrections`, the numbers the CPU twin
-/// uses), up to the first step where both are exactly 1.0 in f32; every later step uses that
-/// last entry, which is what `adam_corrections` returns for it too.
-pub fn adam_correction_table() -> Vec<[f32; 2]> {
-    let mut table = Vec::new();
-    for t in 1..=(1u32 << 20) {
-        let (c1, c2) = adam_corrections(t);
-        table.push([c1, c2]);
-        if c1 == 1.0 && c2 == 1.0 {
-            break;
-        }
-    }
-    table
-}
+/// Adam's bias corrections for steps 1, 2, … (the optimiser family's table, the numbers the
+/// CPU twin uses), up to the first step where both are exactly 1.0 in f32.
+pub use crate::family::optim::correction_table as adam_correction_table;
 
+/// The one optimiser dispatch over every parameter (`optim-sgd` or `optim-adam`, the family
+/// every model shares), its 16 uniform words first. The gathering kernel advances the step
+/// state, so Adam only reads it.
 fn optimiser_dispatch(count: usize, hyper: &Hyper) -> PlannedDispatch {
-    match hyper.optimiser {
-        Optimiser::Sgd | Optimiser::Momentum => planned(
-            "mlp-sgd",
-            0,
-            count,
-            Uniform::new(&SGD)
-                .with("count", count as u32)
-                .with_f32("lr", hyper.lr)
-                .with_f32("momentum", hyper.optimiser.momentum())
-                .with_f32("l1", hyper.l1)
-                .with_f32("l2", hyper.l2),
-        ),
-        Optimiser::Adam => {
-            let corr_len = adam_correction_table().len() as u32;
-            planned(
-                "mlp-adam",
-                0,
-                count,
-                Uniform::new(&ADAM)
-                    .with("count", count as u32)
-                    .with_f32("lr", hyper.lr)
-                    .with_f32("beta1", BETA1)
-                    .with_f32("beta2", BETA2)
-                    .with_f32("eps", EPSILON)
-                    .with("corr_len", corr_len)
-                    .with_f32("l1", hyper.l1)
-                    .with_f32("l2", hyper.l2),
-            )
-        }
-    }
+    let h = optim::Hyper {
+        rule: match hyper.optimiser {
+            Optimiser::Adam => optim::Rule::Adam,
+            o => optim::Rule::Sgd {
+                momentum: o.momentum(),
+            },
+        },
+        lr: hyper.lr,
+        l1: hyper.l1,
+        l2: hyper.l2,
+        advance: false,
+    };
+    let mut d = planned(
+        h.kernel_id(),
+        0,
+        count,
+        optim::uniform(&h, count, optim::MAX_GROUPS_X),
+    );
+    d.workgroups = optim::grid(count, optim::MAX_GROUPS_X).0;
+    d
 }
 
 /// The loss dispatch of micro-batch `j` of `accum` in one step, made from the plan's loss
@@ -1395,6 +1376,7 @@ mod tests {
     use super::*;
     use crate::catalogue::kernel;
     use crate::family::mlp::bindings;
+    use mlp::net::adam_corrections;
     use mlp::{Activation, LossKind};
 
     fn hyper() -> Hyper {
@@ -1502,7 +1484,7 @@ mod tests {
                 "mlp-backward-params",
                 "mlp-backward-input",
                 "mlp-backward-params",
-                "mlp-adam"
+                "optim-adam"
             ]
         );
         assert_eq!(plan[0].workgroups, [256, 1, 1]); // 1024 × 16 / 64
@@ -1519,7 +1501,7 @@ mod tests {
         assert_eq!(plan[0].uniform[8], 5000); // rows of the training set
                                               // Adam: the correction table's length, no per-step numbers.
         let table = adam_correction_table();
-        assert_eq!(plan[7].uniform[5], table.len() as u32);
+        assert_eq!(plan[7].uniform[9], table.len() as u32);
         assert_eq!(table[0], {
             let (a, b) = adam_corrections(1);
             [a, b]
@@ -1719,7 +1701,7 @@ mod tests {
         };
         assert_eq!(
             ids_of(&step_plan_with(&deep, &hyper(), 64, 100, layers)).last(),
-            Some(&"mlp-adam")
+            Some(&"optim-adam")
         );
     }
 
@@ -1770,7 +1752,7 @@ mod tests {
             ["mlp-gather", "mlp-forward"]
         );
         // An edited gradient kernel or optimiser: the separate kernels.
-        for id in ["mlp-backward-params", "mlp-adam"] {
+        for id in ["mlp-backward-params", "optim-adam"] {
             let ids = plan_with(&[id]);
             assert!(
                 ids.contains(&id) && !ids.contains(&"mlp-step-params"),
@@ -1840,7 +1822,7 @@ mod tests {
                 "mlp-grad-reduce",
                 "mlp-backward-input-tiled",
                 "mlp-backward-params",
-                "mlp-adam"
+                "optim-adam"
             ]
         );
         assert!((1..=3)

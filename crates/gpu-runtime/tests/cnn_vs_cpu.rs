@@ -392,6 +392,139 @@ fn a_filter_gradient_without_the_last_row_is_caught() {
     }
 }
 
+/// `STEPS` steps in ONE submission (Adam's step number coming from the counter its dispatch
+/// advances on the GPU, each step's batch copied from the staging buffer) leave exactly the
+/// parameters, moments and losses that the same steps submitted one at a time leave (the
+/// lockstep tests above check those against the twin at the sharpest bound), and agree with
+/// the twin within the free-running bound.
+#[test]
+fn steps_in_one_submission_are_the_steps_one_at_a_time() {
+    let g = gpu();
+    let net = tiny();
+    let batch = 5;
+    for opt in Optimiser::ALL {
+        let hyper = hyper(opt);
+        let params = net.init_params(11);
+        let train = images(net.side, 3 * batch + 1, 5);
+        let session = || {
+            pollster::block_on(CnnSession::new(
+                g.clone(),
+                CnnConfig {
+                    net: net.clone(),
+                    hyper,
+                    batch,
+                    params: &params,
+                    train: train.clone(),
+                    order_seed: 3,
+                    eval_batch: 0,
+                },
+            ))
+            .expect("session")
+        };
+        let parts = [Part::Params, Part::M, Part::V, Part::Losses];
+        let mut together = session();
+        assert!(together.steps_per_submit() >= STEPS as u32);
+        together.steps(STEPS as u32).expect("steps");
+        let a = together.read_blocking(&parts).expect("readback");
+        let mut apart = session();
+        for _ in 0..STEPS {
+            apart.step().expect("step");
+        }
+        let b = apart.read_blocking(&parts).expect("readback");
+        assert_eq!(a.step, STEPS as u64);
+        assert!(
+            a.params == b.params && a.m == b.m && a.v == b.v && a.losses == b.losses,
+            "{}: one submission differs from one per step",
+            opt.code()
+        );
+        // The twin, with the bound carrying every step's worst case.
+        let mut cpu = CpuTrainer::new(net.clone(), hyper, params.clone(), batch, train, 3);
+        let mut bound = StateBound::zero(params.len());
+        for step in 1..=STEPS as u64 {
+            let labels = cpu.gather(step - 1).1.to_vec();
+            let (m, v) = cpu.optimiser_state();
+            let before = (cpu.params.clone(), m.to_vec(), v.to_vec());
+            cpu.step();
+            bound = step_bound(
+                &TwinStep {
+                    net: &net,
+                    hyper: &hyper,
+                    step,
+                    params: &before.0,
+                    m: &before.1,
+                    v: &before.2,
+                    ws: cpu.workspace(),
+                    grads: cpu.grads(),
+                    labels: &labels,
+                },
+                &bound,
+            )
+            .expect("sizes")
+            .state;
+        }
+        let (m, v) = cpu.optimiser_state();
+        let w = worst(&a.params, &cpu.params, &bound.params)
+            .0
+            .max(worst(&a.m, m, &bound.m).0)
+            .max(worst(&a.v, v, &bound.v).0);
+        eprintln!(
+            "{} {STEPS} steps in one submission: worst {w:.3e} of the free bound",
+            opt.code()
+        );
+        assert!(w <= 1.0, "{}: {w}× the free-running bound", opt.code());
+    }
+}
+
+/// The optimiser family's mistakes in the CNN's step, in lockstep with the twin: momentum
+/// applied twice and a step counter that Adam's dispatch does not advance agree with the twin
+/// at step 1 (the velocity starts at zero; step 1's corrections are right) and are caught at
+/// step 2; Adam's corrections taken for the next step are caught at step 1.
+#[test]
+fn optimiser_mistakes_are_caught_in_the_cnn_step() {
+    let g = gpu();
+    for (opt, what, from, to, caught_at) in [
+        (
+            Optimiser::Sgd,
+            "momentum applied twice",
+            "u.momentum * velocity[i] + g",
+            "u.momentum * u.momentum * velocity[i] + g",
+            2,
+        ),
+        (
+            Optimiser::Adam,
+            "step counter not advanced",
+            "Steps(state.start, state.t + 1u,",
+            "Steps(state.start, state.t,",
+            2,
+        ),
+        (
+            Optimiser::Adam,
+            "corrections of the next step",
+            "corrections[min(state.t, u.corr_len - 1u)]",
+            "corrections[min(state.t + 1u, u.corr_len - 1u)]",
+            1,
+        ),
+    ] {
+        let id = match opt {
+            Optimiser::Sgd => "optim-sgd",
+            Optimiser::Adam => "optim-adam",
+        };
+        let good = kernel(id).expect("catalogued");
+        let src = good.wgsl();
+        assert_eq!(src.matches(from).count(), 1, "{what}");
+        let broken = good.with_source(src.replacen(from, to, 1));
+        let gaps = run(&g, &tiny(), opt, 5, Mode::Lockstep, &[&broken]);
+        eprintln!("{what}: {gaps:?}");
+        assert_eq!(
+            gaps.len(),
+            caught_at,
+            "{what}: caught at step {}",
+            gaps.len()
+        );
+        assert!(!gaps[caught_at - 1].within(), "{what} went unnoticed");
+    }
+}
+
 /// An evaluation pass (its own batch size and buffers) on fewer images than its batch gives
 /// the twin's logits for the same parameters, within the forward pass's bound.
 #[test]
@@ -486,13 +619,13 @@ fn misuse_is_an_error_or_a_no() {
     }
     let short = pollster::block_on(CnnSession::new(g.clone(), config(&net, &params[1..])));
     assert!(short.is_err());
-    let adam = kernel("cnn-adam").expect("catalogued");
+    let adam = kernel("optim-adam").expect("catalogued");
     let unused = pollster::block_on(CnnSession::new_with(
         g.clone(),
         config(&net, &params),
         &[adam],
     ));
-    assert!(matches!(unused, Err(e) if e.to_string().contains("cnn-adam")));
+    assert!(matches!(unused, Err(e) if e.to_string().contains("optim-adam")));
     let mut s = pollster::block_on(CnnSession::new(g, config(&net, &params))).expect("session");
     assert!(s.write_state(&params, &params[1..], &params).is_err());
     s.step().expect("step");

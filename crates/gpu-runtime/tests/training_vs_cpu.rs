@@ -621,7 +621,8 @@ fn replaced_gap_after(
     worst_ratio_after(&r.params, &cpu.params, steps)
 }
 
-/// The optimiser's formula is written four times: `mlp-sgd` and `mlp-adam` (the per-layer
+/// The optimiser's formula is written four times: `optim-sgd` and `optim-adam` (the optimiser
+/// family every model shares, here on the MLP's per-layer
 /// path with accumulation or wide layers), and inline in `mlp-step-reduce` (the default small
 /// network's step) and `mlp-step-params` (the per-layer and whole-step paths). Momentum's
 /// velocity and Adam's second moment start at zero, so a mistake in how they are carried
@@ -644,8 +645,8 @@ fn every_optimiser_kernel_is_checked_past_its_first_step() {
     let second_moment = ("u.beta2 * v[i] +", "u.beta1 * v[i] +");
     let inline_second_moment = ("beta2 * v[i] +", "beta1 * v[i] +");
     for (id, opt, (from, to)) in [
-        ("mlp-sgd", "momentum", momentum),
-        ("mlp-adam", "adam", second_moment),
+        ("optim-sgd", "momentum", momentum),
+        ("optim-adam", "adam", second_moment),
         ("mlp-step-reduce", "momentum", inline_momentum),
         ("mlp-step-reduce", "adam", inline_second_moment),
         ("mlp-step-params", "momentum", inline_momentum),
@@ -684,7 +685,7 @@ fn every_optimiser_kernel_is_checked_past_its_first_step() {
 /// twin does (so the separate kernels a plan falls back to when one is edited are right);
 /// and an edit that changes a kernel's arithmetic changes the result — in particular the
 /// ones a fused kernel replaces by default (`mlp-loss`, `mlp-forward`, `mlp-backward-params`,
-/// `mlp-adam`), which a plan that ignored the edit would never run, the default step's own
+/// `optim-adam`), which a plan that ignored the edit would never run, the default step's own
 /// two (`mlp-step-lanes`, `mlp-step-reduce`), and the wide layers' tiled kernels, which a pin
 /// puts on this narrow network (the unchanged copies' gap equals the per-element kernels' to
 /// the last digit: the same sums in the same order).
@@ -692,7 +693,7 @@ fn every_optimiser_kernel_is_checked_past_its_first_step() {
 fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
     let g = gpu();
     let q = |id: &str| {
-        let opt = if id == "mlp-sgd" { "sgd" } else { "adam" };
+        let opt = if id == "optim-sgd" { "sgd" } else { "adam" };
         format!("data=circle&layers=8,8&act=tanh&lr=0.03&batch=16&opt={opt}&seed=3")
     };
     let mlp: Vec<_> = gpu_runtime::kernels()
@@ -730,7 +731,7 @@ fn an_edited_kernel_runs_even_where_a_fused_one_would_replace_it() {
         ),
         // Adam's step halved.
         (
-            "mlp-adam",
+            "optim-adam",
             "params[i] = p - u.lr *",
             "params[i] = p - 0.5 * u.lr *",
         ),

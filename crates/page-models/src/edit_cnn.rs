@@ -338,6 +338,6 @@ mod tests {
         }
         // The second step starts where the first left the twin.
         assert_ne!(check.checks[0].params, check.checks[1].params);
-        assert!(check.parts().len() == 7 && CnnCheck::new("cnn-sgd", true).is_some());
+        assert!(check.parts().len() == 7 && CnnCheck::new("cnn-conv-input-grad", true).is_some());
     }
 }

@@ -254,7 +254,7 @@ pub fn edge_size(size: cpu_kernels::matmul::MatmulSize) -> cpu_kernels::matmul::
 /// (circle data, 8-8 tanh, batch 16), with the optimiser whose kernel is edited.
 pub fn mlp_spec(kernel_id: &str) -> mlp::Spec {
     mlp::Spec {
-        optimiser: if kernel_id == "mlp-sgd" {
+        optimiser: if kernel_id == "optim-sgd" {
             Optimiser::Sgd
         } else {
             Optimiser::Adam
@@ -386,7 +386,7 @@ impl CnnProbe {
     pub fn new(kernel_id: &str) -> Option<Self> {
         use cnn::net::{Hyper, Optimiser};
         let net = cnn_net()?;
-        let hyper = if kernel_id == "cnn-adam" {
+        let hyper = if kernel_id == "optim-adam" {
             Hyper {
                 lr: 0.003,
                 optimiser: Optimiser::Adam,
@@ -736,10 +736,10 @@ mod tests {
         // the probe's step plan dispatches, the unused optimiser aside.
         assert_eq!(probe.net.shapes.len(), 2);
         assert_eq!(probe.train.len(), 16);
-        let adam = CnnProbe::new("cnn-adam").map(|p| p.hyper.optimiser);
+        let adam = CnnProbe::new("optim-adam").map(|p| p.hyper.optimiser);
         assert_eq!(adam, Some(cnn::net::Optimiser::Adam));
         let budget = loop_budget_for(
-            Target::Cnn(gpu_runtime::kernel("cnn-sgd").expect("k")),
+            Target::Cnn(gpu_runtime::kernel("cnn-conv-input-grad").expect("k")),
             None,
         );
         assert!(budget.is_some_and(|b| b > 4096), "{budget:?}");

@@ -19,8 +19,6 @@ const MLP_STEP_REDUCE: &str = include_str!("../../../../shaders/mlp_step_reduce.
 const MLP_LOSS: &str = include_str!("../../../../shaders/mlp_loss.wgsl");
 const MLP_BACKWARD_PARAMS: &str = include_str!("../../../../shaders/mlp_backward_params.wgsl");
 const MLP_BACKWARD_INPUT: &str = include_str!("../../../../shaders/mlp_backward_input.wgsl");
-const MLP_SGD: &str = include_str!("../../../../shaders/mlp_sgd.wgsl");
-const MLP_ADAM: &str = include_str!("../../../../shaders/mlp_adam.wgsl");
 const MLP_FORWARD_TILED: &str = include_str!("../../../../shaders/mlp_forward_tiled.wgsl");
 const MLP_BACKWARD_INPUT_TILED: &str =
     include_str!("../../../../shaders/mlp_backward_input_tiled.wgsl");
@@ -184,19 +182,6 @@ pub mod uniform {
             "slices",
         ],
     };
-    /// `mlp-sgd`.
-    pub static SGD: UniformLayout = UniformLayout {
-        name: "Sgd",
-        words: &["count", "lr", "momentum", "pad", "l1", "l2", "pad1", "pad2"],
-    };
-    /// `mlp-adam`.
-    pub static ADAM: UniformLayout = UniformLayout {
-        name: "Adam",
-        words: &[
-            "count", "lr", "beta1", "beta2", "eps", "corr_len", "pad", "pad0", "l1", "l2", "pad1",
-            "pad2",
-        ],
-    };
     /// The whole-step kernels' `StepNet` (`mlp_common.wgsl`): four vec4 headers, then a
     /// table of two vec4 per layer ([`crate::training::step_plan`] walks it in order).
     pub static STEP_NET: UniformLayout = UniformLayout {
@@ -312,8 +297,10 @@ pub fn bindings(kernel_id: &str) -> &'static [Slot] {
         "mlp-forward-loss" => &[Params, Acts, Labels, Deltas, Losses],
         "mlp-backward-params" => &[Acts, Deltas, Grads],
         "mlp-backward-input" => &[Params, Acts, Deltas],
-        "mlp-sgd" => &[Params, Grads, M],
-        "mlp-adam" => &[Params, Grads, M, V, Corrections, State],
+        // The optimiser family's (`family::optim`): the gathering kernel advances the step
+        // state, so Adam only reads it.
+        "optim-sgd" => &[Params, Grads, M],
+        "optim-adam" => &[Params, Grads, M, V, Corrections, State, NextState],
         "mlp-step-samples" => &[Params, Acts, Deltas, Losses, DataX, DataY, State, NextState],
         "mlp-step-params" => &[Acts, Deltas, Grads, Params, M, V, Corrections, State],
         "mlp-step-lanes" => &[Params, Losses, DataX, DataY, State, NextState, Partials],
@@ -413,20 +400,6 @@ pub static KERNELS: &[KernelSpec] = &[
         || format!("{MLP_BACKWARD_INPUT}\n{MLP_COMMON}"),
         "kernel.mlp-backward-input.title",
         "kernel.mlp-backward-input.summary",
-    ),
-    mlp_kernel(
-        "mlp-sgd",
-        "shaders/mlp_sgd.wgsl",
-        || MLP_SGD.to_string(),
-        "kernel.mlp-sgd.title",
-        "kernel.mlp-sgd.summary",
-    ),
-    mlp_kernel(
-        "mlp-adam",
-        "shaders/mlp_adam.wgsl",
-        || format!("{MLP_ADAM}\n{MLP_COMMON}"),
-        "kernel.mlp-adam.title",
-        "kernel.mlp-adam.summary",
     ),
     tiled_kernel(
         "mlp-forward-tiled",

@@ -22,6 +22,7 @@ pub mod matmul;
 pub mod measure;
 pub mod mlp;
 pub mod numeric;
+pub mod optim;
 pub mod schedule;
 
 /// Every family's kernels; the catalogue's lookups walk this list.
@@ -29,6 +30,8 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Matmul, matmul::KERNELS),
     (Family::Schedule, schedule::KERNELS),
     (Family::Mlp, mlp::KERNELS),
+    // The one optimiser family (the MLP's editor group offers it).
+    (Family::Mlp, optim::KERNELS),
     (Family::Measure, measure::KERNELS),
     (Family::Conv, conv::KERNELS),
     (Family::Numeric, numeric::KERNELS),

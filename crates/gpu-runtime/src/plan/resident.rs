@@ -50,6 +50,15 @@ pub enum Op {
     Clear(&'static str),
     /// Dispatch number `index` (in [`ResidentPlan::new`]'s order) with its binding `variant`.
     Dispatch { index: usize, variant: usize },
+    /// Copies `bytes` between two plan buffers (between passes: it ends the pass being
+    /// recorded), e.g. a step's batch from where several steps' batches were written at once.
+    Copy {
+        from: &'static str,
+        from_offset: u64,
+        to: &'static str,
+        to_offset: u64,
+        bytes: u64,
+    },
 }
 
 /// A range of a plan buffer to read back.
@@ -268,6 +277,22 @@ impl ResidentPlan {
                 Op::Clear(name) => {
                     pass = None;
                     enc.clear_buffer(self.buffer(name)?, 0, None);
+                }
+                Op::Copy {
+                    from,
+                    from_offset,
+                    to,
+                    to_offset,
+                    bytes,
+                } => {
+                    pass = None;
+                    enc.copy_buffer_to_buffer(
+                        self.buffer(from)?,
+                        from_offset,
+                        self.buffer(to)?,
+                        to_offset,
+                        bytes,
+                    );
                 }
                 Op::Dispatch { index, variant } => {
                     let d = self.dispatches.get(index).ok_or(GpuError::WrongJob)?;

@@ -117,14 +117,14 @@ pub const KERNELS: [KernelExplanation; 14] = {
         k("cnn-conv-bias-grad", Backward, Conv, true, None),
         k("cnn-conv-input-grad", Backward, Conv, true, None),
         k(
-            "cnn-sgd",
+            "optim-sgd",
             Phase::Optimiser,
             Parameters,
             false,
             Some(Optimiser::Sgd),
         ),
         k(
-            "cnn-adam",
+            "optim-adam",
             Phase::Optimiser,
             Parameters,
             false,
@@ -156,7 +156,8 @@ impl KernelExplanation {
     }
 
     /// The `stage=` of its editor page (`#/editor?stage=<id>`): the kernel's id, an
-    /// `edit_target::Target::Cnn`.
+    /// `edit_target::Target::Cnn` (the optimisers, which every model shares, are the MLP
+    /// group's: `Target::Mlp`).
     pub fn edit_stage(&self) -> &'static str {
         self.id
     }
@@ -165,6 +166,7 @@ impl KernelExplanation {
     pub fn source_path(&self) -> Option<&'static str> {
         gpu_runtime::family::cnn::KERNELS
             .iter()
+            .chain(gpu_runtime::family::optim::KERNELS)
             .find(|k| k.id == self.id)
             .map(|k| k.source_path)
     }
@@ -210,15 +212,17 @@ pub const SHARED_KEYS: [&str; 9] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_runtime::family::cnn::{step_plan, KERNELS as FAMILY};
+    use gpu_runtime::family::cnn::{step_plan, KERNELS as CNN};
+    use gpu_runtime::family::optim::KERNELS as OPTIM;
 
     #[test]
     fn every_family_kernel_appears_exactly_once() {
-        for f in FAMILY {
+        // The CNN's own kernels and the optimiser family's, which it runs.
+        for f in CNN.iter().chain(OPTIM) {
             let n = KERNELS.iter().filter(|k| k.id == f.id).count();
             assert_eq!(n, 1, "{} listed {n} times", f.id);
         }
-        assert_eq!(KERNELS.len(), FAMILY.len());
+        assert_eq!(KERNELS.len(), CNN.len() + OPTIM.len());
         for k in KERNELS {
             assert!(k.source_path().is_some(), "{}", k.id);
         }

@@ -9,12 +9,10 @@
 
 pub mod bound;
 
-use cnn::net::{
-    adam_corrections, ActLayout, Hyper, Net, Optimiser, ParamLayout, BETA1, BETA2, EPSILON,
-    ONE_MINUS_BETA1, ONE_MINUS_BETA2,
-};
+use cnn::net::{ActLayout, Hyper, Net, Optimiser, ParamLayout};
 use cpu_kernels::verify::Precision;
 
+use crate::family::optim;
 pub use crate::plan::PlannedDispatch;
 use crate::plan::{grid_for, Uniform, UniformLayout};
 use crate::spec::{Family, KernelSource, KernelSpec, Storage};
@@ -34,8 +32,6 @@ const CONV_FILTER_PARTIALS: &str =
 const CONV_FILTER_REDUCE: &str = include_str!("../../../../../shaders/cnn_conv_filter_reduce.wgsl");
 const CONV_BIAS_GRAD: &str = include_str!("../../../../../shaders/cnn_conv_bias_grad.wgsl");
 const CONV_INPUT_GRAD: &str = include_str!("../../../../../shaders/cnn_conv_input_grad.wgsl");
-const SGD: &str = include_str!("../../../../../shaders/cnn_sgd.wgsl");
-const ADAM: &str = include_str!("../../../../../shaders/cnn_adam.wgsl");
 /// The uniform blocks every CNN kernel declares, appended to each (its own lines keep their
 /// numbers).
 const CNN_COMMON: &str = include_str!("../../../../../shaders/cnn_common.wgsl");
@@ -94,28 +90,6 @@ pub mod uniform {
             "row",
         ],
     };
-    /// The optimisers'.
-    pub static OPT: UniformLayout = UniformLayout {
-        name: "Opt",
-        words: &[
-            "lr",
-            "momentum",
-            "beta1",
-            "beta2",
-            "one_minus_beta1",
-            "one_minus_beta2",
-            "eps",
-            "c1",
-            "c2",
-            "pad0",
-            "pad1",
-            "pad2",
-            "pad3",
-            "pad4",
-            "count",
-            "row",
-        ],
-    };
 }
 
 /// The session sizes every grid itself ([`grid`]), so a workload gives none.
@@ -163,6 +137,12 @@ pub enum Slot {
     Losses,
     /// Per-sample filter-gradient partial sums (`cnn-conv-filter-partials`).
     Partials,
+    /// Adam's (c₁, c₂) per step (`family::optim::correction_table`).
+    Corrections,
+    /// The step state a step reads (its `t`: steps done), and the one it writes: two
+    /// buffers, even steps reading the first.
+    State,
+    NextState,
 }
 
 /// Names of the session's resident buffers.
@@ -180,11 +160,22 @@ pub mod buffer {
     /// The evaluation's activations and argmax (its own batch size, so its own layout).
     pub const EVAL_ACTS: &str = "cnn eval acts";
     pub const EVAL_ARGMAX: &str = "cnn eval argmax";
+    pub const CORRECTIONS: &str = "cnn adam corrections";
+    /// The double-buffered step state: even steps read the first and write the second.
+    pub const STATES: [&str; 2] = ["cnn step state a", "cnn step state b"];
+    /// Batches waiting for the steps of one submission (images then labels, per step).
+    pub const BATCHES: &str = "cnn batches";
 }
 
 impl Slot {
     /// The buffer this slot binds in a training step, or in an evaluation's forward pass.
     pub fn buffer(self, eval: bool) -> &'static str {
+        self.buffer_at(eval, 0)
+    }
+
+    /// [`Slot::buffer`] on a step of `parity` (0 even, 1 odd: the step state's two buffers
+    /// swap).
+    pub fn buffer_at(self, eval: bool, parity: usize) -> &'static str {
         use buffer::*;
         match self {
             Slot::Params => PARAMS,
@@ -199,6 +190,9 @@ impl Slot {
             Slot::Labels => LABELS,
             Slot::Losses => LOSSES,
             Slot::Partials => PARTIALS,
+            Slot::Corrections => CORRECTIONS,
+            Slot::State => STATES[parity % 2],
+            Slot::NextState => STATES[(parity + 1) % 2],
         }
     }
 }
@@ -219,15 +213,24 @@ pub fn bindings(kernel_id: &str) -> &'static [Slot] {
         "cnn-conv-filter-reduce" => &[Partials, Grads],
         "cnn-conv-bias-grad" => &[Deltas, Grads],
         "cnn-conv-input-grad" => &[Params, Deltas],
-        "cnn-sgd" => &[Params, Grads, M],
-        "cnn-adam" => &[Params, Grads, M, V],
+        // The optimiser family's (`family::optim`): Adam advances the step state itself.
+        "optim-sgd" => &[Params, Grads, M],
+        "optim-adam" => &[Params, Grads, M, V, Corrections, State, NextState],
         _ => &[],
     }
 }
 
-/// The buffer names `kernel_id` binds in a step (or an evaluation).
+/// The buffer names `kernel_id` binds in an even step (or an evaluation).
 pub fn bound_buffers(kernel_id: &str, eval: bool) -> Vec<&'static str> {
-    bindings(kernel_id).iter().map(|s| s.buffer(eval)).collect()
+    bound_buffers_at(kernel_id, eval, 0)
+}
+
+/// The buffer names `kernel_id` binds in a step of `parity` (or an evaluation).
+pub fn bound_buffers_at(kernel_id: &str, eval: bool, parity: usize) -> Vec<&'static str> {
+    bindings(kernel_id)
+        .iter()
+        .map(|s| s.buffer_at(eval, parity))
+        .collect()
 }
 
 /// Workgroups for `count` invocations and the invocations per grid row: the one grid rule
@@ -298,22 +301,35 @@ fn dense_uniform(net: &Net, pl: &ParamLayout, l: &ActLayout) -> Uniform {
         .with_f32("inv_batch", 1.0 / l.batch.max(1) as f32)
 }
 
-/// The optimisers' `Opt` uniform for step `step` (≥ 1; Adam's bias corrections).
-pub fn opt_uniform(hyper: &Hyper, params: usize, step: u64) -> Uniform {
-    let (c1, c2) = adam_corrections(step);
-    let (_, row) = grid(params);
-    Uniform::new(&uniform::OPT)
-        .with_f32("lr", hyper.lr)
-        .with_f32("momentum", hyper.momentum)
-        .with_f32("beta1", BETA1)
-        .with_f32("beta2", BETA2)
-        .with_f32("one_minus_beta1", ONE_MINUS_BETA1)
-        .with_f32("one_minus_beta2", ONE_MINUS_BETA2)
-        .with_f32("eps", EPSILON)
-        .with_f32("c1", c1)
-        .with_f32("c2", c2)
-        .with("count", params as u32)
-        .with("row", row)
+/// The optimiser family's update for `hyper` (Adam advancing the step state itself: the
+/// CNN's batch is not gathered on the GPU).
+pub fn optim_hyper(hyper: &Hyper) -> optim::Hyper {
+    optim::Hyper {
+        rule: match hyper.optimiser {
+            Optimiser::Sgd => optim::Rule::Sgd {
+                momentum: hyper.momentum,
+            },
+            Optimiser::Adam => optim::Rule::Adam,
+        },
+        lr: hyper.lr,
+        l1: 0.0,
+        l2: 0.0,
+        advance: true,
+    }
+}
+
+/// The optimiser's dispatch over every parameter, on a grid of at most `max_x` workgroups per
+/// row ([`optim::MAX_GROUPS_X`] in a session).
+pub fn optimiser_dispatch(hyper: &Hyper, params: usize, max_x: u32) -> PlannedDispatch {
+    let h = optim_hyper(hyper);
+    let (workgroups, _) = optim::grid(params, max_x);
+    PlannedDispatch {
+        kernel_id: h.kernel_id(),
+        layer: 0,
+        threads: workgroups.iter().product::<u32>() * optim::WORKGROUP,
+        workgroups,
+        uniform: optim::uniform(&h, params, max_x),
+    }
 }
 
 /// The forward pass of a batch of `batch`: per block conv (with its bias and ReLU) and pool,
@@ -336,8 +352,8 @@ pub fn forward_plan(net: &Net, batch: usize) -> Vec<PlannedDispatch> {
 
 /// A training step of a batch of `batch`, in the CPU twin's order (`cnn::net::Net::backward`):
 /// forward, loss, dense backward, then each block last first (pool, ReLU, filter partials and
-/// their sum, bias, input), then the optimiser over every parameter. The optimiser's uniform
-/// is for step 1; the session rewrites Adam's corrections before each step.
+/// their sum, bias, input), then the optimiser over every parameter (`optim-sgd` or
+/// `optim-adam`, whose step number is a counter on the GPU: nothing is rewritten per step).
 pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch> {
     let pl = net.param_layout();
     let l = net.act_layout(batch.max(1));
@@ -370,18 +386,7 @@ pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Vec<PlannedDispatch>
         plan.push(bias);
         plan.push(planned("cnn-conv-input-grad", b + 1, input, u));
     }
-    let opt = match hyper.optimiser {
-        Optimiser::Sgd => "cnn-sgd",
-        Optimiser::Adam => "cnn-adam",
-    };
-    let (workgroups, _) = grid(pl.len);
-    plan.push(PlannedDispatch {
-        kernel_id: opt,
-        layer: 0,
-        threads: workgroups.iter().product::<u32>() * WORKGROUP,
-        workgroups,
-        uniform: opt_uniform(hyper, pl.len, 1),
-    });
+    plan.push(optimiser_dispatch(hyper, pl.len, optim::MAX_GROUPS_X));
     plan
 }
 
@@ -482,20 +487,6 @@ pub static KERNELS: &[KernelSpec] = &[
         "kernel.cnn-conv-input-grad.title",
         "kernel.cnn-conv-input-grad.summary",
     ),
-    cnn_kernel(
-        "cnn-sgd",
-        "shaders/cnn_sgd.wgsl",
-        || format!("{SGD}\n{CNN_COMMON}"),
-        "kernel.cnn-sgd.title",
-        "kernel.cnn-sgd.summary",
-    ),
-    cnn_kernel(
-        "cnn-adam",
-        "shaders/cnn_adam.wgsl",
-        || format!("{ADAM}\n{CNN_COMMON}"),
-        "kernel.cnn-adam.title",
-        "kernel.cnn-adam.summary",
-    ),
 ];
 
 #[cfg(test)]
@@ -524,7 +515,10 @@ mod tests {
             let plan = step_plan(&net, &hyper, 5);
             for p in &plan {
                 assert!(!bindings(p.kernel_id).is_empty(), "{}", p.kernel_id);
-                assert!(KERNELS.iter().any(|k| k.id == p.kernel_id));
+                assert!(KERNELS
+                    .iter()
+                    .chain(optim::KERNELS)
+                    .any(|k| k.id == p.kernel_id));
                 let [x, y, _] = p.workgroups;
                 let count = p.uniform[14] as u64;
                 assert!(
@@ -534,7 +528,7 @@ mod tests {
                 );
             }
         }
-        // Every kernel but one optimiser runs in a step.
+        // Every CNN kernel runs in a step (the optimiser is the family's, `optim-sgd` here).
         let sgd = step_plan(
             &net,
             &Hyper {
@@ -550,8 +544,9 @@ mod tests {
                 .filter(|k| sgd.iter().all(|p| p.kernel_id != k.id))
                 .map(|k| k.id)
                 .collect::<Vec<_>>(),
-            vec!["cnn-adam"]
+            Vec::<&str>::new()
         );
+        assert_eq!(sgd.last().map(|p| p.kernel_id), Some("optim-sgd"));
     }
 
     #[test]
