@@ -121,7 +121,7 @@ test('the kernels of one step, with their WGSL; settings go to the URL', async (
 });
 
 // The batch-size experiment (its table, rates, chart and verdict) is checked in
-// embed.test.mjs, on the one run that also checks its `run-finished` report: the same
+// embed-results.test.mjs, on the one run that also checks its `run-finished` report: the same
 // component, run to the end once instead of twice. chart-text.test.mjs clicks this page's
 // own Run button and reads its rows.
 
