@@ -69,8 +69,16 @@ impl Route {
             // The editor explains a CNN kernel as the CNN page does.
             Route::Editor => &[Part::Editor, Part::CnnKernels],
             Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
-            // Lessons embed widgets of every area.
-            Route::Learn | Route::Lesson { .. } => &Part::ALL,
+            // Lessons embed widgets of every area (the GPT's data credit is its page's own).
+            Route::Learn | Route::Lesson { .. } => &[
+                Part::Race,
+                Part::Conv,
+                Part::Editor,
+                Part::Train,
+                Part::Lessons,
+                Part::Cnn,
+                Part::CnnKernels,
+            ],
             Route::Embed { widget } => embed_text_parts(widget),
         }
     }

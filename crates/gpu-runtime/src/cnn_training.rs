@@ -359,10 +359,9 @@ impl CnnSession {
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;
         let params = self.net.param_layout().len;
-        let words = optim::uniform(&optim_hyper(&self.hyper), params, optim::MAX_GROUPS_X);
-        let words = words.words();
+        let uniform = optim::uniform(&optim_hyper(&self.hyper), params, optim::MAX_GROUPS_X);
         // The index is the plan's own optimiser dispatch, so it is always in range.
-        let _ = self.resident.write_uniform(self.opt_index, &words);
+        let _ = self.resident.write_uniform(self.opt_index, uniform.words());
     }
 
     /// The most steps one submission carries ([`CnnSession::steps`] cuts longer runs).
