@@ -393,3 +393,22 @@ fn planted_optimiser_mistakes_break_the_bound() {
         assert!(last > 1.0, "{what}: went unnoticed ({last})");
     }
 }
+
+/// No model brings its own optimiser kernel: the only kernels that update a second moment or
+/// a velocity are the optimiser family's two and the MLP's fused whole-step kernels (rewrite
+/// rules of its plan, `training::FUSED_REPLACES`, which inline the same update). Here, not in
+/// `family/optim.rs`, because it reads the whole catalogue, which lists that family.
+#[test]
+fn no_other_kernel_is_an_optimiser() {
+    let fused = ["mlp-step-reduce", "mlp-step-params"];
+    let ours = [optim::SGD_ID, optim::ADAM_ID];
+    for k in gpu_runtime::kernels() {
+        let src = k.wgsl();
+        let updates = src.contains("beta2 * v[i]") || src.contains("velocity[i]");
+        let allowed = ours.contains(&k.id) || fused.contains(&k.id);
+        assert!(!updates || allowed, "{} updates parameters itself", k.id);
+    }
+    for id in ours.iter().chain(&fused) {
+        assert!(gpu_runtime::kernel(id).is_some(), "{id}");
+    }
+}

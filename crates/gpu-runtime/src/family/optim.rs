@@ -187,23 +187,6 @@ pub static KERNELS: &[KernelSpec] = &[
 mod tests {
     use super::*;
 
-    /// No model brings its own optimiser kernel: the only kernels that update a second moment
-    /// or a velocity are this family's two and the MLP's fused whole-step kernels (rewrite rules
-    /// of its plan, `training::FUSED_REPLACES`, which inline the same update).
-    #[test]
-    fn no_other_kernel_is_an_optimiser() {
-        let fused = ["mlp-step-reduce", "mlp-step-params"];
-        for k in crate::kernels() {
-            let src = k.wgsl();
-            let updates = src.contains("beta2 * v[i]") || src.contains("velocity[i]");
-            let allowed = [SGD_ID, ADAM_ID].contains(&k.id) || fused.contains(&k.id);
-            assert!(!updates || allowed, "{} updates parameters itself", k.id);
-        }
-        for id in [SGD_ID, ADAM_ID].iter().chain(&fused) {
-            assert!(crate::kernel(id).is_some(), "{id}");
-        }
-    }
-
     #[test]
     fn grids_wrap_past_their_limit() {
         assert_eq!(grid(0, MAX_GROUPS_X), ([1, 1, 1], 64));
