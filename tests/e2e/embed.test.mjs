@@ -411,6 +411,15 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
       await frame.click('#run-button');
       await frame.waitForSelector('.result [data-verified="true"]', { timeout: 120_000 });
     }
+    // The CNN widget fills in once its digits have arrived and its device answered: count only
+    // then, each time, or the first count can be of a page still loading.
+    const settled = async () => {
+      if (id === 'cnn') {
+        await frame.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 90_000 });
+        await frame.waitForSelector('#cnn-status:not([data-gpu="starting"])', { timeout: 90_000 });
+      }
+    };
+    await settled();
     const all = await visible();
     for (const name of names) {
       // The embed's page for the new address (its ready signal of a later visit), hiding it.
@@ -422,6 +431,7 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
         location.hash = `${path}?${p}`;
       }, name), { path: `/embed/${id}`, lang });
       await frame.waitForSelector(`.embed-root[data-hide~="${name}"]`);
+      await settled();
       const left = await visible();
       assert.ok(left < all, `${id}: hide=${name} hid nothing (${left} of ${all} elements visible)`);
       assert.equal(await frame.$('.embed-note'), null, `${id}: hide=${name} accepted`);
