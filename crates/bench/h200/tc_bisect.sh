@@ -6,6 +6,13 @@
 # TC=matmul-tensor-core@8x8x8 BENCH=… SIZES=256 bash this.
 set -u
 C=${C:-.devcarry}; P=crates/bench/h200/tc_probes; T8=${T8:-}; TC=${TC:-matmul-tensor-core}
+if [ -n "$T8" ]; then  # lavapipe's 8×8×8 copies, made from the 16×16×16 files
+  mkdir -p /tmp/tc_probes8
+  for f in $P/*.wgsl; do
+    sed 's/const T: u32 = 16u;/const T: u32 = 8u;/; s/coop_mat16x16/coop_mat8x8/g' "$f" > "/tmp/tc_probes8/$(basename "$f" .wgsl)_8x8.wgsl"
+  done
+  P=/tmp/tc_probes8
+fi
 TCD=${TC/matmul-tensor-core/matmul-tensor-core-direct}; SIZES=${SIZES:-256,4096}
 if ls .gl/*.deb > /dev/null 2>&1 && ! ldconfig -p | grep -q 'libvulkan.so.1 '; then
   for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig

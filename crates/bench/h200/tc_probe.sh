@@ -18,6 +18,14 @@ C=${C:-.devcarry}
 OUT=${OUT:-/tmp/tc_probe_out}
 P=crates/bench/h200/tc_probes
 T8=${T8:-}
+# T8=_8x8: the probes' 8×8×8 copies (lavapipe's tile), made here from the 16×16×16 files.
+if [ -n "$T8" ]; then
+  mkdir -p /tmp/tc_probes8
+  for f in $P/*.wgsl; do
+    sed 's/const T: u32 = 16u;/const T: u32 = 8u;/; s/coop_mat16x16/coop_mat8x8/g' "$f" > "/tmp/tc_probes8/$(basename "$f" .wgsl)_8x8.wgsl"
+  done
+  P=/tmp/tc_probes8
+fi
 TC=${TC:-matmul-tensor-core}
 TCD=${TC/matmul-tensor-core/matmul-tensor-core-direct}
 mkdir -p "$OUT"
