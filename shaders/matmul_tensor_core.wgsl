@@ -23,7 +23,8 @@
 // - No workgroup variable besides the two tiles (each a multiple of 16 bytes): on an H100
 //   (driver 580.159), with one u32 declared after them, C came back as zeros (the tiles'
 //   cooperative loads were most likely misaligned) while lavapipe was exact. crates/bench/h200/tc_probes/ holds the
-//   probes that found it (b5 is this fix, b6 a 16-byte variable declared first, also right).
+//   probes that found it (this form was probe b5; b6, a 16-byte variable declared first, was
+//   also right).
 // - Shared rows are padded by 8 halves (16 bytes) so the rows of one tile fall in different
 //   banks; every row start and tile is 16-byte aligned, as cooperative loads require.
 //
