@@ -490,6 +490,7 @@ impl Driver {
             } else {
                 self.cpu_gathering = Some(g);
             }
+            self.report_cpu_steps(page, out);
             return;
         }
         let steps = if self.cpu_presses > 0 {
@@ -509,17 +510,24 @@ impl Driver {
             }
             self.cpu_busy_ms += now_ms() - start;
         }
-        // Every tick, so the page's count catches up after Pause (counts are reported to it a
-        // few times a second, not every tick).
-        out.push(Action::CpuSteps {
-            network: self.network,
-            step: self.cpu.step,
-            now_ms: self.cpu_busy_ms,
-        });
+        self.report_cpu_steps(page, out);
         if self.cpu_evals.wanted(page.running(), self.cpu.step, now) {
             self.cpu_evals.started(self.cpu.step, now);
             self.cpu_gathering = Some(Gathering::new(Split::Test, self.cpu.step));
         }
+    }
+}
+
+impl Driver {
+    /// Every tick, evaluating or not: after Pause the page waits for a tick that saw it
+    /// paused to report, so the counts it shows are final.
+    fn report_cpu_steps(&self, page: &CnnPage, out: &mut Vec<Action>) {
+        out.push(Action::CpuSteps {
+            network: self.network,
+            step: self.cpu.step,
+            now_ms: self.cpu_busy_ms,
+            running: page.running(),
+        });
     }
 }
 

@@ -445,6 +445,10 @@ pub struct CnnPage {
     pub step_presses: u64,
     /// Pause ended a run: it is reported once the steps already sent have finished.
     report_pending: bool,
+    /// Pause was pressed and no driver tick that saw it has reported the counts yet: until
+    /// one has, the counts shown may miss steps sent just before it (they are reported a few
+    /// times a second), so the page says Pausing, not Paused.
+    counts_after_pause: bool,
     /// The finished run to report (the component sends it and answers `ReportSent`).
     pub finished: Option<RunFinished>,
 }
@@ -481,11 +485,13 @@ pub enum Action {
         completed: u64,
         now_ms: f64,
     },
-    /// The CPU trainer's step at `now_ms`.
+    /// The CPU trainer's step at `now_ms`, reported by a driver tick that saw the page
+    /// `running` or not (a tick that saw it paused sends no more steps on either side).
     CpuSteps {
         network: u64,
         step: u64,
         now_ms: f64,
+        running: bool,
     },
     /// An evaluation of `side`'s network after `step` steps.
     Evaluated {
@@ -525,6 +531,7 @@ impl CnnPage {
             stalled: None,
             step_presses: 0,
             report_pending: false,
+            counts_after_pause: false,
             finished: None,
         }
     }
@@ -558,7 +565,7 @@ impl CnnPage {
         match (self.playing, self.hidden) {
             (true, false) => Phase::Running,
             (true, true) => Phase::Held,
-            (false, _) if self.gpu.in_flight() > 0 => Phase::Pausing {
+            (false, _) if self.gpu.in_flight() > 0 || self.counts_after_pause => Phase::Pausing {
                 finishing: self.gpu.in_flight(),
             },
             (false, _) => Phase::Paused,
@@ -671,7 +678,7 @@ impl CnnPage {
     /// Once Pause's steps have finished (or the GPU can finish none) and the side it reports
     /// has been evaluated at its last step, the run is reported.
     fn settle_report(&mut self) {
-        let waiting = self.gpu_live() && self.gpu.in_flight() > 0;
+        let waiting = self.counts_after_pause || (self.gpu_live() && self.gpu.in_flight() > 0);
         if !self.report_pending || self.playing || waiting || !self.evaluated_where_stopped() {
             return;
         }
@@ -730,6 +737,7 @@ impl CnnPage {
                 if !next.playing {
                     next.playing = true;
                     next.report_pending = false;
+                    next.counts_after_pause = false;
                     next.clear_rates();
                 }
             }
@@ -737,6 +745,7 @@ impl CnnPage {
                 if next.playing {
                     next.playing = false;
                     next.report_pending = true;
+                    next.counts_after_pause = true;
                     next.clear_rates();
                     next.settle_report();
                 }
@@ -837,9 +846,13 @@ impl CnnPage {
                 network,
                 step,
                 now_ms,
+                running,
             } => {
                 if network == next.network {
                     next.cpu_steps = step;
+                    if !running {
+                        next.counts_after_pause = false;
+                    }
                     if next.running() {
                         next.cpu_rate.record(now_ms, step);
                         next.remember_pair();
@@ -889,6 +902,7 @@ mod tests {
             network: 0,
             step: 7,
             now_ms: 100.0,
+            running: true,
         });
         assert!(p.worth_keeping());
         assert!(!CnnPage::new(Spec::default()).worth_keeping());
@@ -1003,6 +1017,7 @@ mod tests {
             network: p.network,
             step,
             now_ms,
+            running: p.running(),
         })
     }
 
@@ -1146,7 +1161,7 @@ mod tests {
         assert_eq!(again.gpu_view(), RateView::Measuring);
         // Once the ten steps in flight finish and the GPU is evaluated where it stopped, the
         // report carries the measured ratio.
-        let done = gpu(&paused, 400, 400, 1100.0);
+        let done = cpu(&gpu(&paused, 400, 400, 1100.0), 13, 1100.0);
         assert_eq!(done.finished, None, "not before the last evaluation");
         let done = done.reduce(Action::Evaluated {
             network: 0,
@@ -1181,6 +1196,11 @@ mod tests {
         p = gpu(&p, 20, 16, 50.0);
         assert_eq!(p.gpu_view(), RateView::Finishing(4));
         p = gpu(&p, 20, 20, 90.0);
+        // The counts may still lag the driver (reported a few times a second while running):
+        // Paused only once a tick that saw the Pause has reported, its CPU count last.
+        assert_eq!(p.phase(), Phase::Pausing { finishing: 0 });
+        assert_eq!(p.finished, None, "not before the final counts");
+        p = cpu(&p, 3, 90.0);
         assert_eq!(p.phase(), Phase::Paused);
         assert_eq!(p.gpu_steps(), Some(20), "the count stops at what was sent");
         // The score of step 10 would be stale: the report waits for step 20's evaluation.
@@ -1209,7 +1229,8 @@ mod tests {
         // A later count does not report again; Play then Pause with nothing in flight does.
         assert_eq!(gpu(&p, 20, 20, 99.0).finished, None);
         let p = p.reduce(Action::Play).reduce(Action::Pause);
-        assert!(p.finished.is_some());
+        assert!(p.finished.is_none(), "not before a tick that saw the Pause reports");
+        assert!(cpu(&p, 3, 100.0).finished.is_some());
     }
 
     #[test]
@@ -1335,7 +1356,7 @@ mod tests {
         assert_eq!(p.verdict(), Verdict::NoGpu);
         // Pause does not wait for the lost steps (they will never finish), only for the CPU's
         // evaluation where it stopped: the score of a lost GPU never stands for the run.
-        let paused = p.reduce(Action::Pause);
+        let paused = cpu(&p.reduce(Action::Pause), 0, 10.0);
         assert_eq!(paused.phase(), Phase::Paused);
         assert!(paused.finished.is_none());
         let paused = paused.reduce(Action::Evaluated {
@@ -1368,7 +1389,7 @@ mod tests {
             .reduce(Action::GpuUnavailable)
             .reduce(Action::Play);
         assert_eq!(alone.gpu_view(), RateView::Off);
-        let alone = cpu(&alone, 5, 0.0).reduce(Action::Pause);
+        let alone = cpu(&cpu(&alone, 5, 0.0).reduce(Action::Pause), 5, 10.0);
         assert_eq!(alone.finished, None);
         let alone = alone.reduce(Action::Evaluated {
             network: 0,

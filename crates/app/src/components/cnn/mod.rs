@@ -409,9 +409,12 @@ fn start(
             if d.spec.lr != p.spec.lr {
                 d.set_lr(p.spec.lr);
             }
-            d.tick(&p, now)
+            (d.tick(&p, now), p.running())
         };
-        let report = now - *last_report.borrow() >= REPORT_MS;
+        let (tick, running) = tick;
+        // Counts a few times a second while training; every tick otherwise, so a Pause
+        // settles on the final counts as soon as the driver has seen it.
+        let report = !running || now - *last_report.borrow() >= REPORT_MS;
         for a in tick.actions {
             let counts = matches!(a, Action::GpuSteps { .. } | Action::CpuSteps { .. });
             if report || !counts {
