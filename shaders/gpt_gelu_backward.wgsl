@@ -5,13 +5,15 @@
 //
 // Launch: workgroup_size(64); dispatch (ceil(len / 64), 1, 1) (len ≤ 4,194,240), one
 //   invocation per element.
-// Buffers: 0 = x (read), 1 = dy (read), 2 = dx (read_write, added to), 3 = uniform
+// Buffers: 0 = x (read), 1 = dy (read; declared read_write so that dy and dx may be ranges
+//   of one buffer: WebGPU forbids one buffer bound both read-only and writable in a
+//   dispatch), 2 = dx (read_write, added to), 3 = uniform
 //   {len, 0, 0, 0}.
 
 // Len, GELU_C and GELU_A: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> dy: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dy: array<f32>;
 @group(0) @binding(2) var<storage, read_write> dx: array<f32>;
 @group(0) @binding(3) var<uniform> u: Len;
 

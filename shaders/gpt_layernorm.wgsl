@@ -4,13 +4,15 @@
 // y = (x − mean)·rstd·γ + β. Saves mean and rstd for the backward.
 //
 // Launch: workgroup_size(64); dispatch (ceil(rows / 64), 1, 1): invocation r is row r.
-// Buffers: 0 = x (read, rows × c), 1 = params (read; γ at u.gamma, β at u.beta, c each),
+// Buffers: 0 = x (read, rows × c; declared read_write so that it may be a range of the
+//   buffer y and stats are written to: WebGPU forbids binding one buffer both read-only and
+//   writable in a dispatch), 1 = params (read; γ at u.gamma, β at u.beta, c each),
 //   2 = y (read_write, rows × c), 3 = stats (read_write, rows × 2: mean, rstd),
 //   4 = uniform Ln (gpt_common.wgsl).
 
 // Ln: gpt_common.wgsl (appended when the kernel is built).
 
-@group(0) @binding(0) var<storage, read> x: array<f32>;
+@group(0) @binding(0) var<storage, read_write> x: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<f32>;
 @group(0) @binding(2) var<storage, read_write> y: array<f32>;
 @group(0) @binding(3) var<storage, read_write> stats: array<f32>;

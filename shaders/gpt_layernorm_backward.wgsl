@@ -6,14 +6,16 @@
 //
 // Launch: workgroup_size(64); dispatch (ceil(rows / 64), 1, 1): invocation r is row r.
 // Buffers: 0 = x (read), 1 = params (read; γ at u.gamma), 2 = stats (read: mean, rstd per
-//   row), 3 = dy (read), 4 = dx (read_write, added to), 5 = uniform Ln (gpt_common.wgsl).
+//   row), 3 = dy (read; declared read_write so that it may be a range of dx's buffer, as
+//   WebGPU forbids one buffer bound both read-only and writable in a dispatch), 4 = dx
+//   (read_write, added to), 5 = uniform Ln (gpt_common.wgsl).
 
 // Ln: gpt_common.wgsl (appended when the kernel is built).
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<f32>;
 @group(0) @binding(2) var<storage, read> stats: array<f32>;
-@group(0) @binding(3) var<storage, read> dy: array<f32>;
+@group(0) @binding(3) var<storage, read_write> dy: array<f32>;
 @group(0) @binding(4) var<storage, read_write> dx: array<f32>;
 @group(0) @binding(5) var<uniform> u: Ln;
 

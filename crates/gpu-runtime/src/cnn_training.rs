@@ -292,7 +292,7 @@ impl CnnSession {
             let after_uniform = chosen.after_uniform(flag, p.kernel_id, variants[0].len())?;
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
-                variants,
+                variants: ResidentDispatch::whole(variants),
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
                 after_uniform,

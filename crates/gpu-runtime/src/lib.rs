@@ -18,6 +18,7 @@ pub mod cnn_training;
 mod context;
 pub mod crossover;
 mod dispatch;
+pub mod engine;
 pub mod family;
 mod launch_schedule;
 pub mod measurements;

@@ -1099,7 +1099,7 @@ impl TrainingSession {
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
                 after_uniform: after_uniform(p.kernel_id, variants[0].len())?,
-                variants,
+                variants: ResidentDispatch::whole(variants),
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
             });
@@ -1109,7 +1109,7 @@ impl TrainingSession {
             dispatches.push(ResidentDispatch {
                 kernel: spec_of(p.kernel_id)?,
                 after_uniform: after_uniform(p.kernel_id, variants[0].len())?,
-                variants,
+                variants: ResidentDispatch::whole(variants),
                 uniform: p.uniform.to_vec(),
                 workgroups: p.workgroups,
             });

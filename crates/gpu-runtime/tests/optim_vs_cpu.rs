@@ -151,7 +151,7 @@ fn gpu_run(
         .collect();
     let dispatch = ResidentDispatch {
         kernel: k,
-        variants,
+        variants: ResidentDispatch::whole(variants),
         uniform: optim::uniform(h, count, max_x).words().to_vec(),
         workgroups: optim::grid(count, max_x).0,
         after_uniform: Vec::new(),

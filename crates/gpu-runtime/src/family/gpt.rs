@@ -1,7 +1,8 @@
 //! The GPT's layer kernels other than its matrix products and attention (issue 39):
 //! LayerNorm forward, its backward to the input and to γ and β, GELU forward and backward, the
 //! token and position embeddings (a gather forward, a deterministic scatter-add backward) and
-//! the softmax cross-entropy head (loss and logits gradient in one pass).
+//! the softmax cross-entropy head (loss and logits gradient in one pass), and the residual
+//! stream's element-wise sum (checked inside the engine's lockstep test, `tests/engine_vs_cpu.rs`).
 //! Each follows its CPU twin in `gpt::ops` (or `gpt::model` for the embeddings) sum for sum
 //! (one invocation per row, per column or per gradient element, ascending order) and is
 //! checked against the twin run in f64, within bounds derived from the arithmetic
@@ -26,6 +27,7 @@ const GELU_BACK: &str = include_str!("../../../../shaders/gpt_gelu_backward.wgsl
 const EMBED: &str = include_str!("../../../../shaders/gpt_embed.wgsl");
 const EMBED_BACK: &str = include_str!("../../../../shaders/gpt_embed_backward.wgsl");
 const XENT: &str = include_str!("../../../../shaders/gpt_softmax_xent.wgsl");
+const ADD: &str = include_str!("../../../../shaders/gpt_add.wgsl");
 
 fn no_grid(_: &Workload) -> [u32; 3] {
     [0, 0, 0]
@@ -76,7 +78,30 @@ pub static KERNELS: &[KernelSpec] = &[
         EMBED_BACK
     ),
     gpt_kernel!("gpt-softmax-xent", "shaders/gpt_softmax_xent.wgsl", XENT),
+    gpt_kernel!("gpt-add", "shaders/gpt_add.wgsl", ADD),
 ];
+
+/// The layer kernels' uniform structs (`shaders/gpt_common.wgsl`), word by word, for planners
+/// that fill them by name (the engine's layers).
+pub mod uniform {
+    use crate::plan::UniformLayout;
+
+    /// LayerNorm's three kernels.
+    pub static LN: UniformLayout = UniformLayout {
+        name: "Ln",
+        words: &["rows", "c", "gamma", "beta", "eps", "_p0", "_p1", "_p2"],
+    };
+    /// The element-wise kernels (GELU, its gradient, the residual add).
+    pub static LEN: UniformLayout = UniformLayout {
+        name: "Len",
+        words: &["len", "_p0", "_p1", "_p2"],
+    };
+    /// The softmax cross-entropy head.
+    pub static XENT: UniformLayout = UniformLayout {
+        name: "Xent",
+        words: &["rows", "vocab", "_p0", "_p1"],
+    };
+}
 
 fn kernel(id: &str) -> Result<&'static KernelSpec, GpuError> {
     KERNELS

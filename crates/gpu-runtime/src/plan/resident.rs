@@ -18,7 +18,7 @@ use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use super::{encoder, ResidentBuffers};
+use super::{encoder, Binding, ResidentBuffers};
 use crate::context::{Gpu, GpuError};
 use crate::spec::KernelSpec;
 
@@ -28,17 +28,29 @@ pub struct ResidentBuffer<'a> {
     pub init: super::Init<'a>,
 }
 
-/// A dispatch recorded once. `variants` are its binding lists (buffer names in binding
-/// order; the uniform block made from `uniform` comes after them): most dispatches have one,
-/// a dispatch that reads a double-buffered state has two that bind it the other way round.
+/// A dispatch recorded once. `variants` are its binding lists (plan buffers in binding order,
+/// each whole or a range of it, as [`Binding::Buffer`] says; the uniform block made from
+/// `uniform` comes after them): most dispatches have one, a dispatch that reads a
+/// double-buffered state has two that bind it the other way round. A list holds no
+/// [`Binding::Uniform`]. [`ResidentDispatch::whole`] makes lists of whole buffers.
 /// `after_uniform` are buffers bound after the uniform in every variant (a learner's
 /// loop-budget flag, [`super::LOOP_FLAG`]).
 pub struct ResidentDispatch<'a> {
     pub kernel: &'a KernelSpec,
-    pub variants: Vec<Vec<&'static str>>,
+    pub variants: Vec<Vec<Binding>>,
     pub uniform: Vec<u32>,
     pub workgroups: [u32; 3],
     pub after_uniform: Vec<&'static str>,
+}
+
+impl ResidentDispatch<'_> {
+    /// Binding lists of whole buffers, from their names.
+    pub fn whole(variants: Vec<Vec<&'static str>>) -> Vec<Vec<Binding>> {
+        variants
+            .into_iter()
+            .map(|names| names.into_iter().map(Binding::whole).collect())
+            .collect()
+    }
 }
 
 /// What one submission encodes, in order.
@@ -184,10 +196,20 @@ impl ResidentPlan {
                     continue;
                 }
                 let mut entries = Vec::with_capacity(names.len() + 1);
-                for (i, name) in names.iter().enumerate() {
+                for (i, bound) in names.iter().enumerate() {
+                    let Binding::Buffer { name, offset, size } = bound else {
+                        return Err(GpuError::Dispatch(format!(
+                            "{}: the uniform is bound after the buffers, not in their list",
+                            d.kernel.id
+                        )));
+                    };
                     entries.push(wgpu::BindGroupEntry {
                         binding: i as u32,
-                        resource: find(name)?.as_entire_binding(),
+                        resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                            buffer: find(name)?,
+                            offset: *offset,
+                            size: size.and_then(std::num::NonZeroU64::new),
+                        }),
                     });
                 }
                 entries.push(wgpu::BindGroupEntry {

@@ -1,0 +1,506 @@
+//! Layers, and a model compiled from a list of them: every tensor placed in the arena once,
+//! every forward and backward dispatch recorded from those places.
+//!
+//! Gradient flow: the train step clears the deltas and the gradients first. A linear layer's
+//! input gradient OVERWRITES its input's delta; every other backward ADDS into the deltas
+//! and gradients it writes. That is right because a tensor's consumers run backward in a
+//! fixed order: the layer after it first (a linear layer there is the first writer), then, if
+//! it is a residual's input, the residual's add (`delta x += delta y`). A residual's output
+//! shares its branch's delta range (the identity's gradient is the gradient), so the add
+//! needs no copy.
+
+use super::arena::{Arena, Range};
+use super::buffer;
+use crate::family::gpt::uniform as gpt_uniform;
+use crate::family::mlp::uniform as mlp_uniform;
+use crate::plan::{Binding, PlannedDispatch, Uniform};
+
+/// One layer of a model, over rows of the width the previous layer left.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Layer {
+    /// y = x·Wᵀ + b, W `out` × width (row-major), b `out`.
+    Linear { out: usize },
+    /// GELU, tanh form, element-wise.
+    Gelu,
+    /// LayerNorm over each row, γ and β of the row's width.
+    LayerNorm,
+    /// y = x + branch(x); the branch must end at x's width.
+    Residual(Vec<Layer>),
+    /// Softmax cross-entropy over the row (the model's last layer): the mean loss over rows
+    /// whose target is not `gpt::ops::IGNORE`.
+    SoftmaxXent,
+}
+
+/// A model: `batch` rows of `input` features through `layers`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub batch: usize,
+    pub input: usize,
+    pub layers: Vec<Layer>,
+}
+
+/// A tensor of `rows` × `width`: its activations and its delta, each a range of its layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    pub act: Range,
+    pub delta: Range,
+    pub width: usize,
+}
+
+/// A layer placed in the arena: the ranges its dispatches bind and its twin reads.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Node {
+    Linear {
+        x: Tensor,
+        y: Tensor,
+        w: Range,
+        b: Range,
+    },
+    Gelu {
+        x: Tensor,
+        y: Tensor,
+    },
+    LayerNorm {
+        x: Tensor,
+        y: Tensor,
+        /// Saved for the backward: each row's mean and 1/σ.
+        stats: Range,
+        gamma: Range,
+        beta: Range,
+    },
+    Residual {
+        x: Tensor,
+        branch: Vec<Node>,
+        /// The branch's output; its delta range is `y`'s.
+        z: Tensor,
+        y: Tensor,
+    },
+    SoftmaxXent {
+        logits: Tensor,
+        /// u32 per row, in the activation layout.
+        targets: Range,
+        /// f32 per row, in the delta layout (written with the logits' delta).
+        losses: Range,
+    },
+}
+
+/// A model compiled: its arena and its layers placed in it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Net {
+    pub batch: usize,
+    pub arena: Arena,
+    pub input: Tensor,
+    pub nodes: Vec<Node>,
+    pub targets: Range,
+    pub losses: Range,
+    /// Classes of the loss head.
+    pub classes: usize,
+}
+
+/// Partial-gradient slices of `mlp-grad-tiled` (its header: S = min(64, batch)).
+fn slices(batch: usize) -> usize {
+    batch.clamp(1, 64)
+}
+
+struct Builder {
+    arena: Arena,
+    batch: usize,
+    count: usize,
+}
+
+impl Builder {
+    fn tensor(&mut self, name: &str, width: usize) -> Tensor {
+        let len = self.batch * width;
+        Tensor {
+            act: self.arena.acts.push(name, len),
+            delta: self.arena.deltas.push(name, len),
+            width,
+        }
+    }
+
+    fn walk(
+        &mut self,
+        layers: &[Layer],
+        mut x: Tensor,
+        top: bool,
+    ) -> Result<(Vec<Node>, Tensor), String> {
+        let mut nodes = Vec::new();
+        for (i, layer) in layers.iter().enumerate() {
+            self.count += 1;
+            let name = format!("{}", self.count);
+            let last = i + 1 == layers.len();
+            match layer {
+                Layer::Linear { out } => {
+                    if *out == 0 {
+                        return Err(format!("layer {name}: a linear layer needs outputs"));
+                    }
+                    let w = self.arena.params.push(format!("{name}.w"), out * x.width);
+                    let b = self.arena.params.push(format!("{name}.b"), *out);
+                    let y = self.tensor(&name, *out);
+                    self.arena.scratch_words = self
+                        .arena
+                        .scratch_words
+                        .max(slices(self.batch) * out * (x.width + 1));
+                    nodes.push(Node::Linear { x, y, w, b });
+                    x = y;
+                }
+                Layer::Gelu => {
+                    let y = self.tensor(&name, x.width);
+                    nodes.push(Node::Gelu { x, y });
+                    x = y;
+                }
+                Layer::LayerNorm => {
+                    let gamma = self.arena.params.push(format!("{name}.gamma"), x.width);
+                    let beta = self.arena.params.push(format!("{name}.beta"), x.width);
+                    let stats = self
+                        .arena
+                        .acts
+                        .push(format!("{name}.stats"), 2 * self.batch);
+                    let y = self.tensor(&name, x.width);
+                    nodes.push(Node::LayerNorm {
+                        x,
+                        y,
+                        stats,
+                        gamma,
+                        beta,
+                    });
+                    x = y;
+                }
+                Layer::Residual(branch) => {
+                    if branch.is_empty() {
+                        return Err(format!("layer {name}: a residual's branch is empty"));
+                    }
+                    let (inner, z) = self.walk(branch, x, false)?;
+                    if z.width != x.width {
+                        return Err(format!(
+                            "layer {name}: the branch ends at width {}, its input is {}",
+                            z.width, x.width
+                        ));
+                    }
+                    let y = Tensor {
+                        act: self.arena.acts.push(&name, self.batch * x.width),
+                        delta: z.delta,
+                        width: x.width,
+                    };
+                    nodes.push(Node::Residual {
+                        x,
+                        branch: inner,
+                        z,
+                        y,
+                    });
+                    x = y;
+                }
+                Layer::SoftmaxXent => {
+                    if !(top && last) {
+                        return Err("the loss head must be the model's last layer".into());
+                    }
+                    let targets = self.arena.acts.push("targets", self.batch);
+                    let losses = self.arena.deltas.push("losses", self.batch);
+                    nodes.push(Node::SoftmaxXent {
+                        logits: x,
+                        targets,
+                        losses,
+                    });
+                }
+            }
+        }
+        Ok((nodes, x))
+    }
+}
+
+impl Net {
+    /// Lays the model out in its arena: the input first, then each layer's parameters and
+    /// tensors in order. The only place offsets are computed.
+    pub fn compile(model: &Model) -> Result<Net, String> {
+        if model.batch == 0 || model.input == 0 {
+            return Err("the model needs rows and input features".into());
+        }
+        let mut b = Builder {
+            arena: Arena::default(),
+            batch: model.batch,
+            count: 0,
+        };
+        let input = b.tensor("input", model.input);
+        let (nodes, last) = b.walk(&model.layers, input, true)?;
+        let Some(Node::SoftmaxXent {
+            targets, losses, ..
+        }) = nodes.last().cloned()
+        else {
+            return Err("the model must end in its loss head".into());
+        };
+        Ok(Net {
+            batch: model.batch,
+            arena: b.arena,
+            input,
+            nodes,
+            targets,
+            losses,
+            classes: last.width,
+        })
+    }
+
+    /// Parameters of the model, padding included (what the optimiser steps).
+    pub fn param_words(&self) -> usize {
+        self.arena.params.words()
+    }
+
+    /// The forward's dispatches, in order (the loss head's writes the logits' delta too).
+    pub fn forward(&self) -> Vec<Recorded> {
+        let mut out = Vec::new();
+        forward(&self.nodes, self.batch, &mut out);
+        out
+    }
+
+    /// The backward's dispatches, in order (after [`Net::forward`]).
+    pub fn backward(&self) -> Vec<Recorded> {
+        let mut out = Vec::new();
+        backward(&self.nodes, self.batch, &mut out);
+        out
+    }
+}
+
+/// A planned dispatch and the arena ranges it binds (the uniform block after them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    pub planned: PlannedDispatch,
+    pub bindings: Vec<Binding>,
+}
+
+const TILE: usize = 64;
+
+fn groups(n: usize) -> u32 {
+    n.div_ceil(TILE).max(1) as u32
+}
+
+/// A dispatch of an element-wise (or per-row) kernel of 64 threads per group, along x.
+fn line(id: &'static str, n: usize, uniform: Uniform, bindings: Vec<Binding>) -> Recorded {
+    Recorded {
+        planned: PlannedDispatch {
+            kernel_id: id,
+            layer: 0,
+            threads: groups(n) * 64,
+            workgroups: [groups(n), 1, 1],
+            uniform,
+        },
+        bindings,
+    }
+}
+
+/// A dispatch of a 256-thread tiled kernel over `workgroups`.
+fn tiled(
+    id: &'static str,
+    workgroups: [u32; 3],
+    uniform: Uniform,
+    bindings: Vec<Binding>,
+) -> Recorded {
+    Recorded {
+        planned: PlannedDispatch {
+            kernel_id: id,
+            layer: 0,
+            threads: workgroups.iter().product::<u32>() * 256,
+            workgroups,
+            uniform,
+        },
+        bindings,
+    }
+}
+
+fn len_uniform(n: usize) -> Uniform {
+    Uniform::new(&gpt_uniform::LEN).with("len", n as u32)
+}
+
+fn ln_uniform(rows: usize, c: usize, gamma: u32, beta: u32) -> Uniform {
+    Uniform::new(&gpt_uniform::LN)
+        .with("rows", rows as u32)
+        .with("c", c as u32)
+        .with("gamma", gamma)
+        .with("beta", beta)
+        .with_f32("eps", gpt::ops::LN_EPS as f32)
+}
+
+fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
+    use buffer::{ACTS, DELTAS, PARAMS};
+    for node in nodes {
+        match node {
+            Node::Linear { x, y, w, b } => {
+                let p = Range::span(&[*w, *b]);
+                let a = Range::span(&[x.act, y.act]);
+                let u = Uniform::new(&mlp_uniform::DENSE)
+                    .with("batch", batch as u32)
+                    .with("fan_in", x.width as u32)
+                    .with("fan_out", y.width as u32)
+                    .with("act", 0)
+                    .with("w_off", p.offset_of(*w))
+                    .with("b_off", p.offset_of(*b))
+                    .with("in_off", a.offset_of(x.act))
+                    .with("out_off", a.offset_of(y.act));
+                out.push(tiled(
+                    "mlp-forward-tiled",
+                    [groups(y.width), groups(batch), 1],
+                    u,
+                    vec![p.bind(PARAMS), a.bind(ACTS)],
+                ));
+            }
+            Node::Gelu { x, y } => out.push(line(
+                "gpt-gelu",
+                x.act.len,
+                len_uniform(x.act.len),
+                vec![x.act.bind(ACTS), y.act.bind(ACTS)],
+            )),
+            Node::LayerNorm {
+                x,
+                y,
+                stats,
+                gamma,
+                beta,
+            } => {
+                let p = Range::span(&[*gamma, *beta]);
+                out.push(line(
+                    "gpt-layernorm",
+                    batch,
+                    ln_uniform(batch, x.width, p.offset_of(*gamma), p.offset_of(*beta)),
+                    vec![
+                        x.act.bind(ACTS),
+                        p.bind(PARAMS),
+                        y.act.bind(ACTS),
+                        stats.bind(ACTS),
+                    ],
+                ));
+            }
+            Node::Residual { x, branch, z, y } => {
+                forward(branch, batch, out);
+                out.push(line(
+                    "gpt-add",
+                    y.act.len,
+                    len_uniform(y.act.len),
+                    vec![x.act.bind(ACTS), z.act.bind(ACTS), y.act.bind(ACTS)],
+                ));
+            }
+            Node::SoftmaxXent {
+                logits,
+                targets,
+                losses,
+            } => out.push(line(
+                "gpt-softmax-xent",
+                batch,
+                Uniform::new(&gpt_uniform::XENT)
+                    .with("rows", batch as u32)
+                    .with("vocab", logits.width as u32),
+                vec![
+                    logits.act.bind(ACTS),
+                    targets.bind(ACTS),
+                    losses.bind(DELTAS),
+                    logits.delta.bind(DELTAS),
+                ],
+            )),
+        }
+    }
+}
+
+fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
+    use buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
+    for node in nodes.iter().rev() {
+        match node {
+            Node::Linear { x, y, w, b } => {
+                let (fan_in, fan_out) = (x.width, y.width);
+                let d = Range::span(&[x.delta, y.delta]);
+                let back = Uniform::new(&mlp_uniform::BACK)
+                    .with("batch", batch as u32)
+                    .with("fan_in", fan_in as u32)
+                    .with("fan_out", fan_out as u32)
+                    .with("act", 0)
+                    .with("w_off", 0)
+                    .with("in_off", 0)
+                    .with("in_delta_off", d.offset_of(x.delta))
+                    .with("out_delta_off", d.offset_of(y.delta));
+                out.push(tiled(
+                    "mlp-backward-input-tiled",
+                    [groups(fan_in), groups(batch), 1],
+                    back,
+                    vec![w.bind(PARAMS), x.act.bind(ACTS), d.bind(DELTAS)],
+                ));
+                let g = Range::span(&[*w, *b]);
+                let s = slices(batch);
+                let grad = Uniform::new(&mlp_uniform::GRAD_TILED)
+                    .with("batch", batch as u32)
+                    .with("fan_in", fan_in as u32)
+                    .with("fan_out", fan_out as u32)
+                    .with("in_off", 0)
+                    .with("delta_off", 0)
+                    .with("w_off", g.offset_of(*w))
+                    .with("b_off", g.offset_of(*b))
+                    .with("slices", s as u32);
+                out.push(tiled(
+                    "mlp-grad-tiled",
+                    [groups(fan_in + 1), groups(fan_out), s as u32],
+                    grad.clone(),
+                    vec![
+                        x.act.bind(ACTS),
+                        y.delta.bind(DELTAS),
+                        Binding::whole(SCRATCH),
+                    ],
+                ));
+                out.push(line(
+                    "mlp-grad-reduce",
+                    fan_out * (fan_in + 1),
+                    grad,
+                    vec![Binding::whole(SCRATCH), g.bind(GRADS)],
+                ));
+            }
+            Node::Gelu { x, y } => out.push(line(
+                "gpt-gelu-backward",
+                x.act.len,
+                len_uniform(x.act.len),
+                vec![x.act.bind(ACTS), y.delta.bind(DELTAS), x.delta.bind(DELTAS)],
+            )),
+            Node::LayerNorm {
+                x,
+                y,
+                stats,
+                gamma,
+                beta,
+            } => {
+                let p = Range::span(&[*gamma, *beta]);
+                let u = ln_uniform(batch, x.width, p.offset_of(*gamma), p.offset_of(*beta));
+                out.push(line(
+                    "gpt-layernorm-backward",
+                    batch,
+                    u.clone(),
+                    vec![
+                        x.act.bind(ACTS),
+                        p.bind(PARAMS),
+                        stats.bind(ACTS),
+                        y.delta.bind(DELTAS),
+                        x.delta.bind(DELTAS),
+                    ],
+                ));
+                out.push(line(
+                    "gpt-layernorm-param-grad",
+                    x.width,
+                    u,
+                    vec![
+                        x.act.bind(ACTS),
+                        stats.bind(ACTS),
+                        y.delta.bind(DELTAS),
+                        p.bind(GRADS),
+                    ],
+                ));
+            }
+            Node::Residual { x, branch, y, .. } => {
+                backward(branch, batch, out);
+                out.push(line(
+                    "gpt-add",
+                    x.delta.len,
+                    len_uniform(x.delta.len),
+                    vec![
+                        x.delta.bind(DELTAS),
+                        y.delta.bind(DELTAS),
+                        x.delta.bind(DELTAS),
+                    ],
+                ));
+            }
+            // Its forward already wrote the logits' delta.
+            Node::SoftmaxXent { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The training engine: a model is a list of [`Layer`]s over one arena, trained by one
+//! optimiser dispatch, run as named programs on a [`ResidentPlan`].
+//!
+//! # Design
+//! - **A model is a list of layers** ([`Model`]): linear (+ bias), GELU, LayerNorm, a residual
+//!   around a branch of layers, and the softmax cross-entropy head. [`Net::compile`] places
+//!   every parameter, activation, saved statistic and delta in the [`Arena`]
+//!   (`arena.rs`) and records each layer's forward and backward dispatches as
+//!   [`crate::plan::PlannedDispatch`]es whose uniforms are filled by the WGSL struct's member
+//!   names, binding arena ranges (`layer.rs`). Each layer's CPU twin works on the same layout
+//!   in the kernels' order, and carries a bound on |GPU − twin| composed from per-operation
+//!   bounds (`twin.rs`).
+//! - **One arena, laid out once.** Parameters, gradients and Adam's m and v share one layout
+//!   (four buffers), so `optim-adam` steps the whole model in one dispatch over the flat
+//!   range; activations (with what layers save) and deltas have their own. Every tensor is a
+//!   256-byte-aligned range bound as a buffer range. [`Arena::fits`] says whether an adapter
+//!   can hold it.
+//! - **Named programs** ([`TRAIN_STEP`], [`EVAL_LOSS`]): op lists kept by name, not index.
+//! - **Linear layers** reuse the MLP's register-tiled GEMMs (`mlp-forward-tiled`,
+//!   `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`) at arena offsets; the
+//!   other layers reuse the GPT family's kernels, and the residual sum is `gpt-add`.
+//!
+//! # Invariants
+//! - No offset is computed outside [`Net::compile`]: dispatches, readbacks, the twin and the
+//!   bounds all index through its [`Range`]s.
+//! - No dispatch binds a buffer read-only and writable at once (WebGPU forbids it within a
+//!   dispatch): a kernel that reads one arena range and writes another of the same buffer
+//!   declares both `read_write`.
+//! - No optimiser kernel of its own: Adam is `optim-adam` over the parameter layout, its step
+//!   counter on the GPU (double-buffered; a train step alternates the two bindings).
+//! - No delta is read before it is complete, and none accumulates stale values: the train step
+//!   clears deltas and gradients, and the gradient flow rule of `layer.rs` holds.
+
+mod arena;
+mod layer;
+pub mod twin;
+
+use std::rc::Rc;
+
+pub use arena::{Arena, Layout, Range, ALIGN_BYTES, ALIGN_WORDS};
+pub use layer::{Layer, Model, Net, Node, Recorded, Tensor};
+
+use crate::context::{Gpu, GpuError};
+use crate::family::optim;
+use crate::plan::{Binding, Init, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
+
+/// The engine's buffer names.
+pub mod buffer {
+    pub const PARAMS: &str = "engine params";
+    pub const GRADS: &str = "engine grads";
+    pub const M: &str = "engine m";
+    pub const V: &str = "engine v";
+    pub const ACTS: &str = "engine acts";
+    pub const DELTAS: &str = "engine deltas";
+    pub const SCRATCH: &str = "engine scratch";
+    pub const CORRECTIONS: &str = "engine corrections";
+    /// Adam's step state, double-buffered: a step reads one and writes the other.
+    pub const STATES: [&str; 2] = ["engine state a", "engine state b"];
+}
+
+/// The program that runs one training step: clear, forward, backward, Adam.
+pub const TRAIN_STEP: &str = "train_step";
+/// The program that runs the forward and the loss head only.
+pub const EVAL_LOSS: &str = "eval_loss";
+
+/// A program's ops for each parity of the steps done (only a train step's differ: Adam reads
+/// the step state the previous step wrote).
+struct Program {
+    name: &'static str,
+    ops: [Vec<Op>; 2],
+    /// Whether a run of it is a training step (advances the parity).
+    steps: bool,
+}
+
+/// A model on the GPU: its arena's buffers, its recorded dispatches and its programs.
+pub struct Engine {
+    plan: ResidentPlan,
+    net: Net,
+    programs: Vec<Program>,
+    /// Index of the Adam dispatch (for the learning rate).
+    adam: usize,
+    hyper: optim::Hyper,
+    steps: u64,
+}
+
+impl Engine {
+    /// Makes the buffers (parameters from `params`, in the parameter layout; everything else
+    /// zeroed), compiles and records every dispatch, and names the programs.
+    pub async fn new(gpu: Rc<Gpu>, net: Net, lr: f32, params: &[f32]) -> Result<Self, GpuError> {
+        use buffer::*;
+        let a = &net.arena;
+        a.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
+        if params.len() != a.params.words() {
+            return Err(GpuError::Dispatch(format!(
+                "{} parameters for a layout of {}",
+                params.len(),
+                a.params.words()
+            )));
+        }
+        let hyper = optim::Hyper {
+            rule: optim::Rule::Adam,
+            lr,
+            l1: 0.0,
+            l2: 0.0,
+            advance: true,
+        };
+        let corrections: Vec<f32> = optim::correction_table().into_iter().flatten().collect();
+        let pbytes = a.params.bytes();
+        let buffers = vec![
+            ResidentBuffer {
+                name: PARAMS,
+                init: Init::Bytes(bytemuck::cast_slice(params).to_vec().into()),
+            },
+            ResidentBuffer {
+                name: GRADS,
+                init: Init::Zeroed(pbytes),
+            },
+            ResidentBuffer {
+                name: M,
+                init: Init::Zeroed(pbytes),
+            },
+            ResidentBuffer {
+                name: V,
+                init: Init::Zeroed(pbytes),
+            },
+            ResidentBuffer {
+                name: ACTS,
+                init: Init::Zeroed(a.acts.bytes()),
+            },
+            ResidentBuffer {
+                name: DELTAS,
+                init: Init::Zeroed(a.deltas.bytes()),
+            },
+            ResidentBuffer {
+                name: SCRATCH,
+                init: Init::Zeroed((a.scratch_words.max(1) * 4) as u64),
+            },
+            ResidentBuffer {
+                name: CORRECTIONS,
+                init: Init::Bytes(bytemuck::cast_slice(&corrections).to_vec().into()),
+            },
+            ResidentBuffer {
+                name: STATES[0],
+                init: Init::Zeroed(16),
+            },
+            ResidentBuffer {
+                name: STATES[1],
+                init: Init::Zeroed(16),
+            },
+        ];
+        let forward = net.forward();
+        let backward = net.backward();
+        let count = a.params.words();
+        let mut dispatches = Vec::new();
+        for r in forward.iter().chain(&backward) {
+            dispatches.push(ResidentDispatch {
+                kernel: spec(r.planned.kernel_id)?,
+                variants: vec![r.bindings.clone()],
+                uniform: r.planned.uniform.to_vec(),
+                workgroups: r.planned.workgroups,
+                after_uniform: Vec::new(),
+            });
+        }
+        let adam = dispatches.len();
+        dispatches.push(ResidentDispatch {
+            kernel: spec(optim::ADAM_ID)?,
+            variants: (0..2)
+                .map(|parity| {
+                    [
+                        PARAMS,
+                        GRADS,
+                        M,
+                        V,
+                        CORRECTIONS,
+                        STATES[parity],
+                        STATES[1 - parity],
+                    ]
+                    .into_iter()
+                    .map(Binding::whole)
+                    .collect()
+                })
+                .collect(),
+            uniform: optim::uniform(&hyper, count, optim::MAX_GROUPS_X).to_vec(),
+            workgroups: optim::grid(count, optim::MAX_GROUPS_X).0,
+            after_uniform: Vec::new(),
+        });
+        let readback = 4 * (4 * count + a.acts.words() + a.deltas.words()) as u64;
+        let plan = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
+
+        let run = |range: std::ops::Range<usize>| -> Vec<Op> {
+            range
+                .map(|index| Op::Dispatch { index, variant: 0 })
+                .collect()
+        };
+        let n_forward = forward.len();
+        let n_all = n_forward + backward.len();
+        let train = |parity: usize| {
+            let mut ops = vec![Op::Clear(GRADS), Op::Clear(DELTAS)];
+            ops.extend(run(0..n_all));
+            ops.push(Op::Dispatch {
+                index: adam,
+                variant: parity,
+            });
+            ops.push(Op::Pass);
+            ops
+        };
+        let eval = run(0..n_forward);
+        let programs = vec![
+            Program {
+                name: TRAIN_STEP,
+                ops: [train(0), train(1)],
+                steps: true,
+            },
+            Program {
+                name: EVAL_LOSS,
+                ops: [eval.clone(), eval],
+                steps: false,
+            },
+        ];
+        Ok(Self {
+            plan,
+            net,
+            programs,
+            adam,
+            hyper,
+            steps: 0,
+        })
+    }
+
+    pub fn net(&self) -> &Net {
+        &self.net
+    }
+
+    /// Training steps submitted.
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The names of the programs.
+    pub fn programs(&self) -> Vec<&'static str> {
+        self.programs.iter().map(|p| p.name).collect()
+    }
+
+    /// Submits `times` runs of the program called `name` in one submission, without waiting.
+    pub fn run(&mut self, name: &str, times: u64) -> Result<(), GpuError> {
+        let p = self
+            .programs
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| GpuError::Dispatch(format!("no program `{name}`")))?;
+        let mut ops = Vec::new();
+        let mut steps = self.steps;
+        for _ in 0..times {
+            ops.extend_from_slice(&p.ops[(steps % 2) as usize]);
+            if p.steps {
+                steps += 1;
+            }
+        }
+        let units = if p.steps { steps - self.steps } else { times };
+        self.plan.submit(&ops, units)?;
+        self.steps = steps;
+        Ok(())
+    }
+
+    /// Writes the batch's input rows (batch × input features).
+    pub fn write_input(&self, x: &[f32]) -> Result<(), GpuError> {
+        self.write_words(buffer::ACTS, self.net.input.act, bytemuck::cast_slice(x))
+    }
+
+    /// Writes the batch's targets (one class per row, or `gpt::ops::IGNORE`).
+    pub fn write_targets(&self, targets: &[u32]) -> Result<(), GpuError> {
+        self.write_words(
+            buffer::ACTS,
+            self.net.targets,
+            bytemuck::cast_slice(targets),
+        )
+    }
+
+    fn write_words(&self, buffer: &str, r: Range, bytes: &[u8]) -> Result<(), GpuError> {
+        if bytes.len() != r.len * 4 {
+            return Err(GpuError::Dispatch(format!(
+                "{} bytes for a tensor of {} words",
+                bytes.len(),
+                r.len
+            )));
+        }
+        self.plan.write(buffer, (r.at * 4) as u64, bytes)
+    }
+
+    /// Sets the learning rate of the steps submitted from now on.
+    pub fn set_lr(&mut self, lr: f32) -> Result<(), GpuError> {
+        self.hyper.lr = lr;
+        let count = self.net.arena.params.words();
+        let u = optim::uniform(&self.hyper, count, optim::MAX_GROUPS_X);
+        self.plan.write_uniform(self.adam, &u)
+    }
+
+    /// Asks for `ranges` (e.g. [`Range::read`] of a layout's range) after everything
+    /// submitted; false while an earlier readback is uncollected.
+    pub fn request_read(&mut self, ranges: &[ReadRange]) -> Result<bool, GpuError> {
+        self.plan.request_read(&[], ranges)
+    }
+
+    /// The requested ranges back to back, as f32, once they have arrived.
+    pub fn poll_read(&mut self) -> Result<Option<Vec<f32>>, GpuError> {
+        Ok(self
+            .plan
+            .poll_read()?
+            .map(|b| bytemuck::pod_collect_to_vec(&b)))
+    }
+
+    /// Natively: reads `ranges` now, each as its own vector (tests and benchmarks).
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn read_blocking(&mut self, ranges: &[ReadRange]) -> Result<Vec<Vec<f32>>, GpuError> {
+        if !self.request_read(ranges)? {
+            return Err(GpuError::Readback("a readback is already pending".into()));
+        }
+        loop {
+            self.plan.wait()?;
+            if let Some(all) = self.poll_read()? {
+                let mut at = 0;
+                return Ok(ranges
+                    .iter()
+                    .map(|r| {
+                        let n = (r.bytes / 4) as usize;
+                        at += n;
+                        all[at - n..at].to_vec()
+                    })
+                    .collect());
+            }
+        }
+    }
+}
+
+fn spec(id: &str) -> Result<&'static crate::KernelSpec, GpuError> {
+    crate::kernel(id).ok_or_else(|| GpuError::Shader(format!("no kernel {id}")))
+}
