@@ -221,3 +221,61 @@ fn every_cnn_dispatch_binds_and_fills_what_its_wgsl_declares() {
         assert!(seen.contains(&k.id), "{} never planned", k.id);
     }
 }
+
+#[test]
+fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
+    use gpu_runtime::engine::{Layer, Model, Net};
+    use gpu_runtime::plan::Binding;
+    let net = Net::compile(&Model {
+        batch: 5,
+        input: 3,
+        layers: vec![
+            Layer::Linear { out: 4 },
+            Layer::LayerNorm,
+            Layer::Residual(vec![
+                Layer::Linear { out: 6 },
+                Layer::Gelu,
+                Layer::Linear { out: 4 },
+            ]),
+            Layer::SoftmaxXent,
+        ],
+    })
+    .expect("compiles");
+    let mut all = Vec::new();
+    for r in net.forward().iter().chain(&net.backward()) {
+        let id = r.planned.kernel_id;
+        let Some(spec) = gpu_runtime::kernel(id) else {
+            all.push(format!("{id}: not catalogued"));
+            continue;
+        };
+        let Some(iface) = wgsl_check::interface(&spec.wgsl(), spec.entry_point) else {
+            all.push(format!("{id}: naga rejects it"));
+            continue;
+        };
+        // The engine binds by position: the WGSL's own names stand for its slots, so what is
+        // checked is the count, the uniform's place and its words.
+        let slots: Vec<String> = (0..r.bindings.len())
+            .map(|i| {
+                iface
+                    .resources
+                    .get(i)
+                    .map_or("?".into(), |x| x.name.clone())
+            })
+            .collect();
+        all.extend(problems(&r.planned, &slots));
+        // WebGPU forbids one buffer bound both read-only and writable in a dispatch.
+        let mut access: Vec<(&str, bool)> = Vec::new();
+        for (b, res) in r.bindings.iter().zip(&iface.resources) {
+            if let (Binding::Buffer { name, .. }, Class::Storage { write }) = (b, res.class) {
+                if access.iter().any(|(n, w)| n == name && *w != write) {
+                    all.push(format!(
+                        "{id}: `{name}` is bound both read-only and writable"
+                    ));
+                }
+                access.push((name, write));
+            }
+        }
+    }
+    all.dedup();
+    assert!(all.is_empty(), "{}", all.join("\n"));
+}
