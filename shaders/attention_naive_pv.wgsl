@@ -5,11 +5,13 @@
 // Launch: workgroup_size(16, 16); dispatch (ceil(d / 16), ceil(n / 16), bh): workgroup
 //   (x, y, z) computes head columns 16x…, queries 16y… of problem z; invocation (lx, ly) one
 //   output element.
-// Buffers: 0 = qkv (read; V as addressed by attention_common.wgsl), 1 = probabilities (read,
+// Buffers: 0 = qkv (read; V as addressed by attention_common.wgsl; declared read_write so
+//   that qkv and out may be ranges of one buffer, as WebGPU forbids one buffer bound both
+//   read-only and writable in a dispatch), 1 = probabilities (read,
 //   bh·n·n f32 from attention_naive_softmax.wgsl; entries j > i are never read), 2 = out
 //   (read_write, addressed by out_at), 3 = uniform Attn.
 
-@group(0) @binding(0) var<storage, read> qkv: array<f32>;
+@group(0) @binding(0) var<storage, read_write> qkv: array<f32>;
 @group(0) @binding(1) var<storage, read> probs: array<f32>;
 @group(0) @binding(2) var<storage, read_write> out: array<f32>;
 @group(0) @binding(3) var<uniform> u: Attn;

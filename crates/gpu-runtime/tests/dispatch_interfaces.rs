@@ -241,8 +241,41 @@ fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
         ],
     })
     .expect("compiles");
+    // Embeddings, attention (forward only so far) and a head, as the GPT block has them.
+    let embed = |layers: Vec<Layer>| {
+        let mut all = vec![Layer::Embed {
+            vocab: 7,
+            width: 6,
+            context: 3,
+        }];
+        all.extend(layers);
+        all.push(Layer::SoftmaxXent);
+        Net::compile(&Model {
+            batch: 6,
+            input: 1,
+            layers: all,
+        })
+        .expect("compiles")
+    };
+    let block = embed(vec![
+        Layer::Linear { out: 18 },
+        Layer::Attention {
+            heads: 2,
+            context: 3,
+        },
+    ]);
+    let lookup = embed(vec![Layer::Linear { out: 5 }]);
+    let mut planned = net.forward();
+    planned.extend(net.backward().expect("every layer here has a backward"));
+    planned.extend(block.forward());
+    assert!(
+        block.backward().is_err(),
+        "attention's backward is not wired yet"
+    );
+    planned.extend(lookup.forward());
+    planned.extend(lookup.backward().expect("embeddings have a backward"));
     let mut all = Vec::new();
-    for r in net.forward().iter().chain(&net.backward()) {
+    for r in &planned {
         let id = r.planned.kernel_id;
         let Some(spec) = gpu_runtime::kernel(id) else {
             all.push(format!("{id}: not catalogued"));

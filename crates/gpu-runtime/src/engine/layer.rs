@@ -11,6 +11,7 @@
 
 use super::arena::{Arena, Range};
 use super::buffer;
+use crate::family::attention::AttnLayout;
 use crate::family::gpt::uniform as gpt_uniform;
 use crate::family::mlp::uniform as mlp_uniform;
 use crate::plan::{Binding, PlannedDispatch, Uniform};
@@ -29,6 +30,18 @@ pub enum Layer {
     /// Softmax cross-entropy over the row (the model's last layer): the mean loss over rows
     /// whose target is not `gpt::ops::IGNORE`.
     SoftmaxXent,
+    /// The model's first layer when its input is tokens (one u32 per row, `Model::input`
+    /// 1): x = wte[token] + wpe[row % context], width `width`; the rows are sequences of
+    /// `context` positions.
+    Embed {
+        vocab: usize,
+        width: usize,
+        context: usize,
+    },
+    /// Causal multi-head self-attention over rows [q | k | v] (width 3c, c divisible by
+    /// `heads`) of sequences of `context` positions; out width c. The naive kernels: the
+    /// probabilities are kept (in the delta layout) for the backward. Forward only so far.
+    Attention { heads: usize, context: usize },
 }
 
 /// A model: `batch` rows of `input` features through `layers`.
@@ -81,6 +94,24 @@ pub enum Node {
         targets: Range,
         /// f32 per row, in the delta layout (written with the logits' delta).
         losses: Range,
+    },
+    Embed {
+        /// The token of each row (u32).
+        tokens: Tensor,
+        x: Tensor,
+        wte: Range,
+        wpe: Range,
+        vocab: usize,
+        context: usize,
+    },
+    Attention {
+        qkv: Tensor,
+        y: Tensor,
+        /// b·heads problems of context × context probabilities, in the delta layout (a
+        /// buffer the forward's qkv binding does not share).
+        probs: Range,
+        heads: usize,
+        context: usize,
     },
 }
 
@@ -190,6 +221,73 @@ impl Builder {
                     });
                     x = y;
                 }
+                Layer::Embed {
+                    vocab,
+                    width,
+                    context,
+                } => {
+                    if !(top && i == 0 && x.width == 1) {
+                        return Err(format!(
+                            "layer {name}: embeddings come first, over one token per row"
+                        ));
+                    }
+                    if *vocab == 0 || *width == 0 || *context == 0 {
+                        return Err(format!("layer {name}: an embedding needs every size"));
+                    }
+                    if !self.batch.is_multiple_of(*context) {
+                        return Err(format!(
+                            "layer {name}: {} rows are not whole sequences of {context}",
+                            self.batch
+                        ));
+                    }
+                    let wte = self.arena.params.push(format!("{name}.wte"), vocab * width);
+                    let wpe = self
+                        .arena
+                        .params
+                        .push(format!("{name}.wpe"), context * width);
+                    let y = self.tensor(&name, *width);
+                    nodes.push(Node::Embed {
+                        tokens: x,
+                        x: y,
+                        wte,
+                        wpe,
+                        vocab: *vocab,
+                        context: *context,
+                    });
+                    x = y;
+                }
+                Layer::Attention { heads, context } => {
+                    let c = x.width / 3;
+                    if !x.width.is_multiple_of(3)
+                        || *heads == 0
+                        || !c.is_multiple_of(*heads)
+                        || *context == 0
+                    {
+                        return Err(format!(
+                            "layer {name}: attention needs rows [q | k | v] of heads × head width"
+                        ));
+                    }
+                    if !self.batch.is_multiple_of(*context) {
+                        return Err(format!(
+                            "layer {name}: {} rows are not whole sequences of {context}",
+                            self.batch
+                        ));
+                    }
+                    let problems = self.batch / context * heads;
+                    let probs = self
+                        .arena
+                        .deltas
+                        .push(format!("{name}.probs"), problems * context * context);
+                    let y = self.tensor(&name, c);
+                    nodes.push(Node::Attention {
+                        qkv: x,
+                        y,
+                        probs,
+                        heads: *heads,
+                        context: *context,
+                    });
+                    x = y;
+                }
                 Layer::SoftmaxXent => {
                     if !(top && last) {
                         return Err("the loss head must be the model's last layer".into());
@@ -251,11 +349,12 @@ impl Net {
         out
     }
 
-    /// The backward's dispatches, in order (after [`Net::forward`]).
-    pub fn backward(&self) -> Vec<Recorded> {
+    /// The backward's dispatches, in order (after [`Net::forward`]), or which layer has none
+    /// yet.
+    pub fn backward(&self) -> Result<Vec<Recorded>, String> {
         let mut out = Vec::new();
-        backward(&self.nodes, self.batch, &mut out);
-        out
+        backward(&self.nodes, self.batch, &mut out)?;
+        Ok(out)
     }
 }
 
@@ -376,6 +475,61 @@ fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                     vec![x.act.bind(ACTS), z.act.bind(ACTS), y.act.bind(ACTS)],
                 ));
             }
+            Node::Embed {
+                tokens,
+                x,
+                wte,
+                wpe,
+                vocab,
+                context,
+            } => {
+                let p = Range::span(&[*wte, *wpe]);
+                out.push(line(
+                    "gpt-embed",
+                    x.act.len,
+                    embed_uniform(
+                        batch,
+                        x.width,
+                        *context,
+                        *vocab,
+                        p.offset_of(*wte),
+                        p.offset_of(*wpe),
+                    ),
+                    vec![tokens.act.bind(ACTS), p.bind(PARAMS), x.act.bind(ACTS)],
+                ));
+            }
+            Node::Attention {
+                qkv,
+                y,
+                probs,
+                heads,
+                context,
+            } => {
+                let l = attn_layout(batch, y.width, *heads, *context);
+                let u = l.named_uniform();
+                let tiles = groups16(*context);
+                out.push(grid3(
+                    "attention-naive-scores",
+                    [tiles, tiles, l.bh],
+                    256,
+                    u.clone(),
+                    vec![qkv.act.bind(ACTS), probs.bind(DELTAS)],
+                ));
+                out.push(grid3(
+                    "attention-naive-softmax",
+                    [l.n, l.bh, 1],
+                    128,
+                    u.clone(),
+                    vec![probs.bind(DELTAS)],
+                ));
+                out.push(grid3(
+                    "attention-naive-pv",
+                    [groups16(l.d as usize), tiles, l.bh],
+                    256,
+                    u,
+                    vec![qkv.act.bind(ACTS), probs.bind(DELTAS), y.act.bind(ACTS)],
+                ));
+            }
             Node::SoftmaxXent {
                 logits,
                 targets,
@@ -397,7 +551,7 @@ fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
     }
 }
 
-fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
+fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) -> Result<(), String> {
     use buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
     for node in nodes.iter().rev() {
         match node {
@@ -487,7 +641,7 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                 ));
             }
             Node::Residual { x, branch, y, .. } => {
-                backward(branch, batch, out);
+                backward(branch, batch, out)?;
                 out.push(line(
                     "gpt-add",
                     x.delta.len,
@@ -501,6 +655,78 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
             }
             // Its forward already wrote the logits' delta.
             Node::SoftmaxXent { .. } => {}
+            Node::Embed {
+                tokens,
+                x,
+                wte,
+                wpe,
+                vocab,
+                context,
+            } => {
+                let g = Range::span(&[*wte, *wpe]);
+                out.push(line(
+                    "gpt-embed-backward",
+                    (vocab + context) * x.width,
+                    embed_uniform(
+                        batch,
+                        x.width,
+                        *context,
+                        *vocab,
+                        g.offset_of(*wte),
+                        g.offset_of(*wpe),
+                    ),
+                    vec![tokens.act.bind(ACTS), x.delta.bind(DELTAS), g.bind(GRADS)],
+                ));
+            }
+            Node::Attention { .. } => {
+                return Err("attention's backward is not wired into the engine yet".into())
+            }
         }
+    }
+    Ok(())
+}
+
+fn embed_uniform(rows: usize, c: usize, t: usize, vocab: usize, wte: u32, wpe: u32) -> Uniform {
+    Uniform::new(&gpt_uniform::EMBED)
+        .with("rows", rows as u32)
+        .with("c", c as u32)
+        .with("t", t as u32)
+        .with("vocab", vocab as u32)
+        .with("wte", wte)
+        .with("wpe", wpe)
+}
+
+/// The attention family's layout of the GPT's packed rows: `batch` rows of [q | k | v] (c
+/// wide each) in sequences of `context`, out rows c wide.
+pub fn attn_layout(batch: usize, c: usize, heads: usize, context: usize) -> AttnLayout {
+    AttnLayout::packed(
+        (batch / context) as u32,
+        context as u32,
+        heads as u32,
+        (c / heads) as u32,
+    )
+}
+
+fn groups16(n: usize) -> u32 {
+    n.div_ceil(16).max(1) as u32
+}
+
+/// A dispatch of `threads` per workgroup over `workgroups`.
+fn grid3(
+    id: &'static str,
+    workgroups: [u32; 3],
+    threads: u32,
+    uniform: Uniform,
+    bindings: Vec<Binding>,
+) -> Recorded {
+    Recorded {
+        planned: PlannedDispatch {
+            kernel_id: id,
+            layer: 0,
+            threads: workgroups.iter().product::<u32>() * threads,
+            workgroups,
+            uniform,
+        },
+        bindings,
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! # Design
 //! - **A model is a list of layers** ([`Model`]): linear (+ bias), GELU, LayerNorm, a residual
-//!   around a branch of layers, and the softmax cross-entropy head. [`Net::compile`] places
+//!   around a branch of layers, the softmax cross-entropy head, token and position
+//!   embeddings, and causal attention (naive kernels; forward only so far, so a model with it
+//!   gets [`EVAL_LOSS`] and no [`TRAIN_STEP`]). [`Net::compile`] places
 //!   every parameter, activation, saved statistic and delta in the [`Arena`]
 //!   (`arena.rs`) and records each layer's forward and backward dispatches as
 //!   [`crate::plan::PlannedDispatch`]es whose uniforms are filled by the WGSL struct's member
@@ -18,7 +20,8 @@
 //! - **Named programs** ([`TRAIN_STEP`], [`EVAL_LOSS`]): op lists kept by name, not index.
 //! - **Linear layers** reuse the MLP's register-tiled GEMMs (`mlp-forward-tiled`,
 //!   `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`) at arena offsets; the
-//!   other layers reuse the GPT family's kernels, and the residual sum is `gpt-add`.
+//!   other layers reuse the GPT family's and the attention family's kernels, and the
+//!   residual sum is `gpt-add`.
 //!
 //! # Invariants
 //! - No offset is computed outside [`Net::compile`]: dispatches, readbacks, the twin and the
@@ -149,7 +152,11 @@ impl Engine {
             },
         ];
         let forward = net.forward();
-        let backward = net.backward();
+        // A model with a layer whose backward is not wired yet gets the evaluation only.
+        let (trains, backward) = match net.backward() {
+            Ok(b) => (true, b),
+            Err(_) => (false, Vec::new()),
+        };
         let count = a.params.words();
         let mut dispatches = Vec::new();
         for r in forward.iter().chain(&backward) {
@@ -205,18 +212,19 @@ impl Engine {
             ops
         };
         let eval = run(0..n_forward);
-        let programs = vec![
-            Program {
+        let mut programs = Vec::new();
+        if trains {
+            programs.push(Program {
                 name: TRAIN_STEP,
                 ops: [train(0), train(1)],
                 steps: true,
-            },
-            Program {
-                name: EVAL_LOSS,
-                ops: [eval.clone(), eval],
-                steps: false,
-            },
-        ];
+            });
+        }
+        programs.push(Program {
+            name: EVAL_LOSS,
+            ops: [eval.clone(), eval],
+            steps: false,
+        });
         Ok(Self {
             plan,
             net,
@@ -265,6 +273,15 @@ impl Engine {
     /// Writes the batch's input rows (batch × input features).
     pub fn write_input(&self, x: &[f32]) -> Result<(), GpuError> {
         self.write_words(buffer::ACTS, self.net.input.act, bytemuck::cast_slice(x))
+    }
+
+    /// Writes the batch's tokens (one per row) for a model that starts with embeddings.
+    pub fn write_tokens(&self, tokens: &[u32]) -> Result<(), GpuError> {
+        self.write_words(
+            buffer::ACTS,
+            self.net.input.act,
+            bytemuck::cast_slice(tokens),
+        )
     }
 
     /// Writes the batch's targets (one class per row, or `gpt::ops::IGNORE`).

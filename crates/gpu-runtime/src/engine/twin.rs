@@ -143,13 +143,23 @@ impl Twin {
         forward(self, &net.nodes, net.batch);
     }
 
-    /// One training step: zeroed deltas and gradients, forward, backward, Adam.
-    pub fn step(&mut self, net: &Net) {
+    /// One training step: zeroed deltas and gradients, forward, backward, Adam; refused
+    /// (before anything changes) for a model with a layer whose backward is not wired yet.
+    pub fn step(&mut self, net: &Net) -> Result<(), String> {
+        net.backward()?;
         self.grads.fill(0.0);
         self.bound.grads.fill(0.0);
         self.forward(net);
         backward(self, &net.nodes, net.batch);
         self.adam();
+        Ok(())
+    }
+
+    /// The batch's tokens (one per row), for a model that starts with embeddings.
+    pub fn set_tokens(&mut self, net: &Net, tokens: &[u32]) {
+        for (a, &k) in self.acts[net.input.act.words()].iter_mut().zip(tokens) {
+            *a = f32::from_bits(k);
+        }
     }
 
     /// Takes the GPU's parameters and Adam moments (read back after a step and found within
@@ -277,6 +287,113 @@ fn forward(t: &mut Twin, nodes: &[Node], batch: usize) {
                 targets,
                 losses,
             } => xent(t, *logits, *targets, *losses, batch),
+            Node::Embed {
+                tokens,
+                x,
+                wte,
+                wpe,
+                vocab,
+                context,
+            } => {
+                let c = x.width;
+                for r in 0..batch {
+                    let tok = t.acts[tokens.act.at + r].to_bits() as usize;
+                    for i in 0..c {
+                        let j = x.act.at + r * c + i;
+                        if tok >= *vocab {
+                            t.acts[j] = 0.0;
+                            t.bound.acts[j] = 0.0;
+                            continue;
+                        }
+                        let (a, b) = (wte.at + tok * c + i, wpe.at + (r % context) * c + i);
+                        let s = t.params[a] + t.params[b];
+                        t.acts[j] = s;
+                        t.bound.acts[j] =
+                            t.bound.params[a] + t.bound.params[b] + 2.0 * U * f(s).abs();
+                    }
+                }
+            }
+            Node::Attention {
+                qkv,
+                y,
+                probs,
+                heads,
+                context,
+            } => attention_forward(t, *qkv, *y, *probs, *heads, *context, batch),
+        }
+    }
+}
+
+/// Causal attention's forward in `gpt::ops`'s order, and its bound: each score
+/// s = (Σ q·k)·scale errs by scale·(2γ_(d+1)·Σ|q·k| + Σ(|k|·δq + |q|·δk)) and a rounding;
+/// each probability by p_j·(δs_j + Σ p_k·δs_k) (softmax's Jacobian) plus the loss head's
+/// exp, sum and division allowances; each output Σ p·v by 2γ_L·Σ|p·v| + Σ(|v|·δp + p·δv).
+#[allow(clippy::too_many_arguments)]
+fn attention_forward(
+    t: &mut Twin,
+    qkv: Tensor,
+    y: Tensor,
+    probs: Range,
+    heads: usize,
+    context: usize,
+    batch: usize,
+) {
+    let c = y.width;
+    let hs = c / heads;
+    let shape = ops::AttnShape {
+        b: batch / context,
+        t: context,
+        h: heads,
+        hs,
+    };
+    let x: Vec<f32> = t.acts[qkv.act.words()].to_vec();
+    let mut out = vec![0.0f32; y.act.len];
+    let mut p = vec![0.0f32; probs.len];
+    ops::attention(&x, shape, &mut out, &mut p);
+    t.acts[y.act.words()].copy_from_slice(&out);
+    t.deltas[probs.words()].copy_from_slice(&p);
+    let scale = 1.0 / (hs as f64).sqrt();
+    let e = |t: &Twin, i: usize| t.bound.acts[qkv.act.at + i];
+    for bb in 0..shape.b {
+        for hh in 0..heads {
+            for i in 0..context {
+                let q = (bb * context + i) * 3 * c + hh * hs;
+                let (mut s, mut es) = (vec![0.0f64; i + 1], vec![0.0f64; i + 1]);
+                for j in 0..=i {
+                    let k = (bb * context + j) * 3 * c + c + hh * hs;
+                    let (mut dot, mut abs, mut prop) = (0.0, 0.0, 0.0);
+                    for d in 0..hs {
+                        let (qd, kd) = (f(x[q + d]), f(x[k + d]));
+                        dot += qd * kd;
+                        abs += (qd * kd).abs();
+                        prop += kd.abs() * e(t, q + d) + qd.abs() * e(t, k + d);
+                    }
+                    s[j] = dot * scale;
+                    es[j] = scale * (gap(hs + 1, abs) + prop) + 2.0 * 2.0 * U * s[j].abs();
+                }
+                let m = s.iter().copied().fold(f64::MIN, f64::max);
+                let range = s.iter().map(|v| m - v).fold(0.0, f64::max);
+                let z: f64 = s.iter().map(|v| (v - m).exp()).sum();
+                let pj: Vec<f64> = s.iter().map(|v| (v - m).exp() / z).collect();
+                let pe: f64 = pj.iter().zip(&es).map(|(a, b)| a * b).sum();
+                let exp_rel = (7.0 + 5.0 * range) * U;
+                let z_rel = exp_rel + i as f64 * U;
+                let ep: Vec<f64> = (0..=i)
+                    .map(|j| pj[j] * (es[j] + pe) + 2.0 * pj[j] * (exp_rel + z_rel + DIV_ULPS * U))
+                    .collect();
+                let row = ((bb * heads + hh) * context + i) * context;
+                t.bound.deltas[probs.at + row..probs.at + row + i + 1].copy_from_slice(&ep);
+                for d in 0..hs {
+                    let (mut abs, mut prop) = (0.0, 0.0);
+                    for j in 0..=i {
+                        let v = (bb * context + j) * 3 * c + 2 * c + hh * hs + d;
+                        abs += (pj[j] * f(x[v])).abs();
+                        prop += f(x[v]).abs() * ep[j] + pj[j] * e(t, v);
+                    }
+                    t.bound.acts[y.act.at + (bb * context + i) * c + hh * hs + d] =
+                        gap(i + 1, abs) + prop;
+                }
+            }
         }
     }
 }
@@ -316,6 +433,48 @@ fn backward(t: &mut Twin, nodes: &[Node], batch: usize) {
                 }
             }
             Node::SoftmaxXent { .. } => {}
+            Node::Embed {
+                tokens,
+                x,
+                wte,
+                wpe,
+                vocab,
+                context,
+            } => {
+                // Each table element's owner walks the rows by ascending r (the kernel's
+                // order), adding where the row's token (or position) is its own.
+                let c = x.width;
+                let toks: Vec<usize> = (0..batch)
+                    .map(|r| t.acts[tokens.act.at + r].to_bits() as usize)
+                    .collect();
+                for (table, rows, at) in [(0usize, *vocab, wte.at), (1, *context, wpe.at)] {
+                    for v in 0..rows {
+                        for i in 0..c {
+                            let g = at + v * c + i;
+                            let (mut s, mut abs, mut prop) = (t.grads[g], 0.0, 0.0);
+                            let mut n = 0;
+                            for (r, &tok) in toks.iter().enumerate() {
+                                let hit = if table == 0 {
+                                    tok == v
+                                } else {
+                                    r % context == v
+                                };
+                                if hit {
+                                    let d = t.deltas[x.delta.at + r * c + i];
+                                    s += d;
+                                    abs += f(d).abs();
+                                    prop += t.bound.deltas[x.delta.at + r * c + i];
+                                    n += 1;
+                                }
+                            }
+                            t.grads[g] = s;
+                            t.bound.grads[g] += gap(n + 1, abs + f(s).abs()) + prop;
+                        }
+                    }
+                }
+            }
+            // `Twin::step` refuses a model with attention before it gets here.
+            Node::Attention { .. } => {}
         }
     }
 }

@@ -85,6 +85,15 @@ macro_rules! attention_kernel {
     };
 }
 
+/// The kernels' `Attn` struct (`attention_common.wgsl`), word by word.
+pub static UNIFORM: crate::plan::UniformLayout = crate::plan::UniformLayout {
+    name: "Attn",
+    words: &[
+        "bh", "n", "d", "heads", "q_off", "k_off", "v_off", "o_off", "in_seq", "in_head", "in_row",
+        "out_seq", "out_head", "out_row", "scale", "_pad",
+    ],
+};
+
 pub static KERNELS: &[KernelSpec] = &[
     attention_kernel!(
         "attention-naive-scores",
@@ -299,6 +308,11 @@ impl AttnLayout {
     fn out_at(&self, z: u32, i: u32) -> usize {
         ((z / self.heads) * self.out_seq + (z % self.heads) * self.out_head + i * self.out_row)
             as usize
+    }
+
+    /// The uniform block, filled by name (the engine's attention layer).
+    pub fn named_uniform(&self) -> crate::plan::Uniform {
+        crate::plan::Uniform::from_words(&UNIFORM, &self.uniform())
     }
 
     fn uniform(&self) -> Vec<u32> {

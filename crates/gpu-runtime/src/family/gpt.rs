@@ -96,6 +96,11 @@ pub mod uniform {
         name: "Len",
         words: &["len", "_p0", "_p1", "_p2"],
     };
+    /// The embeddings' gather and scatter-add.
+    pub static EMBED: UniformLayout = UniformLayout {
+        name: "Embed",
+        words: &["rows", "c", "t", "vocab", "wte", "wpe", "_p0", "_p1"],
+    };
     /// The softmax cross-entropy head.
     pub static XENT: UniformLayout = UniformLayout {
         name: "Xent",
