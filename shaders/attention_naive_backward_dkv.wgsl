@@ -9,13 +9,15 @@
 //   (x, y, z) computes head columns 16x…, keys 16y… of problem z; invocation (lx, ly) column
 //   16x + lx of key 16y + ly, one element of dK and one of dV.
 // Buffers: 0 = qkv (read; Q as addressed by attention_common.wgsl), 1 = dy (read, addressed
-//   by out_at), 2 = probs (read, bh·n·n f32), 3 = dscores (read, bh·n·n f32 from
+//   by out_at), 2 = probs (read, bh·n·n f32; dy and probs are declared read_write so that
+//   they may be ranges of dqkv's buffer, as WebGPU forbids one buffer bound both read-only
+//   and writable in a dispatch), 3 = dscores (read, bh·n·n f32 from
 //   attention_naive_backward_ds.wgsl; entries j > i of both are never read), 4 = dqkv
 //   (read_write, laid out as qkv; dK added at k_off, dV at v_off), 5 = uniform Attn.
 
 @group(0) @binding(0) var<storage, read> qkv: array<f32>;
-@group(0) @binding(1) var<storage, read> dy: array<f32>;
-@group(0) @binding(2) var<storage, read> probs: array<f32>;
+@group(0) @binding(1) var<storage, read_write> dy: array<f32>;
+@group(0) @binding(2) var<storage, read_write> probs: array<f32>;
 @group(0) @binding(3) var<storage, read> dscores: array<f32>;
 @group(0) @binding(4) var<storage, read_write> dqkv: array<f32>;
 @group(0) @binding(5) var<uniform> u: Attn;

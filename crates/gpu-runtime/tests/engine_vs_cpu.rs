@@ -4,9 +4,13 @@
 //! (`engine::twin`). Sizes cross the tiled kernels' 64-wide tiles and 16-deep slices (batch
 //! 37, widths 19, 23, 45, 11), the data are seeded, one row's target is ignored. After every
 //! step each parameter, gradient and Adam moment, and each row's loss, must be within the
-//! twin's bound, which is derived from the arithmetic and carried from step to step (its
-//! module header says how); then the evaluation program's losses must be too.
-
+//! twin's bound, which is derived from the arithmetic (its module header says how); the next
+//! step starts from the GPU's state (`Twin::adopt`). Then the evaluation program's losses.
+//!
+//! Then a GPT block as a layer list (embeddings, pre-LayerNorm causal attention with its
+//! projection, the MLP, both residuals, the final LayerNorm and head) with `gpt::model`'s own
+//! parameters: its loss must be within the bound of the model's f64 loss, and it must train
+//! in lockstep with the twin as the first model does.
 use std::rc::Rc;
 
 use gpu_runtime::cpu_kernels::data::random_vec;
@@ -105,15 +109,14 @@ fn within(what: &str, gpu: &[f32], twin: &[f32], bound: &[f64]) -> f64 {
     worst
 }
 
-#[test]
-fn a_layer_list_with_a_residual_trains_in_lockstep_with_its_twin() {
-    let gpu = gpu();
-    let net = Net::compile(&model()).expect("the model compiles");
-    let params = start(&net);
-    let mut engine =
-        pollster::block_on(Engine::new(gpu, net.clone(), LR, &params)).expect("the engine builds");
-    assert_eq!(engine.programs(), [TRAIN_STEP, EVAL_LOSS]);
-    let mut twin = Twin::new(&net, params, LR);
+/// Trains `engine` and `twin` for [`STEPS`] steps on what `feed` writes into both, checking
+/// after each step every loss, gradient, Adam moment and parameter against the twin's bound.
+fn lockstep(
+    net: &Net,
+    engine: &mut Engine,
+    twin: &mut Twin,
+    feed: impl Fn(&mut Engine, &mut Twin, u64),
+) {
     let all = net.arena.params.all();
     let reads = [
         all.read(buffer::PARAMS),
@@ -123,16 +126,12 @@ fn a_layer_list_with_a_residual_trains_in_lockstep_with_its_twin() {
         net.losses.read(buffer::DELTAS),
     ];
     for step in 1..=STEPS {
-        let (x, t) = batch(step);
-        engine.write_input(&x).expect("input");
-        engine.write_targets(&t).expect("targets");
-        twin.set_input(&net, &x);
-        twin.set_targets(&net, &t);
+        feed(engine, twin, step);
         engine.run(TRAIN_STEP, 1).expect("a step runs");
-        twin.step(&net).expect("the twin steps");
+        twin.step(net);
         let got = engine.read_blocking(&reads).expect("read back");
         let b = &twin.bound;
-        let (losses, loss_bound) = twin.losses(&net);
+        let (losses, loss_bound) = twin.losses(net);
         let worst = [
             within(&format!("step {step} loss"), &got[4], losses, loss_bound),
             within(
@@ -167,6 +166,24 @@ fn a_layer_list_with_a_residual_trains_in_lockstep_with_its_twin() {
         // The next step starts from the GPU's state, found within its bound.
         twin.adopt(&got[0], &got[2], &got[3]);
     }
+}
+
+#[test]
+fn a_layer_list_with_a_residual_trains_in_lockstep_with_its_twin() {
+    let gpu = gpu();
+    let net = Net::compile(&model()).expect("the model compiles");
+    let params = start(&net);
+    let mut engine =
+        pollster::block_on(Engine::new(gpu, net.clone(), LR, &params)).expect("the engine builds");
+    assert_eq!(engine.programs(), [TRAIN_STEP, EVAL_LOSS]);
+    let mut twin = Twin::new(&net, params, LR);
+    lockstep(&net, &mut engine, &mut twin, |engine, twin, step| {
+        let (x, t) = batch(step);
+        engine.write_input(&x).expect("input");
+        engine.write_targets(&t).expect("targets");
+        twin.set_input(&net, &x);
+        twin.set_targets(&net, &t);
+    });
     assert_eq!(engine.steps(), STEPS);
 
     // The evaluation program: the forward alone, on a new batch, with the trained parameters.
@@ -217,7 +234,7 @@ fn put_transposed(dst: &mut [f32], src: &[f32], k: usize, m: usize) {
 }
 
 #[test]
-fn a_gpt_block_as_a_layer_list_computes_the_models_loss() {
+fn a_gpt_block_as_a_layer_list_matches_the_models_loss_and_trains_in_lockstep() {
     use gpu_runtime::gpt::model::{Config, Model as Gpt};
     // Odd sizes: 3 sequences of 5 positions, 3 heads of width 4, 11 characters.
     let cfg = Config {
@@ -268,6 +285,15 @@ fn a_gpt_block_as_a_layer_list_computes_the_models_loss() {
         *p += 0.1 * n;
     }
     let (l, bl) = (&gpt.layout, &gpt.layout.blocks[0]);
+    // Embeddings of unit spread: GPT-2's 0.02 gives rows of tiny variance, whose LayerNorm
+    // multiplies every difference (and so every bound) by 1/σ ≈ 30, leaving the lockstep
+    // bound too wide to see a wrong update.
+    for (p, n) in gp[l.wte..l.wpe + t * c]
+        .iter_mut()
+        .zip(random_vec((v + t) * c, 9))
+    {
+        *p = n;
+    }
     let mut p = vec![0.0f32; net.param_words()];
     let range = |name: &str| net.arena.params.get(name).expect(name);
     let copy = |p: &mut Vec<f32>, name: &str, at: usize| {
@@ -310,8 +336,6 @@ fn a_gpt_block_as_a_layer_list_computes_the_models_loss() {
 
     let mut engine =
         pollster::block_on(Engine::new(gpu(), net.clone(), LR, &p)).expect("the engine builds");
-    // Attention's backward is not wired yet: the block evaluates, it does not train.
-    assert_eq!(engine.programs(), [EVAL_LOSS]);
     engine.write_tokens(&tokens).expect("tokens");
     engine.write_targets(&targets).expect("targets");
     engine.run(EVAL_LOSS, 1).expect("evaluation runs");
@@ -319,7 +343,6 @@ fn a_gpt_block_as_a_layer_list_computes_the_models_loss() {
         .read_blocking(&[net.losses.read(buffer::DELTAS)])
         .expect("read back");
     let mut twin = Twin::new(&net, p, LR);
-    assert!(twin.step(&net).is_err(), "the twin cannot train it either");
     twin.set_tokens(&net, &tokens);
     twin.set_targets(&net, &targets);
     twin.forward(&net);
@@ -337,4 +360,24 @@ fn a_gpt_block_as_a_layer_list_computes_the_models_loss() {
         "the block's loss {gpu_loss} is {:e} from the model's {want}, bound {bound:e}",
         (gpu_loss - want).abs()
     );
+
+    // Then it trains in lockstep, each step on new tokens.
+    lockstep(&net, &mut engine, &mut twin, |engine, twin, step| {
+        let tokens: Vec<u32> = (0..b * t)
+            .map(|r| ((r * 7 + 3 * step as usize) % v) as u32)
+            .collect();
+        let targets: Vec<u32> = (0..b * t)
+            .map(|r| {
+                if r == 4 {
+                    IGNORE
+                } else {
+                    ((r * 5 + step as usize) % v) as u32
+                }
+            })
+            .collect();
+        engine.write_tokens(&tokens).expect("tokens");
+        engine.write_targets(&targets).expect("targets");
+        twin.set_tokens(&net, &tokens);
+        twin.set_targets(&net, &targets);
+    });
 }

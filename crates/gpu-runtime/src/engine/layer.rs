@@ -40,7 +40,8 @@ pub enum Layer {
     },
     /// Causal multi-head self-attention over rows [q | k | v] (width 3c, c divisible by
     /// `heads`) of sequences of `context` positions; out width c. The naive kernels: the
-    /// probabilities are kept (in the delta layout) for the backward. Forward only so far.
+    /// probabilities are kept (in the delta layout) for the backward, whose dS lives in the
+    /// gradient scratch (free between a linear layer's two gradient kernels).
     Attention { heads: usize, context: usize },
 }
 
@@ -278,6 +279,7 @@ impl Builder {
                         .arena
                         .deltas
                         .push(format!("{name}.probs"), problems * context * context);
+                    self.arena.scratch_words = self.arena.scratch_words.max(probs.len);
                     let y = self.tensor(&name, c);
                     nodes.push(Node::Attention {
                         qkv: x,
@@ -349,12 +351,11 @@ impl Net {
         out
     }
 
-    /// The backward's dispatches, in order (after [`Net::forward`]), or which layer has none
-    /// yet.
-    pub fn backward(&self) -> Result<Vec<Recorded>, String> {
+    /// The backward's dispatches, in order (after [`Net::forward`]).
+    pub fn backward(&self) -> Vec<Recorded> {
         let mut out = Vec::new();
-        backward(&self.nodes, self.batch, &mut out)?;
-        Ok(out)
+        backward(&self.nodes, self.batch, &mut out);
+        out
     }
 }
 
@@ -551,7 +552,7 @@ fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
     }
 }
 
-fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) -> Result<(), String> {
+fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
     use buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
     for node in nodes.iter().rev() {
         match node {
@@ -641,7 +642,7 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) -> Result<(),
                 ));
             }
             Node::Residual { x, branch, y, .. } => {
-                backward(branch, batch, out)?;
+                backward(branch, batch, out);
                 out.push(line(
                     "gpt-add",
                     x.delta.len,
@@ -678,12 +679,57 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) -> Result<(),
                     vec![tokens.act.bind(ACTS), x.delta.bind(DELTAS), g.bind(GRADS)],
                 ));
             }
-            Node::Attention { .. } => {
-                return Err("attention's backward is not wired into the engine yet".into())
+            Node::Attention {
+                qkv,
+                y,
+                probs,
+                heads,
+                context,
+            } => {
+                let l = attn_layout(batch, y.width, *heads, *context);
+                let u = l.named_uniform();
+                let tiles = groups16(*context);
+                let ds = Range {
+                    at: 0,
+                    len: probs.len,
+                };
+                out.push(grid3(
+                    "attention-naive-backward-dp",
+                    [tiles, tiles, l.bh],
+                    256,
+                    u.clone(),
+                    vec![qkv.act.bind(ACTS), y.delta.bind(DELTAS), ds.bind(SCRATCH)],
+                ));
+                out.push(grid3(
+                    "attention-naive-backward-ds",
+                    [l.n, l.bh, 1],
+                    128,
+                    u.clone(),
+                    vec![probs.bind(DELTAS), ds.bind(SCRATCH)],
+                ));
+                out.push(grid3(
+                    "attention-naive-backward-dq",
+                    [groups16(l.d as usize), tiles, l.bh],
+                    256,
+                    u.clone(),
+                    vec![qkv.act.bind(ACTS), ds.bind(SCRATCH), qkv.delta.bind(DELTAS)],
+                ));
+                out.push(grid3(
+                    "attention-naive-backward-dkv",
+                    [groups16(l.d as usize), tiles, l.bh],
+                    256,
+                    u,
+                    vec![
+                        qkv.act.bind(ACTS),
+                        y.delta.bind(DELTAS),
+                        probs.bind(DELTAS),
+                        ds.bind(SCRATCH),
+                        qkv.delta.bind(DELTAS),
+                    ],
+                ));
             }
         }
     }
-    Ok(())
 }
 
 fn embed_uniform(rows: usize, c: usize, t: usize, vocab: usize, wte: u32, wpe: u32) -> Uniform {

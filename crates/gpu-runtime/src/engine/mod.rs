@@ -4,8 +4,7 @@
 //! # Design
 //! - **A model is a list of layers** ([`Model`]): linear (+ bias), GELU, LayerNorm, a residual
 //!   around a branch of layers, the softmax cross-entropy head, token and position
-//!   embeddings, and causal attention (naive kernels; forward only so far, so a model with it
-//!   gets [`EVAL_LOSS`] and no [`TRAIN_STEP`]). [`Net::compile`] places
+//!   embeddings, and causal attention (the naive kernels). [`Net::compile`] places
 //!   every parameter, activation, saved statistic and delta in the [`Arena`]
 //!   (`arena.rs`) and records each layer's forward and backward dispatches as
 //!   [`crate::plan::PlannedDispatch`]es whose uniforms are filled by the WGSL struct's member
@@ -152,11 +151,7 @@ impl Engine {
             },
         ];
         let forward = net.forward();
-        // A model with a layer whose backward is not wired yet gets the evaluation only.
-        let (trains, backward) = match net.backward() {
-            Ok(b) => (true, b),
-            Err(_) => (false, Vec::new()),
-        };
+        let backward = net.backward();
         let count = a.params.words();
         let mut dispatches = Vec::new();
         for r in forward.iter().chain(&backward) {
@@ -212,19 +207,18 @@ impl Engine {
             ops
         };
         let eval = run(0..n_forward);
-        let mut programs = Vec::new();
-        if trains {
-            programs.push(Program {
+        let programs = vec![
+            Program {
                 name: TRAIN_STEP,
                 ops: [train(0), train(1)],
                 steps: true,
-            });
-        }
-        programs.push(Program {
-            name: EVAL_LOSS,
-            ops: [eval.clone(), eval],
-            steps: false,
-        });
+            },
+            Program {
+                name: EVAL_LOSS,
+                ops: [eval.clone(), eval],
+                steps: false,
+            },
+        ];
         Ok(Self {
             plan,
             net,

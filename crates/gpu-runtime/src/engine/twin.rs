@@ -143,16 +143,13 @@ impl Twin {
         forward(self, &net.nodes, net.batch);
     }
 
-    /// One training step: zeroed deltas and gradients, forward, backward, Adam; refused
-    /// (before anything changes) for a model with a layer whose backward is not wired yet.
-    pub fn step(&mut self, net: &Net) -> Result<(), String> {
-        net.backward()?;
+    /// One training step: zeroed deltas and gradients, forward, backward, Adam.
+    pub fn step(&mut self, net: &Net) {
         self.grads.fill(0.0);
         self.bound.grads.fill(0.0);
         self.forward(net);
         backward(self, &net.nodes, net.batch);
         self.adam();
-        Ok(())
     }
 
     /// The batch's tokens (one per row), for a model that starts with embeddings.
@@ -324,6 +321,98 @@ fn forward(t: &mut Twin, nodes: &[Node], batch: usize) {
     }
 }
 
+/// Causal attention's backward in `gpt::ops`'s order (added into the qkv delta), and its
+/// bound, first order and order-free as the forward's: dp_ij = Σ dy_i·v_j,
+/// D_i = Σ_j p_ij·dp_ij, ds_ij = p_ij·(dp_ij − D_i)·scale (three roundings), then
+/// dq_i += Σ_j ds_ij·k_j, dk_j += Σ_i ds_ij·q_i, dv_j += Σ_i p_ij·dy_i, each a sum whose
+/// terms' differences come from the saved probabilities', dy's and qkv's bounds.
+#[allow(clippy::too_many_arguments)]
+fn attention_backward(
+    t: &mut Twin,
+    qkv: Tensor,
+    y: Tensor,
+    probs: Range,
+    heads: usize,
+    context: usize,
+    batch: usize,
+) {
+    let c = y.width;
+    let hs = c / heads;
+    let shape = ops::AttnShape {
+        b: batch / context,
+        t: context,
+        h: heads,
+        hs,
+    };
+    let x: Vec<f32> = t.acts[qkv.act.words()].to_vec();
+    let p: Vec<f32> = t.deltas[probs.words()].to_vec();
+    let dy: Vec<f32> = t.deltas[y.delta.words()].to_vec();
+    let mut dqkv: Vec<f32> = t.deltas[qkv.delta.words()].to_vec();
+    ops::attention_backward(&x, &p, &dy, shape, &mut dqkv);
+    t.deltas[qkv.delta.words()].copy_from_slice(&dqkv);
+    let scale = 1.0 / (hs as f64).sqrt();
+    let ex: Vec<f64> = t.bound.acts[qkv.act.words()].to_vec();
+    let edy: Vec<f64> = t.bound.deltas[y.delta.words()].to_vec();
+    let ep: Vec<f64> = t.bound.deltas[probs.words()].to_vec();
+    // Per qkv element: Σ|terms| and Σ of propagated differences, and the terms' count.
+    let n = x.len();
+    let (mut abs, mut prop, mut len) = (vec![0.0f64; n], vec![0.0f64; n], vec![0usize; n]);
+    for bb in 0..shape.b {
+        for hh in 0..heads {
+            let q_at = |i: usize| (bb * context + i) * 3 * c + hh * hs;
+            let o_at = |i: usize| (bb * context + i) * c + hh * hs;
+            for i in 0..context {
+                let row = ((bb * heads + hh) * context + i) * context;
+                let (mut dp, mut edp) = (vec![0.0f64; i + 1], vec![0.0f64; i + 1]);
+                for j in 0..=i {
+                    let v = q_at(j) + 2 * c;
+                    let (mut s, mut a, mut e) = (0.0, 0.0, 0.0);
+                    for d in 0..hs {
+                        let (g, vv) = (f(dy[o_at(i) + d]), f(x[v + d]));
+                        s += g * vv;
+                        a += (g * vv).abs();
+                        e += vv.abs() * edy[o_at(i) + d] + g.abs() * ex[v + d];
+                    }
+                    dp[j] = s;
+                    edp[j] = gap(hs, a) + e;
+                }
+                let pj: Vec<f64> = (0..=i).map(|j| f(p[row + j])).collect();
+                let big_d: f64 = (0..=i).map(|j| pj[j] * dp[j]).sum();
+                let e_d = gap(i + 2, (0..=i).map(|j| (pj[j] * dp[j]).abs()).sum())
+                    + (0..=i)
+                        .map(|j| dp[j].abs() * ep[row + j] + pj[j] * edp[j])
+                        .sum::<f64>();
+                for j in 0..=i {
+                    let diff = dp[j] - big_d;
+                    let ds = pj[j] * diff * scale;
+                    let e_ds = scale * (ep[row + j] * diff.abs() + pj[j] * (edp[j] + e_d))
+                        + 2.0 * 3.0 * U * ds.abs();
+                    let (qi, kj, vj) = (q_at(i), q_at(j) + c, q_at(j) + 2 * c);
+                    for d in 0..hs {
+                        // dq_i += ds·k_j; dk_j += ds·q_i; dv_j += p·dy_i.
+                        let (k, q, g) = (f(x[kj + d]), f(x[qi + d]), f(dy[o_at(i) + d]));
+                        abs[qi + d] += (ds * k).abs();
+                        prop[qi + d] += k.abs() * e_ds + ds.abs() * ex[kj + d];
+                        len[qi + d] += 1;
+                        abs[kj + d] += (ds * q).abs();
+                        prop[kj + d] += q.abs() * e_ds + ds.abs() * ex[qi + d];
+                        len[kj + d] += 1;
+                        abs[vj + d] += (pj[j] * g).abs();
+                        prop[vj + d] += g.abs() * ep[row + j] + pj[j] * edy[o_at(i) + d];
+                        len[vj + d] += 1;
+                    }
+                }
+            }
+        }
+    }
+    for e in 0..n {
+        let now = f(dqkv[e]).abs();
+        // The sum (and, in the twin, its 1/√d applied after it), added to what was there.
+        t.bound.deltas[qkv.delta.at + e] +=
+            gap(len[e] + 2, abs[e] + now) + prop[e] + 2.0 * 2.0 * U * now;
+    }
+}
+
 /// Causal attention's forward in `gpt::ops`'s order, and its bound: each score
 /// s = (Σ q·k)·scale errs by scale·(2γ_(d+1)·Σ|q·k| + Σ(|k|·δq + |q|·δk)) and a rounding;
 /// each probability by p_j·(δs_j + Σ p_k·δs_k) (softmax's Jacobian) plus the loss head's
@@ -473,8 +562,13 @@ fn backward(t: &mut Twin, nodes: &[Node], batch: usize) {
                     }
                 }
             }
-            // `Twin::step` refuses a model with attention before it gets here.
-            Node::Attention { .. } => {}
+            Node::Attention {
+                qkv,
+                y,
+                probs,
+                heads,
+                context,
+            } => attention_backward(t, *qkv, *y, *probs, *heads, *context, batch),
         }
     }
 }
