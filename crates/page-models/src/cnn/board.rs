@@ -1229,7 +1229,10 @@ mod tests {
         // A later count does not report again; Play then Pause with nothing in flight does.
         assert_eq!(gpu(&p, 20, 20, 99.0).finished, None);
         let p = p.reduce(Action::Play).reduce(Action::Pause);
-        assert!(p.finished.is_none(), "not before a tick that saw the Pause reports");
+        assert!(
+            p.finished.is_none(),
+            "not before a tick that saw the Pause reports"
+        );
         assert!(cpu(&p, 3, 100.0).finished.is_some());
     }
 
