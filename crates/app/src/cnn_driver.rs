@@ -15,7 +15,9 @@
 //!   submissions, and a rate over wall time would charge it for their work.
 //! - Each side is evaluated every `EVAL_EVERY_MS` while training (the GPU: that long after its
 //!   last evaluation's readbacks ended), and once more when its step count changed while
-//!   paused (after Pause, Step), so the curves end where training did.
+//!   paused (after Pause, Step), so the curves end where training did. Step presses still to
+//!   take come first (`EvalClock::wanted`): presses queued while a side evaluates are taken
+//!   together and evaluated once where they end, not one evaluation per press.
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -28,7 +30,7 @@ use cpu_kernels::gemm::Gemm;
 use gpu_runtime::cnn_training::{CnnConfig, CnnSession, Part};
 use gpu_runtime::{now_ms, Gpu, GpuError};
 use page_models::cnn::board::{Action, CnnPage, Split};
-use page_models::cnn::evals::{due, evaluation, images, score, EvalData, Gathering};
+use page_models::cnn::evals::{evaluation, images, score, EvalClock, EvalData, Gathering};
 use page_models::cnn::inspect::layers_from_acts;
 use page_models::cnn::snapshot::{add_layers, Pending, Snapshot};
 use page_models::train::run::{GpuSteps, Side, SLICE_MS};
@@ -41,30 +43,6 @@ enum Job {
     /// The shown test image's activations at every layer: the image is the one shown when the
     /// readback is asked for (its index is set then), so a pick never waits behind another.
     Inspect(usize),
-}
-
-/// One side's evaluation bookkeeping.
-#[derive(Clone, Debug, Default)]
-struct Evals {
-    last_ms: Option<f64>,
-    /// The step of the last evaluation started (None: never).
-    step: Option<u64>,
-}
-
-impl Evals {
-    /// Whether to evaluate now, at `step`: every interval while running, and once for a
-    /// step count that changed while not.
-    fn wanted(&self, running: bool, step: u64, now: f64) -> bool {
-        if self.step == Some(step) {
-            return false;
-        }
-        !running || due(self.last_ms, now)
-    }
-
-    fn started(&mut self, step: u64, now: f64) {
-        self.step = Some(step);
-        self.last_ms = Some(now);
-    }
 }
 
 /// (network, hyper-parameters, batch, starting parameters, training images, order seed).
@@ -83,7 +61,7 @@ pub struct Driver {
     jobs: VecDeque<Job>,
     /// Whether the front job's readback has been asked for.
     requested: bool,
-    gpu_evals: Evals,
+    gpu_evals: EvalClock,
     /// The GPU network's parameters after `.0` steps (the last readback).
     pub gpu_params: Option<(u64, Vec<f32>)>,
     /// The test image whose layers the page shows.
@@ -94,11 +72,11 @@ pub struct Driver {
     /// Milliseconds the CPU spent on its steps: its rate's clock.
     cpu_busy_ms: f64,
     cpu_gathering: Option<Gathering>,
-    cpu_evals: Evals,
+    cpu_evals: EvalClock,
     /// What "look inside" shows: one network (the GPU's when it has one, else the CPU's).
     pub inside: Option<Snapshot>,
     /// Step presses seen, and those each side has still to take (a side busy evaluating
-    /// takes its step after).
+    /// takes its steps after, and evaluates again only once none is left).
     step_presses: u64,
     gpu_presses: u64,
     cpu_presses: u64,
@@ -144,7 +122,7 @@ impl Driver {
             gpu_train,
             jobs: VecDeque::new(),
             requested: false,
-            gpu_evals: Evals::default(),
+            gpu_evals: EvalClock::default(),
             gpu_params: None,
             // The first test digit is shown until the learner picks another.
             inspect: Some(0),
@@ -152,7 +130,7 @@ impl Driver {
             cpu,
             cpu_busy_ms: 0.0,
             cpu_gathering: None,
-            cpu_evals: Evals::default(),
+            cpu_evals: EvalClock::default(),
             inside: None,
             step_presses: page.step_presses,
             gpu_presses: 0,
@@ -317,7 +295,8 @@ impl Driver {
         if self.gpu.is_none() {
             return;
         }
-        // Steps: the page's allowance while running, one per Step press.
+        // Steps: the page's allowance while running, one per Step press (all presses still
+        // to take, as many as fit in a slice: none is evaluated until they are taken).
         if !self.gathering() {
             let start = now_ms();
             let mut sent = 0u64;
@@ -327,7 +306,7 @@ impl Driver {
                 completed: s.steps_completed(),
             });
             let wanted = if pressed {
-                1
+                self.gpu_presses
             } else {
                 page.gpu_allowance_with(live)
             };
@@ -344,8 +323,8 @@ impl Driver {
             if let Some(e) = failed {
                 return self.fail(e, out);
             }
-            if pressed && sent > 0 {
-                self.gpu_presses -= 1;
+            if pressed {
+                self.gpu_presses -= sent;
             }
         }
         let Some(s) = self.gpu.as_ref() else { return };
@@ -357,7 +336,9 @@ impl Driver {
             now_ms: now,
         });
         // Evaluations: the test split, the training sample, then the parameters.
-        if self.gpu_evals.wanted(page.running(), submitted, now)
+        if self
+            .gpu_evals
+            .wanted(page.running(), submitted, self.gpu_presses, now)
             && !self.jobs.iter().any(|j| matches!(j, Job::Eval(_)))
         {
             self.gpu_evals.started(submitted, now);
@@ -493,9 +474,9 @@ impl Driver {
             self.report_cpu_steps(page, out);
             return;
         }
-        let steps = if self.cpu_presses > 0 {
-            self.cpu_presses -= 1;
-            1
+        let pressed = self.cpu_presses > 0;
+        let steps = if pressed {
+            self.cpu_presses
         } else if page.running() {
             u64::MAX
         } else {
@@ -509,9 +490,15 @@ impl Driver {
                 taken += 1;
             }
             self.cpu_busy_ms += now_ms() - start;
+            if pressed {
+                self.cpu_presses -= taken;
+            }
         }
         self.report_cpu_steps(page, out);
-        if self.cpu_evals.wanted(page.running(), self.cpu.step, now) {
+        if self
+            .cpu_evals
+            .wanted(page.running(), self.cpu.step, self.cpu_presses, now)
+        {
             self.cpu_evals.started(self.cpu.step, now);
             self.cpu_gathering = Some(Gathering::new(Split::Test, self.cpu.step));
         }

@@ -117,6 +117,35 @@ pub fn due(last_ms: Option<f64>, now_ms: f64) -> bool {
     last_ms.is_none_or(|t| now_ms - t >= EVAL_EVERY_MS)
 }
 
+/// One side's evaluation bookkeeping in the driver: when it last evaluated, and at which step.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EvalClock {
+    /// When the last evaluation started, or ended (the GPU's: its readbacks); None: due now.
+    pub last_ms: Option<f64>,
+    /// The step of the last evaluation started (None: never).
+    pub step: Option<u64>,
+}
+
+impl EvalClock {
+    /// Whether to evaluate now, at `step`, with `presses` Step presses still to take on this
+    /// side: every interval while running, and once for a step count that changed while not.
+    /// Never while presses are still to take: an evaluation holds the side's steps until it
+    /// is done (every chunk must see one network), and each costs as much as many steps, so
+    /// presses queued faster than they could be evaluated are taken first and the curve gets
+    /// one point where they end, not one per press.
+    pub fn wanted(&self, running: bool, step: u64, presses: u64, now: f64) -> bool {
+        if presses > 0 || self.step == Some(step) {
+            return false;
+        }
+        !running || due(self.last_ms, now)
+    }
+
+    pub fn started(&mut self, step: u64, now: f64) {
+        self.step = Some(step);
+        self.last_ms = Some(now);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +203,39 @@ mod tests {
         );
         assert_eq!(images(&samples, 1..3).len(), 2);
         assert!(images(&samples, 2..9).is_empty());
+    }
+
+    #[test]
+    fn step_presses_are_taken_before_an_evaluation_and_the_last_one_is_evaluated() {
+        // Paused, 30 presses queued at step 0 (evaluated): one step per tick here, as slow
+        // as the driver can be. No evaluation while a press is left, one at step 30.
+        let mut clock = EvalClock::default();
+        assert!(
+            clock.wanted(false, 0, 0, 0.0),
+            "a new network is evaluated at once"
+        );
+        clock.started(0, 0.0);
+        let (mut step, mut presses, mut evaluated) = (0u64, 30u64, Vec::new());
+        for tick in 1..100 {
+            let now = f64::from(tick) * 16.0;
+            if presses > 0 {
+                presses -= 1;
+                step += 1;
+            }
+            if clock.wanted(false, step, presses, now) {
+                clock.started(step, now);
+                evaluated.push(step);
+            }
+        }
+        assert_eq!(evaluated, vec![30]);
+        // One more press after that: evaluated where it stopped, once.
+        assert!(clock.wanted(false, 31, 0, 2_000.0));
+        clock.started(31, 2_000.0);
+        assert!(!clock.wanted(false, 31, 0, 9_000.0));
+        // While running, presses left over still come first; then the interval decides.
+        assert!(!clock.wanted(true, 40, 1, 9_000.0));
+        assert!(clock.wanted(true, 40, 0, 2_000.0 + EVAL_EVERY_MS));
+        assert!(!clock.wanted(true, 40, 0, 2_000.0 + EVAL_EVERY_MS - 1.0));
     }
 
     #[test]
