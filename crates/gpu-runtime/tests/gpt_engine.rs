@@ -75,8 +75,15 @@ const NAMES: [&str; 23] = [
     "chloe",
 ];
 
+/// The names and each reversed: 46 documents, so 4 for validation, two batches of 3 (the
+/// second padded), whose losses land at two places of a result slot.
 fn tiny(layers: usize) -> (Corpus, Config, Settings) {
-    let corpus = Corpus::new(NAMES, 11);
+    let docs: Vec<String> = NAMES
+        .iter()
+        .flat_map(|n| [n.to_string(), n.chars().rev().collect()])
+        .collect();
+    let corpus = Corpus::new(docs.iter().map(String::as_str), 11);
+    assert_eq!(corpus.val.len(), 4);
     let cfg = Config {
         vocab: corpus.vocab.len(),
         context: 7,
@@ -220,6 +227,57 @@ fn the_gpt_trains_in_lockstep_with_its_twin() {
         (e.loss - want).abs() <= bound,
         "validation loss {} vs the twin's {want}, bound {bound:e}",
         e.loss
+    );
+    // Sampling: the next token's logits of a prompt from a forward on the GPU, against the
+    // twin's forward on the same batch (the prompt in window 0, all targets IGNORE).
+    let prompt = [0u32, 5, 1, 9];
+    assert!(s.request_logits(&prompt).expect("a forward runs"));
+    let logits = loop {
+        if let Some(l) = s.poll_logits().expect("logits") {
+            break l;
+        }
+        s.engine().wait().expect("idle");
+    };
+    let mut tokens = vec![0u32; net.batch];
+    tokens[..prompt.len()].copy_from_slice(&prompt);
+    twin.set_tokens(&net, &tokens);
+    twin.set_targets(&net, &vec![gpu_runtime::gpt::ops::IGNORE; net.batch]);
+    twin.forward(&net);
+    let v = cfg.vocab;
+    let row = s.logits_range().at + (prompt.len() - 1) * v;
+    let (want, bound) = (&twin.acts[row..row + v], &twin.bound.acts[row..row + v]);
+    within("next-token logits", &logits, want, bound);
+    let greedy = egpt::pick(&logits, 0.0, 0.0);
+    let twin_greedy = egpt::pick(want, 0.0, 0.0) as usize;
+    let margin = want
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != twin_greedy)
+        .map(|(_, &x)| want[twin_greedy] - x)
+        .fold(f32::INFINITY, f32::min) as f64;
+    if margin > 2.0 * bound.iter().cloned().fold(0.0, f64::max) {
+        assert_eq!(greedy as usize, twin_greedy, "greedy choice");
+    }
+    // At a temperature, the draw by inverse CDF: u = 0 is the first token with weight, and a
+    // u just below 1 the last.
+    assert_eq!(egpt::pick(&[0.0, 1.0, 2.0], 1.0, 0.0), 0);
+    assert_eq!(egpt::pick(&[0.0, 1.0, 2.0], 1.0, 0.999), 2);
+    assert_eq!(egpt::pick(&[0.0, 1.0, 2.0], 0.0, 0.5), 2);
+    // p = (1, e, e²)/Σ: u = 0.2 (above 1/Σ ≈ 0.090, below (1 + e)/Σ ≈ 0.335) draws token 1.
+    assert_eq!(egpt::pick(&[0.0, 1.0, 2.0], 1.0, 0.2), 1);
+    // The next step copies its own batch in again: it still trains in lockstep.
+    let idx = s.peek_batches(1).remove(0);
+    s.step(1).expect("a step after sampling");
+    let (tokens, targets) = batch(&corpus.train, &idx, t);
+    twin.set_tokens(&net, &tokens);
+    twin.set_targets(&net, &targets);
+    twin.step(&net);
+    let got = state(&mut s);
+    within(
+        "loss after sampling",
+        &got[4],
+        twin.losses(&net).0,
+        twin.losses(&net).1,
     );
 }
 

@@ -30,6 +30,11 @@
 //! in order, one readback at a time, never blocking; up to [`SLOTS`] evaluations may be
 //! pending at once. The loss is Σ row losses (f64, ascending rows) / rows counted.
 //!
+//! # Sampling
+//! [`GptSession::request_logits`] runs the evaluation forward on a prompt (the first window of
+//! a batch; no KV cache yet) and reads back the last position's logits; [`pick`] chooses the
+//! next token from them on the CPU, greedily or at a temperature.
+//!
 //! # Programs
 //! [`PROGRAMS`]: [`TRAIN`] (one step: its batch copied in, clear, forward, backward, Adam)
 //! and [`EVAL`] (the validation loss into a result slot).
@@ -216,6 +221,8 @@ pub struct GptSession {
     /// Whether the front of `pending` is being read back.
     reading: bool,
     next_slot: usize,
+    /// The prompt position whose logits are being read back, if any.
+    logits_at: Option<usize>,
 }
 
 /// Windows of `docs` (each `context` long) padded with `pad` all-IGNORE windows, as the
@@ -334,6 +341,7 @@ impl GptSession {
             pending: VecDeque::new(),
             reading: false,
             next_slot: 0,
+            logits_at: None,
         })
     }
 
@@ -454,11 +462,12 @@ impl GptSession {
             return Ok(None);
         };
         if !self.reading {
-            if !self
-                .engine
-                .request_read(&[self.slots[slot].read(RESULTS)])?
+            if self.logits_at.is_some()
+                || !self
+                    .engine
+                    .request_read(&[self.slots[slot].read(RESULTS)])?
             {
-                // The engine's staging is someone else's (a test's read): try again later.
+                // The staging is the logits' or someone else's (a test's read): later.
                 return Ok(None);
             }
             self.reading = true;
@@ -475,6 +484,63 @@ impl GptSession {
         }))
     }
 
+    /// The logits' range of the model (the head's output, rows × vocab, in the activations).
+    pub fn logits_range(&self) -> Range {
+        let net = self.engine.net();
+        match net.nodes.iter().rev().nth(1) {
+            Some(Node::Linear { y, .. }) => y.act,
+            _ => net.losses,
+        }
+    }
+
+    /// Submits a forward of `prompt` (its last `context` tokens, the boundary 0 first for a
+    /// new document) in the first window of a batch, and asks for the next token's logits
+    /// (the last prompt position's row); false (nothing submitted) while a readback is on
+    /// its way. The training batch's tokens are overwritten: the next step copies its own.
+    pub fn request_logits(&mut self, prompt: &[u32]) -> Result<bool, GpuError> {
+        if self.reading || self.logits_at.is_some() || self.engine.read_pending() {
+            return Ok(false);
+        }
+        let t = self.cfg.context;
+        let prompt = &prompt[prompt.len().saturating_sub(t)..];
+        if prompt.is_empty() || prompt.iter().any(|&k| k as usize >= self.cfg.vocab) {
+            return Err(GpuError::Dispatch(format!(
+                "a prompt of {} tokens, each below {}",
+                prompt.len(),
+                self.cfg.vocab
+            )));
+        }
+        let rows = self.engine.net().batch;
+        let mut tokens = vec![0u32; rows];
+        tokens[..prompt.len()].copy_from_slice(prompt);
+        self.engine.write_tokens(&tokens)?;
+        self.engine.write_targets(&vec![IGNORE; rows])?;
+        self.engine.run(EVAL_LOSS, 1)?;
+        let v = self.cfg.vocab;
+        let r = self.logits_range();
+        let row = Range {
+            at: r.at + (prompt.len() - 1) * v,
+            len: v,
+        };
+        if !self.engine.request_read(&[row.read(buffer::ACTS)])? {
+            return Ok(false);
+        }
+        self.logits_at = Some(prompt.len() - 1);
+        Ok(true)
+    }
+
+    /// The requested logits once they have arrived; never waits.
+    pub fn poll_logits(&mut self) -> Result<Option<Vec<f32>>, GpuError> {
+        if self.logits_at.is_none() {
+            return Ok(None);
+        }
+        let got = self.engine.poll_read()?;
+        if got.is_some() {
+            self.logits_at = None;
+        }
+        Ok(got)
+    }
+
     /// Natively: the oldest pending evaluation (one submitted now if none is), waiting for it (tests and benchmarks).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn eval_blocking(&mut self) -> Result<Eval, GpuError> {
@@ -488,4 +554,32 @@ impl GptSession {
             self.engine.wait()?;
         }
     }
+}
+
+/// The next token from a row of logits: the largest (the lowest token among equals) at
+/// `temperature` 0, else drawn from softmax(logits / temperature) by `u` in [0, 1) (inverse
+/// CDF, tokens ascending; f64, the maximum subtracted first).
+pub fn pick(logits: &[f32], temperature: f32, u: f64) -> u32 {
+    let mut best = 0;
+    for (i, &x) in logits.iter().enumerate() {
+        if x > logits[best] {
+            best = i;
+        }
+    }
+    if temperature <= 0.0 {
+        return best as u32;
+    }
+    let m = f64::from(logits[best]);
+    let w: Vec<f64> = logits
+        .iter()
+        .map(|&x| ((f64::from(x) - m) / f64::from(temperature)).exp())
+        .collect();
+    let mut r = u * w.iter().sum::<f64>();
+    for (i, &wi) in w.iter().enumerate() {
+        if r < wi {
+            return i as u32;
+        }
+        r -= wi;
+    }
+    best as u32
 }
