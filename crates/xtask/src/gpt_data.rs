@@ -35,7 +35,7 @@ const TANG_DIR: &str = "node_modules/chinese-poetry/dist/quantangshi";
 /// The most an asset may weigh gzipped (what a visitor downloads from a compressing host).
 pub const MAX_GZIP: u64 = 1 << 20;
 /// Where `cargo xtask test` writes the assets for the GPT's real-data tests
-/// (`gpt/tests/real_data.rs` reads `<dir>/<key>.txt`).
+/// (`gpt/tests/real_data.rs` and `gpu-runtime/tests/gpt_engine.rs` read `<dir>/<key>.txt`).
 pub const TEST_DIR: &str = "target";
 
 /// `gpt-data --out DIR`.

@@ -34,6 +34,7 @@
 //!   clears deltas and gradients, and the gradient flow rule of `layer.rs` holds.
 
 mod arena;
+pub mod gpt;
 mod layer;
 pub mod twin;
 
@@ -89,6 +90,20 @@ impl Engine {
     /// Makes the buffers (parameters from `params`, in the parameter layout; everything else
     /// zeroed), compiles and records every dispatch, and names the programs.
     pub async fn new(gpu: Rc<Gpu>, net: Net, lr: f32, params: &[f32]) -> Result<Self, GpuError> {
+        Self::with_buffers(gpu, net, lr, params, Vec::new(), 0).await
+    }
+
+    /// [`Engine::new`] with a model's own buffers beside the arena's (its training data, say,
+    /// which the ops of [`Engine::run_around`] copy from), and a readback staging of at
+    /// least `readback` bytes.
+    pub async fn with_buffers(
+        gpu: Rc<Gpu>,
+        net: Net,
+        lr: f32,
+        params: &[f32],
+        extra: Vec<ResidentBuffer<'static>>,
+        readback: u64,
+    ) -> Result<Self, GpuError> {
         use buffer::*;
         let a = &net.arena;
         a.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
@@ -108,7 +123,7 @@ impl Engine {
         };
         let corrections: Vec<f32> = optim::correction_table().into_iter().flatten().collect();
         let pbytes = a.params.bytes();
-        let buffers = vec![
+        let mut buffers = vec![
             ResidentBuffer {
                 name: PARAMS,
                 init: Init::Bytes(bytemuck::cast_slice(params).to_vec().into()),
@@ -150,6 +165,7 @@ impl Engine {
                 init: Init::Zeroed(16),
             },
         ];
+        buffers.extend(extra);
         let forward = net.forward();
         let backward = net.backward();
         let count = a.params.words();
@@ -186,7 +202,7 @@ impl Engine {
             workgroups: optim::grid(count, optim::MAX_GROUPS_X).0,
             after_uniform: Vec::new(),
         });
-        let readback = 4 * (4 * count + a.acts.words() + a.deltas.words()) as u64;
+        let readback = readback.max(4 * (4 * count + a.acts.words() + a.deltas.words()) as u64);
         let plan = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
 
         let run = |range: std::ops::Range<usize>| -> Vec<Op> {
@@ -245,6 +261,18 @@ impl Engine {
 
     /// Submits `times` runs of the program called `name` in one submission, without waiting.
     pub fn run(&mut self, name: &str, times: u64) -> Result<(), GpuError> {
+        let none = (Vec::new(), Vec::new());
+        self.run_around(name, &vec![none; times as usize])
+    }
+
+    /// Submits one run of the program called `name` per entry of `around`, each between its
+    /// (before, after) ops — a step's batch copied in, an evaluation's losses copied out —
+    /// all in one submission, without waiting.
+    pub fn run_around(
+        &mut self,
+        name: &str,
+        around: &[(Vec<Op>, Vec<Op>)],
+    ) -> Result<(), GpuError> {
         let p = self
             .programs
             .iter()
@@ -252,13 +280,19 @@ impl Engine {
             .ok_or_else(|| GpuError::Dispatch(format!("no program `{name}`")))?;
         let mut ops = Vec::new();
         let mut steps = self.steps;
-        for _ in 0..times {
+        for (before, after) in around {
+            ops.extend_from_slice(before);
             ops.extend_from_slice(&p.ops[(steps % 2) as usize]);
+            ops.extend_from_slice(after);
             if p.steps {
                 steps += 1;
             }
         }
-        let units = if p.steps { steps - self.steps } else { times };
+        let units = if p.steps {
+            steps - self.steps
+        } else {
+            around.len() as u64
+        };
         self.plan.submit(&ops, units)?;
         self.steps = steps;
         Ok(())
@@ -306,6 +340,11 @@ impl Engine {
         self.plan.write_uniform(self.adam, &u)
     }
 
+    /// Whether a readback is requested and not yet collected.
+    pub fn read_pending(&self) -> bool {
+        self.plan.read_pending()
+    }
+
     /// Asks for `ranges` (e.g. [`Range::read`] of a layout's range) after everything
     /// submitted; false while an earlier readback is uncollected.
     pub fn request_read(&mut self, ranges: &[ReadRange]) -> Result<bool, GpuError> {
@@ -318,6 +357,12 @@ impl Engine {
             .plan
             .poll_read()?
             .map(|b| bytemuck::pod_collect_to_vec(&b)))
+    }
+
+    /// Natively: waits until everything submitted has finished.
+    #[cfg(not(target_arch = "wasm32"))]
+    pub fn wait(&self) -> Result<(), GpuError> {
+        self.plan.wait()
     }
 
     /// Natively: reads `ranges` now, each as its own vector (tests and benchmarks).
