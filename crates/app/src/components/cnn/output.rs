@@ -106,8 +106,9 @@ pub fn notices(
             |s: Score| numbers::number(f64::from(s.loss)),
         );
         html! {
-            <p id="cnn-collapsed" class="train-note error" role="alert" data-side={c.side.code()}>
-                { ctx.tf("cnn.collapsed", &[
+            <p id="cnn-collapsed" class="train-note error" role="alert" data-side={c.side.code()}
+                data-by={if c.by_loss { "loss" } else { "accuracy" }}>
+                { ctx.tf(if c.by_loss { "cnn.blown_up" } else { "cnn.collapsed" }, &[
                     ("lr", &page.spec.lr.to_string()),
                     ("best", &pct(c.best.1)),
                     ("from", &numbers::count(c.best.0)),
