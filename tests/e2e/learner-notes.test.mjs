@@ -73,3 +73,23 @@ test('lr 1 from the start: the blown-up loss is explained at the first evaluatio
     await context.close();
   }
 });
+
+// Issue 41 item 6: "the article's claim" says which. The race's claim view names its article
+// (fact-links.test.mjs); the snippet a teacher copies from it titled the frame "checking an
+// article's claim". Now the title says which claim, in both languages.
+test('the claim widget\'s embed snippet says which claim it checks (en, zh)', async () => {
+  const WHICH = { en: 'GPU Playground: checking the “1/100 of the CPU', zh: 'GPU Playground：核查“GPU 仅需 CPU 1/100 的时间”的说法' };
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/race?view=claim&lang=${lang}&instructor=1`);
+    const share = page.locator('.embed-share[data-widget="claim"]');
+    await share.locator('.embed-toggle').click();
+    const snippet = await share.locator('.embed-snippet').inputValue();
+    const title = snippet.match(/<iframe [^>]* title="([^"]*)"/)?.[1];
+    assert.ok(title, snippet);
+    assert.ok(title.startsWith(WHICH[lang]), `${lang}: ${title}`);
+    assert.doesNotMatch(title, /an article|文章的说法$/, lang);
+    await share.screenshot({ path: join(OUT, `learner-notes-claim-embed-${lang}.png`) });
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
