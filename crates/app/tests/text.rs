@@ -173,3 +173,61 @@ fn components_hold_no_literal_user_text() {
         offenders.join("\n")
     );
 }
+
+/// A page that quotes one of the seed articles names it (docs/fact-check.md, "How to read this
+/// file"): a learner read "the article's claim" and could not tell which article. The CNN
+/// page's ratio quotes 002's "tens of times" (fact-check FC-44), the race's claim view and its
+/// embeddable widget 002's "1/100" (FC-45).
+#[test]
+fn a_quoted_claim_names_its_article() {
+    let refused_en = [
+        "the article's claim",
+        "an article's claim",
+        "the articles' claim",
+        "the article’s claim",
+        "the articles report",
+    ];
+    let refused_zh = ["核查文章的说法", "文章所说", "文章中 AlexNet"];
+    let mut vague = Vec::new();
+    for key in gpu_playground::i18n::keys() {
+        let (en, zh) = (t(Lang::En, key), t(Lang::Zh, key));
+        if refused_en.iter().any(|r| en.to_lowercase().contains(r)) {
+            vague.push(format!("en {key}: {en}"));
+        }
+        if refused_zh.iter().any(|r| zh.contains(r)) {
+            vague.push(format!("zh {key}: {zh}"));
+        }
+    }
+    assert!(
+        vague.is_empty(),
+        "claims without their article:\n{}",
+        vague.join("\n")
+    );
+    let title = [
+        (
+            Lang::En,
+            "“How GPUs became the bedrock of large-model training”",
+        ),
+        (Lang::Zh, "《GPU如何成为AI大模型训练的算力基石》"),
+    ];
+    for key in ["cnn.claim.reproduced", "cnn.claim.faster"] {
+        for (lang, name) in title {
+            let text = t(lang, key);
+            assert!(
+                text.contains(name),
+                "{key} ({lang:?}) does not name its article: {text}"
+            );
+            assert!(
+                text.contains("](FC-44)"),
+                "{key} ({lang:?}) does not link the fact-check: {text}"
+            );
+        }
+    }
+    for lang in [Lang::En, Lang::Zh] {
+        let text = t(lang, "embed.widget.claim");
+        assert!(
+            text.contains("1/100"),
+            "embed.widget.claim ({lang:?}) does not say which claim: {text}"
+        );
+    }
+}

@@ -54,6 +54,24 @@ enum Outcome {
     },
     /// The browser's compiler refused the kernel (listed and underlined).
     Rejected(Rc<Vec<PlacedMessage>>),
+    /// Cancel was pressed; the GPU work already sent has finished.
+    Cancelled,
+}
+
+impl Outcome {
+    /// For `data-outcome` (tests, and the cancelled state a screen reader hears).
+    fn code(&self) -> &'static str {
+        match self {
+            Outcome::Idle => "idle",
+            Outcome::Running => "running",
+            Outcome::Done { .. } => "done",
+            Outcome::Failed(_) => "failed",
+            Outcome::TimedOut(_) => "timed-out",
+            Outcome::LoopStopped { .. } => "loop-stopped",
+            Outcome::Rejected(_) => "rejected",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// What a scratch run gave back.
@@ -242,6 +260,8 @@ pub fn ScratchEditor() -> Html {
         })
     };
     let outcome = use_state(|| Outcome::Idle);
+    // Cancel was pressed during the run in progress: "Cancelling" until its sent work is done.
+    let cancelling = use_state(|| false);
     let share = use_state(|| None::<Result<String, ShareError>>);
     let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
     {
@@ -265,12 +285,13 @@ pub fn ScratchEditor() -> Html {
         Callback::from(move |n| state.dispatch(Action::Errors(n)))
     };
     let run = {
-        let (state, outcome, lifecycle, ctx, checked) = (
+        let (state, outcome, lifecycle, ctx, checked, cancelling) = (
             state.clone(),
             outcome.clone(),
             lifecycle.clone(),
             ctx.clone(),
             checked.clone(),
+            cancelling.clone(),
         );
         Callback::from(move |_| {
             let Ok(ready) = checked.clone() else { return };
@@ -283,17 +304,25 @@ pub fn ScratchEditor() -> Html {
             let run = lifecycle.start(());
             let (flag, ctl) = (run.token().clone(), run.control(None));
             outcome.set(Outcome::Running);
-            let (outcome, ctx) = (outcome.clone(), ctx.clone());
+            cancelling.set(false);
+            let (outcome, ctx, cancelling) = (outcome.clone(), ctx.clone(), cancelling.clone());
             run_with_timeout(
                 run_scratch(ready, state.scratch.source.clone(), software, ctl),
                 flag,
                 limit_ms,
                 move |r| {
+                    // Cancel pressed: the run's token was cancelled, not its ticket (the
+                    // result must come, to say when the GPU work sent has finished).
+                    let cancelled = run.token().is_cancelled();
                     if !run.finish() {
                         return;
                     }
+                    cancelling.set(false);
                     outcome.set(match r {
                         None => Outcome::TimedOut(limit_ms),
+                        // A run cancelled after its one dispatch was sent but that still came
+                        // back counts as cancelled: the learner asked it to stop.
+                        Some(_) if cancelled => Outcome::Cancelled,
                         Some(Ok(ScratchRun::Done(results, ms))) => Outcome::Done {
                             results: Rc::new(results),
                             ms,
@@ -302,7 +331,7 @@ pub fn ScratchEditor() -> Html {
                             Outcome::LoopStopped { line, budget }
                         }
                         Some(Ok(ScratchRun::Rejected(list))) => Outcome::Rejected(Rc::new(list)),
-                        Some(Err(GpuError::Cancelled)) => Outcome::Idle,
+                        Some(Err(GpuError::Cancelled)) => Outcome::Cancelled,
                         Some(Err(e)) => Outcome::Failed(error_text(&ctx, &e)),
                     })
                 },
@@ -327,6 +356,15 @@ pub fn ScratchEditor() -> Html {
         let state = state.clone();
         Callback::from(move |_| state.dispatch(Action::Reset))
     };
+    // Cancel: nothing more is sent; the run ends as Cancelled once the dispatch already on the
+    // GPU has finished (a GPU cannot take it back; the watchdog still covers one that never does).
+    let cancel = {
+        let (lifecycle, cancelling) = (lifecycle.clone(), cancelling.clone());
+        Callback::from(move |_: MouseEvent| {
+            lifecycle.token().cancel();
+            cancelling.set(true);
+        })
+    };
 
     let running = *outcome == Outcome::Running;
     let external = match &*outcome {
@@ -348,6 +386,9 @@ pub fn ScratchEditor() -> Html {
                 on_change={on_change} on_errors={on_errors} external={external} />
             <div class="editor-actions">
                 <button class="button primary" onclick={run} disabled={running || !has_gpu || checked.is_err()}>{ ctx.t("editor.run") }</button>
+                if running {
+                    <button id="scratch-cancel" class="button" onclick={cancel} disabled={*cancelling}>{ ctx.t("run.cancel") }</button>
+                }
                 <button class="button" onclick={reset} disabled={running}>{ ctx.t("scratch.reset") }</button>
                 <button class="button" onclick={on_share}>{ ctx.t("editor.share") }</button>
             </div>
@@ -355,7 +396,13 @@ pub fn ScratchEditor() -> Html {
                 <p class="message">{ ctx.t("editor.no_webgpu") }</p>
             }
             { share_note(&ctx, &share) }
-            <div class="editor-result scratch-result" aria-live="polite">{ outcome_view(&ctx, &outcome) }</div>
+            <div class="editor-result scratch-result" aria-live="polite" data-outcome={outcome.code()}>
+                if *cancelling && running {
+                    <p class="message" role="status" data-cancelling="true">{ ctx.t("scratch.cancelling") }</p>
+                } else {
+                    { outcome_view(&ctx, &outcome) }
+                }
+            </div>
         </section>
     }
 }
@@ -367,6 +414,9 @@ fn outcome_view(ctx: &Ctx, outcome: &Outcome) -> Html {
             html! { <p class="message" role="status">{ ctx.t("editor.running") }</p> }
         }
         Outcome::Failed(m) => html! { <p class="message error" role="alert">{ m.clone() }</p> },
+        Outcome::Cancelled => {
+            html! { <p class="message cancelled" role="status">{ ctx.t("run.cancelled") }</p> }
+        }
         Outcome::Rejected(list) => html! {
             <>
                 { browser_messages_view(ctx, list) }

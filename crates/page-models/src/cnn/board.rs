@@ -187,13 +187,45 @@ pub const COLLAPSE_FROM: f32 = 0.5;
 /// …and its latest one is below this share of that best.
 pub const COLLAPSE_SHARE: f32 = 0.5;
 
+/// A blown-up loss ([`Curves::collapsed`]): a side's latest test loss above this (twice ln 10,
+/// the loss of a network that gives every digit the same probability, so it is more
+/// confidently wrong than an even guess)…
+pub const BLOWN_UP_LOSS: f32 = 2.0 * std::f32::consts::LN_10;
+/// …and above this many times its lowest earlier test loss.
+pub const BLOWN_UP_FACTOR: f32 = 2.0;
+
 /// A side's network that had learned and then lost it: its best test score before the latest
-/// and the latest, each with its step.
+/// (the best accuracy; the lowest loss when `by_loss`) and the latest, each with its step.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Collapse {
     pub side: Side,
     pub best: (u64, Score),
     pub now: (u64, Score),
+    /// The loss blew up while accuracy had not (yet) fallen to half its best: the page says
+    /// the loss rose, not that accuracy fell.
+    pub by_loss: bool,
+}
+
+/// The last blow-up of a side's test losses ([`Curves::collapsed`]) that no later score has
+/// recovered from: the lowest loss before it and the blown-up score, each with its step.
+fn blown_up(tests: &[(u64, Score)]) -> Option<((u64, Score), (u64, Score))> {
+    let recovered = std::f32::consts::LN_10 - STALL_RECOVERED;
+    let k = (1..tests.len()).rev().find(|&k| {
+        let lowest = tests[..k]
+            .iter()
+            .map(|t| t.1.loss)
+            .fold(f32::INFINITY, f32::min);
+        let loss = tests[k].1.loss;
+        loss > BLOWN_UP_LOSS && loss > BLOWN_UP_FACTOR * lowest
+    })?;
+    if tests[k + 1..].iter().any(|t| t.1.loss < recovered) {
+        return None;
+    }
+    let lowest = tests[..k]
+        .iter()
+        .copied()
+        .reduce(|b, t| if t.1.loss < b.1.loss { t } else { b })?;
+    Some((lowest, tests[k]))
 }
 
 /// Both sides' curves, each from its own evaluations.
@@ -251,20 +283,48 @@ impl Curves {
     /// aims for and the loss climbs instead of falling. Seen at the first test score after
     /// the fall, so the page can say so at once instead of waiting for a stall at chance; a
     /// latest loss that is not a number is [`Curves::diverged`]'s, not this.
+    /// The loss can blow up with accuracy not (yet) halved, or in a network that never
+    /// learned (Adam at lr 1 from the start: 2.99 → 89 at its first step on the browser
+    /// tests' network, then 2.6–2.9, outside the stall's band; SGD at lr 1 after 30 steps at
+    /// 0.01, 40 %: 68, then 2.5–3.1): a test loss above [`BLOWN_UP_LOSS`] and
+    /// [`BLOWN_UP_FACTOR`] × the side's lowest earlier one is said at that first score, and
+    /// stays said (the loss falls back to around ln 10 at once) until a later test loss
+    /// shows learning again ([`STALL_RECOVERED`] below ln 10), as a stall does.
     pub fn collapsed(&self) -> Option<Collapse> {
         [(Side::Gpu, &self.gpu), (Side::Cpu, &self.cpu)]
             .into_iter()
             .find_map(|(side, c)| {
-                let mut tests = c.iter().filter_map(|p| p.test.map(|s| (p.step, s)));
-                let now = tests.next_back()?;
-                let best = tests.fold(None::<(u64, Score)>, |b, t| match b {
-                    Some(b) if b.1.accuracy >= t.1.accuracy => Some(b),
-                    _ => Some(t),
-                })?;
-                (now.1.loss.is_finite()
-                    && best.1.accuracy >= COLLAPSE_FROM
-                    && now.1.accuracy < COLLAPSE_SHARE * best.1.accuracy)
-                    .then_some(Collapse { side, best, now })
+                let tests: Vec<(u64, Score)> = c
+                    .iter()
+                    .filter_map(|p| p.test.map(|s| (p.step, s)))
+                    .collect();
+                let (&now, earlier) = tests.split_last()?;
+                if !now.1.loss.is_finite() {
+                    return None;
+                }
+                let best = earlier
+                    .iter()
+                    .copied()
+                    .fold(None::<(u64, Score)>, |b, t| match b {
+                        Some(b) if b.1.accuracy >= t.1.accuracy => Some(b),
+                        _ => Some(t),
+                    })?;
+                if best.1.accuracy >= COLLAPSE_FROM
+                    && now.1.accuracy < COLLAPSE_SHARE * best.1.accuracy
+                {
+                    return Some(Collapse {
+                        side,
+                        best,
+                        now,
+                        by_loss: false,
+                    });
+                }
+                blown_up(&tests).map(|(best, now)| Collapse {
+                    side,
+                    best,
+                    now,
+                    by_loss: true,
+                })
             })
     }
 
@@ -1493,6 +1553,7 @@ mod tests {
                 side: Side::Gpu,
                 best: (240, score(0.3, 0.913)),
                 now: (260, score(9.7, 0.088)),
+                by_loss: false,
             })
         );
         assert_eq!(
@@ -1510,5 +1571,65 @@ mod tests {
         assert_eq!(curve(Side::Gpu, &back).collapsed(), None);
         let nan = [learned.as_slice(), &[(260, f32::NAN, 0.098)]].concat();
         assert_eq!(curve(Side::Gpu, &nan).collapsed(), None);
+    }
+
+    #[test]
+    fn a_loss_that_blows_up_is_seen_at_the_first_score_after_it_before_accuracy_falls() {
+        let curve = |points: &[(u64, f32, f32)]| {
+            let mut c = Curves::default();
+            for &(step, loss, acc) in points {
+                push_point(&mut c.gpu, step, Split::Test, score(loss, acc));
+            }
+            c
+        };
+        // Learned to 91 %, then lr raised: the logits grow huge, the arg-max still mostly
+        // right (80 % is more than half of 91 %), the loss 40 times its lowest (0.3 at 200).
+        let learned = [(0, 2.9, 0.09), (200, 0.3, 0.88), (240, 0.4, 0.913)];
+        let up = [learned.as_slice(), &[(250, 12.0, 0.80)]].concat();
+        let said = Some(Collapse {
+            side: Side::Gpu,
+            best: (200, score(0.3, 0.88)),
+            now: (250, score(12.0, 0.80)),
+            by_loss: true,
+        });
+        assert_eq!(curve(&up).collapsed(), said);
+        // Still said while the loss sits back around ln 10 (the blow-up's step and loss), and
+        // gone once a loss shows learning again or accuracy's own fall says it.
+        let after = [up.as_slice(), &[(260, 2.5, 0.6), (270, 2.2, 0.55)]].concat();
+        assert_eq!(curve(&after).collapsed(), said);
+        let back = [after.as_slice(), &[(280, 1.9, 0.7)]].concat();
+        assert_eq!(curve(&back).collapsed(), None);
+        let fell = [after.as_slice(), &[(280, 2.4, 0.1)]].concat();
+        assert_eq!(curve(&fell).collapsed().map(|c| c.by_loss), Some(false));
+        // Adam at lr 1 from the start, the probe's losses (`collapsed`'s header): said at the
+        // first score and still at the last.
+        let mut early = vec![(0, 2.991, 0.09), (1, 89.0, 0.093)];
+        assert_eq!(
+            curve(&early)
+                .collapsed()
+                .map(|c| (c.best.0, c.now.0, c.by_loss)),
+            Some((0, 1, true))
+        );
+        early.extend([(2, 4.576, 0.113), (3, 2.836, 0.097), (8, 2.694, 0.105)]);
+        assert_eq!(
+            curve(&early)
+                .collapsed()
+                .map(|c| (c.best.0, c.now.0, c.by_loss)),
+            Some((0, 1, true))
+        );
+        // Not blown up: the starting loss (above ln 10, but the first score), a loss at
+        // chance after learning little (the stall's), a bump to less than twice ln 10, and a
+        // learned network's loss that doubles but stays under twice ln 10.
+        assert_eq!(curve(&[(0, 9.0, 0.1)]).collapsed(), None);
+        assert_eq!(curve(&[(0, 2.9, 0.09), (40, 2.4, 0.1)]).collapsed(), None);
+        assert_eq!(curve(&[(0, 2.9, 0.09), (10, 4.5, 0.1)]).collapsed(), None);
+        let doubled = [learned.as_slice(), &[(260, 0.7, 0.85)]].concat();
+        assert_eq!(curve(&doubled).collapsed(), None);
+        // SGD at lr 1 from the start (the probe): 2.99, then 2.33–2.41, never blown up.
+        let sgd = [(0, 2.991, 0.09), (1, 2.331, 0.087), (8, 2.414, 0.105)];
+        assert_eq!(curve(&sgd).collapsed(), None);
+        // Twice ln 10 but not twice the lowest earlier loss (a network that never got below
+        // 2.9): the rise is not a blow-up.
+        assert_eq!(curve(&[(0, 2.9, 0.09), (10, 4.8, 0.1)]).collapsed(), None);
     }
 }

@@ -1,6 +1,6 @@
 //! What the CNN page shows of a run: its notices (bad settings, the digits, the device's
 //! limits, the GPU's state, the last restart), both sides' rates and their ratio as the
-//! article's claim, and the loss and accuracy curves of both sides.
+//! seed article's claim (named, with its fact-check), and the loss and accuracy curves of both sides.
 
 use std::rc::Rc;
 
@@ -106,8 +106,9 @@ pub fn notices(
             |s: Score| numbers::number(f64::from(s.loss)),
         );
         html! {
-            <p id="cnn-collapsed" class="train-note error" role="alert" data-side={c.side.code()}>
-                { ctx.tf("cnn.collapsed", &[
+            <p id="cnn-collapsed" class="train-note error" role="alert" data-side={c.side.code()}
+                data-by={if c.by_loss { "loss" } else { "accuracy" }}>
+                { ctx.tf(if c.by_loss { "cnn.blown_up" } else { "cnn.collapsed" }, &[
                     ("lr", &page.spec.lr.to_string()),
                     ("best", &pct(c.best.1)),
                     ("from", &numbers::count(c.best.0)),
@@ -174,8 +175,9 @@ pub fn Progress(p: &ProgressProps) -> Html {
     let page = &p.page;
     let steps = |n: Option<u64>| n.map_or("–".to_string(), numbers::count);
     let verdict = page.verdict();
+    // The claim's text names its article and links the fact-check of it.
     let ratio = match verdict {
-        Verdict::Ratio { ratio, .. } => ctx.tf(
+        Verdict::Ratio { ratio, .. } => ctx.linked_f(
             verdict.key(),
             &[
                 ("ratio", &numbers::rate(ratio)),
@@ -183,8 +185,8 @@ pub fn Progress(p: &ProgressProps) -> Html {
             ],
         ),
         // Paused before anything was measured: nothing is being measured.
-        Verdict::Measuring { .. } if !page.running() => ctx.t("cnn.ratio.idle").to_string(),
-        _ => ctx.t(verdict.key()).to_string(),
+        Verdict::Measuring { .. } if !page.running() => html! { ctx.t("cnn.ratio.idle") },
+        _ => html! { ctx.t(verdict.key()) },
     };
     let ratio_code = match verdict {
         Verdict::Ratio { .. } => "ratio",
