@@ -37,6 +37,7 @@ const PAGES = [
   ['#/editor', ['core', 'editor']],
   ['#/puzzles', ['core', 'editor']],
   ['#/cnn', ['cnn', 'core']],
+  ['#/gpt', ['core', 'gpt']],
   ['#/embed/cnn', ['cnn', 'core']],
   ['#/learn', ['cnn', 'conv', 'core', 'editor', 'lessons', 'race', 'train']],
   ['#/learn/occupancy', ['cnn', 'conv', 'core', 'editor', 'lessons', 'race', 'train']],

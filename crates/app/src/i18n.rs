@@ -36,7 +36,7 @@ pub enum Part {
     Cnn,
     /// The CNN kernels' explanations: on the CNN page and in the editor.
     CnnKernels,
-    /// The GPT page (its training text's credit, loading and error lines so far).
+    /// The GPT page.
     Gpt,
 }
 

@@ -31,6 +31,8 @@ pub enum Route {
     Conv,
     #[at("/cnn")]
     Cnn,
+    #[at("/gpt")]
+    Gpt,
     #[at("/embed")]
     EmbedIndex,
     #[at("/embed/:widget")]
@@ -42,7 +44,7 @@ pub enum Route {
 
 impl Route {
     /// The areas in the main navigation, with their label keys.
-    pub const NAV: [(Route, &'static str); 10] = [
+    pub const NAV: [(Route, &'static str); 11] = [
         (Route::Home, "nav.home"),
         (Route::Learn, "nav.learn"),
         (Route::Kernels, "nav.kernels"),
@@ -52,6 +54,7 @@ impl Route {
         (Route::Puzzles, "nav.puzzles"),
         (Route::Conv, "nav.conv"),
         (Route::Cnn, "nav.cnn"),
+        (Route::Gpt, "nav.gpt"),
         (Route::EmbedIndex, "nav.embed"),
     ];
 
@@ -66,6 +69,7 @@ impl Route {
             Route::Race => &[Part::Race, Part::Conv],
             Route::Train => &[Part::Train],
             Route::Cnn => &[Part::Cnn, Part::CnnKernels],
+            Route::Gpt => &[Part::Gpt],
             // The editor explains a CNN kernel as the CNN page does.
             Route::Editor => &[Part::Editor, Part::CnnKernels],
             Route::Puzzles | Route::Puzzle { .. } => &[Part::Editor],
@@ -93,7 +97,7 @@ impl Route {
         let editor = cfg!(feature = "editor-pages");
         match self {
             Route::Learn | Route::Lesson { .. } => lessons,
-            Route::Cnn => cnn,
+            Route::Cnn | Route::Gpt => cnn,
             Route::Editor | Route::Puzzles | Route::Puzzle { .. } => editor,
             Route::Embed { widget } => match widget.as_str() {
                 "lesson" => lessons,

@@ -334,7 +334,7 @@ impl Default for Settings {
 }
 
 /// The parsed value of `key`, or `None` when absent or bad; a bad value is added to `bad`.
-fn read<T>(
+pub(crate) fn read<T>(
     q: &Query,
     bad: &mut Vec<BadParam>,
     key: &'static str,

@@ -543,6 +543,10 @@ const LONGEST_FILES: &[&str] = &[
     // About 100 s here (2026-12-07): a CNN page trained 40 steps twice, 13 editor pages.
     "cnn-learner.test.mjs",
     "ladder.test.mjs",
+    // One 77 s test (2026-12-07): started late, it alone made the run's tail.
+    "run-honest.test.mjs",
+    // The memory-wall runs on a software adapter, about a minute.
+    "gpt-page.test.mjs",
     "train-settings.test.mjs",
     "train.test.mjs",
     "faults.test.mjs",

@@ -1,5 +1,5 @@
 //! The embed module (the app built without its default features) leaves out the lessons, the
-//! CNN page and the editor's pages (the editor, scratch mode and the puzzles), each a large part
+//! CNN and GPT pages and the editor's pages (the editor, scratch mode and the puzzles), each a large part
 //! of the code. boot.js never starts it on a page that shows one (docs/benchmarks.md "First
 //! load"), so these stand-ins only run when such a page is reached from inside it (a link
 //! followed from the landing page or in an embed's iframe): they reload the page, and boot.js
@@ -38,6 +38,12 @@ pub fn Lesson(_props: &LessonProps) -> Html {
 #[cfg(not(feature = "cnn-page"))]
 #[function_component]
 pub fn Cnn() -> Html {
+    html! { <Reload /> }
+}
+
+#[cfg(not(feature = "cnn-page"))]
+#[function_component]
+pub fn Gpt() -> Html {
     html! { <Reload /> }
 }
 

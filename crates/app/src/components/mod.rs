@@ -20,6 +20,8 @@ mod editor_page;
 mod elsewhere;
 mod embed_button;
 pub mod embed_host;
+#[cfg(feature = "cnn-page")]
+mod gpt;
 mod gpu_panel;
 mod kernel_run;
 mod ladder;
@@ -47,12 +49,14 @@ pub use conv::Conv;
 #[cfg(feature = "editor-pages")]
 pub use editor_page::KernelEditor;
 #[cfg(not(feature = "cnn-page"))]
-pub use elsewhere::Cnn;
+pub use elsewhere::{Cnn, Gpt};
 #[cfg(not(feature = "editor-pages"))]
 pub use elsewhere::{KernelEditor, PuzzleList, PuzzlePage, ScratchEditor};
 #[cfg(not(feature = "lessons"))]
 pub use elsewhere::{Learn, Lesson};
 pub use embed_button::EmbedButton;
+#[cfg(feature = "cnn-page")]
+pub use gpt::Gpt;
 pub use gpu_panel::GpuPanel;
 /// The Run widget's former module name, kept for the pages that import its helpers by it.
 use kernel_run as matmul_run;

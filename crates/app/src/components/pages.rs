@@ -4,7 +4,7 @@ use yew::prelude::*;
 
 use super::embed_host::EmbedHost;
 use super::{
-    Cnn, Conv, Ctx, EmbedButton, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList,
+    Cnn, Conv, Ctx, EmbedButton, Gpt, GpuPanel, KernelEditor, Ladder, Learn, Lesson, PuzzleList,
     PuzzlePage, Race, ScratchEditor, Train, Visualiser,
 };
 use crate::route::Route;
@@ -29,6 +29,7 @@ pub fn page(ctx: &Ctx) -> Html {
         Route::Puzzle { id } => html! { <PuzzlePage key={id.clone()} id={id.clone()} /> },
         Route::Conv => html! { <Conv /> },
         Route::Cnn => html! { <Cnn /> },
+        Route::Gpt => html! { <Gpt /> },
         Route::EmbedIndex => embed_index(ctx),
         Route::Embed { widget } => html! { <EmbedHost widget={widget.clone()} /> },
         Route::NotFound => not_found(ctx),

@@ -1,0 +1,127 @@
+// The GPT page (#/gpt): the text the model learns from is loaded with its credit; the memory
+// tally counts the page's model from its shape (checked here against the formula written out
+// independently) and GPT-3's 175 B parameters; the memory-wall experiment runs naive and fused
+// attention at every length, each output checked against the reference, and at a size whose
+// naive scores pass the adapter's largest buffer it names the wall (as soon as it is found);
+// Cancel stops a run, bad URL values are named; screenshots at 390, 1280 and 1920 px in
+// English and Chinese.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+// Parameters of the decoder the page describes (gpt::memory::param_count, written out again):
+// token and position embeddings, per block 12·C² + 13·C, the final LayerNorm, the head.
+const params = (v, t, c, l) => v * c + t * c + l * (12 * c * c + 13 * c) + 2 * c + c * v;
+
+async function wallDone(page) {
+  await page.waitForSelector('#gpt-wall[data-phase="done"]', { timeout: 240_000 });
+  return page.$$eval('#gpt-wall-table tbody tr', (rows) => rows.map((r) => ({
+    n: Number(r.dataset.n), naive: r.dataset.naive, fused: r.dataset.fused,
+  })));
+}
+
+test('the names load with their credit, and the tally counts the model and GPT-3', async () => {
+  const { page, context, errors } = await openPage(browser, '#/gpt?lang=en');
+  assert.equal(await page.textContent('h1'), 'A tiny GPT: attention and the memory wall');
+  await page.waitForSelector('#gpt-data[data-vocab]', { timeout: 60_000 });
+  const vocab = Number(await page.getAttribute('#gpt-data', 'data-vocab'));
+  assert.equal(vocab, 28, 'a–z, the apostrophe or hyphen the list has, and the end mark');
+  assert.equal(Number(await page.getAttribute('#gpt-data', 'data-docs')), 8422);
+  assert.match(await page.textContent('#gpt-credit'), /PDDL 1\.0 and CC0 1\.0/);
+  assert.equal(Number(await page.getAttribute('#gpt-tally', 'data-params')), params(vocab, 32, 64, 2));
+  const big = Number(await page.getAttribute('#gpt-tally', 'data-gpt3-params'));
+  assert.ok(Math.abs(big / 175e9 - 1) < 0.01, `GPT-3: ${big}`);
+  assert.match(await page.textContent('.gpt-tally-panel'), /2\.80 TB/);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('both paths run and are verified at every length; a size past the largest buffer names the wall', async () => {
+  let { page, context, errors } = await openPage(browser, '#/gpt?lang=en&wbh=2&wd=32&wn=128');
+  await page.waitForSelector('#gpt-wall-run:not([disabled])');
+  await page.click('#gpt-wall-run');
+  const rows = await wallDone(page);
+  assert.deepEqual(rows, [64, 128].map((n) => ({ n, naive: 'verified', fused: 'verified' })));
+  assert.match(await page.textContent('#gpt-wall-verdict'), /Every length fit this GPU; at n = 128 fused attention was/);
+  assertNoErrors(errors);
+  await context.close();
+  // The wall: the page's device asks for the adapter's limits, and SwiftShader allows 1 GiB;
+  // this adapter reports WebGPU's default largest binding, 128 MiB, as many GPUs do. 64
+  // problems' scores at n = 1,024 are 256 MiB. (Head width 4 keeps the fused runs short.)
+  const limit = 134217728;
+  const shrink = () => {
+    const desc = Object.getOwnPropertyDescriptor(GPUAdapter.prototype, 'limits');
+    Object.defineProperty(GPUAdapter.prototype, 'limits', {
+      get() {
+        return new Proxy(desc.get.call(this), {
+          get: (t, p) => (p === 'maxStorageBufferBindingSize' ? 134217728 : Reflect.get(t, p, t)),
+        });
+      },
+    });
+  };
+  ({ page, context, errors } = await openPage(browser, '#/gpt?lang=en&wbh=2&wd=32&wn=128', { initScript: shrink }));
+  await page.selectOption('#gpt-wbh', '64');
+  await page.selectOption('#gpt-wd', '4');
+  await page.selectOption('#gpt-wn', '1024');
+  await page.selectOption('#gpt-wfrom', '512');
+  await page.waitForFunction(() => ['wn=1024', 'wbh=64', 'wd=4', 'wfrom=512'].every((s) => location.hash.includes(s)));
+  await page.click('#gpt-wall-run');
+  // Naive runs first at each length: at 512 its 64 MiB of scores fit and are verified; at
+  // 1,024 they would be 256 MiB, and the wall is named before fused's runs there end.
+  await page.waitForSelector('#gpt-wall-table tr[data-n="512"][data-naive="verified"]', { timeout: 240_000 });
+  await page.waitForSelector('#gpt-wall-table tr[data-n="1024"][data-naive="too-large"]', { timeout: 240_000 });
+  assert.ok(64 * 512 * 512 * 4 <= limit && 64 * 1024 * 1024 * 4 > limit);
+  assert.equal(await page.getAttribute('#gpt-wall-verdict', 'data-wall'), '1024');
+  assert.match(await page.textContent('#gpt-wall-verdict'), /From n = 1,024 the naive scores no longer fit/);
+  assert.match(await page.textContent('#gpt-wall-table tr[data-n="1024"]'), /did not fit: its scores need 256 MiB, past this GPU's largest buffer of 128 MiB/);
+  // Fused goes on past the wall (verified at 512 before it; here, running or done).
+  await page.waitForSelector('#gpt-wall-table tr[data-n="512"][data-fused="verified"]', { timeout: 240_000 });
+  assert.notEqual(await page.getAttribute('#gpt-wall-table tr[data-n="1024"]', 'data-fused'), 'too-large');
+  assertNoErrors(errors);
+  await context.close();
+});
+
+test('Cancel stops a run; the next run starts afresh; bad URL values are named', async () => {
+  const { page, context, errors } = await openPage(browser, '#/gpt?lang=en&wbh=8&wd=64&wn=2048&data=prose');
+  assert.match(await page.textContent('#gpt-url-errors'), /data=prose/);
+  await page.click('#gpt-wall-run');
+  await page.waitForSelector('#gpt-wall-table tr[data-n="64"][data-fused="verified"]', { timeout: 120_000 });
+  assert.equal(await page.getAttribute('#gpt-wall-table tr[data-n="64"]', 'data-naive'), 'verified');
+  await page.click('#gpt-wall-run');
+  await page.waitForSelector('#gpt-wall[data-phase="cancelled"]');
+  assert.equal(await page.textContent('#gpt-wall-run'), 'Run both');
+  assert.ok(await page.$('#gpt-wall-table tr[data-n="2048"][data-fused="waiting"]'), 'the longest was never reached');
+  // A new run of other settings: only its own rows, each verified.
+  await page.selectOption('#gpt-wn', '64');
+  await page.click('#gpt-wall-run');
+  assert.deepEqual(await wallDone(page), [{ n: 64, naive: 'verified', fused: 'verified' }]);
+  assertNoErrors(errors);
+  await context.close();
+  const bad = await openPage(browser, '#/gpt?lang=zh&wbh=0&wn=1000');
+  const text = await bad.page.textContent('#gpt-wall-errors');
+  assert.match(text, /wbh=0/);
+  assert.match(text, /wn=1000/);
+  assertNoErrors(bad.errors);
+  await bad.context.close();
+});
+
+test('the page at 390, 1280 and 1920 px in English and Chinese', async () => {
+  for (const lang of ['en', 'zh']) {
+    const { page, context, errors } = await openPage(browser, `#/gpt?lang=${lang}&wbh=2&wd=32&wn=128`);
+    await page.waitForSelector('#gpt-tally');
+    await page.click('#gpt-wall-run');
+    await wallDone(page);
+    for (const width of [390, 1280, 1920]) {
+      await page.setViewportSize({ width, height: 900 });
+      const scroll = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      assert.ok(scroll <= 0, `${lang} at ${width}: the page scrolls sideways by ${scroll} px`);
+      await screenshot(page, `gpt-${lang}-${width}`);
+    }
+    assertNoErrors(errors);
+    await context.close();
+  }
+});
