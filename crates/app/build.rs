@@ -36,6 +36,24 @@ fn main() {
         }
         writeln!(out, "];").unwrap();
     }
+    // The few texts an xAPI statement names in both languages (activity names, verbs),
+    // whatever language the page loaded: in every build, wasm too (a few KiB).
+    let statement_text = |k: &str| {
+        k.starts_with("xapi.")
+            || k.starts_with("embed.widget.")
+            || (k.ends_with(".title")
+                && (k.starts_with("puzzle.")
+                    || k.starts_with("lesson.")
+                    || k.starts_with("kernel.")))
+    };
+    writeln!(out, "pub static BOTH: &[(&str, &str, &str)] = &[").unwrap();
+    if let [en, zh] = &tables[..] {
+        for (k, v) in en.iter().filter(|(k, _)| statement_text(k)) {
+            let z = zh.get(k).unwrap_or(v);
+            writeln!(out, "    ({k:?}, {v:?}, {z:?}),").unwrap();
+        }
+    }
+    writeln!(out, "];").unwrap();
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap()).join("locales.rs");
     std::fs::write(dest, out).unwrap();
 }

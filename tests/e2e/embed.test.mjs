@@ -13,6 +13,7 @@ import {
   waitIgnored, waitMessage, violations, assertOwnOrigins, API, checkLessonProseHidden, runFromHost, finish,
   near,
 } from './embed-host.mjs';
+import { setDocIn, starterAnswered } from './puzzle-frame.mjs';
 
 test('ready and resize arrive, the iframe takes the height, and a run from the host is verified', async () => {
   const { page, context, errors, requests, frame } = await openHost('matmul?lang=en&m=64&n=48&k=32');
@@ -281,9 +282,9 @@ for (const lang of ['en', 'zh']) {
     const file = lang === 'zh' ? 'course.zh.html' : 'course.html';
     await page.goto(new URL(`examples/${file}`, BASE_URL).href);
     const frame = await siteFrame(page, 'iframe[src*="/embed/puzzle"]', { path: '/embed/puzzle', lang });
-    // Show solution, Use it: the learner's kernel is now the right one; then Run.
-    await frame.click('.solution button');
-    await frame.click('.solution button');
+    // The learner writes the right kernel (without opening the solution, which would earn
+    // no credit: grades.test.mjs); then Run.
+    await setDocIn(page, frame, await starterAnswered(frame, 'out[i] = a[i] + 10.0;'));
     await frame.click('#puzzle-run:not([disabled])', { timeout: 60_000 });
     await page.waitForSelector('#outcomes li[data-verb="passed"]', { timeout: 120_000 });
     const line = await page.textContent('#outcomes li[data-verb="passed"]');

@@ -310,6 +310,16 @@ pub fn tf(lang: Lang, key: &str, args: &[(&str, &str)]) -> String {
     fill(t(lang, key), args)
 }
 
+/// A text an xAPI statement carries in both languages (activity names, verbs; build.rs's
+/// `BOTH`, compiled into every build): `(en, zh)`, whatever language this page loaded.
+pub fn both(key: &str) -> Option<(&'static str, &'static str)> {
+    let all = tables::BOTH;
+    all.binary_search_by(|(k, _, _)| (*k).cmp(key))
+        .ok()
+        .and_then(|i| all.get(i))
+        .map(|(_, en, zh)| (*en, *zh))
+}
+
 /// [`tf`]'s substitution, on any text.
 pub fn fill(text: &str, args: &[(&str, &str)]) -> String {
     let mut s = text.to_string();

@@ -231,3 +231,51 @@ fn a_quoted_claim_names_its_article() {
         );
     }
 }
+
+/// An xAPI statement names its activity and verb in both languages from the compiled-in
+/// `BOTH` table, whatever language the page loaded: every name it can build must be there,
+/// and translated.
+#[test]
+fn statement_names_exist_in_both_languages() {
+    use gpu_playground::i18n::both;
+    use page_models::outcome::{name_keys, NameArg};
+    let mut keys: Vec<String> = [
+        "attempted",
+        "completed",
+        "progressed",
+        "passed",
+        "failed",
+        "answered",
+    ]
+    .iter()
+    .map(|v| format!("xapi.verb.{v}"))
+    .collect();
+    let mut names = Vec::new();
+    for w in page_models::embed::WIDGETS {
+        names.push(name_keys(w.id, None));
+    }
+    for p in puzzles::PUZZLES {
+        names.push(name_keys("puzzle", Some(p.id)));
+    }
+    for l in lessons::LESSONS {
+        names.push(name_keys("lesson", Some(l.id)));
+        names.push(name_keys("lesson", Some(&format!("{}/q1", l.id))));
+    }
+    for k in gpu_runtime::kernels() {
+        names.push(name_keys("editor", Some(k.id)));
+    }
+    for n in names {
+        keys.push(n.template.to_string());
+        for (_, arg) in n.args {
+            if let NameArg::Key(k) = arg {
+                keys.push(k);
+            }
+        }
+    }
+    for k in keys {
+        let Some((en, zh)) = both(&k) else {
+            panic!("{k} is not in the statement texts (build.rs BOTH)");
+        };
+        assert!(!en.is_empty() && en != zh, "{k}: en {en:?}, zh {zh:?}");
+    }
+}

@@ -737,6 +737,30 @@ pub struct ParamError {
     pub args: Vec<(&'static str, String)>,
 }
 
+impl ParamError {
+    /// The words for a refused `setParams`: the page's own, except where they name a value
+    /// it would use instead (true of an address, not of a request, which changes nothing).
+    pub fn for_request(self) -> ParamError {
+        let arg = |n: &str| {
+            self.args
+                .iter()
+                .find(|(k, _)| *k == n)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        };
+        let name = match self.key {
+            "race.bad_param" | "vis.bad_param" | "vis.clamped" => arg("name"),
+            "conv.error.url" => arg("key"),
+            _ => return self,
+        };
+        let value = arg("value");
+        pe(
+            "embed.refused_unchanged",
+            vec![("name", name), ("value", value)],
+        )
+    }
+}
+
 fn pe(key: &'static str, args: Vec<(&'static str, String)>) -> ParamError {
     ParamError { key, args }
 }
@@ -1413,6 +1437,28 @@ mod tests {
             q.set(k, v);
         }
         q
+    }
+
+    #[test]
+    fn a_refused_request_names_no_value_used_instead() {
+        let base = Query::default();
+        let race = widget("race").expect("race widget");
+        let e = race
+            .check_params(&base, &with(&base, &[("n", "999999")]))
+            .expect_err("n out of range")
+            .for_request();
+        assert_eq!(e.key, "embed.refused_unchanged");
+        assert_eq!(
+            e.args,
+            vec![("name", "n".to_string()), ("value", "999999".to_string())]
+        );
+        // Messages that name no substitute are the page's own.
+        let train = widget("train").expect("train widget");
+        let e = train
+            .check_params(&base, &with(&base, &[("batch", "999999")]))
+            .expect_err("batch out of range")
+            .for_request();
+        assert_eq!(e.key, "train.err.batch");
     }
 
     #[test]

@@ -519,9 +519,12 @@ pub fn KernelEditor() -> Html {
             let tick = timing_tick(&state, &watchdog);
             let work = check_and_run(target, edited, original, source, size, software, ctl, tick);
             let target_id = target.id();
+            // The code that ran: the learner's response in an embed's outcome.
+            let response = state.source.clone();
             run_with_watchdog(work, flag, watchdog, move |r| {
                 // Leaving the page makes the run stale: nothing is left to show it.
                 if run.finish() {
+                    page_models::outcome::set_response(response.clone());
                     show_ended(&state, &ctx2, target_id, size, limit_ms, r);
                 }
             });

@@ -20,6 +20,7 @@ use crate::probe::WebGpuStatus;
 use page_models::embed::{
     self as api, Command, Id, Out, Parsed, RequestError, Value, Widget, WIDGETS,
 };
+use page_models::outcome::{self, Both, Entry, Outcome};
 use page_models::query::Query;
 use page_models::run_family::RunFamily;
 
@@ -260,7 +261,7 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
             }
             // The page's own parser judges the values; a refused one leaves the widget as
             // it was and the host gets the page's message, in the embed's language.
-            if let Err(e) = widget.check_params(&old, &q) {
+            if let Err(e) = widget.check_params(&old, &q).map_err(|e| e.for_request()) {
                 let args: Vec<(&str, &str)> =
                     e.args.iter().map(|(k, v)| (*k, v.as_str())).collect();
                 let message = crate::i18n::tf(lang, e.key, &args);
@@ -325,22 +326,132 @@ thread_local! {
     static SINCE_MS: std::cell::Cell<f64> = std::cell::Cell::new(js_sys::Date::now());
 }
 
-/// Posts an `outcome` statement (only to a verified parentOrigin, as every message).
-fn post_outcome(shared: &Rc<RefCell<Shared>>, id: Option<&Id>, o: &page_models::outcome::Outcome) {
+thread_local! {
+    /// Grading entries when the browser keeps no storage for this frame (blocked or
+    /// partitioned away): they last as long as the page.
+    static ENTRIES: RefCell<std::collections::HashMap<String, Entry>> = RefCell::default();
+}
+
+/// Where an activity's grading entry is kept: the embed's storage (partitioned by the course
+/// page's site, so per course page), and memory.
+fn entry_key(object_id: &str) -> String {
+    format!("gpu-playground.grade:{object_id}")
+}
+
+fn load_entry(object_id: &str) -> Entry {
+    let stored = gloo::utils::window()
+        .local_storage()
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_item(&entry_key(object_id)).ok().flatten())
+        .map(|t| Entry::parse(&t));
+    stored
+        .unwrap_or_else(|| ENTRIES.with(|m| m.borrow().get(object_id).copied().unwrap_or_default()))
+}
+
+fn save_entry(object_id: &str, e: Entry) {
+    ENTRIES.with(|m| m.borrow_mut().insert(object_id.to_string(), e));
+    if let Ok(Some(s)) = gloo::utils::window().local_storage() {
+        let _ = s.set_item(&entry_key(object_id), &e.to_text());
+    }
+}
+
+/// Where the playground is served: this page's origin and path.
+fn site() -> String {
+    let location = gloo::utils::window().location();
+    format!(
+        "{}{}",
+        location.origin().unwrap_or_default(),
+        location.pathname().unwrap_or_default()
+    )
+}
+
+/// A statement text in both languages; a key without text (an unknown stage) is its own text.
+fn both(key: &str) -> Both {
+    match crate::i18n::both(key) {
+        Some((en, zh)) => Both {
+            en: en.to_string(),
+            zh: zh.to_string(),
+        },
+        None => Both {
+            en: key.to_string(),
+            zh: key.to_string(),
+        },
+    }
+}
+
+/// The activity's name in both languages, from the translation files; a target without a
+/// title of its own (a stage the translation files do not name) gets the widget's name.
+fn activity_name(widget: &str, target: Option<&str>) -> Both {
+    let mut keys = outcome::name_keys(widget, target);
+    let titled = keys.args.iter().all(|(_, a)| match a {
+        outcome::NameArg::Key(k) => crate::i18n::both(k).is_some(),
+        outcome::NameArg::Text(_) => true,
+    });
+    if !titled {
+        keys = outcome::name_keys(widget, None);
+    }
+    let fill = |zh: bool| {
+        let args: Vec<(&str, String)> = keys
+            .args
+            .iter()
+            .map(|(name, arg)| {
+                let text = match arg {
+                    outcome::NameArg::Text(t) => t.clone(),
+                    outcome::NameArg::Key(k) => {
+                        let b = both(k);
+                        if zh {
+                            b.zh
+                        } else {
+                            b.en
+                        }
+                    }
+                };
+                (*name, text)
+            })
+            .collect();
+        let args: Vec<(&str, &str)> = args.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let t = both(keys.template);
+        crate::i18n::fill(if zh { &t.zh } else { &t.en }, &args)
+    };
+    Both {
+        en: fill(false),
+        zh: fill(true),
+    }
+}
+
+/// Posts an `outcome` statement (only to a verified parentOrigin, as every message), graded
+/// against what this browser keeps of the activity (`page_models::outcome::grade`).
+fn post_outcome(shared: &Rc<RefCell<Shared>>, id: Option<&Id>, o: &Outcome) {
     let (allowed, widget, lang) = {
         let s = shared.borrow();
         (s.allowed.clone(), s.widget.id, s.lang)
     };
-    let location = gloo::utils::window().location();
-    let site = format!(
-        "{}{}",
-        location.origin().unwrap_or_default(),
-        location.pathname().unwrap_or_default()
-    );
+    let site = site();
+    let object = outcome::object_id(&site, widget, o.target.as_deref());
+    let mut entry = load_entry(&object);
+    let graded = outcome::grade(&mut entry, o);
+    save_entry(&object, entry);
     let now = js_sys::Date::now();
     let seconds = (now - SINCE_MS.with(|c| c.replace(now))) / 1000.0;
-    let json = page_models::outcome::message(id, &site, widget, lang.code(), o, seconds);
-    post(&allowed, &json);
+    let statement = outcome::Statement {
+        site: &site,
+        widget,
+        lang: lang.code(),
+        verb: both(&format!("xapi.verb.{}", graded.verb.code())),
+        name: activity_name(widget, o.target.as_deref()),
+        seconds,
+    };
+    post(&allowed, &outcome::message(id, &statement, o, &graded));
+}
+
+/// The learner opened `target`'s solution: every later attempt at it earns no credit.
+fn solution_shown(shared: &Rc<RefCell<Shared>>, target: &str) {
+    let widget = shared.borrow().widget.id;
+    let object = outcome::object_id(&site(), widget, Some(target));
+    let mut entry = load_entry(&object);
+    entry.revealed = true;
+    save_entry(&object, entry);
 }
 
 /// Connects the embed to its host page: the `message` listener, the reporter that sends a
@@ -360,15 +471,16 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
         api::set_reporter(Some(Box::new(move |result| {
             let (allowed, widget, pending) = {
                 let mut s = shared.borrow_mut();
-                (s.allowed.clone(), s.widget.id, s.pending.take())
+                (s.allowed.clone(), s.widget, s.pending.take())
             };
             let id = pending.flatten();
             // The learner's outcome follows the run's measurements (docs: "Outcomes").
-            let outcome = page_models::outcome::of_report(&result);
+            let response = outcome::take_response();
+            let outcome = outcome::of_report(&result, widget.run_stops, response);
             let json = match result {
                 Ok(results) => Out::RunFinished {
                     id: id.as_ref(),
-                    widget,
+                    widget: widget.id,
                     results: &results,
                 }
                 .to_json(),
@@ -385,8 +497,9 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
     }
     {
         let shared = shared.clone();
-        page_models::outcome::set_sink(Some(Box::new(move |o| {
-            post_outcome(&shared, None, &o);
+        outcome::set_sink(Some(Box::new(move |e| match e {
+            outcome::Event::Outcome(o) => post_outcome(&shared, None, &o),
+            outcome::Event::SolutionShown(target) => solution_shown(&shared, &target),
         })));
     }
     // The content's height goes to the host on a timer, never on an animation frame: Chrome
@@ -461,7 +574,7 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
         drop(listener);
         api::set_reporter(None);
         drop(window_resize);
-        page_models::outcome::set_sink(None);
+        outcome::set_sink(None);
         if let Some(o) = observer {
             o.disconnect();
         }

@@ -502,7 +502,12 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     let undo = undo_note(&ctx, &replaced, &source, &revision, &key, &outcome);
     let reveal = {
         let show = show_solution.clone();
-        Callback::from(move |_| show.set(true))
+        let id = p.id;
+        Callback::from(move |_| {
+            // In an embed, every later run of this puzzle is reported without credit.
+            page_models::outcome::solution_shown(id);
+            show.set(true)
+        })
     };
     let use_solution = replace(localised(&ctx, p, &puzzles::solution(p)));
     let show_accesses =
@@ -534,6 +539,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             let (flag, ctl) = (run.token().clone(), run.control(None));
             outcome.set(Outcome::Running);
             let (outcome, ctx, runs) = (outcome.clone(), ctx.clone(), runs.clone());
+            let response = (*source).clone();
             run_with_timeout(
                 run_puzzle(p, (*source).clone(), software, ctl),
                 flag,
@@ -542,6 +548,8 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
                     if !run.finish() {
                         return;
                     }
+                    // The code that ran: the learner's response in an embed's outcome.
+                    page_models::outcome::set_response(response.clone());
                     page_models::embed::report(answer_report(&ctx, p, &r));
                     *runs.borrow_mut() += 1;
                     outcome.set(answer_outcome(&ctx, p, r));
@@ -585,6 +593,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
             <details class="hint"><summary>{ ctx.t("puzzles.hint2") }</summary><p>{ t("hint2") }</p></details>
             <div class="solution">
                 if *show_solution {
+                    <p class="note solution-credit" role="status">{ ctx.t("puzzles.solution_no_credit") }</p>
                     <pre class="source"><code>{ puzzles::solution_body(p) }</code></pre>
                     <button class="button" onclick={use_solution}>{ ctx.t("puzzles.use_solution") }</button>
                 } else {

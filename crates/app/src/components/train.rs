@@ -591,6 +591,18 @@ fn train_report(r: &Runner) -> page_models::embed::Report {
     }
     out.push(("gpu", sample(r.board.gpu_hist.last())));
     out.push(("cpu", sample(r.board.cpu_hist.last())));
+    // A classifier's run is complete at the target accuracy (the latest evaluation, the
+    // GPU's when it has one); a regression's accuracy means nothing, so it has no target.
+    if !r.board.spec.dataset.is_regression() {
+        let latest = r.board.gpu_hist.last().or(r.board.cpu_hist.last());
+        if let Some(s) = latest {
+            out.push(("accuracy", Field::Num(s.test_acc as f64)));
+        }
+        out.push((
+            "targetAccuracy",
+            Field::Num(page_models::outcome::TARGET_ACCURACY),
+        ));
+    }
     out
 }
 

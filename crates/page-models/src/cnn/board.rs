@@ -445,7 +445,8 @@ pub struct RunFinished {
 }
 
 /// `run-finished`'s results: the steps of each side, the test accuracy and loss with the
-/// side and step they are from, and the measured ratio; what was not measured is left out.
+/// side and step they are from, the accuracy that completes the run, and the measured ratio;
+/// what was not measured is left out.
 pub fn run_report(r: &RunFinished) -> Report {
     let mut out: Report = Vec::new();
     if let Some(g) = r.gpu_steps {
@@ -458,6 +459,10 @@ pub fn run_report(r: &RunFinished) -> Report {
         out.push(("from", Field::Str(side.code().into())));
         out.push(("step", Field::Num(step as f64)));
     }
+    out.push((
+        "targetAccuracy",
+        Field::Num(crate::outcome::TARGET_ACCURACY),
+    ));
     if let Some(x) = r.ratio {
         out.push(("ratio", Field::Num(x)));
     }

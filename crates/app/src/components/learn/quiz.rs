@@ -53,6 +53,7 @@ pub fn Quiz(props: &QuizProps) -> Html {
                     page_models::outcome::record(page_models::outcome::of_answer(
                         lesson_id,
                         i,
+                        o,
                         o == correct,
                     ));
                     let mut next = *picks;
