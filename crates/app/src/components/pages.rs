@@ -54,6 +54,7 @@ fn home(ctx: &Ctx) -> Html {
         (Route::Kernels, "nav.kernels", "home.card.kernels"),
         (Route::Race, "nav.race", "home.card.race"),
         (Route::Cnn, "nav.cnn", "home.card.cnn"),
+        (Route::Gpt, "nav.gpt", "home.card.gpt"),
         (Route::Learn, "nav.learn", "home.card.learn"),
         (Route::Visualiser, "nav.visualiser", "home.card.visualiser"),
         (Route::Train, "nav.train", "home.card.train"),

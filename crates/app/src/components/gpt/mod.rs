@@ -174,7 +174,7 @@ fn tally_section(ctx: &Ctx, l: &Loaded) -> Html {
             <p>{ ctx.t("gpt.tally.intro") }</p>
             { scroll_table(ctx, ctx.t("gpt.tally.heading"), table) }
             <p class="hint">{ ctx.tf("gpt.tally.note", &[
-                ("tb", &numbers::sig(16.0 * big.params as f64 / 1e12, 3)),
+                ("size", &numbers::bytes(4 * (big.params + big.grads + big.adam))),
             ]) }</p>
         </section>
     }
