@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import {
   launch, openPage, goto, navigatedBy, switchLang, waitForProbe, runAndWait, runVerified, screenshot, assertNoErrors, BASE_URL,
 } from './helpers.mjs';
-import { QUEUE_SPY, queueState, queueDrained, countWhen, countNoted } from './queue-spy.mjs';
+import { QUEUE_SPY, queueState, queueDrained, clickAndCount } from './queue-spy.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -423,12 +423,18 @@ test('row 9b: the URL changing N during a race cancels it; the next result is th
     const v = Number(document.querySelector('.lane.gpu .track')?.getAttribute('aria-valuenow'));
     return document.querySelector('.lanes')?.dataset.phase === 'running' && v > 0 && v < 100;
   }, null, { timeout: 120_000 });
-  // The count at the cancel: noted by the page when "cancelled" shows, not read afterwards.
-  await countWhen(page, '.lanes[data-phase="cancelled"]');
-  await goto(page, '#/race?lang=en&n=64&cpu=simd&workers=1');
+  // The URL changes as a learner's link click changes it, and the count is taken in the same
+  // task as that click (clickAndCount, as the other cancel tests): anything submitted later
+  // was sent after the URL had changed, even before "cancelled" shows.
+  await page.evaluate(() => {
+    const a = document.createElement('a');
+    a.id = 'e2e-other-n';
+    a.href = '#/race?lang=en&n=64&cpu=simd&workers=1';
+    document.body.append(a);
+  });
+  let atCancel;
+  await navigatedBy(page, async () => { atCancel = await clickAndCount(page, '#e2e-other-n'); }, { path: '/race', lang: 'en' });
   await page.waitForSelector('.lanes[data-phase="cancelled"]', { timeout: 10_000 });
-  const atCancel = await countNoted(page);
-  assert.equal(typeof atCancel, 'number', 'the count was noted when the race was cancelled');
   assert.equal(await page.inputValue('#race-n'), '64', 'the field shows the new N');
   assert.equal(await page.$('.race-results'), null, 'no result of the old race');
   // The old race's GPU side stops at its next submission boundary: once it has returned,

@@ -40,29 +40,6 @@ export const clickAndCount = (page, selector) => page.evaluate((s) => {
 }, selector);
 
 /**
- * For a cancel that no click of the test's causes (a URL change, a message): has the page note
- * the submissions made so far the moment `selector` first matches, from a MutationObserver,
- * whose callback runs at the end of the task that changed the page; [`countNoted`] reads it.
- * A read after `waitForSelector` returns would come later and count what the cancelled run
- * sent in between as sent before the cancel.
- */
-export const countWhen = (page, selector) => page.evaluate((s) => {
-  window.__countWhen = undefined;
-  const note = () => {
-    if (window.__countWhen === undefined && document.querySelector(s)) {
-      window.__countWhen = window.__queueSpy.submitted;
-      observer.disconnect();
-    }
-  };
-  const observer = new MutationObserver(note);
-  observer.observe(document, { subtree: true, childList: true, attributes: true });
-  note();
-}, selector);
-
-/** The count [`countWhen`] noted (undefined until its selector matched). */
-export const countNoted = (page) => page.evaluate(() => window.__countWhen);
-
-/**
  * Waits until every submission so far has finished. The page submits its next chunk in the
  * same task as it learns the previous one finished, so a run still going (a Cancel ignored)
  * would have submitted again before this condition is next polled.

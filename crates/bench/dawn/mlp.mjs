@@ -14,8 +14,8 @@
 //
 // 1. Verify (each batch and K): a fresh session trains `verify_steps` steps, K per submit,
 //    its parameters are read back and each must be within the session's bound of the twin's
-//    (`param_gap_ratio`: |Dawn − twin| ≤ 4 ulps per step · ε · max(|twin|, 1)). Outside: not
-//    timed.
+//    (`param_gap_ratio`: |Dawn − twin| ≤ the batch's `param_ulps_per_step` per step · ε ·
+//    max(|twin|, 1), dumped with the batch). Outside: not timed.
 // 2. Speed, as `bench mlp`: --runs whole runs (fresh session each), 3 warm-up steps submitted
 //    one at a time and drained, then --steps steps submitted K at a time back to back and
 //    drained (onSubmittedWorkDone); µs/step = wall time / steps; median, fastest, slowest.
@@ -148,11 +148,11 @@ async function readF32(s, name, bytes) {
 }
 
 // `param_gap_ratio`: the largest |got − twin| / (ulps · steps · ε · max(|twin|, 1)).
-function gapRatio(got, twin, n) {
+function gapRatio(got, twin, n, ulpsPerStep) {
   let w = 0, at = 0;
   for (let i = 0; i < twin.length; i++) {
     if (!Number.isFinite(got[i])) return [Infinity, i];
-    const bound = J.ulps_per_step * n * EPS32 * Math.max(Math.abs(twin[i]), 1);
+    const bound = ulpsPerStep * n * EPS32 * Math.max(Math.abs(twin[i]), 1);
     const r = Math.abs(got[i] - twin[i]) / bound;
     if (r > w) { w = r; at = i; }
   }
@@ -173,7 +173,7 @@ for (const B of batches) {
     for (let left = V; left > 0; left -= Math.min(left, K)) steps(v, Math.min(left, K));
     const got = await readF32(v, 'mlp params', J.params * 4);
     destroy(v);
-    const [w, at] = gapRatio(got, twin, V);
+    const [w, at] = gapRatio(got, twin, V, plan.ulps_per_step);
     const ok = w <= 1 && !deviceError;
     console.log(`verify batch ${B}, ${K} per submit: ${V} steps next to the CPU twin, worst |Dawn − twin| / bound ${w.toFixed(4)} (param ${at}: Dawn ${got[at]}, twin ${twin[at]}) → ${ok ? 'within the bound' : 'OUTSIDE the bound: not timed'}${deviceError ? ' ' + deviceError : ''}`);
     if (!ok) {

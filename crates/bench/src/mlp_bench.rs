@@ -10,7 +10,8 @@
 //! Before any timing, each (path, steps per submit) is verified: a fresh session trains
 //! `--verify-steps` steps (default 64, submitted `per_submit` at a time) next to the CPU twin
 //! (`CpuTrainer`), and every parameter must be within the session's bound
-//! ([`gpu_runtime::training::param_gap_ratio`], four ulps per step); one outside it is not
+//! ([`gpu_runtime::training::param_gap_ratio`], [`gpu_runtime::training::param_ulps_per_step`]
+//! per step for the batch's sums); one outside it is not
 //! timed. `--out FILE` writes the table as TSV.
 //!
 //! [`dump`] (`bench dump-kernels --mlp 1024,64`) writes the same step for
@@ -21,7 +22,7 @@ use std::time::Instant;
 
 use gpu_runtime::mlp::net::batch_order;
 use gpu_runtime::mlp::{Activation, CpuTrainer, Dataset, Feature, Hyper, LossKind, Net, Optimiser};
-use gpu_runtime::training::{param_gap_ratio, SessionConfig, TrainingSession};
+use gpu_runtime::training::{batch_sum_len, param_gap_ratio, SessionConfig, TrainingSession};
 use gpu_runtime::Gpu;
 
 const POINTS: usize = 8192;
@@ -288,7 +289,8 @@ fn measure(
         for _ in 0..v {
             twin.step();
         }
-        return Ok(Err(param_gap_ratio(&got, &twin.params, v)));
+        let sum_len = batch_sum_len(batch, 1);
+        return Ok(Err(param_gap_ratio(&got, &twin.params, v, sum_len)));
     }
     let dispatches = session.plan().len();
     let mut cpu = CpuTrainer::new(net, hyper, params, batch, x, labels, order);
@@ -505,8 +507,8 @@ pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), Strin
     use crate::json::{js, kernel_json, num_list};
     use gpu_runtime::family::mlp::{bound_buffers, buffer};
     use gpu_runtime::training::{
-        activation_bytes, adam_correction_table, partials_len, step_plan_with, StepOptions, LANES,
-        PARAM_ULPS_PER_STEP, UNIFORM_WORDS,
+        activation_bytes, adam_correction_table, batch_sum_len, param_ulps_per_step, partials_len,
+        step_plan_with, StepOptions, LANES, UNIFORM_WORDS,
     };
     let s = setup();
     let d = format!("{dir}/mlp");
@@ -627,7 +629,8 @@ pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), Strin
             &le_bytes(twin.params.iter().map(|v| v.to_bits())),
         )?;
         per_batch.push(format!(
-            "{{\"batch\":{batch},\"clear_grads\":{clear_grads},\"buffers\":[{}],\"step\":[{}],\"twin\":{},\"twin_loss\":{:e}}}",
+            "{{\"batch\":{batch},\"ulps_per_step\":{:e},\"clear_grads\":{clear_grads},\"buffers\":[{}],\"step\":[{}],\"twin\":{},\"twin_loss\":{:e}}}",
+            param_ulps_per_step(batch_sum_len(batch, 1)),
             bufs.join(","),
             step.join(","),
             js(&format!("twin_{batch}.bin")),
@@ -644,7 +647,7 @@ pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), Strin
         .collect::<Result<_, _>>()?;
     let json = format!(
         "{{\"net\":{},\"optimiser\":\"adam\",\"lr\":{:e},\"points\":{POINTS},\"params\":{n_params},\
-         \"uniform_words\":{UNIFORM_WORDS},\"verify_steps\":{verify_steps},\"ulps_per_step\":{PARAM_ULPS_PER_STEP:e},\
+         \"uniform_words\":{UNIFORM_WORDS},\"verify_steps\":{verify_steps},\
          \"kernels\":[{}],\"batches\":[{}]}}\n",
         num_list(s.net.sizes.iter()),
         s.hyper.lr,

@@ -52,29 +52,75 @@ use crate::workload::BufferLimits;
 /// `@workgroup_size(64)`).
 pub const WORKGROUP: u32 = 64;
 
-/// How far a session's parameters may be from the CPU twin's after `steps` steps, in units of
-/// f32's machine epsilon times max(|p|, 1), per step. Both sides run the same formulas in f32
-/// on the same data; per step each parameter is rounded once when updated (½ ulp) and its
-/// update comes from gradients that differ only by rounding (fused multiply-adds, exp/tanh a
-/// few ulps apart, the order of the batch sums), which Adam's and SGD's updates pass on without
-/// amplifying over a few dozen steps. Four ulps per step covers that with room
-/// (`tests/training_vs_cpu.rs` checks it and that planted mistakes break it).
-pub const PARAM_ULPS_PER_STEP: f32 = 4.0;
+/// How many roundings every gradient element's sum over a step's batch passes through, on
+/// the GPU and in the CPU twin alike: both add the same terms in the same order
+/// (`mlp::net::REDUCE`): lane t adds samples t, t + 64, … in turn (⌈batch / 64⌉ additions), the
+/// 64 lane sums are halved pairwise (log₂ 64 = 6), and `accum` micro-batches are added in turn
+/// (`accum − 1` more; the first lands on zero exactly). The wide layers' tiled kernels add the
+/// same terms in the same order, so one length serves every path.
+pub fn batch_sum_len(batch: usize, accum: usize) -> usize {
+    let reduce = mlp::net::REDUCE;
+    batch.max(1).div_ceil(reduce) + reduce.trailing_zeros() as usize + accum.max(1) - 1
+}
 
-/// The largest gap between `gpu` and the twin's `cpu` parameters after `steps` steps, as a
-/// multiple of its bound ([`PARAM_ULPS_PER_STEP`]; ≤ 1 passes). A non-finite parameter on
-/// either side, or lists of different lengths, give infinity.
-pub fn param_gap_ratio(gpu: &[f32], cpu: &[f32], steps: u32) -> f32 {
+/// f32's unit roundoff u = 2⁻²⁴ (half of `f32::EPSILON`, the ulp at 1).
+const U: f64 = 1.0 / (1u64 << 24) as f64;
+
+/// Units of u·|term| by which one term d·a of a gradient sum may differ between the GPU and
+/// the twin before it is added: a fused multiply-add the WGSL compiler may emit skips the
+/// product's rounding (1), and the activation feeding it may come from WGSL's `exp` and a
+/// division, which Vulkan lets be 3 and 2.5 ulps (2u each) off near the activations' working
+/// range where the twin's are within ½ ulp: 1 + 2·(3 + 2.5 + ½) = 13.
+const TERM_U: f64 = 13.0;
+
+/// How far a session's parameters may move from the CPU twin's per step, in ulps of
+/// max(|p|, 1) (an ulp there is `f32::EPSILON`·max(|p|, 1) = 2u·max(|p|, 1)), for gradient
+/// sums of `sum_len` roundings ([`batch_sum_len`]).
+///
+/// # Derivation
+/// Both sides run the same formulas in f32 on the same data and add every gradient sum in the
+/// same order ([`batch_sum_len`]), so they differ only where an operation may round
+/// differently (the pattern of `family::cnn::bound`, which carries it per parameter):
+/// - Each side's sum of L = `sum_len` roundings is within γ_L·Σ|terms| of the exact sum of its
+///   own terms, whatever the order (γ_L = L·u / (1 − L·u), Higham's bound), so the two sums
+///   are within 2·γ_L·Σ|terms| of each other, plus their terms' own gap, at most
+///   `TERM_U`·u·Σ|terms|.
+/// - The update passes that gap on scaled by ρ / Σ|terms|, where ρ = (the update's change per
+///   unit change of the gradient)·Σ|terms| / max(|p|, 1): lr for SGD, lr / (1 − μ) summed over
+///   the steps momentum carries it, and for Adam lr·(1 − β₁) / √v̂ over the steps its moment
+///   carries it. The bound takes ρ ≤ 1: no step may move a parameter, in the worst case of its
+///   batch's terms all pulling one way, by more than max(|p|, 1). This is the one assumption
+///   not derived from the arithmetic: past it, training is unstable and the comparison of two
+///   runs means little anyway (the comparison then fails rather than passes).
+/// - Each side rounds the new parameter once: ½ ulp each, 1 between them.
+///
+/// Per step: 1 + ρ·(2·γ_L + TERM_U·u) / 2u ≤ 1 + γ_L / u + TERM_U / 2 ulps. Gaps carried from
+/// earlier steps pass through the next update to first order unchanged (p ← p − Δp; Δp's own
+/// dependence on p is a product of the small gap with lr), so after n steps the bound is n times
+/// that. At batch 32 (L = 7) this is 14.5 ulps per step, at 1,024 (L = 22) 29.5.
+/// `tests/training_vs_cpu.rs` checks every path against it and that planted mistakes break it.
+pub fn param_ulps_per_step(sum_len: usize) -> f32 {
+    let l = sum_len as f64;
+    let gamma = l * U / (1.0 - l * U).max(f64::MIN_POSITIVE);
+    (1.0 + gamma / U + TERM_U / 2.0) as f32
+}
+
+/// The largest gap between `gpu` and the twin's `cpu` parameters after `steps` steps whose
+/// gradient sums each have `sum_len` roundings ([`batch_sum_len`]), as a multiple of its bound
+/// ([`param_ulps_per_step`] per step; ≤ 1 passes). A non-finite parameter on either side, or
+/// lists of different lengths, give infinity.
+pub fn param_gap_ratio(gpu: &[f32], cpu: &[f32], steps: u32, sum_len: usize) -> f32 {
     if gpu.len() != cpu.len() {
         return f32::INFINITY;
     }
+    let ulps = param_ulps_per_step(sum_len);
     gpu.iter()
         .zip(cpu)
         .map(|(&a, &b)| {
             if !(a.is_finite() && b.is_finite()) {
                 return f32::INFINITY;
             }
-            let bound = PARAM_ULPS_PER_STEP * steps as f32 * f32::EPSILON * b.abs().max(1.0);
+            let bound = ulps * steps as f32 * f32::EPSILON * b.abs().max(1.0);
             (a - b).abs() / bound
         })
         .fold(0.0, f32::max)
@@ -1386,6 +1432,23 @@ mod tests {
             l1: 0.0,
             l2: 0.0,
         }
+    }
+
+    /// The sums' length follows the kernels' order (lanes of 64, six halvings, micro-batches
+    /// in turn), and the bound grows with it as the derivation says: 1 + γ_L/u + 6.5 ulps.
+    #[test]
+    fn the_parameter_bound_grows_with_the_batch_sums_length() {
+        assert_eq!(batch_sum_len(1, 1), 7);
+        assert_eq!(batch_sum_len(64, 1), 7);
+        assert_eq!(batch_sum_len(65, 1), 8);
+        assert_eq!(batch_sum_len(1024, 1), 22);
+        assert_eq!(batch_sum_len(300, 2), 12);
+        assert!((param_ulps_per_step(7) - 14.5).abs() < 1e-4);
+        assert!((param_ulps_per_step(22) - 29.5).abs() < 1e-4);
+        let gap = 14.0 * 10.0 * f32::EPSILON;
+        assert!(param_gap_ratio(&[1.0 + gap], &[1.0], 10, 7) < 1.0);
+        assert!(param_gap_ratio(&[1.0 + 2.0 * gap], &[1.0], 10, 7) > 1.0);
+        assert!(param_gap_ratio(&[f32::NAN], &[1.0], 10, 7).is_infinite());
     }
 
     #[test]

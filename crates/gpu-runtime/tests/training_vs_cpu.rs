@@ -178,19 +178,22 @@ const PARAM_CASES: &[&str] = &[
 const PARAM_STEPS: u32 = 50;
 
 /// The largest gap, over all parameters, as a multiple of its bound (≤ 1 passes): the
-/// session's [`gpu_runtime::training::PARAM_ULPS_PER_STEP`] per step, which `bench mlp` and
-/// the Dawn runner also hold.
-fn worst_ratio(gpu: &[f32], cpu: &[f32]) -> f32 {
-    worst_ratio_after(gpu, cpu, PARAM_STEPS)
+/// session's [`gpu_runtime::training::param_ulps_per_step`] per step for the twin's batch
+/// sums ([`gpu_runtime::training::batch_sum_len`] of its batch and micro-batches), which
+/// `bench mlp` and the Dawn runner also hold.
+fn worst_ratio(gpu: &[f32], twin: &CpuTrainer) -> f32 {
+    worst_ratio_after(gpu, twin, PARAM_STEPS)
 }
 
-/// [`worst_ratio`] after `steps` steps: the bound grows by four ulps per step.
-fn worst_ratio_after(gpu: &[f32], cpu: &[f32], steps: u32) -> f32 {
+/// [`worst_ratio`] after `steps` steps: the bound grows by the same ulps every step.
+fn worst_ratio_after(gpu: &[f32], twin: &CpuTrainer, steps: u32) -> f32 {
+    let cpu = &twin.params;
     assert_eq!(gpu.len(), cpu.len());
     for (a, b) in gpu.iter().zip(cpu) {
         assert!(a.is_finite() && b.is_finite(), "{a} vs {b}");
     }
-    gpu_runtime::training::param_gap_ratio(gpu, cpu, steps)
+    let sum_len = gpu_runtime::training::batch_sum_len(twin.batch, twin.accum);
+    gpu_runtime::training::param_gap_ratio(gpu, cpu, steps, sum_len)
 }
 
 /// Trains GPU and twin `PARAM_STEPS` steps, the twin first changed by `twin` (nothing, or a
@@ -203,10 +206,10 @@ fn param_gap(g: &Rc<Gpu>, q: &str, twin: impl FnOnce(&mut CpuTrainer)) -> f32 {
         p.cpu.step();
     }
     let gpu_params = p.gpu.eval_blocking().expect("eval").params;
-    worst_ratio(&gpu_params, &p.cpu.params)
+    worst_ratio(&gpu_params, &p.cpu)
 }
 
-/// Every weight and bias after 50 steps, GPU against CPU, within [`gpu_runtime::training::PARAM_ULPS_PER_STEP`].
+/// Every weight and bias after 50 steps, GPU against CPU, within [`gpu_runtime::training::param_ulps_per_step`].
 #[test]
 fn every_parameter_agrees_after_50_steps() {
     let g = gpu();
@@ -398,7 +401,7 @@ fn both_step_paths_and_batched_submits_agree_with_the_twin() {
             }
         }
         let r = session.eval_blocking().expect("eval");
-        let ratio = worst_ratio(&r.params, &cpu.params);
+        let ratio = worst_ratio(&r.params, &cpu);
         eprintln!(
             "{:?}, {per_submit} per submit: worst gap {ratio:.4} of its bound",
             net.sizes
@@ -449,7 +452,7 @@ fn accumulated_micro_batches_agree_with_the_twin() {
             (gpu_mean - cpu_mean).abs() <= 1e-4 * cpu_mean.abs().max(1.0),
             "{q}: step loss {gpu_mean} vs {cpu_mean}"
         );
-        let ratio = worst_ratio(&r.params, &p.cpu.params);
+        let ratio = worst_ratio(&r.params, &p.cpu);
         eprintln!(
             "{q}: worst |GPU − CPU| train loss {worst:e}, parameters {ratio:.4} of their bound"
         );
@@ -467,7 +470,7 @@ fn accumulated_micro_batches_agree_with_the_twin() {
         }
     }
     let r = p.gpu.eval_blocking().expect("eval");
-    let ratio = worst_ratio(&r.params, &p.cpu.params);
+    let ratio = worst_ratio(&r.params, &p.cpu);
     eprintln!("{q}, 5 per submit: parameters {ratio:.4} of their bound");
     assert!(ratio <= 1.0, "{q}, 5 per submit: {ratio}x the bound");
 }
@@ -618,7 +621,7 @@ fn replaced_gap_after(
         cpu.step();
     }
     let r = session.eval_blocking().expect("eval");
-    worst_ratio_after(&r.params, &cpu.params, steps)
+    worst_ratio_after(&r.params, &cpu, steps)
 }
 
 /// The optimiser's formula is written four times: `optim-sgd` and `optim-adam` (the optimiser
@@ -826,7 +829,7 @@ fn a_network_with_more_parameters_than_a_grid_row_trains_like_the_twin() {
             cpu.step();
         }
         let r = session.eval_blocking().expect("eval");
-        let gap = worst_ratio(&r.params, &cpu.params);
+        let gap = worst_ratio(&r.params, &cpu);
         eprintln!(
             "2-256-256-2, {} pinned, tiled {tiles}: worst gap {gap:.4} of its bound",
             pinned.len()
@@ -932,7 +935,7 @@ fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
         }
         let done = steps / per_submit * per_submit;
         let r = session.eval_blocking().expect("eval");
-        let ratio = worst_ratio_after(&r.params, &cpu.params, done);
+        let ratio = worst_ratio_after(&r.params, &cpu, done);
         // The last step's losses, one per sample: their mean is the twin's batch loss (each
         // sample's loss is the same formula on the same logits; the means differ by the
         // summation's rounding, ≤ batch · u relative, and a few ulps of exp/log).
@@ -970,7 +973,7 @@ fn the_workgroup_memory_step_agrees_with_the_twin_at_odd_batches_and_widths() {
 /// Wide networks on the tiled path (`training::wide`: the three products of a layer with
 /// fan-in and fan-out ≥ 64 as 64 × 64-tiled matmuls, its gradient summed over 64 batch slices
 /// then halved), against the twin after `PARAM_STEPS` steps, parameter by parameter, within
-/// the same [`gpu_runtime::training::PARAM_ULPS_PER_STEP`] bound as the per-element kernels: the tiled kernels add the same
+/// the same [`gpu_runtime::training::param_ulps_per_step`] bound as the per-element kernels: the tiled kernels add the same
 /// terms in the same order (a sum over k or n in turn; a gradient slice s holds the samples
 /// s, s + 64, … as `mlp-backward-params`'s thread s does, halved in its order), so what is
 /// left is the device's fused multiply-adds, as before. The shapes cross every tile edge:
@@ -1041,7 +1044,7 @@ fn wide_layers_on_tiled_matmuls_train_like_the_twin() {
                 cpu.step();
             }
             let r = session.eval_blocking().expect("eval");
-            worst_ratio(&r.params, &cpu.params)
+            worst_ratio(&r.params, &cpu)
         };
         let gap = run(&|_| {});
         eprintln!("{:?} batch {}: worst gap {gap:.4} of its bound", net.sizes, s.batch);
@@ -1087,7 +1090,7 @@ fn accumulation_on_tiled_layers_agrees_with_the_twin() {
         session.step().expect("step");
         cpu.step();
     }
-    let gap = worst_ratio(&session.eval_blocking().expect("eval").params, &cpu.params);
+    let gap = worst_ratio(&session.eval_blocking().expect("eval").params, &cpu);
     eprintln!("97-130, accum 2: worst gap {gap:.4} of its bound");
     assert!(gap <= 1.0, "{gap}× the bound");
 }
