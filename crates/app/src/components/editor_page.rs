@@ -512,15 +512,13 @@ pub fn KernelEditor() -> Html {
             let (flag, ctl) = (run.token().clone(), run.control(None));
             let edited = kernel.with_source(state.source.clone());
             state.dispatch(Action::Outcome(Outcome::Running));
-            let state = state.clone();
-            let ctx2 = ctx.clone();
+            let (state, ctx2) = (state.clone(), ctx.clone());
             let (original, source) = ((*original).clone(), state.source.clone());
             let watchdog = Watchdog::new(limit_ms);
             let tick = timing_tick(&state, &watchdog);
             let work = check_and_run(target, edited, original, source, size, software, ctl, tick);
-            let target_id = target.id();
-            // The code that ran: the learner's response in an embed's outcome.
-            let response = state.source.clone();
+            // The code that ran is the learner's response in an embed's outcome.
+            let (target_id, response) = (target.id(), state.source.clone());
             run_with_watchdog(work, flag, watchdog, move |r| {
                 // Leaving the page makes the run stale: nothing is left to show it.
                 if run.finish() {
