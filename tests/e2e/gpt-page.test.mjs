@@ -35,9 +35,11 @@ test('the names load with their credit, and the tally counts the model and GPT-3
   assert.equal(Number(await page.getAttribute('#gpt-tally', 'data-params')), params(vocab, 32, 64, 2));
   const big = Number(await page.getAttribute('#gpt-tally', 'data-gpt3-params'));
   assert.ok(Math.abs(big / 175e9 - 1) < 0.01, `GPT-3: ${big}`);
-  // Parameters, gradients and Adam's two moments: 16 bytes a parameter, 2.80e12 B = 2.55 TiB.
-  assert.equal(16 * big / 2 ** 40 > 2.545 && 16 * big / 2 ** 40 < 2.555, true);
-  assert.match(await page.textContent('.gpt-tally-panel'), /take 2\.55 TiB/);
+  // Parameters, gradients and Adam's two moments: 16 bytes a parameter, 2.80e12 B, in the
+  // decimal unit of the H100's 80 GB it is compared with.
+  assert.ok(16 * big > 2.795e12 && 16 * big < 2.805e12);
+  assert.match(await page.textContent('.gpt-tally-panel'), /take 2\.80 TB: far more than any one GPU holds \(an H100 has 80 GB\)/);
+  assert.match(await page.textContent('#gpt-credit'), /8,422 English first names/);
   assertNoErrors(errors);
   await context.close();
 });
@@ -99,12 +101,24 @@ test('Cancel stops a run; the next run starts afresh; bad URL values are named',
   await page.selectOption('#gpt-wn', '64');
   await page.click('#gpt-wall-run');
   assert.deepEqual(await wallDone(page), [{ n: 64, naive: 'verified', fused: 'verified' }]);
+  // Other settings clear those results: none shows beside settings it does not belong to.
+  await page.selectOption('#gpt-wbh', '16');
+  await page.waitForSelector('#gpt-wall-table', { state: 'detached' });
+  assert.equal(await page.$('#gpt-wall-verdict'), null);
+  // A longest sequence below the shortest takes the shortest down with it, with no error.
+  await page.selectOption('#gpt-wn', '256');
+  await page.selectOption('#gpt-wfrom', '256');
+  await page.waitForFunction(() => location.hash.includes('wfrom=256'));
+  await page.selectOption('#gpt-wn', '128');
+  await page.waitForFunction(() => location.hash.includes('wn=128') && !location.hash.includes('wfrom='));
+  assert.equal(await page.$('#gpt-wall-errors'), null);
   assertNoErrors(errors);
   await context.close();
-  const bad = await openPage(browser, '#/gpt?lang=zh&wbh=0&wn=1000');
+  // Values the form does not offer are named too, so the form always shows what runs.
+  const bad = await openPage(browser, '#/gpt?lang=zh&wbh=3&wd=48&wn=1000');
   const text = await bad.page.textContent('#gpt-wall-errors');
-  assert.match(text, /wbh=0/);
-  assert.match(text, /wn=1000/);
+  for (const v of ['wbh=3', 'wd=48', 'wn=1000']) assert.match(text, new RegExp(v));
+  assert.equal(await bad.page.$eval('#gpt-wbh', (s) => s.value), '8');
   assertNoErrors(bad.errors);
   await bad.context.close();
 });
@@ -124,4 +138,17 @@ test('the page at 390, 1280 and 1920 px in English and Chinese', async () => {
     assertNoErrors(errors);
     await context.close();
   }
+});
+
+test('without WebGPU the memory each length needs still shows, and nothing runs', async () => {
+  const plain = await launch({ webgpu: false });
+  const { page, context, errors } = await openPage(plain, '#/gpt?lang=en&wbh=8&wn=256');
+  await page.waitForSelector('#gpt-wall-no-gpu');
+  assert.ok(await page.isDisabled('#gpt-wall-run'));
+  const rows = await page.$$eval('#gpt-wall-table tbody tr', (rs) => rs.map((r) => [r.dataset.n, r.querySelector('.gpt-wall-mem .num').textContent]));
+  // 8 problems × n² × 4 bytes: 128 KiB, 512 KiB, 2.00 MiB.
+  assert.deepEqual(rows, [['64', '128 KiB'], ['128', '512 KiB'], ['256', '2.00 MiB']]);
+  assertNoErrors(errors);
+  await context.close();
+  await plain.close();
 });

@@ -85,9 +85,9 @@ pub fn credit_key(d: Dataset) -> &'static str {
 /// The credit line's numbers for a loaded data set.
 pub fn credit_args(l: &Loaded) -> Vec<(&'static str, String)> {
     vec![
-        ("n", l.asset.docs.len().to_string()),
-        ("train", l.corpus.train.len().to_string()),
-        ("val", l.corpus.val.len().to_string()),
+        ("n", numbers::count(l.asset.docs.len() as u64)),
+        ("train", numbers::count(l.corpus.train.len() as u64)),
+        ("val", numbers::count(l.corpus.val.len() as u64)),
     ]
 }
 

@@ -14,10 +14,20 @@ use crate::query::Query;
 pub const MIN_N: u32 = 64;
 /// The longest length the page offers (the naive scores of 8 problems: 2 GiB).
 pub const MAX_N: u32 = 8192;
-/// Problems (batch × heads) at most.
+/// Problems (sequences × heads) at most.
 pub const MAX_BH: u32 = 64;
+/// The narrowest head offered.
+pub const MIN_D: u32 = 4;
 /// The fused kernel's widest head.
 pub const MAX_D: u32 = 64;
+
+/// Powers of two from `lo` to `hi`: the values the form offers for each setting (the URL
+/// takes no other, so the form always shows what a run uses).
+pub fn powers_of_two(lo: u32, hi: u32) -> Vec<u32> {
+    std::iter::successors(Some(lo), |n| n.checked_mul(2))
+        .take_while(|n| *n <= hi)
+        .collect()
+}
 
 /// The experiment's settings, all in the URL (`wbh`, `wd`, `wfrom`, `wn`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,9 +62,11 @@ impl WallSettings {
         let mut bad = Vec::new();
         let b = &mut bad;
         let pow2 = |v: &str| parse_in(v, MIN_N, MAX_N).filter(|n| n.is_power_of_two());
+        let bh = |v: &str| parse_in(v, 1, MAX_BH).filter(|n| n.is_power_of_two());
+        let width = |v: &str| parse_in(v, MIN_D, MAX_D).filter(|n| n.is_power_of_two());
         let s = Self {
-            bh: read(q, b, "wbh", &d.bh.to_string(), |v| parse_in(v, 1, MAX_BH)).unwrap_or(d.bh),
-            d: read(q, b, "wd", &d.d.to_string(), |v| parse_in(v, 1, MAX_D)).unwrap_or(d.d),
+            bh: read(q, b, "wbh", &d.bh.to_string(), bh).unwrap_or(d.bh),
+            d: read(q, b, "wd", &d.d.to_string(), width).unwrap_or(d.d),
             min_n: d.min_n,
             max_n: read(q, b, "wn", &d.max_n.to_string(), pow2).unwrap_or(d.max_n),
         };
@@ -76,9 +88,7 @@ impl WallSettings {
 
     /// The lengths measured, shortest first.
     pub fn lengths(&self) -> Vec<u32> {
-        std::iter::successors(Some(self.min_n), |n| Some(n * 2))
-            .take_while(|n| *n <= self.max_n)
-            .collect()
+        powers_of_two(self.min_n, self.max_n)
     }
 
     /// Bytes of the naive path's score matrix at length `n` (its probabilities overwrite it).
@@ -89,12 +99,6 @@ impl WallSettings {
     /// Bytes of Q, K, V and the output (what both paths hold).
     pub fn io_bytes(&self, n: u32) -> u64 {
         4 * self.bh as u64 * n as u64 * self.d as u64 * 4
-    }
-
-    /// Bytes the naive path moves through memory beyond the fused one's: the scores written,
-    /// read and written again by the softmax, and read by P·V (4 passes over bh·n² floats).
-    pub fn naive_extra_traffic(&self, n: u32) -> u64 {
-        4 * self.scores_bytes(n)
     }
 
     /// Floating-point operations of the causal forward (half of the full 4·bh·n²·d).
@@ -172,7 +176,14 @@ pub struct Wall {
 #[derive(Clone, Debug, PartialEq)]
 pub enum WallAction {
     Start(WallSettings),
-    Measured { n: u32, path: Path, cell: Cell },
+    /// The page's settings now: results of other settings are cleared (a run of them has
+    /// been cancelled by then), so no result shows beside settings it does not belong to.
+    Settings(WallSettings),
+    Measured {
+        n: u32,
+        path: Path,
+        cell: Cell,
+    },
     Finished,
     Cancelled,
 }
@@ -203,6 +214,11 @@ impl Wall {
                     })
                     .collect();
             }
+            WallAction::Settings(s) => {
+                if s != next.settings {
+                    next = Wall::new(s);
+                }
+            }
             WallAction::Measured { n, path, cell } => {
                 if let Some(row) = next.rows.iter_mut().find(|r| r.n == n) {
                     match path {
@@ -218,6 +234,13 @@ impl Wall {
             }
         }
         next
+    }
+
+    /// What a page without a GPU shows: every length's memory, no times.
+    pub fn preview(settings: WallSettings) -> Self {
+        let mut w = Wall::new(settings).reduce(WallAction::Start(settings));
+        w.running = false;
+        w
     }
 
     /// The shortest length at which the naive path did not fit the adapter.
@@ -310,6 +333,7 @@ mod tests {
         // The scores of 8 problems at 4,096: 8 · 4096² · 4 B = 512 MiB.
         assert_eq!(s.scores_bytes(4096), 512 << 20);
         assert_eq!(s.io_bytes(64), 4 * 8 * 64 * 64 * 4);
+        assert_eq!(powers_of_two(4, 64), [4, 8, 16, 32, 64]);
         assert_eq!(s.flops(64), 2.0 * 8.0 * 4096.0 * 64.0);
     }
 
@@ -371,6 +395,15 @@ mod tests {
         let again = wrong.reduce(WallAction::Start(s));
         assert!(again.rows.iter().all(|r| r.naive == Cell::Waiting));
         assert!(!again.cancelled);
+        // New settings clear the results of the old; the same settings keep them.
+        assert_eq!(wrong.reduce(WallAction::Settings(s)), wrong);
+        let other = WallSettings { bh: 64, ..s };
+        let cleared = wrong.reduce(WallAction::Settings(other));
+        assert!(cleared.rows.is_empty() && cleared.settings == other);
+        // Without a GPU: every length's memory, nothing running.
+        let p = Wall::preview(other);
+        assert_eq!(p.rows.len(), 3);
+        assert!(!p.running && p.wall_at().is_none());
     }
 
     #[test]

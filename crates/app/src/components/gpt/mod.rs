@@ -174,7 +174,8 @@ fn tally_section(ctx: &Ctx, l: &Loaded) -> Html {
             <p>{ ctx.t("gpt.tally.intro") }</p>
             { scroll_table(ctx, ctx.t("gpt.tally.heading"), table) }
             <p class="hint">{ ctx.tf("gpt.tally.note", &[
-                ("size", &numbers::bytes(4 * (big.params + big.grads + big.adam))),
+                // Decimal, as the H100's 80 GB it is compared with.
+                ("size", &numbers::decimal_bytes(4.0 * (big.params + big.grads + big.adam) as f64)),
             ]) }</p>
         </section>
     }

@@ -18,8 +18,8 @@ use crate::components::{replace_query, scroll_table, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::session;
 
-/// Timed runs per path and length; the first one's output is checked (and its pipeline
-/// compile, if any, is what the median leaves out).
+/// Timed runs per path and length, after one that compiles the pipelines and whose output
+/// is checked (it is not timed: a compile in it would make the spread meaningless).
 const RUNS: usize = 3;
 /// Output rows checked against the reference per run.
 const CHECKED_ROWS: usize = 24;
@@ -33,7 +33,7 @@ impl Reducible for State {
     }
 }
 
-/// One path at one length: [`RUNS`] timed runs, the first one's output checked.
+/// One path at one length: a checked warm-up run, then [`RUNS`] timed runs.
 async fn measure(
     gpu: &gpu_runtime::Gpu,
     path: AttentionPath,
@@ -63,8 +63,8 @@ async fn measure(
         &rows_to_check(&l, CHECKED_ROWS, n as u64),
     )
     .ok;
-    let mut times = vec![first.timing.kernel_ms()];
-    for _ in 1..RUNS {
+    let mut times = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
         let out = run_attention(gpu, path, &l, &qkv, &RunOptions::default(), ctl).await?;
         times.push(out.timing.kernel_ms());
     }
@@ -85,7 +85,8 @@ pub fn WallView() -> Html {
     let (settings, bad) = WallSettings::from_query(&query, software);
     let wall = use_reducer(|| State(Wall::new(settings)));
     let runs = use_run::<WallSettings>(|| ());
-    // New settings in the URL stop a run of the old ones.
+    // New settings in the URL (the form, Back, an embed) stop a run of the old ones and clear
+    // their results: none may show beside settings it does not belong to.
     {
         let runs = runs.clone();
         let wall = wall.dispatcher();
@@ -94,6 +95,7 @@ pub fn WallView() -> Html {
             if runs.cancel_if_stale(|old| *old != s) {
                 wall.dispatch(WallAction::Cancelled);
             }
+            wall.dispatch(WallAction::Settings(s));
         });
     }
     let Some(ctx) = ctx else {
@@ -173,6 +175,15 @@ pub fn WallView() -> Html {
             if let Some(nav) = &navigator {
                 let mut q = ctx.query.clone();
                 q.set(key, &value);
+                // A longest sequence below the shortest takes the shortest down with it.
+                let from = q.get("wfrom").and_then(|f| f.parse::<u32>().ok());
+                if key == "wn"
+                    && from
+                        .zip(value.parse::<u32>().ok())
+                        .is_some_and(|(f, n)| f > n)
+                {
+                    q.remove("wfrom");
+                }
                 replace_query(nav, &ctx.route, &q);
             }
         })
@@ -213,7 +224,12 @@ pub fn WallView() -> Html {
             if wall.0.cancelled {
                 <p class="status" id="gpt-wall-cancelled">{ ctx.t("gpt.wall.cancelled") }</p>
             }
-            { (!wall.0.rows.is_empty()).then(|| results(&ctx, &wall.0)) }
+            if !wall.0.rows.is_empty() {
+                { results(&ctx, &wall.0) }
+            } else if gpu.is_none() {
+                // Without WebGPU the memory each length needs still shows.
+                { results(&ctx, &Wall::preview(settings)) }
+            }
         </section>
     }
 }
@@ -244,24 +260,20 @@ fn settings_form(
             </label>
         }
     };
-    let pow2 = |lo: u32, hi: u32| -> Vec<u32> {
-        std::iter::successors(Some(lo), |n| Some(n * 2))
-            .take_while(|n| *n <= hi)
-            .collect()
-    };
+    use page_models::gpt_wall::{powers_of_two as pow2, MAX_BH, MAX_D, MAX_N, MIN_D, MIN_N};
     html! {
         <div class="gpt-wall-settings">
-            { field("wbh", ctx.t("gpt.wall.bh"), s.bh.to_string(), pow2(1, page_models::gpt_wall::MAX_BH)) }
-            { field("wd", ctx.t("gpt.wall.d"), s.d.to_string(), pow2(4, page_models::gpt_wall::MAX_D)) }
-            { field("wfrom", ctx.t("gpt.wall.from"), s.min_n.to_string(), pow2(page_models::gpt_wall::MIN_N, s.max_n)) }
-            { field("wn", ctx.t("gpt.wall.n"), s.max_n.to_string(), pow2(page_models::gpt_wall::MIN_N, page_models::gpt_wall::MAX_N)) }
+            { field("wbh", ctx.t("gpt.wall.bh"), s.bh.to_string(), pow2(1, MAX_BH)) }
+            { field("wd", ctx.t("gpt.wall.d"), s.d.to_string(), pow2(MIN_D, MAX_D)) }
+            { field("wfrom", ctx.t("gpt.wall.from"), s.min_n.to_string(), pow2(MIN_N, s.max_n)) }
+            { field("wn", ctx.t("gpt.wall.n"), s.max_n.to_string(), pow2(MIN_N, MAX_N)) }
         </div>
     }
 }
 
-fn cell_text(ctx: &Ctx, c: &Cell) -> Html {
+fn cell_text(ctx: &Ctx, c: &Cell, running: bool) -> Html {
     match c {
-        Cell::Waiting => html! { <span class="hint">{ "…" }</span> },
+        Cell::Waiting => html! { <span class="hint">{ if running { "…" } else { "–" } }</span> },
         Cell::Ran {
             ms,
             spread,
@@ -328,8 +340,8 @@ fn results(ctx: &Ctx, w: &Wall) -> Html {
                                     <rect width={format!("{pct:.1}")} height="6" />
                                 </svg>
                             </td>
-                            <td>{ cell_text(ctx, &r.naive) }</td>
-                            <td>{ cell_text(ctx, &r.fused) }</td>
+                            <td>{ cell_text(ctx, &r.naive, w.running) }</td>
+                            <td>{ cell_text(ctx, &r.fused, w.running) }</td>
                             <td class="num">{ r.speedup().map(|x| format!("{}×", numbers::sig(x, 3))).unwrap_or_else(|| "–".into()) }</td>
                         </tr>
                     }
