@@ -10,6 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { launch, openPage, assertNoErrors } from './helpers.mjs';
+import { ready } from './cnn-page.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 const SMALL = '#/cnn?ch=4,8&k=5,5&batch=16&lr=0.01';
@@ -17,11 +18,6 @@ const SMALL = '#/cnn?ch=4,8&k=5,5&batch=16&lr=0.01';
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function ready(page) {
-  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
-  await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
-}
 
 /** The step each panel says it shows (undefined: the panel shows no network yet). */
 const panelSteps = (page) => page.evaluate(() => Object.fromEntries(

@@ -9,6 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { launch, openPage, assertNoErrors, goto, editorReady, docText } from './helpers.mjs';
+import { ready, evaluatedAt } from './cnn-page.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 const SMALL = '#/cnn?ch=4,8&k=5,5&batch=16&lr=0.01';
@@ -16,19 +17,6 @@ const SMALL = '#/cnn?ch=4,8&k=5,5&batch=16&lr=0.01';
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function ready(page) {
-  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
-  await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
-}
-
-/** Waits until both sides' last test evaluation is of step `n`. */
-async function evaluatedAt(page, n) {
-  await page.waitForFunction((n) => {
-    const d = document.querySelector('#cnn-status')?.dataset ?? {};
-    return ['gpu', 'cpu'].every((s) => d[`${s}Test`] !== undefined && Number(d[`${s}Test`].split(' ')[0]) === n);
-  }, n, { timeout: 180_000, polling: 100 });
-}
 
 /** A page one step in, its look inside drawn from the GPU's readback. */
 async function oneStepIn(lang, width) {

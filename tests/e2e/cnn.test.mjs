@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, openPage, screenshot, assertNoErrors, startHost, BASE_URL } from './helpers.mjs';
+import { ready, evaluatedAt } from './cnn-page.mjs';
 
 // crates/cnn/tests/mnist.rs `the_browser_tests_small_network_learns`: with these settings the
 // twin's test loss goes 2.9907 → 1.2437 (accuracy 9.0 % → 62.3 %) in 30 steps. The GPU and
@@ -26,19 +27,6 @@ const parse = (s) => {
   const [step, loss, accuracy] = (s ?? '').split(' ').map(Number);
   return { step, loss, accuracy };
 };
-
-async function ready(page, gpu = 'ready') {
-  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
-  await page.waitForSelector(`#cnn-status[data-gpu="${gpu}"]`, { timeout: 90_000 });
-}
-
-/** Waits until both sides' last test evaluation is of step `n`. */
-async function evaluatedAt(page, n, sides = ['gpu', 'cpu']) {
-  await page.waitForFunction(([n, sides]) => {
-    const d = document.querySelector('#cnn-status')?.dataset ?? {};
-    return sides.every((s) => d[`${s}Test`] !== undefined && Number(d[`${s}Test`].split(' ')[0]) === n);
-  }, [n, sides], { timeout: 180_000, polling: 100 });
-}
 
 const near = (got, want, rel, what) =>
   assert.ok(Math.abs(got - want) <= rel * want, `${what}: ${got}, expected ${want} ± ${rel * 100} %`);

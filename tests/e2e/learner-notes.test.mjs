@@ -9,6 +9,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { launch, openPage, assertNoErrors } from './helpers.mjs';
+import { ready, evaluatedAt } from './cnn-page.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 const TOO_BIG = '#/cnn?ch=4,8&k=5,5&batch=16&lr=1';
@@ -16,19 +17,6 @@ const TOO_BIG = '#/cnn?ch=4,8&k=5,5&batch=16&lr=1';
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
-
-async function ready(page) {
-  await page.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 60_000 });
-  await page.waitForSelector('#cnn-status[data-gpu="ready"]', { timeout: 90_000 });
-}
-
-/** Waits until both sides' last test evaluation is of step `n`. */
-async function evaluatedAt(page, n) {
-  await page.waitForFunction((n) => {
-    const d = document.querySelector('#cnn-status')?.dataset ?? {};
-    return ['gpu', 'cpu'].every((s) => d[`${s}Test`] !== undefined && Number(d[`${s}Test`].split(' ')[0]) === n);
-  }, n, { timeout: 180_000, polling: 100 });
-}
 
 const SAID = {
   en: /^The step was too big: with learning rate 1, the test loss jumped from 2\.99 at step 0 to [\d,.]+ at step 1, far above the 2\.30 \(ln 10\)/,
