@@ -13,6 +13,8 @@
 #   D. the engine GPT's default-configuration step time (release `gpt_engine` test binary,
 #      its ignored `default_config_step_time`: median of 3 × 10 steps after a warm-up).
 #   E. the MLP step at batch 1,024, 1 and 64 steps per submit.
+#   F. the INT8 lesson's kernel (`bench int8`: dot4I8Packed, exact) against `torch._int_mm`
+#      (cuBLAS int8 GEMM) at 1024³, 4096³ and 8192³, 3 runs each.
 # Then `bench summarise` over A and B (median of the runs, spread, % of cuBLAS).
 #
 # Carry .gl (../shared/TOOLCHAIN.md §6) and .devcarry/r5, made here from THIS tree by
@@ -93,6 +95,14 @@ stamp "E: MLP step, batch 1024"
 timeout 90 $B mlp --batch 1024 --per-submit 1,64 --runs 3 > "$R/mlp.log" 2>&1
 grep -E "^\||error" "$R/mlp.log" | tail -12
 
+stamp "F: INT8 against torch._int_mm"
+timeout 120 $B int8 --sizes 1024,4096,8192 --runs 3 --out "$R/int8.tsv" > "$R/int8.log" 2>&1 || echo "int8 ended with $?"
+grep -E "^\||error|failed" "$R/int8.log"
+if [ -n "$CUDA" ]; then
+  timeout 60 python3 crates/bench/torch_int_mm.py --sizes 1024,4096,8192 --runs 3 > "$R/int_mm.log" 2>&1
+  tail -6 "$R/int_mm.log"
+fi
+
 stamp "summary"
 {
   echo "## Tensor Core stage, attention, GPT step ($(cat "$R/gpu.txt" 2> /dev/null))"
@@ -103,6 +113,7 @@ stamp "summary"
   echo; echo "### attention"; grep -vE "^[0-9.]+\s" "$R/attention.log" | tail -20; tail -12 "$R/sdpa.log" 2> /dev/null
   echo; echo "### GPT"; grep -E "default config" "$R/gpt.log" 2> /dev/null
   echo; echo "### MLP"; grep -E "^\|" "$R/mlp.log" | tail -12
+  echo; echo "### INT8"; grep -E "^\|" "$R/int8.log" 2> /dev/null; tail -6 "$R/int_mm.log" 2> /dev/null
 } > "$OUT/summary.md"
 tar -C "$W" -czf "$OUT/r5.tgz" r
 stamp done

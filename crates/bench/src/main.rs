@@ -27,6 +27,7 @@
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench attention`: see `attention_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
 //! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
+//! `bench int8`: see `int8_bench.rs`.
 
 mod attention_bench;
 mod clamps;
@@ -35,6 +36,7 @@ mod conv_bench;
 mod cpu;
 mod crossover;
 mod dump;
+mod int8_bench;
 mod ir_check;
 mod json;
 mod mlp_bench;
@@ -172,6 +174,7 @@ fn main() -> ExitCode {
         Some("conv") => conv_bench::run(args.into_iter().skip(1)),
         Some("crossover") => crossover::run(args.into_iter().skip(1)),
         Some("dump-kernels") => dump::run(&args[1..]),
+        Some("int8") => int8_bench::run(args.into_iter().skip(1)),
         Some("clamps") => clamps::run(&args[1..]),
         Some("summarise") => summary::run(&args[1..]),
         _ => run(),
