@@ -33,8 +33,9 @@ for n in (int(s) for s in a.sizes.split(",")):
             s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
             s.record(); C = torch._int_mm(A, B); e.record(); torch.cuda.synchronize()
             ts.append(s.elapsed_time(e))
-        want = A[rows.to(dev)].to(torch.int64) @ B.to(torch.int64)
-        if not torch.equal(C[rows.to(dev)].to(torch.int64), want):
+        # CUDA has no int64 matmul: the exact reference is taken on the CPU.
+        want = A[rows.to(dev)].cpu().to(torch.int64) @ B.cpu().to(torch.int64)
+        if not torch.equal(C[rows.to(dev)].cpu().to(torch.int64), want):
             raise SystemExit(f"_int_mm at {n}: not exact")
         t = statistics.median(ts)
         ms.append(t); tops.append(2 * n ** 3 / (t * 1e9))
