@@ -29,7 +29,7 @@ test('row 1a: the GPU panel reports the adapter and each optional feature as the
     has: r.querySelector('td')?.className,
   })));
   const features = shown.filter((r) => r.has === 'yes' || r.has === 'no');
-  assert.deepEqual(features.map((r) => r.name), ['timestamp-query', 'shader-f16', 'subgroups']);
+  assert.deepEqual(features.map((r) => r.name), ['timestamp-query', 'shader-f16', 'subgroups', 'chromium-experimental-subgroup-matrix']);
   for (const { name, has } of features) {
     assert.equal(has, offered.features.includes(name) ? 'yes' : 'no', `the panel's answer for ${name}`);
   }

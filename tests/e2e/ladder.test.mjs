@@ -46,8 +46,44 @@ test('every stage at 257×129×65: verified where it runs, explained where it ca
   assert.deepEqual(unavailable.map(([id]) => id), off);
   assert.match(Object.fromEntries(unavailable)['matmul-f16'], /shader-f16/);
   assert.match(Object.fromEntries(unavailable)['matmul-tensor-core'], /cooperative matrices/);
+  // And whether this browser offers Chrome's own matrix units, as the browser itself says.
+  const offered = await page.evaluate(async () => (await navigator.gpu.requestAdapter())
+    .features.has('chromium-experimental-subgroup-matrix'));
+  assert.match(Object.fromEntries(unavailable)['matmul-tensor-core'],
+    offered ? /does offer Chrome's experimental matrix units/ : /Nor does this browser offer Chrome's experimental matrix units to WGSL \(chromium-experimental-subgroup-matrix\)/);
   assertNoErrors(errors);
   await context.close();
+});
+
+// A browser that offers Chrome's subgroup matrices (faked here: SwiftShader has none): the
+// Tensor Core stage and the GPU panel name the tiles it offers, in both languages.
+const OFFER_MATRICES = () => {
+  const has = GPUSupportedFeatures.prototype.has;
+  GPUSupportedFeatures.prototype.has = function (name) {
+    return name === 'chromium-experimental-subgroup-matrix' || has.call(this, name);
+  };
+  Object.defineProperty(GPUAdapterInfo.prototype, 'subgroupMatrixConfigs', {
+    get: () => [
+      { M: 16, N: 16, K: 16, componentType: 'f16', resultComponentType: 'f32' },
+      { M: 16, N: 8, K: 32, componentType: 'i8', resultComponentType: 'i32' },
+      { M: 'x', N: 8, K: 8, componentType: 'f16', resultComponentType: 'f16' },
+    ],
+  });
+};
+
+test('a browser offering subgroup matrices: the Tensor Core stage and the GPU panel name its tiles', async () => {
+  for (const [lang, says] of [['en', /does offer Chrome's experimental matrix units to WGSL \(chromium-experimental-subgroup-matrix; tiles 16×16×16 f16 → f32, 16×8×32 i8 → i32\), but they take another WGSL syntax/],
+    ['zh', /确实向 WGSL 提供了 Chrome 的实验性矩阵单元（chromium-experimental-subgroup-matrix；分块 16×16×16 f16 → f32, 16×8×32 i8 → i32）/]]) {
+    const { page, context, errors } = await openPage(browser, `#/kernels?lang=${lang}&stage=matmul-tensor-core`, { initScript: OFFER_MATRICES });
+    assert.equal(await waitForProbe(page), 'available');
+    await page.waitForSelector('.stage-detail[data-current-stage="matmul-tensor-core"] .run-widget [data-unavailable="true"]');
+    assert.match(await page.textContent('.run-widget [data-unavailable="true"]'), says);
+    assert.ok(await page.isDisabled('#run-button'));
+    const row = await page.textContent('.gpu-panel tr[data-subgroup-matrix="true"] td.yes');
+    assert.match(row, /16×16×16 f16 → f32, 16×8×32 i8 → i32$/, 'the malformed entry is left out');
+    assertNoErrors(errors);
+    await context.close();
+  }
 });
 
 test('the source shows what changed since the previous stage', async () => {

@@ -43,6 +43,54 @@ pub struct AdapterReport {
     pub limits: Vec<(&'static str, Option<f64>)>,
     pub features: Vec<(&'static str, bool)>,
     pub subgroup_sizes: Option<(u32, u32)>,
+    /// Chrome's experimental matrix units from WGSL (`chromium-experimental-subgroup-matrix`):
+    /// None where the adapter does not offer them, else its tile configurations.
+    pub subgroup_matrix: Option<Vec<SubgroupMatrixConfig>>,
+}
+
+/// One tile shape the browser offers for subgroup matrices (`GPUAdapterInfo.subgroupMatrixConfigs`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubgroupMatrixConfig {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub component: String,
+    pub result: String,
+}
+
+impl std::fmt::Display for SubgroupMatrixConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}×{}×{} {} → {}",
+            self.m, self.n, self.k, self.component, self.result
+        )
+    }
+}
+
+/// The feature Chrome names its subgroup matrices by.
+pub const SUBGROUP_MATRIX: &str = "chromium-experimental-subgroup-matrix";
+
+/// The configurations listed in `info.subgroupMatrixConfigs` (entries without whole numbers
+/// and type names are left out).
+fn subgroup_matrix_configs(info: &JsValue) -> Vec<SubgroupMatrixConfig> {
+    let list = get(info, "subgroupMatrixConfigs");
+    if !Array::is_array(&list) {
+        return Vec::new();
+    }
+    Array::from(&list)
+        .iter()
+        .filter_map(|c| {
+            let dim = |k: &str| get(&c, k).as_f64().filter(|v| *v >= 1.0).map(|v| v as u32);
+            Some(SubgroupMatrixConfig {
+                m: dim("M")?,
+                n: dim("N")?,
+                k: dim("K")?,
+                component: get(&c, "componentType").as_string()?,
+                result: get(&c, "resultComponentType").as_string()?,
+            })
+        })
+        .collect()
 }
 
 impl AdapterReport {
@@ -154,6 +202,7 @@ pub async fn probe() -> WebGpuStatus {
             .map(|&f| (f, has_feature(f)))
             .collect(),
         subgroup_sizes: sub_min.zip(sub_max).map(|(a, b)| (a as u32, b as u32)),
+        subgroup_matrix: has_feature(SUBGROUP_MATRIX).then(|| subgroup_matrix_configs(&info)),
         vendor,
         architecture,
         device,

@@ -90,7 +90,21 @@ pub fn GpuPanel() -> Html {
                     <h3>{ ctx.t("gpu.limits") }</h3>
                     <table class="facts">{ for limit_rows }</table>
                     <h3>{ ctx.t("gpu.features") }</h3>
-                    <table class="facts">{ for feature_rows }</table>
+                    <table class="facts">
+                        { for feature_rows }
+                        <tr data-subgroup-matrix={(a.subgroup_matrix.is_some()).to_string()}>
+                            <th scope="row">{ ctx.t("gpu.feature.subgroup-matrix") }</th>
+                            { match &a.subgroup_matrix {
+                                None => html! { <td class="no">{ ctx.t("gpu.feature.no") }</td> },
+                                Some(c) => html! { <td class="yes">{
+                                    ctx.tf("gpu.feature.subgroup-matrix.tiles", &[(
+                                        "tiles",
+                                        &c.iter().map(ToString::to_string).collect::<Vec<_>>().join(", "),
+                                    )])
+                                }</td> },
+                            } }
+                        </tr>
+                    </table>
                 </>
             }
         }

@@ -208,11 +208,33 @@ pub fn unavailable_reason(ctx: &Ctx, kernel: &gpu_runtime::KernelSpec) -> Option
     };
     let has = |name: &str| adapter.features.iter().any(|(f, yes)| *f == name && *yes);
     // wgpu's cooperative matrices are not a WebGPU feature: no browser adapter lists them.
+    // Chrome's own matrix units (another WGSL syntax) may be offered; say which.
     if kernel
         .required_features
         .contains(gpu_runtime::wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX)
     {
-        return Some(ctx.t("ladder.unavailable.tensor_cores").into());
+        let why = ctx.t("ladder.unavailable.tensor_cores");
+        let offer = match &adapter.subgroup_matrix {
+            None => ctx.tf(
+                "ladder.unavailable.tensor_cores_absent",
+                &[("feature", crate::probe::SUBGROUP_MATRIX)],
+            ),
+            Some(configs) => ctx.tf(
+                "ladder.unavailable.tensor_cores_offered",
+                &[
+                    ("feature", crate::probe::SUBGROUP_MATRIX),
+                    (
+                        "tiles",
+                        &configs
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ),
+                ],
+            ),
+        };
+        return Some(format!("{why} {offer}"));
     }
     // An adapter's feature is one the page's device asks for (subgroups too, through
     // gpu_runtime's web_subgroups), so the adapter's list decides.
