@@ -4,7 +4,7 @@
 // settings named; the layout at 390/1280/1920 px in both languages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, resizeTo, waitForProbe, screenshot, assertNoErrors } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -124,7 +124,7 @@ for (const lang of ['en', 'zh']) {
     await page.waitForSelector('#race-start:not([disabled])');
     await race(page);
     for (const width of [390, 1280, 1920]) {
-      await page.setViewportSize({ width, height: 1000 });
+      await resizeTo(page, width, 1000);
       assert.equal(await page.getAttribute('.race-results', 'data-verified'), 'true');
       await screenshot(page, `conv-race-${width}-${lang}`);
       const over = await page.evaluate(() => document.documentElement.scrollWidth - innerWidth);

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  launch, openPage, screenshot, assertNoErrors, setDoc, editorReady, runEditor, docText,
+  launch, openPage, resizeTo, screenshot, assertNoErrors, setDoc, editorReady, runEditor, docText,
 } from './helpers.mjs';
 
 let browser;
@@ -97,7 +97,7 @@ test('the editor with its size fields fits 390, 1280 and 1920 px in both languag
       { viewport: { width: 390, height: 900 } });
     await editorReady(page, { runnable: true });
     for (const width of [390, 1280, 1920]) {
-      await page.setViewportSize({ width, height: 900 });
+      await resizeTo(page, width);
       await editorReady(page, { runnable: true });
       const wide = await page.evaluate(() => document.documentElement.scrollWidth);
       assert.ok(wide <= width, `${lang} ${width} px: the page is ${wide} px wide`);

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, openPage, goto, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, resizeTo, assertNoErrors } from './helpers.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 
@@ -69,7 +69,7 @@ test('the race names the article whose "1/100" claim it checks', async () => {
     const { page, context, errors } = await openPage(browser, `#/race?view=claim&lang=${lang}`, { viewport: { width: 390, height: 900 } });
     for (const width of [390, 1280]) {
       const where = `${lang} ${width}`;
-      await page.setViewportSize({ width, height: 900 });
+      await resizeTo(page, width);
       const heading = await page.textContent('#claim-heading');
       assert.ok(heading.includes(TITLE[lang]), `${where}: ${heading}`);
       assert.doesNotMatch(heading, /the article's claim|文章的说法$/, where);

@@ -6,7 +6,7 @@
 // languages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, screenshot, assertNoErrors, sig3 } from './helpers.mjs';
+import { launch, openPage, resizeTo, screenshot, assertNoErrors, sig3 } from './helpers.mjs';
 
 const SPIRAL = '#/train?data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&features=x,y&noise=0.1&seed=1';
 
@@ -186,7 +186,7 @@ test('the spiral suggests the features that make it learnable; one click adds th
     // comes last, at 1280 px.
     const { page, context, errors } = await openPage(browser, `${SPIRAL}&lang=${lang}`, { viewport: { width: 390, height: 900 } });
     for (const width of [390, 1920, 1280]) {
-      await page.setViewportSize({ width, height: 900 });
+      await resizeTo(page, width);
       await page.waitForSelector('#train-suggest');
       assert.match(await page.textContent('#train-suggest'), /sin x, sin y/);
       await page.$eval('#train-suggest', (e) => e.scrollIntoView());
