@@ -93,7 +93,7 @@ pub fn ensure_tools() -> Result<(), String> {
     Ok(())
 }
 
-/// Builds both books into `built/mdbook/` and `built/jupyter-book/`, replacing what was there.
+/// Builds both books into `<built>/mdbook/` and `<built>/jupyter-book/`, replacing what was there.
 pub fn build(built: &Path) -> Result<(), String> {
     let books = root().join("docs/examples/books");
     let scratch = std::env::temp_dir().join(format!("gpu-playground-books-{}", std::process::id()));
