@@ -1,8 +1,10 @@
-// The worked example books (docs/examples/books/): what mdBook and Jupyter Book emitted
-// (committed by `cargo xtask books`), served from ANOTHER origin with only the playground's
-// address changed to the test site's. In each, the one-line loader's <div> becomes the race's
-// iframe in the page's language, 100 % of the book's column, as tall as its widget; at 390
-// and 1920 px the book does not scroll sideways. Screenshots in en and zh.
+// The worked example books (docs/examples/books/): what mdBook and Jupyter Book emit from
+// their sources today, built by the browser step just before this file runs (`cargo xtask
+// books`, into target/books/ or BOOKS_BUILT; generated output is not in git), served from
+// ANOTHER origin with only the playground's address changed to the test site's. In each, the
+// one-line loader's <div> becomes the race's iframe in the page's language, 100 % of the
+// book's column, as tall as its widget; at 390 and 1920 px the book does not scroll
+// sideways. Screenshots in en and zh.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, existsSync, statSync } from 'node:fs';
@@ -13,7 +15,7 @@ import {
 } from './helpers.mjs';
 
 const SITE_ORIGIN = new URL(BASE_URL).origin;
-const BUILT = fileURLToPath(new URL('../../docs/examples/books/built/', import.meta.url));
+const BUILT = join(process.env.BOOKS_BUILT ?? fileURLToPath(new URL('../../target/books/', import.meta.url)), '/');
 // The address the books' sources name (docs/examples/books/README.md).
 const PLACEHOLDER = 'https://you.github.io/gpu-playground/';
 const TYPES = {

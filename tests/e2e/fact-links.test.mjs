@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, openPage, goto, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, goto, resizeTo, assertNoErrors } from './helpers.mjs';
 
 const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 
@@ -24,10 +24,14 @@ const CHECKED = { en: /checked against|checked$|likewise|no source gives/, zh: /
 
 test('fact-check links say what was checked against what, in English and Chinese', async () => {
   for (const lang of ['en', 'zh']) {
+    // One load per language: at each width the window is set first and each lesson is then
+    // shown by a hash change, so it is drawn at that width as a load at that width drew it.
+    const { page, context, errors } = await openPage(browser, `#/learn?lang=${lang}`, { viewport: { width: 390, height: 900 } });
     for (const width of [390, 1280]) {
+      await page.setViewportSize({ width, height: 900 });
       for (const [lesson, ids] of Object.entries(LESSONS)) {
         const where = `${lesson} ${lang} ${width}`;
-        const { page, context, errors } = await openPage(browser, `#/learn/${lesson}?lang=${lang}`, { viewport: { width, height: 900 } });
+        await goto(page, `#/learn/${lesson}?lang=${lang}`);
         // The prose's links and the GPU table's (its source column names the source, each id
         // says what was checked against it).
         const links = await page.$$eval('main a.doc-link[href*="fact-check.html#fc-"]', (as) =>
@@ -52,18 +56,20 @@ test('fact-check links say what was checked against what, in English and Chinese
           }
         }
         assertNoErrors(errors);
-        await context.close();
       }
     }
+    await context.close();
   }
 });
 
 test('the race names the article whose "1/100" claim it checks', async () => {
   const TITLE = { en: '“How GPUs became the bedrock of large-model training”', zh: '《GPU如何成为AI大模型训练的算力基石》' };
   for (const lang of ['en', 'zh']) {
+    // One load per language, opened at 390 px and resized to 1280 px.
+    const { page, context, errors } = await openPage(browser, `#/race?view=claim&lang=${lang}`, { viewport: { width: 390, height: 900 } });
     for (const width of [390, 1280]) {
       const where = `${lang} ${width}`;
-      const { page, context, errors } = await openPage(browser, `#/race?view=claim&lang=${lang}`, { viewport: { width, height: 900 } });
+      await resizeTo(page, width);
       const heading = await page.textContent('#claim-heading');
       assert.ok(heading.includes(TITLE[lang]), `${where}: ${heading}`);
       assert.doesNotMatch(heading, /the article's claim|文章的说法$/, where);
@@ -80,8 +86,8 @@ test('the race names the article whose "1/100" claim it checks', async () => {
       const h = await page.locator('#claim-heading').boundingBox();
       await page.screenshot({ path: join(OUT, `fact-links-race-tabs-${lang}-${width}.png`), clip: { x: 0, y: top.y, width, height: Math.min(600, h.y + h.height - top.y + 8) } });
       assertNoErrors(errors);
-      await context.close();
     }
+    await context.close();
   }
 });
 

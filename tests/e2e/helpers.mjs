@@ -129,6 +129,16 @@ export async function trainingSettled(page, { timeout = 60_000 } = {}) {
   }, null, { timeout });
 }
 
+/**
+ * Sets the window to `width` × `height` and lets the page redraw for it (two animation
+ * frames: the resize event, then what the page drew in answer), for a check at another width
+ * on the page already loaded rather than a fresh load at that width.
+ */
+export async function resizeTo(page, width, height = 900) {
+  await page.setViewportSize({ width, height });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+}
+
 export async function screenshot(page, name) {
   const path = join(OUT, `${name}.png`);
   await page.screenshot({ path, fullPage: true });

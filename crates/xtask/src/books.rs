@@ -1,9 +1,10 @@
-//! `cargo xtask books`: builds the worked example books in `docs/examples/books/` (an mdBook
-//! and a Jupyter Book, each embedding a widget through the one-line loader) with the pinned
-//! tools below and writes what they emit into `docs/examples/books/built/`, which is
-//! committed: the browser test (`tests/e2e/books.test.mjs`) serves that output, so
-//! `cargo xtask test` needs neither tool (compiling mdBook alone takes minutes on CI's two
-//! cores). Run it after changing a book's sources or a tool's version.
+//! `cargo xtask books [--out DIR]`: builds the worked example books in `docs/examples/books/`
+//! (an mdBook and a Jupyter Book, each embedding a widget through the one-line loader) with
+//! the pinned tools below into `target/books/` (or DIR). The output is generated, so it is not
+//! in git: the browser step builds it before `tests/e2e/books.test.mjs`, which serves it
+//! (see `test::node_tests_timed`), so the test always checks what the sources make today.
+//! Both tools are installed once per machine into the tools cache (mdBook without its
+//! `serve`/`watch`/`search` features, which the build does not use: the book turns search off).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -26,6 +27,7 @@ fn ensure_mdbook() -> Result<PathBuf, String> {
                 "install",
                 "mdbook",
                 "--locked",
+                "--no-default-features",
                 "--version",
                 MDBOOK_VERSION,
                 "--root",
@@ -64,9 +66,36 @@ fn copy_output(from: &Path, to: &Path) -> Result<usize, String> {
     Ok(count)
 }
 
-pub fn books() -> Result<(), String> {
+/// Where the browser step builds the books for `tests/e2e/books.test.mjs` (its `BOOKS_BUILT`).
+pub fn default_out() -> PathBuf {
+    root().join("target/books")
+}
+
+/// `cargo xtask books [--out DIR]`.
+pub fn books(args: &[String]) -> Result<(), String> {
+    let out = match args {
+        [] => default_out(),
+        [flag, dir] if flag == "--out" => PathBuf::from(dir),
+        _ => {
+            return Err(format!(
+                "usage: cargo xtask books [--out DIR], not {args:?}"
+            ))
+        }
+    };
+    build(&out)
+}
+
+/// Installs both tools if this machine lacks them (mdBook: a compile of about two minutes on
+/// two cores, once; Jupyter Book: a pip install of about a minute, once).
+pub fn ensure_tools() -> Result<(), String> {
+    ensure_mdbook()?;
+    ensure_venv(&[JUPYTER_BOOK], "Jupyter Book")?;
+    Ok(())
+}
+
+/// Builds both books into `<built>/mdbook/` and `<built>/jupyter-book/`, replacing what was there.
+pub fn build(built: &Path) -> Result<(), String> {
     let books = root().join("docs/examples/books");
-    let built = books.join("built");
     let scratch = std::env::temp_dir().join(format!("gpu-playground-books-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
 

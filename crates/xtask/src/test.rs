@@ -65,6 +65,8 @@ pub fn test() -> Result<(), String> {
         tools::ensure_browser()?;
         tools::ensure_wasm_toolchain()?;
         tools::ensure_wasm_bindgen()?;
+        // mdBook and Jupyter Book, for the example books the browser step builds.
+        crate::books::ensure_tools()?;
         // The CNN's real-data tests train on the MNIST asset, made from the pinned package.
         crate::mnist::write_asset(&root().join(crate::mnist::TEST_ASSET))?;
         // The GPT's real-data tests train on its corpora, made from the pinned packages.
@@ -612,6 +614,12 @@ fn node_tests_timed(
     }
     let out = root().join("test-output");
     std::fs::create_dir_all(&out).map_err(|e| e.to_string())?;
+    // The example books are generated, not committed: built from their sources here, for the
+    // test that serves them. A tool that cannot be installed fails the step; nothing skips.
+    let books = crate::books::default_out();
+    if files.iter().any(|f| f == "books.test.mjs") {
+        crate::books::build(&books)?;
+    }
     // Two files at a time by default: most of a browser test is waiting (page loads, the GPU
     // queue, wasm compiles), so a second file fills the time; each file has its own browser.
     // E2E_CONCURRENCY=1 runs them one by one.
@@ -649,6 +657,7 @@ fn node_tests_timed(
         // The built site's folder, for tests that serve it themselves (offline: a server
         // they can stop); with E2E_SITE it is not target/e2e-site.
         .env("SITE_DIR", site)
+        .env("BOOKS_BUILT", &books)
         .env("CHROMIUM", &chromium)
         .env("TEST_OUTPUT", &out),
     );
