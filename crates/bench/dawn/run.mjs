@@ -9,7 +9,8 @@
 //
 // Usage: node run.mjs --dir DIR [--out dawn.tsv] [--reps 5] [--warm-ms 500]
 //          [--only id,id] [--path dawn] [--flag enable-dawn-features=a,b]…
-//          [--runs 3] [--conv-out dawn_conv.tsv] [--compile id,id]
+//          [--runs 3] [--conv-out dawn_conv.tsv] [--attention-out dawn_attention.tsv]
+//          [--compile id,id]
 //
 // Conv plans (`bench dump-kernels --conv-shapes …`): each stage's dispatches in order, each
 // its own compute pass (as the runtime's plans: storage writes of one are visible to the
@@ -21,6 +22,13 @@
 // checked at the elements `bench conv` checks in that run. The read-back buffer starts as
 // NaN, so an element no dispatch wrote fails. Rows go to --conv-out in `bench conv`'s TSV
 // format (path dawn). `--only` also selects plans by stage id.
+// Attention plans (`bench dump-kernels --attention-seqs …`): measured as the conv plans are
+// (the same code), printed as `bench attention` prints them (TFLOP/s counted 4·bh·n²·d / 2,
+// median of --runs runs, fastest–slowest, the largest buffer, the worst error as a fraction
+// of its bound), every run checked at the rows `bench attention` checks against the same f64
+// reference and bound; a path whose largest buffer exceeds the device's largest binding is
+// "does not fit", as the runtime refuses it. Rows go to --attention-out in `bench
+// attention`'s TSV format (path dawn). `--only` also selects the paths (naive, fused).
 // `--compile id,…`: only compile those kernels (for `dump_shaders`) and exit.
 // Timing: each timed pass is its own compute pass between GPU timestamps (timestamp-query);
 // before them, in the same submission, the kernel runs for at least --warm-ms of GPU time
@@ -36,7 +44,7 @@ const HEADER = 'path\tkernel\tsize\trate\tunit\tms\ttiming\tverified\tpass_ms';
 
 function parseArgs(argv) {
   const a = { reps: 5, warmMs: 500, flags: [], only: null, path: 'dawn', out: null, dir: null,
-    runs: 3, convOut: null, compile: null };
+    runs: 3, convOut: null, attentionOut: null, compile: null };
   for (let i = 0; i < argv.length; i += 2) {
     const [k, v] = [argv[i], argv[i + 1]];
     if (v === undefined) throw new Error(`${k} needs a value`);
@@ -49,6 +57,7 @@ function parseArgs(argv) {
     else if (k === '--flag') a.flags.push(v);
     else if (k === '--runs') a.runs = Number(v);
     else if (k === '--conv-out') a.convOut = v;
+    else if (k === '--attention-out') a.attentionOut = v;
     else if (k === '--compile') a.compile = v.split(',');
     else throw new Error(`unknown flag ${k}`);
   }
@@ -103,6 +112,165 @@ export function maxRelError(out, c, relBound) {
   return worst;
 }
 
+// Reads (once) the dump's input files.
+function fileReader(dir) {
+  const files = new Map();
+  return (name) => {
+    if (!files.has(name)) files.set(name, readFileSync(join(dir, name)));
+    return files.get(name);
+  };
+}
+
+// Measures one dumped plan (a conv stage's or an attention path's): each step its own compute
+// pass, as the runtime's plans (storage writes of one are visible to the next), the buffers as
+// the plan lays them out. A pilot of 2 + 3 passes sets the warm-up (≥ --warm-ms of GPU time,
+// 2 to 50,000 passes); then --runs whole runs, each with fresh buffers and bind groups (the
+// upload included), warm-up and --reps timed passes in back-to-back submissions, and a
+// readback; a pass's time is the sum of its dispatches' timestamped compute passes, a run's the
+// median pass, and every run's output is checked at the plan's elements (run r: checks[r]).
+// Returns { unavailable } (why it cannot run) or each run's time and the verdict.
+async function measurePlan(device, plan, kernels, pipelineFor, timestamps, args, file) {
+  const steps = [];
+  for (const st of plan.steps) {
+    const k = kernels.get(st.kernel);
+    const missing = k.features.filter((f) => !device.features.has(f));
+    const pipeline = missing.length ? null : await pipelineFor(k);
+    if (!pipeline) return { unavailable: missing.length ? 'unavailable: needs ' + missing.join(', ') : 'shader error' };
+    steps.push({ ...st, pipeline });
+  }
+  const readBack = plan.buffers.find((b) => b.read_back);
+  // A fresh set of buffers and bind groups, as the runtime makes for each run.
+  const setup = () => {
+    const held = [];
+    const make = (desc) => { const b = device.createBuffer(desc); held.push(b); return b; };
+    const named = new Map();
+    for (const b of plan.buffers) {
+      const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+      if (b.file !== undefined) {
+        const bytes = file(b.file);
+        if (bytes.byteLength !== b.bytes) throw new Error(`${b.file}: ${bytes.byteLength} bytes, the plan says ${b.bytes}`);
+        const size = Math.max(4, Math.ceil(bytes.byteLength / 4) * 4);
+        const buf = make({ size, usage, mappedAtCreation: true });
+        new Uint8Array(buf.getMappedRange()).set(bytes);
+        buf.unmap();
+        named.set(b.name, buf);
+      } else {
+        // WebGPU zero-fills new buffers, as the plan's Init::Zeroed asks.
+        const size = Math.max(4, Math.ceil(b.zeroed / 4) * 4);
+        const buf = make({ size, usage });
+        if (b.read_back) device.queue.writeBuffer(buf, 0, new Float32Array(size / 4).fill(NaN));
+        named.set(b.name, buf);
+      }
+    }
+    const groups = steps.map((st) => {
+      const words = st.dims.length ? st.dims : [0];
+      const uniform = make({ size: Math.ceil(words.length / 4) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+      device.queue.writeBuffer(uniform, 0, new Uint32Array(words));
+      const entries = st.bindings.map((name, i) => ({
+        binding: i,
+        resource: { buffer: name === null ? uniform : named.get(name) },
+      }));
+      for (const e of entries) if (!e.resource.buffer) throw new Error(`${plan.label}: unknown buffer in ${JSON.stringify(st.bindings)}`);
+      return device.createBindGroup({ layout: st.pipeline.getBindGroupLayout(0), entries });
+    });
+    return { held, make, named, groups };
+  };
+  // `warmup` untimed then `reps` timed passes (every step, each its own compute pass);
+  // returns each timed pass's time (ms, the sum over its steps) and the output if asked.
+  const submit = async (s, warmup, reps, read) => {
+    const n = steps.length;
+    const qs = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * reps * n }) : null;
+    const resolve = qs && s.make({ size: 16 * reps * n, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+    const tsRead = qs && s.make({ size: 16 * reps * n, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const outBuf = s.named.get(readBack.name);
+    const staging = read && s.make({ size: outBuf.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    const record = (enc, t) => {
+      for (let j = 0; j < n; j++) {
+        const pass = enc.beginComputePass(qs && t >= 0
+          ? { timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * (t * n + j), endOfPassWriteIndex: 2 * (t * n + j) + 1 } }
+          : {});
+        pass.setPipeline(steps[j].pipeline);
+        pass.setBindGroup(0, s.groups[j]);
+        pass.dispatchWorkgroups(...steps[j].grid);
+        pass.end();
+      }
+    };
+    const t0 = performance.now();
+    const perSubmit = Math.max(1, Math.floor(PASSES_PER_SUBMIT / n));
+    for (let done = 0; done < warmup; done += perSubmit) {
+      const enc = device.createCommandEncoder();
+      for (let r = done; r < Math.min(warmup, done + perSubmit); r++) record(enc, -1);
+      device.queue.submit([enc.finish()]);
+    }
+    const enc = device.createCommandEncoder();
+    for (let t = 0; t < reps; t++) record(enc, t);
+    if (staging) enc.copyBufferToBuffer(outBuf, 0, staging, 0, outBuf.size);
+    if (qs) {
+      enc.resolveQuerySet(qs, 0, 2 * reps * n, resolve, 0);
+      enc.copyBufferToBuffer(resolve, 0, tsRead, 0, 16 * reps * n);
+    }
+    device.queue.submit([enc.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    const wallMs = performance.now() - t0;
+    let passMs;
+    let quantized = false;
+    if (qs) {
+      await tsRead.mapAsync(GPUMapMode.READ);
+      const ticks = new BigUint64Array(tsRead.getMappedRange().slice(0));
+      tsRead.unmap();
+      const deltas = [];
+      for (let i = 0; i < reps * n; i++) deltas.push(ticks[2 * i + 1] - ticks[2 * i]);
+      quantized = deltas.every((d) => d % 100000n === 0n);
+      passMs = [];
+      for (let t = 0; t < reps; t++) {
+        let sum = 0;
+        for (let j = 0; j < n; j++) sum += Number(deltas[t * n + j]) / 1e6;
+        passMs.push(sum);
+      }
+      qs.destroy();
+    } else {
+      passMs = Array(reps).fill(wallMs / (warmup + reps));
+    }
+    let out = null;
+    if (staging) {
+      await staging.mapAsync(GPUMapMode.READ);
+      out = new Float32Array(staging.getMappedRange().slice(0));
+      staging.unmap();
+    }
+    return { passMs, quantized, out, wallPerPass: wallMs / (warmup + reps) };
+  };
+  const destroy = (s) => { for (const b of s.held) b.destroy(); };
+
+  let warmup = 2;
+  if (args.warmMs > 0) {
+    const s = setup();
+    const pilot = await submit(s, 2, 3, false);
+    destroy(s);
+    const pass = median(pilot.passMs);
+    if (pass > 0 && Number.isFinite(pass)) warmup = Math.min(50000, Math.max(2, Math.ceil(args.warmMs / pass)));
+  }
+  const times = [];
+  const wall = [];
+  let verified = true;
+  let worst = 0;
+  let quantized = false;
+  let firstBad = null;
+  for (let r = 0; r < args.runs; r++) {
+    const s = setup();
+    const res = await submit(s, warmup, args.reps, true);
+    destroy(s);
+    const c = plan.checks[r % plan.checks.length];
+    const v = check(res.out, c);
+    if (!v.ok) { verified = false; firstBad ??= v.first; }
+    worst = Math.max(worst, maxRelError(res.out, c, plan.rel_bound));
+    quantized ||= res.quantized;
+    times.push(median(res.passMs));
+    wall.push(res.wallPerPass);
+  }
+  const timing = timestamps ? (quantized ? 'timestamps (100 µs quantized)' : 'timestamps') : 'wall clock';
+  return { times, wall, verified, worst, warmup, timing, firstBad };
+}
+
 // Runs the dumped conv plans; returns the TSV rows (header first) and the failures.
 async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, args) {
   const rows = [CONV_HEADER];
@@ -112,164 +280,73 @@ async function runConvPlans(device, plans, kernels, pipelineFor, timestamps, arg
   console.log(`\nconv plans: ${args.runs} whole runs each, ${args.reps} timed passes after ≥ ${args.warmMs} ms of warm-up (at least 2)`);
   console.log('| stage | shape | GFLOP/s (median) | ms median | ms fastest–slowest run | spread | warm-up | timing | verified |');
   console.log('| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | --- |');
-  const files = new Map();
-  const file = (name) => {
-    if (!files.has(name)) files.set(name, readFileSync(join(args.dir, name)));
-    return files.get(name);
-  };
+  const file = fileReader(args.dir);
   for (const plan of selected) {
-    const steps = [];
-    let ok = true;
-    for (const st of plan.steps) {
-      const k = kernels.get(st.kernel);
-      const missing = k.features.filter((f) => !device.features.has(f));
-      const pipeline = missing.length ? null : await pipelineFor(k);
-      if (!pipeline) {
-        console.log(`| ${plan.label} | ${plan.shape} | – | – | – | – | – | ${missing.length ? 'unavailable: needs ' + missing.join(', ') : 'shader error'} | – |`);
-        ok = false;
-        break;
-      }
-      steps.push({ ...st, pipeline });
+    const m = await measurePlan(device, plan, kernels, pipelineFor, timestamps, args, file);
+    if (m.unavailable) {
+      console.log(`| ${plan.label} | ${plan.shape} | – | – | – | – | – | ${m.unavailable} | – |`);
+      failures++;
+      continue;
     }
-    if (!ok) { failures++; continue; }
-    const readBack = plan.buffers.find((b) => b.read_back);
-    // A fresh set of buffers and bind groups, as the runtime makes for each run.
-    const setup = () => {
-      const held = [];
-      const make = (desc) => { const b = device.createBuffer(desc); held.push(b); return b; };
-      const named = new Map();
-      for (const b of plan.buffers) {
-        const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
-        if (b.file !== undefined) {
-          const bytes = file(b.file);
-          if (bytes.byteLength !== b.bytes) throw new Error(`${b.file}: ${bytes.byteLength} bytes, the plan says ${b.bytes}`);
-          const size = Math.max(4, Math.ceil(bytes.byteLength / 4) * 4);
-          const buf = make({ size, usage, mappedAtCreation: true });
-          new Uint8Array(buf.getMappedRange()).set(bytes);
-          buf.unmap();
-          named.set(b.name, buf);
-        } else {
-          // WebGPU zero-fills new buffers, as the plan's Init::Zeroed asks.
-          const size = Math.max(4, Math.ceil(b.zeroed / 4) * 4);
-          const buf = make({ size, usage });
-          if (b.read_back) device.queue.writeBuffer(buf, 0, new Float32Array(size / 4).fill(NaN));
-          named.set(b.name, buf);
-        }
-      }
-      const groups = steps.map((st) => {
-        const words = st.dims.length ? st.dims : [0];
-        const uniform = make({ size: Math.ceil(words.length / 4) * 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-        device.queue.writeBuffer(uniform, 0, new Uint32Array(words));
-        const entries = st.bindings.map((name, i) => ({
-          binding: i,
-          resource: { buffer: name === null ? uniform : named.get(name) },
-        }));
-        for (const e of entries) if (!e.resource.buffer) throw new Error(`${plan.label}: unknown buffer in ${JSON.stringify(st.bindings)}`);
-        return device.createBindGroup({ layout: st.pipeline.getBindGroupLayout(0), entries });
-      });
-      return { held, make, named, groups };
-    };
-    // `warmup` untimed then `reps` timed passes (every step, each its own compute pass);
-    // returns each timed pass's time (ms, the sum over its steps) and the output if asked.
-    const submit = async (s, warmup, reps, read) => {
-      const n = steps.length;
-      const qs = timestamps ? device.createQuerySet({ type: 'timestamp', count: 2 * reps * n }) : null;
-      const resolve = qs && s.make({ size: 16 * reps * n, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-      const tsRead = qs && s.make({ size: 16 * reps * n, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      const outBuf = s.named.get(readBack.name);
-      const staging = read && s.make({ size: outBuf.size, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-      const record = (enc, t) => {
-        for (let j = 0; j < n; j++) {
-          const pass = enc.beginComputePass(qs && t >= 0
-            ? { timestampWrites: { querySet: qs, beginningOfPassWriteIndex: 2 * (t * n + j), endOfPassWriteIndex: 2 * (t * n + j) + 1 } }
-            : {});
-          pass.setPipeline(steps[j].pipeline);
-          pass.setBindGroup(0, s.groups[j]);
-          pass.dispatchWorkgroups(...steps[j].grid);
-          pass.end();
-        }
-      };
-      const t0 = performance.now();
-      const perSubmit = Math.max(1, Math.floor(PASSES_PER_SUBMIT / n));
-      for (let done = 0; done < warmup; done += perSubmit) {
-        const enc = device.createCommandEncoder();
-        for (let r = done; r < Math.min(warmup, done + perSubmit); r++) record(enc, -1);
-        device.queue.submit([enc.finish()]);
-      }
-      const enc = device.createCommandEncoder();
-      for (let t = 0; t < reps; t++) record(enc, t);
-      if (staging) enc.copyBufferToBuffer(outBuf, 0, staging, 0, outBuf.size);
-      if (qs) {
-        enc.resolveQuerySet(qs, 0, 2 * reps * n, resolve, 0);
-        enc.copyBufferToBuffer(resolve, 0, tsRead, 0, 16 * reps * n);
-      }
-      device.queue.submit([enc.finish()]);
-      await device.queue.onSubmittedWorkDone();
-      const wallMs = performance.now() - t0;
-      let passMs;
-      let quantized = false;
-      if (qs) {
-        await tsRead.mapAsync(GPUMapMode.READ);
-        const ticks = new BigUint64Array(tsRead.getMappedRange().slice(0));
-        tsRead.unmap();
-        const deltas = [];
-        for (let i = 0; i < reps * n; i++) deltas.push(ticks[2 * i + 1] - ticks[2 * i]);
-        quantized = deltas.every((d) => d % 100000n === 0n);
-        passMs = [];
-        for (let t = 0; t < reps; t++) {
-          let sum = 0;
-          for (let j = 0; j < n; j++) sum += Number(deltas[t * n + j]) / 1e6;
-          passMs.push(sum);
-        }
-        qs.destroy();
-      } else {
-        passMs = Array(reps).fill(wallMs / (warmup + reps));
-      }
-      let out = null;
-      if (staging) {
-        await staging.mapAsync(GPUMapMode.READ);
-        out = new Float32Array(staging.getMappedRange().slice(0));
-        staging.unmap();
-      }
-      return { passMs, quantized, out, wallPerPass: wallMs / (warmup + reps) };
-    };
-    const destroy = (s) => { for (const b of s.held) b.destroy(); };
-
-    let warmup = 2;
-    if (args.warmMs > 0) {
-      const s = setup();
-      const pilot = await submit(s, 2, 3, false);
-      destroy(s);
-      const pass = median(pilot.passMs);
-      if (pass > 0 && Number.isFinite(pass)) warmup = Math.min(50000, Math.max(2, Math.ceil(args.warmMs / pass)));
-    }
-    const times = [];
-    const wall = [];
-    let verified = true;
-    let worst = 0;
-    let quantized = false;
-    let firstBad = null;
-    for (let r = 0; r < args.runs; r++) {
-      const s = setup();
-      const res = await submit(s, warmup, args.reps, true);
-      destroy(s);
-      const c = plan.checks[r % plan.checks.length];
-      const v = check(res.out, c);
-      if (!v.ok) { verified = false; firstBad ??= v.first; }
-      worst = Math.max(worst, maxRelError(res.out, c, plan.rel_bound));
-      quantized ||= res.quantized;
-      times.push(median(res.passMs));
-      wall.push(res.wallPerPass);
-    }
+    const { times, wall, verified, worst, warmup, timing, firstBad } = m;
     const lo = Math.min(...times);
     const hi = Math.max(...times);
     const med = median(times);
     const gflops = plan.flops / (med * 1e6);
-    const timing = timestamps ? (quantized ? 'timestamps (100 µs quantized)' : 'timestamps') : 'wall clock';
     console.log(`| ${plan.label} | ${plan.shape} | ${gflops.toFixed(1)} | ${med.toFixed(3)} | ${lo.toFixed(3)}–${hi.toFixed(3)} | ${(100 * (hi - lo) / med).toFixed(1)} % | ${warmup} | ${timing} | ${verified ? 'yes' : 'NO ' + JSON.stringify(firstBad)} |`);
     rows.push([plan.label, plan.shape, gflops.toFixed(3), med.toFixed(5), lo.toFixed(5), hi.toFixed(5), args.runs,
       timing, verified, worst.toExponential(3), plan.extra_bytes, args.path, times.map((t) => t.toFixed(5)).join(','), wall.map((t) => t.toFixed(5)).join(',')].join('\t'));
     if (!verified) failures++;
+  }
+  return { rows, failures };
+}
+
+// `bench attention`'s TSV header (crates/bench/src/attention_bench.rs).
+const ATTN_HEADER = 'path\tkernel\tn\ttflops_median\ttflops_min\ttflops_max\tms_median\tbuffer_bytes\tverified';
+
+// The longest sequence whose bh·n² f32 scores fit `max` bytes (the runtime's `check`).
+export function longestFitting(max, bh) {
+  return Math.floor(Math.sqrt(Math.floor(max / (bh * 4))));
+}
+
+// Runs the dumped attention plans (`bench dump-kernels --attention-seqs …`) as `bench
+// attention` runs them and prints its table: TFLOP/s counted 4·bh·n²·d / 2, the median of
+// --runs runs (a run's figure: its median pass) and their spread. A plan whose largest buffer
+// exceeds the device's largest binding is reported "does not fit", as the runtime refuses it.
+async function runAttentionPlans(device, plans, kernels, pipelineFor, timestamps, args) {
+  const rows = [ATTN_HEADER];
+  let failures = 0;
+  const selected = plans.filter((p) => !args.only || args.only.includes(p.path));
+  if (!selected.length) return { rows, failures };
+  const { bh, d } = selected[0];
+  console.log(`\ncausal attention, ${bh} problems, head width ${d}, ${args.path}; median of ${args.runs} runs (fastest–slowest)\n`);
+  console.log('| path | n | TFLOP/s | min–max | ms | largest buffer MiB | verified (error / bound) |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | --- |');
+  const file = fileReader(args.dir);
+  const max = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  for (const plan of selected) {
+    const mib = (plan.largest_buffer / 1048576).toFixed(1);
+    if (plan.largest_buffer > max) {
+      console.log(`| ${plan.path} | ${plan.n} | – | – | – | ${(plan.largest_buffer / 1048576).toFixed(0)} | does not fit: the largest binding is ${(max / 1048576).toFixed(0)} MiB; n ≤ ${longestFitting(max, plan.bh)} fits |`);
+      rows.push([args.path, plan.path, plan.n, '', '', '', '', plan.largest_buffer, 'does-not-fit'].join('\t'));
+      continue;
+    }
+    const m = await measurePlan(device, { ...plan, label: `${plan.path} at n = ${plan.n}` }, kernels, pipelineFor, timestamps, args, file);
+    if (m.unavailable) {
+      console.log(`| ${plan.path} | ${plan.n} | – | – | – | ${mib} | ${m.unavailable} |`);
+      failures++;
+      continue;
+    }
+    const tflops = m.times.map((t) => plan.flops / (t * 1e9));
+    const [lo, hi, med] = [Math.min(...tflops), Math.max(...tflops), median(tflops)];
+    const ms = median(m.times);
+    const verdict = m.verified
+      ? `yes (${m.worst.toFixed(3)}; ${m.timing})`
+      : `NO ${JSON.stringify(m.firstBad)} (${m.worst.toFixed(3)}; ${m.timing})`;
+    console.log(`| ${plan.path} | ${plan.n} | ${med.toFixed(2)} | ${lo.toFixed(2)}–${hi.toFixed(2)} | ${ms.toFixed(3)} | ${mib} | ${verdict} |`);
+    rows.push([args.path, plan.path, plan.n, med.toFixed(4), lo.toFixed(4), hi.toFixed(4), ms.toFixed(5),
+      plan.largest_buffer, m.verified].join('\t'));
+    if (!m.verified) failures++;
   }
   return { rows, failures };
 }
@@ -448,6 +525,9 @@ async function main() {
   const conv = await runConvPlans(device, manifest.plans ?? [], kernels, pipelineFor, timestamps, args);
   failures += conv.failures;
   if (args.convOut) writeFileSync(args.convOut, conv.rows.join('\n') + '\n');
+  const attn = await runAttentionPlans(device, manifest.attention ?? [], kernels, pipelineFor, timestamps, args);
+  failures += attn.failures;
+  if (args.attentionOut) writeFileSync(args.attentionOut, attn.rows.join('\n') + '\n');
   if (uncaptured.length) {
     console.log(`uncaptured errors: ${uncaptured.join(' | ')}`);
     failures++;

@@ -18,6 +18,14 @@ use gpu_runtime::{Gpu, GpuError, RunControl, RunOptions, SizeError, TimingMethod
 
 use crate::summary::median;
 
+/// The seed of the q, k and v at sequence length `n` (`bench dump-kernels` writes the same).
+pub fn qkv_seed(n: u32) -> u64 {
+    0xA77E + n as u64
+}
+
+/// Rows each run checks (all of them when there are fewer), seeded with n.
+pub const CHECKED_ROWS: usize = 512;
+
 struct Args {
     seqs: Vec<u32>,
     bh: u32,
@@ -107,8 +115,8 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     ];
     for &n in &a.seqs {
         let l = AttnLayout::separate(a.bh, n, a.d);
-        let qkv = random_vec(l.qkv_len(), 0xA77E + n as u64);
-        let sample = rows_to_check(&l, 512, n as u64);
+        let qkv = random_vec(l.qkv_len(), qkv_seed(n));
+        let sample = rows_to_check(&l, CHECKED_ROWS, n as u64);
         for path in AttentionPath::ALL {
             let name = path.id();
             let buffer = l.largest_buffer(path);

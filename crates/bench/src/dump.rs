@@ -25,24 +25,34 @@
 //! (DIR/mlp/, see [`crate::mlp_bench::dump`]; alone, only that; `--mlp-verify-steps`, default
 //! 64, the twin's steps to verify against).
 //!
+//! With `--attention-seqs 1024,2048,4096` (`--attention-bh 32`, `--attention-d 64`) it writes,
+//! under "attention", each attention path's forward plan at each length as
+//! [`gpu_runtime::attention::run_attention`] runs it (naive: three dispatches, fused: one),
+//! `bench attention`'s seeded q, k and v, and the elements its check compares with their f64
+//! reference values and bounds. Whether the naive path's scores fit a binding is the device's
+//! business: each plan carries its `largest_buffer` and the runner applies the runtime's rule.
+//! Alone (no `--sizes`, `--kernels`), only the plans (conv, attention) are written.
+//!
 //! Writes DIR/manifest.json and one DIR/in_*.bin (DIR/conv_*.bin) per distinct input buffer.
 
 use std::collections::HashMap;
 
+use gpu_runtime::attention::{self, AttentionPath, AttnLayout};
 use gpu_runtime::conv::{
     force_ig_splits, force_ig_tile, stage_plan, ConvError, ConvStage, IG_TILES,
 };
 use gpu_runtime::cpu_kernels::conv::{self as cref, ConvShape};
+use gpu_runtime::cpu_kernels::data::random_vec;
 use gpu_runtime::cpu_kernels::matmul::{self, MatmulSize};
 use gpu_runtime::cpu_kernels::verify;
 use gpu_runtime::family::job_buffers;
-use gpu_runtime::plan::{Binding, Init};
+use gpu_runtime::plan::{Binding, Init, Plan};
 use gpu_runtime::{
     measurements, Family, Job, KernelSpec, MeasureSize, FULL_CHECK_MACS, SAMPLED_ELEMENTS,
 };
 
-use crate::conv_bench;
 use crate::json::{f, js, kernel_json, num_list};
+use crate::{attention_bench, conv_bench};
 
 /// The seed of the wgpu bench's inputs (`run_matmul_verified(…, seed 1, …)`).
 pub const SEED: u64 = 1;
@@ -138,18 +148,52 @@ fn conv_plan_json(
         Err(ConvError::NotPointwise | ConvError::PatchTooLarge { .. }) => return Ok(None),
         Err(e) => return Err(format!("{} at {name}: {e}", stage.id())),
     };
-    let tag: String = name
+    let (buffers, steps) = plan_json(&sp.plan, &format!("conv_{name}"), kernels, write_input)?;
+    let mut checks = Vec::new();
+    let mut rel = 0.0;
+    for run in 0..runs {
+        let (c, rel_bound) = conv_check(shape, &x, &f, sp.k_stored, run);
+        rel = rel_bound;
+        checks.push(format!(
+            "{{\"index\":{},\"value\":{},\"tol\":{}}}",
+            num_list(&c.raw_index),
+            num_list(c.value.iter().map(|&v| f64_json(v))),
+            num_list(c.tol.iter().map(|&v| f64_json(v))),
+        ));
+    }
+    Ok(Some(format!(
+        "{{\"stage\":{},\"label\":{},\"shape\":{},\"flops\":{},\"extra_bytes\":{},\"buffers\":{},\"steps\":{},\"output\":{},\"rel_bound\":{},\"checks\":[{}]}}",
+        js(stage.id()),
+        js(&conv_bench::stage_label(stage, shape)),
+        js(name),
+        f64_json(shape.flops()),
+        stage.extra_bytes(shape),
+        buffers,
+        steps,
+        js(sp.output),
+        f64_json(rel),
+        checks.join(","),
+    )))
+}
+
+/// A plan's buffers and steps as JSON lists (input files written through `write_input`, named
+/// `{prefix}_{buffer}_{hash}.bin`, every character outside [A-Za-z0-9] of `prefix` as `_`);
+/// the kernels it dispatches are added to `kernels` (once per id).
+fn plan_json(
+    plan: &Plan<'_>,
+    prefix: &str,
+    kernels: &mut Vec<KernelSpec>,
+    write_input: &mut WriteInput<'_>,
+) -> Result<(String, String), String> {
+    let tag: String = prefix
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
         .collect();
     let mut buffers = Vec::new();
-    for b in &sp.plan.buffers {
+    for b in &plan.buffers {
         let source = match &b.init {
             Init::Bytes(bytes) => {
-                let file = write_input(
-                    format!("conv_{tag}_{}_{:016x}.bin", b.name, fnv(bytes)),
-                    bytes,
-                )?;
+                let file = write_input(format!("{tag}_{}_{:016x}.bin", b.name, fnv(bytes)), bytes)?;
                 format!("\"file\":{},\"bytes\":{}", js(&file), bytes.len())
             }
             Init::Zeroed(n) => format!("\"zeroed\":{n}"),
@@ -161,8 +205,14 @@ fn conv_plan_json(
         ));
     }
     let mut steps = Vec::new();
-    for st in &sp.plan.steps {
-        if !kernels.iter().any(|k| k.id == st.kernel.id) {
+    for st in &plan.steps {
+        if let Some(k) = kernels.iter().find(|k| k.id == st.kernel.id) {
+            // One id, one pipeline in the runner: a kernel made with other constants
+            // (another head width) would be run with the first one's.
+            if k.constants != st.kernel.constants {
+                return Err(format!("{}: two sets of override constants", k.id));
+            }
+        } else {
             kernels.push(st.kernel.clone());
         }
         let bindings = st
@@ -187,31 +237,58 @@ fn conv_plan_json(
             bindings.join(",")
         ));
     }
-    let mut checks = Vec::new();
-    let mut rel = 0.0;
-    for run in 0..runs {
-        let (c, rel_bound) = conv_check(shape, &x, &f, sp.k_stored, run);
-        rel = rel_bound;
-        checks.push(format!(
-            "{{\"index\":{},\"value\":{},\"tol\":{}}}",
-            num_list(&c.raw_index),
-            num_list(c.value.iter().map(|&v| f64_json(v))),
-            num_list(c.tol.iter().map(|&v| f64_json(v))),
+    Ok((
+        format!("[{}]", buffers.join(",")),
+        format!("[{}]", steps.join(",")),
+    ))
+}
+
+/// Each attention path's forward plan at `bh` problems of `n` positions and head width `d`
+/// ([`attention::forward_plan`], as [`attention::run_attention`] runs it), on `bench
+/// attention`'s seeded q, k and v, with the elements its check compares (the same 512-row
+/// sample, [`attention::rows_to_check`] seeded with n) and their f64 reference values and
+/// bounds ([`attention::reference_row`], the bound [`attention::verify`] holds). Whether the
+/// naive path's scores fit a binding depends on the device: the runner decides, from
+/// `largest_buffer`, as the runtime's check does.
+fn attention_plans_json(
+    bh: u32,
+    n: u32,
+    d: u32,
+    kernels: &mut Vec<KernelSpec>,
+    write_input: &mut WriteInput<'_>,
+) -> Result<Vec<String>, String> {
+    let l = AttnLayout::separate(bh, n, d);
+    let qkv = random_vec(l.qkv_len(), attention_bench::qkv_seed(n));
+    let rows = attention::rows_to_check(&l, attention_bench::CHECKED_ROWS, n as u64);
+    let (mut index, mut value, mut tol) = (Vec::new(), Vec::new(), Vec::new());
+    for &(z, i) in &rows {
+        let (want, bound) = attention::reference_row(&l, &qkv, z, i);
+        let at = l.out_at(z, i);
+        index.extend((0..want.len()).map(|e| at + e));
+        value.extend(want.into_iter().map(f64_json));
+        tol.extend(bound.into_iter().map(f64_json));
+    }
+    let check = format!(
+        "{{\"index\":{},\"value\":{},\"tol\":{}}}",
+        num_list(&index),
+        num_list(&value),
+        num_list(&tol)
+    );
+    let widths = attention::Widths::new(d).map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for path in AttentionPath::ALL {
+        let plan = attention::forward_plan(path, &l, &qkv, &widths)
+            .map_err(|e| format!("attention {} at n = {n}: {e}", path.id()))?;
+        let (buffers, steps) =
+            plan_json(&plan, &format!("attn_{n}_{bh}_{d}"), kernels, write_input)?;
+        out.push(format!(
+            "{{\"path\":{},\"n\":{n},\"bh\":{bh},\"d\":{d},\"flops\":{},\"largest_buffer\":{},\"buffers\":{buffers},\"steps\":{steps},\"output\":\"out\",\"rel_bound\":1,\"checks\":[{check}]}}",
+            js(path.id()),
+            f64_json(l.flops()),
+            l.largest_buffer(path),
         ));
     }
-    Ok(Some(format!(
-        "{{\"stage\":{},\"label\":{},\"shape\":{},\"flops\":{},\"extra_bytes\":{},\"buffers\":[{}],\"steps\":[{}],\"output\":{},\"rel_bound\":{},\"checks\":[{}]}}",
-        js(stage.id()),
-        js(&conv_bench::stage_label(stage, shape)),
-        js(name),
-        f64_json(shape.flops()),
-        stage.extra_bytes(shape),
-        buffers.join(","),
-        steps.join(","),
-        js(sp.output),
-        f64_json(rel),
-        checks.join(","),
-    )))
+    Ok(out)
 }
 
 fn f64_json(x: f64) -> String {
@@ -235,6 +312,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut cnn_verify = 3u64;
     let mut mlp: Vec<usize> = Vec::new();
     let mut mlp_verify = 64u32;
+    let mut attn_seqs: Vec<u32> = Vec::new();
+    let mut attn_bh = 32u32;
+    let mut attn_d = 64u32;
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -242,6 +322,32 @@ pub fn run(args: &[String]) -> Result<(), String> {
         match flag.as_str() {
             "--dir" => dir = Some(value.clone()),
             "--conv-shapes" => conv = conv_shapes(value)?,
+            "--attention-seqs" => {
+                attn_seqs = value
+                    .split(',')
+                    .map(|n| n.trim().parse().ok().filter(|n| (1..=65_535).contains(n)))
+                    .collect::<Option<Vec<u32>>>()
+                    .ok_or_else(|| format!("--attention-seqs wants 1 to 65535: `{value}`"))?
+            }
+            "--attention-bh" => {
+                attn_bh = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=65_535).contains(n))
+                    .ok_or_else(|| format!("--attention-bh wants 1 to 65535: `{value}`"))?
+            }
+            "--attention-d" => {
+                attn_d = value
+                    .parse()
+                    .ok()
+                    .filter(|n| (1..=attention::MAX_HEAD).contains(n))
+                    .ok_or_else(|| {
+                        format!(
+                            "--attention-d wants 1 to {}: `{value}`",
+                            attention::MAX_HEAD
+                        )
+                    })?
+            }
             "--cnn" => cnn = Some(value.clone()),
             "--mlp" => {
                 mlp = value
@@ -345,11 +451,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
         crate::cnn_bench::dump(&dir, digits, &cnn_batches, cnn_epochs, cnn_verify)?;
     }
     // Given with nothing else: only the CNN and the MLP.
-    if (cnn.is_some() || !mlp.is_empty()) && conv.is_empty() && !matmul_given {
+    if (cnn.is_some() || !mlp.is_empty())
+        && conv.is_empty()
+        && attn_seqs.is_empty()
+        && !matmul_given
+    {
         return Ok(());
     }
 
-    let conv_only = !conv.is_empty() && !matmul_given;
+    // Plans (conv, attention) given without matmul flags: only the plans.
+    let conv_only = (!conv.is_empty() || !attn_seqs.is_empty()) && !matmul_given;
     if conv_only {
         sizes.clear();
     }
@@ -488,22 +599,34 @@ pub fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
+    let mut attn = Vec::new();
+    for &n in &attn_seqs {
+        attn.extend(attention_plans_json(
+            attn_bh,
+            n,
+            attn_d,
+            &mut kernels,
+            &mut write_input,
+        )?);
+    }
     let manifest = format!(
-        "{{\"seed\":{SEED},\"kernels\":[{}],\"runs\":[{}],\"plans\":[{}]}}\n",
+        "{{\"seed\":{SEED},\"kernels\":[{}],\"runs\":[{}],\"plans\":[{}],\"attention\":[{}]}}\n",
         kernels
             .iter()
             .map(kernel_json)
             .collect::<Vec<_>>()
             .join(","),
         runs.join(","),
-        plans.join(",")
+        plans.join(","),
+        attn.join(",")
     );
     std::fs::write(format!("{dir}/manifest.json"), manifest).map_err(|e| e.to_string())?;
     println!(
-        "wrote {dir}/manifest.json: {} kernels, {} runs, {} conv plans, {} input files",
+        "wrote {dir}/manifest.json: {} kernels, {} runs, {} conv plans, {} attention plans, {} input files",
         kernels.len(),
         runs.len(),
         plans.len(),
+        attn.len(),
         files.len()
     );
     Ok(())
@@ -570,6 +693,37 @@ mod tests {
             gpu_runtime::conv::implicit_gemm_plan(&small),
             Some(("conv-implicit-gemm", 2))
         );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// `--attention-seqs` writes both paths' plans per length (naive: its three dispatches,
+    /// fused: one), alone; the checked elements carry `bench attention`'s reference values.
+    #[test]
+    fn attention_plans_are_written_per_length() {
+        let dir = std::env::temp_dir().join(format!("dump-attn-{}", std::process::id()));
+        let dir_s = dir.to_string_lossy().to_string();
+        let args = |extra: &[&str]| {
+            [&["--dir", dir_s.as_str(), "--attention-bh", "2"][..], extra]
+                .concat()
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert!(run(&args(&["--attention-seqs", "16", "--attention-d", "65"])).is_err());
+        assert!(run(&args(&["--attention-seqs", "0"])).is_err());
+        run(&args(&["--attention-seqs", "16,40", "--attention-d", "8"])).expect("dumps");
+        let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("written");
+        assert!(manifest.contains("\"runs\":[],\"plans\":[]"), "only the plans");
+        let count = |s: &str| manifest.matches(s).count();
+        assert_eq!(count("\"path\":\"naive\""), 2);
+        assert_eq!(count("\"path\":\"fused\""), 2);
+        assert_eq!(count("{\"kernel\":\"attention-naive-softmax\""), 2);
+        assert_eq!(count("{\"kernel\":\"attention-fused\""), 2);
+        // Row 5 of problem 1 at n = 40: its first element's reference leads nowhere else.
+        let l = AttnLayout::separate(2, 40, 8);
+        let qkv = random_vec(l.qkv_len(), attention_bench::qkv_seed(40));
+        let (want, _) = attention::reference_row(&l, &qkv, 1, 5);
+        assert!(manifest.contains(&f64_json(want[0])));
         std::fs::remove_dir_all(&dir).ok();
     }
 

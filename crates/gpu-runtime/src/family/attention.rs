@@ -305,7 +305,8 @@ impl AttnLayout {
             as usize
     }
 
-    fn out_at(&self, z: u32, i: u32) -> usize {
+    /// Where row `i` of problem `z` starts in the output buffer.
+    pub fn out_at(&self, z: u32, i: u32) -> usize {
         ((z / self.heads) * self.out_seq + (z % self.heads) * self.out_head + i * self.out_row)
             as usize
     }
@@ -389,15 +390,16 @@ fn check(gpu: &Gpu, path: AttentionPath, l: &AttnLayout) -> Result<(), GpuError>
     Ok(())
 }
 
-/// The kernels a path's plan dispatches that carry the head width as an override.
-struct Widths {
+/// The kernels a path's plan dispatches that carry the head width as an override (a plan
+/// borrows them: hold one for as long as its [`forward_plan`]).
+pub struct Widths {
     fused: KernelSpec,
     fused_dkv: KernelSpec,
     fused_dq: KernelSpec,
 }
 
 impl Widths {
-    fn new(d: u32) -> Result<Self, GpuError> {
+    pub fn new(d: u32) -> Result<Self, GpuError> {
         Ok(Self {
             fused: with_width("attention-fused", d)?,
             fused_dkv: with_width("attention-fused-backward-dkv", d)?,
@@ -570,6 +572,21 @@ fn plan<'a>(
     Ok(Plan { buffers, steps })
 }
 
+/// The plan [`run_attention`] runs for `path` on `qkv` (laid out as `l`; device limits not
+/// checked): `out` is read back. `widths` is `Widths::new(l.d)`. `bench dump-kernels` writes
+/// this plan for Dawn.
+pub fn forward_plan<'a>(
+    path: AttentionPath,
+    l: &AttnLayout,
+    qkv: &'a [f32],
+    widths: &'a Widths,
+) -> Result<Plan<'a>, GpuError> {
+    if qkv.len() != l.qkv_len() {
+        return Err(GpuError::WrongJob);
+    }
+    plan(path, l, qkv, widths, None)
+}
+
 /// Runs one path on `qkv` (laid out as `l`): the output (laid out as `l`'s output) and the
 /// timing.
 pub async fn run_attention(
@@ -581,11 +598,8 @@ pub async fn run_attention(
     ctl: &RunControl,
 ) -> Result<RunOutput, GpuError> {
     check(gpu, path, l)?;
-    if qkv.len() != l.qkv_len() {
-        return Err(GpuError::WrongJob);
-    }
     let widths = Widths::new(l.d)?;
-    let plan = plan(path, l, qkv, &widths, None)?;
+    let plan = forward_plan(path, l, qkv, &widths)?;
     let out = gpu.run_plan(&plan, opts, ctl).await?;
     let bytes = out
         .bytes("out")
