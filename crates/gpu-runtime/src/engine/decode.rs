@@ -30,8 +30,7 @@ use super::{buffer, layer, Layout, Net, Node, Range, Recorded, Tensor};
 use crate::context::{Gpu, GpuError};
 use crate::family::decode as kernels;
 use crate::plan::{
-    Binding, Op, PlannedDispatch, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan,
-    Uniform,
+    Binding, Op, PlannedDispatch, ResidentBuffer, ResidentDispatch, ResidentPlan, Uniform,
 };
 
 /// The program that runs the prompt and fills the cache.
@@ -587,7 +586,10 @@ impl Decoder {
 
     /// Natively: reads `ranges` now, each as its own vector (tests and benchmarks).
     #[cfg(not(target_arch = "wasm32"))]
-    pub fn read_blocking(&mut self, ranges: &[ReadRange]) -> Result<Vec<Vec<f32>>, GpuError> {
+    pub fn read_blocking(
+        &mut self,
+        ranges: &[crate::plan::ReadRange],
+    ) -> Result<Vec<Vec<f32>>, GpuError> {
         if !self.plan.request_read(&[], ranges)? {
             return Err(GpuError::Readback("a readback is already pending".into()));
         }
