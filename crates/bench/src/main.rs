@@ -36,6 +36,7 @@ mod conv_bench;
 mod cpu;
 mod crossover;
 mod dump;
+mod gpt_decode_bench;
 mod int8_bench;
 mod ir_check;
 mod json;
@@ -173,6 +174,7 @@ fn main() -> ExitCode {
         Some("cnn") => cnn_bench::run(args.into_iter().skip(1)),
         Some("conv") => conv_bench::run(args.into_iter().skip(1)),
         Some("crossover") => crossover::run(args.into_iter().skip(1)),
+        Some("gpt-decode") => gpt_decode_bench::run(args.into_iter().skip(1)),
         Some("dump-kernels") => dump::run(&args[1..]),
         Some("int8") => int8_bench::run(args.into_iter().skip(1)),
         Some("clamps") => clamps::run(&args[1..]),

@@ -269,6 +269,16 @@ fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
         planned.extend(n.forward());
         planned.extend(n.backward());
     }
+    // The KV-cache decoder's prompt, cache stores and decode step, at odd sizes.
+    let odd = gpu_runtime::gpt::Config {
+        vocab: 7,
+        context: 5,
+        width: 6,
+        heads: 2,
+        layers: 1,
+    };
+    let decoder = gpu_runtime::engine::decode::record(&odd, 3).expect("records");
+    planned.extend(decoder.all().cloned());
     let mut all = Vec::new();
     for r in &planned {
         let id = r.planned.kernel_id;

@@ -58,7 +58,7 @@ pub const PARTS: [(&str, &[&str]); 9] = [
     // The CNN kernels' explanations: the CNN page's and the editor's.
     ("cnn-kernels", &["cnn-kernels"]),
     // The GPT page: its training text's credit, loading and error lines.
-    ("gpt", &["gpt"]),
+    ("gpt", &["gpt", "gpt-batching"]),
 ];
 
 /// Which part (index into [`PARTS`]) a translation file belongs to.

@@ -49,6 +49,9 @@ cargo xtask <command>
                      every convolution stage at the ResNet shapes: median and spread of
                      whole runs from GPU timestamps, each verified on a sample
                      (crates/bench/cudnn_conv.py is the cuDNN reference)
+  bench gpt-decode [--batches 1,2,4,…,64] [--runs 3]
+                     KV-cache decoding of the GPT page's model: ms per step and tokens/s per
+                     batch (median of runs), each batch's logits checked against the CPU twin
   bench cpu [--sizes 512,1024] [--reps 5]
                      the race's CPU matmul kernels natively vs matrixmultiply sgemm
                      (crates/bench/cpu_vs_wasm.mjs compares the wasm build in Chromium)

@@ -418,7 +418,7 @@ fn ln_uniform(rows: usize, c: usize, gamma: u32, beta: u32) -> Uniform {
         .with_f32("eps", gpt::ops::LN_EPS as f32)
 }
 
-fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
+pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
     use buffer::{ACTS, DELTAS, PARAMS};
     for node in nodes {
         match node {

@@ -34,6 +34,7 @@
 //!   clears deltas and gradients, and the gradient flow rule of `layer.rs` holds.
 
 mod arena;
+pub mod decode;
 pub mod gpt;
 mod layer;
 pub mod twin;

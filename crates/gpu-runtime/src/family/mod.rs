@@ -17,6 +17,7 @@ use crate::workload::Job;
 pub mod attention;
 pub mod cnn;
 pub mod conv;
+pub mod decode;
 pub mod gpt;
 pub mod matmul;
 pub mod measure;
@@ -38,6 +39,8 @@ pub static REGISTRY: &[(Family, &[KernelSpec])] = &[
     (Family::Cnn, cnn::KERNELS),
     (Family::Attention, attention::KERNELS),
     (Family::Gpt, gpt::KERNELS),
+    // The GPT's KV-cache decoding (the engine's decoder).
+    (Family::Gpt, decode::KERNELS),
 ];
 
 /// The buffers and uniform of a one-kernel job: inputs at bindings 0, 1, …, the output next,
