@@ -299,7 +299,7 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
         .expect("catalogued")
         .clone();
     let variants = gpu_runtime::family::matmul::tensor_core_variants();
-    assert_eq!(variants.len(), 11);
+    assert_eq!(variants.len(), 3);
     let shapes = [
         (1, 1, 1),
         (7, 13, 5),
@@ -308,9 +308,8 @@ fn the_tensor_core_kernels_match_the_f16_reference_or_say_why_not() {
         (200, 300, 70),
         (1, 512, 33),
         (256, 128, 64),
-        // K padded to 96: the 64-deep candidate's last block is half deep.
+        // M, N and K each one past a block: every tile edge crossed, K padded to 96.
         (257, 129, 65),
-        (256, 256, 256),
     ];
     let kernels: Vec<_> = std::iter::once(ladder).chain(variants).collect();
     let built_for = |t: u32| -> Vec<&'static str> {

@@ -32,11 +32,6 @@ const DOUBLE_BUFFER: &str = include_str!("../../../../shaders/matmul_double_buff
 const DEEP_K: &str = include_str!("../../../../shaders/matmul_deep_k.wgsl");
 const TENSOR_CORE: &str = include_str!("../../../../shaders/matmul_tensor_core.wgsl");
 const TENSOR_CORE_DIRECT: &str = include_str!("../../../../shaders/matmul_tensor_core_direct.wgsl");
-const TENSOR_CORE_PREFETCH: &str =
-    include_str!("../../../../shaders/matmul_tensor_core_prefetch.wgsl");
-const TENSOR_CORE_BK64: &str = include_str!("../../../../shaders/matmul_tensor_core_bk64.wgsl");
-const TENSOR_CORE_8WARP: &str = include_str!("../../../../shaders/matmul_tensor_core_8warp.wgsl");
-const TENSOR_CORE_PIPE8: &str = include_str!("../../../../shaders/matmul_tensor_core_pipe8.wgsl");
 const REGTILE_COMMON: &str = include_str!("../../../../shaders/matmul_regtile_common.wgsl");
 
 /// Workgroups for kernels whose x axis runs along columns: one BN×BM block of C each.
@@ -287,15 +282,6 @@ pub const TENSOR_CORE_8_ID: &str = "matmul-tensor-core@8x8x8";
 pub const TENSOR_CORE_DIRECT_ID: &str = "matmul-tensor-core-direct";
 /// That control with 8×8×8 tiles.
 pub const TENSOR_CORE_DIRECT_8_ID: &str = "matmul-tensor-core-direct@8x8x8";
-/// Candidates for a faster stage (`bench matmul --kernels`), each with an `@8x8x8` copy:
-/// the next K block prefetched into registers (`matmul_tensor_core_prefetch.wgsl`), …
-pub const TENSOR_CORE_PREFETCH_ID: &str = "matmul-tensor-core-prefetch";
-/// … K blocks of 64 (`matmul_tensor_core_bk64.wgsl`), …
-pub const TENSOR_CORE_BK64_ID: &str = "matmul-tensor-core-bk64";
-/// … eight warps of 2×4 tiles on the same block (`matmul_tensor_core_8warp.wgsl`) …
-pub const TENSOR_CORE_8WARP_ID: &str = "matmul-tensor-core-8warp";
-/// … and eight warps with the prefetch (`matmul_tensor_core_pipe8.wgsl`).
-pub const TENSOR_CORE_PIPE8_ID: &str = "matmul-tensor-core-pipe8";
 
 /// A Tensor Core source with 8×8×8 tiles instead of 16×16×16.
 fn with_8x8(src: &str) -> String {
@@ -311,35 +297,22 @@ pub fn tensor_core_8() -> Option<KernelSpec> {
 }
 
 /// The Tensor Core kernels outside the ladder, each its own spec and pipeline: the stage with
-/// 8×8×8 tiles, the control that loads every tile straight from storage, and the candidates
-/// for a faster stage (prefetch, BK 64, eight warps, both), each at 16×16×16 and 8×8×8.
-/// `bench matmul --kernels id,…` runs those named; the native test runs them all.
+/// 8×8×8 tiles, and the control that loads every tile straight from storage (16×16×16 and
+/// 8×8×8). `bench matmul --kernels id,…` runs those named; the native test runs them all.
 pub fn tensor_core_variants() -> Vec<KernelSpec> {
     let Some(base) = KERNELS.iter().find(|k| k.id == TENSOR_CORE_ID) else {
         return Vec::new();
     };
-    let spec = |id: &'static str, source: fn() -> String, grid: fn(&Workload) -> [u32; 3]| {
-        // The file each id's source comes from: its base id, before any `@8x8x8`.
-        let file = match id.split('@').next().unwrap_or(id) {
-            TENSOR_CORE_DIRECT_ID => "shaders/matmul_tensor_core_direct.wgsl",
-            TENSOR_CORE_PREFETCH_ID => "shaders/matmul_tensor_core_prefetch.wgsl",
-            TENSOR_CORE_BK64_ID => "shaders/matmul_tensor_core_bk64.wgsl",
-            TENSOR_CORE_8WARP_ID => "shaders/matmul_tensor_core_8warp.wgsl",
-            TENSOR_CORE_PIPE8_ID => "shaders/matmul_tensor_core_pipe8.wgsl",
-            _ => base.source_path,
-        };
-        KernelSpec {
-            id,
-            source: KernelSource::Built(source),
-            source_path: file,
-            grid,
-            workgroup_size: if file.ends_with("_8warp.wgsl") || file.ends_with("_pipe8.wgsl") {
-                [256, 1, 1]
-            } else {
-                base.workgroup_size
-            },
-            ..base.clone()
-        }
+    let spec = |id, source: fn() -> String, grid: fn(&Workload) -> [u32; 3]| KernelSpec {
+        id,
+        source: KernelSource::Built(source),
+        source_path: if id.starts_with(TENSOR_CORE_DIRECT_ID) {
+            "shaders/matmul_tensor_core_direct.wgsl"
+        } else {
+            base.source_path
+        },
+        grid,
+        ..base.clone()
     };
     vec![
         spec(
@@ -355,46 +328,6 @@ pub fn tensor_core_variants() -> Vec<KernelSpec> {
         spec(
             TENSOR_CORE_DIRECT_8_ID,
             || with_8x8(TENSOR_CORE_DIRECT),
-            grid_blocks::<64, 64>,
-        ),
-        spec(
-            TENSOR_CORE_PREFETCH_ID,
-            || TENSOR_CORE_PREFETCH.to_string(),
-            grid_blocks::<128, 128>,
-        ),
-        spec(
-            "matmul-tensor-core-prefetch@8x8x8",
-            || with_8x8(TENSOR_CORE_PREFETCH),
-            grid_blocks::<64, 64>,
-        ),
-        spec(
-            TENSOR_CORE_BK64_ID,
-            || TENSOR_CORE_BK64.to_string(),
-            grid_blocks::<128, 128>,
-        ),
-        spec(
-            "matmul-tensor-core-bk64@8x8x8",
-            || with_8x8(TENSOR_CORE_BK64),
-            grid_blocks::<64, 64>,
-        ),
-        spec(
-            TENSOR_CORE_8WARP_ID,
-            || TENSOR_CORE_8WARP.to_string(),
-            grid_blocks::<128, 128>,
-        ),
-        spec(
-            "matmul-tensor-core-8warp@8x8x8",
-            || with_8x8(TENSOR_CORE_8WARP),
-            grid_blocks::<64, 64>,
-        ),
-        spec(
-            TENSOR_CORE_PIPE8_ID,
-            || TENSOR_CORE_PIPE8.to_string(),
-            grid_blocks::<128, 128>,
-        ),
-        spec(
-            "matmul-tensor-core-pipe8@8x8x8",
-            || with_8x8(TENSOR_CORE_PIPE8),
             grid_blocks::<64, 64>,
         ),
     ]
