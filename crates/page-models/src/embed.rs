@@ -1225,7 +1225,7 @@ pub const WIDGETS: &[Widget] = &[
         params: &["id"],
         forced: &[],
         defaults: &[],
-        hideable: &["hints", "solution"],
+        hideable: &["hints", "solution", "progress"],
         height: 1000,
         run_button: Some("#puzzle-run"),
         run_stops: false,

@@ -70,7 +70,14 @@ fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
                 .unwrap_or_default()
                 .to_string();
             let key = id.clone();
-            html! { <super::PuzzlePage {key} id={id} /> }
+            // The embed's storage is the course page's alone (docs/embedding.md, "Where
+            // progress lives"): its own box saves it to the file the site imports.
+            html! {
+                <>
+                    <super::PuzzlePage {key} id={id} />
+                    { embed_progress() }
+                </>
+            }
         },
         "gpu" => |_| html! { <GpuPanel /> },
         _ => return None,
@@ -85,6 +92,22 @@ pub fn use_code_work(kind: &'static str, what: &str, code: &str) {
     use_effect_with((code.to_string(), what.to_string()), move |(code, what)| {
         api::note_work(api::code_work((kind, what), code));
     });
+}
+
+/// The puzzle embed's own progress box (the puzzle pages are in the full app only; the embed
+/// module's puzzle reloads into it).
+#[cfg(feature = "editor-pages")]
+fn embed_progress() -> Html {
+    html! {
+        <div class="embed-progress">
+            <super::progress_transfer::ProgressTransfer embedded=true on_change={Callback::noop()} />
+        </div>
+    }
+}
+
+#[cfg(not(feature = "editor-pages"))]
+fn embed_progress() -> Html {
+    Html::default()
 }
 
 // ---------------------------------------------------------------- the host
