@@ -30,11 +30,19 @@
   var script = document.currentScript;
   if (!script || !script.src) {
     script = [].slice.call(document.scripts).filter(function (s) {
-      return /\/embed(\.[0-9a-f]{16})?\.js([?#]|$)/.test(s.src);
+      return s.hasAttribute('data-site') || /\/embed(\.[0-9a-f]{16})?\.js([?#]|$)/.test(s.src);
     })[0];
   }
   if (!script) return;
-  var SITE = new URL('./', script.src).href;
+  // A copy served from the course page's own site (so that site's service worker can keep it
+  // for offline use; docs/embedding.md, "Offline") names the playground in data-site.
+  var SITE;
+  try {
+    var named = script.getAttribute('data-site');
+    SITE = named ? new URL(named.replace(/\/?$/, '/'), location.href).href : new URL('./', script.src).href;
+  } catch (e) {
+    return;
+  }
   var SITE_ORIGIN = new URL(SITE).origin;
   var HOST_ORIGIN = /^https?:$/.test(location.protocol) ? location.origin : null;
 

@@ -390,6 +390,9 @@ pub enum Out<'a> {
         id: Option<&'a Id>,
         widget: &'a str,
         params: &'a [(String, String)],
+        /// The learner's work (the reply to `getState` only): written as an object with
+        /// `version` ([`WORK_VERSION`]) first, then these fields.
+        work: Option<&'a [(&'static str, Field)]>,
     },
     RunStarted {
         id: Option<&'a Id>,
@@ -429,10 +432,21 @@ impl Out<'_> {
                 j.params("params", params);
             }
             Out::Resize { height } => j.num("height", *height as f64),
-            Out::State { id, widget, params } => {
+            Out::State {
+                id,
+                widget,
+                params,
+                work,
+            } => {
                 j.id(*id);
                 j.str("widget", widget);
                 j.params("params", params);
+                if let Some(work) = work {
+                    let mut fields: Report = vec![("version", Field::Num(f64::from(WORK_VERSION)))];
+                    fields.extend(work.iter().cloned());
+                    j.key("work");
+                    push_object(&mut j.0, &fields);
+                }
             }
             Out::RunStarted { id, widget } => {
                 j.id(*id);
@@ -1081,7 +1095,7 @@ pub const WIDGETS: &[Widget] = &[
         params: SIMT,
         forced: &[],
         defaults: &[],
-        hideable: &["heading", "replay"],
+        hideable: &["heading", "replay", "counts"],
         height: 900,
         run_button: Some("#vis-play"),
         run_stops: false,
@@ -1094,7 +1108,7 @@ pub const WIDGETS: &[Widget] = &[
         params: SIMT,
         forced: &[],
         defaults: &[("stage", "naive"), ("compare", "tiled")],
-        hideable: &["heading", "replay"],
+        hideable: &["heading", "replay", "counts"],
         height: 1000,
         run_button: Some("#vis-play"),
         run_stops: false,
@@ -1133,7 +1147,7 @@ pub const WIDGETS: &[Widget] = &[
         params: ::cnn::spec::PARAMS,
         forced: &[],
         defaults: &[],
-        hideable: &["heading", "inside", "draw"],
+        hideable: &["heading", "inside", "draw", "kernels"],
         height: 1400,
         run_button: Some("#cnn-play"),
         run_stops: true,
@@ -1211,7 +1225,7 @@ pub const WIDGETS: &[Widget] = &[
         params: &["id"],
         forced: &[],
         defaults: &[],
-        hideable: &["hints", "solution"],
+        hideable: &["hints", "solution", "progress"],
         height: 1000,
         run_button: Some("#puzzle-run"),
         run_stops: false,
@@ -1258,6 +1272,46 @@ pub fn report(result: Result<Report, String>) {
             f(result);
         }
     });
+}
+
+// ---------------------------------------------------------------- the learner's work
+
+/// The version of `getState`'s `work` object (docs/embedding.md, "The learner's work"): a
+/// field is only ever added under the same version; a change of meaning is a new version.
+pub const WORK_VERSION: u32 = 1;
+
+thread_local! {
+    /// What the learner has made in the mounted widget so far (its code, its answers, how far
+    /// its training got), as the widget last noted it; empty for a widget with nothing of the
+    /// learner's.
+    static WORK: RefCell<Report> = const { RefCell::new(Vec::new()) };
+}
+
+/// Called by a widget whenever its learner's work changes (the whole of it, replacing what was
+/// noted before). Kept whether or not an embed host is mounted yet: a widget's first effects
+/// run before its host's.
+pub fn note_work(work: Report) {
+    WORK.with(|w| *w.borrow_mut() = work);
+}
+
+/// The learner's work as last noted (for `getState`'s reply).
+pub fn work() -> Report {
+    WORK.with(|w| w.borrow().clone())
+}
+
+/// Forgets the work: the host mounts a widget afresh (new settings, a reset, unmounting), and
+/// the new widget notes its own.
+pub fn clear_work() {
+    WORK.with(|w| w.borrow_mut().clear());
+}
+
+/// The work of a code-writing widget (a puzzle, the kernel editor): which one, and the code as
+/// its editor holds it now, run or not.
+pub fn code_work(what: (&'static str, &str), code: &str) -> Report {
+    vec![
+        (what.0, Field::Str(what.1.into())),
+        ("code", Field::Str(code.into())),
+    ]
 }
 
 /// The results of a verified matmul run, as `run-finished` carries them.
@@ -1796,10 +1850,32 @@ mod tests {
             Out::State {
                 id: Some(&Id::Num(3)),
                 widget: "w",
-                params: &p
+                params: &p,
+                work: None,
             }
             .to_json(),
             r#"{"api":"gpu-playground","version":1,"type":"state","id":3,"widget":"w","params":{"m":"1\n2"}}"#
+        );
+        let work = code_work(("puzzle", "map"), "fn main() {\n}\n");
+        assert_eq!(
+            Out::State {
+                id: None,
+                widget: "puzzle",
+                params: &[],
+                work: Some(&work),
+            }
+            .to_json(),
+            r#"{"api":"gpu-playground","version":1,"type":"state","widget":"puzzle","params":{},"work":{"version":1,"puzzle":"map","code":"fn main() {\n}\n"}}"#
+        );
+        assert_eq!(
+            Out::State {
+                id: None,
+                widget: "race",
+                params: &[],
+                work: Some(&[]),
+            }
+            .to_json(),
+            r#"{"api":"gpu-playground","version":1,"type":"state","widget":"race","params":{},"work":{"version":1}}"#
         );
         assert_eq!(
             Out::Resize { height: 412 }.to_json(),

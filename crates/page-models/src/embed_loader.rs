@@ -22,6 +22,32 @@ pub fn snippet_hide(w: &Widget) -> Vec<&'static str> {
         .collect()
 }
 
+/// The race sizes with a static page and oEmbed answer of their own (`embed/race-1024.html`):
+/// the powers of two a course shows the race at, up to the race's largest N. A static site
+/// reads no query, so any other size is the loader's or the iframe snippet's.
+pub const OEMBED_RACE_SIZES: [u32; 7] = [64, 128, 256, 512, 1024, 2048, 4096];
+
+/// The parameter that names what widget `w` shows and its values that get a static page and
+/// an oEmbed answer each: every puzzle by `id`, every lesson by `lesson`, the race by size `n`.
+pub fn variants(w: &Widget) -> Option<(&'static str, Vec<String>)> {
+    let ids = |it: &mut dyn Iterator<Item = String>| it.collect::<Vec<_>>();
+    match w.id {
+        "puzzle" => Some((
+            "id",
+            ids(&mut puzzles::PUZZLES.iter().map(|p| p.id.to_string())),
+        )),
+        "lesson" => Some((
+            "lesson",
+            ids(&mut lessons::LESSONS.iter().map(|l| l.id.to_string())),
+        )),
+        "race" => Some((
+            "n",
+            ids(&mut OEMBED_RACE_SIZES.iter().map(|n| n.to_string())),
+        )),
+        _ => None,
+    }
+}
+
 /// The `data-` attributes the loader reads besides the widget's parameters.
 pub const LOADER_OWN: [&str; 3] = ["lang", "theme", "hide"];
 
@@ -32,14 +58,22 @@ fn json_list(items: &[&str]) -> String {
 
 /// The registry as the loader and xtask read it: one widget per line (xtask reads fields
 /// line by line, std only), `id`, `title` (its locale key), `params`, `whole` (whole-number
-/// parameters), `hide` (hideable names), `snippetHide` and `height` (the fallback height).
-/// Names are plain ASCII (checked by a test), so nothing needs escaping.
+/// parameters), `hide` (hideable names), `snippetHide` and `height` (the fallback height),
+/// and for a widget with [`variants`] `variantParam` and `variants`. Names are plain ASCII
+/// (checked by a test), so nothing needs escaping.
 pub fn widgets_json() -> String {
     let lines: Vec<String> = WIDGETS
         .iter()
         .map(|w| {
+            let variants = variants(w).map_or(String::new(), |(param, values)| {
+                let values: Vec<&str> = values.iter().map(String::as_str).collect();
+                format!(
+                    ",\"variantParam\":\"{param}\",\"variants\":{}",
+                    json_list(&values)
+                )
+            });
             format!(
-                "{{\"id\":\"{}\",\"title\":\"{}\",\"params\":{},\"whole\":{},\"hide\":{},\"snippetHide\":{},\"height\":{}}}",
+                "{{\"id\":\"{}\",\"title\":\"{}\",\"params\":{},\"whole\":{},\"hide\":{},\"snippetHide\":{},\"height\":{}{variants}}}",
                 w.id,
                 w.title_key,
                 json_list(w.params),
@@ -170,7 +204,27 @@ mod tests {
         assert!(race.starts_with('{') && race.trim_end_matches(',').ends_with('}'));
         assert!(race.contains(r#""params":["n","cpu","workers","gpu","from","to","at"]"#));
         assert!(race.contains(r#""snippetHide":["heading","tabs"]"#));
-        assert!(race.contains(r#""height":700"#));
+        assert!(race.contains(r#""height":700,"variantParam":"n","variants":["64","#));
+        // Every variant is a value the widget takes, in plain ASCII (xtask makes file names).
+        for w in WIDGETS {
+            if let Some((param, values)) = variants(w) {
+                assert!(w.params.contains(&param), "{}: {param}", w.id);
+                for v in values {
+                    assert!(
+                        !v.is_empty()
+                            && v.bytes().all(|b| b.is_ascii_lowercase()
+                                || b.is_ascii_digit()
+                                || b == b'-'
+                                || b == b'_'),
+                        "{}: {v}",
+                        w.id
+                    );
+                }
+            }
+        }
+        for n in OEMBED_RACE_SIZES {
+            assert!(n <= crate::race::params::MAX_RACE_N);
+        }
         assert_eq!(j.lines().count(), WIDGETS.len() + 2);
     }
 

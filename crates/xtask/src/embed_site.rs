@@ -25,6 +25,69 @@ pub struct WidgetInfo {
     pub height: u32,
     /// The `hide=` names its snippets set.
     pub snippet_hide: Vec<String>,
+    /// The parameter that names what it shows and the values that get a page and an oEmbed
+    /// answer of their own (a puzzle by `id`, a lesson by `lesson`, the race by size `n`).
+    pub variants: Option<(String, Vec<String>)>,
+}
+
+/// One static page and its oEmbed answer: a widget as it opens by default, or one of its
+/// variants (`puzzle` with `id=zip`).
+#[derive(Clone, Copy, Debug)]
+pub struct Answer<'a> {
+    pub w: &'a WidgetInfo,
+    pub variant: Option<&'a str>,
+}
+
+impl<'a> Answer<'a> {
+    pub fn of(w: &'a WidgetInfo) -> Self {
+        Answer { w, variant: None }
+    }
+
+    /// Every answer of the registry: each widget, then each of its variants.
+    pub fn all(widgets: &'a [WidgetInfo]) -> Vec<Answer<'a>> {
+        let mut out = Vec::new();
+        for w in widgets {
+            out.push(Answer::of(w));
+            for v in w.variants.iter().flat_map(|(_, vs)| vs) {
+                out.push(Answer {
+                    w,
+                    variant: Some(v),
+                });
+            }
+        }
+        out
+    }
+
+    /// Its file name without language and extension: `race`, `puzzle-zip`, `race-1024`.
+    pub fn stem(&self) -> String {
+        match self.variant {
+            None => self.w.id.clone(),
+            Some(v) => format!("{}-{v}", self.w.id),
+        }
+    }
+
+    /// The key of its measured height in [`HEIGHTS_FILE`]: the stem, `.zh` in Chinese.
+    pub fn height_key(&self, lang: &str) -> String {
+        page_name(&self.stem(), lang, "")
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+/// The measured content height of every oEmbed answer at [`OEMBED_WIDTH`], per language
+/// (`"race": 700`, `"race.zh": 690`), written by `tests/e2e/embed-heights.test.mjs` with
+/// `UPDATE_OEMBED_HEIGHTS=1` and checked by it (within 10 %) otherwise.
+pub const HEIGHTS_FILE: &str = "crates/xtask/oembed-heights.json";
+
+/// Reads [`HEIGHTS_FILE`]'s `"key": number` lines.
+pub fn parse_heights(json: &str) -> BTreeMap<String, u32> {
+    json.lines()
+        .filter_map(|l| {
+            let (k, v) = l.trim().trim_end_matches(',').split_once(':')?;
+            let k = k.trim().strip_prefix('"')?.strip_suffix('"')?;
+            Some((k.to_string(), v.trim().parse().ok()?))
+        })
+        .collect()
 }
 
 /// The width an oEmbed answer asks for (the widgets lay out from phone width up).
@@ -54,18 +117,25 @@ pub fn parse_widgets(json: &str) -> Result<Vec<WidgetInfo>, String> {
     for line in json.lines().filter(|l| l.trim_start().starts_with('{')) {
         let bad = || format!("embed-widgets.json: cannot read `{line}`");
         let list = field(line, "snippetHide").ok_or_else(bad)?;
+        let names = |l: &str| -> Vec<String> {
+            l.trim_matches(['[', ']'])
+                .split(',')
+                .map(|s| s.trim_matches('"').to_string())
+                .filter(|s| !s.is_empty())
+                .collect()
+        };
+        let variants = match (field(line, "variantParam"), field(line, "variants")) {
+            (Some(p), Some(vs)) => Some((p.to_string(), names(vs))),
+            _ => None,
+        };
         out.push(WidgetInfo {
             id: field(line, "id").ok_or_else(bad)?.to_string(),
             title: field(line, "title").ok_or_else(bad)?.to_string(),
             height: field(line, "height")
                 .and_then(|h| h.parse().ok())
                 .ok_or_else(bad)?,
-            snippet_hide: list
-                .trim_matches(['[', ']'])
-                .split(',')
-                .map(|s| s.trim_matches('"').to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
+            snippet_hide: names(list),
+            variants,
         });
     }
     if out.is_empty() {
@@ -212,9 +282,13 @@ fn page_name(id: &str, lang: &str, ext: &str) -> String {
     }
 }
 
-/// The widget's hash route with its language and snippet hides.
-fn embed_route(w: &WidgetInfo, lang: &str) -> String {
+/// The answer's hash route with its language, its variant and the widget's snippet hides.
+fn embed_route(a: &Answer, lang: &str) -> String {
+    let w = a.w;
     let mut route = format!("#/embed/{}?lang={lang}", w.id);
+    if let (Some(v), Some((param, _))) = (a.variant, &w.variants) {
+        route.push_str(&format!("&{param}={v}"));
+    }
     if !w.snippet_hide.is_empty() {
         route.push_str(&format!("&hide={}", w.snippet_hide.join("%2C")));
     }
@@ -227,38 +301,55 @@ impl Text<'_> {
     fn t(&self, key: &str) -> String {
         self.0.get(key).cloned().unwrap_or_else(|| key.to_string())
     }
-    fn title(&self, w: &WidgetInfo) -> String {
-        self.t("embed.frame_title")
-            .replace("{widget}", &self.t(&w.title))
+    fn title(&self, a: &Answer) -> String {
+        let Some(v) = a.variant else {
+            return self
+                .t("embed.frame_title")
+                .replace("{widget}", &self.t(&a.w.title));
+        };
+        // `puzzle.zip.title`, `lesson.simt.title`; a race size names itself.
+        let name_key = format!("{}.{v}.title", a.w.id);
+        let name = self
+            .0
+            .get(&name_key)
+            .cloned()
+            .unwrap_or_else(|| v.to_string());
+        self.t(&format!("embed.answer.{}", a.w.id))
+            .replace("{name}", &name)
     }
 }
 
 /// The static page of one widget: its name, the widget through the loader (a link without
 /// scripts), the discovery link to its oEmbed answer when there is a base URL.
 pub fn widget_page(
-    w: &WidgetInfo,
+    a: &Answer,
     lang: &str,
     text: &BTreeMap<String, String>,
     base: Option<&str>,
 ) -> String {
+    let w = a.w;
+    let stem = a.stem();
     let tx = Text(text);
-    let title = html_attr(&tx.title(w));
+    let title = html_attr(&tx.title(a));
     let other = if lang == "en" { "zh" } else { "en" };
     let mut head_links = String::new();
     if let Some(b) = base {
         head_links.push_str(&format!(
             "  <link rel=\"canonical\" href=\"{}embed/{}\">\n  <link rel=\"alternate\" type=\"application/json+oembed\" href=\"{}embed/{}\" title=\"{title}\">\n",
             html_attr(b),
-            page_name(&w.id, lang, "html"),
+            page_name(&stem, lang, "html"),
             html_attr(b),
-            page_name(&w.id, lang, "json"),
+            page_name(&stem, lang, "json"),
         ));
     }
-    let hide = if w.snippet_hide.is_empty() {
+    let mut hide = if w.snippet_hide.is_empty() {
         String::new()
     } else {
         format!(" data-hide=\"{}\"", w.snippet_hide.join(","))
     };
+    if let (Some(v), Some((param, _))) = (a.variant, &w.variants) {
+        hide = format!(" data-{param}=\"{}\"{hide}", html_attr(v));
+    }
     format!(
         r#"<!doctype html>
 <html lang="{lang}">
@@ -286,28 +377,29 @@ pub fn widget_page(
         csp = crate::hosting::CSP,
         intro = html_attr(&tx.t("embed.page.intro")),
         id = w.id,
-        route = html_attr(&embed_route(w, lang)),
+        route = html_attr(&embed_route(a, lang)),
         site = html_attr(&tx.t("embed.page.site")),
-        other_page = page_name(&w.id, other, "html"),
+        other_page = page_name(&stem, other, "html"),
         other_name = html_attr(&tx.t(&format!("lang.{other}"))),
     )
 }
 
-/// The oEmbed answer for widget `w` in `lang`: a "rich" embed, its iframe the widget's own
-/// address (no script: consumers strip them), at the widget's usual height.
+/// The oEmbed answer `a` in `lang`: a "rich" embed, its iframe the widget's own address (no
+/// script: consumers strip them), `height` tall: its content's measured height at
+/// [`OEMBED_WIDTH`] ([`HEIGHTS_FILE`]).
 pub fn oembed_json(
-    w: &WidgetInfo,
+    a: &Answer,
     lang: &str,
     text: &BTreeMap<String, String>,
     base: &str,
+    height: u32,
 ) -> String {
     let tx = Text(text);
-    let title = tx.title(w);
+    let title = tx.title(a);
     let iframe = format!(
-        r#"<iframe src="{}" width="{OEMBED_WIDTH}" height="{h}" title="{}" loading="lazy" frameborder="0"></iframe>"#,
-        html_attr(&format!("{base}{}", embed_route(w, lang))),
+        r#"<iframe src="{}" width="{OEMBED_WIDTH}" height="{height}" title="{}" loading="lazy" frameborder="0"></iframe>"#,
+        html_attr(&format!("{base}{}", embed_route(a, lang))),
         html_attr(&title),
-        h = w.height,
     );
     format!(
         "{{\n  \"version\": \"1.0\",\n  \"type\": \"rich\",\n  \"title\": {},\n  \"provider_name\": {},\n  \
@@ -315,7 +407,7 @@ pub fn oembed_json(
         json_str(&title),
         json_str(&tx.t("app.title")),
         json_str(base),
-        w.height,
+        height,
         json_str(&iframe)
     )
 }
@@ -328,19 +420,28 @@ pub fn publish(out: &Path, base: Option<&str>, locales: &Path) -> Result<usize, 
     let file = widgets_file();
     let widgets = parse_widgets(&std::fs::read_to_string(&file).map_err(|e| err(&file, e))?)?;
     let tables = locale_files::load_all(locales)?;
+    let heights_file = crate::util::root().join(HEIGHTS_FILE);
+    let heights =
+        parse_heights(&std::fs::read_to_string(&heights_file).map_err(|e| err(&heights_file, e))?);
     let dir = out.join("embed");
     std::fs::create_dir_all(&dir).map_err(|e| err(&dir, e))?;
     let mut written = 0;
     for (lang, table) in locale_files::LANGS.iter().zip(&tables) {
-        for w in &widgets {
-            let page = dir.join(page_name(&w.id, lang, "html"));
-            std::fs::write(&page, widget_page(w, lang, table, base)).map_err(|e| err(&page, e))?;
+        for a in Answer::all(&widgets) {
+            let stem = a.stem();
+            let page = dir.join(page_name(&stem, lang, "html"));
+            std::fs::write(&page, widget_page(&a, lang, table, base)).map_err(|e| err(&page, e))?;
             written += 1;
             if let Some(b) = base {
-                let json = dir.join(page_name(&w.id, lang, "json"));
-                let answer = oembed_json(w, lang, table, b);
+                let json = dir.join(page_name(&stem, lang, "json"));
+                // Not measured yet (a new widget): its usual height until the test measures it.
+                let height = heights
+                    .get(&a.height_key(lang))
+                    .copied()
+                    .unwrap_or(a.w.height);
+                let answer = oembed_json(&a, lang, table, b, height);
                 std::fs::write(&json, &answer).map_err(|e| err(&json, e))?;
-                if *lang == "en" && w.id == "race" {
+                if *lang == "en" && stem == "race" {
                     let root = out.join("oembed.json");
                     std::fs::write(&root, &answer).map_err(|e| err(&root, e))?;
                 }
@@ -373,8 +474,22 @@ mod tests {
                 title: "embed.widget.race".into(),
                 height: 700,
                 snippet_hide: vec!["heading".into(), "tabs".into()],
+                variants: Some((
+                    "n".into(),
+                    ["64", "128", "256", "512", "1024", "2048", "4096"]
+                        .map(String::from)
+                        .to_vec()
+                )),
             }
         );
+        let puzzle = ws.iter().find(|w| w.id == "puzzle").unwrap();
+        let (param, ids) = puzzle.variants.as_ref().unwrap();
+        assert_eq!(param, "id");
+        assert!(ids.len() >= 10 && ids[0] == "map", "{ids:?}");
+        let lesson = ws.iter().find(|w| w.id == "lesson").unwrap();
+        let (param, ids) = lesson.variants.as_ref().unwrap();
+        assert_eq!(param, "lesson");
+        assert!(ids.iter().any(|i| i == "occupancy"), "{ids:?}");
         assert!(ws
             .iter()
             .any(|w| w.id == "gpu" && w.snippet_hide.is_empty()));
@@ -417,7 +532,13 @@ mod tests {
         let t = tables();
         let ws = widgets();
         let race = ws.iter().find(|w| w.id == "race").unwrap();
-        let j = oembed_json(race, "en", &t[0], "https://u.github.io/gpu/");
+        let j = oembed_json(
+            &Answer::of(race),
+            "en",
+            &t[0],
+            "https://u.github.io/gpu/",
+            700,
+        );
         assert!(
             j.contains(r#""provider_url": "https://u.github.io/gpu/""#),
             "{j}"
@@ -432,12 +553,81 @@ mod tests {
             j.contains(r#""html": "\u003ciframe src=\"https://u.github.io/gpu/#/embed/race?lang=en&amp;hide=heading%2Ctabs\" width=\"720\" height=\"700\""#),
             "{j}"
         );
-        let zh = oembed_json(race, "zh", &t[1], "https://u.github.io/gpu/");
+        let zh = oembed_json(
+            &Answer::of(race),
+            "zh",
+            &t[1],
+            "https://u.github.io/gpu/",
+            690,
+        );
         assert!(
             zh.contains("CPU 与 GPU 赛跑") && zh.contains("?lang=zh&amp;"),
             "{zh}"
         );
         assert!(zh.contains(r#""provider_name": "GPU 游乐场""#));
+        assert!(
+            zh.contains(r#""height": 690"#) && zh.contains(r#"height=\"690\""#),
+            "{zh}"
+        );
+        // A variant: the puzzle by id, the race by size, named in words.
+        let puzzle = ws.iter().find(|w| w.id == "puzzle").unwrap();
+        let zip = Answer {
+            w: puzzle,
+            variant: Some("zip"),
+        };
+        assert_eq!(zip.stem(), "puzzle-zip");
+        assert_eq!(zip.height_key("zh"), "puzzle-zip.zh");
+        assert_eq!(zip.height_key("en"), "puzzle-zip");
+        let j = oembed_json(&zip, "en", &t[0], "https://u.github.io/gpu/", 1234);
+        assert!(
+            j.contains(r#""title": "GPU Playground puzzle: Zip""#),
+            "{j}"
+        );
+        assert!(
+            j.contains(r#"src=\"https://u.github.io/gpu/#/embed/puzzle?lang=en&amp;id=zip\" width=\"720\" height=\"1234\""#),
+            "{j}"
+        );
+        let n = Answer {
+            w: race,
+            variant: Some("1024"),
+        };
+        let j = oembed_json(&n, "en", &t[0], "https://u.github.io/gpu/", 700);
+        assert!(
+            j.contains("N = 1024") && j.contains("&amp;n=1024&amp;hide="),
+            "{j}"
+        );
+        let all = Answer::all(&ws);
+        assert!(all.iter().any(|a| a.stem() == "lesson-occupancy"));
+        assert_eq!(
+            all.len(),
+            ws.len()
+                + ws.iter()
+                    .filter_map(|w| w.variants.as_ref())
+                    .map(|v| v.1.len())
+                    .sum::<usize>()
+        );
+    }
+
+    #[test]
+    fn heights_are_read_per_answer_and_language() {
+        let h = parse_heights("{\n\"race\": 700,\n\"race.zh\": 690,\n\"bad\": x\n}\n");
+        assert_eq!(h.get("race"), Some(&700));
+        assert_eq!(h.get("race.zh"), Some(&690));
+        assert_eq!(h.len(), 2);
+        // The committed file names every answer in every language.
+        let file = parse_heights(
+            &std::fs::read_to_string(crate::util::root().join(HEIGHTS_FILE)).unwrap(),
+        );
+        let ws = widgets();
+        for a in Answer::all(&ws) {
+            for lang in locale_files::LANGS {
+                assert!(
+                    file.contains_key(&a.height_key(lang)),
+                    "{HEIGHTS_FILE} lacks {}",
+                    a.height_key(lang)
+                );
+            }
+        }
     }
 
     #[test]
@@ -445,7 +635,12 @@ mod tests {
         let t = tables();
         let ws = widgets();
         let gpu = ws.iter().find(|w| w.id == "gpu").unwrap();
-        let p = widget_page(gpu, "zh", &t[1], Some("https://u.github.io/gpu/"));
+        let p = widget_page(
+            &Answer::of(gpu),
+            "zh",
+            &t[1],
+            Some("https://u.github.io/gpu/"),
+        );
         assert!(p.contains(r#"<link rel="alternate" type="application/json+oembed" href="https://u.github.io/gpu/embed/gpu.zh.json""#), "{p}");
         assert!(p.contains(r#"<html lang="zh">"#));
         assert!(
@@ -461,8 +656,28 @@ mod tests {
             "no inline script or style"
         );
         // Without a base URL: the page, no discovery.
-        let p = widget_page(gpu, "en", &t[0], None);
+        let p = widget_page(&Answer::of(gpu), "en", &t[0], None);
         assert!(!p.contains("json+oembed") && p.contains(r#"href="gpu.zh.html""#));
+        // A variant's page opens that variant and links its own other language.
+        let lesson = ws.iter().find(|w| w.id == "lesson").unwrap();
+        let a = Answer {
+            w: lesson,
+            variant: Some("occupancy"),
+        };
+        let p = widget_page(&a, "en", &t[0], Some("https://u.github.io/gpu/"));
+        assert!(
+            p.contains(r#"href="https://u.github.io/gpu/embed/lesson-occupancy.json""#),
+            "{p}"
+        );
+        assert!(
+            p.contains(r#"<div data-gpu-playground="lesson" data-lang="en" data-lesson="occupancy" data-hide="heading">"#),
+            "{p}"
+        );
+        assert!(
+            p.contains("SMs, cores and occupancy")
+                && p.contains(r#"href="lesson-occupancy.zh.html""#),
+            "{p}"
+        );
     }
 
     #[test]

@@ -70,12 +70,44 @@ fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
                 .unwrap_or_default()
                 .to_string();
             let key = id.clone();
-            html! { <super::PuzzlePage {key} id={id} /> }
+            // The embed's storage is the course page's alone (docs/embedding.md, "Where
+            // progress lives"): its own box saves it to the file the site imports.
+            html! {
+                <>
+                    <super::PuzzlePage {key} id={id} />
+                    { embed_progress() }
+                </>
+            }
         },
         "gpu" => |_| html! { <GpuPanel /> },
         _ => return None,
     };
     Some(f)
+}
+
+/// Notes a code-writing widget's code (a puzzle's, the kernel editor's) as its learner's work
+/// whenever it changes, so an embed's `getState` answers with it, run or not.
+#[hook]
+pub fn use_code_work(kind: &'static str, what: &str, code: &str) {
+    use_effect_with((code.to_string(), what.to_string()), move |(code, what)| {
+        api::note_work(api::code_work((kind, what), code));
+    });
+}
+
+/// The puzzle embed's own progress box (the puzzle pages are in the full app only; the embed
+/// module's puzzle reloads into it).
+#[cfg(feature = "editor-pages")]
+fn embed_progress() -> Html {
+    html! {
+        <div class="embed-progress">
+            <super::progress_transfer::ProgressTransfer embedded=true on_change={Callback::noop()} />
+        </div>
+    }
+}
+
+#[cfg(not(feature = "editor-pages"))]
+fn embed_progress() -> Html {
+    Html::default()
 }
 
 // ---------------------------------------------------------------- the host
@@ -156,12 +188,16 @@ fn to_value(v: &JsValue, depth: u8) -> Value {
     }
 }
 
-fn state_json(s: &Shared, id: Option<&Id>) -> String {
+/// The `state` reply: the settings, and for `getState` (`with_work`) the learner's work as the
+/// widget last noted it (`page_models::embed::note_work`).
+fn state_json(s: &Shared, id: Option<&Id>, with_work: bool) -> String {
     let params = api::widget_params(s.query.pairs(), s.widget.params);
+    let work = with_work.then(api::work);
     Out::State {
         id,
         widget: s.widget.id,
         params: &params,
+        work: work.as_deref(),
     }
     .to_json()
 }
@@ -218,7 +254,7 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
     };
     let id = request.id.as_ref();
     match request.command {
-        Command::GetState => post(&allowed, &state_json(&shared.borrow(), id)),
+        Command::GetState => post(&allowed, &state_json(&shared.borrow(), id, true)),
         Command::Run => {
             let button = widget
                 .run_button
@@ -299,10 +335,13 @@ fn apply_query(shared: &Rc<RefCell<Shared>>, q: Query, id: Option<&Id>) {
     if let Some(nav) = nav {
         replace_query(&nav, &route, &q);
     }
+    // The widget mounted afresh notes its own work (a puzzle's draft, say); the old one's
+    // work is not its.
+    api::clear_work();
     if let Some(r) = remount {
         r.emit(());
     }
-    post(&allowed, &state_json(&shared.borrow(), id));
+    post(&allowed, &state_json(&shared.borrow(), id, false));
 }
 
 /// The shortest time between two `resize` messages (about one frame at 60 Hz).
@@ -573,6 +612,7 @@ fn connect(shared: Rc<RefCell<Shared>>) -> impl FnOnce() {
     move || {
         drop(listener);
         api::set_reporter(None);
+        api::clear_work();
         drop(window_resize);
         outcome::set_sink(None);
         if let Some(o) = observer {

@@ -75,6 +75,18 @@ fn apply(ctx: &Ctx, r: Result<Vec<(String, String)>, ImportError>) -> (bool, Str
 pub struct ProgressTransferProps {
     /// Called after an import wrote something (the list re-reads what is solved).
     pub on_change: Callback<()>,
+    /// Inside an embed: the words say the progress is this course page's.
+    #[prop_or_default]
+    pub embedded: bool,
+}
+
+/// The progress file as a `data:` address, from what storage holds now.
+fn file_href() -> String {
+    let file = learner_file::export(&entries());
+    format!(
+        "data:application/json;charset=utf-8,{}",
+        String::from(js_sys::encode_uri_component(&file))
+    )
 }
 
 #[function_component]
@@ -86,10 +98,23 @@ pub fn ProgressTransfer(props: &ProgressTransferProps) -> Html {
         return html! {};
     };
     let file = learner_file::export(&entries());
-    let href = format!(
-        "data:application/json;charset=utf-8,{}",
-        String::from(js_sys::encode_uri_component(&file))
-    );
+    // Read again at the click: a puzzle solved since this box last rendered is in the file.
+    // (Yew delegates events: `current_target` is not the link, so the link is found from
+    // what was clicked.)
+    let refresh = Callback::from(|e: MouseEvent| {
+        if let Some(a) = e
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|el| el.closest("a.progress-export").ok().flatten())
+        {
+            let _ = a.set_attribute("href", &file_href());
+        }
+    });
+    let (heading, intro) = if props.embedded {
+        ("progress.embed.heading", "progress.embed.intro")
+    } else {
+        ("progress.heading", "progress.intro")
+    };
     let on_file = {
         let (ctx, status, on_change) = (ctx.clone(), status.clone(), props.on_change.clone());
         Callback::from(move |e: Event| {
@@ -163,10 +188,11 @@ pub fn ProgressTransfer(props: &ProgressTransferProps) -> Html {
     };
     html! {
         <section class="progress-transfer" aria-labelledby="progress-heading">
-            <h2 id="progress-heading">{ ctx.t("progress.heading") }</h2>
-            <p>{ ctx.t("progress.intro") }</p>
+            <h2 id="progress-heading">{ ctx.t(heading) }</h2>
+            <p>{ ctx.t(intro) }</p>
             <div class="progress-actions">
-                <a class="button progress-export" href={href} download="gpu-playground-progress.json">
+                <a class="button progress-export" href={file_href()} onclick={refresh}
+                    download="gpu-playground-progress.json">
                     { ctx.t("progress.export") }
                 </a>
                 <label class="button progress-import">

@@ -484,6 +484,8 @@ fn drive(runner: &RunnerCell, redraw: &UseForceUpdateHandle) -> Interval {
             let due = r.board.dirty && now - *last_render.borrow() >= RENDER_MS;
             if due {
                 r.board.dirty = false;
+                // Inside an embed, `getState` answers with how far training got.
+                page_models::embed::note_work(train_work(r));
             }
             due
         };
@@ -603,6 +605,22 @@ fn train_report(r: &Runner) -> page_models::embed::Report {
             Field::Num(page_models::outcome::TARGET_ACCURACY),
         ));
     }
+    out
+}
+
+/// How far training got, as an embed's `getState` carries it in `work`: `training`
+/// (`playing` or `paused`), then the fields of `run-finished`.
+fn train_work(r: &Runner) -> page_models::embed::Report {
+    let training = if r.board.life.playing {
+        "playing"
+    } else {
+        "paused"
+    };
+    let mut out = train_report(r);
+    out.insert(
+        0,
+        ("training", page_models::embed::Field::Str(training.into())),
+    );
     out
 }
 

@@ -729,6 +729,21 @@ impl CnnPage {
         }
     }
 
+    /// How far this network's training got, as an embed's `getState` carries it in `work`:
+    /// `training` (`playing` or `paused`), then the fields of `run-finished` without the
+    /// ratio (each side's steps, the latest test score with its side and step, the target).
+    pub fn work(&self) -> Report {
+        let mut out = run_report(&RunFinished {
+            gpu_steps: self.gpu_steps(),
+            cpu_steps: self.cpu_steps,
+            test: self.latest_test(),
+            ratio: None,
+        });
+        let training = if self.playing { "playing" } else { "paused" };
+        out.insert(0, ("training", Field::Str(training.into())));
+        out
+    }
+
     /// Whether the side the report's score comes from has been evaluated where it stopped
     /// (the driver evaluates each side once more after Pause).
     fn evaluated_where_stopped(&self) -> bool {

@@ -214,6 +214,8 @@ pub fn Cnn() -> Html {
         });
     }
     *latest.borrow_mut() = page.0.clone();
+    // Inside an embed, `getState` answers with how far training got.
+    page_models::embed::note_work(page.0.work());
     {
         let (driver, latest) = (driver.clone(), latest.clone());
         use_effect_with((), move |_| move || keep(&latest.borrow(), driver));

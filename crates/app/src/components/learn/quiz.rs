@@ -19,6 +19,10 @@ pub struct QuizProps {
 #[function_component]
 pub fn Quiz(props: &QuizProps) -> Html {
     let picks = use_state(|| [None::<u8>; 3]);
+    // Inside an embed, `getState` answers with the picks as they stand.
+    use_effect_with((*picks, props.lesson.clone()), |(picks, lesson)| {
+        page_models::embed::note_work(answers_work(lesson, picks));
+    });
     let Some(ctx) = use_context::<Ctx>() else {
         return Html::default();
     };
@@ -105,4 +109,29 @@ pub fn Quiz(props: &QuizProps) -> Html {
             <ol class="quiz-questions">{ for questions }</ol>
         </section>
     }
+}
+
+/// The learner's answers as `getState`'s `work` (docs/embedding.md): the lesson, and per
+/// question answered its number (from 1), the option picked last (from 0) and whether it is
+/// right.
+fn answers_work(lesson: &str, picks: &[Option<u8>; 3]) -> page_models::embed::Report {
+    use page_models::embed::Field;
+    let questions = quiz::for_lesson(lesson).map_or(&[][..], |l| &l.questions[..]);
+    let answers = picks
+        .iter()
+        .zip(questions)
+        .enumerate()
+        .filter_map(|(i, (pick, q))| {
+            let o = (*pick)?;
+            Some(vec![
+                ("question", Field::Num((i + 1) as f64)),
+                ("picked", Field::Num(f64::from(o))),
+                ("right", Field::Bool(q.check(o) == Some(Verdict::Right))),
+            ])
+        })
+        .collect();
+    vec![
+        ("lesson", Field::Str(lesson.into())),
+        ("answers", Field::List(answers)),
+    ]
 }
