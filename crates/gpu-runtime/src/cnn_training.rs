@@ -149,6 +149,44 @@ fn u32s(floats: &[f32]) -> Vec<u32> {
     floats.iter().map(|f| f.to_bits()).collect()
 }
 
+/// The dispatches of one training step of `net` at `batch` as the engine records them (kernel,
+/// conv block, grid, uniform), the optimiser's last: what the page lists and the interface
+/// checks read.
+pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Result<Vec<PlannedDispatch>, GpuError> {
+    Ok(train_step(&compile(net, batch.max(1))?.0, hyper))
+}
+
+/// The evaluation's forward dispatches of `net` at `batch` (no loss head).
+pub fn forward_plan(net: &Net, batch: usize) -> Result<Vec<PlannedDispatch>, GpuError> {
+    let (compiled, _) = compile(net, batch.max(1))?;
+    Ok(compiled
+        .forward_only()
+        .into_iter()
+        .map(|r| r.planned)
+        .collect())
+}
+
+/// The engine's arena for `net` at `batch`: the one layout of every buffer a session makes
+/// (the page's limit check reads it; nothing sizes a buffer again).
+pub fn arena(net: &Net, batch: usize) -> Result<crate::engine::Arena, GpuError> {
+    Ok(compile(net, batch.max(1))?.0.arena)
+}
+
+fn train_step(compiled: &crate::engine::Net, hyper: &Hyper) -> Vec<PlannedDispatch> {
+    let mut plan: Vec<PlannedDispatch> = compiled
+        .forward()
+        .into_iter()
+        .chain(compiled.backward())
+        .map(|r| r.planned)
+        .collect();
+    plan.push(optimiser_dispatch(
+        hyper,
+        compiled.param_words(),
+        optim::MAX_GROUPS_X,
+    ));
+    plan
+}
+
 fn compile(net: &Net, batch: usize) -> Result<(crate::engine::Net, Map), GpuError> {
     let compiled = crate::engine::Net::compile(&model(net, batch)).map_err(GpuError::Dispatch)?;
     let map = Map::new(net, &compiled)
@@ -221,13 +259,7 @@ impl CnnSession {
         }
         let hyper = optim_hyper(&cfg.hyper);
         let words = compiled.param_words();
-        let mut plan: Vec<PlannedDispatch> = compiled
-            .forward()
-            .into_iter()
-            .chain(compiled.backward())
-            .map(|r| r.planned)
-            .collect();
-        plan.push(optimiser_dispatch(&cfg.hyper, words, optim::MAX_GROUPS_X));
+        let plan = train_step(&compiled, &cfg.hyper);
         let params = map.to_arena(cfg.params, words);
         let engine = Engine::build(
             gpu,

@@ -39,6 +39,12 @@ fn planned(
     }
 }
 
+/// `r` shown as working on conv block `block` (1-based).
+fn at(block: usize, mut r: Recorded) -> Recorded {
+    r.planned.layer = block;
+    r
+}
+
 /// The `Block` uniform of a convolution (its input, pre-activation and output).
 fn conv_uniform(node: &Node, batch: usize) -> Uniform {
     let Node::Conv2d {
@@ -52,6 +58,7 @@ fn conv_uniform(node: &Node, batch: usize) -> Uniform {
         kernel,
         in_side,
         conv_side,
+        ..
     } = node
     else {
         return Uniform::new(&uniform::BLOCK);
@@ -120,11 +127,14 @@ fn dense_uniform(
 /// A CNN node's forward dispatches.
 pub(super) fn forward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
     match node {
-        Node::Conv2d { y, .. } => out.push(planned(
-            "cnn-conv-forward",
-            y.act.len,
-            conv_uniform(node, batch),
-            &[PARAMS, ACTS],
+        Node::Conv2d { y, block, .. } => out.push(at(
+            *block,
+            planned(
+                "cnn-conv-forward",
+                y.act.len,
+                conv_uniform(node, batch),
+                &[PARAMS, ACTS],
+            ),
         )),
         Node::MaxPool2 {
             x,
@@ -133,14 +143,18 @@ pub(super) fn forward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
             channels,
             in_side,
             pool_side,
-        } => out.push(planned(
-            "cnn-pool-forward",
-            y.act.len,
-            pool_uniform(
-                x.act.at, y.act.at, argmax.at, *channels, *in_side, *pool_side, batch,
+            block,
+        } => out.push(at(
+            *block,
+            planned(
+                "cnn-pool-forward",
+                y.act.len,
+                pool_uniform(
+                    x.act.at, y.act.at, argmax.at, *channels, *in_side, *pool_side, batch,
+                ),
+                // The winners' u32 indices live in the activations' buffer too.
+                &[ACTS, ACTS],
             ),
-            // The winners' u32 indices live in the activations' buffer too.
-            &[ACTS, ACTS],
         )),
         Node::Dense { x, y, w, b } => out.push(planned(
             "cnn-dense-forward",
@@ -196,13 +210,17 @@ pub(super) fn backward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
             channels,
             in_side,
             pool_side,
-        } => out.push(planned(
-            "cnn-pool-backward",
-            x.act.len,
-            pool_uniform(
-                x.act.at, y.act.at, argmax.at, *channels, *in_side, *pool_side, batch,
+            block,
+        } => out.push(at(
+            *block,
+            planned(
+                "cnn-pool-backward",
+                x.act.len,
+                pool_uniform(
+                    x.act.at, y.act.at, argmax.at, *channels, *in_side, *pool_side, batch,
+                ),
+                &[ACTS, DELTAS],
             ),
-            &[ACTS, DELTAS],
         )),
         Node::Conv2d {
             x,
@@ -210,8 +228,10 @@ pub(super) fn backward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
             c_in,
             c_out,
             kernel,
+            block,
             ..
         } => {
+            let first = out.len();
             let bu = conv_uniform(node, batch);
             let taps = c_out * c_in * kernel * kernel;
             out.push(planned(
@@ -244,6 +264,9 @@ pub(super) fn backward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
                 bu,
                 &[PARAMS, DELTAS],
             ));
+            for r in &mut out[first..] {
+                r.planned.layer = *block;
+            }
         }
         _ => {}
     }

@@ -146,6 +146,8 @@ pub enum Node {
         kernel: usize,
         in_side: usize,
         conv_side: usize,
+        /// Its convolution's number among the model's (1-based), for showing.
+        block: usize,
     },
     MaxPool2 {
         x: Tensor,
@@ -156,6 +158,8 @@ pub enum Node {
         channels: usize,
         in_side: usize,
         pool_side: usize,
+        /// The number of the convolution before it (0 for none), for showing.
+        block: usize,
     },
     Dense {
         x: Tensor,
@@ -193,6 +197,8 @@ struct Builder {
     arena: Arena,
     batch: usize,
     count: usize,
+    /// Convolutions placed so far.
+    convs: usize,
 }
 
 impl Builder {
@@ -396,6 +402,7 @@ impl Builder {
                     self.same(&name, &y)?;
                     // The filter gradient's per-sample partial sums.
                     self.arena.scratch_words = self.arena.scratch_words.max(self.batch * taps);
+                    self.convs += 1;
                     nodes.push(Node::Conv2d {
                         x,
                         conv,
@@ -407,6 +414,7 @@ impl Builder {
                         kernel,
                         in_side: side,
                         conv_side,
+                        block: self.convs,
                     });
                     x = y;
                 }
@@ -430,6 +438,7 @@ impl Builder {
                         channels,
                         in_side: side,
                         pool_side,
+                        block: self.convs,
                     });
                     x = y;
                 }
@@ -489,6 +498,7 @@ impl Net {
             arena: Arena::default(),
             batch: model.batch,
             count: 0,
+            convs: 0,
         };
         let input = b.tensor("input", model.input);
         let (nodes, last) = b.walk(&model.layers, input, true)?;
