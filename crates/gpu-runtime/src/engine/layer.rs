@@ -2,8 +2,9 @@
 //! every forward and backward dispatch recorded from those places.
 //!
 //! Gradient flow: the train step clears the deltas and the gradients first. A linear layer's
-//! input gradient OVERWRITES its input's delta; every other backward ADDS into the deltas
-//! and gradients it writes. That is right because a tensor's consumers run backward in a
+//! input gradient OVERWRITES its input's delta, as every CNN layer's backward overwrites what
+//! it writes (`conv.rs`: a CNN tensor has one consumer); every other backward ADDS into the
+//! deltas and gradients it writes. That is right because a tensor's consumers run backward in a
 //! fixed order: the layer after it first (a linear layer there is the first writer), then, if
 //! it is a residual's input, the residual's add (`delta x += delta y`). A residual's output
 //! shares its branch's delta range (the identity's gradient is the gradient), so the add

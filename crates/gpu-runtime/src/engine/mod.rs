@@ -4,7 +4,9 @@
 //! # Design
 //! - **A model is a list of layers** ([`Model`]): linear (+ bias), GELU, LayerNorm, a residual
 //!   around a branch of layers, the softmax cross-entropy head, token and position
-//!   embeddings, and causal attention (the naive kernels). [`Net::compile`] places
+//!   embeddings, and causal attention (the naive kernels); for the CNN (`cnn.rs`), a 2-D
+//!   convolution with bias and ReLU, 2 × 2 max-pooling, a dense layer and a loss head that
+//!   keeps the probabilities, on the CNN family's kernels (`conv.rs`). [`Net::compile`] places
 //!   every parameter, activation, saved statistic and delta in the [`Arena`]
 //!   (`arena.rs`) and records each layer's forward and backward dispatches as
 //!   [`crate::plan::PlannedDispatch`]es whose uniforms are filled by the WGSL struct's member
@@ -16,7 +18,9 @@
 //!   range; activations (with what layers save) and deltas have their own. Every tensor is a
 //!   256-byte-aligned range bound as a buffer range. [`Arena::fits`] says whether an adapter
 //!   can hold it.
-//! - **Named programs** ([`TRAIN_STEP`], [`EVAL_LOSS`]): op lists kept by name, not index.
+//! - **Named programs** ([`TRAIN_STEP`], [`EVAL_LOSS`], [`EVAL_FORWARD`] at another batch):
+//!   op lists kept by name, not index. [`Setup`] picks the update (`optim-adam` or
+//!   `optim-sgd`), edited kernels standing in for the catalogue's and their loop-budget flag.
 //! - **Linear layers** reuse the MLP's register-tiled GEMMs (`mlp-forward-tiled`,
 //!   `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`) at arena offsets; the
 //!   other layers reuse the GPT family's and the attention family's kernels, and the
@@ -28,8 +32,11 @@
 //! - No dispatch binds a buffer read-only and writable at once (WebGPU forbids it within a
 //!   dispatch): a kernel that reads one arena range and writes another of the same buffer
 //!   declares both `read_write`.
-//! - No optimiser kernel of its own: Adam is `optim-adam` over the parameter layout, its step
-//!   counter on the GPU (double-buffered; a train step alternates the two bindings).
+//! - No optimiser kernel of its own: the update is `optim-adam` (its step counter on the GPU,
+//!   double-buffered; a train step alternates the two bindings) or `optim-sgd` with momentum,
+//!   over the parameter layout.
+//! - No range a CNN kernel touches has its activations and its delta at different offsets
+//!   (those kernels index both through one offset; `Net::compile` mirrors and checks them).
 //! - No delta is read before it is complete, and none accumulates stale values: the train step
 //!   clears deltas and gradients, and the gradient flow rule of `layer.rs` holds.
 
