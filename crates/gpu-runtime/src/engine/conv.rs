@@ -11,6 +11,7 @@
 
 use super::buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
 use super::layer::{Node, Recorded};
+use super::Range;
 use crate::family::cnn::{grid, uniform, WORKGROUP};
 use crate::plan::{Binding, PlannedDispatch, Uniform};
 
@@ -36,6 +37,14 @@ fn planned(
             uniform: uniform.with("count", u(count)).with("row", row),
         },
         bindings: bindings.iter().map(|&b| Binding::whole(b)).collect(),
+    }
+}
+
+impl Recorded {
+    /// The same dispatch binding `bindings` instead.
+    fn bind(mut self, bindings: Vec<Binding>) -> Recorded {
+        self.bindings = bindings;
+        self
     }
 }
 
@@ -150,11 +159,22 @@ pub(super) fn forward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
                 "cnn-pool-forward",
                 y.act.len,
                 pool_uniform(
-                    x.act.at, y.act.at, argmax.at, *channels, *in_side, *pool_side, batch,
+                    0,
+                    y.act.at - x.act.at,
+                    0,
+                    *channels,
+                    *in_side,
+                    *pool_side,
+                    batch,
                 ),
-                // The winners' u32 indices live in the activations' buffer too.
-                &[ACTS, ACTS],
-            ),
+                &[],
+            )
+            .bind(vec![
+                // The winners' u32 indices live in the activations' buffer too: two writable
+                // bindings of one buffer must not overlap (WebGPU), so each is a range.
+                Range::span(&[x.act, y.act]).bind(ACTS),
+                argmax.bind(ACTS),
+            ]),
         )),
         Node::Dense { x, y, w, b } => out.push(planned(
             "cnn-dense-forward",
@@ -168,18 +188,32 @@ pub(super) fn forward(node: &Node, batch: usize, out: &mut Vec<Recorded>) {
             targets,
             losses,
         } => {
-            let mut r = planned(
-                "cnn-softmax-xent",
-                batch,
-                dense_uniform(batch, 0, logits.width, 0, logits.act.at, probs.act.at, 0, 0),
-                &[ACTS],
+            // Writable bindings of one buffer must not overlap (WebGPU): the logits and
+            // probabilities, the targets, the logits' delta and the losses are four ranges.
+            let a = Range::span(&[logits.act, probs.act]);
+            out.push(
+                planned(
+                    "cnn-softmax-xent",
+                    batch,
+                    dense_uniform(
+                        batch,
+                        0,
+                        logits.width,
+                        0,
+                        0,
+                        a.offset_of(probs.act) as usize,
+                        0,
+                        0,
+                    ),
+                    &[],
+                )
+                .bind(vec![
+                    a.bind(ACTS),
+                    targets.bind(ACTS),
+                    logits.delta.bind(DELTAS),
+                    losses.bind(DELTAS),
+                ]),
             );
-            r.bindings.extend([
-                targets.bind(ACTS),
-                Binding::whole(DELTAS),
-                losses.bind(DELTAS),
-            ]);
-            out.push(r);
         }
         _ => {}
     }
