@@ -8,12 +8,14 @@
 //
 // Launch: workgroup_size(64); one invocation per sample n; workgroups
 //   (ceil(g / r), r = ceil(g / 65535), 1) for g = ceil(count / 64); n = x + y·row.
-// Buffers: 0 = acts (read_write: reads logits_off, writes probs_off), 1 = labels (read, u32,
-//          B), 2 = deltas (read_write: writes logits_off), 3 = losses (read_write, B),
-//          4 = uniform Dense (16 words; count = B).
+// Buffers: 0 = acts (read_write: reads logits_off, writes probs_off), 1 = labels (u32, B;
+//          only read, but declared read_write: the training engine keeps them in the
+//          activations' buffer, and WebGPU forbids binding one buffer read-only and writable
+//          in one dispatch), 2 = deltas (read_write: writes logits_off), 3 = losses
+//          (read_write, B), 4 = uniform Dense (16 words; count = B).
 
 @group(0) @binding(0) var<storage, read_write> acts: array<f32>;
-@group(0) @binding(1) var<storage, read> labels: array<u32>;
+@group(0) @binding(1) var<storage, read_write> labels: array<u32>;
 @group(0) @binding(2) var<storage, read_write> deltas: array<f32>;
 @group(0) @binding(3) var<storage, read_write> losses: array<f32>;
 @group(0) @binding(4) var<uniform> u: Dense;

@@ -1,7 +1,5 @@
-// The residual stream's sum, element-wise: out = a + b. Forward, the block's input plus its
-// branch's output; backward, the residual's input gradient plus the gradient that skipped the
-// branch (then `out` and `a` are the same range: each invocation reads its element before it
-// writes it, and touches no other).
+// The residual stream's sum, element-wise: out = a + b, the block's input plus its branch's
+// output (three distinct ranges; the backward's in-place sum is gpt_add_into.wgsl).
 //
 // Launch: workgroup_size(64); dispatch (ceil(len / 64), 1, 1) (len ≤ 4,194,240), one
 //   invocation per element.

@@ -33,15 +33,15 @@
 use std::rc::Rc;
 use std::time::Instant;
 
+use crate::cnn_dawn_plan::{
+    bound_buffers_at, buffer, forward_plan, partials_len, step_plan, PlannedDispatch,
+};
 use cnn::data::{decode, split, BatchOrder, Samples};
 use cnn::net::{CpuTrainer, Hyper, Net, EVAL_CHUNK};
 use cnn::tuned::{Gemm, TunedTrainer};
 use cnn::Spec;
 use gpu_runtime::cnn_training::{evaluation, CnnConfig, CnnSession, Part};
 use gpu_runtime::family::cnn::bound::{step_bound, StateBound, TwinStep};
-use gpu_runtime::family::cnn::{
-    bound_buffers_at, buffer, forward_plan, partials_len, step_plan, PlannedDispatch,
-};
 use gpu_runtime::Gpu;
 
 use crate::json::{js, kernel_json, num_list};

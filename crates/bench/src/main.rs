@@ -32,6 +32,7 @@
 mod attention_bench;
 mod clamps;
 mod cnn_bench;
+mod cnn_dawn_plan;
 mod conv_bench;
 mod cpu;
 mod crossover;

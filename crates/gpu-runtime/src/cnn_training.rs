@@ -1,41 +1,43 @@
-//! Training the CNN page's network (issue 24) on the GPU: a session on a [`ResidentPlan`]
-//! whose pipelines, buffers and bind groups are made once, whose step is recorded once as a
-//! list of dispatches ([`crate::family::cnn::step_plan`]) and submitted as often as asked, and
-//! whose readbacks are requested and polled, never waited for (natively, tests may block).
+//! Training the CNN page's network (issue 24) on the GPU: its layer list
+//! ([`crate::engine::cnn::model`]: per block a convolution with bias and ReLU and a 2 × 2
+//! max-pool, then the dense layer and the loss head) on the training engine
+//! ([`crate::engine::Engine`]), which lays every tensor out in its arena once, records each
+//! layer's dispatches (the CNN family's kernels), and runs them as named programs with
+//! `optim-sgd` or `optim-adam` (the optimiser family every model shares) over every
+//! parameter. This module adds what the page's network needs around it: the seeded batch
+//! order and its staging, the evaluation batch, and readbacks in `cnn::net`'s layouts
+//! ([`crate::engine::cnn::Map`]), so what is read back compares with the twin's `Workspace`
+//! element for element. Readbacks are requested and polled, never waited for (natively,
+//! tests may block).
 //!
 //! Steps, up to [`CnnSession::steps_per_submit`] in one submission: the CPU gathers each step's
 //! batch in the CPU twin's seeded order (`cnn::data::BatchOrder`, the twin's `gather`) and
 //! writes all of them at once into a staging buffer; per step the submission copies its images
-//! into the start of the activations and its labels, then one compute pass runs, per block,
-//! `cnn-conv-forward` (bias and ReLU in its epilogue) and `cnn-pool-forward`, then
-//! `cnn-dense-forward`, `cnn-softmax-xent`, `cnn-dense-grad`, `cnn-dense-backward-input`, per
-//! block last first `cnn-pool-backward`, `cnn-relu-backward`, `cnn-conv-filter-partials`,
-//! `cnn-conv-filter-reduce`, `cnn-conv-bias-grad` and `cnn-conv-input-grad`, and `optim-sgd` or
-//! `optim-adam` (the optimiser family every model shares) over every parameter. Adam's bias
-//! corrections come from a table indexed by a step counter on the GPU, which Adam's dispatch
-//! advances (double-buffered: even steps read the first state buffer), so nothing is written
-//! per step but the batch. Uploading each batch (B·side² floats, 200 KB at batch 64) keeps the
-//! session simple; a resident training set gathered on the GPU can replace it.
+//! and labels into the arena, then runs the engine's train step. Adam's bias corrections come
+//! from a table indexed by a step counter on the GPU, which Adam's dispatch advances, so
+//! nothing is written per step but the batch. Uploading each batch (B·side² floats, 200 KB at
+//! batch 64) keeps the session simple; a resident training set gathered on the GPU can
+//! replace it.
 //!
-//! An evaluation runs the forward pass on up to `eval_batch` images in its own activation
-//! buffer (its own layout) and reads back the logits (and, for the page's "look inside",
-//! optionally every activation). Every buffer has `cnn::net`'s layout, so what is read back
-//! compares with the twin's `Workspace` element for element.
+//! An evaluation runs the forward pass on up to `eval_batch` images (the same layers compiled
+//! at that batch, in their own activation buffer) and reads back the logits (and, for the
+//! page's "look inside", optionally every activation).
 
 use std::rc::Rc;
 
 use cnn::data::{BatchOrder, Samples};
 use cnn::net::{Hyper, Net, Optimiser};
 
-use crate::catalogue::{KernelSpec, Replacements};
+use crate::catalogue::KernelSpec;
 use crate::context::{Gpu, GpuError};
-use crate::family::cnn::{
-    bound_buffers_at, buffer, forward_plan, optim_hyper, partials_len, step_plan, PlannedDispatch,
-};
+use crate::engine::cnn::{model, Map};
+use crate::engine::{buffer, Engine, Setup, EVAL_FORWARD, TRAIN_STEP};
+use crate::family::cnn::{optim_hyper, optimiser_dispatch};
 use crate::family::optim;
-use crate::plan::{
-    Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, LOOP_FLAG,
-};
+use crate::plan::{Init, LoopFlag, Op, PlannedDispatch, ReadRange, ResidentBuffer, LOOP_FLAG};
+
+/// The staging buffer of a session's batches (images then labels, per step).
+const BATCHES: &str = "cnn batches";
 
 /// Bytes of batches one submission may stage (images and labels of its steps).
 pub const STAGING_BYTES: u64 = 16 << 20;
@@ -121,41 +123,75 @@ pub struct CnnSession {
     net: Net,
     hyper: Hyper,
     batch: usize,
+    /// The train step's dispatches, for showing.
     plan: Vec<PlannedDispatch>,
-    resident: ResidentPlan,
-    /// The optimiser's dispatch number (its uniform holds the learning rate).
-    opt_index: usize,
+    engine: Engine,
+    /// The arena's places of `cnn::net`'s regions, for the training batch and the evaluation's.
+    map: Map,
+    eval_map: Option<Map>,
+    /// Bytes of the evaluation's activation buffer.
+    eval_acts_bytes: u64,
     /// Steps whose batches fit the staging buffer: the most one submission carries.
     per_submit: u32,
-    /// Dispatch numbers of the evaluation's forward pass.
-    eval_first: usize,
-    eval_count: usize,
     eval_batch: usize,
     train: Samples,
     order: BatchOrder,
     indices: Vec<u32>,
     x: Vec<f32>,
     y: Vec<u32>,
-    steps: u64,
     pending: Pending,
     /// Words of the loop-budget flag buffer, 0 without one.
     flag_words: usize,
 }
 
 /// Little-endian words of a readback (a byte vector need not be aligned for a cast).
-fn u32s(bytes: &[u8]) -> Vec<u32> {
-    bytes
-        .chunks_exact(4)
-        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .collect()
+fn u32s(floats: &[f32]) -> Vec<u32> {
+    floats.iter().map(|f| f.to_bits()).collect()
 }
 
-fn f32s(bytes: &[u8]) -> Vec<f32> {
-    u32s(bytes).into_iter().map(f32::from_bits).collect()
+/// The dispatches of one training step of `net` at `batch` as the engine records them (kernel,
+/// conv block, grid, uniform), the optimiser's last: what the page lists and the interface
+/// checks read.
+pub fn step_plan(net: &Net, hyper: &Hyper, batch: usize) -> Result<Vec<PlannedDispatch>, GpuError> {
+    Ok(train_step(&compile(net, batch.max(1))?.0, hyper))
 }
 
-fn bytes_of(v: &[f32]) -> Vec<u8> {
-    bytemuck::cast_slice(v).to_vec()
+/// The evaluation's forward dispatches of `net` at `batch` (no loss head).
+pub fn forward_plan(net: &Net, batch: usize) -> Result<Vec<PlannedDispatch>, GpuError> {
+    let (compiled, _) = compile(net, batch.max(1))?;
+    Ok(compiled
+        .forward_only()
+        .into_iter()
+        .map(|r| r.planned)
+        .collect())
+}
+
+/// The engine's arena for `net` at `batch`: the one layout of every buffer a session makes
+/// (the page's limit check reads it; nothing sizes a buffer again).
+pub fn arena(net: &Net, batch: usize) -> Result<crate::engine::Arena, GpuError> {
+    Ok(compile(net, batch.max(1))?.0.arena)
+}
+
+fn train_step(compiled: &crate::engine::Net, hyper: &Hyper) -> Vec<PlannedDispatch> {
+    let mut plan: Vec<PlannedDispatch> = compiled
+        .forward()
+        .into_iter()
+        .chain(compiled.backward())
+        .map(|r| r.planned)
+        .collect();
+    plan.push(optimiser_dispatch(
+        hyper,
+        compiled.param_words(),
+        optim::MAX_GROUPS_X,
+    ));
+    plan
+}
+
+fn compile(net: &Net, batch: usize) -> Result<(crate::engine::Net, Map), GpuError> {
+    let compiled = crate::engine::Net::compile(&model(net, batch)).map_err(GpuError::Dispatch)?;
+    let map = Map::new(net, &compiled)
+        .ok_or_else(|| GpuError::Dispatch("the CNN's layers do not map onto its layout".into()))?;
+    Ok((compiled, map))
 }
 
 impl CnnSession {
@@ -190,46 +226,27 @@ impl CnnSession {
         }
         let net = cfg.net;
         let batch = cfg.batch.max(1);
-        let pl = net.param_layout();
         let px = net.side * net.side;
-        if cfg.params.len() != pl.len
+        if cfg.params.len() != net.param_layout().len
             || cfg.train.is_empty()
             || cfg.train.side != net.side
             || cfg.train.x.len() != cfg.train.len() * px
         {
             return Err(GpuError::WrongJob);
         }
-        let layout = net.act_layout(batch);
+        let (compiled, map) = compile(&net, batch)?;
         let eval_batch = cfg.eval_batch;
-        let eval_layout = net.act_layout(eval_batch.max(1));
+        let (eval, eval_map) = if eval_batch > 0 {
+            let (e, m) = compile(&net, eval_batch)?;
+            (Some(e), Some(m))
+        } else {
+            (None, None)
+        };
+        let eval_acts_bytes = eval.as_ref().map_or(0, |e| e.arena.acts.bytes());
         let limits = gpu.buffer_limits();
         let ceiling = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        let largest = [layout.len, eval_layout.len, partials_len(&net, batch)]
-            .into_iter()
-            .max()
-            .unwrap_or(0) as u64
-            * 4;
-        if largest > ceiling {
-            return Err(GpuError::Dispatch(format!(
-                "the batch needs a {largest}-byte buffer, more than this device's \
-                 {ceiling}-byte storage buffer limit"
-            )));
-        }
-        let plan = step_plan(&net, &cfg.hyper, batch);
-        let eval_plan = if eval_batch > 0 {
-            forward_plan(&net, eval_batch)
-        } else {
-            Vec::new()
-        };
-        let chosen = Replacements::checked(replacements, |id| {
-            plan.iter().chain(&eval_plan).any(|p| p.kernel_id == id)
-        })?;
-        let spec_of = |id: &'static str| chosen.spec(id);
-        let p_bytes = pl.len as u64 * 4;
-        // Storage buffers may not be empty: at least one word each.
-        let words = |n: usize| n.max(1) as u64 * 4;
         // Each step's batch (images, then labels) waits in the staging buffer; as many steps
         // as fit STAGING_BYTES, at most MAX_STEPS_PER_SUBMIT, at least one.
         let step_words = batch * (px + 1);
@@ -240,97 +257,49 @@ impl CnnSession {
                 "a batch of {batch} images needs more than this device's {ceiling}-byte buffers"
             )));
         }
-        let buffers = vec![
-            (buffer::PARAMS, Init::Bytes(bytes_of(cfg.params).into())),
-            (buffer::GRADS, Init::Zeroed(p_bytes)),
-            (buffer::M, Init::Zeroed(p_bytes)),
-            (buffer::V, Init::Zeroed(p_bytes)),
-            (buffer::ACTS, Init::Zeroed(words(layout.len))),
-            (buffer::DELTAS, Init::Zeroed(words(layout.len))),
-            (buffer::ARGMAX, Init::Zeroed(words(layout.argmax_len))),
-            (buffer::LABELS, Init::Zeroed(words(batch))),
-            (buffer::LOSSES, Init::Zeroed(words(batch))),
-            (
-                buffer::PARTIALS,
-                Init::Zeroed(words(partials_len(&net, batch))),
-            ),
-            (buffer::EVAL_ACTS, Init::Zeroed(words(eval_layout.len))),
-            (
-                buffer::EVAL_ARGMAX,
-                Init::Zeroed(words(eval_layout.argmax_len)),
-            ),
-            (
-                buffer::CORRECTIONS,
-                Init::Bytes(
-                    bytemuck::cast_slice(&optim::correction_table())
-                        .to_vec()
-                        .into(),
-                ),
-            ),
-            // The step state {0, t, 0, 0}: step 1 reads the first (t = 0), writes the second.
-            (buffer::STATES[0], Init::Zeroed(16)),
-            (buffer::STATES[1], Init::Zeroed(16)),
-            (
-                buffer::BATCHES,
-                Init::Zeroed(words(per_submit as usize * step_words)),
-            ),
-        ]
-        .into_iter()
-        .chain(flag.map(|f| (LOOP_FLAG, Init::Zeroed(words(f.words)))))
-        .map(|(name, init)| ResidentBuffer { name, init })
-        .collect();
-        let mut dispatches = Vec::with_capacity(plan.len() + eval_plan.len());
-        for (p, eval) in plan
-            .iter()
-            .map(|p| (p, false))
-            .chain(eval_plan.iter().map(|p| (p, true)))
-        {
-            // Both parities' bindings (the same but for Adam's step state).
-            let variants: Vec<Vec<&'static str>> = (0..2)
-                .map(|parity| bound_buffers_at(p.kernel_id, eval, parity))
-                .collect();
-            let after_uniform = chosen.after_uniform(flag, p.kernel_id, variants[0].len())?;
-            dispatches.push(ResidentDispatch {
-                kernel: spec_of(p.kernel_id)?,
-                variants: ResidentDispatch::whole(variants),
-                uniform: p.uniform.to_vec(),
-                workgroups: p.workgroups,
-                after_uniform,
-            });
-        }
-        let opt_index = plan
-            .iter()
-            .position(|p| matches!(p.kernel_id, optim::SGD_ID | optim::ADAM_ID))
-            .ok_or_else(|| GpuError::Dispatch("no optimiser dispatch".into()))?;
-        // The largest readback: every part of a step, or an evaluation's activations.
-        let flag_words = flag.map_or(0, |f| f.words.max(1));
-        let step_bytes =
-            4 * (4 * pl.len + batch + 2 * layout.len + layout.argmax_len + flag_words) as u64;
-        let readback = step_bytes.max(eval_layout.len as u64 * 4);
-        let resident = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
+        let hyper = optim_hyper(&cfg.hyper);
+        let words = compiled.param_words();
+        let plan = train_step(&compiled, &cfg.hyper);
+        let params = map.to_arena(cfg.params, words);
+        let engine = Engine::build(
+            gpu,
+            compiled,
+            &params,
+            Setup {
+                optimiser: hyper,
+                extra: vec![ResidentBuffer {
+                    name: BATCHES,
+                    init: Init::Zeroed((per_submit as usize * step_words).max(1) as u64 * 4),
+                }],
+                readback: 0,
+                eval,
+                replacements,
+                flag,
+            },
+        )
+        .await?;
         Ok(Self {
             order: BatchOrder::new(cfg.train.len(), cfg.order_seed),
             train: cfg.train,
             net,
             hyper: cfg.hyper,
             batch,
-            eval_first: plan.len(),
-            eval_count: eval_plan.len(),
             plan,
-            resident,
-            opt_index,
+            engine,
+            map,
+            eval_map,
+            eval_acts_bytes,
             per_submit,
             eval_batch,
             indices: Vec::new(),
             x: Vec::new(),
             y: Vec::new(),
-            steps: 0,
             pending: Pending::None,
-            flag_words,
+            flag_words: flag.map_or(0, |f| f.words.max(1)),
         })
     }
 
-    /// The dispatches of one step, for showing (kernel id, block, workgroups).
+    /// The dispatches of one step, for showing (kernel id, workgroups).
     pub fn plan(&self) -> &[PlannedDispatch] {
         &self.plan
     }
@@ -345,23 +314,21 @@ impl CnnSession {
 
     /// The device the session runs on.
     pub fn gpu(&self) -> &Rc<Gpu> {
-        self.resident.gpu()
+        self.engine.gpu()
     }
 
     /// Whether the session's device has been lost: a lost device may never report the steps
     /// in flight as done, so the page asks this as well as counting them.
     pub fn device_lost(&self) -> bool {
-        self.resident.gpu().is_lost()
+        self.engine.gpu().is_lost()
     }
 
     /// Changes the learning rate from the next step on (the only uniform word a step's
     /// kernels get from the CPU after the session is made).
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;
-        let params = self.net.param_layout().len;
-        let uniform = optim::uniform(&optim_hyper(&self.hyper), params, optim::MAX_GROUPS_X);
-        // The index is the plan's own optimiser dispatch, so it is always in range.
-        let _ = self.resident.write_uniform(self.opt_index, uniform.words());
+        // The engine's own optimiser dispatch, so always in range.
+        let _ = self.engine.set_lr(lr);
     }
 
     /// The most steps one submission carries ([`CnnSession::steps`] cuts longer runs).
@@ -371,26 +338,28 @@ impl CnnSession {
 
     /// Steps submitted so far.
     pub fn steps_submitted(&self) -> u64 {
-        self.steps
+        self.engine.steps()
     }
 
     /// Steps the GPU has finished.
     pub fn steps_completed(&self) -> u64 {
-        self.resident.units_completed()
+        self.engine.units_completed()
     }
 
     /// Overwrites the parameters and the optimiser's two states (queued before the next
     /// submission): a restart from saved values, or a test putting the GPU where the twin
     /// is. Each slice has the parameter layout's length.
     pub fn write_state(&self, params: &[f32], m: &[f32], v: &[f32]) -> Result<(), GpuError> {
-        let n = self.net.param_layout().len;
+        let n = self.map.param_len;
         if params.len() != n || m.len() != n || v.len() != n {
             return Err(GpuError::WrongJob);
         }
-        self.resident
-            .write(buffer::PARAMS, 0, bytemuck::cast_slice(params))?;
-        self.resident.write(buffer::M, 0, bytemuck::cast_slice(m))?;
-        self.resident.write(buffer::V, 0, bytemuck::cast_slice(v))
+        let words = self.engine.net().param_words();
+        for (name, values) in [(buffer::PARAMS, params), (buffer::M, m), (buffer::V, v)] {
+            let arena = self.map.to_arena(values, words);
+            self.engine.write(name, 0, bytemuck::cast_slice(&arena))?;
+        }
+        Ok(())
     }
 
     /// Submits one training step (see the module documentation); never waits.
@@ -402,7 +371,7 @@ impl CnnSession {
     /// are written to the staging buffer at once, and each step copies its own before its
     /// pass. Never waits.
     pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
-        if self.resident.gpu().is_lost() {
+        if self.engine.gpu().is_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
         let mut left = count;
@@ -420,9 +389,10 @@ impl CnnSession {
         let b = self.batch;
         let image_bytes = (b * px) as u64 * 4;
         let step_bytes = (b * (px + 1)) as u64 * 4;
+        let done = self.engine.steps();
         self.x.clear();
         for s in 0..n as u64 {
-            self.order.batch(self.steps + s, b, &mut self.indices);
+            self.order.batch(done + s, b, &mut self.indices);
             self.y.clear();
             for &i in &self.indices {
                 let i = i as usize;
@@ -437,33 +407,33 @@ impl CnnSession {
             // Labels as their bits, after the step's images.
             self.x.extend(self.y.iter().map(|&l| f32::from_bits(l)));
         }
-        self.resident
-            .write(buffer::BATCHES, 0, bytemuck::cast_slice(&self.x))?;
-        let input = self.net.act_layout(b).input as u64 * 4;
-        let mut ops = Vec::with_capacity(n as usize * (self.plan.len() + 2));
-        for s in 0..n as u64 {
-            let at = s * step_bytes;
-            ops.push(Op::Copy {
-                from: buffer::BATCHES,
-                from_offset: at,
-                to: buffer::ACTS,
-                to_offset: input,
-                bytes: image_bytes,
-            });
-            ops.push(Op::Copy {
-                from: buffer::BATCHES,
-                from_offset: at + image_bytes,
-                to: buffer::LABELS,
-                to_offset: 0,
-                bytes: b as u64 * 4,
-            });
-            // Adam's step state: even steps read the first buffer and write the second.
-            let variant = ((self.steps + s) % 2) as usize;
-            ops.extend((0..self.plan.len()).map(|index| Op::Dispatch { index, variant }));
-        }
-        self.resident.submit(&ops, n as u64)?;
-        self.steps += n as u64;
-        Ok(())
+        self.engine
+            .write(BATCHES, 0, bytemuck::cast_slice(&self.x))?;
+        let input = self.map.input.at as u64 * 4;
+        let targets = self.engine.net().targets.at as u64 * 4;
+        let around: Vec<(Vec<Op>, Vec<Op>)> = (0..n as u64)
+            .map(|s| {
+                let at = s * step_bytes;
+                let copies = vec![
+                    Op::Copy {
+                        from: BATCHES,
+                        from_offset: at,
+                        to: buffer::ACTS,
+                        to_offset: input,
+                        bytes: image_bytes,
+                    },
+                    Op::Copy {
+                        from: BATCHES,
+                        from_offset: at + image_bytes,
+                        to: buffer::ACTS,
+                        to_offset: targets,
+                        bytes: b as u64 * 4,
+                    },
+                ];
+                (copies, Vec::new())
+            })
+            .collect();
+        self.engine.run_around(TRAIN_STEP, &around)
     }
 
     /// Whether a readback or an evaluation is on its way.
@@ -472,23 +442,21 @@ impl CnnSession {
     }
 
     fn range(&self, part: Part) -> ReadRange {
-        let pl = self.net.param_layout().len as u64 * 4;
-        let l = self.net.act_layout(self.batch);
-        let (buffer, bytes) = match part {
-            Part::Params => (buffer::PARAMS, pl),
-            Part::Grads => (buffer::GRADS, pl),
-            Part::M => (buffer::M, pl),
-            Part::V => (buffer::V, pl),
-            Part::Losses => (buffer::LOSSES, self.batch as u64 * 4),
-            Part::Acts => (buffer::ACTS, l.len as u64 * 4),
-            Part::Deltas => (buffer::DELTAS, l.len as u64 * 4),
-            Part::Argmax => (buffer::ARGMAX, l.argmax_len as u64 * 4),
-            Part::LoopFlag => (LOOP_FLAG, self.flag_words as u64 * 4),
-        };
-        ReadRange {
-            buffer,
-            offset: 0,
-            bytes,
+        let n = self.engine.net();
+        let params = n.arena.params.all();
+        match part {
+            Part::Params => params.read(buffer::PARAMS),
+            Part::Grads => params.read(buffer::GRADS),
+            Part::M => params.read(buffer::M),
+            Part::V => params.read(buffer::V),
+            Part::Losses => n.losses.read(buffer::DELTAS),
+            Part::Acts | Part::Argmax => n.arena.acts.all().read(buffer::ACTS),
+            Part::Deltas => n.arena.deltas.all().read(buffer::DELTAS),
+            Part::LoopFlag => ReadRange {
+                buffer: LOOP_FLAG,
+                offset: 0,
+                bytes: self.flag_words as u64 * 4,
+            },
         }
     }
 
@@ -499,9 +467,9 @@ impl CnnSession {
             return Ok(false);
         }
         let ranges: Vec<ReadRange> = parts.iter().map(|&p| self.range(p)).collect();
-        let started = self.resident.request_read(&[], &ranges)?;
+        let started = self.engine.request_read(&ranges)?;
         if started {
-            self.pending = Pending::Read(parts.to_vec(), self.steps);
+            self.pending = Pending::Read(parts.to_vec(), self.engine.steps());
         }
         Ok(started)
     }
@@ -513,33 +481,39 @@ impl CnnSession {
     pub fn request_eval(&mut self, images: &[f32], with_acts: bool) -> Result<bool, GpuError> {
         let px = self.net.side * self.net.side;
         let rows = images.len() / px.max(1);
-        if self.eval_count == 0 || rows == 0 || rows > self.eval_batch || images.len() != rows * px
-        {
+        let Some(map) = &self.eval_map else {
+            return Err(GpuError::WrongJob);
+        };
+        if rows == 0 || rows > self.eval_batch || images.len() != rows * px {
             return Err(GpuError::WrongJob);
         }
         if self.read_pending() {
             return Ok(false);
         }
-        self.resident
-            .write(buffer::EVAL_ACTS, 0, bytemuck::cast_slice(images))?;
-        let l = self.net.act_layout(self.eval_batch);
-        let ops: Vec<Op> = (self.eval_first..self.eval_first + self.eval_count)
-            .map(|index| Op::Dispatch { index, variant: 0 })
-            .collect();
+        self.engine.write(
+            buffer::EVAL_ACTS,
+            map.input.at as u64 * 4,
+            bytemuck::cast_slice(images),
+        )?;
         let range = if with_acts {
+            // The whole evaluation activation buffer.
             ReadRange {
                 buffer: buffer::EVAL_ACTS,
                 offset: 0,
-                bytes: l.len as u64 * 4,
+                bytes: self.eval_acts_bytes,
             }
         } else {
-            ReadRange {
-                buffer: buffer::EVAL_ACTS,
-                offset: l.logits as u64 * 4,
-                bytes: (rows * self.net.classes) as u64 * 4,
-            }
+            map.logits.read(buffer::EVAL_ACTS)
         };
-        let started = self.resident.request_read(&ops, &[range])?;
+        let range = ReadRange {
+            bytes: if with_acts {
+                range.bytes
+            } else {
+                (rows * self.net.classes) as u64 * 4
+            },
+            ..range
+        };
+        let started = self.engine.request_read_after(EVAL_FORWARD, &[range])?;
         if started {
             self.pending = Pending::Eval {
                 rows,
@@ -555,7 +529,7 @@ impl CnnSession {
             return Ok(None);
         };
         let (parts, step) = (parts.clone(), *step);
-        let Some(bytes) = self.resident.poll_read()? else {
+        let Some(floats) = self.engine.poll_read()? else {
             return Ok(None);
         };
         self.pending = Pending::None;
@@ -566,29 +540,28 @@ impl CnnSession {
         };
         let mut at = 0usize;
         for part in parts {
-            let len = self.range(part).bytes as usize;
-            let chunk = bytes
+            let len = (self.range(part).bytes / 4) as usize;
+            let chunk = floats
                 .get(at..at + len)
                 .ok_or_else(|| GpuError::Readback("short readback".into()))?;
             at += len;
-            let floats = f32s(chunk);
             match part {
-                Part::Params => out.params = floats,
-                Part::Grads => out.grads = floats,
-                Part::M => out.m = floats,
-                Part::V => out.v = floats,
+                Part::Params => out.params = self.map.params_of(chunk),
+                Part::Grads => out.grads = self.map.params_of(chunk),
+                Part::M => out.m = self.map.params_of(chunk),
+                Part::V => out.v = self.map.params_of(chunk),
                 Part::Losses => {
                     // The twin's order: n ascending from 0, then one division.
                     let mut sum = 0.0f32;
-                    for &l in &floats {
+                    for &l in chunk {
                         sum += l;
                     }
                     out.loss = sum / self.batch as f32;
-                    out.losses = floats;
+                    out.losses = chunk.to_vec();
                 }
-                Part::Acts => out.acts = floats,
-                Part::Deltas => out.deltas = floats,
-                Part::Argmax => out.argmax = u32s(chunk),
+                Part::Acts => out.acts = self.map.acts_of(chunk),
+                Part::Deltas => out.deltas = self.map.acts_of(chunk),
+                Part::Argmax => out.argmax = self.map.argmax_of(chunk),
                 Part::LoopFlag => out.loop_flag = u32s(chunk),
             }
         }
@@ -600,31 +573,34 @@ impl CnnSession {
         let Pending::Eval { rows, acts } = self.pending else {
             return Ok(None);
         };
-        let Some(bytes) = self.resident.poll_read()? else {
+        let Some(map) = &self.eval_map else {
+            return Ok(None);
+        };
+        let Some(floats) = self.engine.poll_read()? else {
             return Ok(None);
         };
         self.pending = Pending::None;
-        let floats = f32s(&bytes);
         let k = self.net.classes;
-        let logits = if acts {
-            let at = self.net.act_layout(self.eval_batch).logits;
-            floats
-                .get(at..at + rows * k)
+        let (logits, all) = if acts {
+            let r = map.logits;
+            let logits = floats
+                .get(r.at..r.at + rows * k)
                 .ok_or_else(|| GpuError::Readback("short readback".into()))?
-                .to_vec()
+                .to_vec();
+            (logits, map.acts_of(&floats))
         } else {
-            floats.clone()
+            (floats, Vec::new())
         };
         Ok(Some(EvalReadout {
             rows,
             logits,
-            acts: if acts { floats } else { Vec::new() },
+            acts: all,
         }))
     }
 
     /// Resolves when everything submitted so far has finished (Cancel awaits this).
     pub fn finished(&self) -> impl std::future::Future<Output = Result<(), GpuError>> {
-        self.resident.finished()
+        self.engine.finished()
     }
 
     /// The optimiser this session runs.
@@ -638,12 +614,12 @@ impl CnnSession {
         if !self.request_read(parts)? {
             return Err(GpuError::Readback("a readback is already pending".into()));
         }
-        self.resident.wait()?;
+        self.engine.wait()?;
         loop {
             if let Some(r) = self.poll_read()? {
                 return Ok(r);
             }
-            self.resident.wait()?;
+            self.engine.wait()?;
         }
     }
 
@@ -657,12 +633,12 @@ impl CnnSession {
         if !self.request_eval(images, with_acts)? {
             return Err(GpuError::Readback("a readback is already pending".into()));
         }
-        self.resident.wait()?;
+        self.engine.wait()?;
         loop {
             if let Some(r) = self.poll_eval()? {
                 return Ok(r);
             }
-            self.resident.wait()?;
+            self.engine.wait()?;
         }
     }
 }

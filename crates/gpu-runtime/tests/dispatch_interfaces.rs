@@ -103,13 +103,6 @@ fn mlp_slots(id: &str) -> Vec<String> {
         .collect()
 }
 
-fn cnn_slots(id: &str) -> Vec<String> {
-    cnn_family::bindings(id)
-        .iter()
-        .map(|s| snake(&format!("{s:?}")))
-        .collect()
-}
-
 /// Every MLP dispatch a session can plan: each step path, both optimiser kinds, a wide
 /// layer, accumulation, each kernel pinned, the evaluation.
 fn mlp_plans() -> Vec<PlannedDispatch> {
@@ -193,6 +186,7 @@ fn every_mlp_dispatch_binds_and_fills_what_its_wgsl_declares() {
 
 #[test]
 fn every_cnn_dispatch_binds_and_fills_what_its_wgsl_declares() {
+    use gpu_runtime::engine::{cnn::model, Net};
     let b = |c_in, c_out, kernel| cnn::net::Block {
         c_in,
         c_out,
@@ -200,32 +194,84 @@ fn every_cnn_dispatch_binds_and_fills_what_its_wgsl_declares() {
     };
     let net = cnn::net::Net::new(13, vec![b(1, 3, 3), b(3, 4, 3)], 10).expect("fits");
     let mut seen: Vec<&str> = Vec::new();
-    let mut all = Vec::new();
-    for optimiser in cnn::net::Optimiser::ALL {
-        let hyper = cnn::net::Hyper {
-            lr: 0.1,
-            optimiser,
-            momentum: 0.9,
-        };
-        let plans = cnn_family::step_plan(&net, &hyper, 5);
-        for p in plans.iter().chain(&cnn_family::forward_plan(&net, 7)) {
-            if !seen.contains(&p.kernel_id) {
-                seen.push(p.kernel_id);
-            }
-            all.extend(problems(p, &cnn_slots(p.kernel_id)));
+    let mut recorded = Vec::new();
+    // A training step's layers at one batch, an evaluation's at another.
+    for batch in [5, 7] {
+        let n = Net::compile(&model(&net, batch)).expect("compiles");
+        recorded.extend(n.forward());
+        recorded.extend(n.backward());
+        recorded.extend(n.forward_only());
+    }
+    for r in &recorded {
+        if !seen.contains(&r.planned.kernel_id) {
+            seen.push(r.planned.kernel_id);
         }
     }
-    all.dedup();
+    let all = engine_problems(&recorded);
     assert!(all.is_empty(), "{}", all.join("\n"));
     for k in cnn_family::KERNELS {
         assert!(seen.contains(&k.id), "{} never planned", k.id);
     }
 }
 
+/// What is wrong with the engine's recorded dispatches: bindings against the WGSL's (by
+/// position: the WGSL's own names stand for its slots, so what is checked is the count, the
+/// uniform's place and its words), and any buffer bound both read-only and writable.
+fn engine_problems(planned: &[gpu_runtime::engine::Recorded]) -> Vec<String> {
+    use gpu_runtime::plan::Binding;
+    let mut all = Vec::new();
+    for r in planned {
+        let id = r.planned.kernel_id;
+        let Some(spec) = gpu_runtime::kernel(id) else {
+            all.push(format!("{id}: not catalogued"));
+            continue;
+        };
+        let Some(iface) = wgsl_check::interface(&spec.wgsl(), spec.entry_point) else {
+            all.push(format!("{id}: naga rejects it"));
+            continue;
+        };
+        let slots: Vec<String> = (0..r.bindings.len())
+            .map(|i| {
+                iface
+                    .resources
+                    .get(i)
+                    .map_or("?".into(), |x| x.name.clone())
+            })
+            .collect();
+        all.extend(problems(&r.planned, &slots));
+        // WebGPU forbids one buffer bound both read-only and writable in a dispatch, and two
+        // writable bindings of one buffer whose ranges overlap (native wgpu checks neither).
+        let mut access: Vec<(&str, bool, u64, Option<u64>)> = Vec::new();
+        for (b, res) in r.bindings.iter().zip(&iface.resources) {
+            if let (Binding::Buffer { name, offset, size }, Class::Storage { write }) =
+                (b, res.class)
+            {
+                if access.iter().any(|(n, w, ..)| n == name && *w != write) {
+                    all.push(format!(
+                        "{id}: `{name}` is bound both read-only and writable"
+                    ));
+                }
+                let end = |o: u64, s: Option<u64>| s.map_or(u64::MAX, |s| o + s);
+                if write
+                    && access.iter().any(|&(n, w, o, s)| {
+                        n == *name && w && o < end(*offset, *size) && *offset < end(o, s)
+                    })
+                {
+                    all.push(format!(
+                        "{id}: `{name}` is bound writable twice with overlapping ranges"
+                    ));
+                }
+                access.push((name, write, *offset, *size));
+            }
+        }
+    }
+    all.dedup();
+    all
+}
+
 #[test]
 fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
     use gpu_runtime::engine::{Layer, Model, Net};
-    use gpu_runtime::plan::Binding;
     let net = Net::compile(&Model {
         batch: 5,
         input: 3,
@@ -279,41 +325,6 @@ fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
     };
     let decoder = gpu_runtime::engine::decode::record(&odd, 3).expect("records");
     planned.extend(decoder.all().cloned());
-    let mut all = Vec::new();
-    for r in &planned {
-        let id = r.planned.kernel_id;
-        let Some(spec) = gpu_runtime::kernel(id) else {
-            all.push(format!("{id}: not catalogued"));
-            continue;
-        };
-        let Some(iface) = wgsl_check::interface(&spec.wgsl(), spec.entry_point) else {
-            all.push(format!("{id}: naga rejects it"));
-            continue;
-        };
-        // The engine binds by position: the WGSL's own names stand for its slots, so what is
-        // checked is the count, the uniform's place and its words.
-        let slots: Vec<String> = (0..r.bindings.len())
-            .map(|i| {
-                iface
-                    .resources
-                    .get(i)
-                    .map_or("?".into(), |x| x.name.clone())
-            })
-            .collect();
-        all.extend(problems(&r.planned, &slots));
-        // WebGPU forbids one buffer bound both read-only and writable in a dispatch.
-        let mut access: Vec<(&str, bool)> = Vec::new();
-        for (b, res) in r.bindings.iter().zip(&iface.resources) {
-            if let (Binding::Buffer { name, .. }, Class::Storage { write }) = (b, res.class) {
-                if access.iter().any(|(n, w)| n == name && *w != write) {
-                    all.push(format!(
-                        "{id}: `{name}` is bound both read-only and writable"
-                    ));
-                }
-                access.push((name, write));
-            }
-        }
-    }
-    all.dedup();
+    let all = engine_problems(&planned);
     assert!(all.is_empty(), "{}", all.join("\n"));
 }

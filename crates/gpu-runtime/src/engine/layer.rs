@@ -2,8 +2,9 @@
 //! every forward and backward dispatch recorded from those places.
 //!
 //! Gradient flow: the train step clears the deltas and the gradients first. A linear layer's
-//! input gradient OVERWRITES its input's delta; every other backward ADDS into the deltas
-//! and gradients it writes. That is right because a tensor's consumers run backward in a
+//! input gradient OVERWRITES its input's delta, as every CNN layer's backward overwrites what
+//! it writes (`conv.rs`: a CNN tensor has one consumer); every other backward ADDS into the
+//! deltas and gradients it writes. That is right because a tensor's consumers run backward in a
 //! fixed order: the layer after it first (a linear layer there is the first writer), then, if
 //! it is a residual's input, the residual's add (`delta x += delta y`). A residual's output
 //! shares its branch's delta range (the identity's gradient is the gradient), so the add
@@ -11,6 +12,7 @@
 
 use super::arena::{Arena, Range};
 use super::buffer;
+use super::conv;
 use crate::family::attention::AttnLayout;
 use crate::family::gpt::uniform as gpt_uniform;
 use crate::family::mlp::uniform as mlp_uniform;
@@ -43,6 +45,25 @@ pub enum Layer {
     /// probabilities are kept (in the delta layout) for the backward, whose dS lives in the
     /// gradient scratch (free between a linear layer's two gradient kernels).
     Attention { heads: usize, context: usize },
+    /// A valid, stride-1 2-D convolution of rows holding `c_in` maps of `side` × `side`
+    /// (channel-major, row-major maps) by `c_out` filters of `kernel` × `kernel` (OIHW), plus
+    /// a bias per filter, with ReLU in its epilogue (`cnn-conv-forward`): the pre-activation
+    /// is saved for the ReLU's backward; out `c_out` maps of side − kernel + 1.
+    Conv2d {
+        c_in: usize,
+        side: usize,
+        c_out: usize,
+        kernel: usize,
+    },
+    /// 2 × 2 max-pooling, stride 2, of rows of `channels` maps of `side` × `side` (an odd
+    /// side's last row and column are dropped); the winner of each window is saved.
+    MaxPool2 { channels: usize, side: usize },
+    /// y = x·Wᵀ + b by the CNN's dense kernels (`cnn-dense-*`: one accumulator per output,
+    /// terms by ascending index, the CNN twin's order), W `out` × width.
+    Dense { out: usize },
+    /// The CNN's loss head (`cnn-softmax-xent`, the model's last layer): the mean
+    /// cross-entropy over the rows, the probabilities kept (for the page's "look inside").
+    SoftmaxXentProbs,
 }
 
 /// A model: `batch` rows of `input` features through `layers`.
@@ -114,6 +135,45 @@ pub enum Node {
         heads: usize,
         context: usize,
     },
+    Conv2d {
+        x: Tensor,
+        /// The pre-activation (its delta: the ReLU's backward output).
+        conv: Tensor,
+        y: Tensor,
+        w: Range,
+        b: Range,
+        c_in: usize,
+        c_out: usize,
+        kernel: usize,
+        in_side: usize,
+        conv_side: usize,
+        /// Its convolution's number among the model's (1-based), for showing.
+        block: usize,
+    },
+    MaxPool2 {
+        x: Tensor,
+        y: Tensor,
+        /// u32 per output: the index (in x's rows) of its window's winner; in the activation
+        /// layout.
+        argmax: Range,
+        channels: usize,
+        in_side: usize,
+        pool_side: usize,
+        /// The number of the convolution before it (0 for none), for showing.
+        block: usize,
+    },
+    Dense {
+        x: Tensor,
+        y: Tensor,
+        w: Range,
+        b: Range,
+    },
+    SoftmaxXentProbs {
+        logits: Tensor,
+        probs: Tensor,
+        targets: Range,
+        losses: Range,
+    },
 }
 
 /// A model compiled: its arena and its layers placed in it.
@@ -138,6 +198,8 @@ struct Builder {
     arena: Arena,
     batch: usize,
     count: usize,
+    /// Convolutions placed so far.
+    convs: usize,
 }
 
 impl Builder {
@@ -147,6 +209,27 @@ impl Builder {
             act: self.arena.acts.push(name, len),
             delta: self.arena.deltas.push(name, len),
             width,
+        }
+    }
+
+    /// `len` words placed at the same offset in the activation and the delta layout (the CNN
+    /// kernels index both through one offset, so every range they touch is mirrored).
+    fn mirrored(&mut self, name: &str, len: usize) -> Range {
+        let r = self.arena.acts.push(name, len);
+        self.arena.deltas.push(name, len);
+        r
+    }
+
+    /// Refuses a tensor whose activations and deltas sit at different offsets, where a CNN
+    /// kernel would read one through the other's offset.
+    fn same(&self, name: &str, t: &Tensor) -> Result<(), String> {
+        if t.act.at == t.delta.at {
+            Ok(())
+        } else {
+            Err(format!(
+                "layer {name}: the CNN layers need a tensor's activations and deltas at one \
+                 offset; an earlier layer placed them apart"
+            ))
         }
     }
 
@@ -290,6 +373,103 @@ impl Builder {
                     });
                     x = y;
                 }
+                Layer::Conv2d {
+                    c_in,
+                    side,
+                    c_out,
+                    kernel,
+                } => {
+                    let (c_in, side, c_out, kernel) = (*c_in, *side, *c_out, *kernel);
+                    if c_in == 0 || c_out == 0 || kernel == 0 || kernel > side {
+                        return Err(format!(
+                            "layer {name}: a convolution needs a kernel that fits"
+                        ));
+                    }
+                    if c_in * side * side != x.width {
+                        return Err(format!(
+                            "layer {name}: {c_in} maps of {side}² are not rows of {}",
+                            x.width
+                        ));
+                    }
+                    self.same(&name, &x)?;
+                    let conv_side = side - kernel + 1;
+                    let taps = c_out * c_in * kernel * kernel;
+                    let w = self.arena.params.push(format!("{name}.w"), taps);
+                    let b = self.arena.params.push(format!("{name}.b"), c_out);
+                    let width = c_out * conv_side * conv_side;
+                    let conv = self.tensor(&format!("{name}.conv"), width);
+                    let y = self.tensor(&name, width);
+                    self.same(&name, &conv)?;
+                    self.same(&name, &y)?;
+                    // The filter gradient's per-sample partial sums.
+                    self.arena.scratch_words = self.arena.scratch_words.max(self.batch * taps);
+                    self.convs += 1;
+                    nodes.push(Node::Conv2d {
+                        x,
+                        conv,
+                        y,
+                        w,
+                        b,
+                        c_in,
+                        c_out,
+                        kernel,
+                        in_side: side,
+                        conv_side,
+                        block: self.convs,
+                    });
+                    x = y;
+                }
+                Layer::MaxPool2 { channels, side } => {
+                    let (channels, side) = (*channels, *side);
+                    if channels * side * side != x.width || side < 2 {
+                        return Err(format!(
+                            "layer {name}: {channels} maps of {side}² are not rows of {} to pool",
+                            x.width
+                        ));
+                    }
+                    self.same(&name, &x)?;
+                    let pool_side = side / 2;
+                    let y = self.tensor(&name, channels * pool_side * pool_side);
+                    let argmax = self.mirrored(&format!("{name}.argmax"), y.act.len);
+                    self.same(&name, &y)?;
+                    nodes.push(Node::MaxPool2 {
+                        x,
+                        y,
+                        argmax,
+                        channels,
+                        in_side: side,
+                        pool_side,
+                        block: self.convs,
+                    });
+                    x = y;
+                }
+                Layer::Dense { out } => {
+                    if *out == 0 {
+                        return Err(format!("layer {name}: a dense layer needs outputs"));
+                    }
+                    self.same(&name, &x)?;
+                    let w = self.arena.params.push(format!("{name}.w"), out * x.width);
+                    let b = self.arena.params.push(format!("{name}.b"), *out);
+                    let y = self.tensor(&name, *out);
+                    self.same(&name, &y)?;
+                    nodes.push(Node::Dense { x, y, w, b });
+                    x = y;
+                }
+                Layer::SoftmaxXentProbs => {
+                    if !(top && last) {
+                        return Err("the loss head must be the model's last layer".into());
+                    }
+                    self.same(&name, &x)?;
+                    let probs = self.tensor("probs", x.width);
+                    let targets = self.mirrored("targets", self.batch);
+                    let losses = self.mirrored("losses", self.batch);
+                    nodes.push(Node::SoftmaxXentProbs {
+                        logits: x,
+                        probs,
+                        targets,
+                        losses,
+                    });
+                }
                 Layer::SoftmaxXent => {
                     if !(top && last) {
                         return Err("the loss head must be the model's last layer".into());
@@ -319,14 +499,18 @@ impl Net {
             arena: Arena::default(),
             batch: model.batch,
             count: 0,
+            convs: 0,
         };
         let input = b.tensor("input", model.input);
         let (nodes, last) = b.walk(&model.layers, input, true)?;
-        let Some(Node::SoftmaxXent {
-            targets, losses, ..
-        }) = nodes.last().cloned()
-        else {
-            return Err("the model must end in its loss head".into());
+        let (targets, losses) = match nodes.last() {
+            Some(Node::SoftmaxXent {
+                targets, losses, ..
+            })
+            | Some(Node::SoftmaxXentProbs {
+                targets, losses, ..
+            }) => (*targets, *losses),
+            _ => return Err("the model must end in its loss head".into()),
         };
         Ok(Net {
             batch: model.batch,
@@ -348,6 +532,18 @@ impl Net {
     pub fn forward(&self) -> Vec<Recorded> {
         let mut out = Vec::new();
         forward(&self.nodes, self.batch, &mut out);
+        out
+    }
+
+    /// The forward without the loss head (an evaluation's: no targets, no deltas).
+    pub fn forward_only(&self) -> Vec<Recorded> {
+        let head = matches!(
+            self.nodes.last(),
+            Some(Node::SoftmaxXent { .. } | Node::SoftmaxXentProbs { .. })
+        );
+        let body = &self.nodes[..self.nodes.len() - usize::from(head)];
+        let mut out = Vec::new();
+        forward(body, self.batch, &mut out);
         out
     }
 
@@ -531,6 +727,10 @@ pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                     vec![qkv.act.bind(ACTS), probs.bind(DELTAS), y.act.bind(ACTS)],
                 ));
             }
+            Node::Conv2d { .. } | Node::MaxPool2 { .. } | Node::Dense { .. } => {
+                conv::forward(node, batch, out)
+            }
+            Node::SoftmaxXentProbs { .. } => conv::forward(node, batch, out),
             Node::SoftmaxXent {
                 logits,
                 targets,
@@ -644,18 +844,17 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
             Node::Residual { x, branch, y, .. } => {
                 backward(branch, batch, out);
                 out.push(line(
-                    "gpt-add",
+                    "gpt-add-into",
                     x.delta.len,
                     len_uniform(x.delta.len),
-                    vec![
-                        x.delta.bind(DELTAS),
-                        y.delta.bind(DELTAS),
-                        x.delta.bind(DELTAS),
-                    ],
+                    vec![x.delta.bind(DELTAS), y.delta.bind(DELTAS)],
                 ));
             }
             // Its forward already wrote the logits' delta.
-            Node::SoftmaxXent { .. } => {}
+            Node::SoftmaxXent { .. } | Node::SoftmaxXentProbs { .. } => {}
+            Node::Conv2d { .. } | Node::MaxPool2 { .. } | Node::Dense { .. } => {
+                conv::backward(node, batch, out)
+            }
             Node::Embed {
                 tokens,
                 x,

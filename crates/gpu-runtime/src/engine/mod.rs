@@ -4,7 +4,9 @@
 //! # Design
 //! - **A model is a list of layers** ([`Model`]): linear (+ bias), GELU, LayerNorm, a residual
 //!   around a branch of layers, the softmax cross-entropy head, token and position
-//!   embeddings, and causal attention (the naive kernels). [`Net::compile`] places
+//!   embeddings, and causal attention (the naive kernels); for the CNN (`cnn.rs`), a 2-D
+//!   convolution with bias and ReLU, 2 × 2 max-pooling, a dense layer and a loss head that
+//!   keeps the probabilities, on the CNN family's kernels (`conv.rs`). [`Net::compile`] places
 //!   every parameter, activation, saved statistic and delta in the [`Arena`]
 //!   (`arena.rs`) and records each layer's forward and backward dispatches as
 //!   [`crate::plan::PlannedDispatch`]es whose uniforms are filled by the WGSL struct's member
@@ -16,11 +18,13 @@
 //!   range; activations (with what layers save) and deltas have their own. Every tensor is a
 //!   256-byte-aligned range bound as a buffer range. [`Arena::fits`] says whether an adapter
 //!   can hold it.
-//! - **Named programs** ([`TRAIN_STEP`], [`EVAL_LOSS`]): op lists kept by name, not index.
+//! - **Named programs** ([`TRAIN_STEP`], [`EVAL_LOSS`], [`EVAL_FORWARD`] at another batch):
+//!   op lists kept by name, not index. [`Setup`] picks the update (`optim-adam` or
+//!   `optim-sgd`), edited kernels standing in for the catalogue's and their loop-budget flag.
 //! - **Linear layers** reuse the MLP's register-tiled GEMMs (`mlp-forward-tiled`,
 //!   `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`) at arena offsets; the
 //!   other layers reuse the GPT family's and the attention family's kernels, and the
-//!   residual sum is `gpt-add`.
+//!   residual sum is `gpt-add` (backward, in place: `gpt-add-into`).
 //!
 //! # Invariants
 //! - No offset is computed outside [`Net::compile`]: dispatches, readbacks, the twin and the
@@ -28,12 +32,17 @@
 //! - No dispatch binds a buffer read-only and writable at once (WebGPU forbids it within a
 //!   dispatch): a kernel that reads one arena range and writes another of the same buffer
 //!   declares both `read_write`.
-//! - No optimiser kernel of its own: Adam is `optim-adam` over the parameter layout, its step
-//!   counter on the GPU (double-buffered; a train step alternates the two bindings).
+//! - No optimiser kernel of its own: the update is `optim-adam` (its step counter on the GPU,
+//!   double-buffered; a train step alternates the two bindings) or `optim-sgd` with momentum,
+//!   over the parameter layout.
+//! - No range a CNN kernel touches has its activations and its delta at different offsets
+//!   (those kernels index both through one offset; `Net::compile` mirrors and checks them).
 //! - No delta is read before it is complete, and none accumulates stale values: the train step
 //!   clears deltas and gradients, and the gradient flow rule of `layer.rs` holds.
 
 mod arena;
+pub mod cnn;
+mod conv;
 pub mod decode;
 pub mod gpt;
 mod layer;
@@ -44,9 +53,14 @@ use std::rc::Rc;
 pub use arena::{Arena, Layout, Range, ALIGN_BYTES, ALIGN_WORDS};
 pub use layer::{Layer, Model, Net, Node, Recorded, Tensor};
 
+use crate::catalogue::Replacements;
 use crate::context::{Gpu, GpuError};
 use crate::family::optim;
-use crate::plan::{Binding, Init, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan};
+use crate::plan::{
+    Binding, Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan,
+    LOOP_FLAG,
+};
+use crate::KernelSpec;
 
 /// The engine's buffer names.
 pub mod buffer {
@@ -60,12 +74,55 @@ pub mod buffer {
     pub const CORRECTIONS: &str = "engine corrections";
     /// Adam's step state, double-buffered: a step reads one and writes the other.
     pub const STATES: [&str; 2] = ["engine state a", "engine state b"];
+    /// The activations of [`super::EVAL_FORWARD`]'s batch (its own layout).
+    pub const EVAL_ACTS: &str = "engine eval acts";
 }
 
 /// The program that runs one training step: clear, forward, backward, Adam.
 pub const TRAIN_STEP: &str = "train_step";
 /// The program that runs the forward and the loss head only.
 pub const EVAL_LOSS: &str = "eval_loss";
+/// The program that runs the forward without the loss head at the evaluation batch
+/// ([`Setup::eval`]), in its own activation buffer ([`buffer::EVAL_ACTS`]).
+pub const EVAL_FORWARD: &str = "eval_forward";
+
+/// How an engine is made beyond its net and parameters.
+pub struct Setup<'a> {
+    /// The update (`optim-adam` or `optim-sgd`) and its learning rate.
+    pub optimiser: optim::Hyper,
+    /// A model's own buffers beside the arena's (its training data, say, which the ops of
+    /// [`Engine::run_around`] copy from).
+    pub extra: Vec<ResidentBuffer<'static>>,
+    /// Bytes the readback staging holds at least.
+    pub readback: u64,
+    /// The same layer list compiled at the evaluation batch: [`EVAL_FORWARD`] runs its forward
+    /// (the parameter layouts must be equal).
+    pub eval: Option<Net>,
+    /// Edited kernels standing in for the catalogue's (each must be one a dispatch runs).
+    pub replacements: &'a [&'a KernelSpec],
+    /// A loop-budget flag the replacements bind after their uniform ([`LOOP_FLAG`]).
+    pub flag: Option<LoopFlag>,
+}
+
+impl Setup<'_> {
+    /// Adam at `lr`, nothing else.
+    pub fn adam(lr: f32) -> Self {
+        Setup {
+            optimiser: optim::Hyper {
+                rule: optim::Rule::Adam,
+                lr,
+                l1: 0.0,
+                l2: 0.0,
+                advance: true,
+            },
+            extra: Vec::new(),
+            readback: 0,
+            eval: None,
+            replacements: &[],
+            flag: None,
+        }
+    }
+}
 
 /// A program's ops for each parity of the steps done (only a train step's differ: Adam reads
 /// the step state the previous step wrote).
@@ -81,7 +138,7 @@ pub struct Engine {
     plan: ResidentPlan,
     net: Net,
     programs: Vec<Program>,
-    /// Index of the Adam dispatch (for the learning rate).
+    /// Index of the optimiser's dispatch (for the learning rate).
     adam: usize,
     hyper: optim::Hyper,
     steps: u64,
@@ -105,9 +162,33 @@ impl Engine {
         extra: Vec<ResidentBuffer<'static>>,
         readback: u64,
     ) -> Result<Self, GpuError> {
+        let setup = Setup {
+            extra,
+            readback,
+            ..Setup::adam(lr)
+        };
+        Self::build(gpu, net, params, setup).await
+    }
+
+    /// Makes the buffers (parameters from `params`, in the parameter layout; everything else
+    /// zeroed), compiles and records every dispatch, and names the programs, as `setup` says.
+    pub async fn build(
+        gpu: Rc<Gpu>,
+        net: Net,
+        params: &[f32],
+        setup: Setup<'_>,
+    ) -> Result<Self, GpuError> {
         use buffer::*;
         let a = &net.arena;
         a.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
+        if let Some(e) = &setup.eval {
+            e.arena.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
+            if e.arena.params != a.params {
+                return Err(GpuError::Dispatch(
+                    "the evaluation's layers are not the training's".into(),
+                ));
+            }
+        }
         if params.len() != a.params.words() {
             return Err(GpuError::Dispatch(format!(
                 "{} parameters for a layout of {}",
@@ -115,13 +196,7 @@ impl Engine {
                 a.params.words()
             )));
         }
-        let hyper = optim::Hyper {
-            rule: optim::Rule::Adam,
-            lr,
-            l1: 0.0,
-            l2: 0.0,
-            advance: true,
-        };
+        let hyper = setup.optimiser;
         let corrections: Vec<f32> = optim::correction_table().into_iter().flatten().collect();
         let pbytes = a.params.bytes();
         let mut buffers = vec![
@@ -166,24 +241,57 @@ impl Engine {
                 init: Init::Zeroed(16),
             },
         ];
-        buffers.extend(extra);
+        if let Some(e) = &setup.eval {
+            buffers.push(ResidentBuffer {
+                name: EVAL_ACTS,
+                init: Init::Zeroed(e.arena.acts.bytes()),
+            });
+        }
+        if let Some(f) = setup.flag {
+            buffers.push(ResidentBuffer {
+                name: LOOP_FLAG,
+                init: Init::Zeroed((f.words.max(1) * 4) as u64),
+            });
+        }
+        buffers.extend(setup.extra);
         let forward = net.forward();
         let backward = net.backward();
+        // The evaluation's forward binds its own activations where the training's bind theirs.
+        let eval: Vec<Recorded> = setup.eval.as_ref().map_or(Vec::new(), |e| {
+            e.forward_only()
+                .into_iter()
+                .map(|mut r| {
+                    for b in &mut r.bindings {
+                        if let Binding::Buffer { name, .. } = b {
+                            if *name == ACTS {
+                                *name = EVAL_ACTS;
+                            }
+                        }
+                    }
+                    r
+                })
+                .collect()
+        });
+        let recorded: Vec<&Recorded> = forward.iter().chain(&backward).chain(&eval).collect();
+        let optimiser_id = hyper.kernel_id();
+        let chosen = Replacements::checked(setup.replacements, |id| {
+            id == optimiser_id || recorded.iter().any(|r| r.planned.kernel_id == id)
+        })?;
         let count = a.params.words();
         let mut dispatches = Vec::new();
-        for r in forward.iter().chain(&backward) {
+        for r in &recorded {
+            let id = r.planned.kernel_id;
             dispatches.push(ResidentDispatch {
-                kernel: spec(r.planned.kernel_id)?,
+                kernel: chosen.spec(id)?,
                 variants: vec![r.bindings.clone()],
                 uniform: r.planned.uniform.to_vec(),
                 workgroups: r.planned.workgroups,
-                after_uniform: Vec::new(),
+                after_uniform: chosen.after_uniform(setup.flag, id, r.bindings.len())?,
             });
         }
         let adam = dispatches.len();
-        dispatches.push(ResidentDispatch {
-            kernel: spec(optim::ADAM_ID)?,
-            variants: (0..2)
+        let variants: Vec<Vec<Binding>> = match hyper.rule {
+            optim::Rule::Adam => (0..2)
                 .map(|parity| {
                     [
                         PARAMS,
@@ -199,11 +307,25 @@ impl Engine {
                     .collect()
                 })
                 .collect(),
+            optim::Rule::Sgd { .. } => {
+                let v: Vec<Binding> = [PARAMS, GRADS, M].into_iter().map(Binding::whole).collect();
+                vec![v.clone(), v]
+            }
+        };
+        let bound = variants[0].len();
+        dispatches.push(ResidentDispatch {
+            kernel: chosen.spec(optimiser_id)?,
+            variants,
             uniform: optim::uniform(&hyper, count, optim::MAX_GROUPS_X).to_vec(),
             workgroups: optim::grid(count, optim::MAX_GROUPS_X).0,
-            after_uniform: Vec::new(),
+            after_uniform: chosen.after_uniform(setup.flag, optimiser_id, bound)?,
         });
-        let readback = readback.max(4 * (4 * count + a.acts.words() + a.deltas.words()) as u64);
+        let eval_bytes = setup.eval.as_ref().map_or(0, |e| e.arena.acts.bytes());
+        let flag_bytes = setup.flag.map_or(0, |f| (f.words.max(1) * 4) as u64);
+        let readback = setup
+            .readback
+            .max(4 * (4 * count + 2 * (a.acts.words() + a.deltas.words())) as u64 + flag_bytes)
+            .max(eval_bytes);
         let plan = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
 
         let run = |range: std::ops::Range<usize>| -> Vec<Op> {
@@ -223,8 +345,8 @@ impl Engine {
             ops.push(Op::Pass);
             ops
         };
-        let eval = run(0..n_forward);
-        let programs = vec![
+        let eval_loss = run(0..n_forward);
+        let mut programs = vec![
             Program {
                 name: TRAIN_STEP,
                 ops: [train(0), train(1)],
@@ -232,10 +354,18 @@ impl Engine {
             },
             Program {
                 name: EVAL_LOSS,
-                ops: [eval.clone(), eval],
+                ops: [eval_loss.clone(), eval_loss],
                 steps: false,
             },
         ];
+        if !eval.is_empty() {
+            let ops = run(n_all..n_all + eval.len());
+            programs.push(Program {
+                name: EVAL_FORWARD,
+                ops: [ops.clone(), ops],
+                steps: false,
+            });
+        }
         Ok(Self {
             plan,
             net,
@@ -341,6 +471,49 @@ impl Engine {
         self.plan.write_uniform(self.adam, &u)
     }
 
+    /// Writes `bytes` at byte `offset` of the buffer called `name` (an arena buffer or one of
+    /// [`Setup::extra`]), queued before the next submission.
+    pub fn write(&self, name: &str, offset: u64, bytes: &[u8]) -> Result<(), GpuError> {
+        self.plan.write(name, offset, bytes)
+    }
+
+    /// Runs of training programs the GPU has finished.
+    pub fn units_completed(&self) -> u64 {
+        self.plan.units_completed()
+    }
+
+    /// The device the engine runs on.
+    pub fn gpu(&self) -> &Rc<Gpu> {
+        self.plan.gpu()
+    }
+
+    /// Resolves when everything submitted so far has finished.
+    pub fn finished(&self) -> impl std::future::Future<Output = Result<(), GpuError>> {
+        self.plan.finished()
+    }
+
+    /// The update the optimiser dispatch applies.
+    pub fn optimiser(&self) -> optim::Hyper {
+        self.hyper
+    }
+
+    /// Runs the program called `name` once, then asks for `ranges` (an evaluation and its
+    /// result in one go; not counted as a step); false, doing nothing, while an earlier
+    /// readback is uncollected.
+    pub fn request_read_after(
+        &mut self,
+        name: &str,
+        ranges: &[ReadRange],
+    ) -> Result<bool, GpuError> {
+        let p = self
+            .programs
+            .iter()
+            .find(|p| p.name == name)
+            .ok_or_else(|| GpuError::Dispatch(format!("no program `{name}`")))?;
+        let ops = p.ops[(self.steps % 2) as usize].clone();
+        self.plan.request_read(&ops, ranges)
+    }
+
     /// Whether a readback is requested and not yet collected.
     pub fn read_pending(&self) -> bool {
         self.plan.read_pending()
@@ -387,8 +560,4 @@ impl Engine {
             }
         }
     }
-}
-
-fn spec(id: &str) -> Result<&'static crate::KernelSpec, GpuError> {
-    crate::kernel(id).ok_or_else(|| GpuError::Shader(format!("no kernel {id}")))
 }

@@ -241,6 +241,13 @@ fn adam_largest_step(step: u64) -> f64 {
     o1 / o2.sqrt() * series.sqrt() * f(c2).sqrt() / f(c1) * (1.0 + 1e-4)
 }
 
+/// The CNN's layers have their twin in `cnn::net` (`CpuTrainer`, the kernels' orders) and
+/// their bound in `family::cnn::bound`, compared through `engine::cnn`'s maps between the two
+/// layouts; this twin does not run them.
+fn cnn_layer() {
+    panic!("the engine's twin has no CNN layers: use `engine::cnn` with `cnn::net`'s twin")
+}
+
 /// Rows of a tensor's activations (or deltas) as (values, bounds) by row.
 fn row(r: Range, width: usize, i: usize) -> std::ops::Range<usize> {
     r.at + i * width..r.at + (i + 1) * width
@@ -284,6 +291,10 @@ fn forward(t: &mut Twin, nodes: &[Node], batch: usize) {
                 targets,
                 losses,
             } => xent(t, *logits, *targets, *losses, batch),
+            Node::Conv2d { .. }
+            | Node::MaxPool2 { .. }
+            | Node::Dense { .. }
+            | Node::SoftmaxXentProbs { .. } => cnn_layer(),
             Node::Embed {
                 tokens,
                 x,
@@ -522,6 +533,10 @@ fn backward(t: &mut Twin, nodes: &[Node], batch: usize) {
                 }
             }
             Node::SoftmaxXent { .. } => {}
+            Node::Conv2d { .. }
+            | Node::MaxPool2 { .. }
+            | Node::Dense { .. }
+            | Node::SoftmaxXentProbs { .. } => cnn_layer(),
             Node::Embed {
                 tokens,
                 x,

@@ -28,6 +28,7 @@ const EMBED: &str = include_str!("../../../../shaders/gpt_embed.wgsl");
 const EMBED_BACK: &str = include_str!("../../../../shaders/gpt_embed_backward.wgsl");
 const XENT: &str = include_str!("../../../../shaders/gpt_softmax_xent.wgsl");
 const ADD: &str = include_str!("../../../../shaders/gpt_add.wgsl");
+const ADD_INTO: &str = include_str!("../../../../shaders/gpt_add_into.wgsl");
 
 fn no_grid(_: &Workload) -> [u32; 3] {
     [0, 0, 0]
@@ -79,6 +80,7 @@ pub static KERNELS: &[KernelSpec] = &[
     ),
     gpt_kernel!("gpt-softmax-xent", "shaders/gpt_softmax_xent.wgsl", XENT),
     gpt_kernel!("gpt-add", "shaders/gpt_add.wgsl", ADD),
+    gpt_kernel!("gpt-add-into", "shaders/gpt_add_into.wgsl", ADD_INTO),
 ];
 
 /// The layer kernels' uniform structs (`shaders/gpt_common.wgsl`), word by word, for planners

@@ -4,7 +4,7 @@
 //! ([`correction_table`], the CPU twin's numbers) at a step counter the GPU keeps. The CPU
 //! update and the constants are `cpu_kernels::optim`'s; this module encodes them into the
 //! kernels' uniform ([`uniform`]) and sizes the grid ([`grid`]). What each model binds to
-//! them is the model's (`family::mlp::bindings`, `family::cnn::bindings`): a model that
+//! them is the model's (`family::mlp::bindings`, the engine's `Engine::build`): a model that
 //! gathers its batch on the GPU advances the step counter there, any other lets Adam do it
 //! ([`Hyper::advance`]).
 //!

@@ -1,5 +1,5 @@
 //! The CNN page's kernel list (issue 24): every kernel of a training step in the order the
-//! step runs it (`gpu_runtime::family::cnn::step_plan`), with the layer and phase it belongs
+//! step runs it (`gpu_runtime::cnn_training::step_plan`), with the layer and phase it belongs
 //! to and the text keys that explain it, as the ladder explains its stages: its title and
 //! summary (`kernel.<id>.*`, the catalogue's, in the core text), what it computes in the
 //! formula's terms (`cnn.kernel.<id>.what`) and how a thread's global id maps to the indices
@@ -212,7 +212,8 @@ pub const SHARED_KEYS: [&str; 9] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_runtime::family::cnn::{step_plan, KERNELS as CNN};
+    use gpu_runtime::cnn_training::step_plan;
+    use gpu_runtime::family::cnn::KERNELS as CNN;
     use gpu_runtime::family::optim::KERNELS as OPTIM;
 
     #[test]
@@ -245,7 +246,7 @@ mod tests {
                 momentum: 0.9,
             };
             let mut order: Vec<&str> = Vec::new();
-            for p in step_plan(&net, &hyper, 3) {
+            for p in step_plan(&net, &hyper, 3).expect("plans") {
                 if !order.contains(&p.kernel_id) {
                     order.push(p.kernel_id);
                 }
@@ -254,6 +255,7 @@ mod tests {
             assert_eq!(listed, order, "{opt:?}");
             for k in explanations(Some(opt)) {
                 let blocks: Vec<usize> = step_plan(&net, &hyper, 3)
+                    .expect("plans")
                     .iter()
                     .filter(|p| p.kernel_id == k.id)
                     .map(|p| p.layer)

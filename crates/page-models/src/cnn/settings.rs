@@ -257,17 +257,22 @@ const WORKGROUP: u64 = gpu_runtime::family::cnn::WORKGROUP as u64;
 /// The grid's first dimension (the family wraps wider grids into a second row).
 const GROUPS_X: u64 = 65_535;
 
-/// The storage buffers of a session training `net` at `batch` (`gpu_runtime::family::cnn::
-/// buffer`), as (`cnn.buffer.*` key, elements of 4 bytes). The ones left out are never larger
-/// than one listed: gradients and the optimiser's moments have the parameters' layout, the
-/// deltas the activations', the evaluation's argmax is shorter than its activations, labels
-/// and losses are B words. The evaluation has its own activations at [`EVAL_CHUNK`] images
-/// whatever the training batch.
+/// The storage buffers of a session training `net` at `batch`, as (`cnn.buffer.*` key,
+/// elements of 4 bytes): `cnn::net`'s layouts, and the training engine's scratch for the
+/// filter-gradient partials. The engine's arena pads each tensor to 256 bytes and keeps the
+/// pools' winners, labels and losses inside the activation and delta buffers, so its buffers
+/// are a little larger than these; the session's own check (`Arena::fits`) has the last word.
+/// The ones left out are never larger than one listed: gradients and the optimiser's moments
+/// have the parameters' layout, the deltas the activations'. The evaluation has its own
+/// activations at [`EVAL_CHUNK`] images whatever the training batch.
 fn buffers(net: &Net, batch: usize) -> [(&'static str, u64); 5] {
     let pl = net.param_layout();
     let train = net.act_layout(batch);
     let eval = net.act_layout(EVAL_CHUNK);
-    let partials = gpu_runtime::family::cnn::partials_len(net, batch);
+    // The filter gradient's per-sample partials: the engine's scratch, as its arena lays it
+    // out (a network it cannot lay out fits nowhere).
+    let partials =
+        gpu_runtime::cnn_training::arena(net, batch).map_or(usize::MAX, |a| a.scratch_words);
     let sizes = [pl.len, train.len, train.argmax_len, partials, eval.len];
     std::array::from_fn(|i| (BUFFER_KEYS[i], sizes[i] as u64))
 }
