@@ -36,6 +36,7 @@ pub mod edit_cnn;
 pub mod edit_target;
 pub mod embed;
 pub mod embed_loader;
+pub mod gpt_train;
 pub mod gpt_wall;
 pub mod instructor;
 pub mod kernel_edit;
