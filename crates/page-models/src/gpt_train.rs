@@ -254,6 +254,8 @@ pub struct GptTrain {
     pub hidden: bool,
     pub gpu: GpuState,
     pub gpu_steps: u64,
+    /// The GPU's milliseconds a step (the last chunk's, its readback's wait included).
+    pub gpu_ms: Option<f64>,
     pub cpu_steps: u64,
     /// The CPU's milliseconds a step (its own time, not the page's).
     pub cpu_ms: Option<f64>,
@@ -274,6 +276,7 @@ impl GptTrain {
             hidden: false,
             gpu: GpuState::Starting,
             gpu_steps: 0,
+            gpu_ms: None,
             cpu_steps: 0,
             cpu_ms: None,
             gpu_curve: Vec::new(),
@@ -319,6 +322,7 @@ impl GptTrain {
         self.run += 1;
         self.playing = false;
         self.gpu_steps = 0;
+        self.gpu_ms = None;
         self.cpu_steps = 0;
         self.cpu_ms = None;
         self.gpu_curve.clear();
@@ -375,7 +379,10 @@ impl GptTrain {
                 steps,
                 ms_per_step,
             } if ours(run) => match side {
-                Side::Gpu => next.gpu_steps = steps,
+                Side::Gpu => {
+                    next.gpu_steps = steps;
+                    next.gpu_ms = ms_per_step.or(next.gpu_ms);
+                }
                 Side::Cpu => {
                     next.cpu_steps = steps;
                     next.cpu_ms = ms_per_step.or(next.cpu_ms);
@@ -468,7 +475,7 @@ mod tests {
             }]
         );
         assert!(!q.running() && !q.playing);
-        assert_eq!(q.reduce(Action::Train).playing, false, "Train does nothing");
+        assert!(!q.reduce(Action::Train).playing, "Train does nothing");
         assert_eq!(q.run, p.run + 1, "a new shape is a new run");
         for bad in ["0", "-1", "abc", "0.5", "NaN", "inf"] {
             let r = p.reduce(Action::Set(Setting::Lr, bad.into()));

@@ -3,6 +3,7 @@
 //! of that model and of GPT-3 (`gpt::memory`), and the memory-wall experiment ([`wall`]).
 //! Training joins it on the one training engine (issue 44).
 
+mod train;
 mod wall;
 
 use std::rc::Rc;
@@ -65,6 +66,7 @@ pub fn Gpt() -> Html {
             }
             { data_section(&ctx, data, (*loaded).as_ref()) }
             { (*loaded).as_ref().and_then(|l| l.as_ref().ok()).map(|l| tally_section(&ctx, l)) }
+            <train::TrainSection data={data} />
             <wall::WallView />
         </section>
     }
