@@ -298,7 +298,12 @@ impl Driver {
         }
     }
 
-    fn gpu_side(&mut self, page: &GptTrain, now: f64, out: &mut Vec<Action>) -> Result<(), GpuError> {
+    fn gpu_side(
+        &mut self,
+        page: &GptTrain,
+        now: f64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), GpuError> {
         let Some(s) = self.gpu.as_mut() else {
             return Ok(());
         };
@@ -317,7 +322,12 @@ impl Driver {
                     let ctx = self.cfg.context;
                     let counted = last
                         .iter()
-                        .map(|&i| self.corpus.train.get(i).map_or(0, |d| (d.len() + 1).min(ctx)))
+                        .map(|&i| {
+                            self.corpus
+                                .train
+                                .get(i)
+                                .map_or(0, |d| (d.len() + 1).min(ctx))
+                        })
                         .sum();
                     s.step(k)?;
                     self.phase = Phase::Steps {

@@ -13,7 +13,7 @@ use gpt::asset::Dataset;
 use gpt::Corpus;
 use page_models::diagram::drawn_width;
 use page_models::gpt_train::{
-    extent, Action, GpuState, GptTrain, Point, Setting, TrainSettings, BATCHES, CONTEXTS, HEADS,
+    extent, Action, GptTrain, GpuState, Point, Setting, TrainSettings, BATCHES, CONTEXTS, HEADS,
     LAYERS, WIDTHS,
 };
 use page_models::train::picture::{nice_ceiling, Frame};
@@ -132,7 +132,11 @@ fn Trainer(props: &TrainerProps) -> Html {
     });
     let driver: DriverCell = (*use_memo((), {
         let kept = kept.clone();
-        move |_| kept.as_ref().as_ref().map_or_else(Default::default, |(_, _, d)| d.clone())
+        move |_| {
+            kept.as_ref()
+                .as_ref()
+                .map_or_else(Default::default, |(_, _, d)| d.clone())
+        }
     }))
     .clone();
     let page = {
@@ -205,12 +209,20 @@ fn use_driver(
     );
 }
 
-fn start_gpu(driver: &DriverCell, software: Option<bool>, run: u64, page: &UseReducerDispatcher<Page>) {
+fn start_gpu(
+    driver: &DriverCell,
+    software: Option<bool>,
+    run: u64,
+    page: &UseReducerDispatcher<Page>,
+) {
     let Some(software) = software else {
         page.dispatch(Action::NoGpu);
         return;
     };
-    let parts = driver.borrow_mut().as_mut().and_then(Driver::take_session_parts);
+    let parts = driver
+        .borrow_mut()
+        .as_mut()
+        .and_then(Driver::take_session_parts);
     let driver = driver.clone();
     wasm_bindgen_futures::spawn_local(async move {
         let Some(parts) = parts else { return };
@@ -224,7 +236,11 @@ fn start_gpu(driver: &DriverCell, software: Option<bool>, run: u64, page: &UseRe
     });
 }
 
-fn ticker(driver: DriverCell, latest: Rc<RefCell<GptTrain>>, page: UseReducerDispatcher<Page>) -> Interval {
+fn ticker(
+    driver: DriverCell,
+    latest: Rc<RefCell<GptTrain>>,
+    page: UseReducerDispatcher<Page>,
+) -> Interval {
     let last_report = Rc::new(RefCell::new(f64::NEG_INFINITY));
     let hidden = Rc::new(RefCell::new(latest.borrow().hidden));
     Interval::new(TICK_MS, move || {
@@ -235,7 +251,9 @@ fn ticker(driver: DriverCell, latest: Rc<RefCell<GptTrain>>, page: UseReducerDis
             page.dispatch(Action::Hidden(h));
         }
         let (actions, running) = {
-            let Ok(mut guard) = driver.try_borrow_mut() else { return };
+            let Ok(mut guard) = driver.try_borrow_mut() else {
+                return;
+            };
             let Some(d) = guard.as_mut() else { return };
             let Ok(p) = latest.try_borrow() else { return };
             (d.tick(&p, now), p.running())
@@ -287,7 +305,15 @@ fn toolbar(ctx: &Ctx, p: &GptTrain, dispatch: &Callback<Action>) -> Html {
 }
 
 /// One select of the offered values.
-fn select(ctx: &Ctx, id: &str, label: &str, value: usize, options: &[usize], which: Setting, dispatch: &Callback<Action>) -> Html {
+fn select(
+    ctx: &Ctx,
+    id: &str,
+    label: &str,
+    value: usize,
+    options: &[usize],
+    which: Setting,
+    dispatch: &Callback<Action>,
+) -> Html {
     let onchange = dispatch.reform(move |e: Event| {
         let v = e
             .target_dyn_into::<web_sys::HtmlSelectElement>()
@@ -407,9 +433,21 @@ fn LossChart(props: &ChartProps) -> Html {
     let p = &props.page;
     let (steps, top) = extent(p);
     let top = nice_ceiling(top.max(1.0));
-    let f = Frame { x0: 40.0, y0: 8.0, w: w - 48.0, h: 120.0, x_min: 0.0, x_max: steps as f64, y_min: 0.0, y_max: top };
+    let f = Frame {
+        x0: 40.0,
+        y0: 8.0,
+        w: w - 48.0,
+        h: 120.0,
+        x_min: 0.0,
+        x_max: steps as f64,
+        y_min: 0.0,
+        y_max: top,
+    };
     let line = |c: &[Point], train: bool| {
-        f.path(c.iter().filter_map(|q| Some((q.step as f64, if train { q.train? } else { q.val }))))
+        f.path(
+            c.iter()
+                .filter_map(|q| Some((q.step as f64, if train { q.train? } else { q.val }))),
+        )
     };
     let base = p.baseline.map(|b| f.y(b));
     html! {
