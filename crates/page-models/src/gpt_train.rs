@@ -46,10 +46,11 @@ impl TrainSettings {
     /// The defaults. On a software adapter (a CPU imitating a GPU) a shape that still shows
     /// the loss falling within a minute: the one `gpu_runtime`'s real-names test beats the
     /// bigram with (2 layers, 2 heads, width 16, 16 texts a step); on a GPU the issue's
-    /// 2 layers, 4 heads, width 64. The context holds a whole name (12) or a whole quatrain
-    /// (24 characters and its end mark: 32).
+    /// 2 layers, 4 heads, width 64. The context holds a whole name (the longest has 15
+    /// characters, 16 with its end mark) or a whole quatrain (24 characters and its end mark:
+    /// 32).
     pub fn default_for(software: bool, poems: bool) -> Self {
-        let context = if poems { 32 } else { 12 };
+        let context = if poems { 32 } else { 16 };
         if software {
             Self {
                 layers: 2,
@@ -486,11 +487,11 @@ mod tests {
         let r = p.reduce(Action::Set(Setting::Lr, " 0.1 ".into()));
         assert_eq!(r.settings.lr(), Some(0.1));
         assert!(r.running(), "still training: the rate changes live");
-        // A name of 12 characters needs 13 positions with its end mark: a warning only.
-        let n = p.settings.notes(12);
+        // A name of 16 characters needs 17 positions with its end mark: a warning only.
+        let n = p.settings.notes(16);
         assert_eq!(n.len(), 1);
         assert!(!n[0].blocks());
-        assert!(p.settings.notes(11).is_empty());
+        assert!(p.settings.notes(15).is_empty());
         // A value the form does not offer changes nothing.
         assert_eq!(p.reduce(Action::Set(Setting::Width, "17".into())), p);
         assert_eq!(
