@@ -12,6 +12,8 @@ pub mod digits_asset;
 // The data assets ship in the whole app only, with the pages that fetch them.
 #[cfg(feature = "cnn-page")]
 pub mod gpt_data_asset;
+#[cfg(feature = "cnn-page")]
+pub mod gpt_train_driver;
 pub mod i18n;
 pub mod probe;
 pub mod race_workers;

@@ -4,6 +4,7 @@
 //! Training joins it on the one training engine (issue 44).
 
 mod batching;
+mod train;
 mod wall;
 
 use std::rc::Rc;
@@ -66,6 +67,7 @@ pub fn Gpt() -> Html {
             }
             { data_section(&ctx, data, (*loaded).as_ref()) }
             { (*loaded).as_ref().and_then(|l| l.as_ref().ok()).map(|l| tally_section(&ctx, l)) }
+            <train::TrainSection data={data} />
             <wall::WallView />
             <batching::BatchingView />
         </section>

@@ -1,0 +1,515 @@
+//! The GPT page's training engine: the GPU session (`gpu_runtime::engine::gpt::GptSession`)
+//! and the CPU twin (`gpt::train::Trainer`: the same starting parameters and the same seeded
+//! batches), driven from one timer on the main thread. What to do comes from the page's model
+//! (`page_models::gpt_train::GptTrain`: running or not, the learning rate, the temperature);
+//! what happened goes back as its actions, each with this driver's run number.
+//!
+//! The GPU side works in phases, one at a time, never waiting:
+//! - **steps**: a chunk of steps in one submission, then a readback of the last batch's row
+//!   losses. The readback is also how the driver learns the chunk is done: nothing more is
+//!   sent until it arrives, so Pause (or leaving) stops the GPU within one chunk (submitted
+//!   work cannot be taken back). The chunk grows or shrinks to take about [`CHUNK_MS`].
+//! - **evaluation**: the validation loss (`GptSession::eval`) every [`EVAL_MS`] while training,
+//!   and once where a pause left it;
+//! - **samples**: every [`SAMPLE_EVERY`] evaluations (or when the temperature changes), texts
+//!   written a character at a time from the GPU's logits (`request_logits`, then
+//!   `gpt::pick` at the page's temperature with seeded draws).
+//!
+//! The CPU twin takes its steps on the page's own thread, at most [`CPU_SHARE`] of the time
+//! (a step at a large shape can take longer than a frame), and evaluates the same validation
+//! texts a batch per tick. Without WebGPU it trains alone and writes the samples.
+
+use std::rc::Rc;
+
+use cpu_kernels::data::SplitMix64;
+use gpu_runtime::engine::buffer;
+use gpu_runtime::engine::gpt::{pick, GptSession, Settings};
+use gpu_runtime::gpt::bigram::Bigram;
+use gpu_runtime::gpt::data::batch;
+use gpu_runtime::gpt::ops::IGNORE;
+use gpu_runtime::gpt::train::Trainer;
+use gpu_runtime::gpt::{Config, Corpus, Model};
+use gpu_runtime::{now_ms, Gpu, GpuError};
+use page_models::gpt_train::{
+    draw_seed, Action, GptTrain, Point, Samples, Side, SAMPLES, SAMPLE_EVERY,
+};
+
+/// Validation texts evaluated (the first of the seeded split's held-out texts): enough for a
+/// loss that moves by less than the curves do, few enough for a software adapter.
+pub const VAL_DOCS: usize = 256;
+/// The seed of the starting parameters and of the batch order (both sides).
+pub const SEED: u64 = 39;
+/// Milliseconds between evaluations while training.
+pub const EVAL_MS: f64 = 1500.0;
+/// What a chunk of GPU steps aims to take, readback included.
+pub const CHUNK_MS: f64 = 150.0;
+/// The largest chunk.
+pub const MAX_CHUNK: u64 = 32;
+/// The share of the page's thread the CPU twin may take.
+pub const CPU_SHARE: f64 = 0.3;
+/// Milliseconds of CPU steps per tick at most (at least one step).
+pub const CPU_SLICE_MS: f64 = 6.0;
+
+/// The corpus the page trains on: the asset's split, its validation part cut to
+/// [`VAL_DOCS`].
+pub fn page_corpus(full: &Corpus) -> Corpus {
+    let mut c = full.clone();
+    c.val.truncate(VAL_DOCS);
+    c
+}
+
+/// What is built before the GPU session: (shape, settings, corpus).
+pub type SessionParts = (Config, Settings, Rc<Corpus>);
+
+enum Phase {
+    Idle,
+    /// `k` steps sent at `started`; `counted` targets in the last batch; whether the loss
+    /// readback has been asked for.
+    Steps {
+        k: u64,
+        started: f64,
+        counted: usize,
+        requested: bool,
+    },
+    Eval,
+    Sample(Sampling),
+}
+
+/// Samples being written: the finished texts and the one under way.
+struct Sampling {
+    step: u64,
+    temperature: f32,
+    texts: Vec<String>,
+    tokens: Vec<u32>,
+    rng: SplitMix64,
+    requested: bool,
+}
+
+impl Sampling {
+    fn new(step: u64, temperature: f32) -> Self {
+        Self {
+            step,
+            temperature,
+            texts: Vec::new(),
+            tokens: Vec::new(),
+            rng: SplitMix64::new(draw_seed(step, 0)),
+            requested: false,
+        }
+    }
+
+    fn u(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Takes the picked token: the end mark ends the text, as does a full context (what the
+    /// model can see); each text has its own seeded draws.
+    fn next(&mut self, token: u32, corpus: &Corpus, ctx: usize) {
+        if token == 0 || self.tokens.len() + 2 > ctx {
+            self.texts.push(corpus.vocab.decode(&self.tokens));
+            self.tokens.clear();
+            self.rng = SplitMix64::new(draw_seed(self.step, self.texts.len()));
+        } else {
+            self.tokens.push(token);
+        }
+    }
+}
+
+/// The CPU twin's evaluation under way: the next validation text, the sum and count so far.
+struct CpuEval {
+    step: u64,
+    next: usize,
+    total: f64,
+    counted: usize,
+}
+
+pub struct Driver {
+    pub run: u64,
+    corpus: Rc<Corpus>,
+    cfg: Config,
+    settings: Settings,
+    baseline: f64,
+    announce: Vec<Action>,
+    pub gpu: Option<GptSession>,
+    parts: Option<SessionParts>,
+    phase: Phase,
+    chunk: u64,
+    gpu_done: u64,
+    /// Milliseconds a GPU step in the last chunk, its readback's wait included.
+    gpu_ms: Option<f64>,
+    gpu_losses: (f64, usize),
+    gpu_last_eval: Option<(u64, f64)>,
+    gpu_evals: u64,
+    samples_at: Option<(u64, f32)>,
+    cpu: Trainer,
+    cpu_losses: (f64, usize),
+    cpu_eval: Option<CpuEval>,
+    cpu_last_eval: Option<(u64, f64)>,
+    cpu_evals: u64,
+    cpu_next_ms: f64,
+    cpu_ms: Option<f64>,
+}
+
+impl Driver {
+    /// A new run of `page`'s settings on `corpus` (the page's, [`page_corpus`]); None if the
+    /// settings cannot train.
+    pub fn new(page: &GptTrain, corpus: Rc<Corpus>) -> Option<Self> {
+        let s = &page.settings;
+        let lr = s.lr()?;
+        let cfg = s.config(corpus.vocab.len());
+        let model = Model::new(cfg).ok()?;
+        let baseline =
+            Bigram::fit(&corpus.train, cfg.vocab, cfg.context).loss(&corpus.val, cfg.context);
+        let settings = Settings { batch: s.batch, lr };
+        let cpu = Trainer::new(model, corpus.train.len(), s.batch, lr, SEED);
+        Some(Self {
+            run: page.run,
+            corpus: corpus.clone(),
+            cfg,
+            settings,
+            baseline,
+            announce: vec![Action::Baseline {
+                run: page.run,
+                loss: baseline,
+            }],
+            gpu: None,
+            parts: Some((cfg, settings, corpus)),
+            phase: Phase::Idle,
+            chunk: 1,
+            gpu_done: 0,
+            gpu_ms: None,
+            gpu_losses: (0.0, 0),
+            gpu_last_eval: None,
+            gpu_evals: 0,
+            samples_at: None,
+            cpu,
+            cpu_losses: (0.0, 0),
+            cpu_eval: None,
+            cpu_last_eval: None,
+            cpu_evals: 0,
+            cpu_next_ms: 0.0,
+            cpu_ms: None,
+        })
+    }
+
+    pub fn baseline(&self) -> f64 {
+        self.baseline
+    }
+
+    /// What the GPU session is built from; None after the first call.
+    pub fn take_session_parts(&mut self) -> Option<SessionParts> {
+        self.parts.take()
+    }
+
+    pub async fn start_gpu(gpu: Rc<Gpu>, parts: SessionParts) -> Result<GptSession, GpuError> {
+        let (cfg, settings, corpus) = parts;
+        GptSession::with_settings(gpu, cfg, &corpus, SEED, settings, None).await
+    }
+
+    /// Takes the session (or its failure); the page hears of it at the next tick.
+    pub fn attach(&mut self, result: Result<GptSession, GpuError>, software: bool) {
+        let run = self.run;
+        self.announce.push(match result {
+            Ok(s) => {
+                self.gpu = Some(s);
+                Action::GpuReady { run, software }
+            }
+            Err(e) => Action::GpuFailed {
+                run,
+                error: e.to_string(),
+            },
+        });
+    }
+
+    fn set_lr(&mut self, lr: f32) -> Result<(), GpuError> {
+        if lr == self.settings.lr {
+            return Ok(());
+        }
+        self.settings.lr = lr;
+        self.cpu.lr = lr;
+        match self.gpu.as_mut() {
+            Some(s) => s.set_lr(lr),
+            None => Ok(()),
+        }
+    }
+
+    /// One tick at `now` for the page as it is.
+    pub fn tick(&mut self, page: &GptTrain, now: f64) -> Vec<Action> {
+        let mut out = std::mem::take(&mut self.announce);
+        if page.run != self.run {
+            return out;
+        }
+        if let Some(lr) = page.settings.lr() {
+            if let Err(e) = self.set_lr(lr) {
+                self.fail(e, &mut out);
+            }
+        }
+        if self.gpu.is_some() {
+            if let Err(e) = self.gpu_side(page, now, &mut out) {
+                self.fail(e, &mut out);
+            }
+        }
+        self.cpu_side(page, now, &mut out);
+        // The counts every tick (the page drops those it does not need while training): after
+        // Pause the last ones must arrive.
+        if self.gpu.is_some() {
+            out.push(Action::Steps {
+                run: self.run,
+                side: Side::Gpu,
+                steps: self.gpu_done,
+                ms_per_step: self.gpu_ms,
+            });
+        }
+        out.push(Action::Steps {
+            run: self.run,
+            side: Side::Cpu,
+            steps: self.cpu.step,
+            ms_per_step: self.cpu_ms,
+        });
+        out
+    }
+
+    fn fail(&mut self, e: GpuError, out: &mut Vec<Action>) {
+        self.gpu = None;
+        self.phase = Phase::Idle;
+        out.push(Action::GpuFailed {
+            run: self.run,
+            error: e.to_string(),
+        });
+    }
+
+    /// Whether a side whose last evaluation was `last` (step, time) and which stands at
+    /// `step` evaluates now: first at step 0, then every [`EVAL_MS`] while training, and
+    /// where a pause left it.
+    fn eval_due(last: Option<(u64, f64)>, step: u64, running: bool, now: f64) -> bool {
+        match last {
+            None => true,
+            Some((s, _)) if s == step => false,
+            Some((_, t)) => !running || now - t >= EVAL_MS,
+        }
+    }
+
+    fn samples_due(at: Option<(u64, f32)>, page: &GptTrain, step: u64, evals: u64) -> bool {
+        match at {
+            None => evals > 0,
+            Some((s, t)) => {
+                t != page.temperature
+                    || (s != step && (!page.running() || evals.is_multiple_of(SAMPLE_EVERY)))
+            }
+        }
+    }
+
+    fn gpu_side(
+        &mut self,
+        page: &GptTrain,
+        now: f64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), GpuError> {
+        let Some(s) = self.gpu.as_mut() else {
+            return Ok(());
+        };
+        match &mut self.phase {
+            Phase::Idle => {
+                let step = s.steps();
+                if Self::eval_due(self.gpu_last_eval, step, page.running(), now) {
+                    if s.eval()? {
+                        self.phase = Phase::Eval;
+                    }
+                } else if Self::samples_due(self.samples_at, page, step, self.gpu_evals) {
+                    self.phase = Phase::Sample(Sampling::new(step, page.temperature));
+                } else if page.running() {
+                    let k = self.chunk;
+                    let last = s.peek_batches(k as usize).pop().unwrap_or_default();
+                    let ctx = self.cfg.context;
+                    let counted = last
+                        .iter()
+                        .map(|&i| {
+                            self.corpus
+                                .train
+                                .get(i)
+                                .map_or(0, |d| (d.len() + 1).min(ctx))
+                        })
+                        .sum();
+                    s.step(k)?;
+                    self.phase = Phase::Steps {
+                        k,
+                        started: now_ms(),
+                        counted,
+                        requested: false,
+                    };
+                }
+            }
+            Phase::Steps {
+                k,
+                started,
+                counted,
+                requested,
+            } => {
+                if !*requested {
+                    let losses = s.net().losses.read(buffer::DELTAS);
+                    *requested = s.engine().request_read(&[losses])?;
+                } else if let Some(l) = s.engine().poll_read()? {
+                    let total: f64 = l.iter().map(|&x| f64::from(x)).sum();
+                    self.gpu_losses.0 += total / (*counted).max(1) as f64;
+                    self.gpu_losses.1 += 1;
+                    let per_step = (now_ms() - *started) / *k as f64;
+                    // The next chunk: about CHUNK_MS of steps.
+                    self.chunk = ((CHUNK_MS / per_step.max(0.1)) as u64).clamp(1, MAX_CHUNK);
+                    self.gpu_done += *k;
+                    self.gpu_ms = Some(per_step);
+                    self.phase = Phase::Idle;
+                }
+            }
+            Phase::Eval => {
+                if let Some(e) = s.poll_eval()? {
+                    let (sum, n) = std::mem::take(&mut self.gpu_losses);
+                    self.gpu_last_eval = Some((e.steps, now));
+                    self.gpu_evals += 1;
+                    self.phase = Phase::Idle;
+                    out.push(Action::Evaluated {
+                        run: self.run,
+                        side: Side::Gpu,
+                        point: Point {
+                            step: e.steps,
+                            val: e.loss,
+                            train: (n > 0).then(|| sum / n as f64),
+                        },
+                    });
+                }
+            }
+            Phase::Sample(w) => {
+                if let Some(done) = sample_gpu(s, w, &self.corpus, self.cfg.context)? {
+                    self.samples_at = Some((done.step, done.temperature));
+                    self.phase = Phase::Idle;
+                    out.push(Action::Sampled {
+                        run: self.run,
+                        samples: done,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cpu_side(&mut self, page: &GptTrain, now: f64, out: &mut Vec<Action>) {
+        let run = self.run;
+        if let Some(e) = self.cpu_eval.as_mut() {
+            // One batch of validation texts a tick: the twin does not move meanwhile.
+            let (b, ctx) = (self.settings.batch, self.cfg.context);
+            let end = (e.next + b).min(self.corpus.val.len());
+            let idx: Vec<usize> = (e.next..end).collect();
+            if !idx.is_empty() {
+                let (tokens, targets) = batch(&self.corpus.val, &idx, ctx);
+                let f = self
+                    .cpu
+                    .model
+                    .forward(&self.cpu.params, &tokens, &targets, idx.len());
+                e.total += f64::from(f.loss) * f.counted as f64;
+                e.counted += f.counted;
+            }
+            e.next = end;
+            if end >= self.corpus.val.len() {
+                let (sum, n) = std::mem::take(&mut self.cpu_losses);
+                let point = Point {
+                    step: e.step,
+                    val: e.total / e.counted.max(1) as f64,
+                    train: (n > 0).then(|| sum / n as f64),
+                };
+                self.cpu_last_eval = Some((e.step, now));
+                self.cpu_evals += 1;
+                self.cpu_eval = None;
+                out.push(Action::Evaluated {
+                    run,
+                    side: Side::Cpu,
+                    point,
+                });
+            }
+            return;
+        }
+        let step = self.cpu.step;
+        if Self::eval_due(self.cpu_last_eval, step, page.running(), now) {
+            self.cpu_eval = Some(CpuEval {
+                step,
+                next: 0,
+                total: 0.0,
+                counted: 0,
+            });
+            return;
+        }
+        if self.gpu.is_none() && Self::samples_due(self.samples_at, page, step, self.cpu_evals) {
+            let samples = self.sample_cpu(step, page.temperature);
+            self.samples_at = Some((step, page.temperature));
+            out.push(Action::Sampled { run, samples });
+            return;
+        }
+        if !page.running() || now < self.cpu_next_ms {
+            return;
+        }
+        let start = now_ms();
+        let mut taken = 0u64;
+        while taken == 0 || now_ms() - start < CPU_SLICE_MS {
+            let loss = self.cpu.step(&self.corpus.train);
+            self.cpu_losses.0 += f64::from(loss);
+            self.cpu_losses.1 += 1;
+            taken += 1;
+        }
+        let spent = now_ms() - start;
+        // At most CPU_SHARE of the thread: a step longer than a frame waits its share.
+        self.cpu_next_ms = now + spent * (1.0 / CPU_SHARE - 1.0);
+        let per = spent / taken as f64;
+        self.cpu_ms = Some(self.cpu_ms.map_or(per, |m| 0.8 * m + 0.2 * per));
+    }
+
+    /// Samples written by the twin (no GPU here), with the GPU's seeded draws and its `pick`
+    /// (on the log-probabilities: the same choice as on the logits).
+    fn sample_cpu(&self, step: u64, temperature: f32) -> Samples {
+        let mut w = Sampling::new(step, temperature);
+        let (v, ctx) = (self.cfg.vocab, self.cfg.context);
+        while w.texts.len() < SAMPLES {
+            let mut tokens = vec![0u32];
+            tokens.extend(&w.tokens);
+            let t = tokens.len();
+            let f = self
+                .cpu
+                .model
+                .forward(&self.cpu.params, &tokens, &vec![IGNORE; t], 1);
+            let logp: Vec<f32> = f.probs[(t - 1) * v..t * v]
+                .iter()
+                .map(|&p| p.max(1e-30).ln())
+                .collect();
+            let u = w.u();
+            w.next(pick(&logp, temperature, u), &self.corpus, ctx);
+        }
+        Samples {
+            step,
+            temperature,
+            texts: w.texts,
+        }
+    }
+}
+
+/// One move of the GPU's sampling: asks for the next character's logits, or takes them and
+/// picks it; the finished samples once all are written.
+fn sample_gpu(
+    s: &mut GptSession,
+    w: &mut Sampling,
+    corpus: &Corpus,
+    ctx: usize,
+) -> Result<Option<Samples>, GpuError> {
+    if !w.requested {
+        let mut prompt = vec![0u32];
+        prompt.extend(&w.tokens);
+        w.requested = s.request_logits(&prompt)?;
+        return Ok(None);
+    }
+    let Some(logits) = s.poll_logits()? else {
+        return Ok(None);
+    };
+    w.requested = false;
+    let u = w.u();
+    w.next(pick(&logits, w.temperature, u), corpus, ctx);
+    Ok((w.texts.len() == SAMPLES).then(|| Samples {
+        step: w.step,
+        temperature: w.temperature,
+        texts: std::mem::take(&mut w.texts),
+    }))
+}
