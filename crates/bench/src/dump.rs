@@ -713,7 +713,10 @@ mod tests {
         assert!(run(&args(&["--attention-seqs", "0"])).is_err());
         run(&args(&["--attention-seqs", "16,40", "--attention-d", "8"])).expect("dumps");
         let manifest = std::fs::read_to_string(dir.join("manifest.json")).expect("written");
-        assert!(manifest.contains("\"runs\":[],\"plans\":[]"), "only the plans");
+        assert!(
+            manifest.contains("\"runs\":[],\"plans\":[]"),
+            "only the plans"
+        );
         let count = |s: &str| manifest.matches(s).count();
         assert_eq!(count("\"path\":\"naive\""), 2);
         assert_eq!(count("\"path\":\"fused\""), 2);
