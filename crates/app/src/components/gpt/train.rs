@@ -297,9 +297,9 @@ fn toolbar(ctx: &Ctx, p: &GptTrain, dispatch: &Callback<Action>) -> Html {
     let reset = dispatch.reform(|_: MouseEvent| Action::Reset);
     html! {
         <div class="toolbar gpt-train-toolbar">
-            <button id="gpt-train-toggle" class="primary" onclick={toggle}
+            <button id="gpt-train-toggle" class="button primary" onclick={toggle}
                 disabled={!p.settings.trainable()}>{ ctx.t(label) }</button>
-            <button id="gpt-train-reset" onclick={reset}>{ ctx.t("gpt.train.reset") }</button>
+            <button id="gpt-train-reset" class="button" onclick={reset}>{ ctx.t("gpt.train.reset") }</button>
         </div>
     }
 }
