@@ -96,9 +96,112 @@ pub fn decades(lo: f64, hi: f64) -> (f64, f64) {
     (a, b)
 }
 
+/// A log-log roofline chart's geometry: both axes' decades chosen to hold the points, the
+/// ridge and the roof at the left edge, and the positions of values inside the plot area.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Frame {
+    pub left: f64,
+    pub top: f64,
+    pub pw: f64,
+    pub ph: f64,
+    /// FLOP/byte at the left and right edges.
+    pub x0: f64,
+    pub x1: f64,
+    /// GFLOP/s at the bottom and top edges.
+    pub y0: f64,
+    pub y1: f64,
+}
+
+impl Frame {
+    /// The plot area (`left`, `top`, width `pw`, height `ph`) holding points `(FLOP/byte,
+    /// GFLOP/s)` under `roof`, with half a decade's room around them.
+    pub fn new(
+        (left, top, pw, ph): (f64, f64, f64, f64),
+        roof: Roof,
+        points: &[(f64, f64)],
+    ) -> Frame {
+        let ais = points.iter().map(|p| p.0).chain([roof.ridge()]);
+        let (x0, x1) = decades(
+            ais.clone().fold(f64::INFINITY, f64::min) / 2.0,
+            ais.fold(0.0, f64::max) * 2.0,
+        );
+        let rates = points
+            .iter()
+            .map(|p| p.1)
+            .chain([roof.gflop_per_s, roof.attainable(x0)])
+            .filter(|v| *v > 0.0);
+        let (y0, y1) = decades(
+            rates.clone().fold(f64::INFINITY, f64::min) / 2.0,
+            rates.fold(0.0, f64::max) * 2.0,
+        );
+        Frame {
+            left,
+            top,
+            pw,
+            ph,
+            x0,
+            x1,
+            y0,
+            y1,
+        }
+    }
+
+    pub fn px(&self, ai: f64) -> f64 {
+        self.left + log_pos(ai, self.x0, self.x1, self.pw)
+    }
+
+    pub fn py(&self, gflops: f64) -> f64 {
+        self.top + self.ph - log_pos(gflops, self.y0, self.y1, self.ph)
+    }
+
+    /// The roof as an SVG path: slanted from the left edge to the ridge, flat after it.
+    pub fn roof_path(&self, roof: Roof) -> String {
+        let ridge = roof.ridge().clamp(self.x0, self.x1);
+        let at = |ai: f64| (self.px(ai), self.py(roof.attainable(ai)));
+        let ((ax, ay), (bx, by), (cx, cy)) = (at(self.x0), at(ridge), at(self.x1));
+        format!("M{ax:.1},{ay:.1} L{bx:.1},{by:.1} L{cx:.1},{cy:.1}")
+    }
+
+    /// The gridlines' values along one axis: every power of ten from `lo` to `hi`.
+    pub fn ticks(lo: f64, hi: f64) -> Vec<f64> {
+        let mut v = lo;
+        let mut out = Vec::new();
+        while v <= hi * 1.0001 {
+            out.push(v);
+            v *= 10.0;
+        }
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_frame_holds_every_point_the_ridge_and_the_roof() {
+        let roof = Roof {
+            gb_per_s: 100.0,
+            gflop_per_s: 1_000.0,
+        };
+        let f = Frame::new(
+            (10.0, 5.0, 200.0, 100.0),
+            roof,
+            &[(0.5, 40.0), (3.0, 900.0)],
+        );
+        // Intensities 0.25…20 (the ridge is 10) → decades 0.1…100; rates 5…2,000 (the roof
+        // gives 10 at the left edge) → 1…10,000.
+        assert_eq!((f.x0, f.x1, f.y0, f.y1), (0.1, 100.0, 1.0, 10_000.0));
+        assert_eq!(f.px(0.1), 10.0);
+        assert_eq!(f.px(100.0), 210.0);
+        assert_eq!(f.py(1.0), 105.0);
+        assert!((f.py(1_000.0) - 30.0).abs() < 1e-9);
+        // The roof: 10 GFLOP/s at the left edge, the ridge at (10, 1,000), flat to the right.
+        assert_eq!(f.roof_path(roof), "M10.0,80.0 L143.3,30.0 L210.0,30.0");
+        let t = Frame::ticks(0.1, 100.0);
+        assert_eq!(t.len(), 4);
+        assert!((t[3] - 100.0).abs() < 1e-9);
+    }
 
     #[test]
     fn per_element_intensity_is_a_quarter() {

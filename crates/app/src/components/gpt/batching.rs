@@ -579,41 +579,12 @@ fn roof_chart(
     let (h, left, bottom, top, right) = (300.0, 64.0, 44.0, 16.0, 16.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
     let y_of = |p: &RoofPoint| p.3.unwrap_or_else(|| roof.attainable(p.2));
-    let ais = points.iter().map(|p| p.2).chain([roof.ridge()]);
-    let (x0, x1) = roofline::decades(
-        ais.clone().fold(f64::INFINITY, f64::min) / 2.0,
-        ais.fold(0.0, f64::max) * 2.0,
-    );
-    let rates = points
-        .iter()
-        .map(y_of)
-        .chain([roof.gflop_per_s, roof.attainable(x0)])
-        .filter(|v| *v > 0.0);
-    let (y0, y1) = roofline::decades(
-        rates.clone().fold(f64::INFINITY, f64::min) / 2.0,
-        rates.fold(0.0, f64::max) * 2.0,
-    );
-    let px = |ai: f64| left + roofline::log_pos(ai, x0, x1, pw);
-    let py = |v: f64| top + ph - roofline::log_pos(v, y0, y1, ph);
-    let ridge = roof.ridge().clamp(x0, x1);
-    let path = format!(
-        "M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1}",
-        px(x0),
-        py(roof.attainable(x0)),
-        px(ridge),
-        py(roof.attainable(ridge)),
-        px(x1),
-        py(roof.attainable(x1))
-    );
-    let ticks = |lo: f64, hi: f64| {
-        let mut v = lo;
-        let mut out = Vec::new();
-        while v <= hi * 1.0001 {
-            out.push(v);
-            v *= 10.0;
-        }
-        out
-    };
+    let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.2, y_of(p))).collect();
+    let f = roofline::Frame::new((left, top, pw, ph), roof, &xy);
+    let (px, py) = (|ai: f64| f.px(ai), |v: f64| f.py(v));
+    let path = f.roof_path(roof);
+    let (x0, x1, y0, y1) = (f.x0, f.x1, f.y0, f.y1);
+    let ticks = roofline::Frame::ticks;
     let tick = |v: f64| {
         if v >= 1.0 {
             numbers::count(v.round() as u64)

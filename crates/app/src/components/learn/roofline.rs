@@ -234,44 +234,12 @@ fn roofline_chart(ctx: &Ctx, m: &Measured, chart_ref: &NodeRef, chart_w: Option<
     let (h, left, bottom, top, right) = (320.0, 70.0, 44.0, 16.0, 16.0);
     let (pw, ph) = (w - left - right, h - top - bottom);
     let roof = m.roof;
-    let ais = m.points.iter().map(|p| p.ai).chain([roof.ridge()]);
-    let ai_lo = ais.clone().fold(f64::INFINITY, f64::min) / 2.0;
-    let ai_hi = ais.fold(0.0, f64::max) * 2.0;
-    let (x0, x1) = roofline::decades(ai_lo, ai_hi);
-    let rates = m
-        .points
-        .iter()
-        .map(|p| p.gflops)
-        .chain([roof.gflop_per_s, roof.attainable(x0)]);
-    let y_lo = rates
-        .clone()
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min)
-        / 2.0;
-    let y_hi = rates.fold(0.0, f64::max) * 2.0;
-    let (y0, y1) = roofline::decades(y_lo, y_hi);
-    let px = |ai: f64| left + roofline::log_pos(ai, x0, x1, pw);
-    let py = |r: f64| top + ph - roofline::log_pos(r, y0, y1, ph);
-    // The roof: slanted from the left edge to the ridge, flat after it.
-    let ridge = roof.ridge().clamp(x0, x1);
-    let path = format!(
-        "M{:.1},{:.1} L{:.1},{:.1} L{:.1},{:.1}",
-        px(x0),
-        py(roof.attainable(x0)),
-        px(ridge),
-        py(roof.attainable(ridge)),
-        px(x1),
-        py(roof.attainable(x1))
-    );
-    let ticks = |lo: f64, hi: f64| {
-        let mut v = lo;
-        let mut out = Vec::new();
-        while v <= hi * 1.0001 {
-            out.push(v);
-            v *= 10.0;
-        }
-        out
-    };
+    let xy: Vec<(f64, f64)> = m.points.iter().map(|p| (p.ai, p.gflops)).collect();
+    let f = roofline::Frame::new((left, top, pw, ph), roof, &xy);
+    let (px, py) = (|ai: f64| f.px(ai), |r: f64| f.py(r));
+    let path = f.roof_path(roof);
+    let (x0, x1, y0, y1) = (f.x0, f.x1, f.y0, f.y1);
+    let ticks = roofline::Frame::ticks;
     // Stage labels beside their dots, clear of each other (close stages measure alike).
     let dots: Vec<(f64, f64)> = m.points.iter().map(|p| (px(p.ai), py(p.gflops))).collect();
     let widths: Vec<f64> = m
