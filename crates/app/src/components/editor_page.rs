@@ -420,19 +420,18 @@ fn use_land_on_editor() {
     });
 }
 
+/// The stage the URL asks for, else the first editable one.
+fn requested_target(ctx: Option<&Ctx>) -> Option<Target> {
+    ctx.and_then(|c| c.query.get("stage"))
+        .and_then(Target::from_id)
+        .or(Target::all().first().copied())
+}
 #[function_component]
 pub fn KernelEditor() -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
     use_land_on_editor();
-    let targets = Target::all();
-    let requested = ctx
-        .as_ref()
-        .and_then(|c| c.query.get("stage").map(str::to_string));
-    let target = requested
-        .as_deref()
-        .and_then(Target::from_id)
-        .or(targets.first().copied());
+    let target = requested_target(ctx.as_ref());
     let kernel = target.and_then(|t| t.kernel());
     let original = use_memo(target.map(|t| t.id()), move |_| {
         kernel.map(|k| k.wgsl()).unwrap_or_default()
@@ -541,7 +540,8 @@ pub fn KernelEditor() -> Html {
         })
     };
 
-    let unknown = requested.filter(|id| id != target.id()).map(|id| {
+    let requested = ctx.query.get("stage").filter(|id| *id != target.id());
+    let unknown = requested.map(|id| {
         let id: String = id.chars().take(40).collect();
         html! { <p class="message error" role="alert">{ ctx.tf("ladder.unknown_stage", &[("name", &id)]) }</p> }
     });
@@ -574,7 +574,7 @@ pub fn KernelEditor() -> Html {
             <p><a class="scratch-link" href={format!("#/editor?lang={}&scratch", ctx.lang.code())}>{ ctx.t("scratch.open") }</a></p>
             { for unknown }
             { for shared_error }
-            { stage_nav(&ctx, &targets, target) }
+            { stage_nav(&ctx, &Target::all(), target) }
             <h2 id="editor-editing">{ ctx.tf("editor.editing", &[("title", ctx.t(&target.title_key()))]) }{ " — " }<code>{ kernel.source_path }</code></h2>
             { for context }
             <CodeEditor doc={AttrValue::from(state.source.clone())} revision={state.revision}

@@ -27,6 +27,7 @@ mod kernel_run;
 mod ladder;
 #[cfg(feature = "lessons")]
 mod learn;
+mod page_state;
 mod pages;
 mod playback;
 #[cfg(feature = "editor-pages")]

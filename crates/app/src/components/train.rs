@@ -20,11 +20,12 @@ mod kernels;
 mod output;
 
 use std::cell::RefCell;
-use std::ops::Deref;
 use std::rc::Rc;
 
 use gloo::timers::callback::Interval;
 use yew::prelude::*;
+
+use crate::components::page_state::{PageModel, PageState};
 use yew_router::prelude::*;
 
 use gpu_runtime::training::max_batch;
@@ -49,27 +50,12 @@ const TICK_MS: u32 = 16;
 const RENDER_MS: f64 = 150.0;
 const SPACE: &str = " ";
 
-/// The page model in a `use_reducer`.
-#[derive(PartialEq)]
-pub struct Page(TrainPage);
+pub type Page = PageState<TrainPage>;
 
-impl Deref for Page {
-    type Target = TrainPage;
-    fn deref(&self) -> &TrainPage {
-        &self.0
-    }
-}
-
-impl Reducible for Page {
+impl PageModel for TrainPage {
     type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let next = self.0.reduce(action);
-        if next == self.0 {
-            self
-        } else {
-            Rc::new(Page(next))
-        }
+    fn next(&self, action: Action) -> Self {
+        self.reduce(action)
     }
 }
 
@@ -206,7 +192,7 @@ pub fn Train() -> Html {
     let software = adapter.software;
     let page = {
         let spec = spec.clone();
-        use_reducer(move || Page(TrainPage::new(&spec)))
+        use_reducer(move || PageState(TrainPage::new(&spec)))
     };
     // The fields follow the URL (a link, Back, another tab's edit) unless they already say it.
     {

@@ -23,11 +23,12 @@ mod kernels;
 mod output;
 
 use std::cell::RefCell;
-use std::ops::Deref;
 use std::rc::Rc;
 
 use gloo::timers::callback::Interval;
 use yew::prelude::*;
+
+use crate::components::page_state::{PageModel, PageState};
 use yew_router::prelude::*;
 
 use cnn::data::Digits;
@@ -45,26 +46,12 @@ use crate::session;
 const TICK_MS: u32 = 16;
 const REPORT_MS: f64 = 100.0;
 
-#[derive(PartialEq)]
-pub struct Page(CnnPage);
+pub type Page = PageState<CnnPage>;
 
-impl Deref for Page {
-    type Target = CnnPage;
-    fn deref(&self) -> &CnnPage {
-        &self.0
-    }
-}
-
-impl Reducible for Page {
+impl PageModel for CnnPage {
     type Action = Action;
-
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let next = self.0.reduce(action);
-        if next == self.0 {
-            self
-        } else {
-            Rc::new(Page(next))
-        }
+    fn next(&self, action: Action) -> Self {
+        self.reduce(action)
     }
 }
 
@@ -200,8 +187,8 @@ pub fn Cnn() -> Html {
     let page = {
         let (spec, kept) = (spec.clone(), kept.clone());
         use_reducer(move || match kept.as_ref() {
-            Some((p, _)) => Page(p.clone()),
-            None => Page(CnnPage::new(spec)),
+            Some((p, _)) => PageState(p.clone()),
+            None => PageState(CnnPage::new(spec)),
         })
     };
     let data = use_digits();

@@ -5,7 +5,6 @@
 //! dispatch. Leaving the page keeps the run (held) for the return, as `#/cnn` does.
 
 use std::cell::RefCell;
-use std::ops::Deref;
 use std::rc::Rc;
 
 use gloo::timers::callback::Interval;
@@ -19,6 +18,8 @@ use page_models::gpt_train::{
 use page_models::train::picture::{nice_ceiling, Frame};
 use yew::prelude::*;
 
+use crate::components::page_state::{PageModel, PageState};
+
 use crate::components::chart_width::use_chart_width;
 use crate::components::Ctx;
 use crate::gpt_data_asset;
@@ -30,25 +31,12 @@ const TICK_MS: u32 = 16;
 /// Milliseconds between the step counts' reports to the page while training.
 const REPORT_MS: f64 = 100.0;
 
-#[derive(PartialEq)]
-struct Page(GptTrain);
+type Page = PageState<GptTrain>;
 
-impl Deref for Page {
-    type Target = GptTrain;
-    fn deref(&self) -> &GptTrain {
-        &self.0
-    }
-}
-
-impl Reducible for Page {
+impl PageModel for GptTrain {
     type Action = Action;
-    fn reduce(self: Rc<Self>, action: Action) -> Rc<Self> {
-        let next = self.0.reduce(action);
-        if next == self.0 {
-            self
-        } else {
-            Rc::new(Page(next))
-        }
+    fn next(&self, action: Action) -> Self {
+        self.reduce(action)
     }
 }
 
@@ -142,8 +130,8 @@ fn Trainer(props: &TrainerProps) -> Html {
     let page = {
         let (kept, software) = (kept.clone(), props.software);
         use_reducer(move || match kept.as_ref() {
-            Some((_, p, _)) => Page(p.clone()),
-            None => Page(GptTrain::new(TrainSettings::default_for(
+            Some((_, p, _)) => PageState(p.clone()),
+            None => PageState(GptTrain::new(TrainSettings::default_for(
                 software.unwrap_or(true),
                 data == Dataset::Poems,
             ))),
