@@ -452,7 +452,7 @@ pub fn KernelEditor() -> Html {
     let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
     let picture = use_wrong_map(&state.outcome);
     let stage = target.map(|t| t.id()).unwrap_or_default();
-    super::embed_host::use_code_work("stage", stage, &state.source);
+    super::code_work::use_code_work("stage", stage, &state.source);
     let (Some(ctx), Some(target), Some(kernel)) = (ctx, target, kernel) else {
         return html! {};
     };

@@ -85,15 +85,6 @@ fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
     Some(f)
 }
 
-/// Notes a code-writing widget's code (a puzzle's, the kernel editor's) as its learner's work
-/// whenever it changes, so an embed's `getState` answers with it, run or not.
-#[hook]
-pub fn use_code_work(kind: &'static str, what: &str, code: &str) {
-    use_effect_with((code.to_string(), what.to_string()), move |(code, what)| {
-        api::note_work(api::code_work((kind, what), code));
-    });
-}
-
 /// The puzzle embed's own progress box (the puzzle pages are in the full app only; the embed
 /// module's puzzle reloads into it).
 #[cfg(feature = "editor-pages")]

@@ -6,6 +6,8 @@ mod chart_width;
 mod cnn;
 #[cfg(feature = "editor-pages")]
 mod code_editor;
+#[cfg(feature = "editor-pages")]
+mod code_work;
 mod conv;
 mod cssom;
 mod draft_input;

@@ -449,7 +449,7 @@ pub fn PuzzlePage(props: &PuzzleProps) -> Html {
     // One lifecycle for Run and Show accesses: pressing Run makes an access run in progress
     // stale, so its late result cannot reappear beside the new answer.
     let lifecycle = super::run_lifecycle::use_run::<()>(|| ());
-    super::embed_host::use_code_work("puzzle", &props.id, &source);
+    super::code_work::use_code_work("puzzle", &props.id, &source);
     let Some(ctx) = ctx else {
         return html! {};
     };

@@ -10,9 +10,10 @@
 //! shares its branch's delta range (the identity's gradient is the gradient), so the add
 //! needs no copy.
 
+mod conv;
+
 use super::arena::{Arena, Range};
 use super::buffer;
-use super::conv;
 use crate::family::attention::AttnLayout;
 use crate::family::gpt::uniform as gpt_uniform;
 use crate::family::mlp::uniform as mlp_uniform;

@@ -42,7 +42,6 @@
 
 mod arena;
 pub mod cnn;
-mod conv;
 pub mod decode;
 pub mod gpt;
 mod layer;

@@ -9,9 +9,9 @@
 //! Gradient flow: each CNN backward kernel OVERWRITES the deltas and gradients it writes (its
 //! tensor has one consumer), which the train step's clearing makes safe.
 
-use super::buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
-use super::layer::{Node, Recorded};
-use super::Range;
+use super::{Node, Recorded};
+use crate::engine::buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
+use crate::engine::Range;
 use crate::family::cnn::{grid, uniform, WORKGROUP};
 use crate::plan::{Binding, PlannedDispatch, Uniform};
 
