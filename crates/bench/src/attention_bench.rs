@@ -37,7 +37,8 @@ struct Args {
     out: Option<String>,
 }
 
-fn numbers(
+/// A comma-separated list of whole numbers in `range`, or a message naming the flag.
+pub(crate) fn numbers(
     flag: &str,
     value: &str,
     range: std::ops::RangeInclusive<u32>,
@@ -52,6 +53,15 @@ fn numbers(
                 .ok_or_else(|| format!("{flag} wants numbers in {range:?}, not `{v}`"))
         })
         .collect()
+}
+
+/// `--warm-ms`: milliseconds of warm-up GPU time, 0 to 10,000.
+pub(crate) fn warm_ms(value: &str) -> Result<f64, String> {
+    value
+        .parse()
+        .ok()
+        .filter(|w: &f64| (0.0..=10_000.0).contains(w))
+        .ok_or_else(|| format!("--warm-ms wants 0 to 10000, not `{value}`"))
 }
 
 fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
@@ -77,13 +87,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
             "--d" => a.d = numbers(&flag, &value, 1..=64)?[0],
             "--runs" => a.runs = numbers(&flag, &value, 1..=50)?[0] as usize,
             "--reps" => a.reps = numbers(&flag, &value, 1..=200)?[0],
-            "--warm-ms" => {
-                a.warm_ms = value
-                    .parse()
-                    .ok()
-                    .filter(|w: &f64| (0.0..=10_000.0).contains(w))
-                    .ok_or_else(|| format!("--warm-ms wants 0 to 10000, not `{value}`"))?
-            }
+            "--warm-ms" => a.warm_ms = warm_ms(&value)?,
             "--out" => a.out = Some(value),
             _ => return Err(format!("unknown flag {flag}")),
         }

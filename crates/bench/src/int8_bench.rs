@@ -14,6 +14,7 @@ use gpu_runtime::cpu_kernels::quant::{pack_cols, pack_rows};
 use gpu_runtime::numeric::run_int8;
 use gpu_runtime::{Gpu, RunControl, RunOptions, TimingMethod};
 
+use crate::attention_bench::{numbers, warm_ms};
 use crate::summary::median;
 
 struct Args {
@@ -34,17 +35,6 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         checked: false,
         out: None,
     };
-    let num = |flag: &str, v: &str, max: u32| -> Result<Vec<u32>, String> {
-        v.split(',')
-            .map(|s| {
-                s.trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| (1..=max).contains(n))
-                    .ok_or_else(|| format!("{flag} wants numbers in 1..={max}, not `{s}`"))
-            })
-            .collect()
-    };
     while let Some(flag) = args.next() {
         if flag == "--checked" {
             a.checked = true;
@@ -52,16 +42,10 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
         }
         let v = args.next().ok_or_else(|| format!("{flag} needs a value"))?;
         match flag.as_str() {
-            "--sizes" => a.sizes = num(&flag, &v, 16_384)?,
-            "--runs" => a.runs = num(&flag, &v, 50)?[0] as usize,
-            "--reps" => a.reps = num(&flag, &v, 200)?[0],
-            "--warm-ms" => {
-                a.warm_ms = v
-                    .parse()
-                    .ok()
-                    .filter(|w: &f64| (0.0..=10_000.0).contains(w))
-                    .ok_or_else(|| format!("--warm-ms wants 0 to 10000, not `{v}`"))?
-            }
+            "--sizes" => a.sizes = numbers(&flag, &v, 1..=16_384)?,
+            "--runs" => a.runs = numbers(&flag, &v, 1..=50)?[0] as usize,
+            "--reps" => a.reps = numbers(&flag, &v, 1..=200)?[0],
+            "--warm-ms" => a.warm_ms = warm_ms(&v)?,
             "--out" => a.out = Some(v),
             _ => return Err(format!("unknown flag {flag}")),
         }
