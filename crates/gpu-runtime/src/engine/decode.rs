@@ -29,9 +29,7 @@ use gpt::Config;
 use super::{buffer, layer, Layout, Net, Node, Range, Recorded, Tensor};
 use crate::context::{Gpu, GpuError};
 use crate::family::decode as kernels;
-use crate::plan::{
-    Binding, Op, PlannedDispatch, ResidentBuffer, ResidentDispatch, ResidentPlan, Uniform,
-};
+use crate::plan::{Binding, Op, ResidentBuffer, ResidentDispatch, ResidentPlan, Uniform};
 
 /// The program that runs the prompt and fills the cache.
 pub const PREFILL: &str = "prefill";
@@ -77,25 +75,6 @@ fn decode_uniform(rows: usize, per_seq: usize, c: usize, cap: usize) -> Uniform 
         .with("per_seq", per_seq as u32)
         .with("c", c as u32)
         .with("cap", cap as u32)
-}
-
-fn recorded(
-    id: &'static str,
-    workgroups: [u32; 3],
-    threads: u32,
-    uniform: Uniform,
-    bindings: Vec<Binding>,
-) -> Recorded {
-    Recorded {
-        planned: PlannedDispatch {
-            kernel_id: id,
-            layer: 0,
-            threads: workgroups.iter().product::<u32>() * threads,
-            workgroups,
-            uniform,
-        },
-        bindings,
-    }
 }
 
 fn line_groups(n: usize) -> u32 {
@@ -153,7 +132,7 @@ impl Builder<'_> {
                 let scale = 1.0 / ((c / heads) as f32).sqrt();
                 // The prompt's keys and values: every row of its qkv, position row % t.
                 let rows = seqs * t;
-                self.stores.push(recorded(
+                self.stores.push(layer::grid3(
                     kernels::KV_STORE_ID,
                     [line_groups(rows * 2 * c), 1, 1],
                     64,
@@ -161,7 +140,7 @@ impl Builder<'_> {
                     vec![qkv.act.bind(buffer::ACTS), cache.bind(CACHE), state.clone()],
                 ));
                 // This step's: one row per sequence, at the GPU's position.
-                self.decode.push(recorded(
+                self.decode.push(layer::grid3(
                     kernels::KV_STORE_ID,
                     [line_groups(seqs * 2 * c), 1, 1],
                     64,
@@ -169,7 +148,7 @@ impl Builder<'_> {
                     vec![h.act.bind(buffer::ACTS), cache.bind(CACHE), state.clone()],
                 ));
                 let out = self.tensor("attention", c);
-                self.decode.push(recorded(
+                self.decode.push(layer::grid3(
                     kernels::ATTENTION_ID,
                     [*heads as u32, seqs as u32, 1],
                     64,
@@ -250,7 +229,7 @@ pub fn record(cfg: &Config, seqs: usize) -> Result<Recording, String> {
             } => {
                 let y = b.tensor("embed", ex.width);
                 let p = Range::span(&[*wte, *wpe]);
-                b.decode.push(recorded(
+                b.decode.push(layer::grid3(
                     kernels::EMBED_AT_ID,
                     [line_groups(seqs * ex.width), 1, 1],
                     64,
@@ -292,7 +271,7 @@ pub fn record(cfg: &Config, seqs: usize) -> Result<Recording, String> {
         }
     }
     let logits = x.ok_or_else(|| "an empty model".to_string())?.act;
-    b.decode.push(recorded(
+    b.decode.push(layer::grid3(
         kernels::ADVANCE_ID,
         [1, 1, 1],
         1,

@@ -958,7 +958,7 @@ fn groups16(n: usize) -> u32 {
 }
 
 /// A dispatch of `threads` per workgroup over `workgroups`.
-fn grid3(
+pub(super) fn grid3(
     id: &'static str,
     workgroups: [u32; 3],
     threads: u32,
