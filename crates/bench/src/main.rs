@@ -32,11 +32,11 @@
 mod attention_bench;
 mod clamps;
 mod cnn_bench;
-mod cnn_dawn_plan;
 mod conv_bench;
 mod cpu;
 mod crossover;
 mod dump;
+mod engine_dump;
 mod gpt_decode_bench;
 mod int8_bench;
 mod ir_check;
