@@ -21,6 +21,9 @@
 //! With `--cnn DIGITS` it writes the CNN page's training step and evaluation (DIR/cnn/, see
 //! [`crate::cnn_bench::dump`]; alone, only that).
 //!
+//! With `--gpt ASSET` it writes the GPT page's training (DIR/gpt/, see
+//! [`crate::gpt_dump`]; alone, only that).
+//!
 //! With `--mlp 1024,64` it writes the train view's MLP training step at those batches
 //! (DIR/mlp/, see [`crate::mlp_bench::dump`]; alone, only that; `--mlp-verify-steps`, default
 //! 64, the twin's steps to verify against).
@@ -315,6 +318,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut attn_seqs: Vec<u32> = Vec::new();
     let mut attn_bh = 32u32;
     let mut attn_d = 64u32;
+    let mut gpt: Option<crate::gpt_dump::Args> = None;
+    let mut gpt_flags: Vec<(String, String)> = Vec::new();
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -349,6 +354,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     })?
             }
             "--cnn" => cnn = Some(value.clone()),
+            "--gpt" => gpt = Some(crate::gpt_dump::Args::new(value.clone())),
+            f if f.starts_with("--gpt-") => gpt_flags.push((f.to_string(), value.clone())),
             "--mlp" => {
                 mlp = value
                     .split(',')
@@ -444,14 +451,24 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let dir = dir.ok_or("dump-kernels needs --dir DIR")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    if let Some(g) = &mut gpt {
+        for (f, v) in &gpt_flags {
+            if !g.take(f, v)? {
+                return Err(format!("unknown flag {f}"));
+            }
+        }
+        crate::gpt_dump::dump(&dir, g)?;
+    } else if let Some((f, _)) = gpt_flags.first() {
+        return Err(format!("{f} needs --gpt ASSET"));
+    }
     if !mlp.is_empty() {
         crate::mlp_bench::dump(&dir, &mlp, mlp_verify)?;
     }
     if let Some(digits) = &cnn {
         crate::cnn_bench::dump(&dir, digits, &cnn_batches, cnn_epochs, cnn_verify)?;
     }
-    // Given with nothing else: only the CNN and the MLP.
-    if (cnn.is_some() || !mlp.is_empty())
+    // Given with nothing else: only the CNN, the MLP and the GPT.
+    if (cnn.is_some() || !mlp.is_empty() || gpt.is_some())
         && conv.is_empty()
         && attn_seqs.is_empty()
         && !matmul_given

@@ -38,6 +38,7 @@ mod crossover;
 mod dump;
 mod engine_dump;
 mod gpt_decode_bench;
+mod gpt_dump;
 mod int8_bench;
 mod ir_check;
 mod json;
