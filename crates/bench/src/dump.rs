@@ -28,6 +28,9 @@
 //! (DIR/mlp/, see [`crate::mlp_bench::dump`]; alone, only that; `--mlp-verify-steps`, default
 //! 64, the twin's steps to verify against).
 //!
+//! With `--gpt-peer default` (or `key=value,…`) it writes the engine GPT's training step for a
+//! peer to train and verify (DIR/gpt-peer/, see [`crate::gpt_peer`]; alone, only that).
+//!
 //! With `--attention-seqs 1024,2048,4096` (`--attention-bh 32`, `--attention-d 64`) it writes,
 //! under "attention", each attention path's forward plan at each length as
 //! [`gpu_runtime::attention::run_attention`] runs it (naive: three dispatches, fused: one),
@@ -315,6 +318,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut cnn_verify = 3u64;
     let mut mlp: Vec<usize> = Vec::new();
     let mut mlp_verify = 64u32;
+    let mut gpt_peer = None;
     let mut attn_seqs: Vec<u32> = Vec::new();
     let mut attn_bh = 32u32;
     let mut attn_d = 64u32;
@@ -354,6 +358,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     })?
             }
             "--cnn" => cnn = Some(value.clone()),
+            "--gpt-peer" => gpt_peer = Some(crate::gpt_peer::parse(value)?),
             "--gpt" => gpt = Some(crate::gpt_dump::Args::new(value.clone())),
             f if f.starts_with("--gpt-") => gpt_flags.push((f.to_string(), value.clone())),
             "--mlp" => {
@@ -467,8 +472,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(digits) = &cnn {
         crate::cnn_bench::dump(&dir, digits, &cnn_batches, cnn_epochs, cnn_verify)?;
     }
-    // Given with nothing else: only the CNN, the MLP and the GPT.
-    if (cnn.is_some() || !mlp.is_empty() || gpt.is_some())
+    if let Some(spec) = &gpt_peer {
+        crate::gpt_peer::dump(&dir, spec)?;
+    }
+    // Given with nothing else: only the CNN, the MLP, the GPT and its peer.
+    if (cnn.is_some() || !mlp.is_empty() || gpt.is_some() || gpt_peer.is_some())
         && conv.is_empty()
         && attn_seqs.is_empty()
         && !matmul_given
