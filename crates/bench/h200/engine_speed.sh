@@ -13,8 +13,12 @@
 #      `dawn/mlp.mjs`, BEFORE then AFTER
 #   4. GPT (the page's GPU defaults on the names): `dawn/gpt.mjs`, 1 and 16 steps a
 #      submission, then the time to a validation loss ≤ 90 % of the bigram's (60 s)
-#   5. GPT decode with the KV cache: `bench gpt-decode`, batches 1…64 (tokens/s)
-#   6. GPT step trusted: the `gpt_engine` test binary's `default_config_step_time`
+#   5. the GPT against its TensorFlow.js peer (issue 39's ≥ 3× goal) at the peer's shape (2
+#      layers, 4 heads, width 64, context 32, 32 windows, Adam 1e-2): the engine through Dawn
+#      (`dawn/gpt.mjs`, steps only), then `tfjs/gpt_tfjs.mjs` (gpt_tfjs.sh's bundle, verified
+#      against the f64 reference before it is timed)
+#   6. GPT decode with the KV cache: `bench gpt-decode`, batches 1…64 (tokens/s)
+#   7. GPT step trusted: the `gpt_engine` test binary's `default_config_step_time`
 # Carry .gl (../shared/TOOLCHAIN.md §6) and $C (default .devcarry/e1), made here by
 #   bash crates/bench/h200/engine_speed.sh pack   (BEFORE=PATH/TO/bench-before, optional)
 # Results: $OUT/engine.log and $OUT/engine.tgz (every TSV).
@@ -24,6 +28,7 @@ H=crates/bench/h200
 C=${C:-.devcarry/e1}
 if [ "${1:-}" = pack ]; then
   h200_pack "$C" || exit 1
+  C="$C" bash $H/gpt_tfjs.sh pack || exit 1
   for f in cnn mlp engine gpt; do cp crates/bench/dawn/$f.mjs "$C/"; done
   [ -f target/gpt-names.txt ] || cargo xtask gpt-data --out target || exit 1
   xz -T2 -6 -c target/gpt-names.txt > "$C/gpt-names.txt.xz"
@@ -76,6 +81,17 @@ xz -dc "$C/gpt-names.txt.xz" > "$W/gpt-names.txt"
   timeout 60 "$B" dump-kernels --dir "$W/g" --gpt "$W/gpt-names.txt" --gpt-order-steps 100000 2>&1
   timeout "$(left 130)" "${NODEVK[@]}" "$NODE" "$C/gpt.mjs" --dir "$W/g/gpt" --per-submit 1,16 --runs "$RUNS" \
     --min-ms 1500 --tta-secs 60 --tta-per-submit 16 --eval-every 250 --out "$R/gpt_dawn.tsv" 2>&1 || echo "failed: $?"
+  stamp "GPT at the tfjs peer's shape: Dawn (dawn/gpt.mjs, steps only)"
+  timeout 60 "$B" dump-kernels --dir "$W/gp" --gpt "$W/gpt-names.txt" --gpt-shape 2,4,64,32 --gpt-batch 32 \
+    --gpt-lr 0.01 --gpt-order-steps 20000 2>&1
+  timeout "$(left 60)" "${NODEVK[@]}" "$NODE" "$C/gpt.mjs" --dir "$W/gp/gpt" --per-submit 1,16 --runs "$RUNS" \
+    --min-ms 1500 --tta-secs 0 --out "$R/gpt_dawn_peer_shape.tsv" 2>&1 || echo "failed: $?"
+  if [ -f "$C/gpt_tfjs.bundle.mjs" ]; then
+    stamp "GPT: TensorFlow.js webgpu peer (tfjs/gpt_tfjs.mjs)"
+    timeout 60 "$B" dump-kernels --dir "$W/tp" --gpt-peer default 2>&1
+    timeout "$(left 90)" "${NODEVK[@]}" "$NODE" "$C/gpt_tfjs.bundle.mjs" --dir "$W/tp/gpt-peer" --runs "$RUNS" \
+      --min-ms 1500 --warmup 20 --out "$R/tfjs_gpt.tsv" 2>&1 || echo "failed: $?"
+  fi
   stamp "GPT decode (bench gpt-decode)"
   timeout "$(left 60)" "$B" gpt-decode --runs "$RUNS" 2>&1 || echo "failed: $?"
   if [ -f "$C/gpt_engine.xz" ]; then
