@@ -533,31 +533,39 @@ fn e2e_files(site: &Path, only: &[String]) -> (Result<Tally, String>, Vec<crate:
     node_tests(site, "tests/e2e", only)
 }
 
-/// The browser test files that took longest, longest first (the file times of the fresh-clone
-/// run in docs/reliability.md, 2026-12-03; `cnn.test.mjs`, about 210 s in 11 tests, from
-/// 2026-12-04, second after `embed`): started first, so the run does not end on one of
-/// them. Only an order: a file missing here runs after these, and a stale entry costs nothing.
+/// The browser test files that took longest, longest first: the file times (seconds summed over
+/// each file's tests) of the fresh-clone run of 2026-12-07, gpt-train 220 s down to visualiser
+/// 46 s, started first so that the run does not end on one of them: two run at a time, and a
+/// 200 s file started in the last minutes leaves the other worker idle for its rest. Only an
+/// order: a file missing here runs after these, by name, and a stale entry costs nothing. When
+/// a file grows or shrinks, move it to its place in `cargo xtask test`'s "Time per test file".
 const LONGEST_FILES: &[&str] = &[
-    // One file until 2026-12-07, 249 CPU-s: split in two so neither nears node's file limit.
+    "gpt-train.test.mjs",
     "embed.test.mjs",
-    "embed-results.test.mjs",
-    "cnn.test.mjs",
-    // About 100 s here (2026-12-07): a CNN page trained 40 steps twice, 13 editor pages.
-    "cnn-learner.test.mjs",
-    "ladder.test.mjs",
-    // One 77 s test (2026-12-07): started late, it alone made the run's tail.
-    "run-honest.test.mjs",
-    // The memory-wall runs on a software adapter, about a minute.
     "gpt-page.test.mjs",
-    "train-settings.test.mjs",
-    "train.test.mjs",
+    "gpt-batching.test.mjs",
+    "ladder.test.mjs",
     "faults.test.mjs",
+    "cnn.test.mjs",
+    "train-settings.test.mjs",
+    "embed-heights.test.mjs",
     "downloads.test.mjs",
-    "conv.test.mjs",
+    "chart-text.test.mjs",
+    "cnn-learner.test.mjs",
+    "run-honest.test.mjs",
+    "embed-results.test.mjs",
     "race.test.mjs",
+    "lessons-measured.test.mjs",
+    "puzzles.test.mjs",
     "lessons-systolic-int8-fp64-thermal.test.mjs",
-    "visualiser.test.mjs",
+    "train.test.mjs",
+    "learner-notes.test.mjs",
+    "phone-header.test.mjs",
+    "phone-landing.test.mjs",
     "train-lifecycle.test.mjs",
+    "byte-budget.test.mjs",
+    "layout.test.mjs",
+    "visualiser.test.mjs",
 ];
 
 /// The longest files first, the rest by name: two run at a time, and a long file started
