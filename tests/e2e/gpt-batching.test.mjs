@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { launch, openPage, assertNoErrors } from './helpers.mjs';
+import { launch, openPage, assertNoErrors, switchLang } from './helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -40,7 +40,20 @@ async function done(page) {
   })));
 }
 
-test('small batches decode, verified, to a table and a chart; prefill and decode sit on the roofline', async () => {
+// The section at 390, 1280 and 1920 px: nothing wider than the window, and a screenshot.
+async function layoutAtThreeWidths(page, lang) {
+  const out = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
+  for (const width of [390, 1280, 1920]) {
+    await page.setViewportSize({ width, height: 900 });
+    const scroll = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(scroll <= 0, `${lang} at ${width}: the page scrolls sideways by ${scroll} px`);
+    await page.locator('#gpt-batching').screenshot({ path: join(out, `gpt-batching-${lang}-${width}.png`) });
+  }
+}
+
+// The finished run is then laid out at three widths in English, and in Chinese after the
+// header's language switch on the same page: one run for both languages' layouts.
+test('small batches decode, verified, to a table and a chart; prefill and decode sit on the roofline; the section at 390, 1280 and 1920 px in English and Chinese', async () => {
   const { page, context, errors } = await openPage(browser, '#/gpt?lang=en&bmax=2');
   await page.waitForSelector('#gpt-batching-software');
   await page.waitForSelector('#gpt-batching-run:not([disabled])');
@@ -61,6 +74,10 @@ test('small batches decode, verified, to a table and a chart; prefill and decode
   assert.ok(close(points.decode.ai, decodeIntensity(1)), `decode ${points.decode.ai} vs ${decodeIntensity(1)}`);
   assert.ok(close(points['decode-batched'].ai, decodeIntensity(2)));
   assert.ok(points.prefill.ai > points['decode-batched'].ai && points['decode-batched'].ai > points.decode.ai);
+  await layoutAtThreeWidths(page, 'en');
+  await switchLang(page, 'zh');
+  assert.deepEqual(await done(page), rows, 'the finished run is shown in Chinese too');
+  await layoutAtThreeWidths(page, 'zh');
   assertNoErrors(errors);
   await context.close();
 });
@@ -98,22 +115,4 @@ test('without WebGPU the intensities still show and nothing runs', async () => {
   assertNoErrors(errors);
   await context.close();
   await plain.close();
-});
-
-test('the section at 390, 1280 and 1920 px in English and Chinese', async () => {
-  const out = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
-  for (const lang of ['en', 'zh']) {
-    const { page, context, errors } = await openPage(browser, `#/gpt?lang=${lang}&bmax=2`);
-    await page.waitForSelector('#gpt-batching-run:not([disabled])');
-    await page.click('#gpt-batching-run');
-    await done(page);
-    for (const width of [390, 1280, 1920]) {
-      await page.setViewportSize({ width, height: 900 });
-      const scroll = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-      assert.ok(scroll <= 0, `${lang} at ${width}: the page scrolls sideways by ${scroll} px`);
-      await page.locator('#gpt-batching').screenshot({ path: join(out, `gpt-batching-${lang}-${width}.png`) });
-    }
-    assertNoErrors(errors);
-    await context.close();
-  }
 });
