@@ -580,8 +580,8 @@ fn in_run_order(files: &mut [String]) {
     });
 }
 
-/// The longest a browser test may take: its longest wait is 300 s (the batch-size experiment
-/// on a software adapter), so twice that is stuck, not slow.
+/// The longest a browser test file may take: its longest wait is 300 s (the batch-size
+/// experiment on a software adapter), so twice that is stuck, not slow.
 const E2E_TEST_TIMEOUT_MS: u64 = 600_000;
 
 /// Serves the site and runs the `*.test.mjs` files of `dir` named in `only` (all when empty);
@@ -636,38 +636,35 @@ fn node_tests_timed(
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|&n| n >= 1)
         .unwrap_or(2);
-    // A second reporter writes each file's time (tests/e2e/file-times.mjs), printed below.
     let times = out.join("file-times.txt");
     let _ = std::fs::remove_file(&times);
-    let mut node = Command::new("node");
+    // node --test sorts the files it is given by name, which undid the order above: the
+    // runner (tests/e2e/run-files.mjs, node:test's run()) starts them in the order given.
     // A file whose tests have ended exits even if something of it still listens (a test that
     // failed before stopping its own server kept its file, and so the whole run, waiting
-    // until CI's limit); a browser test still going after ten minutes is stuck, and fails.
-    // The soak's tests run for an hour by design, so they get no limit.
-    node.arg("--test-force-exit");
+    // until CI's limit); a browser test file still going after ten minutes is stuck, and
+    // fails (node 20's --test-timeout, used before, limited each file as a whole too). The
+    // soak's tests run for an hour by design, so they get no limit.
+    let mut node = Command::new("node");
+    node.arg(root().join("tests/e2e/run-files.mjs"))
+        .arg("--concurrency")
+        .arg(concurrency.to_string());
     if dir.ends_with("tests/e2e") {
-        node.arg(format!("--test-timeout={}", E2E_TEST_TIMEOUT_MS));
+        node.arg("--timeout").arg(E2E_TEST_TIMEOUT_MS.to_string());
     }
+    // Each test's time is appended to `times` as it ends (tests/e2e/file-times.mjs), printed
+    // below.
     let tally = counted(
-        node.args([
-            "--test",
-            "--test-reporter=spec",
-            "--test-reporter-destination=stdout",
-        ])
-        .arg(format!(
-            "--test-reporter={}",
-            root().join("tests/e2e/file-times.mjs").display()
-        ))
-        .arg(format!("--test-reporter-destination={}", times.display()))
-        .arg(format!("--test-concurrency={concurrency}"))
-        .args(files.iter().map(|f| dir.join(f)))
-        .env("BASE_URL", &base)
-        // The built site's folder, for tests that serve it themselves (offline: a server
-        // they can stop); with E2E_SITE it is not target/e2e-site.
-        .env("SITE_DIR", site)
-        .env("BOOKS_BUILT", &books)
-        .env("CHROMIUM", &chromium)
-        .env("TEST_OUTPUT", &out),
+        node.arg("--times")
+            .arg(&times)
+            .args(files.iter().map(|f| dir.join(f)))
+            .env("BASE_URL", &base)
+            // The built site's folder, for tests that serve it themselves (offline: a server
+            // they can stop); with E2E_SITE it is not target/e2e-site.
+            .env("SITE_DIR", site)
+            .env("BOOKS_BUILT", &books)
+            .env("CHROMIUM", &chromium)
+            .env("TEST_OUTPUT", &out),
     );
     if let Ok(text) = std::fs::read_to_string(&times) {
         println!(
