@@ -251,6 +251,7 @@ test('a regression task trains on the GPU, with an error measure instead of accu
       await trainingSettled(page);
       assert.equal(await status(page, 'gpu-steps'), steps, 'the same trained network, in Chinese');
       assert.equal(await page.inputValue('#train-data'), 'hills');
+      assert.ok(await page.$eval('#train-loss', (s) => s.disabled), 'the loss comes with the task');
       assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
     }
     const first = Number(await status(page, 'first-gpu-loss'));
@@ -316,7 +317,12 @@ test('a network that diverges says so in words, with its learning rate, instead 
     '#/train?lang=en&data=hills&layers=8,8&act=relu&lr=10&batch=16&opt=sgd&noise=0.05',
     { viewport: { width: 390, height: 900 } });
   await waitForGpu(page);
+  // Nothing is said before training, in either language.
   assert.equal(await page.$('.train-diverged'), null, 'nothing is said before training');
+  await switchLang(page, 'zh');
+  assert.equal(await page.$('.train-diverged'), null, 'zh: nothing is said before training');
+  await switchLang(page, 'en');
+  await waitForGpu(page);
   for (let i = 0; i < 20; i++) await page.click('#train-step');
   await waitSteps(page, 20);
   for (const lang of ['en', 'zh']) {
