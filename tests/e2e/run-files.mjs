@@ -32,10 +32,9 @@ if (!files.length || !(concurrency >= 1) || !(timeout > 0)) {
 }
 
 const stream = run({ files, concurrency, timeout, forceExit: true });
-stream.on('test:fail', (e) => {
-  // A failed hook or file counts, like a failed test: `node --test` exits 1 for either.
-  if (e.nesting === 0 || e.details?.error) process.exitCode = 1;
-});
+// Any failure, a test's, a hook's or a whole file's (its limit, a crash), fails the run, as
+// with `node --test`.
+stream.on('test:fail', () => { process.exitCode = 1; });
 if (times) {
   (async () => {
     for await (const line of stream.compose(fileTimes)) appendFileSync(times, line);
