@@ -45,6 +45,7 @@ pub mod cnn;
 pub mod decode;
 pub mod gpt;
 mod layer;
+pub mod mlp;
 pub mod twin;
 
 use std::rc::Rc;
@@ -75,6 +76,10 @@ pub mod buffer {
     pub const STATES: [&str; 2] = ["engine state a", "engine state b"];
     /// The activations of [`super::EVAL_FORWARD`]'s batch (its own layout).
     pub const EVAL_ACTS: &str = "engine eval acts";
+    /// A training set resident on the GPU, in batch order, that a [`super::Layer::Gather`]
+    /// reads (the model's own, made with [`super::Setup::extra`]): features and labels.
+    pub const DATA_X: &str = "engine data x";
+    pub const DATA_Y: &str = "engine data y";
 }
 
 /// The program that runs one training step: clear, forward, backward, Adam.
@@ -278,11 +283,37 @@ impl Engine {
         })?;
         let count = a.params.words();
         let mut dispatches = Vec::new();
+        // A dispatch that binds the step state (a gathering layer's) reads one copy and writes
+        // the other, as Adam does: a second variant with the two swapped, run on odd steps.
+        let mut by_parity = Vec::new();
         for r in &recorded {
             let id = r.planned.kernel_id;
+            let swapped: Vec<Binding> = r
+                .bindings
+                .iter()
+                .map(|b| match b {
+                    Binding::Buffer { name, offset, size } if STATES.contains(name) => {
+                        Binding::Buffer {
+                            name: if *name == STATES[0] {
+                                STATES[1]
+                            } else {
+                                STATES[0]
+                            },
+                            offset: *offset,
+                            size: *size,
+                        }
+                    }
+                    other => other.clone(),
+                })
+                .collect();
+            let mut variants = vec![r.bindings.clone()];
+            if swapped != r.bindings {
+                variants.push(swapped);
+            }
+            by_parity.push(variants.len() == 2);
             dispatches.push(ResidentDispatch {
                 kernel: chosen.spec(id)?,
-                variants: vec![r.bindings.clone()],
+                variants,
                 uniform: r.planned.uniform.to_vec(),
                 workgroups: r.planned.workgroups,
                 after_uniform: chosen.after_uniform(setup.flag, id, r.bindings.len())?,
@@ -336,7 +367,10 @@ impl Engine {
         let n_all = n_forward + backward.len();
         let train = |parity: usize| {
             let mut ops = vec![Op::Clear(GRADS), Op::Clear(DELTAS)];
-            ops.extend(run(0..n_all));
+            ops.extend((0..n_all).map(|index| Op::Dispatch {
+                index,
+                variant: if by_parity[index] { parity } else { 0 },
+            }));
             ops.push(Op::Dispatch {
                 index: adam,
                 variant: parity,
