@@ -275,6 +275,7 @@ impl CnnSession {
                 eval,
                 replacements,
                 flag,
+                rewrite: None,
             },
         )
         .await?;

@@ -16,11 +16,11 @@
 
 use std::rc::Rc;
 
-use gpu_runtime::engine::mlp::{data_buffers, model, optimiser, Map};
+use gpu_runtime::engine::mlp::{data_buffers, fused_step, model, optimiser, Map};
 use gpu_runtime::engine::{buffer, Engine, Net, Setup, EVAL_FORWARD, TRAIN_STEP};
 use gpu_runtime::mlp::net::{batch_order, metrics};
 use gpu_runtime::mlp::{CpuTrainer, Optimiser, Spec};
-use gpu_runtime::training::{batch_sum_len, param_gap_ratio};
+use gpu_runtime::training::{batch_sum_len, param_gap_ratio, PathOptions};
 use gpu_runtime::Gpu;
 
 fn gpu() -> Rc<Gpu> {
@@ -77,7 +77,9 @@ struct Case {
 }
 
 /// The engine for `s` and its twins: the right one, one with ε = 1e-8, one with frozen biases.
-fn case(g: &Rc<Gpu>, s: Spec, wide: bool) -> Case {
+/// With `fused`, the train step is the MLP's rewrite rule (`engine::mlp::fused_step`: the
+/// two whole-step kernels); `None` when the network does not fit them.
+fn case(g: &Rc<Gpu>, s: Spec, wide: bool, fused: bool) -> Option<Case> {
     let mut mlp_net = s.net();
     if wide {
         mlp_net.sizes = [mlp_net.inputs()]
@@ -95,10 +97,21 @@ fn case(g: &Rc<Gpu>, s: Spec, wide: bool) -> Case {
     let eval_rows = train.len() + test.len();
     let eval = Net::compile(&model(&mlp_net, eval_rows, train.len())).expect("compiles");
     let map = Map::new(&mlp_net, &net).expect("maps");
+    let rewrite = if fused {
+        Some(fused_step(
+            &mlp_net,
+            &net,
+            &s.hyper(),
+            PathOptions::default(),
+        )?)
+    } else {
+        None
+    };
     let setup = Setup {
         optimiser: optimiser(&s.hyper()),
         extra: data_buffers(&train_x, &train.label, mlp_net.inputs(), &order).expect("data"),
         eval: Some(eval.clone()),
+        rewrite,
         ..Setup::adam(0.0)
     };
     let arena_params = map.to_arena(&params, net.param_words());
@@ -130,7 +143,7 @@ fn case(g: &Rc<Gpu>, s: Spec, wide: bool) -> Case {
         twin(&|t| t.epsilon = 1e-8),
         twin(&|t| t.bias_input = 0.0),
     ];
-    Case {
+    Some(Case {
         engine,
         map,
         net,
@@ -140,7 +153,7 @@ fn case(g: &Rc<Gpu>, s: Spec, wide: bool) -> Case {
         train_y: train.label,
         test_y: test.label,
         spec: s,
-    }
+    })
 }
 
 impl Case {
@@ -203,9 +216,24 @@ fn close(gpu: f32, cpu: f32) -> bool {
 
 #[test]
 fn the_mlp_as_a_layer_list_trains_in_lockstep_with_its_twin() {
+    lockstep(false);
+}
+
+/// The same with the train step rewritten to the MLP's two whole-step kernels, on every case
+/// that fits them (all but the 72-wide one, which must not).
+#[test]
+fn the_fused_step_rewrite_trains_in_lockstep_with_its_twin() {
+    lockstep(true);
+}
+
+fn lockstep(fused: bool) {
     let g = gpu();
     for (i, q) in CASES.iter().enumerate() {
-        let mut c = case(&g, spec(q), i + 1 == CASES.len());
+        let wide = i + 1 == CASES.len();
+        let Some(mut c) = case(&g, spec(q), wide, fused) else {
+            assert!(fused && wide, "{q}: the fused step does not fit");
+            continue;
+        };
         for step in 1..=SINGLE {
             c.step_all(1);
             let (gpu, cpu) = (c.batch_loss(), c.twins[0].last_batch_loss);
@@ -232,7 +260,7 @@ fn the_mlp_as_a_layer_list_trains_in_lockstep_with_its_twin() {
         let sum_len = batch_sum_len(c.spec.batch, 1);
         let ratio = |t: &CpuTrainer| param_gap_ratio(&gpu_params, &t.params, STEPS, sum_len);
         let (ok, eps, bias) = (ratio(&c.twins[0]), ratio(&c.twins[1]), ratio(&c.twins[2]));
-        eprintln!("{q}: worst parameter gap {ok:.4} of its bound (ε 1e-8: {eps:.1}, frozen biases: {bias:.1})");
+        eprintln!("fused {fused}, {q}: worst parameter gap {ok:.4} of its bound (ε 1e-8: {eps:.1}, frozen biases: {bias:.1})");
         assert!(ok <= 1.0, "{q}: a parameter is {ok}× its bound away");
         // ε's effect shows where some v̂ is small: on `training_vs_cpu`'s four cases (the
         // first four here), as there; on the regression case it stays within the bound.

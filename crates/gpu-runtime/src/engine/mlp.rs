@@ -10,11 +10,13 @@
 //! the input gradient by ascending output, so one bound (`training::param_ulps_per_step` of
 //! `training::batch_sum_len`) holds the engine and the twin together.
 
-use ::mlp::net::{Hyper, Net as MlpNet, Optimiser};
+use ::mlp::net::{Hyper, Net as MlpNet, Optimiser, BETA1, BETA2, EPSILON};
 
-use super::{buffer, Layer, Model, Net, Node, Range};
+use super::{buffer, Layer, Model, Net, Node, Range, Recorded, Rewrite};
+use crate::family::mlp::uniform::STEP_NET;
 use crate::family::optim;
-use crate::plan::{Init, ResidentBuffer};
+use crate::plan::{grid, Binding, Init, PlannedDispatch, ResidentBuffer, Uniform};
+use crate::training::{lane_chunk, lanes_fit, PathOptions, LANES, LANE_THREADS};
 
 /// The layer list of `net` over `batch` rows gathered from a training set of `rows` rows
 /// (the evaluation's compilation, at its own batch, has the same list: its forward skips the
@@ -147,6 +149,130 @@ impl Map {
         }
         out
     }
+}
+
+/// The rewrite rule of the MLP's train step for a small network ([`lanes_fit`]: at most 8
+/// layers of at most 64 neurons, no accumulation, no other path asked for in `paths`): the
+/// whole step in two dispatches, `mlp-step-lanes` (one workgroup per lane of the gradient's
+/// sum that has a sample, each running its samples forward and backward with the activations
+/// in workgroup memory, gathering its rows from the resident training set and advancing the
+/// step state) and `mlp-step-reduce` (a workgroup per parameter halves the 64 lane sums and
+/// applies the optimiser). They add the terms in `REDUCE`'s order, so the twin's bound
+/// holds. Their parameter table holds the arena's offsets; the parameters are numbered in
+/// `mlp::net`'s packed order. `None` where the network does not fit (or `engine` is not
+/// [`model`] of `net`).
+pub fn fused_step(
+    net: &MlpNet,
+    engine: &Net,
+    hyper: &Hyper,
+    paths: PathOptions,
+) -> Option<Rewrite> {
+    if !lanes_fit(net, 1, paths) {
+        return None;
+    }
+    let batch = engine.batch;
+    let rows = engine.nodes.iter().find_map(|n| match n {
+        Node::Gather { rows, .. } => Some(*rows),
+        _ => None,
+    })?;
+    let layers: Vec<(Range, Range)> = engine
+        .nodes
+        .iter()
+        .filter_map(|n| match n {
+            Node::Perceptron { w, b, .. } => Some((*w, *b)),
+            _ => None,
+        })
+        .collect();
+    if layers.len() != net.depth() {
+        return None;
+    }
+    let layout = net.layout();
+    let count = layout.param_count;
+    let chunk = lane_chunk(net, batch);
+    // Offsets in workgroup memory for one chunk of samples, not the batch's.
+    let (offs, _) = net.act_offsets(chunk);
+    let (optimiser, momentum) = match hyper.optimiser {
+        Optimiser::Adam => (1, 0.0),
+        o => (0, o.momentum()),
+    };
+    let head = Uniform::new(&STEP_NET)
+        .with("batch", batch as u32)
+        .with("rows", rows as u32)
+        .with("depth", net.depth() as u32)
+        .with("loss", net.loss as u32)
+        .with("optimiser", optimiser)
+        .with("corr_len", optim::correction_table().len() as u32)
+        .with("chunk", chunk as u32)
+        .with("param_count", count as u32)
+        .with_f32("lr", hyper.lr)
+        .with_f32("beta1", BETA1)
+        .with_f32("beta2", BETA2)
+        .with_f32("eps", EPSILON)
+        .with_f32("l1", hyper.l1)
+        .with_f32("l2", hyper.l2)
+        .with_f32("momentum", momentum);
+    let table = STEP_NET.index("layers")?;
+    let mut words = head[..table].to_vec();
+    let mut first = 0usize;
+    for (i, (lo, (w, b))) in layout.layers.iter().zip(&layers).enumerate() {
+        words.extend([
+            lo.fan_in as u32,
+            lo.fan_out as u32,
+            net.activation_of(i + 1) as u32,
+            w.at as u32,
+            b.at as u32,
+            offs[i] as u32,
+            offs[i + 1] as u32,
+            first as u32,
+        ]);
+        first += lo.fan_out * (lo.fan_in + 1);
+    }
+    words.resize(STEP_NET.words.len(), 0);
+    let u = Uniform::from_words(&STEP_NET, &words);
+    let lanes = (LANES as usize).min(batch).max(1) as u32;
+    let whole = Binding::whole;
+    let groups = grid(count as u32);
+    Some(Rewrite {
+        dispatches: vec![
+            Recorded {
+                planned: PlannedDispatch {
+                    kernel_id: "mlp-step-lanes",
+                    layer: 0,
+                    threads: lanes * LANE_THREADS,
+                    workgroups: [lanes, 1, 1],
+                    uniform: u.clone(),
+                },
+                bindings: vec![
+                    whole(buffer::PARAMS),
+                    engine.losses.bind(buffer::DELTAS),
+                    whole(buffer::DATA_X),
+                    whole(buffer::DATA_Y),
+                    whole(buffer::STATES[0]),
+                    whole(buffer::STATES[1]),
+                    whole(buffer::SCRATCH),
+                ],
+            },
+            Recorded {
+                planned: PlannedDispatch {
+                    kernel_id: "mlp-step-reduce",
+                    layer: 0,
+                    threads: groups.iter().product::<u32>() * 64,
+                    workgroups: groups,
+                    uniform: u,
+                },
+                bindings: vec![
+                    whole(buffer::SCRATCH),
+                    whole(buffer::GRADS),
+                    whole(buffer::PARAMS),
+                    whole(buffer::M),
+                    whole(buffer::V),
+                    whole(buffer::CORRECTIONS),
+                    whole(buffer::STATES[0]),
+                ],
+            },
+        ],
+        scratch_words: count * LANES as usize,
+    })
 }
 
 #[cfg(test)]

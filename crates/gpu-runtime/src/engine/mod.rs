@@ -58,7 +58,7 @@ use crate::context::{Gpu, GpuError};
 use crate::family::optim;
 use crate::plan::{
     Binding, Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan,
-    LOOP_FLAG,
+    Uniform, LOOP_FLAG,
 };
 use crate::KernelSpec;
 
@@ -106,6 +106,20 @@ pub struct Setup<'a> {
     pub replacements: &'a [&'a KernelSpec],
     /// A loop-budget flag the replacements bind after their uniform ([`LOOP_FLAG`]).
     pub flag: Option<LoopFlag>,
+    /// A rewrite of the train step: dispatches that do the whole step's work in place of the
+    /// ones the layers recorded (the MLP's whole-step kernels, `mlp::fused_step`).
+    pub rewrite: Option<Rewrite>,
+}
+
+/// The train step of a model done by other dispatches than its layers' (a rewrite rule of
+/// the plan, chosen by whoever makes the engine): they clear, gather, step and update
+/// themselves, so [`TRAIN_STEP`] runs just them, the step state's two copies swapped on odd
+/// steps as for the layers' own.
+#[derive(Clone, Debug)]
+pub struct Rewrite {
+    pub dispatches: Vec<Recorded>,
+    /// Words of [`buffer::SCRATCH`] they need (zeroed at the start).
+    pub scratch_words: usize,
 }
 
 impl Setup<'_> {
@@ -124,6 +138,7 @@ impl Setup<'_> {
             eval: None,
             replacements: &[],
             flag: None,
+            rewrite: None,
         }
     }
 }
@@ -144,6 +159,8 @@ pub struct Engine {
     programs: Vec<Program>,
     /// Index of the optimiser's dispatch (for the learning rate).
     adam: usize,
+    /// A rewrite's dispatches whose uniform names the learning rate (`lr`), and that uniform.
+    lr_uniforms: Vec<(usize, Uniform)>,
     hyper: optim::Hyper,
     steps: u64,
 }
@@ -203,6 +220,11 @@ impl Engine {
         let hyper = setup.optimiser;
         let corrections: Vec<f32> = optim::correction_table().into_iter().flatten().collect();
         let pbytes = a.params.bytes();
+        let scratch_words = setup
+            .rewrite
+            .as_ref()
+            .map_or(0, |r| r.scratch_words)
+            .max(a.scratch_words);
         let mut buffers = vec![
             ResidentBuffer {
                 name: PARAMS,
@@ -230,7 +252,7 @@ impl Engine {
             },
             ResidentBuffer {
                 name: SCRATCH,
-                init: Init::Zeroed((a.scratch_words.max(1) * 4) as u64),
+                init: Init::Zeroed((scratch_words.max(1) * 4) as u64),
             },
             ResidentBuffer {
                 name: CORRECTIONS,
@@ -276,7 +298,13 @@ impl Engine {
                 })
                 .collect()
         });
-        let recorded: Vec<&Recorded> = forward.iter().chain(&backward).chain(&eval).collect();
+        let rewrite: &[Recorded] = setup.rewrite.as_ref().map_or(&[], |r| &r.dispatches);
+        let recorded: Vec<&Recorded> = forward
+            .iter()
+            .chain(&backward)
+            .chain(&eval)
+            .chain(rewrite)
+            .collect();
         let optimiser_id = hyper.kernel_id();
         let chosen = Replacements::checked(setup.replacements, |id| {
             id == optimiser_id || recorded.iter().any(|r| r.planned.kernel_id == id)
@@ -285,7 +313,7 @@ impl Engine {
         let mut dispatches = Vec::new();
         // A dispatch that binds the step state (a gathering layer's) reads one copy and writes
         // the other, as Adam does: a second variant with the two swapped, run on odd steps.
-        let mut by_parity = Vec::new();
+        let mut two_variants = Vec::new();
         for r in &recorded {
             let id = r.planned.kernel_id;
             let swapped: Vec<Binding> = r
@@ -310,7 +338,7 @@ impl Engine {
             if swapped != r.bindings {
                 variants.push(swapped);
             }
-            by_parity.push(variants.len() == 2);
+            two_variants.push(variants.len() == 2);
             dispatches.push(ResidentDispatch {
                 kernel: chosen.spec(id)?,
                 variants,
@@ -365,12 +393,23 @@ impl Engine {
         };
         let n_forward = forward.len();
         let n_all = n_forward + backward.len();
+        let n_rewrite = n_all + eval.len();
+        let by_parity = |parity: usize, range: std::ops::Range<usize>| -> Vec<Op> {
+            range
+                .map(|index| Op::Dispatch {
+                    index,
+                    variant: if two_variants[index] { parity } else { 0 },
+                })
+                .collect()
+        };
         let train = |parity: usize| {
+            if !rewrite.is_empty() {
+                let mut ops = by_parity(parity, n_rewrite..n_rewrite + rewrite.len());
+                ops.push(Op::Pass);
+                return ops;
+            }
             let mut ops = vec![Op::Clear(GRADS), Op::Clear(DELTAS)];
-            ops.extend((0..n_all).map(|index| Op::Dispatch {
-                index,
-                variant: if by_parity[index] { parity } else { 0 },
-            }));
+            ops.extend(by_parity(parity, 0..n_all));
             ops.push(Op::Dispatch {
                 index: adam,
                 variant: parity,
@@ -378,6 +417,12 @@ impl Engine {
             ops.push(Op::Pass);
             ops
         };
+        let lr_uniforms: Vec<(usize, Uniform)> = rewrite
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.planned.uniform.has("lr"))
+            .map(|(i, r)| (n_rewrite + i, r.planned.uniform.clone()))
+            .collect();
         let eval_loss = run(0..n_forward);
         let mut programs = vec![
             Program {
@@ -404,6 +449,7 @@ impl Engine {
             net,
             programs,
             adam,
+            lr_uniforms,
             hyper,
             steps: 0,
         })
@@ -501,7 +547,12 @@ impl Engine {
         self.hyper.lr = lr;
         let count = self.net.arena.params.words();
         let u = optim::uniform(&self.hyper, count, optim::MAX_GROUPS_X);
-        self.plan.write_uniform(self.adam, &u)
+        self.plan.write_uniform(self.adam, &u)?;
+        for (index, u) in &mut self.lr_uniforms {
+            u.set_f32("lr", lr);
+            self.plan.write_uniform(*index, u)?;
+        }
+        Ok(())
     }
 
     /// Writes `bytes` at byte `offset` of the buffer called `name` (an arena buffer or one of
