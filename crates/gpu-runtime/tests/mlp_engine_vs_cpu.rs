@@ -79,23 +79,24 @@ struct Case {
 /// The engine for `s` and its twins: the right one, one with ε = 1e-8, one with frozen biases.
 /// With `fused`, the train step is the MLP's rewrite rule (`engine::mlp::fused_step`: the
 /// two whole-step kernels); `None` when the network does not fit them.
-fn case(g: &Rc<Gpu>, s: Spec, wide: bool, fused: bool) -> Option<Case> {
+fn case(g: &Rc<Gpu>, s: Spec, hidden: Option<&[usize]>, fused: bool) -> Option<Case> {
     let mut mlp_net = s.net();
-    if wide {
+    if let Some(hidden) = hidden {
         mlp_net.sizes = [mlp_net.inputs()]
             .into_iter()
-            .chain(WIDE)
+            .chain(hidden.iter().copied())
             .chain([mlp_net.classes()])
             .collect();
     }
+    let accum = s.accum.max(1);
     let (train, test) = s.data();
     let train_x = train.features(&s.features);
     let test_x = test.features(&s.features);
     let params = mlp_net.init_params(s.seed);
     let order = batch_order(train.len(), s.seed);
-    let net = Net::compile(&model(&mlp_net, s.batch, train.len())).expect("compiles");
+    let net = Net::compile(&model(&mlp_net, s.batch, train.len(), accum)).expect("compiles");
     let eval_rows = train.len() + test.len();
-    let eval = Net::compile(&model(&mlp_net, eval_rows, train.len())).expect("compiles");
+    let eval = Net::compile(&model(&mlp_net, eval_rows, train.len(), accum)).expect("compiles");
     let map = Map::new(&mlp_net, &net).expect("maps");
     let rewrite = if fused {
         Some(fused_step(
@@ -135,6 +136,7 @@ fn case(g: &Rc<Gpu>, s: Spec, wide: bool, fused: bool) -> Option<Case> {
             train.label.clone(),
             order.clone(),
         );
+        t.accum = accum;
         f(&mut t);
         t
     };
@@ -166,13 +168,15 @@ impl Case {
         }
     }
 
-    /// The last step's mean batch loss, summed in row order as the twin does.
+    /// The last step's mean loss over all its micro-batches' rows, summed in row order as
+    /// the twin does.
     fn batch_loss(&mut self) -> f32 {
         let r = self
             .engine
             .read_blocking(&[self.net.losses.read(buffer::DELTAS)])
             .expect("losses");
-        r[0].iter().sum::<f32>() / self.net.batch as f32
+        assert_eq!(r[0].len(), self.net.accum() * self.net.batch);
+        r[0].iter().sum::<f32>() / r[0].len() as f32
     }
 
     /// (train loss, test loss) of the engine's current parameters, by the evaluation program.
@@ -230,43 +234,91 @@ fn lockstep(fused: bool) {
     let g = gpu();
     for (i, q) in CASES.iter().enumerate() {
         let wide = i + 1 == CASES.len();
-        let Some(mut c) = case(&g, spec(q), wide, fused) else {
+        let Some(mut c) = case(&g, spec(q), wide.then_some(&WIDE[..]), fused) else {
             assert!(fused && wide, "{q}: the fused step does not fit");
             continue;
         };
-        for step in 1..=SINGLE {
-            c.step_all(1);
-            let (gpu, cpu) = (c.batch_loss(), c.twins[0].last_batch_loss);
-            assert!(
-                close(gpu, cpu),
-                "{q}, step {step}: batch loss {gpu} vs {cpu}"
-            );
-            let (train, test) = c.eval_losses();
-            let (cpu_train, _) = c.twins[0].evaluate(&c.train_x, &c.train_y);
-            assert!(
-                close(train, cpu_train),
-                "{q}, step {step}: train loss {train} vs {cpu_train}"
-            );
-            assert!(test.is_finite());
-        }
-        let mut done = SINGLE;
-        while done < STEPS {
-            let n = PER_SUBMIT.min(STEPS - done);
-            c.step_all(n);
-            done += n;
-        }
-        assert_eq!(c.engine.steps(), STEPS as u64);
-        let gpu_params = c.params();
-        let sum_len = batch_sum_len(c.spec.batch, 1);
-        let ratio = |t: &CpuTrainer| param_gap_ratio(&gpu_params, &t.params, STEPS, sum_len);
-        let (ok, eps, bias) = (ratio(&c.twins[0]), ratio(&c.twins[1]), ratio(&c.twins[2]));
-        eprintln!("fused {fused}, {q}: worst parameter gap {ok:.4} of its bound (ε 1e-8: {eps:.1}, frozen biases: {bias:.1})");
-        assert!(ok <= 1.0, "{q}: a parameter is {ok}× its bound away");
-        // ε's effect shows where some v̂ is small: on `training_vs_cpu`'s four cases (the
-        // first four here), as there; on the regression case it stays within the bound.
-        if c.spec.hyper().optimiser == Optimiser::Adam && i < EPSILON_CASES {
-            assert!(eps > 1.0, "{q}: ε = 1e-8 went unnoticed ({eps})");
-        }
-        assert!(bias > 1.0, "{q}: frozen biases went unnoticed ({bias})");
+        check(&mut c, q, fused, i < EPSILON_CASES, PER_SUBMIT);
     }
+}
+
+/// Gradient accumulation: k micro-batches per update, each gathering its own rows, the
+/// gradients summed over them and the mean over all k·b rows' losses, the step counter
+/// advancing once per update, all on the GPU; on narrow layers and on a 97 → 130 layer (the
+/// tiled kernels' edges), against the twin accumulating the same way (`training_vs_cpu`'s
+/// cases), steps also five to a submission.
+#[test]
+fn accumulated_micro_batches_on_the_layer_list_agree_with_the_twin() {
+    let g = gpu();
+    for (q, hidden, per_submit) in [
+        (
+            "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=8&accum=4&opt=adam&noise=0.1&seed=1",
+            None,
+            1,
+        ),
+        (
+            "data=circle&layers=6&act=relu&lr=0.1&batch=17&accum=3&opt=momentum&seed=2",
+            None,
+            PER_SUBMIT,
+        ),
+        (
+            "data=hills&layers=8&act=tanh&lr=0.03&batch=70&accum=2&opt=sgd&noise=0.1&seed=8",
+            None,
+            PER_SUBMIT,
+        ),
+        (
+            "data=spiral&layers=8,8&act=tanh&lr=0.03&batch=8&accum=3&opt=adam&noise=0.1&seed=4",
+            None,
+            5,
+        ),
+        (
+            "data=spiral&layers=8&act=tanh&lr=0.01&batch=300&accum=2&opt=adam&n=2000&seed=9",
+            Some(&[97usize, 130][..]),
+            PER_SUBMIT,
+        ),
+    ] {
+        let mut c = case(&g, spec(q), hidden, false).expect("the layer path");
+        // The whole-step kernels do not accumulate: no rewrite for these.
+        assert!(case(&g, spec(q), hidden, true).is_none(), "{q}");
+        check(&mut c, q, false, false, per_submit);
+    }
+}
+
+/// Steps `c` one at a time (batch and train losses each step), then the rest `per_submit` to
+/// a submission, then its parameters against the twins.
+fn check(c: &mut Case, q: &str, fused: bool, epsilon_case: bool, per_submit: u32) {
+    for step in 1..=SINGLE {
+        c.step_all(1);
+        let (gpu, cpu) = (c.batch_loss(), c.twins[0].last_batch_loss);
+        assert!(
+            close(gpu, cpu),
+            "{q}, step {step}: batch loss {gpu} vs {cpu}"
+        );
+        let (train, test) = c.eval_losses();
+        let (cpu_train, _) = c.twins[0].evaluate(&c.train_x, &c.train_y);
+        assert!(
+            close(train, cpu_train),
+            "{q}, step {step}: train loss {train} vs {cpu_train}"
+        );
+        assert!(test.is_finite());
+    }
+    let mut done = SINGLE;
+    while done < STEPS {
+        let n = per_submit.min(STEPS - done);
+        c.step_all(n);
+        done += n;
+    }
+    assert_eq!(c.engine.steps(), STEPS as u64);
+    let gpu_params = c.params();
+    let sum_len = batch_sum_len(c.spec.batch, c.spec.accum);
+    let ratio = |t: &CpuTrainer| param_gap_ratio(&gpu_params, &t.params, STEPS, sum_len);
+    let (ok, eps, bias) = (ratio(&c.twins[0]), ratio(&c.twins[1]), ratio(&c.twins[2]));
+    eprintln!("fused {fused}, {q}: worst parameter gap {ok:.4} of its bound (ε 1e-8: {eps:.1}, frozen biases: {bias:.1})");
+    assert!(ok <= 1.0, "{q}: a parameter is {ok}× its bound away");
+    // ε's effect shows where some v̂ is small: on `training_vs_cpu`'s four cases (the
+    // first four here), as there; on the regression case it stays within the bound.
+    if c.spec.hyper().optimiser == Optimiser::Adam && epsilon_case {
+        assert!(eps > 1.0, "{q}: ε = 1e-8 went unnoticed ({eps})");
+    }
+    assert!(bias > 1.0, "{q}: frozen biases went unnoticed ({bias})");
 }

@@ -77,12 +77,16 @@ pub enum Layer {
     /// [`buffer::DATA_Y`], `rows` rows in the seeded batch order): each train step copies rows
     /// (start + b) mod `rows` into the input and their labels into the targets, and advances
     /// the step state (`mlp-gather`; the optimiser then only reads the state). An
-    /// evaluation's forward skips it (its rows are written in place).
-    Gather { rows: usize },
+    /// evaluation's forward skips it (its rows are written in place). With `accum`
+    /// micro-batches per update each micro-batch gathers its own rows and the step counter
+    /// (Adam's t) advances once per update.
+    Gather { rows: usize, accum: usize },
     /// The MLP's loss head (`mlp-loss`, the model's last layer): softmax cross-entropy,
     /// squared error against one-hot targets, or regression on one output; the mean over the
-    /// rows; writes the logits' delta and each row's loss.
-    MlpLoss(LossKind),
+    /// rows of all `accum` micro-batches of an update (so their gradients, added, are the
+    /// mean's); writes the logits' delta and each row's loss (`accum` × batch of them, micro-batch
+    /// j's from row j·batch).
+    MlpLoss { kind: LossKind, accum: usize },
 }
 
 /// A model: `batch` rows of `input` features through `layers`.
@@ -209,12 +213,15 @@ pub enum Node {
         /// The loss head's targets (u32 per row, in the activation layout).
         targets: Range,
         rows: usize,
+        accum: usize,
     },
     MlpLoss {
         logits: Tensor,
         targets: Range,
+        /// f32 per row of every micro-batch of an update, in the delta layout.
         losses: Range,
         kind: LossKind,
+        accum: usize,
     },
 }
 
@@ -315,8 +322,8 @@ impl Builder {
                     below = *act;
                     x = y;
                 }
-                Layer::Gather { rows } => {
-                    if !(top && i == 0) || *rows == 0 {
+                Layer::Gather { rows, accum } => {
+                    if !(top && i == 0) || *rows == 0 || *accum == 0 {
                         return Err(format!(
                             "layer {name}: the gathering layer comes first, over a training set"
                         ));
@@ -327,22 +334,24 @@ impl Builder {
                         input: x,
                         targets,
                         rows: *rows,
+                        accum: *accum,
                     });
                 }
-                Layer::MlpLoss(kind) => {
-                    if !(top && last) {
+                Layer::MlpLoss { kind, accum } => {
+                    if !(top && last) || *accum == 0 {
                         return Err("the loss head must be the model's last layer".into());
                     }
                     if *kind == LossKind::Regression && x.width != 1 {
                         return Err("a regression head needs one output".into());
                     }
                     let targets = self.arena.acts.push("targets", self.batch);
-                    let losses = self.arena.deltas.push("losses", self.batch);
+                    let losses = self.arena.deltas.push("losses", accum * self.batch);
                     nodes.push(Node::MlpLoss {
                         logits: x,
                         targets,
                         losses,
                         kind: *kind,
+                        accum: *accum,
                     });
                 }
                 Layer::Linear { out } => {
@@ -629,6 +638,14 @@ impl Net {
         })
     }
 
+    /// Micro-batches per update (the MLP's loss head says; 1 for every other model).
+    pub fn accum(&self) -> usize {
+        match self.nodes.last() {
+            Some(Node::MlpLoss { accum, .. }) => (*accum).max(1),
+            _ => 1,
+        }
+    }
+
     /// Parameters of the model, padding included (what the optimiser steps).
     pub fn param_words(&self) -> usize {
         self.arena.params.words()
@@ -739,6 +756,7 @@ pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                 input,
                 targets,
                 rows,
+                accum,
             } => out.push(line(
                 "mlp-gather",
                 input.act.len,
@@ -747,7 +765,7 @@ pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                     .with("fan_in", input.width as u32)
                     .with("in_off", 0)
                     .with("rows", *rows as u32)
-                    .with("accum", 1),
+                    .with("accum", *accum as u32),
                 vec![
                     input.act.bind(ACTS),
                     targets.bind(ACTS),
@@ -762,6 +780,7 @@ pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                 targets,
                 losses,
                 kind,
+                accum,
             } => out.push(line(
                 "mlp-loss",
                 batch,
@@ -771,7 +790,9 @@ pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                     .with("logits_off", 0)
                     .with("delta_off", 0)
                     .with("kind", *kind as u32)
-                    .with("mean_over", batch as u32)
+                    // Micro-batch j's copy ([`super::Engine`] makes one per micro-batch)
+                    // writes its losses from row j·batch.
+                    .with("mean_over", (accum * batch) as u32)
                     .with("loss_off", 0),
                 vec![
                     logits.act.bind(ACTS),

@@ -18,18 +18,26 @@ use crate::family::optim;
 use crate::plan::{grid, Binding, Init, PlannedDispatch, ResidentBuffer, Uniform};
 use crate::training::{lane_chunk, lanes_fit, PathOptions, LANES, LANE_THREADS};
 
-/// The layer list of `net` over `batch` rows gathered from a training set of `rows` rows
-/// (the evaluation's compilation, at its own batch, has the same list: its forward skips the
-/// gathering layer, and the parameter layouts are then equal, names and all).
-pub fn model(net: &MlpNet, batch: usize, rows: usize) -> Model {
-    let mut layers = vec![Layer::Gather { rows: rows.max(1) }];
+/// The layer list of `net` over `batch` rows gathered from a training set of `rows` rows,
+/// `accum` micro-batches per update (the evaluation's compilation, at its own batch, has the
+/// same list: its forward skips the gathering layer, and the parameter layouts are then
+/// equal, names and all).
+pub fn model(net: &MlpNet, batch: usize, rows: usize, accum: usize) -> Model {
+    let accum = accum.max(1);
+    let mut layers = vec![Layer::Gather {
+        rows: rows.max(1),
+        accum,
+    }];
     for l in 1..=net.depth() {
         layers.push(Layer::Perceptron {
             out: net.sizes[l],
             act: net.activation_of(l),
         });
     }
-    layers.push(Layer::MlpLoss(net.loss));
+    layers.push(Layer::MlpLoss {
+        kind: net.loss,
+        accum,
+    });
     Model {
         batch,
         input: net.inputs(),
@@ -167,7 +175,7 @@ pub fn fused_step(
     hyper: &Hyper,
     paths: PathOptions,
 ) -> Option<Rewrite> {
-    if !lanes_fit(net, 1, paths) {
+    if !lanes_fit(net, engine.accum(), paths) {
         return None;
     }
     let batch = engine.batch;
@@ -287,7 +295,7 @@ mod tests {
             activation: Activation::Tanh,
             loss: LossKind::CrossEntropy,
         };
-        let engine = Net::compile(&model(&net, 17, 40)).expect("compiles");
+        let engine = Net::compile(&model(&net, 17, 40, 1)).expect("compiles");
         let map = Map::new(&net, &engine).expect("maps");
         let p: Vec<f32> = (0..map.param_len).map(|i| i as f32 + 1.0).collect();
         let arena = map.to_arena(&p, engine.param_words());
@@ -338,6 +346,6 @@ mod tests {
             loss: LossKind::Regression,
             ..net
         };
-        assert!(Net::compile(&model(&two, 4, 8)).is_err());
+        assert!(Net::compile(&model(&two, 4, 8, 1)).is_err());
     }
 }

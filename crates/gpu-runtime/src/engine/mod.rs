@@ -378,6 +378,34 @@ impl Engine {
             workgroups: optim::grid(count, optim::MAX_GROUPS_X).0,
             after_uniform: chosen.after_uniform(setup.flag, optimiser_id, bound)?,
         });
+        // Gradient accumulation: the train step runs the forward and backward once per
+        // micro-batch, and the loss head's dispatch (the one whose uniform places its losses,
+        // `loss_off`) once per micro-batch with its losses from row j·batch: copies 1…k − 1
+        // follow the optimiser's dispatch (copy 0 is the recorded one).
+        let accum = net.accum();
+        let mut micro: Vec<(usize, Vec<usize>)> = Vec::new();
+        if accum > 1 {
+            for (index, r) in forward.iter().enumerate() {
+                if !r.planned.uniform.has("loss_off") {
+                    continue;
+                }
+                let mut copies = vec![index];
+                for j in 1..accum {
+                    let mut u = r.planned.uniform.clone();
+                    u.set("loss_off", (j * net.batch) as u32);
+                    let id = r.planned.kernel_id;
+                    copies.push(dispatches.len());
+                    dispatches.push(ResidentDispatch {
+                        kernel: chosen.spec(id)?,
+                        variants: vec![r.bindings.clone()],
+                        uniform: u.to_vec(),
+                        workgroups: r.planned.workgroups,
+                        after_uniform: chosen.after_uniform(setup.flag, id, r.bindings.len())?,
+                    });
+                }
+                micro.push((index, copies));
+            }
+        }
         let eval_bytes = setup.eval.as_ref().map_or(0, |e| e.arena.acts.bytes());
         let flag_bytes = setup.flag.map_or(0, |f| (f.words.max(1) * 4) as u64);
         let readback = setup
@@ -408,11 +436,30 @@ impl Engine {
                 ops.push(Op::Pass);
                 return ops;
             }
+            // The gradients are summed over the micro-batches: cleared once per update. Each
+            // micro-batch's gathering advances the step state, so micro-batch j of a step of
+            // this parity reads copy (parity·k + j) mod 2, and the optimiser reads the copy the
+            // last one read (its t: updates done before this one).
             let mut ops = vec![Op::Clear(GRADS), Op::Clear(DELTAS)];
-            ops.extend(by_parity(parity, 0..n_all));
+            let mut micro_parity = parity;
+            for j in 0..accum {
+                micro_parity = (parity * accum + j) % 2;
+                ops.extend(by_parity(micro_parity, 0..n_all).into_iter().map(|op| {
+                    match op {
+                        Op::Dispatch { index, variant } => Op::Dispatch {
+                            index: micro
+                                .iter()
+                                .find(|(i, _)| *i == index)
+                                .map_or(index, |(_, copies)| copies[j]),
+                            variant,
+                        },
+                        other => other,
+                    }
+                }));
+            }
             ops.push(Op::Dispatch {
                 index: adam,
-                variant: parity,
+                variant: micro_parity,
             });
             ops.push(Op::Pass);
             ops
