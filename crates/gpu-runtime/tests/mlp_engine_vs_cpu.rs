@@ -21,7 +21,7 @@ use gpu_runtime::engine::{buffer, Engine, Net, Setup, EVAL_FORWARD, TRAIN_STEP};
 use gpu_runtime::mlp::net::{batch_order, metrics};
 use gpu_runtime::mlp::{CpuTrainer, Optimiser, Spec};
 use gpu_runtime::training::{batch_sum_len, param_gap_ratio, PathOptions};
-use gpu_runtime::Gpu;
+use gpu_runtime::{Gpu, KernelSpec};
 
 fn gpu() -> Rc<Gpu> {
     Rc::new(Gpu::request_blocking().expect(
@@ -80,6 +80,17 @@ struct Case {
 /// With `fused`, the train step is the MLP's rewrite rule (`engine::mlp::fused_step`: the
 /// two whole-step kernels); `None` when the network does not fit them.
 fn case(g: &Rc<Gpu>, s: Spec, hidden: Option<&[usize]>, fused: bool) -> Option<Case> {
+    case_with(g, s, hidden, fused, &[])
+}
+
+/// [`case`] with edited kernels standing in for the catalogue's.
+fn case_with(
+    g: &Rc<Gpu>,
+    s: Spec,
+    hidden: Option<&[usize]>,
+    fused: bool,
+    replacements: &[&KernelSpec],
+) -> Option<Case> {
     let mut mlp_net = s.net();
     if let Some(hidden) = hidden {
         mlp_net.sizes = [mlp_net.inputs()]
@@ -113,6 +124,7 @@ fn case(g: &Rc<Gpu>, s: Spec, hidden: Option<&[usize]>, fused: bool) -> Option<C
         extra: data_buffers(&train_x, &train.label, mlp_net.inputs(), &order).expect("data"),
         eval: Some(eval.clone()),
         rewrite,
+        replacements,
         ..Setup::adam(0.0)
     };
     let arena_params = map.to_arena(&params, net.param_words());
@@ -281,6 +293,79 @@ fn accumulated_micro_batches_on_the_layer_list_agree_with_the_twin() {
         // The whole-step kernels do not accumulate: no rewrite for these.
         assert!(case(&g, spec(q), hidden, true).is_none(), "{q}");
         check(&mut c, q, false, false, per_submit);
+    }
+}
+
+/// A learner's edited copy of each kernel the layer list runs stands in for the catalogue's
+/// (the engine's replacements): an unchanged copy trains as the twin does, and an edit that
+/// changes the arithmetic is caught (the edit runs, not the catalogue's kernel).
+#[test]
+fn edited_kernels_stand_in_on_the_layer_list() {
+    let g = gpu();
+    let q = |id: &str| {
+        let opt = if id == "optim-sgd" {
+            "momentum"
+        } else {
+            "adam"
+        };
+        format!("data=circle&layers=8,8&act=tanh&lr=0.03&batch=16&opt={opt}&seed=3")
+    };
+    for (id, from, to) in [
+        (
+            "mlp-gather",
+            "labels[b] = data_y[row];",
+            "labels[b] = data_y[(row + 1u) % d.rows];",
+        ),
+        (
+            "mlp-forward-tiled",
+            "activate(acc[j] + params[d.b_off + n], d.act)",
+            "activate(acc[j] + 2.0 * params[d.b_off + n], d.act)",
+        ),
+        (
+            "mlp-backward-input-tiled",
+            // The activation's derivative dropped (as the linear one's).
+            "derivative_from_output(acts[u.in_off + i], u.act)",
+            "derivative_from_output(acts[u.in_off + i], 0u)",
+        ),
+        (
+            "mlp-grad-reduce",
+            "let sum = (q0.x + q0.z) + (q0.y + q0.w);",
+            "let sum = q0.x + q0.z;",
+        ),
+        (
+            "mlp-loss",
+            "let t = select(0.0, 1.0, c == y);",
+            "let t = select(0.0, 0.5, c == y);",
+        ),
+        (
+            "optim-adam",
+            "params[i] = p - u.lr *",
+            "params[i] = p - 0.5 * u.lr *",
+        ),
+        (
+            "optim-sgd",
+            "u.momentum * velocity[i] + g",
+            "u.momentum * u.momentum * velocity[i] + g",
+        ),
+    ] {
+        let k = gpu_runtime::kernel(id).expect("catalogued");
+        let wgsl = k.wgsl();
+        assert!(wgsl.contains(from), "{id}: `{from}` not in its source");
+        let gap = |source: String| {
+            let edited = k.with_source(source);
+            let mut c = case_with(&g, spec(&q(id)), None, false, &[&edited]).expect("case");
+            c.step_all(STEPS);
+            let p = c.params();
+            let sum_len = batch_sum_len(c.spec.batch, 1);
+            param_gap_ratio(&p, &c.twins[0].params, STEPS, sum_len)
+        };
+        let (same, edited) = (gap(wgsl.clone()), gap(wgsl.replacen(from, to, 1)));
+        eprintln!("{id}: unchanged copy {same:.4}, edited {edited:.1} of the bound");
+        assert!(same <= 1.0, "{id}: the unchanged copy is {same}× the bound");
+        assert!(
+            edited > 10.0,
+            "{id}: the edit did not change the result ({edited})"
+        );
     }
 }
 
