@@ -280,6 +280,7 @@ pub fn fused_step(
             },
         ],
         scratch_words: count * LANES as usize,
+        ..Rewrite::default()
     })
 }
 

@@ -112,14 +112,22 @@ pub struct Setup<'a> {
 }
 
 /// The train step of a model done by other dispatches than its layers' (a rewrite rule of
-/// the plan, chosen by whoever makes the engine): they clear, gather, step and update
-/// themselves, so [`TRAIN_STEP`] runs just them, the step state's two copies swapped on odd
-/// steps as for the layers' own.
-#[derive(Clone, Debug)]
+/// the plan, chosen by whoever makes the engine): they gather, step and update themselves,
+/// so [`TRAIN_STEP`] runs just them, the step state's two copies swapped per micro-batch as
+/// for the layers' own. With a rewrite the layers' own dispatches are not made.
+#[derive(Clone, Debug, Default)]
 pub struct Rewrite {
     pub dispatches: Vec<Recorded>,
     /// Words of [`buffer::SCRATCH`] they need (zeroed at the start).
     pub scratch_words: usize,
+    /// Micro-batches per update: the dispatches run this many times a step, the last (the
+    /// update) only in the last micro-batch, and one whose uniform places its losses
+    /// (`loss_off`) once per micro-batch with its losses from row j·batch (0 or 1: none).
+    pub accum: usize,
+    /// Whether the gradients are summed into (cleared once per step).
+    pub clear_grads: bool,
+    /// The evaluation's forward ([`EVAL_FORWARD`]) in place of the evaluation net's layers'.
+    pub eval: Option<Vec<Recorded>>,
 }
 
 impl Setup<'_> {
@@ -280,23 +288,30 @@ impl Engine {
             });
         }
         buffers.extend(setup.extra);
-        let forward = net.forward();
-        let backward = net.backward();
+        let rewritten = setup.rewrite.is_some();
+        let (forward, backward) = if rewritten {
+            (Vec::new(), Vec::new())
+        } else {
+            (net.forward(), net.backward())
+        };
+        let rewrite_eval = setup.rewrite.as_ref().and_then(|r| r.eval.clone());
         // The evaluation's forward binds its own activations where the training's bind theirs.
-        let eval: Vec<Recorded> = setup.eval.as_ref().map_or(Vec::new(), |e| {
-            e.forward_only()
-                .into_iter()
-                .map(|mut r| {
-                    for b in &mut r.bindings {
-                        if let Binding::Buffer { name, .. } = b {
-                            if *name == ACTS {
-                                *name = EVAL_ACTS;
+        let eval: Vec<Recorded> = rewrite_eval.unwrap_or_else(|| {
+            setup.eval.as_ref().map_or(Vec::new(), |e| {
+                e.forward_only()
+                    .into_iter()
+                    .map(|mut r| {
+                        for b in &mut r.bindings {
+                            if let Binding::Buffer { name, .. } = b {
+                                if *name == ACTS {
+                                    *name = EVAL_ACTS;
+                                }
                             }
                         }
-                    }
-                    r
-                })
-                .collect()
+                        r
+                    })
+                    .collect()
+            })
         });
         let rewrite: &[Recorded] = setup.rewrite.as_ref().map_or(&[], |r| &r.dispatches);
         let recorded: Vec<&Recorded> = forward
@@ -307,7 +322,7 @@ impl Engine {
             .collect();
         let optimiser_id = hyper.kernel_id();
         let chosen = Replacements::checked(setup.replacements, |id| {
-            id == optimiser_id || recorded.iter().any(|r| r.planned.kernel_id == id)
+            (id == optimiser_id && !rewritten) || recorded.iter().any(|r| r.planned.kernel_id == id)
         })?;
         let count = a.params.words();
         let mut dispatches = Vec::new();
@@ -380,17 +395,30 @@ impl Engine {
         });
         // Gradient accumulation: the train step runs the forward and backward once per
         // micro-batch, and the loss head's dispatch (the one whose uniform places its losses,
-        // `loss_off`) once per micro-batch with its losses from row j·batch: copies 1…k − 1
-        // follow the optimiser's dispatch (copy 0 is the recorded one).
-        let accum = net.accum();
+        // `loss_off`) once per micro-batch with its losses from row j·batch: k copies follow
+        // the optimiser's dispatch (each its own uniform; the recorded one then stands unused).
+        let n_forward = forward.len();
+        let n_all = n_forward + backward.len();
+        let n_rewrite = n_all + eval.len();
+        let accum = setup
+            .rewrite
+            .as_ref()
+            .map_or(net.accum(), |r| r.accum.max(1));
+        // The dispatches a micro-batch runs (the layers' forward and backward, or the rewrite's).
+        let step_range = if rewritten {
+            n_rewrite..n_rewrite + rewrite.len()
+        } else {
+            0..n_all
+        };
         let mut micro: Vec<(usize, Vec<usize>)> = Vec::new();
         if accum > 1 {
-            for (index, r) in forward.iter().enumerate() {
+            for index in step_range.clone() {
+                let r = recorded[index];
                 if !r.planned.uniform.has("loss_off") {
                     continue;
                 }
-                let mut copies = vec![index];
-                for j in 1..accum {
+                let mut copies = Vec::new();
+                for j in 0..accum {
                     let mut u = r.planned.uniform.clone();
                     u.set("loss_off", (j * net.batch) as u32);
                     let id = r.planned.kernel_id;
@@ -419,9 +447,6 @@ impl Engine {
                 .map(|index| Op::Dispatch { index, variant: 0 })
                 .collect()
         };
-        let n_forward = forward.len();
-        let n_all = n_forward + backward.len();
-        let n_rewrite = n_all + eval.len();
         let by_parity = |parity: usize, range: std::ops::Range<usize>| -> Vec<Op> {
             range
                 .map(|index| Op::Dispatch {
@@ -430,9 +455,36 @@ impl Engine {
                 })
                 .collect()
         };
+        let copy = |index: usize, j: usize| {
+            micro
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map_or(index, |(_, copies)| copies[j])
+        };
+        let clear_grads = setup.rewrite.as_ref().is_some_and(|r| r.clear_grads);
         let train = |parity: usize| {
-            if !rewrite.is_empty() {
-                let mut ops = by_parity(parity, n_rewrite..n_rewrite + rewrite.len());
+            if rewritten {
+                // As the layers' own below, the last dispatch (the update) in the last
+                // micro-batch only.
+                let mut ops = Vec::new();
+                if clear_grads {
+                    ops.push(Op::Clear(GRADS));
+                }
+                let last = step_range.end.saturating_sub(1);
+                for j in 0..accum {
+                    let micro_parity = (parity * accum + j) % 2;
+                    for op in by_parity(micro_parity, step_range.clone()) {
+                        if let Op::Dispatch { index, variant } = op {
+                            if index == last && j + 1 < accum {
+                                continue;
+                            }
+                            ops.push(Op::Dispatch {
+                                index: copy(index, j),
+                                variant,
+                            });
+                        }
+                    }
+                }
                 ops.push(Op::Pass);
                 return ops;
             }
@@ -444,18 +496,17 @@ impl Engine {
             let mut micro_parity = parity;
             for j in 0..accum {
                 micro_parity = (parity * accum + j) % 2;
-                ops.extend(by_parity(micro_parity, 0..n_all).into_iter().map(|op| {
-                    match op {
-                        Op::Dispatch { index, variant } => Op::Dispatch {
-                            index: micro
-                                .iter()
-                                .find(|(i, _)| *i == index)
-                                .map_or(index, |(_, copies)| copies[j]),
-                            variant,
-                        },
-                        other => other,
-                    }
-                }));
+                ops.extend(
+                    by_parity(micro_parity, 0..n_all)
+                        .into_iter()
+                        .map(|op| match op {
+                            Op::Dispatch { index, variant } => Op::Dispatch {
+                                index: copy(index, j),
+                                variant,
+                            },
+                            other => other,
+                        }),
+                );
             }
             ops.push(Op::Dispatch {
                 index: adam,
@@ -662,6 +713,12 @@ impl Engine {
             .plan
             .poll_read()?
             .map(|b| bytemuck::pod_collect_to_vec(&b)))
+    }
+
+    /// Natively, lets wgpu run finished callbacks without waiting (in the browser they run
+    /// on their own).
+    pub fn poll(&self) {
+        self.plan.poll();
     }
 
     /// Natively: waits until everything submitted has finished.
