@@ -1067,6 +1067,18 @@ fn bind(slot: Slot, eval: bool, net: &engine::Net) -> Binding {
     }
 }
 
+/// `p` recorded onto the engine's buffers for `net` (an evaluation's onto its own
+/// activations), its bindings the MLP family's slots ([`bindings`]) as [`bind`] places them.
+pub(crate) fn record(p: &PlannedDispatch, eval: bool, net: &engine::Net) -> Recorded {
+    Recorded {
+        planned: p.clone(),
+        bindings: bindings(p.kernel_id)
+            .iter()
+            .map(|&slot| bind(slot, eval, net))
+            .collect(),
+    }
+}
+
 /// A network being trained on the GPU: its layer list ([`engine::mlp::model`]) on the
 /// training engine, whose train step is this module's plan of it ([`step_plan_at`]: the
 /// whole-step kernels where the network fits, else per layer, the kernels an edit pins
@@ -1186,13 +1198,6 @@ impl TrainingSession {
             plan[at] = micro_loss(&plan[at], batch, accum, 0);
         }
         let eval_plan = forward_plan_at(&net, eval_rows.max(1), &pinned, paths, eval_places);
-        let record = |p: &PlannedDispatch, eval: bool, n: &engine::Net| Recorded {
-            planned: p.clone(),
-            bindings: bindings(p.kernel_id)
-                .iter()
-                .map(|&slot| bind(slot, eval, n))
-                .collect(),
-        };
         // 64 lane sums per parameter where the workgroup-memory step runs, else the tiled
         // gradients' slices.
         let lanes = plan.iter().any(|p| p.kernel_id == "mlp-step-lanes");

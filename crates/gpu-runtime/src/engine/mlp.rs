@@ -10,13 +10,12 @@
 //! the input gradient by ascending output, so one bound (`training::param_ulps_per_step` of
 //! `training::batch_sum_len`) holds the engine and the twin together.
 
-use ::mlp::net::{Hyper, Net as MlpNet, Optimiser, BETA1, BETA2, EPSILON};
+use ::mlp::net::{Hyper, Net as MlpNet, Optimiser};
 
-use super::{buffer, Layer, Model, Net, Node, Range, Recorded, Rewrite};
-use crate::family::mlp::uniform::STEP_NET;
+use super::{buffer, Layer, Model, Net, Node, Range, Rewrite};
 use crate::family::optim;
-use crate::plan::{grid, Binding, Init, PlannedDispatch, ResidentBuffer, Uniform};
-use crate::training::{lane_chunk, lanes_fit, PathOptions, LANES, LANE_THREADS};
+use crate::plan::{Init, ResidentBuffer};
+use crate::training::{lanes_fit, record, step_plan_at, PathOptions, Places, StepOptions, LANES};
 
 /// The layer list of `net` over `batch` rows gathered from a training set of `rows` rows,
 /// `accum` micro-batches per update (the evaluation's compilation, at its own batch, has the
@@ -178,108 +177,23 @@ pub fn fused_step(
     if !lanes_fit(net, engine.accum(), paths) {
         return None;
     }
-    let batch = engine.batch;
     let rows = engine.nodes.iter().find_map(|n| match n {
         Node::Gather { rows, .. } => Some(*rows),
         _ => None,
     })?;
-    let layers: Vec<(Range, Range)> = engine
-        .nodes
-        .iter()
-        .filter_map(|n| match n {
-            Node::Perceptron { w, b, .. } => Some((*w, *b)),
-            _ => None,
-        })
-        .collect();
-    if layers.len() != net.depth() {
+    let opts = StepOptions {
+        accum: 1,
+        pinned: &[],
+        paths,
+    };
+    let places = Places::of(engine)?;
+    let plan = step_plan_at(net, hyper, engine.batch, rows, opts, places);
+    if plan.first()?.kernel_id != "mlp-step-lanes" {
         return None;
     }
-    let layout = net.layout();
-    let count = layout.param_count;
-    let chunk = lane_chunk(net, batch);
-    // Offsets in workgroup memory for one chunk of samples, not the batch's.
-    let (offs, _) = net.act_offsets(chunk);
-    let (optimiser, momentum) = match hyper.optimiser {
-        Optimiser::Adam => (1, 0.0),
-        o => (0, o.momentum()),
-    };
-    let head = Uniform::new(&STEP_NET)
-        .with("batch", batch as u32)
-        .with("rows", rows as u32)
-        .with("depth", net.depth() as u32)
-        .with("loss", net.loss as u32)
-        .with("optimiser", optimiser)
-        .with("corr_len", optim::correction_table().len() as u32)
-        .with("chunk", chunk as u32)
-        .with("param_count", count as u32)
-        .with_f32("lr", hyper.lr)
-        .with_f32("beta1", BETA1)
-        .with_f32("beta2", BETA2)
-        .with_f32("eps", EPSILON)
-        .with_f32("l1", hyper.l1)
-        .with_f32("l2", hyper.l2)
-        .with_f32("momentum", momentum);
-    let table = STEP_NET.index("layers")?;
-    let mut words = head[..table].to_vec();
-    let mut first = 0usize;
-    for (i, (lo, (w, b))) in layout.layers.iter().zip(&layers).enumerate() {
-        words.extend([
-            lo.fan_in as u32,
-            lo.fan_out as u32,
-            net.activation_of(i + 1) as u32,
-            w.at as u32,
-            b.at as u32,
-            offs[i] as u32,
-            offs[i + 1] as u32,
-            first as u32,
-        ]);
-        first += lo.fan_out * (lo.fan_in + 1);
-    }
-    words.resize(STEP_NET.words.len(), 0);
-    let u = Uniform::from_words(&STEP_NET, &words);
-    let lanes = (LANES as usize).min(batch).max(1) as u32;
-    let whole = Binding::whole;
-    let groups = grid(count as u32);
     Some(Rewrite {
-        dispatches: vec![
-            Recorded {
-                planned: PlannedDispatch {
-                    kernel_id: "mlp-step-lanes",
-                    layer: 0,
-                    threads: lanes * LANE_THREADS,
-                    workgroups: [lanes, 1, 1],
-                    uniform: u.clone(),
-                },
-                bindings: vec![
-                    whole(buffer::PARAMS),
-                    engine.losses.bind(buffer::DELTAS),
-                    whole(buffer::DATA_X),
-                    whole(buffer::DATA_Y),
-                    whole(buffer::STATES[0]),
-                    whole(buffer::STATES[1]),
-                    whole(buffer::SCRATCH),
-                ],
-            },
-            Recorded {
-                planned: PlannedDispatch {
-                    kernel_id: "mlp-step-reduce",
-                    layer: 0,
-                    threads: groups.iter().product::<u32>() * 64,
-                    workgroups: groups,
-                    uniform: u,
-                },
-                bindings: vec![
-                    whole(buffer::SCRATCH),
-                    whole(buffer::GRADS),
-                    whole(buffer::PARAMS),
-                    whole(buffer::M),
-                    whole(buffer::V),
-                    whole(buffer::CORRECTIONS),
-                    whole(buffer::STATES[0]),
-                ],
-            },
-        ],
-        scratch_words: count * LANES as usize,
+        dispatches: plan.iter().map(|p| record(p, false, engine)).collect(),
+        scratch_words: net.layout().param_count * LANES as usize,
         ..Rewrite::default()
     })
 }
