@@ -407,3 +407,52 @@ fn check(c: &mut Case, q: &str, fused: bool, epsilon_case: bool, per_submit: u32
     }
     assert!(bias > 1.0, "{q}: frozen biases went unnoticed ({bias})");
 }
+
+/// A network whose layers are too wide for the tiled gradient's partial sums (64 × 1024 ×
+/// 1025 floats, past the 128 MiB a storage binding may be by default) trains per parameter,
+/// as it did before the engine: the session is made (its scratch is the plan's, not the 268 MB
+/// its layers' tiled gradients would need) and three steps agree with the twin. (Lavapipe
+/// binds more than 268 MB, so there a scratch of the layers' size passes too: this checks the
+/// per-parameter path of a 1,024-wide network, the size refusal only on a default-limit
+/// device.)
+#[test]
+fn a_network_too_wide_for_tiled_partials_is_made_and_steps() {
+    use gpu_runtime::training::{SessionConfig, TrainingSession};
+    let g = gpu();
+    // SGD: Adam's first step divides each gradient by its own size, so the bound's
+    // assumption (no step moves a parameter by more than max(|p|, 1) per unit of its terms'
+    // sum) fails where a 1,024-term gradient cancels to almost nothing.
+    let s = spec("data=circle&layers=8&act=relu&lr=0.01&batch=8&opt=sgd&seed=6");
+    let net = gpu_runtime::mlp::Net {
+        sizes: vec![2, 1024, 1024, 2],
+        ..s.net()
+    };
+    let (train, _) = s.data();
+    let x = train.features(&s.features);
+    let params = net.init_params(s.seed);
+    let mut session = pollster::block_on(TrainingSession::new(
+        g.clone(),
+        SessionConfig::from_spec(&net, &s, &train, &params, &x[..2 * net.inputs()]),
+    ))
+    .expect("session");
+    assert!(!session
+        .plan()
+        .iter()
+        .any(|p| p.kernel_id == "mlp-grad-tiled"));
+    let mut cpu = CpuTrainer::new(
+        net,
+        s.hyper(),
+        params,
+        s.batch,
+        x,
+        train.label.clone(),
+        batch_order(train.len(), s.seed),
+    );
+    for _ in 0..3 {
+        session.step().expect("step");
+        cpu.step();
+    }
+    let p = session.eval_blocking().expect("eval").params;
+    let r = param_gap_ratio(&p, &cpu.params, 3, batch_sum_len(s.batch, 1));
+    assert!(r <= 1.0, "{r}× the bound");
+}

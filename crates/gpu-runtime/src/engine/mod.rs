@@ -209,9 +209,22 @@ impl Engine {
     ) -> Result<Self, GpuError> {
         use buffer::*;
         let a = &net.arena;
-        a.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
+        // A rewrite's dispatches need its scratch, not the layers' (which it does not make).
+        let scratch_words = setup
+            .rewrite
+            .as_ref()
+            .map_or(a.scratch_words, |r| r.scratch_words);
+        let fits = |arena: &Arena| {
+            Arena {
+                scratch_words,
+                ..arena.clone()
+            }
+            .fits(&gpu.limits())
+            .map_err(GpuError::Dispatch)
+        };
+        fits(a)?;
         if let Some(e) = &setup.eval {
-            e.arena.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
+            fits(&e.arena)?;
             if e.arena.params != a.params {
                 return Err(GpuError::Dispatch(
                     "the evaluation's layers are not the training's".into(),
@@ -228,11 +241,6 @@ impl Engine {
         let hyper = setup.optimiser;
         let corrections: Vec<f32> = optim::correction_table().into_iter().flatten().collect();
         let pbytes = a.params.bytes();
-        let scratch_words = setup
-            .rewrite
-            .as_ref()
-            .map_or(0, |r| r.scratch_words)
-            .max(a.scratch_words);
         let mut buffers = vec![
             ResidentBuffer {
                 name: PARAMS,
