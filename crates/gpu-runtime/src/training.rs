@@ -1,35 +1,39 @@
-//! Training the tiny MLP on the GPU: a session that owns persistent buffers and bind groups,
-//! records one training step as ONE command-buffer submit, and reads metrics back without ever
-//! blocking a step.
+//! Training the tiny MLP on the GPU: its layer list ([`crate::engine::mlp::model`]) on the
+//! training engine, which owns the arena's buffers and records one training step as ONE
+//! command-buffer submit; metrics are read back without ever blocking a step.
 //!
-//! Data flow of a step: the training set lives on the GPU (uploaded once, in batch order), and
-//! the CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no
-//! gradient accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (up to
-//! 64 workgroups, one per lane of the gradient's sum over the batch that has a sample, each running its samples
-//! forward and backward with the activations in workgroup memory and summing every parameter's
-//! gradient over them) and `mlp-step-reduce` (a workgroup per parameter adds the 64 lane sums
-//! and applies the optimiser). Otherwise one compute pass runs, in order: `mlp-forward-gather`
-//! (the first layer, reading its batch rows straight from the training set at the step's
-//! offset and advancing the step state), `mlp-forward` per hidden layer, `mlp-forward-loss`
-//! (the output layer and the loss, one thread per sample; `mlp-loss` after the gathering
-//! layer when the network has no hidden layer), `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
-//! `mlp-backward-input` between layers, and one optimiser dispatch (`optim-sgd` or `optim-adam`)
-//! over all parameters (Adam reads its bias corrections from a table, indexed by the step
-//! counter the GPU keeps). A wide layer (fan-in and fan-out ≥ [`WIDE_MIN`]) runs its forward,
-//! backward and gradient products as register-tiled matmuls instead (`mlp-forward-tiled`,
-//! `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`), which add the same terms
-//! in the same order. The step state ({first row, steps done}) is double-buffered: a step
-//! reads one copy and writes the other, so even and odd steps bind the two the other way
-//! round. [`TrainingSession::steps`] records several steps in one command buffer. Nothing is
-//! read back per step. [`TrainingSession::request_eval`]
-//! (every k steps, the caller's choice) runs the forward pass over an evaluation set (the
-//! decision-boundary grid, the training set and the test set) and maps one staging buffer
-//! asynchronously; while that mapping is pending further requests are skipped, and
-//! [`TrainingSession::poll_eval`] hands the result over once it has arrived.
+//! What stays here is the MLP's planner, the rewrite rule of the engine's train step: it picks
+//! the kernels a step runs over the arena's places ([`step_plan_at`], [`Places::of`]). Data
+//! flow of a step: the training set lives on the GPU (uploaded once, in batch order), and the
+//! CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no gradient
+//! accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (up to 64
+//! workgroups, one per lane of the gradient's sum over the batch that has a sample, each
+//! running its samples forward and backward with the activations in workgroup memory and
+//! summing every parameter's gradient over them) and `mlp-step-reduce` (a workgroup per
+//! parameter adds the 64 lane sums and applies the optimiser). Otherwise one compute pass runs,
+//! in order: `mlp-forward-gather` (the first layer, reading its batch rows straight from the
+//! training set at the step's offset and advancing the step state), `mlp-forward` per hidden
+//! layer, `mlp-forward-loss` (the output layer and the loss, one thread per sample; `mlp-loss`
+//! after the gathering layer when the network has no hidden layer), `mlp-backward-params` per
+//! layer (a workgroup reduction per parameter) (last first) with `mlp-backward-input` between
+//! layers, and one optimiser dispatch (`optim-sgd` or `optim-adam`) over all parameters (Adam
+//! reads its bias corrections from a table, indexed by the step counter the GPU keeps). A wide
+//! layer (fan-in and fan-out ≥ [`WIDE_MIN`]) runs its forward, backward and gradient products
+//! as register-tiled matmuls instead (`mlp-forward-tiled`, `mlp-backward-input-tiled`,
+//! `mlp-grad-tiled` + `mlp-grad-reduce`), which add the same terms in the same order. A kernel
+//! a learner edits is pinned: no fused kernel stands in for it ([`FUSED_REPLACES`]). The step
+//! state ({first row, steps done}) is double-buffered: a step reads one copy and writes the
+//! other (the engine swaps them on odd micro-batches). [`TrainingSession::steps`] records
+//! several steps in one command buffer. Nothing is read back per step.
+//! [`TrainingSession::request_eval`] (every k steps, the caller's choice) runs the engine's
+//! evaluation program (the forward, planned by [`forward_plan_at`], over the decision-boundary
+//! grid, the training set and the test set) and maps one staging buffer asynchronously; while
+//! that mapping is pending further requests are skipped, and [`TrainingSession::poll_eval`]
+//! hands the result over once it has arrived, the parameters in `mlp::net`'s layout.
 //!
-//! The session's buffers and recorded dispatches are a [`ResidentPlan`], which alone encodes,
-//! submits and maps; what each kernel binds is the MLP family's ([`bindings`]). Every kernel
-//! comes from the catalogue (or is a learner's edited copy standing in for one).
+//! [`step_plan_with`] and [`forward_plan_with`] plan over `mlp::net`'s packed layouts (the
+//! Dawn runner's buffers, and what the planner's tests read). Every kernel comes from the
+//! catalogue (or is a learner's edited copy standing in for one).
 
 use std::rc::Rc;
 
