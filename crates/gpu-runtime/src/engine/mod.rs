@@ -153,11 +153,35 @@ impl Setup<'_> {
 
 /// A program's ops for each parity of the steps done (only a train step's differ: Adam reads
 /// the step state the previous step wrote).
-struct Program {
-    name: &'static str,
-    ops: [Vec<Op>; 2],
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub name: &'static str,
+    pub ops: [Vec<Op>; 2],
     /// Whether a run of it is a training step (advances the parity).
-    steps: bool,
+    pub steps: bool,
+}
+
+/// An engine as data ([`Engine::describe`]): what [`ResidentPlan::new`] is given, and the
+/// programs over its dispatches.
+pub struct Description<'s> {
+    pub buffers: Vec<ResidentBuffer<'static>>,
+    pub dispatches: Vec<ResidentDispatch<'s>>,
+    pub programs: Vec<Program>,
+    /// Index of the optimiser's dispatch.
+    pub adam: usize,
+    /// A rewrite's dispatches whose uniform names the learning rate (`lr`), and that uniform.
+    pub lr_uniforms: Vec<(usize, Uniform)>,
+    pub hyper: optim::Hyper,
+    /// Bytes the readback staging holds.
+    pub readback: u64,
+}
+
+/// Words of [`buffer::SCRATCH`]: a rewrite's own need, else the layers'.
+fn scratch_of(net: &Net, setup: &Setup<'_>) -> usize {
+    setup
+        .rewrite
+        .as_ref()
+        .map_or(net.arena.scratch_words, |r| r.scratch_words)
 }
 
 /// A model on the GPU: its arena's buffers, its recorded dispatches and its programs.
@@ -207,13 +231,8 @@ impl Engine {
         params: &[f32],
         setup: Setup<'_>,
     ) -> Result<Self, GpuError> {
-        use buffer::*;
-        let a = &net.arena;
         // A rewrite's dispatches need its scratch, not the layers' (which it does not make).
-        let scratch_words = setup
-            .rewrite
-            .as_ref()
-            .map_or(a.scratch_words, |r| r.scratch_words);
+        let scratch_words = scratch_of(&net, &setup);
         let fits = |arena: &Arena| {
             Arena {
                 scratch_words,
@@ -222,9 +241,35 @@ impl Engine {
             .fits(&gpu.limits())
             .map_err(GpuError::Dispatch)
         };
-        fits(a)?;
+        fits(&net.arena)?;
         if let Some(e) = &setup.eval {
             fits(&e.arena)?;
+        }
+        let d = Self::describe(&net, params, setup)?;
+        let plan = ResidentPlan::new(gpu, d.buffers, d.dispatches, d.readback).await?;
+        Ok(Self {
+            plan,
+            net,
+            programs: d.programs,
+            adam: d.adam,
+            lr_uniforms: d.lr_uniforms,
+            hyper: d.hyper,
+            steps: 0,
+        })
+    }
+
+    /// What [`Engine::build`] makes, without a device: every buffer with its initial
+    /// contents, every dispatch as recorded, and the programs' ops (the Dawn runner of
+    /// `crates/bench` replays exactly this; the adapter's limits are `build`'s to check).
+    pub fn describe<'s>(
+        net: &Net,
+        params: &[f32],
+        setup: Setup<'s>,
+    ) -> Result<Description<'s>, GpuError> {
+        use buffer::*;
+        let a = &net.arena;
+        let scratch_words = scratch_of(net, &setup);
+        if let Some(e) = &setup.eval {
             if e.arena.params != a.params {
                 return Err(GpuError::Dispatch(
                     "the evaluation's layers are not the training's".into(),
@@ -448,7 +493,6 @@ impl Engine {
             .readback
             .max(4 * (4 * count + 2 * (a.acts.words() + a.deltas.words())) as u64 + flag_bytes)
             .max(eval_bytes);
-        let plan = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
 
         let run = |range: std::ops::Range<usize>| -> Vec<Op> {
             range
@@ -550,14 +594,14 @@ impl Engine {
                 steps: false,
             });
         }
-        Ok(Self {
-            plan,
-            net,
+        Ok(Description {
+            buffers,
+            dispatches,
             programs,
             adam,
             lr_uniforms,
             hyper,
-            steps: 0,
+            readback,
         })
     }
 
