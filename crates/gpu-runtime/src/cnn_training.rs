@@ -248,6 +248,7 @@ pub fn described<'a>(
         eval: eval.clone(),
         replacements,
         flag,
+        rewrite: None,
     };
     Ok(Described {
         net: compiled,
