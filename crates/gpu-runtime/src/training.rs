@@ -1,4 +1,4 @@
-//! Training the tiny MLP on the GPU: its layer list ([`crate::engine::mlp::model`]) on the
+//! Training the tiny MLP on the GPU: its layer list ([`crate::training::layers::model`]) on the
 //! training engine, which owns the arena's buffers and records one training step as ONE
 //! command-buffer submit; metrics are read back without ever blocking a step.
 //!
@@ -35,6 +35,8 @@
 //! Dawn runner's buffers, and what the planner's tests read). Every kernel comes from the
 //! catalogue (or is a learner's edited copy standing in for one).
 
+pub mod layers;
+
 use std::rc::Rc;
 
 use mlp::net::{LayerOffsets, Layout, BETA1, BETA2, EPSILON};
@@ -42,7 +44,6 @@ use mlp::{Hyper, Net, Optimiser};
 
 use crate::catalogue::KernelSpec;
 use crate::context::{Gpu, GpuError};
-use crate::engine::mlp::{data_buffers, model, optimiser, Map};
 use crate::engine::{self, Engine, Range, Recorded, Rewrite, Setup, EVAL_FORWARD, TRAIN_STEP};
 use crate::family::mlp::uniform::{BACK, DENSE, GATHER, GRAD, GRAD_TILED, HEAD, LOSS, STEP_NET};
 use crate::family::mlp::{bindings, Slot};
@@ -50,6 +51,7 @@ use crate::family::optim;
 pub use crate::plan::PlannedDispatch;
 use crate::plan::{grid, Binding, Init, LoopFlag, ReadRange, ResidentBuffer, Uniform, LOOP_FLAG};
 use crate::workload::BufferLimits;
+use layers::{data_buffers, model, optimiser, Map};
 
 /// Threads per workgroup of every MLP kernel but `mlp-step-lanes` ([`LANE_THREADS`]) (their
 /// `@workgroup_size(64)`).
@@ -275,7 +277,7 @@ impl Places {
         }
     }
 
-    /// The engine's arena of [`crate::engine::mlp::model`]; None when a tensor's deltas sit
+    /// The engine's arena of [`crate::training::layers::model`]; None when a tensor's deltas sit
     /// apart from its activations (the per-element kernels index both through one offset).
     pub fn of(engine: &crate::engine::Net) -> Option<Self> {
         use crate::engine::Node;
@@ -1083,7 +1085,7 @@ pub(crate) fn record(p: &PlannedDispatch, eval: bool, net: &engine::Net) -> Reco
     }
 }
 
-/// A network being trained on the GPU: its layer list ([`engine::mlp::model`]) on the
+/// A network being trained on the GPU: its layer list ([`training::layers::model`]) on the
 /// training engine, whose train step is this module's plan of it ([`step_plan_at`]: the
 /// whole-step kernels where the network fits, else per layer, the kernels an edit pins
 /// always run) as a rewrite rule over the arena, and whose evaluation is [`forward_plan_at`].

@@ -329,14 +329,14 @@ fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
     assert!(all.is_empty(), "{}", all.join("\n"));
 }
 
-/// The `#/train` network as the engine's layer list (`engine::mlp`): its layers' dispatches
+/// The `#/train` network as the engine's layer list (`training::layers`): its layers' dispatches
 /// at odd sizes, with and without gradient accumulation, an evaluation's forward, and the
 /// whole-step rewrite's two dispatches, each against its WGSL.
 #[test]
 fn every_mlp_layer_list_dispatch_binds_and_fills_what_its_wgsl_declares() {
-    use gpu_runtime::engine::mlp::{fused_step, model};
     use gpu_runtime::engine::Net;
     use gpu_runtime::mlp::{Activation, Hyper, LossKind, Net as MlpNet, Optimiser};
+    use gpu_runtime::training::layers::{fused_step, model};
     let net = MlpNet {
         sizes: vec![3, 5, 7, 2],
         activation: Activation::Sigmoid,

@@ -1,4 +1,4 @@
-//! The `#/train` page's network as a layer list on the engine (`engine::mlp`: a gathering
+//! The `#/train` page's network as a layer list on the engine (`training::layers`: a gathering
 //! layer over the training set resident on the GPU, a perceptron per layer, the MLP's loss
 //! head) trains in lockstep with `mlp::CpuTrainer`, the twin `training_vs_cpu` holds the old
 //! session to: same seeded initialisation, batch order and formulas. Per case, on a real wgpu
@@ -16,10 +16,10 @@
 
 use std::rc::Rc;
 
-use gpu_runtime::engine::mlp::{data_buffers, fused_step, model, optimiser, Map};
 use gpu_runtime::engine::{buffer, Engine, Net, Setup, EVAL_FORWARD, TRAIN_STEP};
 use gpu_runtime::mlp::net::{batch_order, metrics};
 use gpu_runtime::mlp::{CpuTrainer, Optimiser, Spec};
+use gpu_runtime::training::layers::{data_buffers, fused_step, model, optimiser, Map};
 use gpu_runtime::training::{batch_sum_len, param_gap_ratio, PathOptions};
 use gpu_runtime::{Gpu, KernelSpec};
 
@@ -77,7 +77,7 @@ struct Case {
 }
 
 /// The engine for `s` and its twins: the right one, one with ε = 1e-8, one with frozen biases.
-/// With `fused`, the train step is the MLP's rewrite rule (`engine::mlp::fused_step`: the
+/// With `fused`, the train step is the MLP's rewrite rule (`training::layers::fused_step`: the
 /// two whole-step kernels); `None` when the network does not fit them.
 fn case(g: &Rc<Gpu>, s: Spec, hidden: Option<&[usize]>, fused: bool) -> Option<Case> {
     case_with(g, s, hidden, fused, &[])

@@ -45,7 +45,6 @@ pub mod cnn;
 pub mod decode;
 pub mod gpt;
 mod layer;
-pub mod mlp;
 pub mod twin;
 
 use std::rc::Rc;

@@ -249,9 +249,9 @@ fn cnn_layer() {
 }
 
 /// The MLP's layers likewise have their twin in `mlp::net` (`CpuTrainer`, `REDUCE`'s order)
-/// and their bound in `training::param_ulps_per_step`, compared through `engine::mlp`'s map.
+/// and their bound in `training::param_ulps_per_step`, compared through `training::layers`'s map.
 fn mlp_layer() {
-    panic!("the engine's twin has no MLP layers: use `engine::mlp` with `mlp::net`'s twin")
+    panic!("the engine's twin has no MLP layers: use `training::layers` with `mlp::net`'s twin")
 }
 
 /// Rows of a tensor's activations (or deltas) as (values, bounds) by row.

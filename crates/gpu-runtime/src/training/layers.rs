@@ -12,10 +12,10 @@
 
 use ::mlp::net::{Hyper, Net as MlpNet, Optimiser};
 
-use super::{buffer, Layer, Model, Net, Node, Range, Rewrite};
+use super::{lanes_fit, record, step_plan_at, PathOptions, Places, StepOptions, LANES};
+use crate::engine::{buffer, Layer, Model, Net, Node, Range, Rewrite};
 use crate::family::optim;
 use crate::plan::{Init, ResidentBuffer};
-use crate::training::{lanes_fit, record, step_plan_at, PathOptions, Places, StepOptions, LANES};
 
 /// The layer list of `net` over `batch` rows gathered from a training set of `rows` rows,
 /// `accum` micro-batches per update (the evaluation's compilation, at its own batch, has the
