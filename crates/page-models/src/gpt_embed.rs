@@ -10,7 +10,7 @@
 //! `outcome::of_report`).
 
 use crate::embed::{Field, Report};
-use crate::gpt_train::{GpuState, GptTrain, Point, Side};
+use crate::gpt_train::{GptTrain, GpuState, Point, Side};
 
 /// The side whose numbers stand for the run, its curve and its step count.
 fn judged(p: &GptTrain) -> (Side, &[Point], u64) {
@@ -189,7 +189,12 @@ mod tests {
             run: p.run,
             loss: 2.45,
         });
-        p = eval(&eval(&steps(&p, Side::Cpu, 30), Side::Cpu, 0, 3.3), Side::Cpu, 30, 2.6);
+        p = eval(
+            &eval(&steps(&p, Side::Cpu, 30), Side::Cpu, 0, 3.3),
+            Side::Cpu,
+            30,
+            2.6,
+        );
         let r = run_report(&p, "names");
         assert_eq!(
             r,
