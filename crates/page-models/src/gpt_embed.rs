@@ -75,8 +75,10 @@ pub fn work(p: &GptTrain, data: &str) -> Report {
         ("context", Field::Num(s.context as f64)),
         ("batch", Field::Num(s.batch as f64)),
     ];
-    if let Some(lr) = s.lr() {
-        out.push(("lr", Field::Num(f64::from(lr))));
+    // As typed (0.01, not the f32 it trains with, 0.009999999776…).
+    let typed = s.lr_text.trim().parse::<f64>().ok();
+    if let (Some(_), Some(lr)) = (s.lr(), typed) {
+        out.push(("lr", Field::Num(lr)));
     }
     out.extend(run_report(p, data));
     out
@@ -223,7 +225,7 @@ mod tests {
         let w = work(&g, "poems");
         assert_eq!(w[0], ("training", Field::Str("playing".into())));
         assert_eq!(get(&w, "width"), Some(&Field::Num(16.0)));
-        assert_eq!(get(&w, "lr"), Some(&Field::Num(f64::from(0.01f32))));
+        assert_eq!(get(&w, "lr"), Some(&Field::Num(0.01)), "as typed");
         assert_eq!(&w[w.len() - r.len()..], &r[..]);
         // A rate the page does not train with is left out, not made up.
         let bad = g.reduce(Action::Set(crate::gpt_train::Setting::Lr, "x".into()));
