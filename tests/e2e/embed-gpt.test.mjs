@@ -62,7 +62,7 @@ function assertEarlyPause(results, st) {
   assert.match(st.object.definition.name['zh-CN'], /微型 GPT/);
 }
 
-test('gpt embed on SwiftShader: run, pause, a progressed outcome below nothing, getState as reported', async () => {
+test('gpt embed on SwiftShader: run, pause: an early pause is progressed, not completed; getState as reported', async () => {
   const o = await openHost('gpt?lang=en&data=names&hide=tally,experiments', { width: 900 });
   const { page, frame } = o;
   const ready = (await waitMessage(page, (d) => d && d.type === 'ready', { timeout: 60_000 })).data;

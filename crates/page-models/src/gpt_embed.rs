@@ -84,9 +84,10 @@ pub fn work(p: &GptTrain, data: &str) -> Report {
     out
 }
 
-/// Watches the page for a Pause that ends a run, and says when to report it: once the judged
-/// side has been evaluated where it stopped (the driver evaluates once more after Pause), so
-/// the report's loss is the model as it was left. A Reset or a new shape (a new run) forgets a
+/// Watches the page for a Pause that ends a run, and says when to report it: once each side
+/// that trains has been evaluated where it stopped (the driver evaluates each once more after
+/// Pause, after its last step count), so the report's loss is the model as it was left and
+/// its step counts are final. A Reset or a new shape (a new run) forgets a
 /// Pause not yet reported; hiding the page holds the run and is no Pause.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PauseWatch {
@@ -107,8 +108,10 @@ impl PauseWatch {
             self.pending = None;
             return false;
         }
-        let (_, curve, steps) = judged(p);
-        let evaluated = curve.last().map_or(steps == 0, |q| q.step == steps);
+        let at_stop =
+            |curve: &[Point], steps: u64| curve.last().map_or(steps == 0, |q| q.step == steps);
+        let gpu = !matches!(p.gpu, GpuState::Ready { .. }) || at_stop(&p.gpu_curve, p.gpu_steps);
+        let evaluated = gpu && at_stop(&p.cpu_curve, p.cpu_steps);
         if evaluated {
             self.pending = None;
         }
@@ -167,8 +170,19 @@ mod tests {
         assert!(!w.see(&p), "steps 41–47 not evaluated yet");
         assert!(!w.see(&p), "still not");
         p = eval(&p, Side::Gpu, 47, 2.4);
-        assert!(w.see(&p), "evaluated where it stopped");
+        assert!(
+            w.see(&p),
+            "evaluated where it stopped (the CPU made no step)"
+        );
         assert!(!w.see(&p), "reported once");
+        // The CPU twin's count must be final too: its evaluation where it stopped says so.
+        p = p.reduce(Action::Train);
+        w.see(&p);
+        p = steps(&p, Side::Cpu, 30).reduce(Action::Pause);
+        p = eval(&steps(&p, Side::Gpu, 50), Side::Gpu, 50, 2.3);
+        assert!(!w.see(&p), "the CPU's 30 steps are not evaluated yet");
+        p = eval(&steps(&p, Side::Cpu, 31), Side::Cpu, 31, 2.9);
+        assert!(w.see(&p), "both where they stopped");
         // Hidden holds the run: no report.
         p = p.reduce(Action::Train);
         w.see(&p);
