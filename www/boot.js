@@ -3,13 +3,13 @@
 // sub-path of any static host.
 // A dynamic import, so that the glue failing to load (network error, bad file) reaches the
 // same message as the wasm failing, instead of leaving "Loading…" on screen for good.
-// The landing page and every embedded widget but a lesson's, the CNN page's and the
+// The landing page and every embedded widget but a lesson's, the CNN and GPT pages' and the
 // editor's (#/embed/<widget>) start the embed module: the same app built without the lessons,
-// the CNN page and the editor's pages, a third less code to download (docs/benchmarks.md
+// the CNN and GPT pages and the editor's pages, a third less code to download (docs/benchmarks.md
 // "First load"). Anything else starts the whole app. (The embed module reloads the page when
 // one of the pages it leaves out is reached inside it; boot.js then starts the whole app.)
 const EMBED_MODULE = /^(#\/?)?(\?.*)?$/.test(location.hash)
-  || /^#\/embed\/(?!(?:lesson|cnn|editor|puzzle)(?:[?/]|$))[a-z0-9]/.test(location.hash);
+  || /^#\/embed\/(?!(?:lesson|cnn|gpt|editor|puzzle)(?:[?/]|$))[a-z0-9]/.test(location.hash);
 const GLUE = EMBED_MODULE ? './pkg/gpu_playground_embed.js' : './pkg/gpu_playground.js';
 import(GLUE).then(async (app) => {
   await app.default();

@@ -16,7 +16,7 @@ const HEIGHTS = new URL('../../crates/xtask/oembed-heights.json', import.meta.ur
 const UPDATE = Boolean(process.env.UPDATE_OEMBED_HEIGHTS);
 // The widgets that load the whole app (docs/embedding.md): opened first, so every later answer
 // is a hash change in the same document instead of a reload.
-const FULL_APP = ['lesson', 'cnn', 'editor', 'puzzle'];
+const FULL_APP = ['lesson', 'cnn', 'gpt', 'editor', 'puzzle'];
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -89,6 +89,8 @@ test('every oEmbed answer declares its content\'s height at its width, within 10
 const PHONE = [
   ['cnn', 'heading', 6282],
   ['cnn', 'heading,inside,draw,kernels', 1992],
+  ['gpt', 'heading', 5897],
+  ['gpt', 'heading,data,tally,experiments', 1794],
   ['simt', 'heading', 3570],
   ['simt', 'heading,replay,counts', 2135],
   ['simt-compare', 'heading', 4700],
@@ -116,7 +118,7 @@ test('on a phone (390 px) the compact layouts are as tall as the docs say, and f
   }
   console.log(`phone heights: ${JSON.stringify(got)}`);
   assert.deepEqual(off, []);
-  for (const w of ['cnn', 'simt', 'simt-compare']) {
+  for (const w of ['cnn', 'gpt', 'simt', 'simt-compare']) {
     const [full, compact] = Object.entries(got).filter(([k]) => k.startsWith(`${w} `)).map(([, v]) => v);
     assert.ok(compact <= 0.75 * full, `${w}: compact ${compact} px against ${full} px`);
   }

@@ -419,6 +419,8 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
         await frame.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 90_000 });
         await frame.waitForSelector('#cnn-status:not([data-gpu="starting"])', { timeout: 90_000 });
       }
+      // The GPT's training section appears once its text has arrived.
+      if (id === 'gpt') await frame.waitForSelector('#gpt-train-toggle', { timeout: 90_000 });
     };
     await settled();
     const all = await visible();

@@ -101,7 +101,7 @@ impl Route {
             Route::Editor | Route::Puzzles | Route::Puzzle { .. } => editor,
             Route::Embed { widget } => match widget.as_str() {
                 "lesson" => lessons,
-                "cnn" => cnn,
+                "cnn" | "gpt" => cnn,
                 "editor" | "puzzle" => editor,
                 _ => true,
             },
@@ -150,6 +150,7 @@ fn embed_text_parts(id: &str) -> &'static [Part] {
         "conv-race" => &[Part::Race, Part::Conv],
         "train" | "batch" => &[Part::Train],
         "cnn" => &[Part::Cnn, Part::CnnKernels],
+        "gpt" => &[Part::Gpt],
         "editor" => &[Part::Editor, Part::CnnKernels],
         "puzzle" => &[Part::Editor],
         // The SIMT view and the scheduling replay name the conv stages they can show.

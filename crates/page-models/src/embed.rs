@@ -764,7 +764,7 @@ impl ParamError {
         };
         let name = match self.key {
             "race.bad_param" | "vis.bad_param" | "vis.clamped" => arg("name"),
-            "conv.error.url" => arg("key"),
+            "conv.error.url" | "gpt.error.url" => arg("key"),
             _ => return self,
         };
         let value = arg("value");
@@ -798,6 +798,29 @@ fn check_cnn(q: &Query) -> Vec<ParamError> {
         .iter()
         .map(|e| pe(e.key(), e.args()))
         .collect()
+}
+
+/// The GPT page's one URL setting: the text it trains on, `data=names|poems` (left out: the
+/// language's). Its message is the page's own (`gpt.error.url`).
+fn check_gpt(q: &Query) -> Vec<ParamError> {
+    match q.get("data") {
+        None | Some("names" | "poems") => Vec::new(),
+        Some(v) => {
+            let default = if q.get("lang") == Some("zh") {
+                "poems"
+            } else {
+                "names"
+            };
+            vec![pe(
+                "gpt.error.url",
+                vec![
+                    ("key", "data".to_string()),
+                    ("value", v.to_string()),
+                    ("default", default.to_string()),
+                ],
+            )]
+        }
+    }
 }
 
 /// The race page's parser; the defaults only change the value it would use instead, which
@@ -1152,6 +1175,19 @@ pub const WIDGETS: &[Widget] = &[
         run_button: Some("#cnn-play"),
         run_stops: true,
         whole: ::cnn::spec::WHOLE,
+    },
+    Widget {
+        id: "gpt",
+        validate: check_gpt,
+        title_key: "embed.widget.gpt",
+        params: &["data"],
+        forced: &[],
+        defaults: &[],
+        hideable: &["heading", "data", "tally", "experiments"],
+        height: 3000,
+        run_button: Some("#gpt-train-toggle"),
+        run_stops: true,
+        whole: &[],
     },
     Widget {
         id: "batch",

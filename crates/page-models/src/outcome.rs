@@ -181,11 +181,27 @@ pub fn of_report(
             share,
             Some(*v),
         ),
-        _ if stops => match (num("accuracy"), num("targetAccuracy")) {
-            (Some(a), Some(t)) if a >= t => (Verb::Completed, None, None),
-            _ => (Verb::Progressed, None, None),
-        },
+        _ if stops => {
+            // A classifier's target is an accuracy; the GPT's, a validation loss below the
+            // bigram's (`gpt_embed`).
+            let reached = match (num("accuracy"), num("targetAccuracy")) {
+                (Some(a), Some(t)) => a >= t,
+                _ => matches!((num("valLoss"), num("targetValLoss")), (Some(l), Some(t)) if l < t),
+            };
+            let verb = if reached {
+                Verb::Completed
+            } else {
+                Verb::Progressed
+            };
+            (verb, None, None)
+        }
         _ => (Verb::Completed, None, None),
+    };
+    // A training run judged on its validation loss answers with it, in cmi's form for a
+    // performance (`step[.]response`), so the statement says what the verb was judged on.
+    let response = match (response, num("valLoss")) {
+        (None, Some(l)) if stops => Some(format!("val-loss[.]{l:.4}")),
+        (r, _) => r,
     };
     Outcome {
         verb,
@@ -632,6 +648,28 @@ mod tests {
         // No accuracy to judge (a regression dataset, no evaluation yet): not complete.
         let loss = vec![("loss", Field::Num(0.1))];
         assert_eq!(of_report(&Ok(loss), true, None).verb, Verb::Progressed);
+    }
+
+    #[test]
+    fn the_gpt_completes_only_below_the_bigram() {
+        let at = |l: f64| {
+            vec![
+                ("valLoss", Field::Num(l)),
+                ("targetValLoss", Field::Num(2.45)),
+            ]
+        };
+        let o = of_report(&Ok(at(2.6)), true, None);
+        assert_eq!((o.verb, o.score, o.success), (Verb::Progressed, None, None));
+        assert_eq!(o.interaction, Interaction::Performance);
+        assert_eq!(o.response.as_deref(), Some("val-loss[.]2.6000"));
+        assert_eq!(of_report(&Ok(at(2.45)), true, None).verb, Verb::Progressed);
+        let o = of_report(&Ok(at(2.2)), true, None);
+        assert_eq!(o.verb, Verb::Completed);
+        assert_eq!(o.response.as_deref(), Some("val-loss[.]2.2000"));
+        // No bigram yet (or no loss): nothing to judge, not complete.
+        let alone = vec![("valLoss", Field::Num(0.5))];
+        assert_eq!(of_report(&Ok(alone), true, None).verb, Verb::Progressed);
+        assert_eq!(of_report(&Ok(Vec::new()), true, None).response, None);
     }
 
     #[test]

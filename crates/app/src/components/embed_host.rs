@@ -51,6 +51,7 @@ fn render(id: &str) -> Option<fn(&Ctx) -> Html> {
         "schedule" => |_| html! { <super::schedule_replay::ScheduleReplay /> },
         "train" | "batch" => |_| html! { <Train /> },
         "cnn" => |_| html! { <super::Cnn /> },
+        "gpt" => |_| html! { <super::Gpt /> },
         "conv-filter" => |_| html! { <Conv views={super::conv::Views::Filter} /> },
         "conv-field" => |_| html! { <Conv views={super::conv::Views::Field} /> },
         "lesson" => |ctx| {
@@ -782,6 +783,7 @@ fn full_page(w: &Widget, query: &Query) -> String {
         "simt" | "simt-compare" | "schedule" => "visualiser".into(),
         "train" | "batch" => "train".into(),
         "cnn" => "cnn".into(),
+        "gpt" => "gpt".into(),
         "lesson" => with_id("learn", "lesson"),
         "conv-filter" | "conv-field" => "conv".into(),
         "editor" => "editor".into(),
@@ -863,6 +865,7 @@ mod tests {
             include_str!("./schedule_replay.rs"),
             include_str!("./train.rs"),
             include_str!("cnn/controls.rs"),
+            include_str!("gpt/train.rs"),
             include_str!("./conv.rs"),
             include_str!("conv/layers.rs"),
             include_str!("./editor_page.rs"),

@@ -4,6 +4,7 @@
 //! Training joins it on the one training engine (issue 44).
 
 mod batching;
+mod embed;
 mod train;
 mod wall;
 
@@ -60,6 +61,7 @@ pub fn Gpt() -> Html {
         <section class="page gpt-page" id="gpt-page">
             <h1>{ ctx.t("gpt.heading") }</h1>
             <p class="lead">{ ctx.t("gpt.intro") }</p>
+            <super::EmbedButton widget="gpt" />
             if let Some(v) = bad_data {
                 <div class="message error" role="alert" id="gpt-url-errors">
                     <p>{ ctx.tf("gpt.error.url", &[("key", "data"), ("value", v), ("default", dataset_id(data))]) }</p>

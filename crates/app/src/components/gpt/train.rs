@@ -144,6 +144,7 @@ fn Trainer(props: &TrainerProps) -> Html {
         use_effect_with((), move |_| move || keep(data, &latest.borrow(), driver));
     }
     use_driver(&driver, &latest, &page, props);
+    super::embed::use_embed_report(&page.0, data);
     let Some(ctx) = ctx else {
         return html! {};
     };
