@@ -379,3 +379,221 @@ pub fn start_session<M: TrainModel>(
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session without a GPU: counts its steps, fails the step numbered `fail_at`, and
+    /// refuses a learning rate when told to.
+    #[derive(Default)]
+    struct Fake {
+        sent: u64,
+        fail_at: Option<u64>,
+        refuse_lr: bool,
+        lr: f32,
+    }
+
+    impl Session for Fake {
+        fn steps(&self) -> GpuSteps {
+            GpuSteps {
+                submitted: self.sent,
+                completed: 0,
+            }
+        }
+        fn step(&mut self) -> Result<(), GpuError> {
+            if self.fail_at == Some(self.sent) {
+                return Err(GpuError::Dispatch("planted".into()));
+            }
+            self.sent += 1;
+            Ok(())
+        }
+        fn set_lr(&mut self, lr: f32) -> Result<(), GpuError> {
+            if self.refuse_lr {
+                return Err(GpuError::Dispatch("no".into()));
+            }
+            self.lr = lr;
+            Ok(())
+        }
+        fn device(&self) -> Option<&Rc<Gpu>> {
+            None
+        }
+    }
+
+    /// A model that sends what the page (a number of steps) allows and logs what it hears.
+    #[derive(Default)]
+    struct Log {
+        lr: f32,
+        twin_steps: u64,
+        current: bool,
+    }
+
+    impl TrainModel for Log {
+        type Session = Fake;
+        type Job = u32;
+        type Parts = ();
+        type Page = u64;
+        type Out = Vec<String>;
+        fn take_parts(&mut self) -> Option<()> {
+            None
+        }
+        async fn start(_: Rc<Gpu>, _: ()) -> Result<Fake, GpuError> {
+            Ok(Fake::default())
+        }
+        fn attached(&mut self, _: &mut GpuSide<Self>, ended: Option<End>, _: bool) {
+            self.current = ended.is_none();
+        }
+        fn set_lr(&mut self, lr: f32) {
+            self.lr = lr;
+        }
+        fn begin(
+            &mut self,
+            _: &mut GpuSide<Self>,
+            _: &u64,
+            _: &mut Vec<String>,
+        ) -> Result<bool, GpuError> {
+            Ok(self.current)
+        }
+        fn ended(&mut self, end: End, out: &mut Vec<String>) {
+            out.push(format!("ended {end:?}"));
+        }
+        fn lost_late(&mut self, out: &mut Vec<String>) {
+            out.push("late".into());
+        }
+        fn gpu_tick(
+            &mut self,
+            gpu: &mut GpuSide<Self>,
+            page: &u64,
+            _: f64,
+            out: &mut Vec<String>,
+        ) -> Result<(), GpuError> {
+            let sent = gpu.send(*page)?;
+            out.push(format!("sent {sent}"));
+            Ok(())
+        }
+        fn cpu_tick(&mut self, gpu: &GpuSide<Self>, page: &u64, _: f64, out: &mut Vec<String>) {
+            let (taken, _) = slice(*page, SLICE_MS, || self.twin_steps += 1);
+            out.push(format!("twin {taken} gpu {}", gpu.session.is_some()));
+        }
+    }
+
+    fn driver(session: Fake) -> Driver<Log> {
+        let mut d = Driver::new(Log::default());
+        d.attach(Ok(session), false);
+        d
+    }
+
+    #[test]
+    fn a_tick_sends_the_allowance_and_steps_the_twin_beside_it() {
+        let mut d = driver(Fake::default());
+        assert_eq!(d.tick(&3, 0.0), ["sent 3", "twin 3 gpu true"]);
+        assert_eq!(d.tick(&0, 0.0), ["sent 0", "twin 0 gpu true"]);
+        assert_eq!(d.gpu_steps().map(|s| s.submitted), Some(3));
+        assert_eq!(d.twin_steps, 3);
+    }
+
+    #[test]
+    fn a_failed_step_ends_the_session_and_the_twin_trains_on() {
+        let mut d = driver(Fake {
+            fail_at: Some(2),
+            ..Fake::default()
+        });
+        let out = d.tick(&5, 0.0);
+        let planted = GpuError::Dispatch("planted".into()).to_string();
+        assert_eq!(
+            out,
+            [
+                format!("ended Failed({planted:?})"),
+                "twin 5 gpu false".into()
+            ],
+            "{out:?}"
+        );
+        assert!(d.gpu.session.is_none());
+        assert_eq!(d.tick(&1, 0.0), ["twin 1 gpu false"], "no second report");
+    }
+
+    #[test]
+    fn a_run_the_page_has_left_does_nothing() {
+        let mut d = driver(Fake::default());
+        d.current = false;
+        assert!(d.tick(&3, 0.0).is_empty());
+        assert_eq!(d.gpu_steps().map(|s| s.submitted), Some(0));
+    }
+
+    #[test]
+    fn a_refused_learning_rate_ends_the_session_at_the_next_tick() {
+        let mut d = driver(Fake::default());
+        d.set_lr(0.5);
+        assert_eq!(
+            (d.lr, d.gpu.session.as_ref().map(|s| s.lr)),
+            (0.5, Some(0.5))
+        );
+        if let Some(s) = d.gpu.session.as_mut() {
+            s.refuse_lr = true;
+        }
+        d.set_lr(0.25);
+        assert_eq!(d.lr, 0.25, "the twin takes it");
+        let out = d.tick(&1, 0.0);
+        assert_eq!(out.len(), 2, "{out:?}");
+        assert!(out[0].starts_with("ended Failed"), "{out:?}");
+        assert!(d.gpu.session.is_none());
+    }
+
+    #[test]
+    fn readbacks_are_asked_for_then_collected_one_at_a_time() {
+        let mut d = driver(Fake::default());
+        d.gpu.queue(1);
+        d.gpu.queue(2);
+        let mut log = Vec::new();
+        // Each call: ask (refused once), then collect (not there yet, then a part, then all).
+        let asks = [false, true];
+        let collects = [None, Some(false), Some(true)];
+        let (mut a, mut c) = (0, 0);
+        while !d.gpu.jobs().is_empty() && log.len() < 20 {
+            d.gpu
+                .readback(
+                    &mut log,
+                    |log, _, job| {
+                        let ok = asks.get(a).copied().unwrap_or(true);
+                        a += 1;
+                        log.push(format!("ask {job} {ok}"));
+                        Ok(ok)
+                    },
+                    |log, _, job| {
+                        let got = collects.get(c).copied().unwrap_or(Some(true));
+                        c += 1;
+                        log.push(format!("collect {job} {got:?}"));
+                        Ok(got)
+                    },
+                )
+                .expect("fake readbacks do not fail");
+        }
+        assert_eq!(
+            log,
+            [
+                "ask 1 false",
+                "ask 1 true",
+                "collect 1 None",
+                "collect 1 Some(false)",
+                "ask 1 true",
+                "collect 1 Some(true)",
+                "ask 2 true",
+                "collect 2 Some(true)",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_end_says_what_ended_it() {
+        assert_eq!(
+            End::of(GpuError::DeviceLost("gone".into())),
+            End::Lost("gone".into())
+        );
+        assert_eq!(
+            End::Lost("gone".into()).message(),
+            GpuError::DeviceLost("gone".into()).to_string()
+        );
+        let e = GpuError::Readback("late".into());
+        assert_eq!(End::of(e.clone()).message(), e.to_string());
+    }
+}
