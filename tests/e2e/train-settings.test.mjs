@@ -6,7 +6,7 @@
 // at 390, 1280 and 1920 px in both languages.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, openPage, goto, screenshot, assertNoErrors, trainingSettled } from './helpers.mjs';
+import { launch, openPage, goto, screenshot, assertNoErrors, trainingSettled, switchLang } from './helpers.mjs';
 
 const SPIRAL = '#/train?data=spiral&layers=8,8&act=tanh&lr=0.03&batch=32&opt=adam&features=x,y&noise=0.1&seed=1';
 const EXTENT = 6;
@@ -138,12 +138,19 @@ async function clickAt(page, fx, fy) {
   return { x, y, c, px: 2 * EXTENT / Math.min(box.w, box.h) };
 }
 
+// One page, loaded at 390 px and then resized (and zoomed) as a reader turning a tablet or
+// zooming in would: the picture is measured again at each width, which is what is checked,
+// and each click is found as the newest of the added points, whatever came before it.
 test('clicks land where clicked: centre and four corners at 390, 1280, 1920 px and with zoom', async () => {
+  const { page, context, errors } = await openPage(browser, `#/train?lang=en&data=gauss`,
+    { viewport: { width: 390, height: 900 } });
+  await waitForGpu(page);
   for (const [width, zoom] of [[390, 1], [1280, 1], [1920, 1], [1280, 1.5]]) {
-    const { page, context, errors } = await openPage(browser, `#/train?lang=en&data=gauss`,
-      { viewport: { width, height: 900 } });
-    await waitForGpu(page);
-    if (zoom !== 1) await page.evaluate((z) => { document.documentElement.style.zoom = String(z); }, zoom);
+    await page.setViewportSize({ width, height: 900 });
+    await page.waitForFunction((w) => window.innerWidth === w, width);
+    await page.evaluate((z) => { document.documentElement.style.zoom = String(z); }, zoom);
+    // The layout for this width and zoom: two frames drawn since (the resize observers ran).
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     await page.locator('#train-boundary').scrollIntoViewIfNeeded();
     const f = 0.05;
     const cases = [[0.5, 0.5], [f, f], [1 - f, f], [f, 1 - f], [1 - f, 1 - f]];
@@ -155,9 +162,9 @@ test('clicks land where clicked: centre and four corners at 390, 1280, 1920 px a
       assert.ok(Math.abs(p.x - want[0]) <= tol && Math.abs(p.y - want[1]) <= tol,
         `${width} px, zoom ${zoom}: click at (${fx}, ${fy}) of the picture added (${p.x}, ${p.y}), expected (${want[0].toFixed(2)}, ${want[1].toFixed(2)}) ± ${tol.toFixed(3)}`);
     }
-    assertNoErrors(errors);
-    await context.close();
   }
+  assertNoErrors(errors);
+  await context.close();
 });
 
 test('rates say "measuring…" or "paused", never 0.00 for what was not measured', async () => {
@@ -221,30 +228,42 @@ test('a seed being typed while training is kept through the redraws until it is 
   await context.close();
 });
 
+// Trained once, in English; the same trained network is then read in Chinese after the
+// header's language switch (the page keeps its network), instead of a second load and 75 more
+// steps.
 test('a regression task trains on the GPU, with an error measure instead of accuracy', async () => {
+  const { page, context, errors } = await openPage(browser, '#/train?lang=en&data=hills&layers=8,8&act=tanh&lr=0.03&batch=16&opt=adam&noise=0.05');
+  await waitForGpu(page);
+  assert.equal(await page.inputValue('#train-data'), 'hills');
+  assert.ok(await page.$eval('#train-loss', (s) => s.disabled), 'the loss comes with the task');
+  // One output: the last column of the network has a single node.
+  assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
+  await page.click('#train-play');
+  // The twin's train loss on these settings: 0.352 → 0.040 at 50 steps, 0.022 at 75
+  // (`CpuTrainer`); the GPU's follows it within 1e-3 + 1 % (training_vs_cpu).
+  await waitSteps(page, 75);
+  await page.click('#train-play');
+  await trainingSettled(page);
+  const steps = await status(page, 'gpu-steps');
   for (const lang of ['en', 'zh']) {
-    const { page, context, errors } = await openPage(browser, `#/train?lang=${lang}&data=hills&layers=8,8&act=tanh&lr=0.03&batch=16&opt=adam&noise=0.05`);
-    await waitForGpu(page);
-    assert.equal(await page.inputValue('#train-data'), 'hills');
-    assert.ok(await page.$eval('#train-loss', (s) => s.disabled), 'the loss comes with the task');
-    // One output: the last column of the network has a single node.
-    assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
-    await page.click('#train-play');
-    // The twin's train loss on these settings: 0.352 → 0.040 at 50 steps, 0.022 at 75
-    // (`CpuTrainer`); the GPU's follows it within 1e-3 + 1 % (training_vs_cpu).
-    await waitSteps(page, 75);
-    await page.click('#train-play');
-    await trainingSettled(page);
+    if (lang === 'zh') {
+      await switchLang(page, 'zh');
+      await trainingSettled(page);
+      assert.equal(await status(page, 'gpu-steps'), steps, 'the same trained network, in Chinese');
+      assert.equal(await page.inputValue('#train-data'), 'hills');
+      assert.ok(await page.$eval('#train-loss', (s) => s.disabled), 'the loss comes with the task');
+      assert.equal(await page.$$eval('.train-network circle.node', (cs) => cs.length), 1);
+    }
     const first = Number(await status(page, 'first-gpu-loss'));
     const last = Number(await status(page, 'gpu-loss'));
-    assert.ok(last < first / 4, `the squared error falls: ${first} → ${last}`);
+    assert.ok(last < first / 4, `${lang}: the squared error falls: ${first} → ${last}`);
     const metrics = await page.textContent('.train-metrics');
     assert.match(metrics, lang === 'en' ? /root-mean-square\): [\d.]+/ : /均方根）：[\d.]+/, metrics);
     assert.doesNotMatch(metrics, /accuracy|准确率/, metrics);
     await screenshot(page, `train-regression-${lang}`);
-    assertNoErrors(errors);
-    await context.close();
   }
+  assertNoErrors(errors);
+  await context.close();
 });
 
 test('a smaller training share lowers a batch that no longer fits: the URL follows, and nothing blames the link', async () => {
@@ -289,26 +308,37 @@ test('a paused network, not yet stepped, says when a smaller training share lowe
   await context.close();
 });
 
+// Diverged once, in English; the same page is then read in Chinese after the header's language
+// switch (the page keeps its network and what it said), instead of a second load and 20 steps.
 test('a network that diverges says so in words, with its learning rate, instead of a bare "–"', async () => {
+  // Plain SGD at the largest learning rate the page takes, on a regression task: the
+  // squared error's gradient grows each step until the weights overflow.
+  const { page, context, errors } = await openPage(browser,
+    '#/train?lang=en&data=hills&layers=8,8&act=relu&lr=10&batch=16&opt=sgd&noise=0.05',
+    { viewport: { width: 390, height: 900 } });
+  await waitForGpu(page);
+  // Nothing is said before training, in either language.
+  assert.equal(await page.$('.train-diverged'), null, 'nothing is said before training');
+  await switchLang(page, 'zh');
+  assert.equal(await page.$('.train-diverged'), null, 'zh: nothing is said before training');
+  await switchLang(page, 'en');
+  await waitForGpu(page);
+  for (let i = 0; i < 20; i++) await page.click('#train-step');
+  await waitSteps(page, 20);
   for (const lang of ['en', 'zh']) {
-    // Plain SGD at the largest learning rate the page takes, on a regression task: the
-    // squared error's gradient grows each step until the weights overflow.
-    const { page, context, errors } = await openPage(browser,
-      `#/train?lang=${lang}&data=hills&layers=8,8&act=relu&lr=10&batch=16&opt=sgd&noise=0.05`,
-      { viewport: { width: 390, height: 900 } });
-    await waitForGpu(page);
-    assert.equal(await page.$('.train-diverged'), null, 'nothing is said before training');
-    for (let i = 0; i < 20; i++) await page.click('#train-step');
-    await waitSteps(page, 20);
+    if (lang === 'zh') {
+      await switchLang(page, 'zh');
+      assert.equal(await status(page, 'gpu-steps'), '20', 'the same network, in Chinese');
+    }
     const note = await page.waitForSelector('.train-diverged', { timeout: 60_000 });
     const text = await note.textContent();
     assert.match(text, lang === 'en' ? /diverged.*\(10 now/ : /发散.*现在是 10/, text);
     assert.match(await page.textContent('.train-metrics'), /–/);
     await note.scrollIntoViewIfNeeded();
     await screenshot(page, `train-diverged-${lang}-390`);
-    assertNoErrors(errors);
-    await context.close();
   }
+  assertNoErrors(errors);
+  await context.close();
 });
 
 // One load per language, at 390 px (the narrowest, loaded fresh); the window is then widened

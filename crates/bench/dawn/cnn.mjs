@@ -1,43 +1,42 @@
 // The CNN page's training step (issue 24) through Dawn — the WebGPU of Chrome and Edge, via
 // its Node binding (npm `webgpu`) — run exactly as `CnnSession` runs it through wgpu, with
-// nothing of it written twice: `bench dump-kernels --dir D --cnn DIGITS` writes D/cnn/ (the
-// composed WGSL, each dispatch's kernel, bound buffers, grid and uniform words, the buffers and
-// their initial contents, the seeded split, the batch order, Adam's corrections and the twin's
-// lockstep states with their bounds; `crates/bench/src/cnn_bench.rs`, `dump`).
+// nothing of it written twice: `bench dump-kernels --dir D --cnn DIGITS` writes D/cnn/ (per
+// batch the training engine's own description — buffers, dispatches with their buffer
+// ranges, programs — replayed by `engine.mjs`; the seeded split, the batch order and the
+// twin's lockstep states with their bounds; `crates/bench/src/cnn_bench.rs`, `dump`).
 //
-// A step, as the session: gather the step's batch in the twin's order (epoch permutations from
-// order.bin; step s takes entries s·B … s·B + B − 1), write its images at the activations'
-// input and its labels, then one command buffer with one compute pass running every dispatch of
-// the step in order, bound for the step's parity (Adam reads its step number from the
-// double-buffered step state it advances on the GPU; nothing else is written per step). The
-// session stages several steps' batches and submits them together; here each step is its own
-// submission, as before.
+// Steps, as the session: up to `per_submit` steps to a submission; their batches (images,
+// then labels as bits, gathered in the twin's order: epoch permutations from order.bin, step
+// s takes entries s·B … s·B + B − 1) written at once into the staging buffer, and per step
+// two copies into the arena then the engine's train-step program (Adam reads its step number
+// from the double-buffered step state it advances on the GPU).
 //
-// 1. Verify (each batch): `verify.steps` steps in lockstep with the twin — each step starts from
-//    the twin's parameters and moments (verify_B_before.bin) — and every parameter, moment and
-//    the mean loss compared with the twin's (verify_B_after.bin) within the bound of
-//    `family/cnn/bound.rs` (verify_B_bound.bin; gaps below 2⁻¹²⁶ forgiven, as `bench cnn`).
-//    A batch that fails is not timed.
-// 2. Speed: --runs whole runs per batch (fresh buffers and bind groups each), 20 warm-up steps
-//    and a pilot of 20 drained steps, then ≥ --min-ms of steps submitted back to back (at most
-//    64 in flight) and drained by reading the losses back; ms/step = wall time / steps; median,
-//    fastest and slowest run.
+// 1. Verify (each batch): `verify.steps` steps in lockstep with the twin — each step starts
+//    from the twin's parameters and moments (verify_B_before.bin, in the arena's layout) — and
+//    every parameter, moment and the mean loss compared with the twin's (verify_B_after.bin)
+//    within the bound of `family/cnn/bound.rs` (verify_B_bound.bin; gaps below 2⁻¹²⁶
+//    forgiven, as `bench cnn`). A batch that fails is not timed.
+// 2. Speed: --runs whole runs per batch (a fresh engine each), 20 warm-up steps and a pilot
+//    of 20 drained steps, then ≥ --min-ms of steps submitted as the session does (at most
+//    two submissions in flight) and drained by reading the losses back; ms/step = wall time /
+//    steps; median, fastest and slowest run.
 // 3. Time to accuracy (batch `spec.batch`, the page's default): the clock starts before the
-//    session is made; every --eval-every steps the 1,000 test digits are evaluated on the GPU
-//    (passes of `eval.images`, logits read back, the first largest logit is the class); the
-//    first time at ≥ 90 % and ≥ 97 % and the accuracy at --tta-secs. Past the dumped epochs of
-//    batch order the order repeats (said in the output).
+//    engine is made; every --eval-every steps the 1,000 test digits are evaluated on the GPU
+//    (the engine's evaluation program over `eval.images` at a time, logits read back, the
+//    first largest logit is the class); the first time at ≥ 90 % and ≥ 97 % and the accuracy
+//    at --tta-secs. Past the dumped epochs of batch order the order repeats (said).
 //
 // Usage: node cnn.mjs --dir D/cnn [--batches 64,256] [--runs 3] [--min-ms 1500]
 //          [--tta-secs 60] [--eval-every 50] [--out dawn_cnn.tsv] [--flag dawn-toggle]…
 //          [--profile REPS]
 // --profile REPS (after each batch's runs): where a step's time goes — after 20 steps, each
-// dispatch of the step alone, REPS times in one compute pass, submitted and drained, wall clock
-// per dispatch (the repeats change the values, not the work), sorted, with their sum.
+// dispatch of the train step alone, REPS times in one compute pass, submitted and drained,
+// wall clock per dispatch, sorted, with their sum.
 // WEBGPU_MODULE may point at the binding's index.js.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { destroyEngine, encodeOps, makeEngine, pipelines, readParts, runAround } from './engine.mjs';
 
 function parseArgs(argv) {
   const a = { dir: null, batches: null, runs: 3, minMs: 1500, ttaSecs: 60, evalEvery: 50, out: null, flags: [], profile: 0 };
@@ -77,9 +76,7 @@ const trainY = bin('train_y.bin', Uint32Array);
 const testX = bin('test_x.bin', Float32Array);
 const testY = bin('test_y.bin', Uint32Array);
 const order = bin('order.bin', Uint32Array);
-const paramsInit = bin('params_init.bin', Float32Array);
 const px = J.side * J.side;
-const P = J.params;
 
 const mod = await import(process.env.WEBGPU_MODULE ? pathToFileURL(process.env.WEBGPU_MODULE).href : 'webgpu');
 Object.assign(globalThis, mod.globals);
@@ -97,115 +94,68 @@ const device = await adapter.requestDevice({
 let deviceError = null;
 device.addEventListener?.('uncapturederror', (e) => { deviceError = e.error?.message || String(e); });
 
-const pipelines = new Map();
-device.pushErrorScope('validation');
-for (const k of J.kernels) {
-  const module = device.createShaderModule({ code: k.wgsl });
-  pipelines.set(k.id, device.createComputePipeline({
-    layout: 'auto', compute: { module, entryPoint: k.entry_point, constants: k.constants },
-  }));
-}
-const compileErr = await device.popErrorScope();
-if (compileErr) throw new Error(`compiling: ${compileErr.message}`);
+const pipes = new Map();
+for (const plan of J.batches) await pipelines(device, plan.engine.kernels, pipes);
 
-const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+const ACTS = 'engine acts', DELTAS = 'engine deltas', EVAL_ACTS = 'engine eval acts';
+const PARAMS = 'engine params', M = 'engine m', V = 'engine v';
 
-// A session: the plan of batch `plan.batch`, its buffers, uniforms and bind groups.
+// A session: the engine of batch `plan.batch` and a readback buffer.
 function makeSession(plan) {
-  const bufs = new Map();
-  for (const b of plan.buffers) {
-    const buf = device.createBuffer({ size: Math.ceil(b.bytes / 4) * 4, usage: STORAGE });
-    if (b.init) device.queue.writeBuffer(buf, 0, b.init === 'params_init.bin' ? paramsInit : bin(b.init, Float32Array));
-    bufs.set(b.name, buf);
-  }
-  const record = (d) => {
-    const uniform = device.createBuffer({ size: 64, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    const words = new Uint32Array(d.uniform);
-    device.queue.writeBuffer(uniform, 0, words);
-    const pipeline = pipelines.get(d.kernel);
-    const groupOf = (names) => {
-      const entries = names.map((n, i) => ({ binding: i, resource: { buffer: bufs.get(n) } }));
-      entries.push({ binding: names.length, resource: { buffer: uniform } });
-      return device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-    };
-    const group = groupOf(d.buffers);
-    // Odd steps swap the step state's two buffers (only Adam binds them).
-    const odd = d.buffers_odd && d.buffers_odd.join() !== d.buffers.join() ? groupOf(d.buffers_odd) : group;
-    return { pipeline, group, groups: [group, odd], wg: d.workgroups, uniform, words };
-  };
-  const step = plan.step.map(record);
-  const evalD = J.eval.dispatches.map(record);
+  const e = makeEngine(device, plan.engine, join(args.dir, plan.dir), pipes);
   const B = plan.batch;
-  const read = device.createBuffer({ size: Math.max(3 * P * 4 + B * 4, J.eval.images * J.classes * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  return { plan, B, bufs, step, evalD, read, steps: 0, x: new Float32Array(B * px), y: new Uint32Array(B), inFlight: [], wrapped: false };
+  const W = plan.param_words;
+  const read = device.createBuffer({ size: Math.max(3 * W * 4 + B * 4, J.eval.images * J.classes * 4), usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  return { plan, B, e, read, staged: new Float32Array(plan.per_submit * B * (px + 1)), inFlight: [], wrapped: false };
 }
 
 function destroy(s) {
-  for (const b of s.bufs.values()) b.destroy();
-  for (const d of [...s.step, ...s.evalD]) d.uniform.destroy();
+  destroyEngine(s.e);
   s.read.destroy();
 }
 
-function encodePass(ds, parity = 0) {
-  const enc = device.createCommandEncoder();
-  const pass = enc.beginComputePass();
-  for (const d of ds) {
-    pass.setPipeline(d.pipeline);
-    pass.setBindGroup(0, d.groups ? d.groups[parity] : d.group);
-    pass.dispatchWorkgroups(d.wg[0], d.wg[1], d.wg[2]);
-  }
-  pass.end();
-  return enc;
-}
-
 const n = J.train;
-function step(s) {
-  const B = s.B;
-  for (let i = 0; i < B; i++) {
-    const t = s.steps * B + i;
-    let e = Math.floor(t / n);
-    if (e >= J.epochs) { e %= J.epochs; s.wrapped = true; }
-    const idx = order[e * n + (t % n)];
-    s.x.set(trainX.subarray(idx * px, (idx + 1) * px), i * px);
-    s.y[i] = trainY[idx];
+// `count` (≤ per_submit) steps in one submission, as `CnnSession::submit_steps`.
+function submitSteps(s, count) {
+  const B = s.B, imageBytes = B * px * 4, stepBytes = B * (px + 1) * 4;
+  const around = [];
+  for (let k = 0; k < count; k++) {
+    const base = k * B * (px + 1);
+    for (let i = 0; i < B; i++) {
+      const t = (s.e.steps + k) * B + i;
+      let ep = Math.floor(t / n);
+      if (ep >= J.epochs) { ep %= J.epochs; s.wrapped = true; }
+      const idx = order[ep * n + (t % n)];
+      s.staged.set(trainX.subarray(idx * px, (idx + 1) * px), base + i * px);
+      s.staged[base + B * px + i] = new Float32Array(new Uint32Array([trainY[idx]]).buffer)[0];
+    }
+    const at = k * stepBytes;
+    around.push([[
+      { copy: [s.plan.staging, at, ACTS, s.plan.input_offset, imageBytes] },
+      { copy: [s.plan.staging, at + imageBytes, ACTS, s.plan.targets_offset, B * 4] },
+    ], []]);
   }
-  device.queue.writeBuffer(s.bufs.get('cnn acts'), s.plan.input_offset * 4, s.x);
-  device.queue.writeBuffer(s.bufs.get('cnn labels'), 0, s.y);
-  device.queue.submit([encodePass(s.step, s.steps % 2).finish()]);
-  s.steps++;
-}
-
-// Reads `parts` ([buffer name, byte offset, bytes]) after everything submitted; Float32Arrays.
-async function readParts(s, parts) {
-  const enc = device.createCommandEncoder();
-  let at = 0;
-  for (const [name, off, bytes] of parts) { enc.copyBufferToBuffer(s.bufs.get(name), off, s.read, at, bytes); at += bytes; }
-  device.queue.submit([enc.finish()]);
-  await s.read.mapAsync(GPUMapMode.READ, 0, at);
-  const all = new Float32Array(s.read.getMappedRange(0, at).slice(0));
-  s.read.unmap();
-  const out = [];
-  at = 0;
-  for (const [, , bytes] of parts) { out.push(all.subarray(at / 4, (at + bytes) / 4)); at += bytes; }
-  return out;
+  device.queue.writeBuffer(s.e.bufs.get(s.plan.staging), 0, s.staged, 0, count * B * (px + 1));
+  runAround(device, s.e, 'train_step', around);
 }
 
 const meanLoss = (losses) => { let sum = 0; for (const l of losses) sum = Math.fround(sum + l); return Math.fround(sum / losses.length); };
 
 async function steps(s, count) {
-  for (let i = 0; i < count; i++) {
-    step(s);
-    if (s.steps % 32 === 0) {
-      s.inFlight.push(device.queue.onSubmittedWorkDone());
-      if (s.inFlight.length > 2) await s.inFlight.shift();
-    }
+  let left = count;
+  while (left > 0) {
+    const k = Math.min(left, s.plan.per_submit);
+    submitSteps(s, k);
+    left -= k;
+    s.inFlight.push(device.queue.onSubmittedWorkDone());
+    if (s.inFlight.length > 2) await s.inFlight.shift();
   }
 }
 
 async function drained(s, count) {
   const t0 = performance.now();
   await steps(s, count);
-  const [losses] = await readParts(s, [['cnn losses', 0, s.B * 4]]);
+  const [losses] = await readParts(device, s.e, s.read, [[DELTAS, s.plan.losses_offset, s.B * 4]]);
   s.inFlight = [];
   return [performance.now() - t0, meanLoss(losses)];
 }
@@ -222,6 +172,7 @@ function worst(got, want, bound) {
 
 async function verify(plan) {
   const K = plan.verify.steps;
+  const P = plan.param_words;
   const before = bin(`verify_${plan.batch}_before.bin`, Float32Array);
   const after = bin(`verify_${plan.batch}_after.bin`, Float32Array);
   const bound = bin(`verify_${plan.batch}_bound.bin`, Float64Array);
@@ -229,11 +180,11 @@ async function verify(plan) {
   let all = 0;
   for (let k = 0; k < K; k++) {
     const o = 3 * P * k;
-    device.queue.writeBuffer(s.bufs.get('cnn params'), 0, before.subarray(o, o + P));
-    device.queue.writeBuffer(s.bufs.get('cnn m'), 0, before.subarray(o + P, o + 2 * P));
-    device.queue.writeBuffer(s.bufs.get('cnn v'), 0, before.subarray(o + 2 * P, o + 3 * P));
-    step(s);
-    const [p, m, v, losses] = await readParts(s, [['cnn params', 0, P * 4], ['cnn m', 0, P * 4], ['cnn v', 0, P * 4], ['cnn losses', 0, s.B * 4]]);
+    device.queue.writeBuffer(s.e.bufs.get(PARAMS), 0, before.subarray(o, o + P));
+    device.queue.writeBuffer(s.e.bufs.get(M), 0, before.subarray(o + P, o + 2 * P));
+    device.queue.writeBuffer(s.e.bufs.get(V), 0, before.subarray(o + 2 * P, o + 3 * P));
+    submitSteps(s, 1);
+    const [p, m, v, losses] = await readParts(device, s.e, s.read, [[PARAMS, 0, P * 4], [M, 0, P * 4], [V, 0, P * 4], [DELTAS, plan.losses_offset, s.B * 4]]);
     const [wp, at] = worst(p, after.subarray(o, o + P), bound.subarray(o, o + P));
     const [wm] = worst(m, after.subarray(o + P, o + 2 * P), bound.subarray(o + P, o + 2 * P));
     const [wv] = worst(v, after.subarray(o + 2 * P, o + 3 * P), bound.subarray(o + 2 * P, o + 3 * P));
@@ -254,9 +205,9 @@ async function testAccuracy(s) {
   const rowsAll = testY.length;
   for (let r0 = 0; r0 < rowsAll; r0 += E) {
     const rows = Math.min(E, rowsAll - r0);
-    device.queue.writeBuffer(s.bufs.get('cnn eval acts'), J.eval.input_offset * 4, testX.subarray(r0 * px, (r0 + rows) * px));
-    device.queue.submit([encodePass(s.evalD).finish()]);
-    const [z] = await readParts(s, [['cnn eval acts', J.eval.logits_offset * 4, rows * C * 4]]);
+    device.queue.writeBuffer(s.e.bufs.get(EVAL_ACTS), J.eval.input_offset, testX.subarray(r0 * px, (r0 + rows) * px));
+    runAround(device, s.e, 'eval_forward', [[[], []]]);
+    const [z] = await readParts(device, s.e, s.read, [[EVAL_ACTS, J.eval.logits_offset, rows * C * 4]]);
     for (let r = 0; r < rows; r++) {
       let best = 0, m = -Infinity;
       for (let j = 0; j < C; j++) { const v = z[r * C + j]; if (v > m) { m = v; best = j; } }
@@ -295,21 +246,26 @@ for (const B of batches) {
     const s = makeSession(plan);
     await drained(s, 20);
     const rows = [];
-    for (let i = 0; i < s.step.length; i++) {
-      const one = Array(args.profile).fill(s.step[i]);
-      device.queue.submit([encodePass(one.slice(0, 2)).finish()]);
+    const ds = plan.engine.programs.train_step.ops[0].filter((op) => op.dispatch !== undefined);
+    for (const op of ds) {
+      const d = s.e.dispatches[op.dispatch];
+      const alone = (reps) => {
+        const enc = device.createCommandEncoder();
+        encodeOps(s.e, enc, Array(reps).fill(op)).end();
+        device.queue.submit([enc.finish()]);
+      };
+      alone(2);
       await device.queue.onSubmittedWorkDone();
       const t0 = performance.now();
-      device.queue.submit([encodePass(one).finish()]);
+      alone(args.profile);
       await device.queue.onSubmittedWorkDone();
-      rows.push([(performance.now() - t0) / args.profile, i, plan.step[i]]);
+      rows.push([(performance.now() - t0) / args.profile, op.dispatch, d]);
     }
     const sum = rows.reduce((x, r) => x + r[0], 0);
     console.log(`profile batch ${B} (${args.profile} repeats of each dispatch alone, wall clock): sum ${sum.toFixed(4)} ms`);
     for (const [t, i, d] of [...rows].sort((x, y) => y[0] - x[0])) {
-      const inv = d.uniform[14];
-      console.log(`  ${t.toFixed(4).padStart(9)} ms  ${(100 * t / sum).toFixed(1).padStart(5)} %  #${String(i).padStart(2)} ${d.kernel} block ${d.block}, ${inv} invocations, grid ${d.workgroups.join('×')}`);
-      tsv.push(`dawn-profile\t${B}\t1\t${t}\t\t\tms\t#${i} ${d.kernel} block ${d.block} invocations ${inv}`);
+      console.log(`  ${t.toFixed(4).padStart(9)} ms  ${(100 * t / sum).toFixed(1).padStart(5)} %  #${String(i).padStart(2)} ${d.kernel}, grid ${d.wg.join('×')}`);
+      tsv.push(`dawn-profile\t${B}\t1\t${t}\t\t\tms\t#${i} ${d.kernel} grid ${d.wg.join('x')}`);
     }
     destroy(s);
   }

@@ -33,18 +33,17 @@
 use std::rc::Rc;
 use std::time::Instant;
 
-use crate::cnn_dawn_plan::{
-    bound_buffers_at, buffer, forward_plan, partials_len, step_plan, PlannedDispatch,
-};
 use cnn::data::{decode, split, BatchOrder, Samples};
 use cnn::net::{CpuTrainer, Hyper, Net, EVAL_CHUNK};
 use cnn::tuned::{Gemm, TunedTrainer};
 use cnn::Spec;
-use gpu_runtime::cnn_training::{evaluation, CnnConfig, CnnSession, Part};
+use gpu_runtime::cnn_training::{described, evaluation, CnnConfig, CnnSession, Part, STAGING};
+use gpu_runtime::engine::cnn::Map;
 use gpu_runtime::family::cnn::bound::{step_bound, StateBound, TwinStep};
 use gpu_runtime::Gpu;
 
-use crate::json::{js, kernel_json, num_list};
+use crate::engine_dump;
+use crate::json::{js, num_list};
 
 /// The page's network, settings and data, from the default `Spec`.
 pub struct Setup {
@@ -597,42 +596,31 @@ fn f64_bytes(v: &[f64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn dispatch_json(p: &PlannedDispatch, eval: bool) -> String {
-    let names = |parity| {
-        bound_buffers_at(p.kernel_id, eval, parity)
-            .iter()
-            .map(|n| js(n))
-            .collect::<Vec<String>>()
-            .join(",")
-    };
-    format!(
-        "{{\"kernel\":{},\"block\":{},\"buffers\":[{}],\"buffers_odd\":[{}],\"workgroups\":{},\"uniform\":{}}}",
-        js(p.kernel_id),
-        p.layer,
-        names(0),
-        names(1),
-        num_list(p.workgroups),
-        num_list(p.uniform.words())
-    )
+/// `cnn::net`'s per-parameter values (f64 bounds) in the arena's parameter layout.
+fn bound_to_arena(map: &Map, flat: &[f64], words: usize) -> Vec<f64> {
+    let mut out = vec![0.0; words];
+    for &(at, r) in &map.params {
+        if let (Some(dst), Some(src)) = (out.get_mut(r.words()), flat.get(at..at + r.len)) {
+            dst.copy_from_slice(src);
+        }
+    }
+    out
 }
 
 /// `bench dump-kernels --dir DIR --cnn DIGITS [--cnn-batches 64,256] [--cnn-epochs 300]
-/// [--cnn-verify-steps 3]`: the CNN session's step exactly as `CnnSession` builds it, for
-/// `crates/bench/dawn/cnn.mjs` (and the data for `crates/bench/tfjs/cnn_tfjs.mjs`). Writes
-/// DIR/cnn/cnn.json — the composed WGSL of every kernel the step and the evaluation run; per
-/// batch the buffers (name, bytes, initial contents: `params_init.bin` or zeros), the step's
-/// dispatches in order (kernel, bound buffer names in binding order, the uniform after them,
-/// workgroups, the 16 uniform words), the optimiser's dispatch number, the evaluation's
-/// forward dispatches (`EVAL_CHUNK` images, its own buffers) and where its logits are — and
-/// the binary files: the seeded train and test split as f32 pixels and u32 labels, the batch
-/// order (the first `--cnn-epochs` epochs' permutations of the train set: step s's batch is
-/// entries s·B … s·B + B − 1 of their concatenation, as `BatchOrder`), Adam's correction
-/// table (the initial contents of the session's corrections buffer; the step counter that
-/// indexes it is the double-buffered step state, so a dispatch lists its buffers for even
-/// steps, `buffers`, and odd ones, `buffers_odd`), and per batch the
-/// twin's first `--cnn-verify-steps` steps in lockstep ([`twin_lockstep`]): `verify_B_before.bin`
-/// and `verify_B_after.bin` (per step: parameters, m, v as f32) and `verify_B_bound.bin` (the
-/// same as f64 bounds), the losses and their bounds in the JSON.
+/// [--cnn-verify-steps 3]`: the CNN session's engine exactly as `CnnSession` builds it
+/// (`gpu_runtime::cnn_training::described`), for `crates/bench/dawn/cnn.mjs` (and the data
+/// for `crates/bench/tfjs/cnn_tfjs.mjs`). Writes DIR/cnn/cnn.json and, per batch B, the
+/// engine's description in DIR/cnn/bB/ (`engine_dump`: buffers, dispatches, programs; the
+/// staging buffer of `per_submit` steps' batches is one of its buffers, and a step is its
+/// batch copied from there into the arena, then the train-step program, as the session
+/// submits it) — and the binary files: the seeded train and test split as f32 pixels and u32
+/// labels, the batch order (the first `--cnn-epochs` epochs' permutations of the train set:
+/// step s's batch is entries s·B … s·B + B − 1 of their concatenation, as `BatchOrder`), and
+/// per batch the twin's first `--cnn-verify-steps` steps in lockstep ([`twin_lockstep`]) in
+/// the ARENA's parameter layout: `verify_B_before.bin` and `verify_B_after.bin` (per step:
+/// parameters, m, v as f32) and `verify_B_bound.bin` (the same as f64 bounds; padding 0),
+/// the losses and their bounds in the JSON.
 pub fn dump(
     dir: &str,
     digits: &str,
@@ -657,95 +645,61 @@ pub fn dump(
         perms.extend(order.epoch(e));
     }
     write("order.bin", u32_bytes(&perms))?;
-    // Adam's correction table, as the session's buffer holds it (the GPU indexes it by the
-    // step counter it keeps).
-    let corr: Vec<f32> = gpu_runtime::family::optim::correction_table()
-        .into_iter()
-        .flatten()
-        .collect();
-    write("corrections.bin", f32_bytes(&corr))?;
-    let pl = s.net.param_layout();
-    let words = |n: usize| n.max(1) * 4;
-    let eval_plan = forward_plan(&s.net, EVAL_CHUNK);
-    let eval_layout = s.net.act_layout(EVAL_CHUNK);
-    let mut ids: Vec<&str> = Vec::new();
     let mut per_batch = Vec::new();
+    let mut eval_json = String::from("null");
     for &batch in batches {
-        let plan = step_plan(&s.net, &s.hyper, batch);
-        let layout = s.net.act_layout(batch);
-        for p in plan.iter().chain(&eval_plan) {
-            if !ids.contains(&p.kernel_id) {
-                ids.push(p.kernel_id);
-            }
+        let described = described(&s.net, &s.hyper, batch, EVAL_CHUNK, &s.params, &[], None)
+            .map_err(|e| e.to_string())?;
+        let bdir = format!("{d}/b{batch}");
+        std::fs::create_dir_all(&bdir).map_err(|e| format!("{bdir}: {e}"))?;
+        let net = &described.net;
+        let map = described.map.clone();
+        let words = net.param_words();
+        let (input, targets, losses) = (net.input.act, net.targets, net.losses);
+        if let (Some(e), Some(em)) = (&described.eval, &described.eval_map) {
+            eval_json = format!(
+                "{{\"images\":{},\"input_offset\":{},\"logits_offset\":{}}}",
+                e.batch,
+                em.input.at * 4,
+                em.logits.at * 4
+            );
         }
-        let bufs = [
-            (buffer::PARAMS, pl.len * 4, "\"params_init.bin\""),
-            (buffer::GRADS, pl.len * 4, "null"),
-            (buffer::M, pl.len * 4, "null"),
-            (buffer::V, pl.len * 4, "null"),
-            (buffer::ACTS, words(layout.len), "null"),
-            (buffer::DELTAS, words(layout.len), "null"),
-            (buffer::ARGMAX, words(layout.argmax_len), "null"),
-            (buffer::LABELS, words(batch), "null"),
-            (buffer::LOSSES, words(batch), "null"),
-            (buffer::PARTIALS, words(partials_len(&s.net, batch)), "null"),
-            (buffer::EVAL_ACTS, words(eval_layout.len), "null"),
-            (buffer::EVAL_ARGMAX, words(eval_layout.argmax_len), "null"),
-            (buffer::CORRECTIONS, corr.len() * 4, "\"corrections.bin\""),
-            (buffer::STATES[0], 16, "null"),
-            (buffer::STATES[1], 16, "null"),
-        ];
-        let bufs: Vec<String> = bufs
-            .iter()
-            .map(|(n, bytes, init)| {
-                format!("{{\"name\":{},\"bytes\":{bytes},\"init\":{init}}}", js(n))
-            })
-            .collect();
-        let opt_index = plan
-            .iter()
-            .position(|p| matches!(p.kernel_id, "optim-sgd" | "optim-adam"))
-            .ok_or("no optimiser dispatch")?;
+        let per_submit = described.per_submit;
+        let desc = engine_dump::describe(net, &described.params, described.setup)?;
+        let engine = engine_dump::description_json(&bdir, &desc)?;
         let twin = twin_lockstep(&s, batch, verify_steps)?;
         let mut before = Vec::new();
         let mut after = Vec::new();
         let mut bound = Vec::new();
         for t in &twin {
             for i in 0..3 {
-                before.extend_from_slice(&t.before[i]);
-                after.extend_from_slice(&t.after[i]);
+                before.extend(map.to_arena(&t.before[i], words));
+                after.extend(map.to_arena(&t.after[i], words));
             }
-            bound.extend_from_slice(&t.bound.params);
-            bound.extend_from_slice(&t.bound.m);
-            bound.extend_from_slice(&t.bound.v);
+            bound.extend(bound_to_arena(&map, &t.bound.params, words));
+            bound.extend(bound_to_arena(&map, &t.bound.m, words));
+            bound.extend(bound_to_arena(&map, &t.bound.v, words));
         }
         write(&format!("verify_{batch}_before.bin"), f32_bytes(&before))?;
         write(&format!("verify_{batch}_after.bin"), f32_bytes(&after))?;
         write(&format!("verify_{batch}_bound.bin"), f64_bytes(&bound))?;
-        let losses: Vec<String> = twin.iter().map(|t| format!("{:e}", t.loss)).collect();
+        let losses_j: Vec<String> = twin.iter().map(|t| format!("{:e}", t.loss)).collect();
         let loss_bounds: Vec<String> = twin.iter().map(|t| format!("{:e}", t.loss_bound)).collect();
-        let step: Vec<String> = plan.iter().map(|p| dispatch_json(p, false)).collect();
         per_batch.push(format!(
-            "{{\"batch\":{batch},\"buffers\":[{}],\"step\":[{}],\"opt_index\":{opt_index},\"input_offset\":{},\"verify\":{{\"steps\":{verify_steps},\"losses\":[{}],\"loss_bounds\":[{}]}}}}",
-            bufs.join(","),
-            step.join(","),
-            layout.input,
-            losses.join(","),
+            "{{\"batch\":{batch},\"dir\":{},\"engine\":{engine},\"per_submit\":{per_submit},\"staging\":{},\"input_offset\":{},\"targets_offset\":{},\"losses_offset\":{},\"param_words\":{words},\"verify\":{{\"steps\":{verify_steps},\"losses\":[{}],\"loss_bounds\":[{}]}}}}",
+            js(&format!("b{batch}")),
+            js(STAGING),
+            input.at * 4,
+            targets.at * 4,
+            losses.at * 4,
+            losses_j.join(","),
             loss_bounds.join(",")
         ));
     }
-    let kernels: Vec<String> = ids
-        .iter()
-        .map(|id| {
-            gpu_runtime::kernel(id)
-                .map(kernel_json)
-                .ok_or_else(|| format!("no kernel {id}"))
-        })
-        .collect::<Result<_, _>>()?;
-    let eval: Vec<String> = eval_plan.iter().map(|p| dispatch_json(p, true)).collect();
     let json = format!(
         "{{\"spec\":{{\"channels\":{},\"kernels\":{},\"optimiser\":{},\"lr\":{:e},\"momentum\":{:e},\"batch\":{},\"seed\":{}}},\
          \"side\":{},\"classes\":{},\"params\":{},\"train\":{},\"test\":{},\"epochs\":{epochs},\
-         \"kernels\":[{}],\"batches\":[{}],\"eval\":{{\"images\":{EVAL_CHUNK},\"dispatches\":[{}],\"logits_offset\":{},\"input_offset\":{}}}}}\n",
+         \"batches\":[{}],\"eval\":{eval_json}}}\n",
         num_list(s.spec.channels.iter()),
         num_list(s.spec.kernels.iter()),
         js(s.hyper.optimiser.code()),
@@ -755,19 +709,14 @@ pub fn dump(
         s.spec.seed,
         s.net.side,
         s.net.classes,
-        pl.len,
+        s.params.len(),
         s.train.len(),
         s.test.len(),
-        kernels.join(","),
         per_batch.join(","),
-        eval.join(","),
-        eval_layout.logits,
-        eval_layout.input
     );
     write("cnn.json", json.into_bytes())?;
     println!(
-        "wrote {d}/cnn.json: {} kernels, batches {batches:?}, {epochs} epochs of order, twin after {verify_steps} steps",
-        ids.len()
+        "wrote {d}/cnn.json: the engine's step at batches {batches:?}, {epochs} epochs of order, twin after {verify_steps} steps"
     );
     Ok(())
 }

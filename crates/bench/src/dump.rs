@@ -21,9 +21,15 @@
 //! With `--cnn DIGITS` it writes the CNN page's training step and evaluation (DIR/cnn/, see
 //! [`crate::cnn_bench::dump`]; alone, only that).
 //!
+//! With `--gpt ASSET` it writes the GPT page's training (DIR/gpt/, see
+//! [`crate::gpt_dump`]; alone, only that).
+//!
 //! With `--mlp 1024,64` it writes the train view's MLP training step at those batches
 //! (DIR/mlp/, see [`crate::mlp_bench::dump`]; alone, only that; `--mlp-verify-steps`, default
 //! 64, the twin's steps to verify against).
+//!
+//! With `--gpt-peer default` (or `key=value,…`) it writes the engine GPT's training step for a
+//! peer to train and verify (DIR/gpt-peer/, see [`crate::gpt_peer`]; alone, only that).
 //!
 //! With `--attention-seqs 1024,2048,4096` (`--attention-bh 32`, `--attention-d 64`) it writes,
 //! under "attention", each attention path's forward plan at each length as
@@ -312,9 +318,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let mut cnn_verify = 3u64;
     let mut mlp: Vec<usize> = Vec::new();
     let mut mlp_verify = 64u32;
+    let mut gpt_peer = None;
     let mut attn_seqs: Vec<u32> = Vec::new();
     let mut attn_bh = 32u32;
     let mut attn_d = 64u32;
+    let mut gpt: Option<crate::gpt_dump::Args> = None;
+    let mut gpt_flags: Vec<(String, String)> = Vec::new();
     let mut it = args.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or_else(|| format!("{flag} needs a value"))?;
@@ -349,6 +358,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
                     })?
             }
             "--cnn" => cnn = Some(value.clone()),
+            "--gpt-peer" => gpt_peer = Some(crate::gpt_peer::parse(value)?),
+            "--gpt" => gpt = Some(crate::gpt_dump::Args::new(value.clone())),
+            f if f.starts_with("--gpt-") => gpt_flags.push((f.to_string(), value.clone())),
             "--mlp" => {
                 mlp = value
                     .split(',')
@@ -444,14 +456,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let dir = dir.ok_or("dump-kernels needs --dir DIR")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    if let Some(g) = &mut gpt {
+        for (f, v) in &gpt_flags {
+            if !g.take(f, v)? {
+                return Err(format!("unknown flag {f}"));
+            }
+        }
+        crate::gpt_dump::dump(&dir, g)?;
+    } else if let Some((f, _)) = gpt_flags.first() {
+        return Err(format!("{f} needs --gpt ASSET"));
+    }
     if !mlp.is_empty() {
         crate::mlp_bench::dump(&dir, &mlp, mlp_verify)?;
     }
     if let Some(digits) = &cnn {
         crate::cnn_bench::dump(&dir, digits, &cnn_batches, cnn_epochs, cnn_verify)?;
     }
-    // Given with nothing else: only the CNN and the MLP.
-    if (cnn.is_some() || !mlp.is_empty())
+    if let Some(spec) = &gpt_peer {
+        crate::gpt_peer::dump(&dir, spec)?;
+    }
+    // Given with nothing else: only the CNN, the MLP, the GPT and its peer.
+    if (cnn.is_some() || !mlp.is_empty() || gpt.is_some() || gpt_peer.is_some())
         && conv.is_empty()
         && attn_seqs.is_empty()
         && !matmul_given

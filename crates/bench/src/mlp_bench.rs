@@ -500,9 +500,10 @@ pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
 /// after them), whether a step clears the gradients first, and the twin's parameters after the
 /// verification steps — and the binary files: the initial parameters, the training set in
 /// batch order (features, labels: the session uploads it so, and the GPU keeps the step's
-/// place in it), Adam's correction table, `twin_B.bin`. The plan is the session's own:
-/// [`step_plan_with`] and its buffers as `TrainingSession::new_edited` makes them (the
-/// evaluation's buffer and dispatches are left out: a step never binds them).
+/// place in it), Adam's correction table, `twin_B.bin`. The plan is the session's kernels and
+/// uniforms ([`step_plan_with`]: the same planner the session runs over the engine's arena,
+/// here over `mlp::net`'s packed layouts and the MLP family's buffer names; the evaluation's
+/// buffer and dispatches are left out: a step never binds them).
 pub fn dump(dir: &str, batches: &[usize], verify_steps: u32) -> Result<(), String> {
     use crate::json::{js, kernel_json, num_list};
     use gpu_runtime::family::mlp::{bound_buffers, buffer};

@@ -194,6 +194,73 @@ fn compile(net: &Net, batch: usize) -> Result<(crate::engine::Net, Map), GpuErro
     Ok((compiled, map))
 }
 
+/// What a session of `net` at `batch` hands the engine: the compiled layers, their map to
+/// `cnn::net`'s layouts, the parameters in the arena's layout and the [`Setup`] (the
+/// optimiser, the staging buffer of [`Described::per_submit`] steps' batches, the evaluation's
+/// layers). [`CnnSession::new_edited`] builds from it; `bench dump-kernels --cnn` describes it
+/// for the Dawn runner, so both run one plan.
+pub struct Described<'a> {
+    pub net: crate::engine::Net,
+    pub map: Map,
+    pub eval: Option<crate::engine::Net>,
+    pub eval_map: Option<Map>,
+    pub params: Vec<f32>,
+    /// Steps whose batches one submission stages (images then labels as bits, per step).
+    pub per_submit: u32,
+    pub setup: Setup<'a>,
+}
+
+/// The staging buffer's name ([`Described::per_submit`] steps' batches).
+pub const STAGING: &str = BATCHES;
+
+/// See [`Described`]; `params` in `cnn::net`'s layout.
+pub fn described<'a>(
+    net: &Net,
+    hyper: &Hyper,
+    batch: usize,
+    eval_batch: usize,
+    params: &[f32],
+    replacements: &'a [&'a KernelSpec],
+    flag: Option<LoopFlag>,
+) -> Result<Described<'a>, GpuError> {
+    let batch = batch.max(1);
+    let px = net.side * net.side;
+    let (compiled, map) = compile(net, batch)?;
+    let (eval, eval_map) = if eval_batch > 0 {
+        let (e, m) = compile(net, eval_batch)?;
+        (Some(e), Some(m))
+    } else {
+        (None, None)
+    };
+    // Each step's batch (images, then labels) waits in the staging buffer; as many steps as
+    // fit STAGING_BYTES, at most MAX_STEPS_PER_SUBMIT, at least one.
+    let step_words = batch * (px + 1);
+    let per_submit =
+        (STAGING_BYTES / (step_words as u64 * 4)).clamp(1, MAX_STEPS_PER_SUBMIT as u64) as u32;
+    let params = map.to_arena(params, compiled.param_words());
+    let setup = Setup {
+        optimiser: optim_hyper(hyper),
+        extra: vec![ResidentBuffer {
+            name: BATCHES,
+            init: Init::Zeroed((per_submit as usize * step_words).max(1) as u64 * 4),
+        }],
+        readback: 0,
+        eval: eval.clone(),
+        replacements,
+        flag,
+        rewrite: None,
+    };
+    Ok(Described {
+        net: compiled,
+        map,
+        eval,
+        eval_map,
+        params,
+        per_submit,
+        setup,
+    })
+}
+
 impl CnnSession {
     /// Compiles the pipelines, creates the buffers and records the dispatches.
     pub async fn new(gpu: Rc<Gpu>, cfg: CnnConfig<'_>) -> Result<Self, GpuError> {
@@ -234,50 +301,30 @@ impl CnnSession {
         {
             return Err(GpuError::WrongJob);
         }
-        let (compiled, map) = compile(&net, batch)?;
-        let eval_batch = cfg.eval_batch;
-        let (eval, eval_map) = if eval_batch > 0 {
-            let (e, m) = compile(&net, eval_batch)?;
-            (Some(e), Some(m))
-        } else {
-            (None, None)
-        };
-        let eval_acts_bytes = eval.as_ref().map_or(0, |e| e.arena.acts.bytes());
         let limits = gpu.buffer_limits();
         let ceiling = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        // Each step's batch (images, then labels) waits in the staging buffer; as many steps
-        // as fit STAGING_BYTES, at most MAX_STEPS_PER_SUBMIT, at least one.
-        let step_words = batch * (px + 1);
-        let per_submit =
-            (STAGING_BYTES / (step_words as u64 * 4)).clamp(1, MAX_STEPS_PER_SUBMIT as u64) as u32;
-        if step_words as u64 * 4 > ceiling {
+        let step_bytes = (batch * (px + 1)) as u64 * 4;
+        if step_bytes > ceiling {
             return Err(GpuError::Dispatch(format!(
                 "a batch of {batch} images needs more than this device's {ceiling}-byte buffers"
             )));
         }
-        let hyper = optim_hyper(&cfg.hyper);
-        let words = compiled.param_words();
-        let plan = train_step(&compiled, &cfg.hyper);
-        let params = map.to_arena(cfg.params, words);
-        let engine = Engine::build(
-            gpu,
-            compiled,
-            &params,
-            Setup {
-                optimiser: hyper,
-                extra: vec![ResidentBuffer {
-                    name: BATCHES,
-                    init: Init::Zeroed((per_submit as usize * step_words).max(1) as u64 * 4),
-                }],
-                readback: 0,
-                eval,
-                replacements,
-                flag,
-            },
-        )
-        .await?;
+        let eval_batch = cfg.eval_batch;
+        let d = described(
+            &net,
+            &cfg.hyper,
+            batch,
+            eval_batch,
+            cfg.params,
+            replacements,
+            flag,
+        )?;
+        let eval_acts_bytes = d.eval.as_ref().map_or(0, |e| e.arena.acts.bytes());
+        let plan = train_step(&d.net, &cfg.hyper);
+        let engine = Engine::build(gpu, d.net, &d.params, d.setup).await?;
+        let (map, eval_map, per_submit) = (d.map, d.eval_map, d.per_submit);
         Ok(Self {
             order: BatchOrder::new(cfg.train.len(), cfg.order_seed),
             train: cfg.train,

@@ -1,52 +1,57 @@
-//! Training the tiny MLP on the GPU: a session that owns persistent buffers and bind groups,
-//! records one training step as ONE command-buffer submit, and reads metrics back without ever
-//! blocking a step.
+//! Training the tiny MLP on the GPU: its layer list ([`crate::training::layers::model`]) on the
+//! training engine, which owns the arena's buffers and records one training step as ONE
+//! command-buffer submit; metrics are read back without ever blocking a step.
 //!
-//! Data flow of a step: the training set lives on the GPU (uploaded once, in batch order), and
-//! the CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no
-//! gradient accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (up to
-//! 64 workgroups, one per lane of the gradient's sum over the batch that has a sample, each running its samples
-//! forward and backward with the activations in workgroup memory and summing every parameter's
-//! gradient over them) and `mlp-step-reduce` (a workgroup per parameter adds the 64 lane sums
-//! and applies the optimiser). Otherwise one compute pass runs, in order: `mlp-forward-gather`
-//! (the first layer, reading its batch rows straight from the training set at the step's
-//! offset and advancing the step state), `mlp-forward` per hidden layer, `mlp-forward-loss`
-//! (the output layer and the loss, one thread per sample; `mlp-loss` after the gathering
-//! layer when the network has no hidden layer), `mlp-backward-params` per layer (a workgroup reduction per parameter) (last first) with
-//! `mlp-backward-input` between layers, and one optimiser dispatch (`optim-sgd` or `optim-adam`)
-//! over all parameters (Adam reads its bias corrections from a table, indexed by the step
-//! counter the GPU keeps). A wide layer (fan-in and fan-out ≥ [`WIDE_MIN`]) runs its forward,
-//! backward and gradient products as register-tiled matmuls instead (`mlp-forward-tiled`,
-//! `mlp-backward-input-tiled`, `mlp-grad-tiled` + `mlp-grad-reduce`), which add the same terms
-//! in the same order. The step state ({first row, steps done}) is double-buffered: a step
-//! reads one copy and writes the other, so even and odd steps bind the two the other way
-//! round. [`TrainingSession::steps`] records several steps in one command buffer. Nothing is
-//! read back per step. [`TrainingSession::request_eval`]
-//! (every k steps, the caller's choice) runs the forward pass over an evaluation set (the
-//! decision-boundary grid, the training set and the test set) and maps one staging buffer
-//! asynchronously; while that mapping is pending further requests are skipped, and
-//! [`TrainingSession::poll_eval`] hands the result over once it has arrived.
+//! What stays here is the MLP's planner, the rewrite rule of the engine's train step: it picks
+//! the kernels a step runs over the arena's places ([`step_plan_at`], [`Places::of`]). Data
+//! flow of a step: the training set lives on the GPU (uploaded once, in batch order), and the
+//! CPU writes nothing per step. For a small network (≤ 8 layers of ≤ 64 neurons, no gradient
+//! accumulation: [`lanes_fit`]) the step is two dispatches: `mlp-step-lanes` (up to 64
+//! workgroups, one per lane of the gradient's sum over the batch that has a sample, each
+//! running its samples forward and backward with the activations in workgroup memory and
+//! summing every parameter's gradient over them) and `mlp-step-reduce` (a workgroup per
+//! parameter adds the 64 lane sums and applies the optimiser). Otherwise one compute pass runs,
+//! in order: `mlp-forward-gather` (the first layer, reading its batch rows straight from the
+//! training set at the step's offset and advancing the step state), `mlp-forward` per hidden
+//! layer, `mlp-forward-loss` (the output layer and the loss, one thread per sample; `mlp-loss`
+//! after the gathering layer when the network has no hidden layer), `mlp-backward-params` per
+//! layer (a workgroup reduction per parameter) (last first) with `mlp-backward-input` between
+//! layers, and one optimiser dispatch (`optim-sgd` or `optim-adam`) over all parameters (Adam
+//! reads its bias corrections from a table, indexed by the step counter the GPU keeps). A wide
+//! layer (fan-in and fan-out ≥ [`WIDE_MIN`]) runs its forward, backward and gradient products
+//! as register-tiled matmuls instead (`mlp-forward-tiled`, `mlp-backward-input-tiled`,
+//! `mlp-grad-tiled` + `mlp-grad-reduce`), which add the same terms in the same order. A kernel
+//! a learner edits is pinned: no fused kernel stands in for it ([`FUSED_REPLACES`]). The step
+//! state ({first row, steps done}) is double-buffered: a step reads one copy and writes the
+//! other (the engine swaps them on odd micro-batches). [`TrainingSession::steps`] records
+//! several steps in one command buffer. Nothing is read back per step.
+//! [`TrainingSession::request_eval`] (every k steps, the caller's choice) runs the engine's
+//! evaluation program (the forward, planned by [`forward_plan_at`], over the decision-boundary
+//! grid, the training set and the test set) and maps one staging buffer asynchronously; while
+//! that mapping is pending further requests are skipped, and [`TrainingSession::poll_eval`]
+//! hands the result over once it has arrived, the parameters in `mlp::net`'s layout.
 //!
-//! The session's buffers and recorded dispatches are a [`ResidentPlan`], which alone encodes,
-//! submits and maps; what each kernel binds is the MLP family's ([`bindings`]). Every kernel
-//! comes from the catalogue (or is a learner's edited copy standing in for one).
+//! [`step_plan_with`] and [`forward_plan_with`] plan over `mlp::net`'s packed layouts (the
+//! Dawn runner's buffers, and what the planner's tests read). Every kernel comes from the
+//! catalogue (or is a learner's edited copy standing in for one).
+
+pub mod layers;
 
 use std::rc::Rc;
 
 use mlp::net::{LayerOffsets, Layout, BETA1, BETA2, EPSILON};
 use mlp::{Hyper, Net, Optimiser};
 
-use crate::catalogue::{KernelSpec, Replacements};
+use crate::catalogue::KernelSpec;
 use crate::context::{Gpu, GpuError};
+use crate::engine::{self, Engine, Range, Recorded, Rewrite, Setup, EVAL_FORWARD, TRAIN_STEP};
 use crate::family::mlp::uniform::{BACK, DENSE, GATHER, GRAD, GRAD_TILED, HEAD, LOSS, STEP_NET};
-use crate::family::mlp::{bound_buffers, buffer};
+use crate::family::mlp::{bindings, Slot};
 use crate::family::optim;
 pub use crate::plan::PlannedDispatch;
-use crate::plan::{
-    grid, Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan, Uniform,
-    LOOP_FLAG,
-};
+use crate::plan::{grid, Binding, Init, LoopFlag, ReadRange, ResidentBuffer, Uniform, LOOP_FLAG};
 use crate::workload::BufferLimits;
+use layers::{data_buffers, model, optimiser, Map};
 
 /// Threads per workgroup of every MLP kernel but `mlp-step-lanes` ([`LANE_THREADS`]) (their
 /// `@workgroup_size(64)`).
@@ -242,17 +247,86 @@ struct Shape<'a> {
     /// Where each layer's activations (and deltas) start for `rows` samples; the last entry is
     /// the output layer's.
     offs: Vec<usize>,
+    /// Words the optimiser steps (the parameter buffer's, padding included).
+    optim_count: usize,
     pinned: &'a [&'a str],
     paths: PathOptions,
 }
 
+/// Where a plan's tensors live: each layer's parameters and each layer's activations (which
+/// the deltas share), and the words of the parameter buffer. `mlp::net`'s packed layouts
+/// ([`Places::packed`]), or the engine's arena ([`Places::of`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Places {
+    /// Per layer: fan-in, fan-out and the offsets of its weights and biases.
+    pub layers: Vec<LayerOffsets>,
+    /// Per layer (0: the input): where its activations (and its deltas) start.
+    pub acts: Vec<usize>,
+    /// Words of the parameter buffer.
+    pub param_words: usize,
+}
+
+impl Places {
+    /// `mlp::net`'s own layouts for `rows` samples.
+    pub fn packed(net: &Net, rows: usize) -> Self {
+        let layout = net.layout();
+        Self {
+            param_words: layout.param_count,
+            layers: layout.layers,
+            acts: net.act_offsets(rows).0,
+        }
+    }
+
+    /// The engine's arena of [`crate::training::layers::model`]; None when a tensor's deltas sit
+    /// apart from its activations (the per-element kernels index both through one offset).
+    pub fn of(engine: &crate::engine::Net) -> Option<Self> {
+        use crate::engine::Node;
+        let mut layers = Vec::new();
+        let mut acts = vec![engine.input.act.at];
+        for node in &engine.nodes {
+            if let Node::Perceptron { x, y, w, b, .. } = node {
+                if x.act.at != x.delta.at || y.act.at != y.delta.at {
+                    return None;
+                }
+                layers.push(LayerOffsets {
+                    fan_in: x.width,
+                    fan_out: y.width,
+                    w_off: w.at,
+                    b_off: b.at,
+                });
+                acts.push(y.act.at);
+            }
+        }
+        Some(Self {
+            layers,
+            acts,
+            param_words: engine.param_words(),
+        })
+    }
+}
+
 impl<'a> Shape<'a> {
     fn new(net: &'a Net, rows: usize, pinned: &'a [&'a str], paths: PathOptions) -> Self {
+        Self::at(net, rows, pinned, paths, Places::packed(net, rows))
+    }
+
+    fn at(
+        net: &'a Net,
+        rows: usize,
+        pinned: &'a [&'a str],
+        paths: PathOptions,
+        places: Places,
+    ) -> Self {
         Self {
             net,
-            layout: net.layout(),
+            layout: Layout {
+                layers: places.layers,
+                // Parameters are numbered in the packed order whatever their places.
+                param_count: net.layout().param_count,
+            },
             rows,
-            offs: net.act_offsets(rows).0,
+            offs: places.acts,
+            optim_count: places.param_words,
             pinned,
             paths,
         }
@@ -362,7 +436,18 @@ pub fn forward_plan_with(
     pinned: &[&str],
     paths: PathOptions,
 ) -> Vec<PlannedDispatch> {
-    let shape = Shape::new(net, rows, pinned, paths);
+    forward_plan_at(net, rows, pinned, paths, Places::packed(net, rows))
+}
+
+/// [`forward_plan_with`] over tensors at `places`.
+pub fn forward_plan_at(
+    net: &Net,
+    rows: usize,
+    pinned: &[&str],
+    paths: PathOptions,
+    places: Places,
+) -> Vec<PlannedDispatch> {
+    let shape = Shape::at(net, rows, pinned, paths, places);
     let mut plan = plain_forward_plan(&shape);
     tile_wide_layers(&shape, &mut plan);
     plan
@@ -518,9 +603,21 @@ pub fn step_plan_with(
     rows: usize,
     opts: StepOptions<'_>,
 ) -> Vec<PlannedDispatch> {
+    step_plan_at(net, hyper, batch, rows, opts, Places::packed(net, batch))
+}
+
+/// [`step_plan_with`] over tensors at `places`.
+pub fn step_plan_at(
+    net: &Net,
+    hyper: &Hyper,
+    batch: usize,
+    rows: usize,
+    opts: StepOptions<'_>,
+    places: Places,
+) -> Vec<PlannedDispatch> {
     let (pinned, paths) = (opts.pinned, opts.paths);
     // The network's layout and the batch's offsets, once for the whole plan.
-    let shape = Shape::new(net, batch, pinned, paths);
+    let shape = Shape::at(net, batch, pinned, paths, places);
     let s = &shape;
     let layout = &s.layout;
     // The two whole-step kernels when asked for, or when the per-sample one is pinned (it
@@ -668,7 +765,7 @@ pub fn step_plan_with(
             plan.push(backward_input(l));
         }
     }
-    plan.push(optimiser_dispatch(layout.param_count, hyper));
+    plan.push(optimiser_dispatch(s.optim_count, hyper));
     tile_wide_layers(s, &mut plan);
     plan
 }
@@ -937,34 +1034,73 @@ pub struct EvalReadback {
     pub loop_flag: Vec<u32>,
 }
 
-/// A network being trained on the GPU: its buffers and recorded dispatches are one
-/// [`ResidentPlan`]. Dropping it destroys its buffers.
+/// The batch's labels, in a buffer of their own: the per-element kernels bind the
+/// activations writable, and WebGPU lets no dispatch bind one buffer both writable and
+/// read-only, whatever the ranges.
+const LABELS: &str = "mlp labels";
+
+/// What the session binds for one of an MLP kernel's slots ([`bindings`]): the engine's arena
+/// buffers (the labels their own, [`LABELS`]). The activations and deltas are bound from 0 to just before the loss head's targets
+/// and losses (so a kernel's absolute offsets index them, and no writable binding overlaps
+/// another), an evaluation's activations in their own buffer.
+fn bind(slot: Slot, eval: bool, net: &engine::Net) -> Binding {
+    use engine::buffer as b;
+    let whole = Binding::whole;
+    match slot {
+        Slot::Params => whole(b::PARAMS),
+        Slot::Grads => whole(b::GRADS),
+        Slot::M => whole(b::M),
+        Slot::V => whole(b::V),
+        Slot::Acts => Range {
+            at: 0,
+            len: net.targets.at,
+        }
+        .bind(if eval { b::EVAL_ACTS } else { b::ACTS }),
+        Slot::Deltas => Range {
+            at: 0,
+            len: net.losses.at,
+        }
+        .bind(b::DELTAS),
+        Slot::Labels => whole(LABELS),
+        Slot::Losses => net.losses.bind(b::DELTAS),
+        Slot::DataX => whole(b::DATA_X),
+        Slot::DataY => whole(b::DATA_Y),
+        // The engine swaps the two copies on odd micro-batches.
+        Slot::State => whole(b::STATES[0]),
+        Slot::NextState => whole(b::STATES[1]),
+        Slot::Corrections => whole(b::CORRECTIONS),
+        Slot::Partials => whole(b::SCRATCH),
+    }
+}
+
+/// `p` recorded onto the engine's buffers for `net` (an evaluation's onto its own
+/// activations), its bindings the MLP family's slots ([`bindings`]) as [`bind`] places them.
+pub(crate) fn record(p: &PlannedDispatch, eval: bool, net: &engine::Net) -> Recorded {
+    Recorded {
+        planned: p.clone(),
+        bindings: bindings(p.kernel_id)
+            .iter()
+            .map(|&slot| bind(slot, eval, net))
+            .collect(),
+    }
+}
+
+/// A network being trained on the GPU: its layer list ([`training::layers::model`]) on the
+/// training engine, whose train step is this module's plan of it ([`step_plan_at`]: the
+/// whole-step kernels where the network fits, else per layer, the kernels an edit pins
+/// always run) as a rewrite rule over the arena, and whose evaluation is [`forward_plan_at`].
+/// Dropping it destroys its buffers.
 pub struct TrainingSession {
     net: Net,
     hyper: Hyper,
-    batch: usize,
     accum: usize,
     plan: Vec<PlannedDispatch>,
-    resident: ResidentPlan,
-    /// Resident dispatch numbers: the step's (`plan` order, `plan.len()` of them), then one
-    /// loss dispatch per micro-batch (with gradient accumulation, `micro_loss`), then the
-    /// evaluation's.
-    loss_dispatches: usize,
-    eval_dispatches: usize,
-    /// Where the loss dispatch sits in the step.
-    loss_pass: Option<usize>,
-    /// The step dispatches that hold the learning rate (those over all layers), in plan
-    /// order; `set_lr` rewrites their uniforms.
-    lr_dispatches: Vec<usize>,
-    /// Whether the gradients are summed into (the per-layer path) and so cleared per update.
-    clear_grads: bool,
-    rows: usize,
-    /// The ids of the kernels run in place of the catalogue's (they shape the plan).
-    pinned: Vec<&'static str>,
-    /// The paths the plan was made on.
-    paths: PathOptions,
-    eval_rows: usize,
-    eval_out_off: u64,
+    engine: Engine,
+    /// `mlp::net`'s parameter layout in the arena.
+    map: Map,
+    /// What an evaluation reads: the logits (evaluation activations), the step's losses.
+    logits: Range,
+    losses: Range,
     read_step: u64,
     /// Words of the loop-budget flag buffer, 0 without one.
     flag_words: usize,
@@ -1003,7 +1139,6 @@ impl TrainingSession {
         }
         let net = cfg.net;
         let width = net.inputs();
-        let classes = net.classes();
         let batch = cfg.batch.max(1);
         let accum = cfg.accum.max(1);
         if cfg.labels.is_empty()
@@ -1029,6 +1164,14 @@ impl TrainingSession {
             }
         }
         let rows = cfg.labels.len();
+        let compile = |batch: usize| {
+            engine::Net::compile(&model(&net, batch, rows, accum)).map_err(GpuError::Dispatch)
+        };
+        let (compiled, eval_net) = (compile(batch)?, compile(eval_rows.max(1))?);
+        let not_mlp = || GpuError::Dispatch("the arena is not the MLP's".into());
+        let map = Map::new(&net, &compiled).ok_or_else(not_mlp)?;
+        let places = Places::of(&compiled).ok_or_else(not_mlp)?;
+        let eval_places = Places::of(&eval_net).ok_or_else(not_mlp)?;
         let pinned: Vec<&'static str> = replacements.iter().map(|k| k.id).collect();
         let paths = cfg.paths;
         let opts = StepOptions {
@@ -1036,7 +1179,7 @@ impl TrainingSession {
             pinned: &pinned,
             paths,
         };
-        let mut plan = step_plan_with(&net, &cfg.hyper, batch, rows, opts);
+        let mut plan = step_plan_at(&net, &cfg.hyper, batch, rows, opts, places);
         let sums_into_grads = plan
             .iter()
             .any(|p| matches!(p.kernel_id, "mlp-backward-params" | "mlp-grad-reduce"));
@@ -1052,141 +1195,77 @@ impl TrainingSession {
         {
             gather.uniform.set("accum", accum as u32);
         }
-        let eval_plan = forward_plan_with(&net, eval_rows.max(1), &pinned, paths);
-        // A replacement that no dispatch runs would be silently ignored: refused by name.
-        let chosen = Replacements::checked(replacements, |id| {
-            plan.iter().chain(&eval_plan).any(|p| p.kernel_id == id)
-        })?;
-        let spec_of = |id: &'static str| chosen.spec(id);
-
-        // The buffers, with what they start with.
-        let n_params = net.layout().param_count as u64;
-        // The training set in batch order: row j is sample order[j] (so a batch is a run of
-        // consecutive rows, the CPU twin's `batch_indices`).
-        let mut xs = Vec::with_capacity(rows * width);
-        let mut ys = Vec::with_capacity(rows);
-        for &i in &cfg.order {
-            let i = i as usize;
-            let (Some(row), Some(&label)) = (
-                cfg.features.get(i * width..(i + 1) * width),
-                cfg.labels.get(i),
-            ) else {
-                return Err(GpuError::WrongJob);
-            };
-            xs.extend_from_slice(row);
-            ys.push(label);
-        }
-        // 64 lane sums per parameter, only where the workgroup-memory step runs.
-        let lane_sums = if plan.iter().any(|p| p.kernel_id == "mlp-step-lanes") {
-            n_params * LANES as u64 * 4
-        } else {
-            4
-        };
-        // The evaluation rows go where the forward pass reads its input: the start of its
-        // activations.
-        let eval_act_bytes = activation_bytes(&net, eval_rows.max(1));
-        let mut eval_acts = vec![0u8; eval_act_bytes as usize];
-        let eval_in: &[u8] = bytemuck::cast_slice(&cfg.eval_features[..eval_rows * width]);
-        eval_acts[..eval_in.len()].copy_from_slice(eval_in);
-        let bytes = |v: Vec<u8>| Init::Bytes(v.into());
-        let zeroed = Init::Zeroed;
-        let buffers = vec![
-            (
-                buffer::PARAMS,
-                bytes(bytemuck::cast_slice(cfg.params).to_vec()),
-            ),
-            (buffer::GRADS, zeroed(n_params * 4)),
-            (buffer::M, zeroed(n_params * 4)),
-            (buffer::V, zeroed(n_params * 4)),
-            (buffer::ACTS, zeroed(activation_bytes(&net, batch))),
-            (buffer::DELTAS, zeroed(activation_bytes(&net, batch))),
-            (buffer::LABELS, zeroed(batch as u64 * 4)),
-            (buffer::LOSSES, zeroed((accum * batch) as u64 * 4)),
-            (buffer::DATA_X, bytes(bytemuck::cast_slice(&xs).to_vec())),
-            (buffer::DATA_Y, bytes(bytemuck::cast_slice(&ys).to_vec())),
-            // State a = {start 0, t 0}: the first step reads a, writes b.
-            (buffer::STATES[0], zeroed(16)),
-            (buffer::STATES[1], zeroed(16)),
-            (
-                buffer::CORRECTIONS,
-                bytes(bytemuck::cast_slice(&adam_correction_table()).to_vec()),
-            ),
-            // One buffer serves both users of the slot (a plan has one or the other).
-            (
-                buffer::PARTIALS,
-                zeroed(lane_sums.max(partials_len(&net, batch, &pinned, paths) as u64 * 4)),
-            ),
-            (buffer::EVAL_ACTS, bytes(eval_acts)),
-        ]
-        .into_iter()
-        .chain(flag.map(|f| (LOOP_FLAG, zeroed(f.words.max(1) as u64 * 4))))
-        .map(|(name, init)| ResidentBuffer { name, init })
-        .collect();
-
-        // The dispatches: the step's with both parities' bindings, the micro-batches' loss
-        // copies, the evaluation's.
-        let loss_pass = plan
+        // The loss's mean is over the update's rows; the engine makes micro-batch j's copy
+        // with its losses from row j·batch.
+        if let Some(at) = plan
             .iter()
-            .position(|p| matches!(p.kernel_id, "mlp-loss" | "mlp-forward-loss"));
-        let micro: Vec<PlannedDispatch> = match loss_pass {
-            Some(at) if accum > 1 => (0..accum)
-                .map(|j| micro_loss(&plan[at], batch, accum, j))
-                .collect(),
-            _ => Vec::new(),
+            .position(|p| matches!(p.kernel_id, "mlp-loss" | "mlp-forward-loss"))
+        {
+            plan[at] = micro_loss(&plan[at], batch, accum, 0);
+        }
+        let eval_plan = forward_plan_at(&net, eval_rows.max(1), &pinned, paths, eval_places);
+        // 64 lane sums per parameter where the workgroup-memory step runs, else the tiled
+        // gradients' slices.
+        let lanes = plan.iter().any(|p| p.kernel_id == "mlp-step-lanes");
+        let scratch_words = if lanes {
+            net.layout().param_count * LANES as usize
+        } else {
+            partials_len(&net, batch, &pinned, paths)
         };
-        let eval_used: &[PlannedDispatch] = if eval_rows > 0 { &eval_plan } else { &[] };
-        // The flag goes just after the uniform, where the loop budget's rewrite declared it.
-        let after_uniform = |id: &str, bound: usize| chosen.after_uniform(flag, id, bound);
-        let mut dispatches = Vec::new();
-        for p in plan.iter().chain(&micro) {
-            let variants: Vec<Vec<&'static str>> = (0..2)
-                .map(|parity| bound_buffers(p.kernel_id, parity, false))
-                .collect();
-            dispatches.push(ResidentDispatch {
-                kernel: spec_of(p.kernel_id)?,
-                after_uniform: after_uniform(p.kernel_id, variants[0].len())?,
-                variants: ResidentDispatch::whole(variants),
-                uniform: p.uniform.to_vec(),
-                workgroups: p.workgroups,
-            });
-        }
-        for p in eval_used {
-            let variants = vec![bound_buffers(p.kernel_id, 0, true)];
-            dispatches.push(ResidentDispatch {
-                kernel: spec_of(p.kernel_id)?,
-                after_uniform: after_uniform(p.kernel_id, variants[0].len())?,
-                variants: ResidentDispatch::whole(variants),
-                uniform: p.uniform.to_vec(),
-                workgroups: p.workgroups,
-            });
-        }
-        let lr_dispatches: Vec<usize> = (0..plan.len()).filter(|&i| plan[i].layer == 0).collect();
-        if lr_dispatches.is_empty() {
-            return Err(GpuError::Dispatch("no optimiser dispatch".into()));
-        }
-        let eval_out_bytes = (eval_rows * classes) as u64 * 4;
+        let rewrite = Rewrite {
+            dispatches: plan.iter().map(|p| record(p, false, &compiled)).collect(),
+            scratch_words,
+            accum,
+            clear_grads: sums_into_grads,
+            eval: Some(
+                eval_plan
+                    .iter()
+                    .map(|p| record(p, true, &eval_net))
+                    .collect(),
+            ),
+        };
+        let mut extra = data_buffers(&cfg.features, &cfg.labels, width, &cfg.order)
+            .ok_or(GpuError::WrongJob)?;
+        extra.push(ResidentBuffer {
+            name: LABELS,
+            init: Init::Zeroed(batch as u64 * 4),
+        });
+        let classes = net.classes();
         let flag_words = flag.map_or(0, |f| f.words.max(1));
+        let param_words = compiled.param_words();
         let readback =
-            eval_out_bytes + (accum * batch) as u64 * 4 + n_params * 4 + flag_words as u64 * 4;
-        let resident = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
-        let last = net.act_offsets(eval_rows.max(1)).0[net.depth()] as u64 * 4;
+            ((eval_rows * classes + accum * batch + param_words + flag_words) * 4) as u64;
+        let setup = Setup {
+            optimiser: optimiser(&cfg.hyper),
+            extra,
+            readback,
+            eval: Some(eval_net.clone()),
+            replacements,
+            flag,
+            rewrite: Some(rewrite),
+        };
+        let params = map.to_arena(cfg.params, param_words);
+        let engine = Engine::build(gpu, compiled.clone(), &params, setup).await?;
+        // The evaluation rows go where its forward reads its input, once.
+        let eval_in = &cfg.eval_features[..eval_rows * width];
+        engine.write(
+            engine::buffer::EVAL_ACTS,
+            (eval_net.input.act.at * 4) as u64,
+            bytemuck::cast_slice(eval_in),
+        )?;
+        let last = eval_places_output(&eval_net).ok_or_else(not_mlp)?;
         Ok(Self {
             net,
             hyper: cfg.hyper,
-            batch,
             accum,
-            loss_dispatches: micro.len(),
-            eval_dispatches: eval_used.len(),
             plan,
-            resident,
-            loss_pass,
-            lr_dispatches,
-            clear_grads: sums_into_grads,
-            rows,
-            pinned,
-            paths,
-            eval_rows,
-            eval_out_off: last,
+            engine,
+            map,
+            logits: Range {
+                at: last.at,
+                len: eval_rows * classes,
+            },
+            losses: compiled.losses,
             read_step: 0,
             flag_words,
         })
@@ -1205,30 +1284,18 @@ impl TrainingSession {
     /// get from the CPU after the session is made, written only here).
     pub fn set_lr(&mut self, lr: f32) {
         self.hyper.lr = lr;
-        let opts = StepOptions {
-            accum: self.accum,
-            pinned: &self.pinned,
-            paths: self.paths,
-        };
-        let plan = step_plan_with(&self.net, &self.hyper, self.batch, self.rows, opts);
-        for (p, &index) in plan
-            .iter()
-            .filter(|p| p.layer == 0)
-            .zip(&self.lr_dispatches)
-        {
-            // Both come from the same plan shape, so the index is always in range.
-            let _ = self.resident.write_uniform(index, &p.uniform);
-        }
+        // The engine's own buffers and dispatches: the write cannot miss.
+        let _ = self.engine.set_lr(lr);
     }
 
     /// Steps submitted so far.
     pub fn steps_submitted(&self) -> u64 {
-        self.resident.units_submitted()
+        self.engine.steps()
     }
 
     /// Steps the GPU has finished (counted by `on_submitted_work_done`, never waited for).
     pub fn steps_completed(&self) -> u64 {
-        self.resident.units_completed()
+        self.engine.units_completed()
     }
 
     /// Micro-batches per update.
@@ -1245,49 +1312,22 @@ impl TrainingSession {
     }
 
     /// Submits `count` training steps recorded back to back in one command buffer (one compute
-    /// pass per step, after clearing the gradients), without waiting. Each step picks its
-    /// batch and advances the step state on the GPU, so nothing is written between them.
+    /// pass per step), without waiting. Each step picks its batch and advances the step state
+    /// on the GPU, so nothing is written between them.
     pub fn steps(&mut self, count: u32) -> Result<(), GpuError> {
-        if self.resident.gpu().is_lost() {
+        if self.device_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
         if count == 0 {
             return Ok(());
         }
-        let (n, k) = (self.plan.len(), self.accum as u64);
-        let last = n.checked_sub(1).ok_or(GpuError::WrongJob)?;
-        let first_step = self.steps_submitted();
-        let mut ops = Vec::with_capacity(count as usize * (1 + k as usize * n));
-        for s in 0..count as u64 {
-            // The gradients are summed into over the micro-batches: cleared once per update.
-            ops.push(if self.clear_grads {
-                Op::Clear(buffer::GRADS)
-            } else {
-                Op::Pass
-            });
-            for j in 0..k {
-                // The state buffers swap once per micro-batch (each gathers its own rows).
-                let variant = (((first_step + s) * k + j) % 2) as usize;
-                let final_micro = j + 1 == k;
-                for i in 0..n {
-                    if i == last && !final_micro {
-                        continue;
-                    }
-                    let index = match self.loss_pass {
-                        Some(at) if at == i && k > 1 => n + j as usize,
-                        _ => i,
-                    };
-                    ops.push(Op::Dispatch { index, variant });
-                }
-            }
-        }
-        self.resident.submit(&ops, count as u64)
+        self.engine.run(TRAIN_STEP, count as u64)
     }
 
     /// Resolves when every step submitted so far has finished on the GPU (for timing in the
     /// browser, where nothing may block).
     pub fn finished(&self) -> impl std::future::Future<Output = Result<(), GpuError>> {
-        self.resident.finished()
+        self.engine.finished()
     }
 
     /// Every step submitted so far has finished: natively by waiting on the device (under
@@ -1302,71 +1342,52 @@ impl TrainingSession {
     /// Natively, lets wgpu run finished callbacks without waiting; in the browser they run on
     /// their own and this does nothing.
     pub fn poll(&self) {
-        self.resident.poll();
+        self.engine.poll();
     }
 
     /// Natively, waits until every submitted step has finished (benchmarks and tests).
     #[cfg(not(target_arch = "wasm32"))]
     pub fn wait(&self) -> Result<(), GpuError> {
-        self.resident.wait()
+        self.engine.wait()
     }
 
     /// The device the session runs on.
     pub fn gpu(&self) -> &Rc<Gpu> {
-        self.resident.gpu()
+        self.engine.gpu()
     }
 
     /// Whether the session's device has been lost (wgpu's lost callback fired). A destroyed
     /// device may never report submitted work as done, so a caller waiting for completions
     /// must ask this too.
     pub fn device_lost(&self) -> bool {
-        self.resident.gpu().is_lost()
+        self.engine.gpu().is_lost()
     }
 
     /// Whether an evaluation readback is on its way.
     pub fn eval_pending(&self) -> bool {
-        self.resident.read_pending()
+        self.engine.read_pending()
     }
 
     /// Starts an evaluation (forward pass over the evaluation rows, then an asynchronous map).
     /// Returns false, doing nothing, while the previous one has not been collected.
     pub fn request_eval(&mut self) -> Result<bool, GpuError> {
-        if self.resident.gpu().is_lost() {
+        if self.device_lost() {
             return Err(GpuError::DeviceLost("lost while training".into()));
         }
-        let first = self.plan.len() + self.loss_dispatches;
-        let mut ops = vec![Op::Pass];
-        ops.extend(
-            (first..first + self.eval_dispatches).map(|index| Op::Dispatch { index, variant: 0 }),
-        );
-        let ranges = [
-            ReadRange {
-                buffer: buffer::EVAL_ACTS,
-                offset: self.eval_out_off,
-                bytes: (self.eval_rows * self.net.classes()) as u64 * 4,
-            },
-            ReadRange {
-                buffer: buffer::LOSSES,
-                offset: 0,
-                bytes: (self.accum * self.batch) as u64 * 4,
-            },
-            ReadRange {
-                buffer: buffer::PARAMS,
-                offset: 0,
-                bytes: self.net.layout().param_count as u64 * 4,
-            },
-            ReadRange {
+        let words = self.engine.net().param_words();
+        let mut ranges = vec![
+            self.logits.read(engine::buffer::EVAL_ACTS),
+            self.losses.read(engine::buffer::DELTAS),
+            Range { at: 0, len: words }.read(engine::buffer::PARAMS),
+        ];
+        if self.flag_words > 0 {
+            ranges.push(ReadRange {
                 buffer: LOOP_FLAG,
                 offset: 0,
                 bytes: self.flag_words as u64 * 4,
-            },
-        ];
-        let ranges = if self.flag_words > 0 {
-            &ranges[..]
-        } else {
-            &ranges[..3]
-        };
-        let started = self.resident.request_read(&ops, ranges)?;
+            });
+        }
+        let started = self.engine.request_read_after(EVAL_FORWARD, &ranges)?;
         if started {
             self.read_step = self.steps_submitted();
         }
@@ -1375,14 +1396,13 @@ impl TrainingSession {
 
     /// The evaluation, if its readback has arrived (never waits).
     pub fn poll_eval(&mut self) -> Result<Option<EvalReadback>, GpuError> {
-        let Some(bytes) = self.resident.poll_read()? else {
+        let Some(floats) = self.engine.poll_read()? else {
             return Ok(None);
         };
-        let floats: Vec<f32> = bytemuck::pod_collect_to_vec(&bytes);
-        let n = self.eval_rows * self.net.classes();
-        let losses = self.accum * self.batch;
-        let params = self.net.layout().param_count;
-        let end = n + losses + params;
+        let n = self.logits.len;
+        let losses = self.losses.len;
+        let words = self.engine.net().param_words();
+        let end = n + losses + words;
         if floats.len() < end + self.flag_words {
             return Err(GpuError::Readback("short evaluation readback".into()));
         }
@@ -1390,8 +1410,11 @@ impl TrainingSession {
             step: self.read_step,
             logits: floats[..n].to_vec(),
             batch_losses: floats[n..n + losses].to_vec(),
-            params: floats[n + losses..end].to_vec(),
-            loop_flag: crate::plan::le_words(Some(&bytes[end * 4..(end + self.flag_words) * 4])),
+            params: self.map.params_of(&floats[n + losses..end]),
+            loop_flag: floats[end..end + self.flag_words]
+                .iter()
+                .map(|f| f.to_bits())
+                .collect(),
         }))
     }
 
@@ -1410,11 +1433,20 @@ impl TrainingSession {
 
     /// Writes new parameters (for tests that start the GPU and CPU from the same point).
     pub fn write_params(&self, params: &[f32]) {
-        // The buffer is the plan's own, so the name always resolves.
+        let arena = self.map.to_arena(params, self.engine.net().param_words());
+        // The buffer is the engine's own, so the name always resolves.
         let _ = self
-            .resident
-            .write(buffer::PARAMS, 0, bytemuck::cast_slice(params));
+            .engine
+            .write(engine::buffer::PARAMS, 0, bytemuck::cast_slice(&arena));
     }
+}
+
+/// The output layer's activations in an MLP arena.
+fn eval_places_output(net: &engine::Net) -> Option<Range> {
+    net.nodes.iter().rev().find_map(|n| match n {
+        engine::Node::Perceptron { y, .. } => Some(y.act),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

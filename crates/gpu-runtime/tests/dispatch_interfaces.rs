@@ -328,3 +328,54 @@ fn every_engine_dispatch_binds_and_fills_what_its_wgsl_declares() {
     let all = engine_problems(&planned);
     assert!(all.is_empty(), "{}", all.join("\n"));
 }
+
+/// The `#/train` network as the engine's layer list (`training::layers`): its layers' dispatches
+/// at odd sizes, with and without gradient accumulation, an evaluation's forward, and the
+/// whole-step rewrite's two dispatches, each against its WGSL.
+#[test]
+fn every_mlp_layer_list_dispatch_binds_and_fills_what_its_wgsl_declares() {
+    use gpu_runtime::engine::Net;
+    use gpu_runtime::mlp::{Activation, Hyper, LossKind, Net as MlpNet, Optimiser};
+    use gpu_runtime::training::layers::{fused_step, model};
+    let net = MlpNet {
+        sizes: vec![3, 5, 7, 2],
+        activation: Activation::Sigmoid,
+        loss: LossKind::Mse,
+    };
+    let hyper = Hyper {
+        lr: 0.1,
+        optimiser: Optimiser::Adam,
+        l1: 0.0,
+        l2: 0.0,
+    };
+    let mut planned = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for (batch, accum) in [(5, 1), (9, 3)] {
+        let n = Net::compile(&model(&net, batch, 40, accum)).expect("compiles");
+        planned.extend(n.forward());
+        planned.extend(n.backward());
+        planned.extend(n.forward_only());
+        if let Some(r) = fused_step(&net, &n, &hyper, Default::default()) {
+            planned.extend(r.dispatches);
+        }
+    }
+    for r in &planned {
+        if !seen.contains(&r.planned.kernel_id) {
+            seen.push(r.planned.kernel_id);
+        }
+    }
+    for id in [
+        "mlp-gather",
+        "mlp-forward-tiled",
+        "mlp-backward-input-tiled",
+        "mlp-grad-tiled",
+        "mlp-grad-reduce",
+        "mlp-loss",
+        "mlp-step-lanes",
+        "mlp-step-reduce",
+    ] {
+        assert!(seen.contains(&id), "{id} never planned");
+    }
+    let all = engine_problems(&planned);
+    assert!(all.is_empty(), "{}", all.join("\n"));
+}

@@ -240,6 +240,107 @@ fn windows(docs: &[Vec<u32>], context: usize, pad: usize) -> (Vec<u32>, Vec<u32>
     (tokens, targets)
 }
 
+/// What a session is made of before it has a device: the compiled layers and their
+/// parameters, the windows' buffer ([`DATA`], laid out by `data`) and the result slots
+/// ([`RESULTS`]). [`GptSession::with_settings`] builds on it; `bench dump-kernels --gpt`
+/// describes it for the Dawn runner, so both train the same plan on the same data.
+pub struct Parts {
+    pub net: Net,
+    /// In the arena's parameter layout.
+    pub params: Vec<f32>,
+    /// [`DATA`] and [`RESULTS`], with their contents.
+    pub extra: Vec<ResidentBuffer<'static>>,
+    /// Bytes of one result slot (the session's readback).
+    pub readback: u64,
+    pub data: Layout,
+    pub results: Layout,
+    pub train_tokens: Range,
+    pub train_targets: Range,
+    pub val_tokens: Range,
+    pub val_targets: Range,
+    /// Whole validation batches (the last padded with windows that count nothing).
+    pub val_batches: usize,
+    /// Validation targets that count (not IGNORE).
+    pub val_counted: usize,
+    pub slots: [Range; SLOTS],
+}
+
+impl Parts {
+    /// See [`Parts`]; the arguments are [`GptSession::with_settings`]'s.
+    pub fn new(
+        cfg: Config,
+        corpus: &Corpus,
+        seed: u64,
+        settings: Settings,
+        start: Option<&[f32]>,
+    ) -> Result<Self, String> {
+        let gpt_model = gpt::Model::new(cfg).map_err(|e| e.to_string())?;
+        if cfg.vocab != corpus.vocab.len() {
+            return Err(format!(
+                "a vocabulary of {} for a corpus of {}",
+                cfg.vocab,
+                corpus.vocab.len()
+            ));
+        }
+        if corpus.train.is_empty() || settings.batch == 0 {
+            return Err("no training documents, or batches of none".into());
+        }
+        let t = cfg.context;
+        let b = settings.batch;
+        let net = Net::compile(&model(&cfg, b))?;
+        let gp = match start {
+            Some(p) => p.to_vec(),
+            None => gpt_model.init_params(seed),
+        };
+        let params = params(&net, &cfg, &gp)?;
+        let val_batches = corpus.val.len().div_ceil(b);
+        let (tt, tg) = windows(&corpus.train, t, 0);
+        let (vt, vg) = windows(&corpus.val, t, val_batches * b - corpus.val.len());
+        let val_counted = vg.iter().filter(|&&k| k != IGNORE).count();
+        let mut data = Layout::default();
+        let train_tokens = data.push("train tokens", tt.len());
+        let train_targets = data.push("train targets", tg.len());
+        let val_tokens = data.push("val tokens", vt.len());
+        let val_targets = data.push("val targets", vg.len());
+        let mut words = vec![0u32; data.words()];
+        for (r, v) in [
+            (train_tokens, &tt),
+            (train_targets, &tg),
+            (val_tokens, &vt),
+            (val_targets, &vg),
+        ] {
+            words[r.words()].copy_from_slice(v);
+        }
+        let mut results = Layout::default();
+        let slots = [0, 1, 2, 3].map(|i| results.push(format!("slot {i}"), val_batches * b * t));
+        let extra = vec![
+            ResidentBuffer {
+                name: DATA,
+                init: Init::Bytes(bytemuck::cast_slice(&words).to_vec().into()),
+            },
+            ResidentBuffer {
+                name: RESULTS,
+                init: Init::Zeroed(results.bytes()),
+            },
+        ];
+        Ok(Self {
+            net,
+            params,
+            extra,
+            readback: (slots[0].len * 4) as u64,
+            data,
+            results,
+            train_tokens,
+            train_targets,
+            val_tokens,
+            val_targets,
+            val_batches,
+            val_counted,
+            slots,
+        })
+    }
+}
+
 impl GptSession {
     /// A session of `cfg` (its vocabulary the corpus's) on `corpus` with the default
     /// [`Settings`], parameters from `gpt::Model::init_params(seed)` and the batch order
@@ -264,67 +365,31 @@ impl GptSession {
         start: Option<&[f32]>,
     ) -> Result<Self, GpuError> {
         let bad = |e: String| GpuError::Dispatch(e);
-        let gpt_model = gpt::Model::new(cfg).map_err(|e| bad(e.to_string()))?;
-        if cfg.vocab != corpus.vocab.len() {
-            return Err(bad(format!(
-                "a vocabulary of {} for a corpus of {}",
-                cfg.vocab,
-                corpus.vocab.len()
-            )));
-        }
-        if corpus.train.is_empty() || settings.batch == 0 {
-            return Err(bad("no training documents, or batches of none".into()));
-        }
-        let t = cfg.context;
-        let b = settings.batch;
-        let net = Net::compile(&model(&cfg, b)).map_err(bad)?;
-        let gp = match start {
-            Some(p) => p.to_vec(),
-            None => gpt_model.init_params(seed),
-        };
-        let p = params(&net, &cfg, &gp).map_err(bad)?;
-
-        let val_batches = corpus.val.len().div_ceil(b);
-        let (tt, tg) = windows(&corpus.train, t, 0);
-        let (vt, vg) = windows(&corpus.val, t, val_batches * b - corpus.val.len());
-        let val_counted = vg.iter().filter(|&&k| k != IGNORE).count();
-        let mut data = Layout::default();
-        let train_tokens = data.push("train tokens", tt.len());
-        let train_targets = data.push("train targets", tg.len());
-        let val_tokens = data.push("val tokens", vt.len());
-        let val_targets = data.push("val targets", vg.len());
-        let mut words = vec![0u32; data.words()];
-        for (r, v) in [
-            (train_tokens, &tt),
-            (train_targets, &tg),
-            (val_tokens, &vt),
-            (val_targets, &vg),
-        ] {
-            words[r.words()].copy_from_slice(v);
-        }
-        let mut results = Layout::default();
-        let slots = [0, 1, 2, 3].map(|i| results.push(format!("slot {i}"), val_batches * b * t));
+        let parts = Parts::new(cfg, corpus, seed, settings, start).map_err(bad)?;
         let limits = gpu.limits();
         let largest = limits
             .max_storage_buffer_binding_size
             .min(limits.max_buffer_size);
-        if data.bytes() > largest || results.bytes() > largest {
+        if parts.data.bytes() > largest || parts.results.bytes() > largest {
             return Err(bad(format!(
                 "the corpus needs a buffer of {} bytes; this adapter binds at most {largest}",
-                data.bytes().max(results.bytes())
+                parts.data.bytes().max(parts.results.bytes())
             )));
         }
-        let extra = vec![
-            ResidentBuffer {
-                name: DATA,
-                init: Init::Bytes(bytemuck::cast_slice(&words).to_vec().into()),
-            },
-            ResidentBuffer {
-                name: RESULTS,
-                init: Init::Zeroed(results.bytes()),
-            },
-        ];
-        let readback = (slots[0].len * 4) as u64;
+        let Parts {
+            net,
+            params: p,
+            extra,
+            readback,
+            train_tokens,
+            train_targets,
+            val_tokens,
+            val_targets,
+            val_batches,
+            val_counted,
+            slots,
+            ..
+        } = parts;
         let engine = Engine::with_buffers(gpu, net, settings.lr, &p, extra, readback).await?;
         Ok(Self {
             engine,

@@ -18,6 +18,7 @@ use crate::family::attention::AttnLayout;
 use crate::family::gpt::uniform as gpt_uniform;
 use crate::family::mlp::uniform as mlp_uniform;
 use crate::plan::{Binding, PlannedDispatch, Uniform};
+use mlp::{Activation, LossKind};
 
 /// One layer of a model, over rows of the width the previous layer left.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,6 +66,27 @@ pub enum Layer {
     /// The CNN's loss head (`cnn-softmax-xent`, the model's last layer): the mean
     /// cross-entropy over the rows, the probabilities kept (for the page's "look inside").
     SoftmaxXentProbs,
+    /// The MLP's dense layer: y = act(x·Wᵀ + b), W `out` × width, the activation in the
+    /// tiled kernels' epilogue (`mlp-forward-tiled`). A tensor keeps one delta, the loss
+    /// gradient on its pre-activation (`mlp::net`'s layout), so the backward multiplies the
+    /// gradient it sends down by the derivative of the activation that made ITS INPUT, read
+    /// from the input's values (`mlp-backward-input-tiled`); the layer before it is the one
+    /// that named that activation.
+    Perceptron { out: usize, act: Activation },
+    /// The first layer of a model whose training set lives on the GPU ([`buffer::DATA_X`],
+    /// [`buffer::DATA_Y`], `rows` rows in the seeded batch order): each train step copies rows
+    /// (start + b) mod `rows` into the input and their labels into the targets, and advances
+    /// the step state (`mlp-gather`; the optimiser then only reads the state). An
+    /// evaluation's forward skips it (its rows are written in place). With `accum`
+    /// micro-batches per update each micro-batch gathers its own rows and the step counter
+    /// (Adam's t) advances once per update.
+    Gather { rows: usize, accum: usize },
+    /// The MLP's loss head (`mlp-loss`, the model's last layer): softmax cross-entropy,
+    /// squared error against one-hot targets, or regression on one output; the mean over the
+    /// rows of all `accum` micro-batches of an update (so their gradients, added, are the
+    /// mean's); writes the logits' delta and each row's loss (`accum` × batch of them, micro-batch
+    /// j's from row j·batch).
+    MlpLoss { kind: LossKind, accum: usize },
 }
 
 /// A model: `batch` rows of `input` features through `layers`.
@@ -175,6 +197,32 @@ pub enum Node {
         targets: Range,
         losses: Range,
     },
+    Perceptron {
+        x: Tensor,
+        y: Tensor,
+        w: Range,
+        b: Range,
+        act: Activation,
+        /// The activation that made `x` (Linear for the model's input or another layer's).
+        below: Activation,
+        /// Whether `x` is the model's input (its delta is never read: not computed).
+        first: bool,
+    },
+    Gather {
+        input: Tensor,
+        /// The loss head's targets (u32 per row, in the activation layout).
+        targets: Range,
+        rows: usize,
+        accum: usize,
+    },
+    MlpLoss {
+        logits: Tensor,
+        targets: Range,
+        /// f32 per row of every micro-batch of an update, in the delta layout.
+        losses: Range,
+        kind: LossKind,
+        accum: usize,
+    },
 }
 
 /// A model compiled: its arena and its layers placed in it.
@@ -241,11 +289,71 @@ impl Builder {
         top: bool,
     ) -> Result<(Vec<Node>, Tensor), String> {
         let mut nodes = Vec::new();
+        // The activation that made `x` (only a perceptron names one).
+        let mut below = Activation::Linear;
         for (i, layer) in layers.iter().enumerate() {
             self.count += 1;
             let name = format!("{}", self.count);
             let last = i + 1 == layers.len();
+            let made_by = below;
+            below = Activation::Linear;
             match layer {
+                Layer::Perceptron { out, act } => {
+                    if *out == 0 {
+                        return Err(format!("layer {name}: a dense layer needs outputs"));
+                    }
+                    let first = top && nodes.iter().all(|n| matches!(n, Node::Gather { .. }));
+                    let w = self.arena.params.push(format!("{name}.w"), out * x.width);
+                    let b = self.arena.params.push(format!("{name}.b"), *out);
+                    let y = self.tensor(&name, *out);
+                    self.arena.scratch_words = self
+                        .arena
+                        .scratch_words
+                        .max(slices(self.batch) * out * (x.width + 1));
+                    nodes.push(Node::Perceptron {
+                        x,
+                        y,
+                        w,
+                        b,
+                        act: *act,
+                        below: made_by,
+                        first,
+                    });
+                    below = *act;
+                    x = y;
+                }
+                Layer::Gather { rows, accum } => {
+                    if !(top && i == 0) || *rows == 0 || *accum == 0 {
+                        return Err(format!(
+                            "layer {name}: the gathering layer comes first, over a training set"
+                        ));
+                    }
+                    // The targets are the loss head's, filled in once it is placed.
+                    let targets = Range { at: 0, len: 0 };
+                    nodes.push(Node::Gather {
+                        input: x,
+                        targets,
+                        rows: *rows,
+                        accum: *accum,
+                    });
+                }
+                Layer::MlpLoss { kind, accum } => {
+                    if !(top && last) || *accum == 0 {
+                        return Err("the loss head must be the model's last layer".into());
+                    }
+                    if *kind == LossKind::Regression && x.width != 1 {
+                        return Err("a regression head needs one output".into());
+                    }
+                    let targets = self.arena.acts.push("targets", self.batch);
+                    let losses = self.arena.deltas.push("losses", accum * self.batch);
+                    nodes.push(Node::MlpLoss {
+                        logits: x,
+                        targets,
+                        losses,
+                        kind: *kind,
+                        accum: *accum,
+                    });
+                }
                 Layer::Linear { out } => {
                     if *out == 0 {
                         return Err(format!("layer {name}: a linear layer needs outputs"));
@@ -503,16 +611,22 @@ impl Net {
             convs: 0,
         };
         let input = b.tensor("input", model.input);
-        let (nodes, last) = b.walk(&model.layers, input, true)?;
+        let (mut nodes, last) = b.walk(&model.layers, input, true)?;
         let (targets, losses) = match nodes.last() {
             Some(Node::SoftmaxXent {
                 targets, losses, ..
             })
             | Some(Node::SoftmaxXentProbs {
                 targets, losses, ..
+            })
+            | Some(Node::MlpLoss {
+                targets, losses, ..
             }) => (*targets, *losses),
             _ => return Err("the model must end in its loss head".into()),
         };
+        if let Some(Node::Gather { targets: t, .. }) = nodes.first_mut() {
+            *t = targets;
+        }
         Ok(Net {
             batch: model.batch,
             arena: b.arena,
@@ -522,6 +636,14 @@ impl Net {
             losses,
             classes: last.width,
         })
+    }
+
+    /// Micro-batches per update (the MLP's loss head says; 1 for every other model).
+    pub fn accum(&self) -> usize {
+        match self.nodes.last() {
+            Some(Node::MlpLoss { accum, .. }) => (*accum).max(1),
+            _ => 1,
+        }
     }
 
     /// Parameters of the model, padding included (what the optimiser steps).
@@ -540,11 +662,16 @@ impl Net {
     pub fn forward_only(&self) -> Vec<Recorded> {
         let head = matches!(
             self.nodes.last(),
-            Some(Node::SoftmaxXent { .. } | Node::SoftmaxXentProbs { .. })
+            Some(Node::SoftmaxXent { .. } | Node::SoftmaxXentProbs { .. } | Node::MlpLoss { .. })
         );
-        let body = &self.nodes[..self.nodes.len() - usize::from(head)];
+        // Nor the gathering layer: an evaluation's rows are written into its input.
+        let body: Vec<Node> = self.nodes[..self.nodes.len() - usize::from(head)]
+            .iter()
+            .filter(|n| !matches!(n, Node::Gather { .. }))
+            .cloned()
+            .collect();
         let mut out = Vec::new();
-        forward(body, self.batch, &mut out);
+        forward(&body, self.batch, &mut out);
         out
     }
 
@@ -620,24 +747,60 @@ pub(super) fn forward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
     for node in nodes {
         match node {
             Node::Linear { x, y, w, b } => {
-                let p = Range::span(&[*w, *b]);
-                let a = Range::span(&[x.act, y.act]);
-                let u = Uniform::new(&mlp_uniform::DENSE)
-                    .with("batch", batch as u32)
-                    .with("fan_in", x.width as u32)
-                    .with("fan_out", y.width as u32)
-                    .with("act", 0)
-                    .with("w_off", p.offset_of(*w))
-                    .with("b_off", p.offset_of(*b))
-                    .with("in_off", a.offset_of(x.act))
-                    .with("out_off", a.offset_of(y.act));
-                out.push(tiled(
-                    "mlp-forward-tiled",
-                    [groups(y.width), groups(batch), 1],
-                    u,
-                    vec![p.bind(PARAMS), a.bind(ACTS)],
-                ));
+                out.push(linear_forward(*x, *y, *w, *b, batch, Activation::Linear))
             }
+            Node::Perceptron {
+                x, y, w, b, act, ..
+            } => out.push(linear_forward(*x, *y, *w, *b, batch, *act)),
+            Node::Gather {
+                input,
+                targets,
+                rows,
+                accum,
+            } => out.push(line(
+                "mlp-gather",
+                input.act.len,
+                Uniform::new(&mlp_uniform::GATHER)
+                    .with("batch", batch as u32)
+                    .with("fan_in", input.width as u32)
+                    .with("in_off", 0)
+                    .with("rows", *rows as u32)
+                    .with("accum", *accum as u32),
+                vec![
+                    input.act.bind(ACTS),
+                    targets.bind(ACTS),
+                    Binding::whole(buffer::DATA_X),
+                    Binding::whole(buffer::DATA_Y),
+                    Binding::whole(buffer::STATES[0]),
+                    Binding::whole(buffer::STATES[1]),
+                ],
+            )),
+            Node::MlpLoss {
+                logits,
+                targets,
+                losses,
+                kind,
+                accum,
+            } => out.push(line(
+                "mlp-loss",
+                batch,
+                Uniform::new(&mlp_uniform::LOSS)
+                    .with("batch", batch as u32)
+                    .with("classes", logits.width as u32)
+                    .with("logits_off", 0)
+                    .with("delta_off", 0)
+                    .with("kind", *kind as u32)
+                    // Micro-batch j's copy ([`super::Engine`] makes one per micro-batch)
+                    // writes its losses from row j·batch.
+                    .with("mean_over", (accum * batch) as u32)
+                    .with("loss_off", 0),
+                vec![
+                    logits.act.bind(ACTS),
+                    targets.bind(ACTS),
+                    logits.delta.bind(DELTAS),
+                    losses.bind(DELTAS),
+                ],
+            )),
             Node::Gelu { x, y } => out.push(line(
                 "gpt-gelu",
                 x.act.len,
@@ -758,51 +921,19 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
     for node in nodes.iter().rev() {
         match node {
             Node::Linear { x, y, w, b } => {
-                let (fan_in, fan_out) = (x.width, y.width);
-                let d = Range::span(&[x.delta, y.delta]);
-                let back = Uniform::new(&mlp_uniform::BACK)
-                    .with("batch", batch as u32)
-                    .with("fan_in", fan_in as u32)
-                    .with("fan_out", fan_out as u32)
-                    .with("act", 0)
-                    .with("w_off", 0)
-                    .with("in_off", 0)
-                    .with("in_delta_off", d.offset_of(x.delta))
-                    .with("out_delta_off", d.offset_of(y.delta));
-                out.push(tiled(
-                    "mlp-backward-input-tiled",
-                    [groups(fan_in), groups(batch), 1],
-                    back,
-                    vec![w.bind(PARAMS), x.act.bind(ACTS), d.bind(DELTAS)],
-                ));
-                let g = Range::span(&[*w, *b]);
-                let s = slices(batch);
-                let grad = Uniform::new(&mlp_uniform::GRAD_TILED)
-                    .with("batch", batch as u32)
-                    .with("fan_in", fan_in as u32)
-                    .with("fan_out", fan_out as u32)
-                    .with("in_off", 0)
-                    .with("delta_off", 0)
-                    .with("w_off", g.offset_of(*w))
-                    .with("b_off", g.offset_of(*b))
-                    .with("slices", s as u32);
-                out.push(tiled(
-                    "mlp-grad-tiled",
-                    [groups(fan_in + 1), groups(fan_out), s as u32],
-                    grad.clone(),
-                    vec![
-                        x.act.bind(ACTS),
-                        y.delta.bind(DELTAS),
-                        Binding::whole(SCRATCH),
-                    ],
-                ));
-                out.push(line(
-                    "mlp-grad-reduce",
-                    fan_out * (fan_in + 1),
-                    grad,
-                    vec![Binding::whole(SCRATCH), g.bind(GRADS)],
-                ));
+                linear_backward(*x, *y, *w, *b, batch, Activation::Linear, true, out)
             }
+            Node::Perceptron {
+                x,
+                y,
+                w,
+                b,
+                below,
+                first,
+                ..
+            } => linear_backward(*x, *y, *w, *b, batch, *below, !first, out),
+            // Nothing flows back into the training set.
+            Node::Gather { .. } => {}
             Node::Gelu { x, y } => out.push(line(
                 "gpt-gelu-backward",
                 x.act.len,
@@ -852,7 +983,7 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
                 ));
             }
             // Its forward already wrote the logits' delta.
-            Node::SoftmaxXent { .. } | Node::SoftmaxXentProbs { .. } => {}
+            Node::SoftmaxXent { .. } | Node::SoftmaxXentProbs { .. } | Node::MlpLoss { .. } => {}
             Node::Conv2d { .. } | Node::MaxPool2 { .. } | Node::Dense { .. } => {
                 conv::backward(node, batch, out)
             }
@@ -930,6 +1061,98 @@ fn backward(nodes: &[Node], batch: usize, out: &mut Vec<Recorded>) {
             }
         }
     }
+}
+
+/// A linear layer's forward (`mlp-forward-tiled`), `act` in its epilogue.
+fn linear_forward(
+    x: Tensor,
+    y: Tensor,
+    w: Range,
+    b: Range,
+    batch: usize,
+    act: Activation,
+) -> Recorded {
+    use buffer::{ACTS, PARAMS};
+    let p = Range::span(&[w, b]);
+    let a = Range::span(&[x.act, y.act]);
+    let u = Uniform::new(&mlp_uniform::DENSE)
+        .with("batch", batch as u32)
+        .with("fan_in", x.width as u32)
+        .with("fan_out", y.width as u32)
+        .with("act", act as u32)
+        .with("w_off", p.offset_of(w))
+        .with("b_off", p.offset_of(b))
+        .with("in_off", a.offset_of(x.act))
+        .with("out_off", a.offset_of(y.act));
+    tiled(
+        "mlp-forward-tiled",
+        [groups(y.width), groups(batch), 1],
+        u,
+        vec![p.bind(PARAMS), a.bind(ACTS)],
+    )
+}
+
+/// A linear layer's backward: the input gradient (times the derivative of `below`, the
+/// activation that made the input; skipped without `input_grad`), then the weight and bias
+/// gradient in `mlp::net::REDUCE`'s order (64 strided partial sums, halved).
+#[allow(clippy::too_many_arguments)]
+fn linear_backward(
+    x: Tensor,
+    y: Tensor,
+    w: Range,
+    b: Range,
+    batch: usize,
+    below: Activation,
+    input_grad: bool,
+    out: &mut Vec<Recorded>,
+) {
+    use buffer::{ACTS, DELTAS, GRADS, PARAMS, SCRATCH};
+    let (fan_in, fan_out) = (x.width, y.width);
+    if input_grad {
+        let d = Range::span(&[x.delta, y.delta]);
+        let back = Uniform::new(&mlp_uniform::BACK)
+            .with("batch", batch as u32)
+            .with("fan_in", fan_in as u32)
+            .with("fan_out", fan_out as u32)
+            .with("act", below as u32)
+            .with("w_off", 0)
+            .with("in_off", 0)
+            .with("in_delta_off", d.offset_of(x.delta))
+            .with("out_delta_off", d.offset_of(y.delta));
+        out.push(tiled(
+            "mlp-backward-input-tiled",
+            [groups(fan_in), groups(batch), 1],
+            back,
+            vec![w.bind(PARAMS), x.act.bind(ACTS), d.bind(DELTAS)],
+        ));
+    }
+    let g = Range::span(&[w, b]);
+    let s = slices(batch);
+    let grad = Uniform::new(&mlp_uniform::GRAD_TILED)
+        .with("batch", batch as u32)
+        .with("fan_in", fan_in as u32)
+        .with("fan_out", fan_out as u32)
+        .with("in_off", 0)
+        .with("delta_off", 0)
+        .with("w_off", g.offset_of(w))
+        .with("b_off", g.offset_of(b))
+        .with("slices", s as u32);
+    out.push(tiled(
+        "mlp-grad-tiled",
+        [groups(fan_in + 1), groups(fan_out), s as u32],
+        grad.clone(),
+        vec![
+            x.act.bind(ACTS),
+            y.delta.bind(DELTAS),
+            Binding::whole(SCRATCH),
+        ],
+    ));
+    out.push(line(
+        "mlp-grad-reduce",
+        fan_out * (fan_in + 1),
+        grad,
+        vec![Binding::whole(SCRATCH), g.bind(GRADS)],
+    ));
 }
 
 fn embed_uniform(rows: usize, c: usize, t: usize, vocab: usize, wte: u32, wpe: u32) -> Uniform {

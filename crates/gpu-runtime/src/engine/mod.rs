@@ -57,7 +57,7 @@ use crate::context::{Gpu, GpuError};
 use crate::family::optim;
 use crate::plan::{
     Binding, Init, LoopFlag, Op, ReadRange, ResidentBuffer, ResidentDispatch, ResidentPlan,
-    LOOP_FLAG,
+    Uniform, LOOP_FLAG,
 };
 use crate::KernelSpec;
 
@@ -75,6 +75,10 @@ pub mod buffer {
     pub const STATES: [&str; 2] = ["engine state a", "engine state b"];
     /// The activations of [`super::EVAL_FORWARD`]'s batch (its own layout).
     pub const EVAL_ACTS: &str = "engine eval acts";
+    /// A training set resident on the GPU, in batch order, that a [`super::Layer::Gather`]
+    /// reads (the model's own, made with [`super::Setup::extra`]): features and labels.
+    pub const DATA_X: &str = "engine data x";
+    pub const DATA_Y: &str = "engine data y";
 }
 
 /// The program that runs one training step: clear, forward, backward, Adam.
@@ -101,6 +105,28 @@ pub struct Setup<'a> {
     pub replacements: &'a [&'a KernelSpec],
     /// A loop-budget flag the replacements bind after their uniform ([`LOOP_FLAG`]).
     pub flag: Option<LoopFlag>,
+    /// A rewrite of the train step: dispatches that do the whole step's work in place of the
+    /// ones the layers recorded (the MLP's whole-step kernels, `mlp::fused_step`).
+    pub rewrite: Option<Rewrite>,
+}
+
+/// The train step of a model done by other dispatches than its layers' (a rewrite rule of
+/// the plan, chosen by whoever makes the engine): they gather, step and update themselves,
+/// so [`TRAIN_STEP`] runs just them, the step state's two copies swapped per micro-batch as
+/// for the layers' own. With a rewrite the layers' own dispatches are not made.
+#[derive(Clone, Debug, Default)]
+pub struct Rewrite {
+    pub dispatches: Vec<Recorded>,
+    /// Words of [`buffer::SCRATCH`] they need (zeroed at the start).
+    pub scratch_words: usize,
+    /// Micro-batches per update: the dispatches run this many times a step, the last (the
+    /// update) only in the last micro-batch, and one whose uniform places its losses
+    /// (`loss_off`) once per micro-batch with its losses from row j·batch (0 or 1: none).
+    pub accum: usize,
+    /// Whether the gradients are summed into (cleared once per step).
+    pub clear_grads: bool,
+    /// The evaluation's forward ([`EVAL_FORWARD`]) in place of the evaluation net's layers'.
+    pub eval: Option<Vec<Recorded>>,
 }
 
 impl Setup<'_> {
@@ -119,17 +145,42 @@ impl Setup<'_> {
             eval: None,
             replacements: &[],
             flag: None,
+            rewrite: None,
         }
     }
 }
 
 /// A program's ops for each parity of the steps done (only a train step's differ: Adam reads
 /// the step state the previous step wrote).
-struct Program {
-    name: &'static str,
-    ops: [Vec<Op>; 2],
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub name: &'static str,
+    pub ops: [Vec<Op>; 2],
     /// Whether a run of it is a training step (advances the parity).
-    steps: bool,
+    pub steps: bool,
+}
+
+/// An engine as data ([`Engine::describe`]): what [`ResidentPlan::new`] is given, and the
+/// programs over its dispatches.
+pub struct Description<'s> {
+    pub buffers: Vec<ResidentBuffer<'static>>,
+    pub dispatches: Vec<ResidentDispatch<'s>>,
+    pub programs: Vec<Program>,
+    /// Index of the optimiser's dispatch.
+    pub adam: usize,
+    /// A rewrite's dispatches whose uniform names the learning rate (`lr`), and that uniform.
+    pub lr_uniforms: Vec<(usize, Uniform)>,
+    pub hyper: optim::Hyper,
+    /// Bytes the readback staging holds.
+    pub readback: u64,
+}
+
+/// Words of [`buffer::SCRATCH`]: a rewrite's own need, else the layers'.
+fn scratch_of(net: &Net, setup: &Setup<'_>) -> usize {
+    setup
+        .rewrite
+        .as_ref()
+        .map_or(net.arena.scratch_words, |r| r.scratch_words)
 }
 
 /// A model on the GPU: its arena's buffers, its recorded dispatches and its programs.
@@ -139,6 +190,8 @@ pub struct Engine {
     programs: Vec<Program>,
     /// Index of the optimiser's dispatch (for the learning rate).
     adam: usize,
+    /// A rewrite's dispatches whose uniform names the learning rate (`lr`), and that uniform.
+    lr_uniforms: Vec<(usize, Uniform)>,
     hyper: optim::Hyper,
     steps: u64,
 }
@@ -177,11 +230,45 @@ impl Engine {
         params: &[f32],
         setup: Setup<'_>,
     ) -> Result<Self, GpuError> {
+        // A rewrite's dispatches need its scratch, not the layers' (which it does not make).
+        let scratch_words = scratch_of(&net, &setup);
+        let fits = |arena: &Arena| {
+            Arena {
+                scratch_words,
+                ..arena.clone()
+            }
+            .fits(&gpu.limits())
+            .map_err(GpuError::Dispatch)
+        };
+        fits(&net.arena)?;
+        if let Some(e) = &setup.eval {
+            fits(&e.arena)?;
+        }
+        let d = Self::describe(&net, params, setup)?;
+        let plan = ResidentPlan::new(gpu, d.buffers, d.dispatches, d.readback).await?;
+        Ok(Self {
+            plan,
+            net,
+            programs: d.programs,
+            adam: d.adam,
+            lr_uniforms: d.lr_uniforms,
+            hyper: d.hyper,
+            steps: 0,
+        })
+    }
+
+    /// What [`Engine::build`] makes, without a device: every buffer with its initial
+    /// contents, every dispatch as recorded, and the programs' ops (the Dawn runner of
+    /// `crates/bench` replays exactly this; the adapter's limits are `build`'s to check).
+    pub fn describe<'s>(
+        net: &Net,
+        params: &[f32],
+        setup: Setup<'s>,
+    ) -> Result<Description<'s>, GpuError> {
         use buffer::*;
         let a = &net.arena;
-        a.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
+        let scratch_words = scratch_of(net, &setup);
         if let Some(e) = &setup.eval {
-            e.arena.fits(&gpu.limits()).map_err(GpuError::Dispatch)?;
             if e.arena.params != a.params {
                 return Err(GpuError::Dispatch(
                     "the evaluation's layers are not the training's".into(),
@@ -225,7 +312,7 @@ impl Engine {
             },
             ResidentBuffer {
                 name: SCRATCH,
-                init: Init::Zeroed((a.scratch_words.max(1) * 4) as u64),
+                init: Init::Zeroed((scratch_words.max(1) * 4) as u64),
             },
             ResidentBuffer {
                 name: CORRECTIONS,
@@ -253,36 +340,75 @@ impl Engine {
             });
         }
         buffers.extend(setup.extra);
-        let forward = net.forward();
-        let backward = net.backward();
+        let rewritten = setup.rewrite.is_some();
+        let (forward, backward) = if rewritten {
+            (Vec::new(), Vec::new())
+        } else {
+            (net.forward(), net.backward())
+        };
+        let rewrite_eval = setup.rewrite.as_ref().and_then(|r| r.eval.clone());
         // The evaluation's forward binds its own activations where the training's bind theirs.
-        let eval: Vec<Recorded> = setup.eval.as_ref().map_or(Vec::new(), |e| {
-            e.forward_only()
-                .into_iter()
-                .map(|mut r| {
-                    for b in &mut r.bindings {
-                        if let Binding::Buffer { name, .. } = b {
-                            if *name == ACTS {
-                                *name = EVAL_ACTS;
+        let eval: Vec<Recorded> = rewrite_eval.unwrap_or_else(|| {
+            setup.eval.as_ref().map_or(Vec::new(), |e| {
+                e.forward_only()
+                    .into_iter()
+                    .map(|mut r| {
+                        for b in &mut r.bindings {
+                            if let Binding::Buffer { name, .. } = b {
+                                if *name == ACTS {
+                                    *name = EVAL_ACTS;
+                                }
                             }
                         }
-                    }
-                    r
-                })
-                .collect()
+                        r
+                    })
+                    .collect()
+            })
         });
-        let recorded: Vec<&Recorded> = forward.iter().chain(&backward).chain(&eval).collect();
+        let rewrite: &[Recorded] = setup.rewrite.as_ref().map_or(&[], |r| &r.dispatches);
+        let recorded: Vec<&Recorded> = forward
+            .iter()
+            .chain(&backward)
+            .chain(&eval)
+            .chain(rewrite)
+            .collect();
         let optimiser_id = hyper.kernel_id();
         let chosen = Replacements::checked(setup.replacements, |id| {
-            id == optimiser_id || recorded.iter().any(|r| r.planned.kernel_id == id)
+            (id == optimiser_id && !rewritten) || recorded.iter().any(|r| r.planned.kernel_id == id)
         })?;
         let count = a.params.words();
         let mut dispatches = Vec::new();
+        // A dispatch that binds the step state (a gathering layer's) reads one copy and writes
+        // the other, as Adam does: a second variant with the two swapped, run on odd steps.
+        let mut two_variants = Vec::new();
         for r in &recorded {
             let id = r.planned.kernel_id;
+            let swapped: Vec<Binding> = r
+                .bindings
+                .iter()
+                .map(|b| match b {
+                    Binding::Buffer { name, offset, size } if STATES.contains(name) => {
+                        Binding::Buffer {
+                            name: if *name == STATES[0] {
+                                STATES[1]
+                            } else {
+                                STATES[0]
+                            },
+                            offset: *offset,
+                            size: *size,
+                        }
+                    }
+                    other => other.clone(),
+                })
+                .collect();
+            let mut variants = vec![r.bindings.clone()];
+            if swapped != r.bindings {
+                variants.push(swapped);
+            }
+            two_variants.push(variants.len() == 2);
             dispatches.push(ResidentDispatch {
                 kernel: chosen.spec(id)?,
-                variants: vec![r.bindings.clone()],
+                variants,
                 uniform: r.planned.uniform.to_vec(),
                 workgroups: r.planned.workgroups,
                 after_uniform: chosen.after_uniform(setup.flag, id, r.bindings.len())?,
@@ -319,31 +445,133 @@ impl Engine {
             workgroups: optim::grid(count, optim::MAX_GROUPS_X).0,
             after_uniform: chosen.after_uniform(setup.flag, optimiser_id, bound)?,
         });
+        // Gradient accumulation: the train step runs the forward and backward once per
+        // micro-batch, and the loss head's dispatch (the one whose uniform places its losses,
+        // `loss_off`) once per micro-batch with its losses from row j·batch: k copies follow
+        // the optimiser's dispatch (each its own uniform; the recorded one then stands unused).
+        let n_forward = forward.len();
+        let n_all = n_forward + backward.len();
+        let n_rewrite = n_all + eval.len();
+        let accum = setup
+            .rewrite
+            .as_ref()
+            .map_or(net.accum(), |r| r.accum.max(1));
+        // The dispatches a micro-batch runs (the layers' forward and backward, or the rewrite's).
+        let step_range = if rewritten {
+            n_rewrite..n_rewrite + rewrite.len()
+        } else {
+            0..n_all
+        };
+        let mut micro: Vec<(usize, Vec<usize>)> = Vec::new();
+        if accum > 1 {
+            for index in step_range.clone() {
+                let r = recorded[index];
+                if !r.planned.uniform.has("loss_off") {
+                    continue;
+                }
+                let mut copies = Vec::new();
+                for j in 0..accum {
+                    let mut u = r.planned.uniform.clone();
+                    u.set("loss_off", (j * net.batch) as u32);
+                    let id = r.planned.kernel_id;
+                    copies.push(dispatches.len());
+                    dispatches.push(ResidentDispatch {
+                        kernel: chosen.spec(id)?,
+                        variants: vec![r.bindings.clone()],
+                        uniform: u.to_vec(),
+                        workgroups: r.planned.workgroups,
+                        after_uniform: chosen.after_uniform(setup.flag, id, r.bindings.len())?,
+                    });
+                }
+                micro.push((index, copies));
+            }
+        }
         let eval_bytes = setup.eval.as_ref().map_or(0, |e| e.arena.acts.bytes());
         let flag_bytes = setup.flag.map_or(0, |f| (f.words.max(1) * 4) as u64);
         let readback = setup
             .readback
             .max(4 * (4 * count + 2 * (a.acts.words() + a.deltas.words())) as u64 + flag_bytes)
             .max(eval_bytes);
-        let plan = ResidentPlan::new(gpu, buffers, dispatches, readback).await?;
 
         let run = |range: std::ops::Range<usize>| -> Vec<Op> {
             range
                 .map(|index| Op::Dispatch { index, variant: 0 })
                 .collect()
         };
-        let n_forward = forward.len();
-        let n_all = n_forward + backward.len();
+        let by_parity = |parity: usize, range: std::ops::Range<usize>| -> Vec<Op> {
+            range
+                .map(|index| Op::Dispatch {
+                    index,
+                    variant: if two_variants[index] { parity } else { 0 },
+                })
+                .collect()
+        };
+        let copy = |index: usize, j: usize| {
+            micro
+                .iter()
+                .find(|(i, _)| *i == index)
+                .map_or(index, |(_, copies)| copies[j])
+        };
+        let clear_grads = setup.rewrite.as_ref().is_some_and(|r| r.clear_grads);
         let train = |parity: usize| {
+            if rewritten {
+                // As the layers' own below, the last dispatch (the update) in the last
+                // micro-batch only.
+                let mut ops = Vec::new();
+                if clear_grads {
+                    ops.push(Op::Clear(GRADS));
+                }
+                let last = step_range.end.saturating_sub(1);
+                for j in 0..accum {
+                    let micro_parity = (parity * accum + j) % 2;
+                    for op in by_parity(micro_parity, step_range.clone()) {
+                        if let Op::Dispatch { index, variant } = op {
+                            if index == last && j + 1 < accum {
+                                continue;
+                            }
+                            ops.push(Op::Dispatch {
+                                index: copy(index, j),
+                                variant,
+                            });
+                        }
+                    }
+                }
+                ops.push(Op::Pass);
+                return ops;
+            }
+            // The gradients are summed over the micro-batches: cleared once per update. Each
+            // micro-batch's gathering advances the step state, so micro-batch j of a step of
+            // this parity reads copy (parity·k + j) mod 2, and the optimiser reads the copy the
+            // last one read (its t: updates done before this one).
             let mut ops = vec![Op::Clear(GRADS), Op::Clear(DELTAS)];
-            ops.extend(run(0..n_all));
+            let mut micro_parity = parity;
+            for j in 0..accum {
+                micro_parity = (parity * accum + j) % 2;
+                ops.extend(
+                    by_parity(micro_parity, 0..n_all)
+                        .into_iter()
+                        .map(|op| match op {
+                            Op::Dispatch { index, variant } => Op::Dispatch {
+                                index: copy(index, j),
+                                variant,
+                            },
+                            other => other,
+                        }),
+                );
+            }
             ops.push(Op::Dispatch {
                 index: adam,
-                variant: parity,
+                variant: micro_parity,
             });
             ops.push(Op::Pass);
             ops
         };
+        let lr_uniforms: Vec<(usize, Uniform)> = rewrite
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.planned.uniform.has("lr"))
+            .map(|(i, r)| (n_rewrite + i, r.planned.uniform.clone()))
+            .collect();
         let eval_loss = run(0..n_forward);
         let mut programs = vec![
             Program {
@@ -365,13 +593,14 @@ impl Engine {
                 steps: false,
             });
         }
-        Ok(Self {
-            plan,
-            net,
+        Ok(Description {
+            buffers,
+            dispatches,
             programs,
             adam,
+            lr_uniforms,
             hyper,
-            steps: 0,
+            readback,
         })
     }
 
@@ -467,7 +696,12 @@ impl Engine {
         self.hyper.lr = lr;
         let count = self.net.arena.params.words();
         let u = optim::uniform(&self.hyper, count, optim::MAX_GROUPS_X);
-        self.plan.write_uniform(self.adam, &u)
+        self.plan.write_uniform(self.adam, &u)?;
+        for (index, u) in &mut self.lr_uniforms {
+            u.set_f32("lr", lr);
+            self.plan.write_uniform(*index, u)?;
+        }
+        Ok(())
     }
 
     /// Writes `bytes` at byte `offset` of the buffer called `name` (an arena buffer or one of
@@ -530,6 +764,12 @@ impl Engine {
             .plan
             .poll_read()?
             .map(|b| bytemuck::pod_collect_to_vec(&b)))
+    }
+
+    /// Natively, lets wgpu run finished callbacks without waiting (in the browser they run
+    /// on their own).
+    pub fn poll(&self) {
+        self.plan.poll();
     }
 
     /// Natively: waits until everything submitted has finished.

@@ -248,6 +248,12 @@ fn cnn_layer() {
     panic!("the engine's twin has no CNN layers: use `engine::cnn` with `cnn::net`'s twin")
 }
 
+/// The MLP's layers likewise have their twin in `mlp::net` (`CpuTrainer`, `REDUCE`'s order)
+/// and their bound in `training::param_ulps_per_step`, compared through `training::layers`'s map.
+fn mlp_layer() {
+    panic!("the engine's twin has no MLP layers: use `training::layers` with `mlp::net`'s twin")
+}
+
 /// Rows of a tensor's activations (or deltas) as (values, bounds) by row.
 fn row(r: Range, width: usize, i: usize) -> std::ops::Range<usize> {
     r.at + i * width..r.at + (i + 1) * width
@@ -295,6 +301,7 @@ fn forward(t: &mut Twin, nodes: &[Node], batch: usize) {
             | Node::MaxPool2 { .. }
             | Node::Dense { .. }
             | Node::SoftmaxXentProbs { .. } => cnn_layer(),
+            Node::Perceptron { .. } | Node::Gather { .. } | Node::MlpLoss { .. } => mlp_layer(),
             Node::Embed {
                 tokens,
                 x,
@@ -537,6 +544,7 @@ fn backward(t: &mut Twin, nodes: &[Node], batch: usize) {
             | Node::MaxPool2 { .. }
             | Node::Dense { .. }
             | Node::SoftmaxXentProbs { .. } => cnn_layer(),
+            Node::Perceptron { .. } | Node::Gather { .. } | Node::MlpLoss { .. } => mlp_layer(),
             Node::Embed {
                 tokens,
                 x,

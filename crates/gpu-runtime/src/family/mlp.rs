@@ -1,7 +1,8 @@
 //! The tiny MLP's training kernels and what each binds. They run no [`crate::Job`]: a
-//! [`crate::training::TrainingSession`] keeps their buffers resident in a
-//! [`crate::plan::ResidentPlan`], binding them as [`bindings`] says (each file's header lists
-//! the same), and sizes their grids with [`crate::training::step_plan`].
+//! [`crate::training::TrainingSession`] runs them on the training engine, binding the arena's
+//! buffers for each of [`bindings`]'s slots (each file's header lists the same), and sizes
+//! their grids with [`crate::training::step_plan_at`]. [`buffer`] names the buffers of the
+//! Dawn runner's plan (`bench`'s `mlp_bench::dump`), which keeps `mlp::net`'s packed layouts.
 
 use cpu_kernels::verify::Precision;
 

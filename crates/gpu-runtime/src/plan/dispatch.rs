@@ -102,6 +102,11 @@ impl Uniform {
         }
     }
 
+    /// Whether its struct has a word called `word`.
+    pub fn has(&self, word: &str) -> bool {
+        self.layout.index(word).is_some()
+    }
+
     /// Sets the word called `word`.
     pub fn set(&mut self, word: &str, value: u32) {
         let i = self.at(word);
