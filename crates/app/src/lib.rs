@@ -1,25 +1,21 @@
 //! The GPU Playground web app (Yew). Components render and dispatch; the logic they call
 //! lives in plain crates (`page-models` for each page's, `gpu-runtime`, `cpu-kernels`,
 //! `simt-model`). What stays here holds the browser or the device: the text tables (`i18n`),
-//! the page's one device (`session`), the training driver (`train_runner`), the race's
+//! the page's one device (`session`), the training pages' one driver (`train_driver`), the race's
 //! workers (`race_workers`) and what the browser offers (`probe`).
 
-#[cfg(feature = "cnn-page")]
-pub mod cnn_driver;
 pub mod components;
 #[cfg(feature = "cnn-page")]
 pub mod digits_asset;
 // The data assets ship in the whole app only, with the pages that fetch them.
 #[cfg(feature = "cnn-page")]
 pub mod gpt_data_asset;
-#[cfg(feature = "cnn-page")]
-pub mod gpt_train_driver;
 pub mod i18n;
 pub mod probe;
 pub mod race_workers;
 pub mod route;
 pub mod session;
-pub mod train_runner;
+pub mod train_driver;
 pub mod visibility;
 pub mod visits;
 

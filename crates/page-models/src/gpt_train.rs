@@ -1,7 +1,7 @@
 //! Training the tiny GPT live on `#/gpt`: the settings with their notes, the run's lifecycle
 //! (Train / Pause / Reset, held while the page is hidden or left), both sides' curves in nats
 //! per character, the bigram baseline, and the samples with their temperature. Pure: the
-//! driver (`app::gpt_train_driver`) runs the GPU session and the CPU twin and reports here as
+//! driver (`app::train_driver::gpt`) runs the GPU session and the CPU twin and reports here as
 //! [`Action`]s, each carrying the run number it belongs to so that a replaced run's late
 //! reports are dropped.
 

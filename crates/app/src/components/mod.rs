@@ -25,6 +25,7 @@ pub mod embed_host;
 #[cfg(feature = "cnn-page")]
 mod gpt;
 mod gpu_panel;
+mod keep;
 mod kernel_run;
 mod ladder;
 #[cfg(feature = "lessons")]

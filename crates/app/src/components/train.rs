@@ -6,7 +6,8 @@
 //! what is shown), kept here in a `use_reducer`; these components only render it and
 //! dispatch actions or URL edits.
 //!
-//! - `runner`: the GPU session and CPU twin, driven by one timer (time-sliced, main thread).
+//! - `crate::train_driver::mlp`: the GPU session and CPU twin, driven by one timer
+//!   (time-sliced, main thread).
 //! - `controls`: the data and network panels (settings that go to the URL).
 //! - `output`: the notices, the status line, the decision boundary and the loss chart.
 //! - `kernels`: the step's kernels with their WGSL, and the batch-size experiment's panel.
@@ -40,10 +41,12 @@ use self::controls::{DataPanel, NetworkPanel};
 use self::kernels::{conclusion, experiment_view, KernelsPanel};
 use self::output::{output_panel, status_line, Notices};
 use super::chart_width::use_chart_width;
+use super::keep::use_kept;
 use super::{replace_query, Ctx};
 use crate::probe::WebGpuStatus;
 use crate::session;
-use crate::train_runner::{now_ms, Runner, Sample};
+use crate::train_driver::mlp::{Runner, Sample};
+use crate::train_driver::{now_ms, start_session};
 
 /// Milliseconds between engine ticks, and between re-renders while training.
 const TICK_MS: u32 = 16;
@@ -103,12 +106,6 @@ fn write_query(ctx: &Ctx, nav: &Option<Navigator>, pairs: &[(&str, String)]) -> 
     lowered
 }
 
-thread_local! {
-    /// The run the learner left this page with, taken back when the page is shown again:
-    /// leaving a page loses nothing (training holds meanwhile, as for a hidden tab).
-    static KEPT: RefCell<Option<Kept>> = const { RefCell::new(None) };
-}
-
 /// A kept run and its network's number (a GPU session still on its way attaches only to the
 /// network it was made for).
 #[derive(Clone, Default)]
@@ -119,17 +116,17 @@ struct Kept {
     resume: Rc<RefCell<bool>>,
 }
 
-/// Keeps the page's run for its return (only one worth keeping; else forgets any).
-fn keep(kept: Kept) {
-    let runner = &kept.runner;
-    let worth = match runner.borrow_mut().as_mut() {
+/// The page's run to keep for its return, if worth keeping.
+fn keep(kept: &Kept) -> Option<Kept> {
+    let worth = match kept.runner.borrow_mut().as_mut() {
         Some(r) if r.board.worth_keeping(r.reached().0) => {
-            r.board.left(r.reached());
+            let reached = r.reached();
+            r.board.left(reached);
             true
         }
         _ => false,
     };
-    KEPT.with(|k| *k.borrow_mut() = worth.then_some(kept));
+    worth.then(|| kept.clone())
 }
 
 #[function_component]
@@ -137,25 +134,19 @@ pub fn Train() -> Html {
     let ctx = use_context::<Ctx>();
     let navigator = use_navigator();
     let redraw = use_force_update();
-    // A run kept when the learner left (taken once per visit of the page); its timer starts
-    // again without a new network unless the address asks for other settings.
-    let kept = use_memo((), |_| KEPT.with(|k| k.borrow_mut().take()));
-    let cells = (*use_memo((), {
-        let kept = kept.clone();
-        move |_| match (*kept).clone() {
+    // A run kept when the learner left: its timer starts again without a new network unless
+    // the address asks for other settings.
+    let (kept, cells) = use_kept(
+        |kept: Option<&Kept>| match kept {
             Some(k) => {
                 *k.resume.borrow_mut() = true;
-                k
+                k.clone()
             }
             None => Kept::default(),
-        }
-    }))
-    .clone();
+        },
+        keep,
+    );
     let runner = cells.runner.clone();
-    {
-        let cells = cells.clone();
-        use_effect_with((), move |_| move || keep(cells));
-    }
     let experiment_gen = use_mut_ref(|| 0u64);
     let boundary = use_node_ref();
     let loss_ref = use_node_ref();
@@ -424,28 +415,20 @@ fn start_network(
         });
         rebuild(previous, &spec)
     };
-    let mut fresh = Runner::new(spec.clone(), software.is_some());
+    let mut fresh = Runner::mlp(spec, software.is_some());
     if decided.playing {
         fresh.set_playing(true);
     }
     page.dispatch(Action::Restarted(decided.notice));
-    let parts = software.map(|_| fresh.session_parts());
     *runner.borrow_mut() = Some(fresh);
-    if let (Some(software), Some(parts)) = (software, parts) {
-        let (runner, generation, redraw) = (runner.clone(), generation.clone(), redraw.clone());
-        wasm_bindgen_futures::spawn_local(async move {
-            let result = match session::gpu(software).await {
-                Ok((gpu, _)) => Runner::start_gpu(gpu, &spec, parts).await,
-                Err(e) => Err(e),
-            };
-            if *generation.borrow() != gen {
-                return;
-            }
-            if let Some(r) = runner.borrow_mut().as_mut() {
-                r.attach(result);
-            }
-            redraw.force_update();
-        });
+    if let Some(software) = software {
+        let (generation, redraw) = (generation.clone(), redraw.clone());
+        start_session(
+            runner,
+            software,
+            move |_| *generation.borrow() == gen,
+            move || redraw.force_update(),
+        );
     }
     drive(runner, redraw)
 }
@@ -463,7 +446,7 @@ fn drive(runner: &RunnerCell, redraw: &UseForceUpdateHandle) -> Interval {
             let Some(r) = guard.as_mut() else { return };
             // Training holds while the tab is hidden and resumes when shown.
             r.board.set_hidden(crate::visibility::page_hidden());
-            r.tick(now);
+            r.tick(&(), now);
             if r.take_finished_run() {
                 page_models::embed::report(Ok(train_report(r)));
             }
@@ -488,11 +471,7 @@ fn use_live_lr(runner: &RunnerCell, lr: f32) {
     let runner = runner.clone();
     use_effect_with(lr, move |lr| {
         if let Some(r) = runner.borrow_mut().as_mut() {
-            r.board.spec.lr = *lr;
-            r.board.cpu.hyper.lr = *lr;
-            if let Some(s) = r.gpu.as_mut() {
-                s.set_lr(*lr);
-            }
+            r.set_lr(*lr);
         }
     });
 }
@@ -574,8 +553,8 @@ fn train_report(r: &Runner) -> page_models::embed::Report {
         ("batch", Field::Num(r.board.spec.batch as f64)),
         ("cpuSteps", Field::Num(r.board.cpu.step as f64)),
     ];
-    if let Some(g) = r.gpu.as_ref() {
-        out.push(("gpuSteps", Field::Num(g.steps_completed() as f64)));
+    if let Some(g) = r.gpu_steps() {
+        out.push(("gpuSteps", Field::Num(g.completed as f64)));
     }
     out.push(("gpu", sample(r.board.gpu_hist.last())));
     out.push(("cpu", sample(r.board.cpu_hist.last())));

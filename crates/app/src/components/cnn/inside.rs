@@ -12,8 +12,8 @@ use page_models::train::run::Side;
 
 use super::grey::GreyImage;
 use super::DriverCell;
-use crate::cnn_driver::Driver;
 use crate::components::Ctx;
+use crate::train_driver::cnn::CnnDriver as Driver;
 
 /// Most maps drawn per layer (a 64-channel layer would be a wall of squares).
 const MAX_MAPS: usize = 16;

@@ -4,7 +4,7 @@
 //! page and replaced by its default.
 //!
 //! The page's state is `page_models::cnn::board::CnnPage` in a `use_reducer`; the engine is
-//! `crate::cnn_driver::Driver`, driven by one timer ([`use_driver`]). These components only
+//! `crate::train_driver::cnn`, driven by one timer ([`use_driver`]). These components only
 //! render and dispatch.
 //!
 //! - `controls`: the settings (to the URL) and Play / Step / Reset.
@@ -36,11 +36,12 @@ use page_models::cnn::board::{run_report, Action, CnnPage};
 use page_models::cnn::evals::eval_data;
 use page_models::cnn::settings::{check_limits, largest_batch, DeviceLimits, LimitError, Settings};
 
+use super::keep::use_kept;
 use super::{replace_query, Ctx};
-use crate::cnn_driver::Driver;
 use crate::digits_asset::{self, AssetError};
 use crate::probe::WebGpuStatus;
-use crate::session;
+use crate::train_driver::cnn::CnnDriver;
+use crate::train_driver::start_session;
 
 /// Milliseconds between engine ticks, and between the counts' reports to the page.
 const TICK_MS: u32 = 16;
@@ -55,22 +56,17 @@ impl PageModel for CnnPage {
     }
 }
 
-pub type DriverCell = Rc<RefCell<Option<Driver>>>;
+pub type DriverCell = Rc<RefCell<Option<CnnDriver>>>;
 
-thread_local! {
-    /// The network the learner left this page with (the page's state, held, and its driver),
-    /// taken back when the page is shown again: leaving a page loses nothing.
-    static KEPT: RefCell<Option<(CnnPage, DriverCell)>> = const { RefCell::new(None) };
-}
-
-/// Keeps the page's network for its return (only one worth keeping; else forgets any).
-fn keep(page: &CnnPage, driver: DriverCell) {
+/// The page's network to keep for its return (the page's state, held, and its driver), if
+/// worth keeping.
+fn keep((driver, latest): &(DriverCell, Rc<RefCell<CnnPage>>)) -> Option<(CnnPage, DriverCell)> {
+    let page = latest.borrow();
     let ours = driver
         .borrow()
         .as_ref()
         .is_some_and(|d| d.network == page.network);
-    let kept = (ours && page.worth_keeping()).then(|| (page.left(), driver));
-    KEPT.with(|k| *k.borrow_mut() = kept);
+    (ours && page.worth_keeping()).then(|| (page.left(), driver.clone()))
 }
 
 /// The engine's cells: the driver, the page as last rendered (the timer reads it) and the
@@ -162,17 +158,16 @@ pub fn Cnn() -> Html {
     let navigator = use_navigator();
     let redraw = use_force_update();
     // A network kept when the learner left (taken once per visit of the page).
-    let kept = use_memo((), |_| KEPT.with(|k| k.borrow_mut().take()));
-    let driver: DriverCell = (*use_memo((), {
-        let kept = kept.clone();
-        move |_| {
-            kept.as_ref()
-                .as_ref()
-                .map_or_else(Default::default, |(_, d)| d.clone())
-        }
-    }))
-    .clone();
-    let latest = use_mut_ref(|| CnnPage::new(Default::default()));
+    let (kept, (driver, latest)) = use_kept(
+        |kept: Option<&(CnnPage, DriverCell)>| {
+            let driver = kept.map_or_else(Default::default, |(_, d)| d.clone());
+            (
+                driver,
+                Rc::new(RefCell::new(CnnPage::new(Default::default()))),
+            )
+        },
+        keep,
+    );
     let url_has_settings = ctx
         .as_ref()
         .is_some_and(|c| cnn::spec::PARAMS.iter().any(|k| c.query.get(k).is_some()));
@@ -203,10 +198,6 @@ pub fn Cnn() -> Html {
     *latest.borrow_mut() = page.0.clone();
     // Inside an embed, `getState` answers with how far training got.
     page_models::embed::note_work(page.0.work());
-    {
-        let (driver, latest) = (driver.clone(), latest.clone());
-        use_effect_with((), move |_| move || keep(&latest.borrow(), driver));
-    }
     let cells = Cells {
         driver: driver.clone(),
         latest: latest.clone(),
@@ -342,32 +333,14 @@ fn start(
         .as_ref()
         .is_some_and(|d| d.network == network);
     if !kept {
-        let built = Driver::new(&now_page, eval_data(digits, now_page.spec.seed));
+        let built = CnnDriver::cnn(&now_page, eval_data(digits, now_page.spec.seed));
         *driver.borrow_mut() = built.ok();
     }
     match adapter {
         _ if kept => {}
         Adapter::Some { software, .. } if fits && now_page.gpu_live() => {
-            let parts = driver
-                .borrow_mut()
-                .as_mut()
-                .and_then(Driver::take_session_parts);
-            let driver = driver.clone();
-            wasm_bindgen_futures::spawn_local(async move {
-                let Some(parts) = parts else { return };
-                let result = match session::gpu(software).await {
-                    Ok((gpu, _)) => Driver::start_gpu(gpu, parts).await,
-                    Err(e) => Err(e),
-                };
-                // The page hears of it at the driver's next tick (it may be away now).
-                if let Some(d) = driver
-                    .borrow_mut()
-                    .as_mut()
-                    .filter(|d| d.network == network)
-                {
-                    d.attach(result, software);
-                }
-            });
+            // The page hears of it at the driver's next tick (it may be away now).
+            start_session(driver, software, move |d| d.network == network, || {});
         }
         Adapter::Some { .. } if !fits => page.dispatch(Action::GpuFailed {
             network,

@@ -1,7 +1,7 @@
 //! The GPT page's "Train" section: the tiny GPT trained live on the GPU with its CPU twin
 //! beside it, the loss curves in nats per character against the bigram, and samples at the
 //! learner's temperature. The state is `page_models::gpt_train::GptTrain` in a reducer; the
-//! engine is `crate::gpt_train_driver::Driver` on one timer. These components only render and
+//! engine is `crate::train_driver::gpt` on one timer. These components only render and
 //! dispatch. Leaving the page keeps the run (held) for the return, as `#/cnn` does.
 
 use std::cell::RefCell;
@@ -21,11 +21,12 @@ use yew::prelude::*;
 use crate::components::page_state::{PageModel, PageState};
 
 use crate::components::chart_width::use_chart_width;
+use crate::components::keep::use_kept;
 use crate::components::Ctx;
 use crate::gpt_data_asset;
-use crate::gpt_train_driver::{page_corpus, Driver, VAL_DOCS};
 use crate::probe::WebGpuStatus;
-use crate::session;
+use crate::train_driver::gpt::{page_corpus, GptDriver, VAL_DOCS};
+use crate::train_driver::start_session;
 
 const TICK_MS: u32 = 16;
 /// Milliseconds between the step counts' reports to the page while training.
@@ -40,17 +41,18 @@ impl PageModel for GptTrain {
     }
 }
 
-type DriverCell = Rc<RefCell<Option<Driver>>>;
+type DriverCell = Rc<RefCell<Option<GptDriver>>>;
 
-thread_local! {
-    /// The run the learner left the page with, per data set, taken back on return.
-    static KEPT: RefCell<Option<(Dataset, GptTrain, DriverCell)>> = const { RefCell::new(None) };
-}
+/// What the page keeps when the learner leaves: the run, per data set (held).
+type Kept = (Dataset, GptTrain, DriverCell);
 
-fn keep(data: Dataset, page: &GptTrain, driver: DriverCell) {
+/// The page's cells: the driver and the page as last rendered (the timer reads it).
+type Cells = (DriverCell, Rc<RefCell<GptTrain>>);
+
+fn keep(data: Dataset, (driver, latest): &Cells) -> Option<Kept> {
+    let page = latest.borrow();
     let ours = driver.borrow().as_ref().is_some_and(|d| d.run == page.run);
-    let kept = (ours && page.worth_keeping()).then(|| (data, page.left(), driver));
-    KEPT.with(|k| *k.borrow_mut() = kept);
+    (ours && page.worth_keeping()).then(|| (data, page.left(), driver.clone()))
 }
 
 #[derive(Properties, PartialEq)]
@@ -114,35 +116,29 @@ impl PartialEq for TrainerProps {
 fn Trainer(props: &TrainerProps) -> Html {
     let ctx = use_context::<Ctx>();
     let data = props.data;
-    let kept = use_memo((), move |_| {
-        KEPT.with(|k| k.borrow_mut().take())
-            .filter(|(d, _, _)| *d == data)
-    });
-    let driver: DriverCell = (*use_memo((), {
-        let kept = kept.clone();
-        move |_| {
-            kept.as_ref()
-                .as_ref()
-                .map_or_else(Default::default, |(_, _, d)| d.clone())
-        }
-    }))
-    .clone();
+    let software = props.software;
+    let fresh = move || {
+        GptTrain::new(TrainSettings::default_for(
+            software.unwrap_or(true),
+            data == Dataset::Poems,
+        ))
+    };
+    // The run kept when the learner left, if of this data set.
+    let (kept, (driver, latest)) = use_kept(
+        |kept: Option<&Kept>| match kept.filter(|(d, _, _)| *d == data) {
+            Some((_, p, d)) => (d.clone(), Rc::new(RefCell::new(p.clone()))),
+            None => (Default::default(), Rc::new(RefCell::new(fresh()))),
+        },
+        move |cells: &Cells| keep(data, cells),
+    );
     let page = {
-        let (kept, software) = (kept.clone(), props.software);
+        let kept = kept.clone();
         use_reducer(move || match kept.as_ref() {
-            Some((_, p, _)) => PageState(p.clone()),
-            None => PageState(GptTrain::new(TrainSettings::default_for(
-                software.unwrap_or(true),
-                data == Dataset::Poems,
-            ))),
+            Some((d, p, _)) if *d == data => PageState(p.clone()),
+            _ => PageState(fresh()),
         })
     };
-    let latest = use_mut_ref(|| page.0.clone());
     *latest.borrow_mut() = page.0.clone();
-    {
-        let (driver, latest) = (driver.clone(), latest.clone());
-        use_effect_with((), move |_| move || keep(data, &latest.borrow(), driver));
-    }
     use_driver(&driver, &latest, &page, props);
     super::embed::use_embed_report(&page.0, data);
     let Some(ctx) = ctx else {
@@ -189,7 +185,7 @@ fn use_driver(
             let run = *run;
             let same = driver.borrow().as_ref().is_some_and(|d| d.run == run);
             if !same && *trainable {
-                *driver.borrow_mut() = Driver::new(&latest.borrow(), corpus);
+                *driver.borrow_mut() = GptDriver::gpt(&latest.borrow(), corpus);
                 start_gpu(&driver, software, run, &dispatcher);
             }
             let timer = ticker(driver, latest, dispatcher);
@@ -204,25 +200,10 @@ fn start_gpu(
     run: u64,
     page: &UseReducerDispatcher<Page>,
 ) {
-    let Some(software) = software else {
-        page.dispatch(Action::NoGpu);
-        return;
-    };
-    let parts = driver
-        .borrow_mut()
-        .as_mut()
-        .and_then(Driver::take_session_parts);
-    let driver = driver.clone();
-    wasm_bindgen_futures::spawn_local(async move {
-        let Some(parts) = parts else { return };
-        let result = match session::gpu(software).await {
-            Ok((gpu, _)) => Driver::start_gpu(gpu, parts).await,
-            Err(e) => Err(e),
-        };
-        if let Some(d) = driver.borrow_mut().as_mut().filter(|d| d.run == run) {
-            d.attach(result, software);
-        }
-    });
+    match software {
+        Some(software) => start_session(driver, software, move |d| d.run == run, || {}),
+        None => page.dispatch(Action::NoGpu),
+    }
 }
 
 fn ticker(

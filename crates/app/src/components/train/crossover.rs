@@ -24,7 +24,7 @@ use crate::components::run_lifecycle::use_run;
 use crate::components::Ctx;
 use crate::probe::WebGpuStatus;
 use crate::session;
-use crate::train_runner::now_ms;
+use crate::train_driver::now_ms;
 use page_models::diagram::drawn_width;
 
 const POINTS: usize = 4096;

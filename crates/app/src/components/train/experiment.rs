@@ -9,7 +9,7 @@ use gpu_runtime::{Gpu, GpuError};
 use mlp::net::batch_order;
 use mlp::{CpuTrainer, Dataset, Spec};
 
-use crate::train_runner::now_ms;
+use crate::train_driver::now_ms;
 pub use page_models::train::experiment::{GpuCell, Row, BATCHES};
 
 const POINTS: usize = 4096;

@@ -17,7 +17,7 @@ use page_models::train::Restart;
 
 use super::error_text;
 use crate::components::Ctx;
-use crate::train_runner::{GpuState, Runner, Sample, GRID};
+use crate::train_driver::mlp::{GpuState, Runner, Sample, GRID};
 
 /// The page's notices: the URL's bad settings, the GPU's state and the last restart.
 #[derive(Properties, PartialEq)]

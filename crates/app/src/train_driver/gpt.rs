@@ -1,23 +1,24 @@
-//! The GPT page's training engine: the GPU session (`gpu_runtime::engine::gpt::GptSession`)
-//! and the CPU twin (`gpt::train::Trainer`: the same starting parameters and the same seeded
-//! batches), driven from one timer on the main thread. What to do comes from the page's model
-//! (`page_models::gpt_train::GptTrain`: running or not, the learning rate, the temperature);
-//! what happened goes back as its actions, each with this driver's run number.
+//! `#/gpt`'s model on the driver: the GPU session (`gpu_runtime::engine::gpt::GptSession`) and
+//! the CPU twin (`gpt::train::Trainer`: the same starting parameters and the same seeded
+//! batches). What to do comes from the page's model (`page_models::gpt_train::GptTrain`:
+//! running or not, the learning rate, the temperature); what happened goes back as its
+//! actions, each with this run's number.
 //!
-//! The GPU side works in phases, one at a time, never waiting:
+//! The GPU side queues one readback at a time, never waiting:
 //! - **steps**: a chunk of steps in one submission, then a readback of the last batch's row
 //!   losses. The readback is also how the driver learns the chunk is done: nothing more is
 //!   sent until it arrives, so Pause (or leaving) stops the GPU within one chunk (submitted
 //!   work cannot be taken back). The chunk grows or shrinks to take about [`CHUNK_MS`].
 //! - **evaluation**: the validation loss (`GptSession::eval`) every [`EVAL_MS`] while training,
 //!   and once where a pause left it;
-//! - **samples**: every [`SAMPLE_EVERY`] evaluations (or when the temperature changes), texts
+//! - **samples**: every `SAMPLE_EVERY` evaluations (or when the temperature changes), texts
 //!   written a character at a time from the GPU's logits (`request_logits`, then
 //!   `gpt::pick` at the page's temperature with seeded draws).
 //!
 //! The CPU twin takes its steps on the page's own thread, at most [`CPU_SHARE`] of the time
 //! (a step at a large shape can take longer than a frame), and evaluates the same validation
-//! texts a batch per tick. Without WebGPU it trains alone and writes the samples.
+//! texts a batch per tick. Without WebGPU it trains alone and writes the samples. The page
+//! does not watch this session's device for a loss: a lost device fails its next readback.
 
 use std::rc::Rc;
 
@@ -29,10 +30,13 @@ use gpu_runtime::gpt::data::batch;
 use gpu_runtime::gpt::ops::IGNORE;
 use gpu_runtime::gpt::train::Trainer;
 use gpu_runtime::gpt::{Config, Corpus, Model};
-use gpu_runtime::{now_ms, Gpu, GpuError};
+use gpu_runtime::{Gpu, GpuError};
 use page_models::gpt_train::{
     draw_seed, Action, GptTrain, Point, Samples, Side, SAMPLES, SAMPLE_EVERY,
 };
+use page_models::train::run::GpuSteps;
+
+use super::{now_ms, slice, Driver, End, GpuSide, Session, TrainModel};
 
 /// Validation texts evaluated (the first of the seeded split's held-out texts): enough for a
 /// loss that moves by less than the curves do, few enough for a software adapter.
@@ -61,28 +65,49 @@ pub fn page_corpus(full: &Corpus) -> Corpus {
 /// What is built before the GPU session: (shape, settings, corpus).
 pub type SessionParts = (Config, Settings, Rc<Corpus>);
 
-enum Phase {
-    Idle,
-    /// `k` steps sent at `started`; `counted` targets in the last batch; whether the loss
-    /// readback has been asked for.
+/// The GPT's session and the steps it has finished (known from each chunk's loss readback).
+pub struct GptGpu {
+    session: GptSession,
+    done: u64,
+}
+
+impl Session for GptGpu {
+    fn steps(&self) -> GpuSteps {
+        GpuSteps {
+            submitted: self.session.steps(),
+            completed: self.done,
+        }
+    }
+    fn step(&mut self) -> Result<(), GpuError> {
+        self.session.step(1)
+    }
+    fn set_lr(&mut self, lr: f32) -> Result<(), GpuError> {
+        self.session.set_lr(lr)
+    }
+    fn device(&self) -> Option<&Rc<Gpu>> {
+        None
+    }
+}
+
+/// A readback the GPU side waits for.
+pub enum Job {
+    /// `k` steps sent at `started`; `counted` targets in the last batch.
     Steps {
         k: u64,
         started: f64,
         counted: usize,
-        requested: bool,
     },
     Eval,
     Sample(Sampling),
 }
 
 /// Samples being written: the finished texts and the one under way.
-struct Sampling {
+pub struct Sampling {
     step: u64,
     temperature: f32,
     texts: Vec<String>,
     tokens: Vec<u32>,
     rng: SplitMix64,
-    requested: bool,
 }
 
 impl Sampling {
@@ -93,7 +118,6 @@ impl Sampling {
             texts: Vec::new(),
             tokens: Vec::new(),
             rng: SplitMix64::new(draw_seed(step, 0)),
-            requested: false,
         }
     }
 
@@ -122,18 +146,18 @@ struct CpuEval {
     counted: usize,
 }
 
-pub struct Driver {
+/// The GPT page's run.
+pub type GptDriver = Driver<Gpt>;
+
+pub struct Gpt {
     pub run: u64,
     corpus: Rc<Corpus>,
     cfg: Config,
     settings: Settings,
     baseline: f64,
     announce: Vec<Action>,
-    pub gpu: Option<GptSession>,
     parts: Option<SessionParts>,
-    phase: Phase,
     chunk: u64,
-    gpu_done: u64,
     /// Milliseconds a GPU step in the last chunk, its readback's wait included.
     gpu_ms: Option<f64>,
     gpu_losses: (f64, usize),
@@ -149,10 +173,10 @@ pub struct Driver {
     cpu_ms: Option<f64>,
 }
 
-impl Driver {
+impl Driver<Gpt> {
     /// A new run of `page`'s settings on `corpus` (the page's, [`page_corpus`]); None if the
     /// settings cannot train.
-    pub fn new(page: &GptTrain, corpus: Rc<Corpus>) -> Option<Self> {
+    pub fn gpt(page: &GptTrain, corpus: Rc<Corpus>) -> Option<Self> {
         let s = &page.settings;
         let lr = s.lr()?;
         let cfg = s.config(corpus.vocab.len());
@@ -161,7 +185,7 @@ impl Driver {
             Bigram::fit(&corpus.train, cfg.vocab, cfg.context).loss(&corpus.val, cfg.context);
         let settings = Settings { batch: s.batch, lr };
         let cpu = Trainer::new(model, corpus.train.len(), s.batch, lr, SEED);
-        Some(Self {
+        Some(Driver::new(Gpt {
             run: page.run,
             corpus: corpus.clone(),
             cfg,
@@ -171,11 +195,8 @@ impl Driver {
                 run: page.run,
                 loss: baseline,
             }],
-            gpu: None,
             parts: Some((cfg, settings, corpus)),
-            phase: Phase::Idle,
             chunk: 1,
-            gpu_done: 0,
             gpu_ms: None,
             gpu_losses: (0.0, 0),
             gpu_last_eval: None,
@@ -188,74 +209,129 @@ impl Driver {
             cpu_evals: 0,
             cpu_next_ms: 0.0,
             cpu_ms: None,
-        })
+        }))
     }
+}
 
-    pub fn baseline(&self) -> f64 {
-        self.baseline
-    }
+impl TrainModel for Gpt {
+    type Session = GptGpu;
+    type Job = Job;
+    type Parts = SessionParts;
+    type Page = GptTrain;
+    type Out = Vec<Action>;
 
-    /// What the GPU session is built from; None after the first call.
-    pub fn take_session_parts(&mut self) -> Option<SessionParts> {
+    fn take_parts(&mut self) -> Option<SessionParts> {
         self.parts.take()
     }
 
-    pub async fn start_gpu(gpu: Rc<Gpu>, parts: SessionParts) -> Result<GptSession, GpuError> {
+    async fn start(gpu: Rc<Gpu>, parts: SessionParts) -> Result<GptGpu, GpuError> {
         let (cfg, settings, corpus) = parts;
-        GptSession::with_settings(gpu, cfg, &corpus, SEED, settings, None).await
+        let session = GptSession::with_settings(gpu, cfg, &corpus, SEED, settings, None).await?;
+        Ok(GptGpu { session, done: 0 })
     }
 
-    /// Takes the session (or its failure); the page hears of it at the next tick.
-    pub fn attach(&mut self, result: Result<GptSession, GpuError>, software: bool) {
+    fn attached(&mut self, _: &mut GpuSide<Self>, ended: Option<End>, software: bool) {
         let run = self.run;
-        self.announce.push(match result {
-            Ok(s) => {
-                self.gpu = Some(s);
-                Action::GpuReady { run, software }
-            }
-            Err(e) => Action::GpuFailed {
+        self.announce.push(match ended {
+            None => Action::GpuReady { run, software },
+            Some(end) => Action::GpuFailed {
                 run,
-                error: e.to_string(),
+                error: end.message(),
             },
         });
     }
 
-    fn set_lr(&mut self, lr: f32) -> Result<(), GpuError> {
-        if lr == self.settings.lr {
-            return Ok(());
-        }
+    fn set_lr(&mut self, lr: f32) {
         self.settings.lr = lr;
         self.cpu.lr = lr;
-        match self.gpu.as_mut() {
-            Some(s) => s.set_lr(lr),
-            None => Ok(()),
-        }
     }
 
-    /// One tick at `now` for the page as it is.
-    pub fn tick(&mut self, page: &GptTrain, now: f64) -> Vec<Action> {
-        let mut out = std::mem::take(&mut self.announce);
+    fn begin(
+        &mut self,
+        gpu: &mut GpuSide<Self>,
+        page: &GptTrain,
+        out: &mut Vec<Action>,
+    ) -> Result<bool, GpuError> {
+        out.append(&mut self.announce);
         if page.run != self.run {
-            return out;
+            return Ok(false);
         }
-        if let Some(lr) = page.settings.lr() {
-            if let Err(e) = self.set_lr(lr) {
-                self.fail(e, &mut out);
+        match page.settings.lr() {
+            Some(lr) if lr != self.settings.lr => {
+                self.set_lr(lr);
+                gpu.session.as_mut().map_or(Ok(()), |s| s.set_lr(lr))?;
+            }
+            _ => {}
+        }
+        Ok(true)
+    }
+
+    fn ended(&mut self, end: End, out: &mut Vec<Action>) {
+        out.push(Action::GpuFailed {
+            run: self.run,
+            error: end.message(),
+        });
+    }
+
+    /// Never: the session does not give its device to watch.
+    fn lost_late(&mut self, _: &mut Vec<Action>) {}
+
+    fn gpu_tick(
+        &mut self,
+        gpu: &mut GpuSide<Self>,
+        page: &GptTrain,
+        now: f64,
+        out: &mut Vec<Action>,
+    ) -> Result<(), GpuError> {
+        let idle = gpu.jobs().is_empty();
+        if let Some(s) = gpu.session.as_mut().filter(|_| idle) {
+            let step = s.session.steps();
+            let next = if Self::eval_due(self.gpu_last_eval, step, page.running(), now) {
+                Some(Job::Eval)
+            } else if Self::samples_due(self.samples_at, page, step, self.gpu_evals) {
+                Some(Job::Sample(Sampling::new(step, page.temperature)))
+            } else if page.running() {
+                let k = self.chunk;
+                let last = s.session.peek_batches(k as usize).pop().unwrap_or_default();
+                let ctx = self.cfg.context;
+                let counted = last
+                    .iter()
+                    .map(|&i| {
+                        self.corpus
+                            .train
+                            .get(i)
+                            .map_or(0, |d| (d.len() + 1).min(ctx))
+                    })
+                    .sum();
+                s.session.step(k)?;
+                Some(Job::Steps {
+                    k,
+                    started: now_ms(),
+                    counted,
+                })
+            } else {
+                None
+            };
+            if let Some(job) = next {
+                gpu.queue(job);
             }
         }
-        if self.gpu.is_some() {
-            if let Err(e) = self.gpu_side(page, now, &mut out) {
-                self.fail(e, &mut out);
-            }
-        }
-        self.cpu_side(page, now, &mut out);
+        gpu.readback(
+            &mut (&mut *self, out, now),
+            |_, s, job| request(s, job),
+            |(m, out, now), s, job| m.collect(s, job, out, *now),
+        )
+    }
+
+    fn cpu_tick(&mut self, gpu: &GpuSide<Self>, page: &GptTrain, now: f64, out: &mut Vec<Action>) {
+        self.cpu_side(gpu, page, now, out);
         // The counts every tick (the page drops those it does not need while training): after
         // Pause the last ones must arrive.
-        if self.gpu.is_some() {
+        if let Some(s) = gpu.steps() {
             out.push(Action::Steps {
                 run: self.run,
                 side: Side::Gpu,
-                steps: self.gpu_done,
+                steps: s.completed,
                 ms_per_step: self.gpu_ms,
             });
         }
@@ -265,16 +341,101 @@ impl Driver {
             steps: self.cpu.step,
             ms_per_step: self.cpu_ms,
         });
-        out
+    }
+}
+
+/// Asks for the front job's readback: the chunk's losses, the evaluation, or the next
+/// character's logits.
+fn request(s: &mut GptGpu, job: &mut Job) -> Result<bool, GpuError> {
+    let s = &mut s.session;
+    match job {
+        Job::Steps { .. } => {
+            let losses = s.net().losses.read(buffer::DELTAS);
+            s.engine().request_read(&[losses])
+        }
+        Job::Eval => s.eval(),
+        Job::Sample(w) => {
+            let mut prompt = vec![0u32];
+            prompt.extend(&w.tokens);
+            s.request_logits(&prompt)
+        }
+    }
+}
+
+impl Gpt {
+    pub fn baseline(&self) -> f64 {
+        self.baseline
     }
 
-    fn fail(&mut self, e: GpuError, out: &mut Vec<Action>) {
-        self.gpu = None;
-        self.phase = Phase::Idle;
-        out.push(Action::GpuFailed {
-            run: self.run,
-            error: e.to_string(),
-        });
+    /// Collects the front job's readback once it has come: whether the job is done (the
+    /// samples are, once all are written).
+    fn collect(
+        &mut self,
+        s: &mut GptGpu,
+        job: &mut Job,
+        out: &mut Vec<Action>,
+        now: f64,
+    ) -> Result<Option<bool>, GpuError> {
+        match job {
+            Job::Steps {
+                k,
+                started,
+                counted,
+            } => {
+                let Some(l) = s.session.engine().poll_read()? else {
+                    return Ok(None);
+                };
+                let total: f64 = l.iter().map(|&x| f64::from(x)).sum();
+                self.gpu_losses.0 += total / (*counted).max(1) as f64;
+                self.gpu_losses.1 += 1;
+                let per_step = (now_ms() - *started) / *k as f64;
+                // The next chunk: about CHUNK_MS of steps.
+                self.chunk = ((CHUNK_MS / per_step.max(0.1)) as u64).clamp(1, MAX_CHUNK);
+                s.done += *k;
+                self.gpu_ms = Some(per_step);
+            }
+            Job::Eval => {
+                let Some(e) = s.session.poll_eval()? else {
+                    return Ok(None);
+                };
+                let (sum, n) = std::mem::take(&mut self.gpu_losses);
+                self.gpu_last_eval = Some((e.steps, now));
+                self.gpu_evals += 1;
+                out.push(Action::Evaluated {
+                    run: self.run,
+                    side: Side::Gpu,
+                    point: Point {
+                        step: e.steps,
+                        val: e.loss,
+                        train: (n > 0).then(|| sum / n as f64),
+                    },
+                });
+            }
+            Job::Sample(w) => {
+                let Some(logits) = s.session.poll_logits()? else {
+                    return Ok(None);
+                };
+                let u = w.u();
+                w.next(
+                    pick(&logits, w.temperature, u),
+                    &self.corpus,
+                    self.cfg.context,
+                );
+                if w.texts.len() < SAMPLES {
+                    return Ok(Some(false));
+                }
+                self.samples_at = Some((w.step, w.temperature));
+                out.push(Action::Sampled {
+                    run: self.run,
+                    samples: Samples {
+                        step: w.step,
+                        temperature: w.temperature,
+                        texts: std::mem::take(&mut w.texts),
+                    },
+                });
+            }
+        }
+        Ok(Some(true))
     }
 
     /// Whether a side whose last evaluation was `last` (step, time) and which stands at
@@ -298,99 +459,7 @@ impl Driver {
         }
     }
 
-    fn gpu_side(
-        &mut self,
-        page: &GptTrain,
-        now: f64,
-        out: &mut Vec<Action>,
-    ) -> Result<(), GpuError> {
-        let Some(s) = self.gpu.as_mut() else {
-            return Ok(());
-        };
-        match &mut self.phase {
-            Phase::Idle => {
-                let step = s.steps();
-                if Self::eval_due(self.gpu_last_eval, step, page.running(), now) {
-                    if s.eval()? {
-                        self.phase = Phase::Eval;
-                    }
-                } else if Self::samples_due(self.samples_at, page, step, self.gpu_evals) {
-                    self.phase = Phase::Sample(Sampling::new(step, page.temperature));
-                } else if page.running() {
-                    let k = self.chunk;
-                    let last = s.peek_batches(k as usize).pop().unwrap_or_default();
-                    let ctx = self.cfg.context;
-                    let counted = last
-                        .iter()
-                        .map(|&i| {
-                            self.corpus
-                                .train
-                                .get(i)
-                                .map_or(0, |d| (d.len() + 1).min(ctx))
-                        })
-                        .sum();
-                    s.step(k)?;
-                    self.phase = Phase::Steps {
-                        k,
-                        started: now_ms(),
-                        counted,
-                        requested: false,
-                    };
-                }
-            }
-            Phase::Steps {
-                k,
-                started,
-                counted,
-                requested,
-            } => {
-                if !*requested {
-                    let losses = s.net().losses.read(buffer::DELTAS);
-                    *requested = s.engine().request_read(&[losses])?;
-                } else if let Some(l) = s.engine().poll_read()? {
-                    let total: f64 = l.iter().map(|&x| f64::from(x)).sum();
-                    self.gpu_losses.0 += total / (*counted).max(1) as f64;
-                    self.gpu_losses.1 += 1;
-                    let per_step = (now_ms() - *started) / *k as f64;
-                    // The next chunk: about CHUNK_MS of steps.
-                    self.chunk = ((CHUNK_MS / per_step.max(0.1)) as u64).clamp(1, MAX_CHUNK);
-                    self.gpu_done += *k;
-                    self.gpu_ms = Some(per_step);
-                    self.phase = Phase::Idle;
-                }
-            }
-            Phase::Eval => {
-                if let Some(e) = s.poll_eval()? {
-                    let (sum, n) = std::mem::take(&mut self.gpu_losses);
-                    self.gpu_last_eval = Some((e.steps, now));
-                    self.gpu_evals += 1;
-                    self.phase = Phase::Idle;
-                    out.push(Action::Evaluated {
-                        run: self.run,
-                        side: Side::Gpu,
-                        point: Point {
-                            step: e.steps,
-                            val: e.loss,
-                            train: (n > 0).then(|| sum / n as f64),
-                        },
-                    });
-                }
-            }
-            Phase::Sample(w) => {
-                if let Some(done) = sample_gpu(s, w, &self.corpus, self.cfg.context)? {
-                    self.samples_at = Some((done.step, done.temperature));
-                    self.phase = Phase::Idle;
-                    out.push(Action::Sampled {
-                        run: self.run,
-                        samples: done,
-                    });
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn cpu_side(&mut self, page: &GptTrain, now: f64, out: &mut Vec<Action>) {
+    fn cpu_side(&mut self, gpu: &GpuSide<Self>, page: &GptTrain, now: f64, out: &mut Vec<Action>) {
         let run = self.run;
         if let Some(e) = self.cpu_eval.as_mut() {
             // One batch of validation texts a tick: the twin does not move meanwhile.
@@ -435,7 +504,7 @@ impl Driver {
             });
             return;
         }
-        if self.gpu.is_none() && Self::samples_due(self.samples_at, page, step, self.cpu_evals) {
+        if gpu.session.is_none() && Self::samples_due(self.samples_at, page, step, self.cpu_evals) {
             let samples = self.sample_cpu(step, page.temperature);
             self.samples_at = Some((step, page.temperature));
             out.push(Action::Sampled { run, samples });
@@ -444,15 +513,11 @@ impl Driver {
         if !page.running() || now < self.cpu_next_ms {
             return;
         }
-        let start = now_ms();
-        let mut taken = 0u64;
-        while taken == 0 || now_ms() - start < CPU_SLICE_MS {
-            let loss = self.cpu.step(&self.corpus.train);
-            self.cpu_losses.0 += f64::from(loss);
-            self.cpu_losses.1 += 1;
-            taken += 1;
-        }
-        let spent = now_ms() - start;
+        let (cpu, losses, train) = (&mut self.cpu, &mut self.cpu_losses, &self.corpus.train);
+        let (taken, spent) = slice(u64::MAX, CPU_SLICE_MS, || {
+            losses.0 += f64::from(cpu.step(train));
+            losses.1 += 1;
+        });
         // At most CPU_SHARE of the thread: a step longer than a frame waits its share.
         self.cpu_next_ms = now + spent * (1.0 / CPU_SHARE - 1.0);
         let per = spent / taken as f64;
@@ -485,31 +550,4 @@ impl Driver {
             texts: w.texts,
         }
     }
-}
-
-/// One move of the GPU's sampling: asks for the next character's logits, or takes them and
-/// picks it; the finished samples once all are written.
-fn sample_gpu(
-    s: &mut GptSession,
-    w: &mut Sampling,
-    corpus: &Corpus,
-    ctx: usize,
-) -> Result<Option<Samples>, GpuError> {
-    if !w.requested {
-        let mut prompt = vec![0u32];
-        prompt.extend(&w.tokens);
-        w.requested = s.request_logits(&prompt)?;
-        return Ok(None);
-    }
-    let Some(logits) = s.poll_logits()? else {
-        return Ok(None);
-    };
-    w.requested = false;
-    let u = w.u();
-    w.next(pick(&logits, w.temperature, u), corpus, ctx);
-    Ok((w.texts.len() == SAMPLES).then(|| Samples {
-        step: w.step,
-        temperature: w.temperature,
-        texts: std::mem::take(&mut w.texts),
-    }))
 }
