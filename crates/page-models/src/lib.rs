@@ -37,6 +37,7 @@ pub mod edit_target;
 pub mod embed;
 pub mod embed_loader;
 pub mod gpt_batching;
+pub mod gpt_inside;
 pub mod gpt_train;
 pub mod gpt_wall;
 pub mod instructor;
