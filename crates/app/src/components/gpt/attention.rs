@@ -218,7 +218,8 @@ fn maps_view(
     };
     html! {
         <div class="gpt-attn-result" id="gpt-attn-result" data-layers={l_count.to_string()}
-            data-heads={heads.to_string()} data-n={n.to_string()} data-at={at.to_string()}>
+            data-heads={heads.to_string()} data-n={n.to_string()} data-at={at.to_string()}
+            data-steps={m.steps.to_string()}>
             <p>{ ctx.tf(key, &[("steps", &numbers::count(m.steps))]) }</p>
             <p class="hint">{ ctx.t("gpt.attn.pick") }</p>
             { chars }
