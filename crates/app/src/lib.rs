@@ -12,6 +12,7 @@ pub mod digits_asset;
 // The data assets ship in the whole app only, with the pages that fetch them.
 #[cfg(feature = "cnn-page")]
 pub mod gpt_claim;
+#[cfg(feature = "cnn-page")]
 pub mod gpt_data_asset;
 #[cfg(feature = "cnn-page")]
 pub mod gpt_train_driver;
