@@ -203,7 +203,7 @@ fn verdict(ctx: &Ctx, c: &Claim) -> Html {
             <p class="hint">{ ctx.tf(c.method.key(), &[
                 ("steps", &c.steps_per_run.to_string()), ("reps", &REPS.to_string()),
             ]) }</p>
-            <p class="hint">{ ctx.tf("gpt.claim.apart", &[
+            <p class="hint" id="gpt-claim-apart">{ ctx.tf(if c.apart_over_together() >= 1.0 { "gpt.claim.apart" } else { "gpt.claim.apart_less" }, &[
                 ("ratio", &numbers::sig(c.apart_over_together(), 3)), ("step", &numbers::ms(c.step_ms.median)),
             ]) }</p>
         </div>
