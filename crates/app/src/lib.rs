@@ -9,6 +9,8 @@ pub mod components;
 pub mod digits_asset;
 // The data assets ship in the whole app only, with the pages that fetch them.
 #[cfg(feature = "cnn-page")]
+pub mod gpt_claim;
+#[cfg(feature = "cnn-page")]
 pub mod gpt_data_asset;
 pub mod i18n;
 pub mod probe;

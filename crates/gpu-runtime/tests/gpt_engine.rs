@@ -165,7 +165,7 @@ fn the_gpt_trains_in_lockstep_with_its_twin() {
     // for most parameters, too wide to see a wrong update (the two-block model is checked
     // bit for bit below instead).
     let (mut s, corpus, cfg) = session(gpu(), 1);
-    assert_eq!(s.programs(), [egpt::TRAIN, egpt::EVAL]);
+    assert_eq!(s.programs(), [egpt::TRAIN, egpt::EVAL, egpt::ATTENTION]);
     let net: Net = s.net().clone();
     let t = cfg.context;
     let p0 = egpt::params(&net, &cfg, &start(&cfg)).expect("the layouts match");

@@ -38,6 +38,7 @@ pub mod embed;
 pub mod embed_loader;
 pub mod gpt_batching;
 pub mod gpt_embed;
+pub mod gpt_inside;
 pub mod gpt_train;
 pub mod gpt_wall;
 pub mod instructor;

@@ -71,6 +71,21 @@ pub struct GptGpu {
     done: u64,
 }
 
+/// The session itself, for what the page asks of it between the driver's chunks (a
+/// prompt's attention maps, the model's shape).
+impl std::ops::Deref for GptGpu {
+    type Target = GptSession;
+    fn deref(&self) -> &GptSession {
+        &self.session
+    }
+}
+
+impl std::ops::DerefMut for GptGpu {
+    fn deref_mut(&mut self) -> &mut GptSession {
+        &mut self.session
+    }
+}
+
 impl Session for GptGpu {
     fn steps(&self) -> GpuSteps {
         GpuSteps {

@@ -37,7 +37,10 @@
 //!
 //! # Programs
 //! [`PROGRAMS`]: [`TRAIN`] (one step: its batch copied in, clear, forward, backward, Adam)
-//! and [`EVAL`] (the validation loss into a result slot).
+//! and [`EVAL`] (the validation loss into a result slot); [`ATTENTION`] (the forward
+//! without its loss head: a prompt's attention maps, `attention.rs`).
+
+mod attention;
 
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -50,6 +53,8 @@ use super::{buffer, Engine, Layer, Layout, Model, Net, Node, Range, EVAL_LOSS, T
 use crate::context::{Gpu, GpuError};
 use crate::plan::{Init, Op, ResidentBuffer};
 
+pub use attention::{Check, Maps, ATTENTION, LOSS_HEAD};
+
 /// The buffer of every window, training and validation (u32 tokens and targets).
 pub const DATA: &str = "gpt windows";
 /// The ring of evaluation results (each row's loss of every validation batch, per slot).
@@ -61,7 +66,7 @@ pub const TRAIN: &str = "train";
 /// The program that computes the validation loss into a result slot.
 pub const EVAL: &str = "eval";
 /// The session's programs.
-pub const PROGRAMS: [&str; 2] = [TRAIN, EVAL];
+pub const PROGRAMS: [&str; 3] = [TRAIN, EVAL, ATTENTION];
 
 /// The layer list of `cfg` for batches of `windows` windows (rows = windows · context).
 pub fn model(cfg: &Config, windows: usize) -> Model {
@@ -223,6 +228,8 @@ pub struct GptSession {
     next_slot: usize,
     /// The prompt position whose logits are being read back, if any.
     logits_at: Option<usize>,
+    /// The tokens and steps of the attention maps being read back, if any.
+    maps_for: Option<(Vec<u32>, u64)>,
 }
 
 /// Windows of `docs` (each `context` long) padded with `pad` all-IGNORE windows, as the
@@ -390,7 +397,8 @@ impl GptSession {
             slots,
             ..
         } = parts;
-        let engine = Engine::with_buffers(gpu, net, settings.lr, &p, extra, readback).await?;
+        let mut engine = Engine::with_buffers(gpu, net, settings.lr, &p, extra, readback).await?;
+        engine.derive_program(ATTENTION, EVAL_LOSS, |id| id != LOSS_HEAD)?;
         Ok(Self {
             engine,
             cfg,
@@ -407,6 +415,7 @@ impl GptSession {
             reading: false,
             next_slot: 0,
             logits_at: None,
+            maps_for: None,
         })
     }
 
@@ -428,7 +437,7 @@ impl GptSession {
     }
 
     /// The names of the session's programs.
-    pub fn programs(&self) -> [&'static str; 2] {
+    pub fn programs(&self) -> [&'static str; 3] {
         PROGRAMS
     }
 
@@ -528,6 +537,7 @@ impl GptSession {
         };
         if !self.reading {
             if self.logits_at.is_some()
+                || self.maps_for.is_some()
                 || !self
                     .engine
                     .request_read(&[self.slots[slot].read(RESULTS)])?
@@ -563,7 +573,11 @@ impl GptSession {
     /// (the last prompt position's row); false (nothing submitted) while a readback is on
     /// its way. The training batch's tokens are overwritten: the next step copies its own.
     pub fn request_logits(&mut self, prompt: &[u32]) -> Result<bool, GpuError> {
-        if self.reading || self.logits_at.is_some() || self.engine.read_pending() {
+        if self.reading
+            || self.logits_at.is_some()
+            || self.maps_for.is_some()
+            || self.engine.read_pending()
+        {
             return Ok(false);
         }
         let t = self.cfg.context;

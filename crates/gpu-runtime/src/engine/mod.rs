@@ -618,6 +618,57 @@ impl Engine {
         self.programs.iter().map(|p| p.name).collect()
     }
 
+    /// The kernel id of each of the plan's dispatches, by index (the optimiser's last).
+    pub fn kernel_ids(&self) -> Vec<&'static str> {
+        let mut ids: Vec<&'static str> = self
+            .net
+            .forward()
+            .iter()
+            .chain(&self.net.backward())
+            .map(|r| r.planned.kernel_id)
+            .collect();
+        // An evaluation net's dispatches sit between the backward and the optimiser.
+        ids.resize(self.adam, "eval");
+        ids.push(self.hyper.kernel_id());
+        ids
+    }
+
+    /// Names a program `name` made of the program `from`'s ops whose kernel `keep` accepts
+    /// (a clear is `"clear"`; pass boundaries and copies always stay); it never counts as a
+    /// training step. What a class of a step's kernels costs is timed with one of these, and
+    /// the GPT's attention maps come from its forward without the loss head.
+    pub fn derive_program(
+        &mut self,
+        name: &'static str,
+        from: &str,
+        keep: impl Fn(&str) -> bool,
+    ) -> Result<(), GpuError> {
+        let ids = self.kernel_ids();
+        let p = self
+            .programs
+            .iter()
+            .find(|p| p.name == from)
+            .ok_or_else(|| GpuError::Dispatch(format!("no program `{from}`")))?;
+        let kept = |ops: &[Op]| -> Vec<Op> {
+            ops.iter()
+                .filter(|op| match op {
+                    Op::Dispatch { index, .. } => keep(ids.get(*index).copied().unwrap_or("")),
+                    Op::Clear(_) => keep("clear"),
+                    Op::Pass | Op::Copy { .. } => true,
+                })
+                .cloned()
+                .collect()
+        };
+        let ops = [kept(&p.ops[0]), kept(&p.ops[1])];
+        self.programs.retain(|p| p.name != name);
+        self.programs.push(Program {
+            name,
+            ops,
+            steps: false,
+        });
+        Ok(())
+    }
+
     /// Submits `times` runs of the program called `name` in one submission, without waiting.
     pub fn run(&mut self, name: &str, times: u64) -> Result<(), GpuError> {
         let none = (Vec::new(), Vec::new());

@@ -3,7 +3,9 @@
 //! of that model and of GPT-3 (`gpt::memory`), and the memory-wall experiment ([`wall`]).
 //! Training joins it on the one training engine (issue 44).
 
+mod attention;
 mod batching;
+mod claim;
 mod embed;
 mod train;
 mod wall;

@@ -149,7 +149,9 @@ fn Trainer(props: &TrainerProps) -> Html {
         Callback::from(move |a| page.dispatch(a))
     };
     let p = &page.0;
+    let ready = matches!(p.gpu, GpuState::Ready { .. });
     html! {
+        <>
         <section class="panel gpt-train" id="gpt-train" data-run={p.run.to_string()}
             data-running={p.running().to_string()}>
             <h2>{ ctx.t("gpt.train.heading") }</h2>
@@ -165,6 +167,10 @@ fn Trainer(props: &TrainerProps) -> Html {
             <LossChart page={Rc::new(p.clone())} />
             { samples(&ctx, p, &dispatch) }
         </section>
+        <super::attention::AttentionView driver={driver.clone()} corpus={props.corpus.clone()} />
+        <super::claim::ClaimView driver={driver.clone()} corpus={props.corpus.clone()}
+            software={props.software} {ready} training={p.running()} />
+        </>
     }
 }
 
