@@ -28,7 +28,7 @@ use gpu_runtime::gpt::Config;
 use crate::engine_dump;
 use crate::json::{js, num_list};
 
-/// The page driver's seed (`app::gpt_train_driver::SEED`): parameters and batch order.
+/// The page driver's seed (`app::train_driver::gpt::SEED`): parameters and batch order.
 const SEED: u64 = 39;
 
 pub struct Args {
