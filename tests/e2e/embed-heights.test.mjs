@@ -89,8 +89,8 @@ test('every oEmbed answer declares its content\'s height at its width, within 10
 const PHONE = [
   ['cnn', 'heading', 6282],
   ['cnn', 'heading,inside,draw,kernels', 1992],
-  ['gpt', 'heading', 5897],
-  ['gpt', 'heading,data,tally,experiments', 1794],
+  ['gpt', 'heading', 7232],
+  ['gpt', 'heading,data,tally,experiments', 3129],
   ['simt', 'heading', 3570],
   ['simt', 'heading,replay,counts', 2135],
   ['simt-compare', 'heading', 4700],

@@ -369,10 +369,22 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell], (svg_ref, svg_w): (&NodeRef, Opt
         .floor()
         .min(-1.0);
     let hi = logs.iter().copied().fold(0.0f64, f64::max).ceil().max(1.0);
+    let tick = |p: i32| match p {
+        0 => "1×".to_string(),
+        p if p > 0 => format!("{}×", numbers::count(10u64.pow(p as u32))),
+        p => format!("1/{}", numbers::count(10u64.pow((-p) as u32))),
+    };
+    // The axis sits right of its longest tick label ("1/100,000" when the GPU is that far
+    // behind on a software adapter), about 6.6 units a character at the chart's font size.
+    let longest = (lo as i32..=hi as i32)
+        .map(|p| tick(p).chars().count())
+        .max()
+        .unwrap_or(0);
+    let x0 = (14.0 + 6.6 * longest as f64).max(56.0);
     let f = Frame {
-        x0: 56.0,
+        x0,
         y0: 10.0,
-        w: cw - 70.0,
+        w: cw - x0 - 14.0,
         h: 160.0,
         x_min: 0.0,
         x_max: 12.0,
@@ -380,20 +392,16 @@ fn view(ctx: &Ctx, grid: &Grid, cells: &[Cell], (svg_ref, svg_w): (&NodeRef, Opt
         y_max: hi,
     };
     let y = |v: f64| format!("{:.1}", f.y(v));
-    let tick = |p: i32| match p {
-        0 => "1×".to_string(),
-        p if p > 0 => format!("{}×", numbers::count(10u64.pow(p as u32))),
-        p => format!("1/{}", numbers::count(10u64.pow((-p) as u32))),
-    };
+    let (ax, tx) = (format!("{x0:.1}"), format!("{:.1}", x0 - 6.0));
     html! {
         <>
             <svg class="train-x-chart" ref={svg_ref.clone()} viewBox={format!("0 0 {cw} 200")} role="img" aria-label={ctx.t("train.x.chart")}>
-                <line class="axis" x1="56" y1="170" x2={(cw - 14.0).to_string()} y2="170" />
-                <line class="axis" x1="56" y1="10" x2="56" y2="170" />
+                <line class="axis" x1={ax.clone()} y1="170" x2={(cw - 14.0).to_string()} y2="170" />
+                <line class="axis" x1={ax.clone()} y1="10" x2={ax.clone()} y2="170" />
                 { for (lo as i32..=hi as i32).map(|p| html! {
                     <>
-                        <line class={if p == 0 { "even" } else { "grid" }} x1="56" x2={(cw - 14.0).to_string()} y1={y(p as f64)} y2={y(p as f64)} />
-                        <text x="50" y={format!("{:.1}", f.y(p as f64) + 4.0)} text-anchor="end">{ tick(p) }</text>
+                        <line class={if p == 0 { "even" } else { "grid" }} x1={ax.clone()} x2={(cw - 14.0).to_string()} y1={y(p as f64)} y2={y(p as f64)} />
+                        <text x={tx.clone()} y={format!("{:.1}", f.y(p as f64) + 4.0)} text-anchor="end">{ tick(p) }</text>
                     </>
                 }) }
                 { for f.log2_ticks(&grid.batches, TICK_PX).into_iter().map(|(x, b)| html! {
