@@ -90,7 +90,7 @@ const PHONE = [
   ['cnn', 'heading', 6282],
   ['cnn', 'heading,inside,draw,kernels', 1992],
   ['gpt', 'heading', 7232],
-  ['gpt', 'heading,data,tally,experiments', 3129],
+  ['gpt', 'heading,data,tally,experiments,inside', 1818],
   ['simt', 'heading', 3570],
   ['simt', 'heading,replay,counts', 2135],
   ['simt-compare', 'heading', 4700],

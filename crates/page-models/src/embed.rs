@@ -1183,7 +1183,7 @@ pub const WIDGETS: &[Widget] = &[
         params: &["data"],
         forced: &[],
         defaults: &[],
-        hideable: &["heading", "data", "tally", "experiments"],
+        hideable: &["heading", "data", "tally", "experiments", "inside"],
         height: 3000,
         run_button: Some("#gpt-train-toggle"),
         run_stops: true,
