@@ -35,8 +35,7 @@
 // WEBGPU_MODULE may point at the binding's index.js.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { destroyEngine, encodeOps, makeEngine, pipelines, readParts, runAround } from './engine.mjs';
+import { destroyEngine, median, openDevice, encodeOps, makeEngine, pipelines, readParts, runAround } from './engine.mjs';
 
 function parseArgs(argv) {
   const a = { dir: null, batches: null, runs: 3, minMs: 1500, ttaSecs: 60, evalEvery: 50, out: null, flags: [], profile: 0 };
@@ -58,11 +57,6 @@ function parseArgs(argv) {
   return a;
 }
 
-const median = (v) => {
-  const s = [...v].sort((x, y) => x - y);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-};
 const FLUSH = 2 ** -126;
 
 const args = parseArgs(process.argv.slice(2));
@@ -78,21 +72,7 @@ const testY = bin('test_y.bin', Uint32Array);
 const order = bin('order.bin', Uint32Array);
 const px = J.side * J.side;
 
-const mod = await import(process.env.WEBGPU_MODULE ? pathToFileURL(process.env.WEBGPU_MODULE).href : 'webgpu');
-Object.assign(globalThis, mod.globals);
-const gpu = mod.create(args.flags);
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no adapter');
-const info = adapter.info || {};
-console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description} (Dawn, npm webgpu)`);
-const device = await adapter.requestDevice({
-  requiredLimits: {
-    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    maxBufferSize: adapter.limits.maxBufferSize,
-  },
-});
-let deviceError = null;
-device.addEventListener?.('uncapturederror', (e) => { deviceError = e.error?.message || String(e); });
+const { gpu, device, errors } = await openDevice(args.flags);
 
 const pipes = new Map();
 for (const plan of J.batches) await pipelines(device, plan.engine.kernels, pipes);
@@ -225,8 +205,8 @@ for (const B of batches) {
   const plan = J.batches.find((b) => b.batch === B);
   if (!plan) throw new Error(`batch ${B} was not dumped`);
   const w = await verify(plan);
-  if (!(w <= 1) || deviceError) {
-    console.log(`NOT MEASURED: batch ${B} outside the twin's bound (${w}) ${deviceError || ''}`);
+  if (!(w <= 1) || errors.message) {
+    console.log(`NOT MEASURED: batch ${B} outside the twin's bound (${w}) ${errors.message || ''}`);
     tsv.push(`dawn-step\t${B}\t0\tNaN\tNaN\tNaN\tms\tFAILED verification ${w}`);
     continue;
   }
@@ -300,6 +280,6 @@ if (args.ttaSecs > 0) {
   tsv.push(`dawn-acc-at-limit\t${plan.batch}\t1\t${last[0]}\t\t\tfraction\tat ${last[1].toFixed(2)} s step ${last[2]}${s.wrapped ? ' order repeated' : ''}`);
   destroy(s);
 }
-if (deviceError) { console.log(`device error: ${deviceError}`); process.exitCode = 1; }
+if (errors.message) { console.log(`device error: ${errors.message}`); process.exitCode = 1; }
 if (args.out) writeFileSync(args.out, tsv.join('\n') + '\n');
 process.exit(process.exitCode || 0);

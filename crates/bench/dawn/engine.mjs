@@ -7,6 +7,36 @@
 // here: the models' runners (cnn.mjs, gpt.mjs) add what feeds a step and what checks it.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+// Dawn's device on the best adapter (WEBGPU_MODULE may point at the binding's index.js),
+// with the largest buffers it allows; `errors.message` holds the last uncaptured error. The
+// caller keeps `gpu` (Dawn's instance) for as long as it uses the device: collected, it
+// takes the device with it.
+export async function openDevice(flags) {
+  const mod = await import(process.env.WEBGPU_MODULE ? pathToFileURL(process.env.WEBGPU_MODULE).href : 'webgpu');
+  Object.assign(globalThis, mod.globals);
+  const gpu = mod.create(flags);
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) throw new Error('no adapter');
+  const info = adapter.info || {};
+  console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description} (Dawn, npm webgpu)`);
+  const device = await adapter.requestDevice({
+    requiredLimits: {
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+      maxBufferSize: adapter.limits.maxBufferSize,
+    },
+  });
+  const errors = { message: null };
+  device.addEventListener?.('uncapturederror', (ev) => { errors.message = ev.error?.message || String(ev); });
+  return { gpu, device, errors };
+}
+
+export const median = (v) => {
+  const s = [...v].sort((x, y) => x - y);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
 
 const STORAGE = () => GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
 

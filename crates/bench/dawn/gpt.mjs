@@ -30,8 +30,7 @@
 // WEBGPU_MODULE may point at the binding's index.js.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { destroyEngine, makeEngine, pipelines, readParts, runAround } from './engine.mjs';
+import { destroyEngine, median, openDevice, makeEngine, pipelines, readParts, runAround } from './engine.mjs';
 
 function parseArgs(argv) {
   const a = { dir: null, perSubmit: [1, 16], runs: 3, minMs: 1500, ttaSecs: 60, ttaPerSubmit: 16, evalEvery: 250, out: null, flags: [] };
@@ -53,11 +52,6 @@ function parseArgs(argv) {
   return a;
 }
 
-const median = (v) => {
-  const s = [...v].sort((x, y) => x - y);
-  const n = s.length;
-  return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-};
 
 const args = parseArgs(process.argv.slice(2));
 const J = JSON.parse(readFileSync(join(args.dir, 'gpt.json'), 'utf8'));
@@ -69,21 +63,7 @@ const order = bin('order.bin', Uint32Array);
 const B = J.batch, T = J.config.context, P = J.param_words;
 console.log(`${J.asset}: ${J.train_docs} train / ${J.val_docs} val texts, vocabulary ${J.config.vocab}; ${J.config.layers} layers, ${J.config.heads} heads, width ${J.config.width}, context ${T}; batch ${B}; ${P} parameter words; bigram ${J.bigram.toFixed(4)} nats/char`);
 
-const mod = await import(process.env.WEBGPU_MODULE ? pathToFileURL(process.env.WEBGPU_MODULE).href : 'webgpu');
-Object.assign(globalThis, mod.globals);
-const gpu = mod.create(args.flags);
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no adapter');
-const info = adapter.info || {};
-console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description} (Dawn, npm webgpu)`);
-const device = await adapter.requestDevice({
-  requiredLimits: {
-    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    maxBufferSize: adapter.limits.maxBufferSize,
-  },
-});
-let deviceError = null;
-device.addEventListener?.('uncapturederror', (e) => { deviceError = e.error?.message || String(e); });
+const { gpu, device, errors } = await openDevice(args.flags);
 const pipes = await pipelines(device, J.engine.kernels);
 
 function session() {
@@ -178,8 +158,8 @@ async function verify() {
 
 const tsv = ['what\tper_submit\truns\tmedian\tmin\tmax\tunit\textra'];
 const w = await verify();
-if (!(w <= 1) || deviceError) {
-  console.log(`NOT MEASURED: outside the twin's bound (${w}) ${deviceError || ''}`);
+if (!(w <= 1) || errors.message) {
+  console.log(`NOT MEASURED: outside the twin's bound (${w}) ${errors.message || ''}`);
   tsv.push(`dawn-gpt-step\t0\t0\tNaN\tNaN\tNaN\tms\tFAILED verification ${w}`);
 } else {
   for (const n of args.perSubmit) {
@@ -226,6 +206,6 @@ if (!(w <= 1) || deviceError) {
     destroy(s);
   }
 }
-if (deviceError) { console.log(`device error: ${deviceError}`); process.exitCode = 1; }
+if (errors.message) { console.log(`device error: ${errors.message}`); process.exitCode = 1; }
 if (args.out) writeFileSync(args.out, tsv.join('\n') + '\n');
 process.exit(process.exitCode || 0);
