@@ -1,7 +1,8 @@
 // The `gpt` embed (the tiny GPT trained live) on a course page of another origin
 // (embed-host.mjs): `run` starts training and a second `run` pauses it; the pause is reported
 // once evaluated where it stopped, and its outcome is graded on the validation loss against
-// the bigram's: an early pause, far above it, is `progressed`, never `completed`. `getState`
+// the bigram's: an early pause, far above it, is `progressed`, never `completed`; a pause below
+// it is `completed`. `getState`
 // carries where the run got to, equal to what `run-finished` said. Every statement passes
 // Learning Locker's xAPI 1.0.3 validator (npm `xapi-validation`). On SwiftShader the adapter
 // is named a software one; without WebGPU the CPU twin trains alone and the report says so.
@@ -25,18 +26,19 @@ async function work(page, id) {
 }
 
 /**
- * Trains until the judged side has been evaluated past step 0, pauses with a second `run`,
- * and returns the `run-finished` results and the outcome's statement.
+ * Trains until the judged side has been evaluated past step 0 (and, with `below`, below the
+ * bigram), pauses with a second `run`, and returns the `run-finished` results and the
+ * outcome's statement.
  */
-async function trainAndPause(page, sideSteps) {
+async function trainAndPause(page, sideSteps, below = false) {
   let from = await count(page);
   await send(page, { type: 'run', id: 'train' });
   await waitMessage(page, (d) => d && d.id === 'train' && d.type === 'run-started', { from, timeout: 60_000 });
-  await page.waitForFunction(([api, key]) => {
+  await page.waitForFunction(([api, key, low]) => {
     window.send({ api, version: 1, type: 'getState', id: 'poll' });
     const w = window.received.filter((m) => m.data?.id === 'poll').at(-1)?.data?.work;
-    return w?.training === 'playing' && w.step > 0 && w[key] > 0;
-  }, [API, sideSteps], { timeout: 240_000, polling: 500 });
+    return w?.training === 'playing' && w.step > 0 && w[key] > 0 && (!low || w.valLoss < w.targetValLoss);
+  }, [API, sideSteps, below], { timeout: 240_000, polling: 500 });
   from = await count(page);
   await send(page, { type: 'run', id: 'pause' });
   const done = (await waitMessage(page, (d) => d && d.type === 'run-finished', { from, timeout: 120_000 })).data;
@@ -46,14 +48,18 @@ async function trainAndPause(page, sideSteps) {
   return { results: done.results, statement: outcome.statement };
 }
 
-/** An early pause: valid xAPI, a performance answered with its loss, and not complete. */
-function assertEarlyPause(results, st) {
+/**
+ * A pause's statement: valid xAPI, a performance answered with its loss, `progressed` and not
+ * complete above the bigram (`early`), `completed` below it.
+ */
+function assertPause(results, st, early) {
   const withActor = { ...st, actor: { objectType: 'Agent', account: { homePage: 'https://lms.example.edu', name: 'learner-1' } } };
   const warnings = validateStatement(withActor).map((w) => `${w.path.join('.')}: ${w.name}`);
   assert.deepEqual(warnings, [], `xAPI 1.0.3: ${JSON.stringify(st)}`);
-  assert.ok(results.valLoss > results.targetValLoss, `an early pause is above the bigram: ${JSON.stringify(results)}`);
-  assert.equal(st.verb.id, 'http://adlnet.gov/expapi/verbs/progressed', JSON.stringify(st.verb));
-  assert.equal(st.result.completion, false);
+  assert.equal(results.valLoss > results.targetValLoss, early, `above the bigram: ${JSON.stringify(results)}`);
+  const verb = early ? 'progressed' : 'completed';
+  assert.equal(st.verb.id, `http://adlnet.gov/expapi/verbs/${verb}`, JSON.stringify(st.verb));
+  assert.equal(st.result.completion, !early);
   assert.equal(st.result.score, undefined, 'a training run has no grade');
   assert.equal(st.result.response, `val-loss[.]${results.valLoss.toFixed(4)}`);
   assert.equal(st.object.definition.type, 'http://adlnet.gov/expapi/activities/cmi.interaction');
@@ -79,7 +85,7 @@ test('gpt embed on SwiftShader: run, pause: an early pause is progressed, not co
   await frame.waitForSelector('#gpt-train-adapter[data-gpu="gpt.train.software"]');
   assert.equal(results.from, 'gpu');
   assert.equal(results.step, results.gpuSteps, 'evaluated where it stopped');
-  assertEarlyPause(results, statement);
+  assertPause(results, statement, true);
   const after = await work(page, 'w2');
   const { version, training, layers, heads, width, context, batch, lr, ...rest } = after;
   assert.equal(training, 'paused');
@@ -101,12 +107,14 @@ test('gpt embed without WebGPU: the CPU twin trains alone and the report says so
   const before = await work(page, 'w3');
   assert.equal(before.adapter, 'none');
   assert.equal(before.data, 'poems', 'Chinese: the quatrains');
-  const { results, statement } = await trainAndPause(page, 'cpuSteps');
+  // The quatrains' bigram is weak (3,730 characters, few pairs seen twice): the twin passes it
+  // in its first few dozen steps, so this run is paused below it and is complete.
+  const { results, statement } = await trainAndPause(page, 'cpuSteps', true);
   assert.equal(results.adapter, 'none');
   assert.equal(results.from, 'cpu');
   assert.equal(results.gpuSteps, undefined, 'no GPU steps are made up');
   assert.equal(results.step, results.cpuSteps, 'evaluated where it stopped');
-  assertEarlyPause(results, statement);
+  assertPause(results, statement, false);
   assert.equal(statement.context.language, 'zh');
   await screenshot(page, 'embed-gpt-nogpu-zh-390');
   await finish({ ...o, frame });

@@ -110,7 +110,9 @@ impl PauseWatch {
         }
         let at_stop =
             |curve: &[Point], steps: u64| curve.last().map_or(steps == 0, |q| q.step == steps);
-        let gpu = !matches!(p.gpu, GpuState::Ready { .. }) || at_stop(&p.gpu_curve, p.gpu_steps);
+        // Steps still in flight finish after the pause: the GPU stops once they are done.
+        let gpu = !matches!(p.gpu, GpuState::Ready { .. })
+            || (p.gpu_in_flight == 0 && at_stop(&p.gpu_curve, p.gpu_steps));
         let evaluated = gpu && at_stop(&p.cpu_curve, p.cpu_steps);
         if evaluated {
             self.pending = None;
@@ -141,10 +143,16 @@ mod tests {
     }
 
     fn steps(p: &GptTrain, side: Side, steps: u64) -> GptTrain {
+        sent(p, side, steps, 0)
+    }
+
+    /// `steps` done and `in_flight` more sent.
+    fn sent(p: &GptTrain, side: Side, steps: u64, in_flight: u64) -> GptTrain {
         p.reduce(Action::Steps {
             run: p.run,
             side,
             steps,
+            in_flight,
             ms_per_step: None,
         })
     }
@@ -166,7 +174,12 @@ mod tests {
         assert!(!w.see(&p));
         p = eval(&steps(&p, Side::Gpu, 40), Side::Gpu, 40, 2.5);
         assert!(!w.see(&p), "playing");
-        p = steps(&p.reduce(Action::Pause), Side::Gpu, 47);
+        p = sent(&p.reduce(Action::Pause), Side::Gpu, 40, 7);
+        assert!(
+            !w.see(&p),
+            "steps 41–47 still in flight, though step 40 is evaluated"
+        );
+        p = steps(&p, Side::Gpu, 47);
         assert!(!w.see(&p), "steps 41–47 not evaluated yet");
         assert!(!w.see(&p), "still not");
         p = eval(&p, Side::Gpu, 47, 2.4);

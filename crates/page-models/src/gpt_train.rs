@@ -224,10 +224,12 @@ pub enum Action {
         error: String,
     },
     NoGpu,
+    /// A side's completed steps; `in_flight`, the GPU's sent and not finished (the CPU's: 0).
     Steps {
         run: u64,
         side: Side,
         steps: u64,
+        in_flight: u64,
         ms_per_step: Option<f64>,
     },
     Evaluated {
@@ -255,6 +257,9 @@ pub struct GptTrain {
     pub hidden: bool,
     pub gpu: GpuState,
     pub gpu_steps: u64,
+    /// GPU steps sent and not finished: a pause stops the GPU once they are done (submitted
+    /// work cannot be taken back).
+    pub gpu_in_flight: u64,
     /// The GPU's milliseconds a step (the last chunk's, its readback's wait included).
     pub gpu_ms: Option<f64>,
     pub cpu_steps: u64,
@@ -277,6 +282,7 @@ impl GptTrain {
             hidden: false,
             gpu: GpuState::Starting,
             gpu_steps: 0,
+            gpu_in_flight: 0,
             gpu_ms: None,
             cpu_steps: 0,
             cpu_ms: None,
@@ -323,6 +329,7 @@ impl GptTrain {
         self.run += 1;
         self.playing = false;
         self.gpu_steps = 0;
+        self.gpu_in_flight = 0;
         self.gpu_ms = None;
         self.cpu_steps = 0;
         self.cpu_ms = None;
@@ -378,10 +385,12 @@ impl GptTrain {
                 run,
                 side,
                 steps,
+                in_flight,
                 ms_per_step,
             } if ours(run) => match side {
                 Side::Gpu => {
                     next.gpu_steps = steps;
+                    next.gpu_in_flight = in_flight;
                     next.gpu_ms = ms_per_step.or(next.gpu_ms);
                 }
                 Side::Cpu => {
@@ -520,6 +529,7 @@ mod tests {
             run,
             side: Side::Gpu,
             steps: 12,
+            in_flight: 0,
             ms_per_step: None,
         });
         assert_eq!(p.untrained(), Some(3.0));

@@ -347,6 +347,7 @@ impl TrainModel for Gpt {
                 run: self.run,
                 side: Side::Gpu,
                 steps: s.completed,
+                in_flight: s.in_flight(),
                 ms_per_step: self.gpu_ms,
             });
         }
@@ -354,6 +355,7 @@ impl TrainModel for Gpt {
             run: self.run,
             side: Side::Cpu,
             steps: self.cpu.step,
+            in_flight: 0,
             ms_per_step: self.cpu_ms,
         });
     }
