@@ -419,8 +419,21 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
         await frame.waitForSelector('#cnn-data[data-images="10000"]', { timeout: 90_000 });
         await frame.waitForSelector('#cnn-status:not([data-gpu="starting"])', { timeout: 90_000 });
       }
-      // The GPT's training section appears once its text has arrived.
-      if (id === 'gpt') await frame.waitForSelector('#gpt-train-toggle', { timeout: 90_000 });
+      // The GPT's training section appears once its text has arrived, and grows once its GPU
+      // session answers (CI counted 206, then 211 with hide=heading): count after both, once
+      // the count has held for 5 readings.
+      if (id === 'gpt') {
+        await frame.waitForSelector('#gpt-train-toggle:not([disabled])', { timeout: 90_000 });
+        // SwiftShader: the software adapter's note comes with the session.
+        await frame.waitForSelector('#gpt-train-adapter', { timeout: 90_000 });
+        await frame.waitForFunction(() => {
+          const n = [...document.querySelectorAll('.embed-body *')].filter((e) => e.getClientRects().length > 0).length;
+          const seen = (window.__counts ??= []);
+          seen.push(n);
+          return seen.length >= 5 && seen.slice(-5).every((x) => x === n);
+        }, null, { polling: 100, timeout: 30_000 });
+        await frame.evaluate(() => { window.__counts = []; });
+      }
     };
     await settled();
     const all = await visible();
