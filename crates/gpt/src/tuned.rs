@@ -14,8 +14,10 @@
 //!   backward dP = dY·Vᵀ, dV = Pᵀ·dY, dS = P∘(dP − rowsum(P∘dP))·(1/√hs) on the causal part,
 //!   dQ = dS·K, dK = dSᵀ·Q. The masked probabilities are exact zeros, so the multiplies over
 //!   the whole t × t square add only exact zeros beyond the twin's j ≤ i;
-//! - LayerNorm, GELU, softmax cross-entropy, the embeddings and Adam are the twin's own
-//!   functions ([`crate::ops`], `cpu_kernels::optim::adam_update`).
+//! - LayerNorm, softmax cross-entropy, the embeddings and Adam are the twin's own functions
+//!   ([`crate::ops`], `cpu_kernels::optim::adam_update`); GELU is the twin's formula operation
+//!   for operation, with tanh(u) kept from the forward for the backward instead of computed
+//!   again (the same numbers; libm's tanh was a third of the step).
 //!
 //! The multiplies run on [`Gemm`] (`cpu_kernels::gemm`, shared with `mlp::tuned` and
 //! `cnn::tuned`): `matrixmultiply`'s sgemm natively (with this crate's `matrixmultiply`
@@ -60,6 +62,8 @@ struct BlockBufs {
     ln2_rstd: Vec<f32>,
     fc: Vec<f32>,
     gelu: Vec<f32>,
+    /// tanh(u) of each GELU, for its backward.
+    tanh: Vec<f32>,
 }
 
 /// Every buffer of one step at b windows, allocated once.
@@ -109,6 +113,7 @@ impl Buffers {
                     ln2_rstd: z(n),
                     fc: z(n * 4 * c),
                     gelu: z(n * 4 * c),
+                    tanh: z(n * 4 * c),
                 })
                 .collect(),
             x: z(n * c),
@@ -432,7 +437,7 @@ fn forward(
         );
         let (w, bias) = (&p[bp.fc_w..][..4 * c * c], &p[bp.fc_b..][..4 * c]);
         linear(kind, sc, &a.ln2, w, bias, n, c, 4 * c, &mut a.fc);
-        ops::gelu(&a.fc, &mut a.gelu);
+        gelu(&a.fc, &mut a.gelu, &mut a.tanh);
         let (w, bias) = (&p[bp.out_w..][..4 * c * c], &p[bp.out_b..][..c]);
         linear(kind, sc, &a.gelu, w, bias, n, 4 * c, c, &mut bf.y);
         for (xv, &yv) in bf.x.iter_mut().zip(&bf.y) {
@@ -525,7 +530,7 @@ fn backward(
             );
         }
         bf.dfc.fill(0.0);
-        ops::gelu_backward(&a.fc, &bf.d4c, &mut bf.dfc);
+        gelu_backward(&a.fc, &a.tanh, &bf.d4c, &mut bf.dfc);
         {
             let (dw, db) = two(g, bp.fc_w, bp.fc_b, 4 * c * c);
             let w = &p[bp.fc_w..][..4 * c * c];
@@ -624,6 +629,26 @@ fn backward(
             g[l.wte + tok as usize * c + i] += d;
             g[l.wpe + pos * c + i] += d;
         }
+    }
+}
+
+/// GELU as [`ops::gelu`], keeping tanh(u) in `th` for [`gelu_backward`].
+pub fn gelu(x: &[f32], y: &mut [f32], th: &mut [f32]) {
+    let (c, a, half) = (ops::GELU_C as f32, ops::GELU_A as f32, 0.5f32);
+    for ((o, t), &v) in y.iter_mut().zip(th.iter_mut()).zip(x) {
+        let u = c * (v + a * v * v * v);
+        *t = u.tanh();
+        *o = half * v * (1.0 + *t);
+    }
+}
+
+/// GELU's backward as [`ops::gelu_backward`] (adds into dx), with the forward's tanh(u).
+pub fn gelu_backward(x: &[f32], th: &[f32], dy: &[f32], dx: &mut [f32]) {
+    let (c, half) = (ops::GELU_C as f32, 0.5f32);
+    let three_a = (3.0 * ops::GELU_A) as f32;
+    for (((g, &v), &d), &th) in dx.iter_mut().zip(x).zip(dy).zip(th) {
+        let du = c * (1.0 + three_a * v * v);
+        *g += d * (half * (1.0 + th) + half * v * (1.0 - th * th) * du);
     }
 }
 

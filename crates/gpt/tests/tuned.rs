@@ -4,7 +4,7 @@
 //!   each of 4 steps from the twin's state on the same batch gives the same loss, gradient and
 //!   parameters after Adam;
 //! - the layers one at a time (the linear layer's three products, attention forward and
-//!   backward) from the same inputs, where the bound is tight enough to see a wrong product
+//!   backward, GELU forward and backward) from the same inputs, where the bound is tight enough to see a wrong product
 //!   whose effect on the whole step hides under the step's bound.
 //!
 //! Its speed is a benchmark, not a test (`bench gpt-cpu`, docs/benchmarks.md).
@@ -372,7 +372,8 @@ fn within(what: &str, gemm: Gemm, tuned: &[f32], twin: &[f32], bound: &[Err]) ->
     worst
 }
 
-/// The layers one at a time from the same inputs, where the bound starts from exact inputs
+/// The layers one at a time (and GELU, whose backward reuses the forward's tanh) from the same
+/// inputs, where the bound starts from exact inputs
 /// and is tight: a wrong product in attention's backward that the trainer-level test cannot
 /// see (the key gradient's bound there carries the whole backward's error through
 /// dS = P∘(dP − rowsum(P∘dP)), a difference of nearly equal numbers) fails here.
@@ -428,6 +429,34 @@ fn layers_agree_with_the_twins_ops_within_the_bound() {
     ops::linear(&x, &w, &bias, n, k, m, &mut z);
     let (mut dx, mut dw, mut db) = (vec![0.0f32; n * k], vec![0.0f32; k * m], vec![0.0f32; m]);
     ops::linear_backward(&x, &w, &dz, n, k, m, &mut dx, &mut dw, &mut db);
+
+    // GELU over values where its curvature matters (±3).
+    let u = values(n * 4 * c, 3.0, 37);
+    let du = values(n * 4 * c, 1.0, 38);
+    let mut gy_e = vec![Err::default(); u.len()];
+    ops::gelu(&exact(&u), &mut gy_e);
+    let mut gdx_e = vec![Err::default(); u.len()];
+    ops::gelu_backward(&exact(&u), &exact(&du), &mut gdx_e);
+    let (mut gy, mut gdx) = (vec![0.0f32; u.len()], vec![0.0f32; u.len()]);
+    ops::gelu(&u, &mut gy);
+    ops::gelu_backward(&u, &du, &mut gdx);
+    let (mut ty, mut th, mut tdx) = (
+        vec![0.0f32; u.len()],
+        vec![0.0f32; u.len()],
+        vec![0.0f32; u.len()],
+    );
+    tuned::gelu(&u, &mut ty, &mut th);
+    tuned::gelu_backward(&u, &th, &du, &mut tdx);
+    let gelu_worst = within("gelu y", Gemm::best(), &ty, &gy, &gy_e).max(within(
+        "gelu dx",
+        Gemm::best(),
+        &tdx,
+        &gdx,
+        &gdx_e,
+    ));
+    eprintln!(
+        "GELU (the twin's formula, tanh kept): worst |tuned − twin| / bound {gelu_worst:.2e}"
+    );
 
     for &gemm in Gemm::ALL {
         let mut sc = Scratch::new();
