@@ -19,6 +19,8 @@
 #      against the f64 reference before it is timed)
 #   6. GPT decode with the KV cache: `bench gpt-decode`, batches 1…64 (tokens/s)
 #   7. GPT step trusted: the `gpt_engine` test binary's `default_config_step_time`
+#   8. the same GPT step on one CPU core (issue 39's ≥ 20× goal): `bench gpt-cpu`, the tuned
+#      CPU trainer and the twin at the page's defaults on the names
 # Carry .gl (../shared/TOOLCHAIN.md §6) and $C (default .devcarry/e1), made here by
 #   bash crates/bench/h200/engine_speed.sh pack   (BEFORE=PATH/TO/bench-before, optional)
 # Results: $OUT/engine.log and $OUT/engine.tgz (every TSV).
@@ -99,6 +101,8 @@ xz -dc "$C/gpt-names.txt.xz" > "$W/gpt-names.txt"
     xz -dc "$C/gpt_engine.xz" > "$W/gpt_engine" && chmod +x "$W/gpt_engine"
     timeout "$(left 40)" "$W/gpt_engine" default_config_step_time --ignored --nocapture 2>&1 | grep -E 'default config|test result' || echo "failed: $?"
   fi
+  stamp "GPT step on one CPU core: tuned and twin (bench gpt-cpu)"
+  timeout "$(left 30)" "$B" gpt-cpu --asset "$W/gpt-names.txt" --runs "$RUNS" --out "$R/gpt_cpu.tsv" 2>&1 || echo "failed: $?"
   stamp "done"
 } 2>&1 | tee "$R/engine.log"
 cp "$R/engine.log" "$OUT/engine.log"

@@ -27,7 +27,7 @@
 //! `bench dump-kernels`: see `dump.rs`; `bench summarise`: see `summary.rs`.
 //! `bench mlp`: see `mlp_bench.rs`. `bench attention`: see `attention_bench.rs`. `bench conv`: see `conv_bench.rs`. `bench crossover`: see
 //! `crossover.rs`. `bench clamps`: see `clamps.rs`. `bench cnn`: see `cnn_bench.rs`.
-//! `bench int8`: see `int8_bench.rs`.
+//! `bench int8`: see `int8_bench.rs`. `bench gpt-cpu`: see `gpt_cpu_bench.rs`.
 
 mod attention_bench;
 mod clamps;
@@ -37,6 +37,7 @@ mod cpu;
 mod crossover;
 mod dump;
 mod engine_dump;
+mod gpt_cpu_bench;
 mod gpt_decode_bench;
 mod gpt_dump;
 mod gpt_peer;
@@ -81,7 +82,7 @@ fn parse_args() -> Result<Args, String> {
         Some("matmul") => {}
         other => {
             return Err(format!(
-                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] [--wgsl ID=FILE] [--keep-going] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench dump-kernels --dir DIR --gpt-peer default|key=value,… | bench clamps [--kernels id,…] | bench attention [--seqs 64,…] [--bh 32] [--d 64] [--runs 3] [--reps 5] [--checked] [--out FILE] (got {other:?})"
+                "usage: bench matmul [--sizes 256,1024] [--reps 5] [--out FILE] [--kernels id,…] [--warm-ms 500] [--checked] [--tune] [--copy-mib 256] [--wgsl ID=FILE] [--keep-going] | bench dump-kernels --dir DIR | bench summarise … | bench mlp [--steps N] [--batch B] [--sweep] [--per-submit K,…] [--path default,fused,layers,separate] [--runs R] [--gpu-only] [--checked] [--verify-steps 64] [--out FILE] | bench cpu [--sizes 512,1024] [--reps 5] [--tsv] | bench crossover [--widths 16,64,256,512] [--batches 1,16,256,1024,4096] [--runs 3] [--min-ms 40] [--twin-max-gflop 4] | bench conv [--runs 3] [--reps 10] [--stages id,…] [--shapes 1,3] [--out FILE] [--cudnn FILE] [--ig-tiles id,…] [--ig-splits n,…] [--checked] | bench dump-kernels --dir DIR [--conv-shapes 1,…] [--conv-ig-tiles id,…] [--conv-ig-splits n,…] | bench cnn [--digits FILE] [--batches 64,256] [--runs 3] [--tta-secs 60] [--no-cpu] [--checked] | bench dump-kernels --dir DIR --cnn [--cnn-digits FILE] | bench dump-kernels --dir DIR --mlp 1024,64 [--mlp-verify-steps 64] | bench dump-kernels --dir DIR --gpt-peer default|key=value,… | bench clamps [--kernels id,…] | bench attention [--seqs 64,…] [--bh 32] [--d 64] [--runs 3] [--reps 5] [--checked] [--out FILE] | bench gpt-cpu [--asset target/gpt-names.txt] [--shape 2,4,64,16] [--batch 32] [--lr 0.003] [--runs 3] [--min-ms 1000] [--no-twin] [--out FILE] (got {other:?})"
             ))
         }
     }
@@ -177,6 +178,7 @@ fn main() -> ExitCode {
         Some("cnn") => cnn_bench::run(args.into_iter().skip(1)),
         Some("conv") => conv_bench::run(args.into_iter().skip(1)),
         Some("crossover") => crossover::run(args.into_iter().skip(1)),
+        Some("gpt-cpu") => gpt_cpu_bench::run(args.into_iter().skip(1)),
         Some("gpt-decode") => gpt_decode_bench::run(args.into_iter().skip(1)),
         Some("dump-kernels") => dump::run(&args[1..]),
         Some("int8") => int8_bench::run(args.into_iter().skip(1)),

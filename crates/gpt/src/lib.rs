@@ -13,6 +13,8 @@
 //! - [`ops`]: each layer's forward and backward, with its summation order stated.
 //! - [`train`]: the twin's training loop (Adam from `cpu_kernels::optim`, the update every model
 //!   shares) over seeded batches of windows.
+//! - [`tuned`]: the tuned CPU trainer — the same step with every product a matrix multiply
+//!   (`cpu_kernels::gemm`), single-threaded: the CPU bar the GPU step is measured against.
 //! - [`data`]: the character vocabulary, documents as windows of the context, the seeded split.
 //! - [`asset`]: the site asset a data set ships in (names, Tang quatrains), its checks, and the
 //!   split every user of it makes.
@@ -27,6 +29,7 @@ pub mod model;
 pub mod ops;
 pub mod real;
 pub mod train;
+pub mod tuned;
 
 pub use data::{Corpus, Vocab};
 pub use model::{Config, ConfigError, Model, ParamLayout};

@@ -11,8 +11,9 @@ use crate::real::Real;
 /// LayerNorm's ε (GPT-2's).
 pub const LN_EPS: f64 = 1e-5;
 /// √(2/π) of GELU's tanh form.
-const GELU_C: f64 = 0.797_884_560_802_865_4;
-const GELU_A: f64 = 0.044_715;
+pub const GELU_C: f64 = 0.797_884_560_802_865_4;
+/// The cubic term's coefficient of GELU's tanh form.
+pub const GELU_A: f64 = 0.044_715;
 /// Targets with this value are padding: no loss, no gradient.
 pub const IGNORE: u32 = u32::MAX;
 

@@ -57,6 +57,11 @@ impl Trainer {
         loss
     }
 
+    /// Adam's moments (m, v), in the parameters' layout.
+    pub fn moments(&self) -> (&[f32], &[f32]) {
+        (&self.m, &self.v)
+    }
+
     /// Mean loss per counted character over every window of `docs`, in chunks of `chunk`.
     pub fn eval(&self, docs: &[Vec<u32>], chunk: usize) -> f64 {
         let ctx = self.model.cfg.context;
