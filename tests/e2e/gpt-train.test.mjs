@@ -2,12 +2,17 @@
 // adapter, said so on the page) the GPU and the CPU twin start from the same validation loss,
 // about ln(vocabulary) for an untrained model; training lowers the GPU's validation loss below
 // it; Pause stops the step count (the samples written after Pause take GPU work, and the count
-// does not move); temperature 0 writes the same text every time; Reset clears the chart; bad
-// settings are named and stop training; without WebGPU the CPU trains alone. Screenshots at
-// 390, 1280 and 1920 px in English and Chinese. Every wait is on a condition.
+// does not move); temperature 0 writes the same text every time, and the samples are decoded
+// on the GPU with the KV cache (data-decoder, and a line saying so); Reset clears the chart;
+// bad settings are named and stop training; without WebGPU the CPU trains alone and writes
+// the samples. Screenshots at 390, 1280 and 1920 px in English and Chinese (the page, and
+// the samples section alone). Every wait is on a condition.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { launch, openPage, screenshot, assertNoErrors } from './helpers.mjs';
+
+const OUT = process.env.TEST_OUTPUT ?? decodeURIComponent(new URL('../../test-output', import.meta.url).pathname);
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -30,6 +35,7 @@ async function layoutAtThreeWidths(page, lang) {
     assert.ok(scroll <= 0, `${lang} at ${width}: the page scrolls sideways by ${scroll} px`);
     await page.$eval('#gpt-train', (el) => el.scrollIntoView());
     await screenshot(page, `gpt-train-${lang}-${width}`);
+    await page.locator('.gpt-train-samples').screenshot({ path: join(OUT, `gpt-train-samples-${lang}-${width}.png`) });
   }
 }
 
@@ -83,9 +89,13 @@ test('the GPU learns: below its untrained loss, the twin beside it, Pause stops,
   assert.equal(new Set(texts).size, 1, `greedy samples differ: ${texts}`);
   for (const t of texts) assert.match(t, /^[a-z'-]*$/);
   assert.equal(await num(page, '#gpt-train-sampled', 'data-step'), stopped);
+  // Written by the KV-cache decoder (built while the session trained), and the page says so.
+  assert.equal(await page.getAttribute('#gpt-train-sampled', 'data-decoder'), 'kv-cache');
+  assert.match(await page.textContent('#gpt-train-writer'), /key\/value cache/);
   await setTemperature(page, 1.5);
   await page.waitForSelector('#gpt-train-sampled[data-temperature="1.5"]', { timeout: 120_000 });
   assert.equal(await num(page, '#gpt-train-gpu', 'data-steps'), stopped, 'paused: no more steps');
+  assert.equal(await page.getAttribute('#gpt-train-sampled', 'data-decoder'), 'kv-cache');
   // The trained, paused section laid out at three widths (English; the names are English's
   // data): the layout test below then trains only for Chinese.
   await layoutAtThreeWidths(page, 'en');
@@ -148,6 +158,7 @@ test('without WebGPU the CPU trains alone and writes the samples', async () => {
     return Number(el.dataset.valStep) > 0 && Number(el.dataset.val) < Number(el.dataset.first) - 0.05;
   }, null, { timeout: 120_000 });
   await page.waitForSelector('#gpt-train-sampled li', { timeout: 60_000 });
+  assert.equal(await page.getAttribute('#gpt-train-sampled', 'data-decoder'), 'cpu');
   assert.equal(await num(page, '#gpt-train-gpu', 'data-steps'), 0);
   assertNoErrors(errors);
   await context.close();

@@ -205,6 +205,32 @@ pub struct Samples {
     pub step: u64,
     pub temperature: f32,
     pub texts: Vec<String>,
+    pub writer: Writer,
+}
+
+/// How a set of samples was written (the same texts either way: the same model, draws and
+/// picks).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writer {
+    /// On the GPU, all texts together with a key/value cache: each new character's query
+    /// attends to the keys and values cached for the characters before it.
+    KvCache,
+    /// On the GPU, one text at a time, a full forward over the text so far per character
+    /// (while the cached decoder is being built, or where it could not be).
+    FullForward,
+    /// By the CPU twin (no WebGPU), a full forward per character.
+    Cpu,
+}
+
+impl Writer {
+    /// The name a test reads (`data-decoder`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Writer::KvCache => "kv-cache",
+            Writer::FullForward => "full-forward",
+            Writer::Cpu => "cpu",
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -12,27 +12,34 @@
 //! - **evaluation**: the validation loss (`GptSession::eval`) every [`EVAL_MS`] while training,
 //!   and once where a pause left it;
 //! - **samples**: every `SAMPLE_EVERY` evaluations (or when the temperature changes), texts
-//!   written a character at a time from the GPU's logits (`request_logits`, then
-//!   `gpt::pick` at the page's temperature with seeded draws).
+//!   written a character at a time at the page's temperature with seeded draws (`gpt::pick`),
+//!   all of them together by a KV-cache decoder (`engine::decode::Decoder`, built once per run
+//!   beside the session, the session's current parameters copied into it on the GPU before
+//!   each set): the boundary token prefilled, then one decode step per character, each
+//!   step's logits read back. Until the decoder is built (or where it cannot be), one text at
+//!   a time by a full forward of the session per character (`request_logits`). Either way
+//!   each text has its own draws, so the same model writes the same texts.
 //!
 //! The CPU twin takes its steps on the page's own thread, at most [`CPU_SHARE`] of the time
 //! (a step at a large shape can take longer than a frame), and evaluates the same validation
 //! texts a batch per tick. Without WebGPU it trains alone and writes the samples. The page
 //! does not watch this session's device for a loss: a lost device fails its next readback.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use cpu_kernels::data::SplitMix64;
 use gpu_runtime::engine::buffer;
+use gpu_runtime::engine::decode::{Decoder, Writing};
 use gpu_runtime::engine::gpt::{pick, GptSession, Settings};
 use gpu_runtime::gpt::bigram::Bigram;
 use gpu_runtime::gpt::data::batch;
 use gpu_runtime::gpt::ops::IGNORE;
 use gpu_runtime::gpt::train::Trainer;
-use gpu_runtime::gpt::{Config, Corpus, Model};
+use gpu_runtime::gpt::{Config, Corpus, Model, ParamLayout};
 use gpu_runtime::{Gpu, GpuError};
 use page_models::gpt_train::{
-    draw_seed, Action, GptTrain, Point, Samples, Side, SAMPLES, SAMPLE_EVERY,
+    draw_seed, Action, GptTrain, Point, Samples, Side, Writer, SAMPLES, SAMPLE_EVERY,
 };
 use page_models::train::run::GpuSteps;
 
@@ -65,10 +72,23 @@ pub fn page_corpus(full: &Corpus) -> Corpus {
 /// What is built before the GPU session: (shape, settings, corpus).
 pub type SessionParts = (Config, Settings, Rc<Corpus>);
 
-/// The GPT's session and the steps it has finished (known from each chunk's loss readback).
+/// The KV-cache decoder of a run, built beside its session: None while it is built, then
+/// the decoder or why it could not be built.
+type DecoderSlot = Rc<RefCell<Option<Result<Decoder, GpuError>>>>;
+
+/// The GPT's session, the steps it has finished (known from each chunk's loss readback), and
+/// the decoder that writes its samples.
 pub struct GptGpu {
     session: GptSession,
     done: u64,
+    decoder: DecoderSlot,
+}
+
+impl GptGpu {
+    /// Whether the samples can be written with the KV cache now.
+    fn decoder_ready(&self) -> bool {
+        matches!(&*self.decoder.borrow(), Some(Ok(_)))
+    }
 }
 
 /// The session itself, for what the page asks of it between the driver's chunks (a
@@ -114,6 +134,31 @@ pub enum Job {
     },
     Eval,
     Sample(Sampling),
+    /// Samples written together with the KV cache.
+    Write(KvSampling),
+}
+
+/// Samples being written with the KV cache: the texts, and the tokens of the next decode
+/// step (None before the prefill); `sent` once its work is submitted and its logits asked for.
+pub struct KvSampling {
+    step: u64,
+    temperature: f32,
+    writing: Writing,
+    next: Option<Vec<u32>>,
+    sent: bool,
+}
+
+impl KvSampling {
+    fn new(step: u64, temperature: f32, cfg: &Config) -> Self {
+        let seeds: Vec<u64> = (0..SAMPLES).map(|k| draw_seed(step, k)).collect();
+        Self {
+            step,
+            temperature,
+            writing: Writing::new(&seeds, temperature, cfg),
+            next: None,
+            sent: false,
+        }
+    }
 }
 
 /// Samples being written: the finished texts and the one under way.
@@ -241,8 +286,23 @@ impl TrainModel for Gpt {
 
     async fn start(gpu: Rc<Gpu>, parts: SessionParts) -> Result<GptGpu, GpuError> {
         let (cfg, settings, corpus) = parts;
-        let session = GptSession::with_settings(gpu, cfg, &corpus, SEED, settings, None).await?;
-        Ok(GptGpu { session, done: 0 })
+        let session =
+            GptSession::with_settings(gpu.clone(), cfg, &corpus, SEED, settings, None).await?;
+        // The decoder compiles its own pipelines: built beside the session, which trains (and
+        // samples with full forwards) meanwhile. Its parameters come from the session before
+        // each set of samples.
+        let decoder = DecoderSlot::default();
+        let slot = decoder.clone();
+        wasm_bindgen_futures::spawn_local(async move {
+            let zeros = vec![0.0; ParamLayout::new(&cfg).len];
+            let built = Decoder::new(gpu, cfg, SAMPLES, &zeros).await;
+            *slot.borrow_mut() = Some(built);
+        });
+        Ok(GptGpu {
+            session,
+            done: 0,
+            decoder,
+        })
     }
 
     fn attached(&mut self, _: &mut GpuSide<Self>, ended: Option<End>, software: bool) {
@@ -304,7 +364,11 @@ impl TrainModel for Gpt {
             let next = if Self::eval_due(self.gpu_last_eval, step, page.running(), now) {
                 Some(Job::Eval)
             } else if Self::samples_due(self.samples_at, page, step, self.gpu_evals) {
-                Some(Job::Sample(Sampling::new(step, page.temperature)))
+                Some(if s.decoder_ready() {
+                    Job::Write(KvSampling::new(step, page.temperature, &self.cfg))
+                } else {
+                    Job::Sample(Sampling::new(step, page.temperature))
+                })
             } else if page.running() {
                 let k = self.chunk;
                 let last = s.session.peek_batches(k as usize).pop().unwrap_or_default();
@@ -364,19 +428,39 @@ impl TrainModel for Gpt {
 /// Asks for the front job's readback: the chunk's losses, the evaluation, or the next
 /// character's logits.
 fn request(s: &mut GptGpu, job: &mut Job) -> Result<bool, GpuError> {
-    let s = &mut s.session;
     match job {
         Job::Steps { .. } => {
-            let losses = s.net().losses.read(buffer::DELTAS);
-            s.engine().request_read(&[losses])
+            let losses = s.session.net().losses.read(buffer::DELTAS);
+            s.session.engine().request_read(&[losses])
         }
-        Job::Eval => s.eval(),
+        Job::Eval => s.session.eval(),
         Job::Sample(w) => {
             let mut prompt = vec![0u32];
             prompt.extend(&w.tokens);
-            s.request_logits(&prompt)
+            s.session.request_logits(&prompt)
         }
+        Job::Write(w) => request_kv(s, w),
     }
+}
+
+/// The next characters' logits from the decoder: first the session's current parameters and
+/// the boundary token's prefill, then a decode step of the characters just picked.
+fn request_kv(s: &mut GptGpu, w: &mut KvSampling) -> Result<bool, GpuError> {
+    let mut slot = s.decoder.borrow_mut();
+    let Some(Ok(d)) = slot.as_mut() else {
+        return Err(GpuError::Dispatch("the KV-cache decoder went away".into()));
+    };
+    if !w.sent {
+        match &w.next {
+            None => {
+                d.load_params_from(s.session.engine())?;
+                d.prefill(&vec![vec![0u32]; SAMPLES])?;
+            }
+            Some(tokens) => d.decode(tokens)?,
+        }
+        w.sent = true;
+    }
+    d.request_next_logits()
 }
 
 impl Gpt {
@@ -448,6 +532,40 @@ impl Gpt {
                         step: w.step,
                         temperature: w.temperature,
                         texts: std::mem::take(&mut w.texts),
+                        writer: Writer::FullForward,
+                    },
+                });
+            }
+            Job::Write(w) => {
+                let logits = {
+                    let mut slot = s.decoder.borrow_mut();
+                    let Some(Ok(d)) = slot.as_mut() else {
+                        return Err(GpuError::Dispatch("the KV-cache decoder went away".into()));
+                    };
+                    let Some(logits) = d.poll_logits()? else {
+                        return Ok(None);
+                    };
+                    logits
+                };
+                w.sent = false;
+                w.next = w.writing.take(&logits)?;
+                if w.next.is_some() {
+                    return Ok(Some(false));
+                }
+                self.samples_at = Some((w.step, w.temperature));
+                let texts = w
+                    .writing
+                    .texts()
+                    .iter()
+                    .map(|t| self.corpus.vocab.decode(t))
+                    .collect();
+                out.push(Action::Sampled {
+                    run: self.run,
+                    samples: Samples {
+                        step: w.step,
+                        temperature: w.temperature,
+                        texts,
+                        writer: Writer::KvCache,
                     },
                 });
             }
@@ -565,6 +683,7 @@ impl Gpt {
             step,
             temperature,
             texts: w.texts,
+            writer: Writer::Cpu,
         }
     }
 }

@@ -23,6 +23,7 @@
 
 use std::rc::Rc;
 
+use cpu_kernels::data::SplitMix64;
 use gpt::ops::IGNORE;
 use gpt::Config;
 
@@ -57,6 +58,9 @@ pub struct Decoder {
     programs: Vec<(&'static str, Vec<Op>)>,
     /// The position the next decode step writes (the GPU's counter, mirrored).
     pos: usize,
+    /// The length of the prompt just prefilled, until a decode step follows (where the next
+    /// token's logits are).
+    prefilled: Option<usize>,
 }
 
 struct Builder<'a> {
@@ -388,6 +392,7 @@ impl Decoder {
             cache,
             programs: vec![(PREFILL, prefill), (DECODE, step)],
             pos: 0,
+            prefilled: None,
         })
     }
 
@@ -479,7 +484,32 @@ impl Decoder {
         )?;
         self.set_position(len)?;
         let ops = self.ops(PREFILL)?.to_vec();
-        self.plan.submit(&ops, 0)
+        self.plan.submit(&ops, 0)?;
+        self.prefilled = Some(len);
+        Ok(())
+    }
+
+    /// Loads parameters `gp` in `gpt::model`'s layout (as [`Decoder::new`] takes them), queued
+    /// before the next submission: one decoder serves a model whose parameters change.
+    pub fn load_params(&mut self, gp: &[f32]) -> Result<(), GpuError> {
+        let p = super::gpt::params(&self.net, &self.cfg, gp).map_err(GpuError::Dispatch)?;
+        self.plan.write(buffer::PARAMS, 0, bytemuck::cast_slice(&p))
+    }
+
+    /// Copies a training engine's current parameters (a `GptSession`'s of this shape: the
+    /// same parameter layout) into this decoder on the GPU, after everything both have
+    /// submitted: the model as its last submitted step left it, with no readback.
+    pub fn load_params_from(&mut self, engine: &super::Engine) -> Result<(), GpuError> {
+        let (ours, theirs) = (&self.net.arena.params, &engine.net().arena.params);
+        if ours != theirs {
+            return Err(GpuError::Dispatch(format!(
+                "parameters of {} words in another layout than the decoder's {}",
+                theirs.words(),
+                ours.words()
+            )));
+        }
+        self.plan
+            .copy_from(engine.plan(), buffer::PARAMS, ours.bytes())
     }
 
     fn set_position(&mut self, pos: usize) -> Result<(), GpuError> {
@@ -523,6 +553,7 @@ impl Decoder {
         let ops: Vec<Op> = (0..steps).flat_map(|_| one.iter().copied()).collect();
         self.plan.submit(&ops, steps as u64)?;
         self.pos += steps;
+        self.prefilled = None;
         Ok(())
     }
 
@@ -536,6 +567,26 @@ impl Decoder {
             )));
         }
         self.set_position(pos)
+    }
+
+    /// Asks for the next token's logits of every sequence (seqs × vocab) after everything
+    /// submitted: the prompt's last row of each after a prefill, else the last step's;
+    /// false while an earlier readback is uncollected.
+    pub fn request_next_logits(&mut self) -> Result<bool, GpuError> {
+        let Some(len) = self.prefilled else {
+            return self.request_logits();
+        };
+        let (t, v) = (self.cfg.context, self.cfg.vocab);
+        let ranges: Vec<_> = (0..self.seqs)
+            .map(|s| {
+                Range {
+                    at: self.prompt_logits.at + (s * t + len - 1) * v,
+                    len: v,
+                }
+                .read(buffer::ACTS)
+            })
+            .collect();
+        self.plan.request_read(&[], &ranges)
     }
 
     /// Asks for the last step's logits (seqs × vocab) after everything submitted; false
@@ -593,5 +644,79 @@ impl Decoder {
     #[cfg(not(target_arch = "wasm32"))]
     pub fn wait(&self) -> Result<(), GpuError> {
         self.plan.wait()
+    }
+}
+
+/// Texts written together by a [`Decoder`], one per sequence, each from the boundary token 0:
+/// every step's logits give each unfinished text its next token, picked by
+/// [`super::gpt::pick`] at the temperature with the text's own seeded draws (one draw per pick,
+/// as a text written alone draws them, so its seed alone decides it). A text ends at the
+/// boundary token or where the context is full (the token that would pass it is dropped).
+pub struct Writing {
+    temperature: f32,
+    context: usize,
+    vocab: usize,
+    texts: Vec<Vec<u32>>,
+    ended: Vec<bool>,
+    draws: Vec<SplitMix64>,
+}
+
+impl Writing {
+    /// One text per seed, at `temperature`, for a model of `cfg`.
+    pub fn new(seeds: &[u64], temperature: f32, cfg: &Config) -> Self {
+        Self {
+            temperature,
+            context: cfg.context,
+            vocab: cfg.vocab,
+            texts: vec![Vec::new(); seeds.len()],
+            ended: vec![false; seeds.len()],
+            draws: seeds.iter().map(|&s| SplitMix64::new(s)).collect(),
+        }
+    }
+
+    /// Takes the next token's logits of every text (texts × vocab, [`Decoder::request_next_logits`]'s):
+    /// the tokens to decode next (an ended text's a 0, its row ignored from then on), or None
+    /// once every text has ended.
+    pub fn take(&mut self, logits: &[f32]) -> Result<Option<Vec<u32>>, GpuError> {
+        let v = self.vocab;
+        if logits.len() != self.texts.len() * v {
+            return Err(GpuError::Readback(format!(
+                "{} logits for {} texts of a vocabulary of {v}",
+                logits.len(),
+                self.texts.len()
+            )));
+        }
+        for (s, row) in logits.chunks_exact(v).enumerate() {
+            if self.ended[s] {
+                continue;
+            }
+            let u = (self.draws[s].next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let token = super::gpt::pick(row, self.temperature, u);
+            if token == 0 || self.texts[s].len() + 2 > self.context {
+                self.ended[s] = true;
+            } else {
+                self.texts[s].push(token);
+            }
+        }
+        if self.done() {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.texts
+                .iter()
+                .zip(&self.ended)
+                .map(|(t, &e)| if e { 0 } else { t.last().copied().unwrap_or(0) })
+                .collect(),
+        ))
+    }
+
+    /// Whether every text has ended.
+    pub fn done(&self) -> bool {
+        self.ended.iter().all(|&e| e)
+    }
+
+    /// The texts' tokens so far (the boundary token left out).
+    pub fn texts(&self) -> &[Vec<u32>] {
+        &self.texts
     }
 }

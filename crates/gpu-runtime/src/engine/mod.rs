@@ -608,6 +608,11 @@ impl Engine {
         &self.net
     }
 
+    /// The plan beneath (another plan on the device copies from its buffers).
+    pub(crate) fn plan(&self) -> &ResidentPlan {
+        &self.plan
+    }
+
     /// Training steps submitted.
     pub fn steps(&self) -> u64 {
         self.steps

@@ -275,6 +275,24 @@ impl ResidentPlan {
         Ok(())
     }
 
+    /// Copies the first `bytes` of `from`'s buffer `name` into this plan's buffer of that name,
+    /// after everything either plan has submitted (one queue): another plan's current
+    /// contents without a readback. Both plans must be on the same device.
+    pub fn copy_from(&self, from: &ResidentPlan, name: &str, bytes: u64) -> Result<(), GpuError> {
+        if !Rc::ptr_eq(&self.gpu, &from.gpu) {
+            return Err(GpuError::Dispatch(
+                "a copy between plans on different devices".into(),
+            ));
+        }
+        if self.gpu.is_lost() {
+            return Err(GpuError::DeviceLost("lost while running".into()));
+        }
+        let mut enc = encoder(&self.gpu);
+        enc.copy_buffer_to_buffer(from.buffer(name)?, 0, self.buffer(name)?, 0, bytes);
+        self.gpu.queue.submit([enc.finish()]);
+        Ok(())
+    }
+
     /// Rewrites dispatch `index`'s uniform block (the same number of words it was made with).
     pub fn write_uniform(&self, index: usize, words: &[u32]) -> Result<(), GpuError> {
         let d = self.dispatches.get(index).ok_or(GpuError::WrongJob)?;

@@ -12,8 +12,8 @@ use gpt::asset::Dataset;
 use gpt::Corpus;
 use page_models::diagram::drawn_width;
 use page_models::gpt_train::{
-    extent, Action, GptTrain, GpuState, Point, Setting, TrainSettings, BATCHES, CONTEXTS, HEADS,
-    LAYERS, WIDTHS,
+    extent, Action, GptTrain, GpuState, Point, Setting, TrainSettings, Writer, BATCHES, CONTEXTS,
+    HEADS, LAYERS, WIDTHS,
 };
 use page_models::train::picture::{nice_ceiling, Frame};
 use yew::prelude::*;
@@ -479,13 +479,19 @@ fn samples(ctx: &Ctx, p: &GptTrain, dispatch: &Callback<Action>) -> Html {
             { match &p.samples {
                 Some(s) => html! {
                     <div id="gpt-train-sampled" data-step={s.step.to_string()}
-                        data-temperature={format!("{:.1}", s.temperature)}>
+                        data-temperature={format!("{:.1}", s.temperature)}
+                        data-decoder={s.writer.name()}>
                         <p class="hint">{ ctx.tf("gpt.train.sampled_at", &[
                             ("step", &numbers::count(s.step)), ("t", &format!("{:.1}", s.temperature)),
                         ]) }</p>
                         <ol class="gpt-train-texts">
                             { for s.texts.iter().map(|x| html! { <li>{ x.clone() }</li> }) }
                         </ol>
+                        <p class="hint" id="gpt-train-writer">{ ctx.t(match s.writer {
+                            Writer::KvCache => "gpt.train.writer.kv_cache",
+                            Writer::FullForward => "gpt.train.writer.full_forward",
+                            Writer::Cpu => "gpt.train.writer.cpu",
+                        }) }</p>
                     </div>
                 },
                 None => html! { <p class="hint" id="gpt-train-no-samples">{ ctx.t("gpt.train.no_samples") }</p> },
