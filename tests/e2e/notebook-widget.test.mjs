@@ -42,7 +42,19 @@ export function fakeModel(traits) {
     off(event, cb) { listeners.set(event, (listeners.get(event) ?? []).filter((f) => f !== cb)); },
     send() {},
   };
-  return { model, calls, traits };
+  // What the kernel does: a trait Python changed (set, then 'change:<name>'), and a custom
+  // message from Python's widget.send(content) ('msg:custom' with the content).
+  const python = {
+    set(name, value) {
+      traits[name] = value;
+      for (const cb of listeners.get('change:' + name) ?? []) cb();
+    },
+    send(content) {
+      for (const cb of listeners.get('msg:custom') ?? []) cb(content, []);
+    },
+    listening: () => [...listeners].filter(([, cbs]) => cbs.length).map(([e]) => e).sort(),
+  };
+  return { model, calls, traits, python };
 }
 
 // anywidget: an _esm that is an address is imported from it, any other text from a blob:.
@@ -56,6 +68,10 @@ async function loadWidget(esm) {
   }
   return typeof mod.default === 'function' ? await mod.default() : mod.default;
 }
+
+// Every message of the widget API this page hears (the module's frames post to it).
+window.seen = [];
+addEventListener('message', (e) => { if (e.data?.api === 'gpu-playground') window.seen.push(e.data); });
 
 window.outputs = new Map();
 window.anywidget = async (cell, esm, traits) => {
@@ -158,11 +174,17 @@ test('anywidget\'s way: the race mounts with the model\'s settings, follows its 
   const before = await followsContent(page, 'c1', frame);
   assert.deepEqual(await page.evaluate(() => window.calls('c1')), [], 'nothing written before a run');
 
-  // A run started in the widget (as a student's click would) ends in the model.
+  // A run started in the widget (as a student's click would) ends in the model: its results,
+  // then its xAPI statement, then the widget's state asked after them (the race's `work`).
   await frame.click('#race-start');
-  await page.waitForFunction(() => window.calls('c1').some((c) => c[0] === 'save_changes'), null, { timeout: 180_000 });
+  await page.waitForFunction(() => window.calls('c1').some((c) => c[1] === 'work'), null, { timeout: 180_000 });
   const calls = await page.evaluate(() => window.calls('c1'));
-  assert.deepEqual(calls.map((c) => c.slice(0, 2).join(' ')), ['set results', 'set runs', 'save_changes']);
+  assert.deepEqual(calls.slice(0, 3).map((c) => c.slice(0, 2).join(' ')), ['set results', 'set runs', 'save_changes']);
+  assert.deepEqual(calls.slice(3).map((c) => c.slice(0, 2).join(' ')),
+    ['set outcome', 'set outcomes', 'save_changes', 'set work', 'save_changes']);
+  assert.match(calls[3][2].verb.id, /^http:\/\/adlnet\.gov\/expapi\/verbs\//);
+  assert.deepEqual(calls[4][2], [calls[3][2]]);
+  assert.deepEqual(calls[6][2], { version: 1 });
   const results = calls[0][2];
   assert.equal(results.n, 64);
   assert.equal(results.verified, true);
@@ -191,13 +213,121 @@ test('anywidget\'s way: the race mounts with the model\'s settings, follows its 
   const fake = { api: API, version: 1, type: 'run-finished', widget: 'race', results: { n: 1 } };
   await stranger.evaluate((m) => parent.postMessage(m, '*'), fake);
   await page.evaluate((m) => postMessage(m, '*'), fake);
+  const settled = (await page.evaluate(() => window.calls('c1'))).length;
   await page.waitForFunction(() => window.heard === 2);
-  assert.equal((await page.evaluate(() => window.calls('c1'))).length, 3, 'a report from another window reached the model');
+  assert.equal((await page.evaluate(() => window.calls('c1'))).length, settled, 'a report from another window reached the model');
   await page.evaluate(() => document.getElementById('stranger').remove());
 
   // The output removed: the cleanup takes the frame and stops listening.
   await page.evaluate(() => window.removeOutput('c1'));
   assert.equal(await page.$$eval('iframe', (f) => f.length), 0);
+  assertNoErrors(errors);
+  await context.close();
+});
+
+/** The cell's model as Python changes it (a trait set, or a custom message). */
+const python = {
+  set: (page, cell, name, value) => page.evaluate(([c, n, v]) => window.outputs.get(c).python.set(n, v), [cell, name, value]),
+  send: (page, cell, content) => page.evaluate(([c, m]) => window.outputs.get(c).python.send(m), [cell, content]),
+};
+
+/** Waits for a message from a widget frame this page heard, after index `from` of the log. */
+async function heard(page, pred, { from = 0, timeout = 60_000 } = {}) {
+  const h = await page.waitForFunction(([src, start]) => {
+    const p = new Function('m', `return (${src})(m)`);
+    return window.seen.slice(start).find((m) => p(m)) ?? false;
+  }, [pred.toString(), from], { timeout });
+  return h.jsonValue();
+}
+
+/** The model's trait once a `set` of it by the module matches `pred` (after call `from`). */
+async function modelSet(page, cell, name, pred, { from = 0, timeout = 60_000 } = {}) {
+  const h = await page.waitForFunction(([c, n, src, start]) => {
+    const p = new Function('v', `return (${src})(v)`);
+    return window.calls(c).slice(start).find((x) => x[0] === 'set' && x[1] === n && p(x[2])) ?? false;
+  }, [cell, name, pred.toString(), from], { timeout });
+  return (await h.jsonValue())[2];
+}
+
+test('two-way: Python\'s params, run, getState and lang reach the live widget, and what the learner set comes back', async () => {
+  pages.set('nb-two-way.html', notebook('en', [['t1', 'w = GpuPlayground("race", n=64)']]));
+  const { context, page, errors } = await open('nb-two-way.html', { width: 900 });
+  await page.evaluate(([esm, site]) => window.anywidget('t1', esm, {
+    widget: 'race', params: { n: '64' }, lang: 'en', site, results: {}, runs: 0,
+    outcome: {}, outcomes: [], work: {}, error: {},
+  }), [ESM, BASE_URL]);
+  assert.deepEqual(await page.evaluate(() => window.outputs.get('t1').python.listening()),
+    ['change:lang', 'change:params', 'msg:custom'], 'the module listens for Python\'s changes and messages');
+  const frame = await widgetFrame(page, 't1', 'race', 'en');
+  await heard(page, (m) => m.type === 'ready' && m.widget === 'race');
+  const first = await page.$eval('#t1 iframe', (f) => { window.firstFrame = f; return f.src; });
+
+  // w.params = {"n": "128"}: sent as setParams; the same frame shows it, nothing reloads.
+  let from = await page.evaluate(() => window.seen.length);
+  await python.set(page, 't1', 'params', { n: '128' });
+  const state = await heard(page, (m) => m.type === 'state', { from });
+  assert.deepEqual(state.params, { n: '128' });
+  assert.match(String(state.id), /^nb-/, 'the module\'s own request id');
+  await frame.waitForFunction(() => document.getElementById('race-n')?.value === '128');
+  assert.equal(await page.evaluate(() => document.querySelector('#t1 iframe') === window.firstFrame), true, 'the frame stayed');
+  assert.equal(await page.$eval('#t1 iframe', (f) => f.src), first);
+
+  // w.run(): the widget's Run; its results and statement come back as values.
+  from = await page.evaluate(() => window.seen.length);
+  let mark = await page.evaluate(() => window.calls('t1').length);
+  await python.send(page, 't1', { type: 'run' });
+  const started = await heard(page, (m) => m.type === 'run-started', { from });
+  assert.match(String(started.id), /^nb-/);
+  const results = await modelSet(page, 't1', 'results', (r) => r.n === 128, { from: mark, timeout: 180_000 });
+  assert.equal(results.verified, true, JSON.stringify(results));
+  assert.equal(await modelSet(page, 't1', 'runs', (n) => true, { from: mark }), 1);
+  const outcome = await modelSet(page, 't1', 'outcome', (o) => !!o.verb, { from: mark });
+  assert.match(outcome.object.id, /\/embed\/race/, JSON.stringify(outcome.object));
+  assert.deepEqual(await modelSet(page, 't1', 'outcomes', (l) => l.length === 1, { from: mark }), [outcome]);
+
+  // The learner types another size in the widget; Python's sync() (getState) brings it back,
+  // with the address's own settings kept.
+  // (A theme is the address's own: a new frame.)
+  await python.set(page, 't1', 'params', { n: '128', theme: 'light' });
+  await page.waitForFunction(() => document.querySelector('#t1 iframe')?.src.includes('theme=light'));
+  assert.equal(await page.evaluate(() => document.querySelector('#t1 iframe') === window.firstFrame), false);
+  const learner = await widgetFrame(page, 't1', 'race', 'en');
+  await learner.fill('#race-n', '96');
+  await learner.waitForFunction(() => location.hash.includes('n=96'));
+  mark = await page.evaluate(() => window.calls('t1').length);
+  await python.send(page, 't1', { type: 'getState' });
+  // The race writes all its settings into its address once one is typed: they all come back,
+  // each one of the race's (the registry's), as strings, the theme kept.
+  const learnerParams = await modelSet(page, 't1', 'params', (p) => p.n === '96', { from: mark });
+  assert.equal(learnerParams.theme, 'light');
+  const race = JSON.parse(readFileSync(fileURLToPath(new URL('../../crates/page-models/embed-widgets.json', import.meta.url)), 'utf8'))
+    .find((w) => w.id === 'race');
+  for (const [key, value] of Object.entries(learnerParams)) {
+    assert.ok(key === 'theme' || race.params.includes(key), `${key} is a race setting`);
+    assert.equal(typeof value, 'string');
+  }
+
+  // A size the page refuses: the widget says why, keeps its own, and the model goes back to it.
+  mark = await page.evaluate(() => window.calls('t1').length);
+  await python.set(page, 't1', 'params', { ...learnerParams, n: '999999' });
+  const error = await modelSet(page, 't1', 'error', (e) => !!e.code, { from: mark });
+  assert.equal(error.code, 'bad-params', JSON.stringify(error));
+  assert.match(error.message, /nothing was changed/);
+  assert.deepEqual(await modelSet(page, 't1', 'params', (p) => p.n === '96', { from: mark }), learnerParams);
+  assert.equal(await learner.inputValue('#race-n'), '96');
+
+  // w.lang = "zh": a new frame in Chinese, with the settings it had.
+  await python.set(page, 't1', 'lang', 'zh');
+  const zh = await widgetFrame(page, 't1', 'race', 'zh');
+  const src = await page.$eval('#t1 iframe', (f) => f.src);
+  assert.deepEqual(Object.fromEntries(new URLSearchParams(new URL(src).hash.split('?')[1])),
+    { ...learnerParams, lang: 'zh', parentOrigin: hostOrigin });
+  assert.equal(await zh.inputValue('#race-n'), '96');
+  assert.equal(await page.$eval('#t1 iframe', (f) => f.title), 'GPU Playground：CPU 与 GPU 赛跑');
+
+  // The cleanup stops listening to Python too.
+  await page.evaluate(() => window.removeOutput('t1'));
+  assert.deepEqual(await page.evaluate(() => window.outputs.get('t1').python.listening()), []);
   assertNoErrors(errors);
   await context.close();
 });

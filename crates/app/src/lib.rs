@@ -17,6 +17,7 @@ pub mod probe;
 pub mod race_workers;
 pub mod route;
 pub mod session;
+pub mod store;
 pub mod train_driver;
 pub mod visibility;
 pub mod visits;

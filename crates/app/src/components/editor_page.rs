@@ -65,21 +65,14 @@ pub fn timeout_ms(query: &page_models::query::Query) -> u32 {
         .map_or(RUN_TIMEOUT_MS, |v| v.clamp(MIN_TIMEOUT_MS, RUN_TIMEOUT_MS))
 }
 
-fn storage() -> Option<web_sys::Storage> {
-    gloo::utils::window().local_storage().ok().flatten()
-}
-
+/// A draft (or the solved list) as kept: local storage, or memory where the browser keeps none
+/// for this page (`crate::store`).
 pub fn load_draft(key: &str) -> Option<String> {
-    storage()?.get_item(key).ok().flatten()
+    crate::store::get(key)
 }
 
 pub fn save_draft(key: &str, text: Option<&str>) {
-    if let Some(s) = storage() {
-        let _ = match text {
-            Some(t) => s.set_item(key, t),
-            None => s.remove_item(key),
-        };
-    }
+    let _ = crate::store::set(key, text);
 }
 
 #[derive(Clone, Debug, PartialEq)]

@@ -9,23 +9,10 @@ use yew::prelude::*;
 
 use super::Ctx;
 
-fn storage() -> Option<web_sys::Storage> {
-    gloo::utils::window().local_storage().ok().flatten()
-}
-
-/// Every local-storage entry (the file keeps only the progress ones).
+/// Every saved entry (the file keeps only the progress ones): local storage, or memory where
+/// the browser keeps none for this page (an embed on another site, `crate::store`).
 fn entries() -> Vec<(String, String)> {
-    let Some(s) = storage() else {
-        return Vec::new();
-    };
-    let n = s.length().unwrap_or(0);
-    (0..n)
-        .filter_map(|i| {
-            let k = s.key(i).ok().flatten()?;
-            let v = s.get_item(&k).ok().flatten()?;
-            Some((k, v))
-        })
-        .collect()
+    crate::store::entries()
 }
 
 /// Imports checked entries (or says why not) and returns the sentence to show.
@@ -43,12 +30,8 @@ fn apply(ctx: &Ctx, r: Result<Vec<(String, String)>, ImportError>) -> (bool, Str
         Ok(items) => {
             let m = learner_file::merge(&entries(), &items);
             let mut failed = false;
-            if let Some(s) = storage() {
-                for (k, v) in &m.writes {
-                    failed |= s.set_item(k, v).is_err();
-                }
-            } else {
-                failed = true;
+            for (k, v) in &m.writes {
+                failed |= !crate::store::set(k, Some(v));
             }
             if failed {
                 return (false, ctx.t("progress.error.storage").to_string());
@@ -190,6 +173,10 @@ pub fn ProgressTransfer(props: &ProgressTransferProps) -> Html {
         <section class="progress-transfer" aria-labelledby="progress-heading">
             <h2 id="progress-heading">{ ctx.t(heading) }</h2>
             <p>{ ctx.t(intro) }</p>
+            // The browser refuses this page storage: the file is the only way to keep it.
+            if !crate::store::persistent() {
+                <p class="note progress-memory" role="note">{ ctx.t("progress.memory") }</p>
+            }
             <div class="progress-actions">
                 <a class="button progress-export" href={file_href()} onclick={refresh}
                     download="gpu-playground-progress.json">

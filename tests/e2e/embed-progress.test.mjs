@@ -1,10 +1,11 @@
-// WORK IN PROGRESS, not run by the suite (not *.test.mjs): the two cross-site tests below fail
-// (the exported file is empty in the embed on localhost); see the course3 branch report.
 // Where an embed's progress lives. The course page here is on another *site* than the
 // playground (`localhost` vs `127.0.0.1`), as on a real deployment: the browser keeps the
 // embed's storage apart from the playground's own site (storage partitioned by the top-level
 // site), so a puzzle solved in the embed is not solved on the site's `#/puzzles`. The puzzle
 // embed's own "Save progress to a file" carries it over: imported on the site, it is solved.
+// Headless Chromium's contexts, like Chrome's private windows, go further and refuse such an
+// embed local storage altogether: its progress then lives in the page's memory, the box says
+// so, and the file still carries it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -37,6 +38,11 @@ for (const [lang, width] of [['en', 1280], ['zh', 390]]) {
     // The embed's own box says where the progress is and saves it, solve included.
     const box = await frame.waitForSelector('.embed-progress .progress-transfer');
     assert.match(await box.innerText(), lang === 'en' ? /this course page/ : /课程页面/);
+    // This browser keeps nothing for a frame of another site: the box says what that means.
+    assert.equal(await frame.evaluate(() => { try { return !!localStorage; } catch { return false; } }), false,
+      'the browser here refuses the embed storage (if this changes, the note below must go)');
+    assert.match(await frame.innerText('.embed-progress .progress-memory'),
+      lang === 'en' ? /lasts only until you close or reload the page/ : /只保留到关闭或刷新页面为止/);
     await box.scrollIntoViewIfNeeded();
     await screenshot(page, `embed-progress-${lang}-${width}`);
     const [download] = await Promise.all([
@@ -79,6 +85,8 @@ for (const [lang, width] of [['en', 390], ['zh', 1280]]) {
     await page.goto(`${BASE_URL}#/embed/puzzle?id=map&lang=${lang}`);
     const box = await page.waitForSelector('.embed-progress .progress-transfer', { timeout: 60_000 });
     await box.scrollIntoViewIfNeeded();
+    // The playground's own site keeps the progress: no note about memory.
+    assert.equal(await page.$('.embed-progress .progress-memory'), null);
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(wide <= width, `the page is ${wide} px wide at ${width}`);
     await screenshot(page, `embed-progress-${lang}-${width}`);
