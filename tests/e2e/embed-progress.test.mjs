@@ -3,6 +3,9 @@
 // embed's storage apart from the playground's own site (storage partitioned by the top-level
 // site), so a puzzle solved in the embed is not solved on the site's `#/puzzles`. The puzzle
 // embed's own "Save progress to a file" carries it over: imported on the site, it is solved.
+// The course page can keep it itself: `getProgress` answers with the same file, and
+// `setProgress` gives it back in another browser (only adding; a foreign or changed file is
+// refused by name).
 // Headless Chromium's contexts, like Chrome's private windows, go further and refuse such an
 // embed local storage altogether: its progress then lives in the page's memory, the box says
 // so, and the file still carries it.
@@ -10,10 +13,19 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { BASE_URL, goto, screenshot, assertNoErrors } from './helpers.mjs';
-import { browser, hostOrigin, siteFrame, waitMessage } from './embed-host.mjs';
+import { browser, hostOrigin, siteFrame, waitMessage, API } from './embed-host.mjs';
 import { setDocIn, starterAnswered } from './puzzle-frame.mjs';
 
 const SOLVED = 'gpu-playground.puzzles.solved';
+
+/** Sends `msg` to the embed on `page` and returns its reply (the next message with its id). */
+async function ask(page, msg) {
+  const from = await page.evaluate(() => window.received.length);
+  await page.evaluate(([api, m]) => window.send({ api, version: 1, ...m }), [API, msg]);
+  // eslint-disable-next-line no-new-func
+  const mine = new Function('d', `return !!d && d.id === ${JSON.stringify(msg.id)}`);
+  return (await waitMessage(page, mine, { from, timeout: 30_000 })).data;
+}
 
 for (const [lang, width] of [['en', 1280], ['zh', 390]]) {
   test(`a puzzle solved in an embed on another site reaches the playground through the embed's own file (${lang}, ${width} px)`, async () => {
@@ -54,6 +66,33 @@ for (const [lang, width] of [['en', 1280], ['zh', 390]]) {
     assert.equal(file.format, 'gpu-playground-progress');
     assert.equal(file.items[SOLVED], 'map', JSON.stringify(file));
     assert.equal(file.items['gpu-playground.draft.puzzle.map'], right);
+
+    // The course page keeps it itself: getProgress answers with the same file, and the same
+    // learner in another browser (nothing kept there) gets it back with setProgress; a file
+    // that is not one, or was changed, is refused by name.
+    const got = await ask(page, { type: 'getProgress', id: 'get' });
+    assert.equal(got.type, 'progress', JSON.stringify(got));
+    assert.deepEqual(JSON.parse(got.file), file, 'the file the box saves');
+    const other = await browser.newContext({ viewport: { width, height: 900 } });
+    const second = await other.newPage();
+    await second.goto(`${courseOrigin}/host.html?w=${width - 40}&src=${encodeURIComponent(src)}`);
+    await siteFrame(second, '#w', { path: '/embed/puzzle', lang });
+    await waitMessage(second, (d) => d && d.type === 'ready', { timeout: 60_000 });
+    const empty = JSON.parse((await ask(second, { type: 'getProgress', id: 'empty' })).file);
+    assert.deepEqual(empty.items, {}, 'another browser starts empty');
+    for (const [bad, why] of [['{"not":"ours"}', /not a GPU Playground progress file/], [got.file.replace('"map"', '"zip"'), /checksum/], [42, /progress file/]]) {
+      const e = await ask(second, { type: 'setProgress', id: 'bad', file: bad });
+      assert.equal(e.type, 'error', JSON.stringify(e));
+      assert.equal(e.code, 'bad-progress');
+      assert.match(e.message, why);
+    }
+    const set = await ask(second, { type: 'setProgress', id: 'set', file: got.file });
+    assert.deepEqual([set.type, set.solved, set.drafts, set.kept], ['progress-set', 1, 1, 0], JSON.stringify(set));
+    const back = JSON.parse((await ask(second, { type: 'getProgress', id: 'back' })).file);
+    assert.deepEqual(back.items, file.items, 'the progress round-trips');
+    const again = await ask(second, { type: 'setProgress', id: 'again', file: got.file });
+    assert.deepEqual([again.solved, again.drafts, again.kept], [0, 0, 0], 'reading it twice adds nothing');
+    await other.close();
 
     // The playground's own site in the same browser: the embed's storage is not its.
     const site = await context.newPage();

@@ -203,6 +203,10 @@ pub enum Command {
     SetParams(Vec<(String, String)>),
     GetState,
     Reset,
+    /// The learner's progress as the text of a progress file (`learner_file::export`).
+    GetProgress,
+    /// A progress file's text to add to the learner's progress (`learner_file::merge`).
+    SetProgress(String),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -226,6 +230,8 @@ pub enum RequestError {
     /// A value the widget's own settings parser refuses: the page's message, already in the
     /// embed's language (the component translates [`ParamError`]).
     Refused(String),
+    /// `setProgress` without a file's text, or with one `learner_file::parse` refuses (why).
+    BadProgress(String),
 }
 
 impl RequestError {
@@ -240,6 +246,7 @@ impl RequestError {
             RequestError::NotRunnable => "not-runnable",
             RequestError::Busy => "busy",
             RequestError::Refused(_) => "bad-params",
+            RequestError::BadProgress(_) => "bad-progress",
         }
     }
 
@@ -248,7 +255,10 @@ impl RequestError {
         match self {
             RequestError::Version => format!("this embed speaks version {VERSION} of the API"),
             RequestError::UnknownType(t) => {
-                format!("unknown request type {t:?}; expected run, setParams, getState or reset")
+                format!(
+                    "unknown request type {t:?}; expected run, setParams, getState, reset, \
+                     getProgress or setProgress"
+                )
             }
             RequestError::BadId => {
                 format!("id must be a string of at most {MAX_ID_LEN} characters or an integer")
@@ -268,6 +278,7 @@ impl RequestError {
             }
             RequestError::Busy => "a run requested by the host is still going".into(),
             RequestError::Refused(m) => m.clone(),
+            RequestError::BadProgress(m) => m.clone(),
         }
     }
 }
@@ -315,6 +326,20 @@ pub fn parse_request(data: &Value, params: &[&str]) -> Parsed {
         "run" => Command::Run,
         "getState" => Command::GetState,
         "reset" => Command::Reset,
+        "getProgress" => Command::GetProgress,
+        "setProgress" => match data.field("file") {
+            Some(Value::Str(text)) => Command::SetProgress(text.clone()),
+            _ => {
+                return Parsed::Invalid(
+                    id,
+                    RequestError::BadProgress(
+                        "file must be the text of a progress file (getProgress's file, or a \
+                         saved gpu-playground-progress .json)"
+                            .into(),
+                    ),
+                )
+            }
+        },
         "setParams" => match parse_params(data.field("params"), params) {
             Ok(p) => Command::SetParams(p),
             Err(e) => return Parsed::Invalid(id, e),
@@ -408,6 +433,19 @@ pub enum Out<'a> {
         code: &'a str,
         message: &'a str,
     },
+    /// `getProgress`'s reply: the progress file's text.
+    Progress {
+        id: Option<&'a Id>,
+        file: &'a str,
+    },
+    /// `setProgress`'s reply: what the merge added (puzzles newly solved, drafts added) and
+    /// the drafts kept because this device's differ (nothing is overwritten).
+    ProgressSet {
+        id: Option<&'a Id>,
+        solved: usize,
+        drafts: usize,
+        kept: usize,
+    },
 }
 
 impl Out<'_> {
@@ -420,6 +458,8 @@ impl Out<'_> {
             Out::RunStarted { .. } => "run-started",
             Out::RunFinished { .. } => "run-finished",
             Out::Error { .. } => "error",
+            Out::Progress { .. } => "progress",
+            Out::ProgressSet { .. } => "progress-set",
         });
         match self {
             Out::Ready {
@@ -466,6 +506,21 @@ impl Out<'_> {
                 j.id(*id);
                 j.str("code", code);
                 j.str("message", message);
+            }
+            Out::Progress { id, file } => {
+                j.id(*id);
+                j.str("file", file);
+            }
+            Out::ProgressSet {
+                id,
+                solved,
+                drafts,
+                kept,
+            } => {
+                j.id(*id);
+                j.num("solved", *solved as f64);
+                j.num("drafts", *drafts as f64);
+                j.num("kept", *kept as f64);
             }
         }
         j.0.push('}');
@@ -1775,7 +1830,11 @@ mod tests {
                 ])
             })
         );
-        for (t, c) in [("getState", Command::GetState), ("reset", Command::Reset)] {
+        for (t, c) in [
+            ("getState", Command::GetState),
+            ("reset", Command::Reset),
+            ("getProgress", Command::GetProgress),
+        ] {
             let r = obj(&[("api", s(API)), ("type", s(t))]);
             assert_eq!(
                 parse_request(&r, &params),
@@ -1785,6 +1844,60 @@ mod tests {
                 })
             );
         }
+    }
+
+    #[test]
+    fn progress_goes_out_as_a_file_and_comes_in_as_one() {
+        let r = obj(&[
+            ("api", s(API)),
+            ("id", s("p")),
+            ("type", s("setProgress")),
+            ("file", s("{\"format\":1}")),
+        ]);
+        assert_eq!(
+            parse_request(&r, &[]),
+            Parsed::Request(Request {
+                id: Some(Id::Str("p".into())),
+                command: Command::SetProgress("{\"format\":1}".into())
+            })
+        );
+        // No file, or not a string: refused by name, the id echoed.
+        for file in [None, Some(Value::Num(1.0)), Some(obj(&[("items", s("x"))]))] {
+            let mut f = vec![("api", s(API)), ("id", s("p")), ("type", s("setProgress"))];
+            if let Some(v) = file {
+                f.push(("file", v));
+            }
+            match parse_request(&obj(&f), &[]) {
+                Parsed::Invalid(Some(Id::Str(id)), e) => {
+                    assert_eq!((id.as_str(), e.code()), ("p", "bad-progress"));
+                    assert!(e.message().contains("progress file"), "{}", e.message());
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        let id = Id::Num(7);
+        assert_eq!(
+            Out::Progress {
+                id: Some(&id),
+                file: "{\"a\":\"b\"}"
+            }
+            .to_json(),
+            format!(
+                r#"{{"api":"{API}","version":{VERSION},"type":"progress","id":7,"file":"{{\"a\":\"b\"}}"}}"#
+            )
+        );
+        assert_eq!(
+            Out::ProgressSet {
+                id: None,
+                solved: 2,
+                drafts: 1,
+                kept: 0
+            }
+            .to_json(),
+            format!(
+                r#"{{"api":"{API}","version":{VERSION},"type":"progress-set","solved":2,"drafts":1,"kept":0}}"#
+            )
+        );
     }
 
     #[test]

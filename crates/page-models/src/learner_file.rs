@@ -42,6 +42,23 @@ pub enum ImportError {
 }
 
 impl ImportError {
+    /// An English sentence for a host page's developer (`setProgress`'s `bad-progress`); the
+    /// learner reads [`ImportError::key`]'s translated sentence.
+    pub fn for_host(&self) -> String {
+        match self {
+            ImportError::NotJson => "the file is not JSON (or was cut short)".into(),
+            ImportError::Foreign => "JSON, but not a GPU Playground progress file".into(),
+            ImportError::Version(v) => {
+                format!("a progress file of version {v}; this site reads version {VERSION}")
+            }
+            ImportError::Checksum => {
+                "the contents do not match the file's checksum: changed or damaged".into()
+            }
+            ImportError::BadCode => "a share code that does not unpack".into(),
+            ImportError::TooLarge => format!("larger than {MAX_BYTES} bytes"),
+        }
+    }
+
     pub fn key(&self) -> &'static str {
         match self {
             ImportError::NotJson => "progress.error.not-json",

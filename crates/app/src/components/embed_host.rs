@@ -20,6 +20,7 @@ use crate::probe::WebGpuStatus;
 use page_models::embed::{
     self as api, Command, Id, Out, Parsed, RequestError, Value, Widget, WIDGETS,
 };
+use page_models::learner_file;
 use page_models::outcome::{self, Both, Entry, Outcome};
 use page_models::query::Query;
 use page_models::run_family::RunFamily;
@@ -247,6 +248,38 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
     let id = request.id.as_ref();
     match request.command {
         Command::GetState => post(&allowed, &state_json(&shared.borrow(), id, true)),
+        // The same file "Save progress to a file" writes, and the same merge as reading one:
+        // it only adds (docs/embedding.md, "Where progress lives").
+        Command::GetProgress => {
+            let file = learner_file::export(&crate::store::entries());
+            post(&allowed, &Out::Progress { id, file: &file }.to_json());
+        }
+        Command::SetProgress(text) => match learner_file::parse(&text) {
+            Err(e) => post(
+                &allowed,
+                &error_json(id, &RequestError::BadProgress(e.for_host())),
+            ),
+            Ok(items) => {
+                let m = learner_file::merge(&crate::store::entries(), &items);
+                let refused = m
+                    .writes
+                    .iter()
+                    .filter(|(k, v)| !crate::store::set(k, Some(v)))
+                    .count();
+                if refused > 0 {
+                    let why =
+                        format!("the browser refused {refused} of the entries (storage full)");
+                    return post(&allowed, &error_json(id, &RequestError::BadProgress(why)));
+                }
+                let reply = Out::ProgressSet {
+                    id,
+                    solved: m.solved,
+                    drafts: m.drafts,
+                    kept: m.kept,
+                };
+                post(&allowed, &reply.to_json());
+            }
+        },
         Command::Run => {
             let button = widget
                 .run_button
