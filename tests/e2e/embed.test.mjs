@@ -424,8 +424,13 @@ test('every widget of the registry embeds from another origin: ready, resize, hi
       // the count has held for 5 readings.
       if (id === 'gpt') {
         await frame.waitForSelector('#gpt-train-toggle:not([disabled])', { timeout: 90_000 });
-        // SwiftShader: the software adapter's note comes with the session.
+        // SwiftShader: the software adapter's note comes with the session, and the page's
+        // first evaluation after it (its curve and summary). Leaving before that evaluation
+        // has come back leaves it on the GPU: one submission, 36 s for the quatrains on a
+        // loaded SwiftShader, which held up the next embed's page past its 30 s wait
+        // (docs/reliability.md, round five).
         await frame.waitForSelector('#gpt-train-adapter', { timeout: 90_000 });
+        await frame.waitForSelector('#gpt-train-gpu[data-first]', { timeout: 180_000 });
         await frame.waitForFunction(() => {
           const n = [...document.querySelectorAll('.embed-body *')].filter((e) => e.getClientRects().length > 0).length;
           const seen = (window.__counts ??= []);

@@ -4,7 +4,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::workload::BufferLimits;
@@ -126,6 +126,10 @@ pub struct Gpu {
     tensor_cores_missing: Option<String>,
     /// The adapter's cooperative-matrix configurations (empty where it has none).
     coop_configs: Vec<wgpu::CooperativeMatrixProperties>,
+    /// Submissions made through [`Gpu::submit`], and those the queue has reported done: a
+    /// run can tell whether earlier work is really queued before it says it waits for some.
+    submitted: AtomicU64,
+    finished: Arc<AtomicU64>,
 }
 
 /// Optional features the playground uses when present; none is required.
@@ -278,7 +282,30 @@ impl Gpu {
             web_subgroups,
             tensor_cores_missing: tensor.err(),
             coop_configs,
+            submitted: AtomicU64::new(0),
+            finished: Arc::new(AtomicU64::new(0)),
         })
+    }
+
+    /// Submits `commands`, counting them until the queue reports them done.
+    pub(crate) fn submit(
+        &self,
+        commands: impl IntoIterator<Item = wgpu::CommandBuffer>,
+    ) -> wgpu::SubmissionIndex {
+        let index = self.queue.submit(commands);
+        self.submitted.fetch_add(1, Ordering::SeqCst);
+        let finished = self.finished.clone();
+        self.queue.on_submitted_work_done(move || {
+            finished.fetch_add(1, Ordering::SeqCst);
+        });
+        index
+    }
+
+    /// Whether every submission made through this device has been reported done. In the
+    /// browser the reports arrive on their own; natively only when the device is polled, so
+    /// there this may say false after the work is done.
+    pub fn idle(&self) -> bool {
+        self.finished.load(Ordering::SeqCst) >= self.submitted.load(Ordering::SeqCst)
     }
 
     /// Why the Tensor Core stage cannot run on this device (`None` where it can): what the

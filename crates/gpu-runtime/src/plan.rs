@@ -1047,7 +1047,7 @@ impl Gpu {
         let scopes = self.scopes();
         let t = now_ms();
         st.t_first_submit.get_or_insert(t);
-        let index = self.queue.submit([b.encoder.finish()]);
+        let index = self.submit([b.encoder.finish()]);
         let (tx, done) = futures_channel::oneshot::channel();
         self.queue.on_submitted_work_done(move || {
             let _ = tx.send(());
@@ -1182,14 +1182,14 @@ impl Gpu {
 
         let t0 = now_ms();
         self.queue.write_buffer(&target, 0, data);
-        self.queue.submit([]);
+        self.submit([]);
         self.drain().await?;
         let upload_ms = now_ms() - t0;
 
         let t1 = now_ms();
         let mut enc = encoder(self);
         enc.copy_buffer_to_buffer(&target, 0, &staging, 0, bytes);
-        self.queue.submit([enc.finish()]);
+        self.submit([enc.finish()]);
         let (read, _) = map_read(&staging, self).await?;
         let readback_ms = now_ms() - t1;
         if self.is_lost() {

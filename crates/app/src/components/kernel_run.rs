@@ -645,9 +645,14 @@ impl RunTask {
             // that everything the status says after it is this run's own.
             // Shown only if the wait lasts (an empty queue drains at once, and a flash of
             // "waiting for earlier work" would say there was some).
-            status.borrow_mut().waiting_for_earlier_work();
-            let later = redraw.clone();
-            gloo::timers::callback::Timeout::new(300, move || later.force_update()).forget();
+            // Only where this device has work of its own still queued: a slow answer from
+            // the GPU process with nothing queued is no earlier work (CI, under load, said
+            // "waiting for work sent before this run" on an empty queue).
+            if !gpu.idle() {
+                status.borrow_mut().waiting_for_earlier_work();
+                let later = redraw.clone();
+                gloo::timers::callback::Timeout::new(300, move || later.force_update()).forget();
+            }
             gpu.drain().await?;
             status.borrow_mut().earlier_work_done(gpu_runtime::now_ms());
             redraw.force_update();

@@ -289,7 +289,7 @@ impl ResidentPlan {
         }
         let mut enc = encoder(&self.gpu);
         enc.copy_buffer_to_buffer(from.buffer(name)?, 0, self.buffer(name)?, 0, bytes);
-        self.gpu.queue.submit([enc.finish()]);
+        self.gpu.submit([enc.finish()]);
         Ok(())
     }
 
@@ -364,7 +364,7 @@ impl ResidentPlan {
             return Err(GpuError::DeviceLost("lost while running".into()));
         }
         let enc = self.encode(ops)?;
-        self.gpu.queue.submit([enc.finish()]);
+        self.gpu.submit([enc.finish()]);
         let done = self.completed.clone();
         self.gpu.queue.on_submitted_work_done(move || {
             done.fetch_add(units, Ordering::SeqCst);
@@ -419,7 +419,7 @@ impl ResidentPlan {
             }
             at += r.bytes;
         }
-        self.gpu.queue.submit([enc.finish()]);
+        self.gpu.submit([enc.finish()]);
         if let Ok(mut s) = self.read.lock() {
             *s = ReadState::Pending;
         }
