@@ -44,6 +44,7 @@ use gpu_runtime::Gpu;
 
 use crate::engine_dump;
 use crate::json::{js, num_list};
+use crate::summary::min_max;
 
 /// The page's network, settings and data, from the default `Spec`.
 pub struct Setup {
@@ -163,13 +164,6 @@ fn median(v: &[f64]) -> f64 {
     } else {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
     }
-}
-
-fn min_max(v: &[f64]) -> (f64, f64) {
-    v.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        })
 }
 
 /// Subnormal gaps are forgiven (a GPU may flush them to zero; the bound assumes it keeps them).

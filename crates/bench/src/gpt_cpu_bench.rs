@@ -18,12 +18,11 @@
 
 use std::time::Instant;
 
-use gpu_runtime::gpt::asset::CorpusAsset;
 use gpu_runtime::gpt::train::Trainer;
 use gpu_runtime::gpt::tuned::{flops_per_step, Gemm, TunedTrainer};
-use gpu_runtime::gpt::{Config, Model};
+use gpu_runtime::gpt::Model;
 
-use crate::summary::median;
+use crate::summary::{median, min_max};
 
 /// The page driver's seed (`app::train_driver::gpt::SEED`): parameters and batch order.
 const SEED: u64 = 39;
@@ -95,13 +94,6 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Args, String> {
     Ok(a)
 }
 
-fn min_max(v: &[f64]) -> (f64, f64) {
-    v.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-            (a.min(x), b.max(x))
-        })
-}
-
 /// One whole run of `step` (this thread): one warm-up step, then steps until `min_ms` have
 /// passed (at least 3); (ms per step, steps timed, last loss).
 fn timed(min_ms: f64, mut step: impl FnMut() -> f32) -> Result<(f64, usize, f32), String> {
@@ -121,22 +113,8 @@ fn timed(min_ms: f64, mut step: impl FnMut() -> f32) -> Result<(f64, usize, f32)
 
 pub fn run(args: impl Iterator<Item = String>) -> Result<(), String> {
     let a = parse(args)?;
-    let raw = std::fs::read(&a.asset).map_err(|e| {
-        format!(
-            "{}: {e} (make it with `cargo xtask gpt-data --out target`)",
-            a.asset
-        )
-    })?;
-    let asset = CorpusAsset::decode(&raw).map_err(|e| format!("{}: {e}", a.asset))?;
-    let corpus = asset.corpus();
+    let (_, corpus, cfg) = crate::gpt_dump::load(&a.asset, a.shape)?;
     let [layers, heads, width, context] = a.shape;
-    let cfg = Config {
-        vocab: corpus.vocab.len(),
-        context,
-        width,
-        heads,
-        layers,
-    };
     let model = Model::new(cfg).map_err(|e| e.to_string())?;
     let docs = &corpus.train;
     let gemm = Gemm::best();

@@ -23,7 +23,7 @@ use gpu_runtime::engine::{buffer, Setup};
 use gpu_runtime::gpt::asset::CorpusAsset;
 use gpu_runtime::gpt::bigram::Bigram;
 use gpu_runtime::gpt::data::{batch, BatchOrder};
-use gpu_runtime::gpt::Config;
+use gpu_runtime::gpt::{Config, Corpus};
 
 use crate::engine_dump;
 use crate::json::{js, num_list};
@@ -89,11 +89,14 @@ fn bytes<T: bytemuck::Pod>(v: &[T]) -> Vec<u8> {
     bytemuck::cast_slice(v).to_vec()
 }
 
-pub fn dump(dir: &str, a: &Args) -> Result<(), String> {
-    let raw = std::fs::read(&a.asset).map_err(|e| format!("{}: {e}", a.asset))?;
-    let asset = CorpusAsset::decode(&raw).map_err(|e| format!("{}: {e}", a.asset))?;
+/// The asset at `path` (`cargo xtask gpt-data` makes it), its corpus and the model of `shape`
+/// (layers, heads, width, context) over its vocabulary: what every GPT bench loads.
+pub fn load(path: &str, shape: [usize; 4]) -> Result<(CorpusAsset, Corpus, Config), String> {
+    let raw = std::fs::read(path)
+        .map_err(|e| format!("{path}: {e} (make it with `cargo xtask gpt-data --out target`)"))?;
+    let asset = CorpusAsset::decode(&raw).map_err(|e| format!("{path}: {e}"))?;
     let corpus = asset.corpus();
-    let [layers, heads, width, context] = a.shape;
+    let [layers, heads, width, context] = shape;
     let cfg = Config {
         vocab: corpus.vocab.len(),
         context,
@@ -101,6 +104,12 @@ pub fn dump(dir: &str, a: &Args) -> Result<(), String> {
         heads,
         layers,
     };
+    Ok((asset, corpus, cfg))
+}
+
+pub fn dump(dir: &str, a: &Args) -> Result<(), String> {
+    let (asset, corpus, cfg) = load(&a.asset, a.shape)?;
+    let [layers, heads, width, context] = a.shape;
     let settings = Settings {
         batch: a.batch,
         lr: a.lr,

@@ -53,6 +53,15 @@ pub fn median(values: &[f64]) -> f64 {
     numbers::median(values).unwrap_or(f64::NAN)
 }
 
+/// The smallest and largest of a list (∞, −∞ when empty): a median's spread.
+pub fn min_max(values: &[f64]) -> (f64, f64) {
+    values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+            (a.min(x), b.max(x))
+        })
+}
+
 /// One cell over several runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
