@@ -68,3 +68,14 @@ pub fn entries() -> Vec<(String, String)> {
         })
         .collect()
 }
+
+/// Adds a progress file's checked entries to what is saved (`learner_file::merge`: nothing
+/// is overwritten); what it added, or `Err` with how many writes the browser refused (full).
+pub fn import(items: &[(String, String)]) -> Result<page_models::learner_file::Merge, usize> {
+    let m = page_models::learner_file::merge(&entries(), items);
+    let refused = m.writes.iter().filter(|(k, v)| !set(k, Some(v))).count();
+    if refused > 0 {
+        return Err(refused);
+    }
+    Ok(m)
+}

@@ -260,17 +260,14 @@ fn handle(shared: &Rc<RefCell<Shared>>, event: &web_sys::MessageEvent) {
                 &error_json(id, &RequestError::BadProgress(e.for_host())),
             ),
             Ok(items) => {
-                let m = learner_file::merge(&crate::store::entries(), &items);
-                let refused = m
-                    .writes
-                    .iter()
-                    .filter(|(k, v)| !crate::store::set(k, Some(v)))
-                    .count();
-                if refused > 0 {
-                    let why =
-                        format!("the browser refused {refused} of the entries (storage full)");
-                    return post(&allowed, &error_json(id, &RequestError::BadProgress(why)));
-                }
+                let m = match crate::store::import(&items) {
+                    Ok(m) => m,
+                    Err(refused) => {
+                        let why =
+                            format!("the browser refused {refused} of the entries (storage full)");
+                        return post(&allowed, &error_json(id, &RequestError::BadProgress(why)));
+                    }
+                };
                 let reply = Out::ProgressSet {
                     id,
                     solved: m.solved,

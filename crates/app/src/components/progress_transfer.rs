@@ -28,14 +28,9 @@ fn apply(ctx: &Ctx, r: Result<Vec<(String, String)>, ImportError>) -> (bool, Str
             (false, text)
         }
         Ok(items) => {
-            let m = learner_file::merge(&entries(), &items);
-            let mut failed = false;
-            for (k, v) in &m.writes {
-                failed |= !crate::store::set(k, Some(v));
-            }
-            if failed {
+            let Ok(m) = crate::store::import(&items) else {
                 return (false, ctx.t("progress.error.storage").to_string());
-            }
+            };
             let (solved, drafts, kept) = (
                 numbers::count(m.solved as u64),
                 numbers::count(m.drafts as u64),
